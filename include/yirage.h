@@ -1,0 +1,313 @@
+/*
+ * yirage.h — the public C ABI of yirage, a multi-level superoptimizer for tensor programs.
+ *
+ * Copyright 2026 the yirage developers. Licensed under the Apache License, Version 2.0.
+ *
+ * Conventions (docs/c-api.md says more):
+ *  - C99, every name prefixed `yirage_` / `YIRAGE_`. Opaque handles are pointers to incomplete
+ *    structs. Dimensions are int64_t, counts size_t, strings UTF-8.
+ *  - Every fallible function returns yirage_status (YIRAGE_OK == 0). On failure, out-parameters
+ *    (named out_*, always last) are left untouched, the objects passed in are left unchanged,
+ *    and yirage_last_error_message() describes the failure. No C++ exception crosses this ABI.
+ *  - Handles are checked before use: NULL, released and never-created handles are refused with
+ *    YIRAGE_ERROR_INVALID_ARGUMENT instead of crashing (a released handle whose address has been
+ *    reused by a new object of the same kind cannot be told apart from that object).
+ *  - Release functions accept NULL and return void.
+ *  - Thread safety is stated per function. In general: distinct objects may be used from
+ *    different threads at once; one graph may be read (queried, run) from many threads at once
+ *    but must not be modified while any other thread uses it.
+ *  - Tensors cross the ABI as DLPack DLTensor (borrowed: yirage never keeps the pointer after
+ *    the call returns).
+ */
+#ifndef YIRAGE_H_
+#define YIRAGE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dlpack/dlpack.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define YIRAGE_API __attribute__((visibility("default")))
+#define YIRAGE_MUST_USE __attribute__((warn_unused_result))
+#else
+#define YIRAGE_API
+#define YIRAGE_MUST_USE
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Versions
+ * ------------------------------------------------------------------------------------------- */
+
+/* The ABI version this header describes. The major version is the shared library's soname
+ * (libyirage.so.1); it changes only when a change breaks existing callers. The minor version
+ * grows when functions, enum values or option-struct fields are appended. */
+#define YIRAGE_ABI_VERSION_MAJOR 1
+#define YIRAGE_ABI_VERSION_MINOR 0
+#define YIRAGE_ABI_VERSION ((YIRAGE_ABI_VERSION_MAJOR << 16) | YIRAGE_ABI_VERSION_MINOR)
+
+/* The ABI version of the loaded library, encoded as (major << 16) | minor. A caller that
+ * dlopen()s the library should check that the major equals YIRAGE_ABI_VERSION_MAJOR and the
+ * minor is at least the one it was compiled against. Thread-safe. */
+YIRAGE_API uint32_t yirage_abi_version(void);
+
+/* The library's release version, e.g. "0.1.0". Static storage. Thread-safe. */
+YIRAGE_API const char *yirage_version(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Status and errors
+ * ------------------------------------------------------------------------------------------- */
+
+/* Values are stable and never renumbered; new ones are appended. */
+typedef enum yirage_status {
+  YIRAGE_OK = 0,
+  YIRAGE_ERROR_INVALID_ARGUMENT = 1, /* a bad handle, shape, dtype, option or NULL pointer */
+  YIRAGE_ERROR_UNSUPPORTED = 2,      /* valid, but not implemented for this case or target */
+  YIRAGE_ERROR_NOT_FOUND = 3,        /* a named thing (file, backend, device) does not exist */
+  YIRAGE_ERROR_OUT_OF_MEMORY = 4,    /* host or device allocation failed */
+  YIRAGE_ERROR_BACKEND = 5,          /* a backend or driver call failed; message has details */
+  YIRAGE_ERROR_VERSION_MISMATCH = 6, /* incompatible library, plugin or file version */
+  YIRAGE_ERROR_CORRUPT_DATA = 7,     /* a file or buffer failed verification */
+  YIRAGE_ERROR_CANCELLED = 8,        /* the caller's cancellation flag was set */
+  YIRAGE_ERROR_TIMEOUT = 9,          /* a time budget ran out */
+  YIRAGE_ERROR_INTERNAL = 10,        /* a bug in yirage; please report it with the message */
+  /* Not a status: makes the enum 32 bits wide so any value a caller passes is representable. */
+  YIRAGE_STATUS_MAX_ENUM = 0x7fffffff
+} yirage_status;
+
+/* The enumerator's name without prefix, e.g. "INVALID_ARGUMENT"; "UNKNOWN_STATUS" for values
+ * this library does not know. Static storage. Thread-safe. */
+YIRAGE_API const char *yirage_status_name(yirage_status status);
+
+/* The message of the most recent failed yirage call on the calling thread ("" if none has
+ * failed). Successful calls do not clear it. The string is owned by yirage and stays valid until
+ * the next failing yirage call on the same thread. Thread-safe (thread-local). */
+YIRAGE_API const char *yirage_last_error_message(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Data types
+ * ------------------------------------------------------------------------------------------- */
+
+/* Element types of tensors. Values are stable and never renumbered. Arithmetic inside kernels
+ * accumulates in float32; the reference executor computes in float64. */
+typedef enum yirage_dtype {
+  YIRAGE_FLOAT16 = 1,  /* IEEE 754 binary16; DLPack {kDLFloat, 16, 1} */
+  YIRAGE_BFLOAT16 = 2, /* bfloat16; DLPack {kDLBfloat, 16, 1} */
+  YIRAGE_FLOAT32 = 3,  /* IEEE 754 binary32; DLPack {kDLFloat, 32, 1} */
+  /* Not a dtype: makes the enum 32 bits wide so any value a caller passes is representable. */
+  YIRAGE_DTYPE_MAX_ENUM = 0x7fffffff
+} yirage_dtype;
+
+/* "float16", "bfloat16", "float32"; "unknown" otherwise. Static storage. Thread-safe. */
+YIRAGE_API const char *yirage_dtype_name(yirage_dtype dtype);
+
+/* Size in bytes of one element; 0 for an unknown dtype. Thread-safe. */
+YIRAGE_API size_t yirage_dtype_size(yirage_dtype dtype);
+
+/* The largest tensor rank a graph accepts. */
+#define YIRAGE_MAX_RANK 6
+
+/* DLPack device types that DLPack 0.6's header lacks (values from DLPack 1.x). */
+#define YIRAGE_DLPACK_DEVICE_ONEAPI 14
+
+/* ---------------------------------------------------------------------------------------------
+ * Kernel graphs
+ *
+ * A kernel graph is a DAG of tensor operators with static shapes. Tensors are created by the
+ * graph's builder functions and owned by the graph: a yirage_tensor handle is valid until its
+ * graph is released. Builders take the graph first and return the new tensor last; on failure
+ * the graph is unchanged. Inputs are numbered in creation order, outputs in the order they are
+ * marked. Elementwise binary operators need equal ranks and broadcast size-1 dimensions.
+ * A dimension argument `dim` may be negative, counting from the end (-1 is the last dim).
+ *
+ * Thread safety: builders modify the graph; one graph must not be built from two threads at
+ * once, nor built while another thread queries or runs it. Distinct graphs are independent.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct yirage_graph_s yirage_graph;
+typedef struct yirage_tensor_s yirage_tensor;
+
+/* Creates an empty graph. The caller owns *out_graph and releases it with yirage_graph_release. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_create(yirage_graph **out_graph);
+
+/* Releases a graph and every tensor handle it owns. NULL is accepted and ignored; so is a
+ * handle that is not live (it is then left alone). */
+YIRAGE_API void yirage_graph_release(yirage_graph *graph);
+
+/* A new graph input of the given shape (row-major, every dim >= 1, 1 <= ndim <= YIRAGE_MAX_RANK)
+ * and dtype. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_new_input(yirage_graph *graph, size_t ndim,
+                                                                const int64_t *dims,
+                                                                yirage_dtype dtype,
+                                                                yirage_tensor **out_tensor);
+
+/* Batched matrix product A[..., m, k] · B[..., k, n] -> [..., m, n]. A and B have equal rank
+ * >= 2 and equal dtype; batch dims must be equal or 1 (size-1 batch dims broadcast). */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_matmul(yirage_graph *graph, yirage_tensor *a,
+                                                             yirage_tensor *b,
+                                                             yirage_tensor **out_tensor);
+
+/* Elementwise unary operators; the result has x's shape and dtype.
+ *   exp(x); silu(x) = x·sigmoid(x); gelu(x) = x/2·(1 + erf(x/√2)) (the exact form, not tanh);
+ *   relu(x) = max(x, 0); sqrt(x); square(x) = x²; sigmoid(x) = 1/(1 + e^-x); log(x) natural;
+ *   neg(x) = -x. Out-of-domain values follow IEEE (sqrt(-1) is NaN, log(0) is -inf). */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_exp(yirage_graph *graph, yirage_tensor *x,
+                                                          yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_silu(yirage_graph *graph, yirage_tensor *x,
+                                                           yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_gelu(yirage_graph *graph, yirage_tensor *x,
+                                                           yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_relu(yirage_graph *graph, yirage_tensor *x,
+                                                           yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_sqrt(yirage_graph *graph, yirage_tensor *x,
+                                                           yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_square(yirage_graph *graph, yirage_tensor *x,
+                                                             yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_sigmoid(yirage_graph *graph, yirage_tensor *x,
+                                                              yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_log(yirage_graph *graph, yirage_tensor *x,
+                                                          yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_neg(yirage_graph *graph, yirage_tensor *x,
+                                                          yirage_tensor **out_tensor);
+
+/* clamp(x) = min(max(x, lo), hi); lo <= hi, both finite or infinite, not NaN. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_clamp(yirage_graph *graph, yirage_tensor *x,
+                                                            double lo, double hi,
+                                                            yirage_tensor **out_tensor);
+
+/* x · scalar; scalar must be finite. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mul_scalar(yirage_graph *graph,
+                                                                 yirage_tensor *x, double scalar,
+                                                                 yirage_tensor **out_tensor);
+
+/* Elementwise binary operators: equal rank and dtype, each dim equal or 1 in one operand (it
+ * broadcasts); the result has the broadcast shape. div is a / b; pow is a^b (IEEE pow);
+ * max is the larger of a and b. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_add(yirage_graph *graph, yirage_tensor *a,
+                                                          yirage_tensor *b,
+                                                          yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_sub(yirage_graph *graph, yirage_tensor *a,
+                                                          yirage_tensor *b,
+                                                          yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mul(yirage_graph *graph, yirage_tensor *a,
+                                                          yirage_tensor *b,
+                                                          yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_div(yirage_graph *graph, yirage_tensor *a,
+                                                          yirage_tensor *b,
+                                                          yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_pow(yirage_graph *graph, yirage_tensor *a,
+                                                          yirage_tensor *b,
+                                                          yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_max(yirage_graph *graph, yirage_tensor *a,
+                                                          yirage_tensor *b,
+                                                          yirage_tensor **out_tensor);
+
+/* Sum (reduction) or maximum (reduction_max) over dimension `dim`; the rank is kept and that
+ * dimension becomes 1. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_reduction(yirage_graph *graph,
+                                                                yirage_tensor *x, int32_t dim,
+                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_reduction_max(yirage_graph *graph,
+                                                                    yirage_tensor *x, int32_t dim,
+                                                                    yirage_tensor **out_tensor);
+
+/* RMS normalization over the trailing dims named by normalized_shape (which must equal x's last
+ * n_normalized dims): y = x / sqrt(mean(x²) + eps), times `weight` elementwise when weight is
+ * not NULL (weight's shape must equal normalized_shape, its dtype x's). eps >= 0 and finite. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_rms_norm(
+    yirage_graph *graph, yirage_tensor *x, size_t n_normalized, const int64_t *normalized_shape,
+    double eps, yirage_tensor *weight, yirage_tensor **out_tensor);
+
+/* softmax over `dim`. A convenience: the graph records it as reduction_max, sub, exp, reduction
+ * and div, so *out_tensor is the result of that div. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_softmax(yirage_graph *graph, yirage_tensor *x,
+                                                              int32_t dim,
+                                                              yirage_tensor **out_tensor);
+
+/* Concatenation of a and b along `dim`; all other dims and the dtype must be equal. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_concat(yirage_graph *graph, yirage_tensor *a,
+                                                             yirage_tensor *b, int32_t dim,
+                                                             yirage_tensor **out_tensor);
+
+/* Splits x along `dim` into n_parts consecutive pieces of the given sizes (each >= 1, summing to
+ * x's size along dim). out_parts must have room for n_parts handles (n_parts >= 1). */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_split(yirage_graph *graph, yirage_tensor *x,
+                                                            int32_t dim, size_t n_parts,
+                                                            const int64_t *sizes,
+                                                            yirage_tensor **out_parts);
+
+/* Splits x along `dim` into n_chunks equal pieces; x's size along dim must be divisible by
+ * n_chunks. out_parts must have room for n_chunks handles. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_chunk(yirage_graph *graph, yirage_tensor *x,
+                                                            size_t n_chunks, int32_t dim,
+                                                            yirage_tensor **out_parts);
+
+/* Marks a computed tensor (not a graph input) as the graph's next output. A tensor can be
+ * marked once. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mark_output(yirage_graph *graph,
+                                                                  yirage_tensor *x);
+
+/* ---------------------------------------------------------------------------------------------
+ * Queries. Thread-safe with respect to other readers of the same graph.
+ * ------------------------------------------------------------------------------------------- */
+
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_ndim(const yirage_tensor *tensor,
+                                                                size_t *out_ndim);
+
+/* Copies the tensor's dims into out_dims, which has room for `capacity` values; capacity must be
+ * at least the tensor's rank. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_dims(const yirage_tensor *tensor,
+                                                                size_t capacity, int64_t *out_dims);
+
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_dtype(const yirage_tensor *tensor,
+                                                                 yirage_dtype *out_dtype);
+
+/* The graph that owns the tensor (not a new reference). */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_graph(const yirage_tensor *tensor,
+                                                                 yirage_graph **out_graph);
+
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_num_inputs(const yirage_graph *graph,
+                                                                 size_t *out_count);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_num_outputs(const yirage_graph *graph,
+                                                                  size_t *out_count);
+/* The number of operators, graph inputs included (softmax counts as the five it records). */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_num_operators(const yirage_graph *graph,
+                                                                    size_t *out_count);
+
+/* The index-th input / output tensor; the handle is owned by the graph. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_get_input(const yirage_graph *graph,
+                                                                size_t index,
+                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_get_output(const yirage_graph *graph,
+                                                                 size_t index,
+                                                                 yirage_tensor **out_tensor);
+
+/* ---------------------------------------------------------------------------------------------
+ * The reference executor: the semantic oracle. Evaluates the graph in float64 on host memory.
+ *
+ * inputs[i] is the graph's i-th input, outputs[j] receives its j-th output; counts must match
+ * the graph. Every tensor must be in host memory (kDLCPU, kDLCUDAHost or kDLROCMHost), have the
+ * graph tensor's shape and dtype (lanes 1), and a non-NULL data pointer. Strides (in elements,
+ * NULL meaning compact row-major) may be arbitrary for inputs, including 0 and negative; output
+ * strides must not make two elements overlap. byte_offset is honoured. float16 and bfloat16
+ * values are converted exactly on the way in and rounded to nearest even on the way out.
+ * Outputs are written only after every check has passed and the whole graph has been evaluated,
+ * so inputs and outputs may alias and a failed call writes nothing.
+ *
+ * Thread-safe: several threads may run the same graph at once (the graph is only read).
+ * ------------------------------------------------------------------------------------------- */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_run_reference(const yirage_graph *graph,
+                                                                    const DLTensor *const *inputs,
+                                                                    size_t n_inputs,
+                                                                    DLTensor *const *outputs,
+                                                                    size_t n_outputs);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* YIRAGE_H_ */

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Sets up, then runs every test twice: in the normal build (./build) and in an
+# AddressSanitizer + UndefinedBehaviorSanitizer build (./build-asan). Warnings are errors.
+# Ends with one line "N passed, N failed" counting meson tests over both builds.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh build || exit 1
+if [ ! -f build-asan/build.ninja ]; then
+  meson setup build-asan --werror -Db_sanitize=address,undefined -Db_lundef=false >/dev/null || exit 1
+fi
+ninja -C build-asan >/dev/null || exit 1
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+status=0
+for dir in build build-asan; do
+  echo "== meson test in $dir"
+  meson test -C "$dir" --no-rebuild --print-errorlogs || status=1
+done
+
+/usr/bin/python3 - build build-asan <<'PY'
+import json, sys
+passed = failed = skipped = 0
+for d in sys.argv[1:]:
+    with open(f"{d}/meson-logs/testlog.json") as f:
+        for line in f:
+            result = json.loads(line)["result"]
+            if result in ("OK", "EXPECTEDFAIL"):
+                passed += 1
+            elif result == "SKIP":
+                skipped += 1
+            else:
+                failed += 1
+print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+PY
+exit $status

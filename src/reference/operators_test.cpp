@@ -1,0 +1,121 @@
+#include "reference/operators.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "reference/executor.hpp"
+#include "util/error.hpp"
+
+namespace yirage::reference {
+namespace {
+
+TEST(ReferenceOperators, UnaryValues) {
+  const OpAttributes none;
+  EXPECT_DOUBLE_EQ(apply_unary(OpKind::kGelu, none, 1.0), 0.8413447460685429);
+  EXPECT_DOUBLE_EQ(apply_unary(OpKind::kSilu, none, 1.0), 0.7310585786300049);
+  EXPECT_DOUBLE_EQ(apply_unary(OpKind::kSigmoid, none, 0.0), 0.5);
+  EXPECT_EQ(apply_unary(OpKind::kRelu, none, -3.0), 0.0);
+  EXPECT_EQ(apply_unary(OpKind::kSquare, none, -3.0), 9.0);
+  EXPECT_EQ(apply_unary(OpKind::kNeg, none, 2.0), -2.0);
+  EXPECT_TRUE(std::isnan(apply_unary(OpKind::kSqrt, none, -1.0)));
+  EXPECT_EQ(apply_unary(OpKind::kLog, none, 0.0), -INFINITY);
+  OpAttributes clamp;
+  clamp.lo = -1;
+  clamp.hi = 2;
+  EXPECT_EQ(apply_unary(OpKind::kClamp, clamp, 5.0), 2.0);
+  EXPECT_EQ(apply_unary(OpKind::kClamp, clamp, -5.0), -1.0);
+  OpAttributes scale;
+  scale.scalar = 0.5;
+  EXPECT_EQ(apply_unary(OpKind::kMulScalar, scale, 3.0), 1.5);
+  EXPECT_THROW(apply_unary(OpKind::kAdd, none, 1.0), Error);
+}
+
+TEST(ReferenceOperators, BinaryBroadcast) {
+  // [2,1] op [1,3] -> [2,3]
+  const Values a{1, 2}, b{10, 20, 30};
+  EXPECT_EQ(broadcast_binary(OpKind::kAdd, a, {2, 1}, b, {1, 3}, {2, 3}),
+            (Values{11, 21, 31, 12, 22, 32}));
+  EXPECT_EQ(broadcast_binary(OpKind::kSub, a, {2, 1}, b, {1, 3}, {2, 3}),
+            (Values{-9, -19, -29, -8, -18, -28}));
+  EXPECT_EQ(broadcast_binary(OpKind::kPow, Values{2, 3}, {2, 1}, Values{2}, {1, 1}, {2, 1}),
+            (Values{4, 9}));
+  EXPECT_EQ(broadcast_binary(OpKind::kMax, Values{1, 5}, {2}, Values{3, 4}, {2}, {2}),
+            (Values{3, 5}));
+  EXPECT_TRUE(std::isnan(apply_binary(OpKind::kMax, NAN, 1.0)));
+}
+
+TEST(ReferenceOperators, MatmulWithBatchBroadcast) {
+  // A [1,2,2] shared across B's batch of 2.
+  const Values a{1, 2, 3, 4};
+  const Values b{1, 0, 0, 1, /* identity */ 0, 1, 1, 0 /* swap */};
+  EXPECT_EQ(matmul(a, {1, 2, 2}, b, {2, 2, 2}, {2, 2, 2}), (Values{1, 2, 3, 4, 2, 1, 4, 3}));
+  // [2,3]·[3,1]
+  EXPECT_EQ(matmul(Values{1, 2, 3, 4, 5, 6}, {2, 3}, Values{1, 1, 1}, {3, 1}, {2, 1}),
+            (Values{6, 15}));
+}
+
+TEST(ReferenceOperators, Reductions) {
+  const Values x{1, 7, 3, 4, 5, 2};  // [2,3]
+  EXPECT_EQ(reduce(OpKind::kReduction, x, {2, 3}, 0), (Values{5, 12, 5}));
+  EXPECT_EQ(reduce(OpKind::kReduction, x, {2, 3}, 1), (Values{11, 11}));
+  EXPECT_EQ(reduce(OpKind::kReductionMax, x, {2, 3}, 1), (Values{7, 5}));
+  EXPECT_EQ(reduce(OpKind::kReductionMax, Values{-3, -8}, {2}, 0), (Values{-3}));
+}
+
+TEST(ReferenceOperators, RmsNorm) {
+  const Values x{3, 4, 0, 0};  // rows [3,4] and [0,0]
+  const Values w{1, 2};
+  const Values y = rms_norm(x, {2, 2}, 1, 0.0, &w);
+  const double rms = std::sqrt(12.5);
+  EXPECT_DOUBLE_EQ(y[0], 3 / rms);
+  EXPECT_DOUBLE_EQ(y[1], 2 * 4 / rms);
+  EXPECT_TRUE(std::isnan(y[2]));  // 0 / sqrt(0 + eps) with eps = 0
+  const Values z = rms_norm(x, {2, 2}, 1, 1.0, nullptr);
+  EXPECT_DOUBLE_EQ(z[3], 0.0);
+  // Normalizing over both dims: mean of squares over 4 values.
+  EXPECT_DOUBLE_EQ(rms_norm(x, {2, 2}, 2, 0.0, nullptr)[0], 3 / std::sqrt(25.0 / 4));
+}
+
+TEST(ReferenceOperators, ConcatAndSplitAreInverse) {
+  const Values a{1, 2, 3, 4};         // [2,2]
+  const Values b{5, 6, 7, 8, 9, 10};  // [2,3]
+  const Values c = concat(a, {2, 2}, b, {2, 3}, 1);
+  EXPECT_EQ(c, (Values{1, 2, 5, 6, 7, 3, 4, 8, 9, 10}));
+  const std::vector<Values> parts = split(c, {2, 5}, 1, {2, 3});
+  EXPECT_EQ(parts[0], a);
+  EXPECT_EQ(parts[1], b);
+  EXPECT_EQ(concat(a, {2, 2}, a, {2, 2}, 0), (Values{1, 2, 3, 4, 1, 2, 3, 4}));
+}
+
+TEST(ReferenceExecutor, EvaluatesSoftmaxGraph) {
+  KernelGraph g;
+  const TensorId x = g.new_input({2, 3}, DType::kFloat32);
+  g.mark_output(g.softmax(x, 1));
+  const std::vector<Values> out = evaluate(g, {Values{1, 2, 3, 1000, 1000, 1000}});
+  ASSERT_EQ(out.size(), 1u);
+  const double total = std::exp(1) + std::exp(2) + std::exp(3);
+  EXPECT_DOUBLE_EQ(out[0][0], std::exp(1) / total);
+  EXPECT_DOUBLE_EQ(out[0][4], 1.0 / 3);  // max-subtraction keeps large inputs finite
+}
+
+TEST(ReferenceExecutor, MultipleOutputsAndSplit) {
+  KernelGraph g;
+  const TensorId x = g.new_input({4}, DType::kFloat32);
+  const auto parts = g.split(x, 0, {1, 3});
+  g.mark_output(g.unary(OpKind::kNeg, parts[1]));
+  g.mark_output(g.mul_scalar(parts[0], 2));
+  const std::vector<Values> out = evaluate(g, {Values{1, 2, 3, 4}});
+  EXPECT_EQ(out[0], (Values{-2, -3, -4}));
+  EXPECT_EQ(out[1], (Values{2}));
+}
+
+TEST(ReferenceExecutor, RejectsWrongInputs) {
+  KernelGraph g;
+  g.mark_output(g.unary(OpKind::kExp, g.new_input({4}, DType::kFloat32)));
+  EXPECT_THROW(evaluate(g, {}), Error);
+  EXPECT_THROW(evaluate(g, {Values{1, 2}}), Error);
+}
+
+}  // namespace
+}  // namespace yirage::reference

@@ -1,0 +1,38 @@
+// Typed exceptions of the core. The core throws these; src/capi turns each into a
+// yirage_status plus its message, so no exception ever crosses the C ABI.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace yirage {
+
+// Mirrors yirage_status (include/yirage.h); values must stay equal.
+enum class ErrorCode {
+  kInvalidArgument = 1,
+  kUnsupported = 2,
+  kNotFound = 3,
+  kOutOfMemory = 4,
+  kBackend = 5,
+  kVersionMismatch = 6,
+  kCorruptData = 7,
+  kCancelled = 8,
+  kTimeout = 9,
+  kInternal = 10,
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, const std::string &message) : std::runtime_error(message), code_(code) {}
+  ErrorCode code() const { return code_; }
+
+ private:
+  ErrorCode code_;
+};
+
+// Throws Error(kInvalidArgument, message); the most common failure, so it gets a short name.
+[[noreturn]] inline void invalid_argument(const std::string &message) {
+  throw Error(ErrorCode::kInvalidArgument, message);
+}
+
+}  // namespace yirage
