@@ -28,6 +28,15 @@ const char *op_name(OpKind kind) {
     case OpKind::kRmsNorm: return "rms_norm";
     case OpKind::kConcat: return "concat";
     case OpKind::kSplit: return "split";
+    case OpKind::kCustomized: return "customized";
+    case OpKind::kInputIterator: return "input_iterator";
+    case OpKind::kOutputSaver: return "output_saver";
+    case OpKind::kAccumSum: return "accum_sum";
+    case OpKind::kAccumReduceSum: return "accum_reduce_sum";
+    case OpKind::kAccumReduceMean: return "accum_reduce_mean";
+    case OpKind::kAccumReduceRms: return "accum_reduce_rms";
+    case OpKind::kAccumMax: return "accum_max";
+    case OpKind::kAccumRescale: return "accum_rescale";
   }
   return "unknown";
 }
@@ -40,6 +49,11 @@ bool is_unary(OpKind kind) {
 bool is_binary(OpKind kind) {
   return static_cast<int32_t>(kind) >= static_cast<int32_t>(OpKind::kAdd) &&
          static_cast<int32_t>(kind) <= static_cast<int32_t>(OpKind::kMax);
+}
+
+bool is_accumulator(OpKind kind) {
+  return static_cast<int32_t>(kind) >= static_cast<int32_t>(OpKind::kAccumSum) &&
+         static_cast<int32_t>(kind) <= static_cast<int32_t>(OpKind::kAccumRescale);
 }
 
 }  // namespace yirage

@@ -1,7 +1,9 @@
 // The kernel-level operator set (ARCHITECTURE.md §3) and the attributes operators carry.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "ir/shape.hpp"
@@ -38,21 +40,43 @@ enum class OpKind : int32_t {
   // Layout.
   kConcat = 70,
   kSplit = 71,
+  // A fused kernel: a thread-block graph run on a grid (kernel level only).
+  kCustomized = 100,
+  // Thread-block level only (ARCHITECTURE.md §3).
+  kInputIterator = 200,    // a tile of a kernel input per block (imap) and iteration (fmap)
+  kOutputSaver = 201,      // writes a tile of a kernel output per block (omap)
+  kAccumSum = 210,         // Σ over iterations
+  kAccumReduceSum = 211,   // Σ over iterations, then Σ over the last dim (it becomes 1)
+  kAccumReduceMean = 212,  // that sum / (iterations · last dim)
+  kAccumReduceRms = 213,  // sqrt(Σ over iterations and last dim of x² / (iterations · last dim))
+  kAccumMax = 214,        // elementwise max over iterations
+  kAccumRescale = 215,    // online softmax: Σ_i x_i · exp(m_i − max_i m_i)
 };
 
 const char *op_name(OpKind kind);
-bool is_unary(OpKind kind);   // exp … mul_scalar: one input, same shape out
-bool is_binary(OpKind kind);  // add … max: two inputs, broadcast shape out
+bool is_unary(OpKind kind);        // exp … mul_scalar: one input, same shape out
+bool is_binary(OpKind kind);       // add … max: two inputs, broadcast shape out
+bool is_accumulator(OpKind kind);  // kAccumSum … kAccumRescale
+
+// For each grid axis (x, y, z): the tensor dim partitioned across that axis's blocks, or -1.
+using GridMap = std::array<int32_t, 3>;
+inline constexpr GridMap kReplicated = {-1, -1, -1};
+
+class BlockGraph;
 
 // Attributes used by some operators; the others leave them at their defaults.
 struct OpAttributes {
-  int dim = 0;              // reduction, concat, split: the (non-negative) dim acted on
-  double scalar = 0;        // mul_scalar
-  double lo = 0;            // clamp
-  double hi = 0;            // clamp
-  double eps = 0;           // rms_norm
-  Dims sizes;               // split: part sizes; rms_norm: the normalized (trailing) shape
-  bool has_weight = false;  // rms_norm: inputs[1] is the weight
+  int dim = 0;        // reduction, concat, split: the (non-negative) dim acted on
+  double scalar = 0;  // mul_scalar
+  double lo = 0;      // clamp
+  double hi = 0;      // clamp
+  double eps = 0;     // rms_norm
+  // split: part sizes; rms_norm: the normalized (trailing) shape; input iterator / output
+  // saver: the dims of the kernel-level tensor read / written.
+  Dims sizes;
+  bool has_weight = false;         // rms_norm: inputs[1] is the weight
+  GridMap grid_map = kReplicated;  // input iterator: imap; output saver: omap
+  int32_t forloop_dim = -1;        // input iterator: fmap; output saver of per-iteration tiles
 
   bool operator==(const OpAttributes &) const = default;
 };
@@ -62,6 +86,8 @@ struct Operator {
   std::vector<int32_t> inputs;   // tensor ids
   std::vector<int32_t> outputs;  // tensor ids
   OpAttributes attributes;
+  // kCustomized: the fused kernel's thread-block graph (immutable, shared by copies).
+  std::shared_ptr<const BlockGraph> block_graph;
 };
 
 }  // namespace yirage

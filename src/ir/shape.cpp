@@ -38,6 +38,30 @@ int normalize_dim(const char *op, int64_t dim, int rank) {
   return static_cast<int>(dim < 0 ? dim + rank : dim);
 }
 
+// No tensor may hold more than 2^56 elements, so that element counts and byte sizes of every
+// dtype fit comfortably in int64_t.
+constexpr int64_t kMaxElements = int64_t{1} << 56;
+
+void check_dims(const char *op, const Dims &dims) {
+  if (dims.empty() || dims.size() > static_cast<size_t>(kMaxRank)) {
+    invalid_argument(std::string(op) + ": rank " + std::to_string(dims.size()) + " is outside 1.." +
+                     std::to_string(kMaxRank));
+  }
+  int64_t count = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 1) {
+      invalid_argument(std::string(op) + ": dims " + to_string(dims) + ": dim " +
+                       std::to_string(i) + " is " + std::to_string(dims[i]) +
+                       " (every dim must be at least 1)");
+    }
+    if (dims[i] > kMaxElements / count) {
+      invalid_argument(std::string(op) + ": dims " + to_string(dims) +
+                       " hold more than 2^56 elements");
+    }
+    count *= dims[i];
+  }
+}
+
 Dims broadcast_dims(const char *op, const Dims &a, const Dims &b) {
   if (a.size() != b.size()) {
     invalid_argument(std::string(op) + ": A is " + to_string(a) + ", B is " + to_string(b) +

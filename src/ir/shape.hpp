@@ -23,6 +23,10 @@ std::string to_string(const Dims &dims);
 // Resolves a possibly negative dim index against `rank`, or throws invalid_argument naming `op`.
 int normalize_dim(const char *op, int64_t dim, int rank);
 
+// Throws invalid_argument naming `op` unless 1 <= rank <= kMaxRank, every dim >= 1 and the
+// element count is at most 2^56.
+void check_dims(const char *op, const Dims &dims);
+
 // The size-1-broadcast shape of two equal-rank shapes, or throws naming `op`.
 Dims broadcast_dims(const char *op, const Dims &a, const Dims &b);
 

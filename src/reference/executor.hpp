@@ -1,7 +1,6 @@
-// The reference executor: the semantic oracle of yirage. It evaluates a kernel graph in float64
-// on host memory, one operator at a time, with straightforward loops. Every other part of the
-// system (fingerprints, generated code, every backend) is tested against it, so it favours
-// obviousness over speed.
+// The reference executor: the semantic oracle of yirage. It evaluates a kernel graph (customized
+// operators included) in float64 on host memory with the interpreter of interpreter.hpp. Every
+// other part of the system (fingerprints, generated code, every backend) is tested against it.
 #pragma once
 
 #include <vector>
@@ -14,7 +13,9 @@ namespace yirage::reference {
 using Values = std::vector<double>;
 
 // Evaluates `graph` on `inputs` (one per graph input, in order, each with that input's element
-// count) and returns one Values per graph output. Only operators that feed an output run.
-std::vector<Values> evaluate(const KernelGraph &graph, const std::vector<Values> &inputs);
+// count) and returns one Values per graph output. Blocks of customized operators run on up to
+// `threads` threads (0: the hardware's count); the result does not depend on it.
+std::vector<Values> evaluate(const KernelGraph &graph, const std::vector<Values> &inputs,
+                             int threads = 0);
 
 }  // namespace yirage::reference

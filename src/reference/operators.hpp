@@ -1,25 +1,207 @@
-// Float64 implementations of each kernel-level operator on compact row-major buffers.
+// Every compute operator on compact row-major buffers, written once over an arithmetic `A`
+// (float64_arithmetic.hpp; verify/field_arithmetic.hpp) so that the reference executor and the
+// fingerprints share one definition of each operator.
 #pragma once
 
+#include <vector>
+
 #include "ir/operator.hpp"
-#include "reference/executor.hpp"
+#include "ir/shape.hpp"
 
 namespace yirage::reference {
 
-double apply_unary(OpKind kind, const OpAttributes &attributes, double x);
-double apply_binary(OpKind kind, double a, double b);
+template <class V>
+using Buffer = std::vector<V>;
 
-// out[i] = op(a[bcast i], b[bcast i]) for the broadcast shape out_dims.
-Values broadcast_binary(OpKind kind, const Values &a, const Dims &a_dims, const Values &b,
-                        const Dims &b_dims, const Dims &out_dims);
-Values matmul(const Values &a, const Dims &a_dims, const Values &b, const Dims &b_dims,
-              const Dims &out_dims);
-// Sum or max over `dim`.
-Values reduce(OpKind kind, const Values &x, const Dims &dims, int dim);
-// weight may be null.
-Values rms_norm(const Values &x, const Dims &dims, size_t n_normalized, double eps,
-                const Values *weight);
-Values concat(const Values &a, const Dims &a_dims, const Values &b, const Dims &b_dims, int dim);
-std::vector<Values> split(const Values &x, const Dims &dims, int dim, const Dims &sizes);
+namespace detail {
+
+// Row-major strides of `dims`, with 0 for size-1 dims so that they broadcast.
+inline Dims broadcast_strides(const Dims &dims) {
+  Dims strides = row_major_strides(dims);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 1) strides[i] = 0;
+  }
+  return strides;
+}
+
+// dims around `dim` as (outer, extent, inner) element counts.
+struct AxisView {
+  int64_t outer, extent, inner;
+};
+
+inline AxisView axis_view(const Dims &dims, int dim) {
+  return {num_elements(Dims(dims.begin(), dims.begin() + dim)), dims[static_cast<size_t>(dim)],
+          num_elements(Dims(dims.begin() + dim + 1, dims.end()))};
+}
+
+}  // namespace detail
+
+// Calls visit(out_index, offset_a, offset_b) for every element of out_dims in row-major order,
+// with offsets into two operands of the given (possibly broadcast) strides.
+template <class Visit>
+void for_each_broadcast(const Dims &out_dims, const Dims &a_strides, const Dims &b_strides,
+                        Visit visit) {
+  const size_t rank = out_dims.size();
+  std::vector<int64_t> index(rank, 0);
+  int64_t offset_a = 0, offset_b = 0;
+  const int64_t total = num_elements(out_dims);
+  for (int64_t i = 0; i < total; ++i) {
+    visit(i, offset_a, offset_b);
+    for (size_t d = rank; d-- > 0;) {  // odometer increment
+      offset_a += a_strides[d];
+      offset_b += b_strides[d];
+      if (++index[d] < out_dims[d]) break;
+      offset_a -= a_strides[d] * out_dims[d];
+      offset_b -= b_strides[d] * out_dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+template <class A, class V = typename A::Value>
+Buffer<V> unary(const A &arith, OpKind kind, const OpAttributes &attributes, const Buffer<V> &x) {
+  Buffer<V> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) out[i] = arith.unary(kind, attributes, x[i]);
+  return out;
+}
+
+template <class A, class V = typename A::Value>
+Buffer<V> broadcast_binary(const A &arith, OpKind kind, const Buffer<V> &a, const Dims &a_dims,
+                           const Buffer<V> &b, const Dims &b_dims, const Dims &out_dims) {
+  Buffer<V> out(static_cast<size_t>(num_elements(out_dims)));
+  for_each_broadcast(out_dims, detail::broadcast_strides(a_dims), detail::broadcast_strides(b_dims),
+                     [&](int64_t i, int64_t ia, int64_t ib) {
+                       out[static_cast<size_t>(i)] = arith.binary(kind, a[static_cast<size_t>(ia)],
+                                                                  b[static_cast<size_t>(ib)]);
+                     });
+  return out;
+}
+
+template <class A, class V = typename A::Value>
+Buffer<V> matmul(const A &arith, const Buffer<V> &a, const Dims &a_dims, const Buffer<V> &b,
+                 const Dims &b_dims, const Dims &out_dims) {
+  const size_t rank = out_dims.size();
+  const int64_t m = a_dims[rank - 2], k = a_dims[rank - 1], n = b_dims[rank - 1];
+  const Dims batch_out(out_dims.begin(), out_dims.end() - 2);
+  const Dims batch_a(a_dims.begin(), a_dims.end() - 2);
+  const Dims batch_b(b_dims.begin(), b_dims.end() - 2);
+  Buffer<V> out(static_cast<size_t>(num_elements(out_dims)), arith.zero());
+  // Batch dims broadcast like elementwise operands, in units of whole matrices.
+  for_each_broadcast(
+      batch_out, detail::broadcast_strides(batch_a), detail::broadcast_strides(batch_b),
+      [&](int64_t batch, int64_t batch_a_index, int64_t batch_b_index) {
+        const V *pa = a.data() + batch_a_index * m * k;
+        const V *pb = b.data() + batch_b_index * k * n;
+        V *po = out.data() + batch * m * n;
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t p = 0; p < k; ++p) {  // i-p-j order keeps the inner loop contiguous
+            const V a_ip = pa[i * k + p];
+            for (int64_t j = 0; j < n; ++j) {
+              po[i * n + j] = arith.add(po[i * n + j], arith.mul(a_ip, pb[p * n + j]));
+            }
+          }
+        }
+      });
+  return out;
+}
+
+// Sum (kReduction) or max (kReductionMax) over `dim`.
+template <class A, class V = typename A::Value>
+Buffer<V> reduce(const A &arith, OpKind kind, const Buffer<V> &x, const Dims &dims, int dim) {
+  const detail::AxisView v = detail::axis_view(dims, dim);
+  const bool is_max = kind == OpKind::kReductionMax;
+  Buffer<V> out(static_cast<size_t>(v.outer * v.inner),
+                is_max ? arith.max_identity() : arith.zero());
+  for (int64_t o = 0; o < v.outer; ++o) {
+    for (int64_t e = 0; e < v.extent; ++e) {
+      for (int64_t i = 0; i < v.inner; ++i) {
+        V &acc = out[static_cast<size_t>(o * v.inner + i)];
+        const V value = x[static_cast<size_t>((o * v.extent + e) * v.inner + i)];
+        acc = is_max ? arith.max(acc, value) : arith.add(acc, value);
+      }
+    }
+  }
+  return out;
+}
+
+// x / sqrt(mean(x²) + eps) over the trailing n_normalized dims, times weight when given.
+template <class A, class V = typename A::Value>
+Buffer<V> rms_norm(const A &arith, const Buffer<V> &x, const Dims &dims, size_t n_normalized,
+                   double eps, const Buffer<V> *weight) {
+  const int64_t cols =
+      num_elements(Dims(dims.end() - static_cast<ptrdiff_t>(n_normalized), dims.end()));
+  const int64_t rows = num_elements(dims) / cols;
+  const V count = arith.constant(static_cast<double>(cols));
+  Buffer<V> out(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    const V *row = x.data() + r * cols;
+    V sum_squares = arith.zero();
+    for (int64_t c = 0; c < cols; ++c)
+      sum_squares = arith.add(sum_squares, arith.mul(row[c], row[c]));
+    const V rms = arith.sqrt(arith.add(arith.div(sum_squares, count), arith.constant(eps)));
+    for (int64_t c = 0; c < cols; ++c) {
+      V y = arith.div(row[c], rms);
+      if (weight) y = arith.mul(y, (*weight)[static_cast<size_t>(c)]);
+      out[static_cast<size_t>(r * cols + c)] = y;
+    }
+  }
+  return out;
+}
+
+template <class V>
+Buffer<V> concat(const Buffer<V> &a, const Dims &a_dims, const Buffer<V> &b, const Dims &b_dims,
+                 int dim) {
+  const detail::AxisView va = detail::axis_view(a_dims, dim), vb = detail::axis_view(b_dims, dim);
+  Buffer<V> out;
+  out.reserve(a.size() + b.size());
+  for (int64_t o = 0; o < va.outer; ++o) {
+    const auto a_row = a.begin() + o * va.extent * va.inner;
+    const auto b_row = b.begin() + o * vb.extent * vb.inner;
+    out.insert(out.end(), a_row, a_row + va.extent * va.inner);
+    out.insert(out.end(), b_row, b_row + vb.extent * vb.inner);
+  }
+  return out;
+}
+
+template <class V>
+std::vector<Buffer<V>> split(const Buffer<V> &x, const Dims &dims, int dim, const Dims &sizes) {
+  const detail::AxisView v = detail::axis_view(dims, dim);
+  std::vector<Buffer<V>> parts(sizes.size());
+  for (int64_t o = 0; o < v.outer; ++o) {
+    int64_t start = 0;
+    for (size_t p = 0; p < sizes.size(); ++p) {
+      const auto first = x.begin() + (o * v.extent + start) * v.inner;
+      parts[p].insert(parts[p].end(), first, first + sizes[p] * v.inner);
+      start += sizes[p];
+    }
+  }
+  return parts;
+}
+
+// Copies the tile of `tile_dims` starting at `offsets` out of a tensor of `dims`.
+template <class V>
+Buffer<V> read_tile(const Buffer<V> &x, const Dims &dims, const Dims &offsets,
+                    const Dims &tile_dims) {
+  Buffer<V> tile(static_cast<size_t>(num_elements(tile_dims)));
+  const Dims strides = row_major_strides(dims);
+  int64_t base = 0;
+  for (size_t d = 0; d < dims.size(); ++d) base += offsets[d] * strides[d];
+  for_each_broadcast(tile_dims, strides, strides, [&](int64_t i, int64_t offset, int64_t) {
+    tile[static_cast<size_t>(i)] = x[static_cast<size_t>(base + offset)];
+  });
+  return tile;
+}
+
+// Writes `tile` of `tile_dims` into a tensor of `dims` starting at `offsets`.
+template <class V>
+void write_tile(Buffer<V> &x, const Dims &dims, const Dims &offsets, const Buffer<V> &tile,
+                const Dims &tile_dims) {
+  const Dims strides = row_major_strides(dims);
+  int64_t base = 0;
+  for (size_t d = 0; d < dims.size(); ++d) base += offsets[d] * strides[d];
+  for_each_broadcast(tile_dims, strides, strides, [&](int64_t i, int64_t offset, int64_t) {
+    x[static_cast<size_t>(base + offset)] = tile[static_cast<size_t>(i)];
+  });
+}
 
 }  // namespace yirage::reference

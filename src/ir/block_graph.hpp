@@ -1,0 +1,72 @@
+// The thread-block graph (µGraph) inside a customized operator (ARCHITECTURE.md §3).
+//
+// It runs on a grid of grid.x · grid.y · grid.z blocks, each with block_threads threads, for
+// forloop_range iterations. Input iterators give each block, in each iteration, one tile of a
+// kernel-level input: for every grid axis with more than one block, imap names the tensor dim
+// split evenly across that axis's blocks (-1: every block gets the whole dim), and fmap names
+// the dim split evenly across iterations (-1: the same tile every iteration). Compute operators
+// work on tiles; accumulators combine a per-iteration tile over all iterations; output savers
+// write a tile per block (omap: for every grid axis with more than one block, the output dim the
+// blocks are laid out along, distinct per axis so that tiles never overlap).
+//
+// Every tile has a LoopPhase: input tiles with fmap -1 are invariant, those with an fmap are
+// per-iteration; accumulators turn per-iteration (or invariant) tiles into after-loop ones.
+// A compute operator cannot mix per-iteration and after-loop operands.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "ir/operator_graph.hpp"
+
+namespace yirage {
+
+struct BlockGraphConfig {
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  int64_t block_threads = 1;
+  int64_t forloop_range = 1;
+  // Limits from the target device, checked while building; 0 means not checked.
+  int64_t shared_memory_limit = 0;  // bytes; see BlockGraph::shared_memory_bytes
+  int64_t max_threads_per_block = 0;
+
+  bool operator==(const BlockGraphConfig &) const = default;
+};
+
+class BlockGraph : public OperatorGraph {
+ public:
+  explicit BlockGraph(const BlockGraphConfig &config);
+
+  const BlockGraphConfig &config() const { return config_; }
+
+  // A tile of a kernel-level input of dims `dtensor_dims`.
+  TensorId new_input(const Dims &dtensor_dims, DType dtype, const GridMap &imap, int32_t fmap);
+  // kAccumSum, kAccumReduceSum, kAccumReduceMean, kAccumReduceRms or kAccumMax.
+  TensorId accumulate(OpKind kind, TensorId x);
+  // Σ_i x_i · exp(m_i − M), M = max_i m_i, for online softmax; m broadcasts to x.
+  TensorId accumulate_rescale(TensorId x, TensorId m);
+  // Writes tile `s` to the next kernel-level output. For a per-iteration tile, forloop_dim names
+  // the output dim the iterations' tiles are laid out along (-1 allowed only if
+  // forloop_range is 1); otherwise it must be -1.
+  void new_output(TensorId s, const GridMap &omap, int32_t forloop_dim);
+
+  // Indices (into operators()) of the operators of `kind`, in creation order.
+  std::vector<int32_t> operator_indices(OpKind kind) const;
+  // The estimate checked against shared_memory_limit: every tile's element count times its
+  // dtype size, accumulators at 4 bytes (float32), without reuse.
+  int64_t shared_memory_bytes() const;
+
+ protected:
+  LoopPhase result_phase(const char *op, const std::vector<TensorId> &inputs) const override;
+  void check_new_tensors(const char *op, const std::vector<Dims> &dims, DType dtype,
+                         LoopPhase phase) const override;
+
+ private:
+  int64_t tile_bytes(const Dims &dims, DType dtype, LoopPhase phase) const;
+  // Checks a map against the grid: entries in [-1, rank), -1 on axes with one block, distinct.
+  void check_grid_map(const char *op, const char *map_name, const GridMap &map, const Dims &dims,
+                      bool every_split_axis_mapped) const;
+
+  BlockGraphConfig config_;
+};
+
+}  // namespace yirage
