@@ -1,0 +1,216 @@
+#include "benchmark_ugraphs.hpp"
+
+#include <memory>
+
+#include "ir/block_graph.hpp"
+#include "util/error.hpp"
+
+namespace yirage::bench {
+
+namespace {
+
+constexpr GridMap kX0 = {0, -1, -1};  // grid x splits dim 0
+constexpr GridMap kX1 = {1, -1, -1};  // grid x splits dim 1
+constexpr GridMap kX0Y1 = {0, 1, -1};
+
+BlockGraphConfig config(int64_t gx, int64_t gy, int64_t forloop) {
+  BlockGraphConfig c;
+  c.grid = {gx, gy, 1};
+  c.block_threads = 128;
+  c.forloop_range = forloop;
+  return c;
+}
+
+// Attention over [2b, 256, 64] queries and 4096 keys: O = (E / Σ E) · V with E = exp(Q·K).
+KernelGraph unfused_attention(int64_t b, DType dtype, int64_t scale, bool normalize_q) {
+  const int64_t heads = 2 * b, rows = 256 / scale, keys = 4096 / scale;
+  KernelGraph g;
+  TensorId q = g.new_input({heads, rows, 64}, dtype);
+  const TensorId k = g.new_input({heads, 64, keys}, dtype);
+  const TensorId v = g.new_input({heads, keys, 64}, dtype);
+  if (normalize_q) q = g.rms_norm(q, {64}, 0.0, std::nullopt);
+  const TensorId e = g.unary(OpKind::kExp, g.matmul(q, k));
+  const TensorId p = g.binary(OpKind::kDiv, e, g.reduction(OpKind::kReduction, e, 2));
+  g.mark_output(g.matmul(p, v));
+  return g;
+}
+
+// Flash-attention style: blocks over (head, query rows / 4), the loop over 16 key tiles;
+// Σ E·V and Σ E accumulate, one division after the loop.
+KernelGraph fused_attention(int64_t b, DType dtype, int64_t scale, bool normalize_q) {
+  const int64_t heads = 2 * b, rows = 256 / scale, keys = 4096 / scale;
+  KernelGraph g;
+  const TensorId q = g.new_input({heads, rows, 64}, dtype);
+  const TensorId k = g.new_input({heads, 64, keys}, dtype);
+  const TensorId v = g.new_input({heads, keys, 64}, dtype);
+  auto bg = std::make_shared<BlockGraph>(config(heads, 4, 16));
+  TensorId qt = bg->new_input({heads, rows, 64}, dtype, kX0Y1, -1);
+  const TensorId kt = bg->new_input({heads, 64, keys}, dtype, kX0, 2);
+  const TensorId vt = bg->new_input({heads, keys, 64}, dtype, kX0, 1);
+  if (normalize_q) qt = bg->rms_norm(qt, {64}, 0.0, std::nullopt);
+  const TensorId e = bg->unary(OpKind::kExp, bg->matmul(qt, kt));
+  const TensorId ev = bg->accumulate(OpKind::kAccumSum, bg->matmul(e, vt));
+  const TensorId sum = bg->accumulate(OpKind::kAccumReduceSum, e);
+  bg->new_output(bg->binary(OpKind::kDiv, ev, sum), kX0Y1, -1);
+  g.mark_output(g.customized({q, k, v}, bg)[0]);
+  return g;
+}
+
+KernelGraph unfused_rmsnorm_linear(int64_t b, DType dtype, int64_t scale) {
+  const int64_t hidden = 4096 / scale, out = 6144 / scale;
+  KernelGraph g;
+  const TensorId x = g.new_input({2 * b, hidden}, dtype);
+  const TensorId w = g.new_input({hidden, out}, dtype);
+  g.mark_output(g.matmul(g.rms_norm(x, {hidden}, 0.0, std::nullopt), w));
+  return g;
+}
+
+// The norm fused into the matmul: blocks over 64 output columns, the loop over 64-wide hidden
+// tiles accumulating X·W and the RMS of X; one division after the loop.
+KernelGraph fused_rmsnorm_linear(int64_t b, DType dtype, int64_t scale) {
+  const int64_t hidden = 4096 / scale, out = 6144 / scale;
+  KernelGraph g;
+  const TensorId x = g.new_input({2 * b, hidden}, dtype);
+  const TensorId w = g.new_input({hidden, out}, dtype);
+  auto bg = std::make_shared<BlockGraph>(config(out / 64, 1, hidden / 64));
+  const TensorId xt = bg->new_input({2 * b, hidden}, dtype, kReplicated, 1);
+  const TensorId wt = bg->new_input({hidden, out}, dtype, kX1, 0);
+  const TensorId xw = bg->accumulate(OpKind::kAccumSum, bg->matmul(xt, wt));
+  const TensorId rms = bg->accumulate(OpKind::kAccumReduceRms, xt);
+  bg->new_output(bg->binary(OpKind::kDiv, xw, rms), kX1, -1);
+  g.mark_output(g.customized({x, w}, bg)[0]);
+  return g;
+}
+
+KernelGraph unfused_lora(DType dtype, int64_t scale) {
+  const int64_t k = 256 / scale, n = 4096 / scale;
+  KernelGraph g;
+  const TensorId x = g.new_input({16, k}, dtype);
+  const TensorId w = g.new_input({k, n}, dtype);
+  const TensorId a = g.new_input({k, 16}, dtype);
+  const TensorId bm = g.new_input({16, n}, dtype);
+  g.mark_output(g.binary(OpKind::kAdd, g.matmul(x, w), g.matmul(g.matmul(x, a), bm)));
+  return g;
+}
+
+// Blocks over 64 output columns; the loop over k accumulates X·W and X·A; after the loop
+// (X·A)·B is added, B's tile being the same in every iteration.
+KernelGraph fused_lora(DType dtype, int64_t scale) {
+  const int64_t k = 256 / scale, n = 4096 / scale;
+  const int64_t forloop = k >= 64 ? k / 64 : 1;
+  KernelGraph g;
+  const TensorId x = g.new_input({16, k}, dtype);
+  const TensorId w = g.new_input({k, n}, dtype);
+  const TensorId a = g.new_input({k, 16}, dtype);
+  const TensorId bm = g.new_input({16, n}, dtype);
+  auto bg = std::make_shared<BlockGraph>(config(n / 64, 1, forloop));
+  const TensorId xt = bg->new_input({16, k}, dtype, kReplicated, 1);
+  const TensorId wt = bg->new_input({k, n}, dtype, kX1, 0);
+  const TensorId at = bg->new_input({k, 16}, dtype, kReplicated, 0);
+  const TensorId bt = bg->new_input({16, n}, dtype, kX1, -1);
+  const TensorId xw = bg->accumulate(OpKind::kAccumSum, bg->matmul(xt, wt));
+  const TensorId xa = bg->accumulate(OpKind::kAccumSum, bg->matmul(xt, at));
+  bg->new_output(bg->binary(OpKind::kAdd, xw, bg->matmul(xa, bt)), kX1, -1);
+  g.mark_output(g.customized({x, w, a, bm}, bg)[0]);
+  return g;
+}
+
+KernelGraph unfused_gated_mlp(DType dtype, int64_t scale) {
+  const int64_t hidden = 4096 / scale;
+  KernelGraph g;
+  const TensorId x = g.new_input({8, hidden}, dtype);
+  const TensorId w1 = g.new_input({hidden, hidden}, dtype);
+  const TensorId w2 = g.new_input({hidden, hidden}, dtype);
+  g.mark_output(g.binary(OpKind::kMul, g.unary(OpKind::kSilu, g.matmul(x, w1)), g.matmul(x, w2)));
+  return g;
+}
+
+// Blocks over 64 output columns; the loop accumulates both products; silu and the gate after.
+KernelGraph fused_gated_mlp(DType dtype, int64_t scale) {
+  const int64_t hidden = 4096 / scale;
+  KernelGraph g;
+  const TensorId x = g.new_input({8, hidden}, dtype);
+  const TensorId w1 = g.new_input({hidden, hidden}, dtype);
+  const TensorId w2 = g.new_input({hidden, hidden}, dtype);
+  auto bg = std::make_shared<BlockGraph>(config(hidden / 64, 1, hidden / 64));
+  const TensorId xt = bg->new_input({8, hidden}, dtype, kReplicated, 1);
+  const TensorId w1t = bg->new_input({hidden, hidden}, dtype, kX1, 0);
+  const TensorId w2t = bg->new_input({hidden, hidden}, dtype, kX1, 0);
+  const TensorId h1 = bg->accumulate(OpKind::kAccumSum, bg->matmul(xt, w1t));
+  const TensorId h2 = bg->accumulate(OpKind::kAccumSum, bg->matmul(xt, w2t));
+  bg->new_output(bg->binary(OpKind::kMul, bg->unary(OpKind::kSilu, h1), h2), kX1, -1);
+  g.mark_output(g.customized({x, w1, w2}, bg)[0]);
+  return g;
+}
+
+// O = rms_norm(X + α ⊙ (rms_norm(H) − X)), row-wise over the hidden dim.
+template <class Graph>
+TensorId ntrans_body(Graph &g, TensorId h, TensorId x, TensorId alpha, int64_t hidden) {
+  const TensorId hn = g.rms_norm(h, {hidden}, 0.0, std::nullopt);
+  const TensorId scaled = g.binary(OpKind::kMul, alpha, g.binary(OpKind::kSub, hn, x));
+  return g.rms_norm(g.binary(OpKind::kAdd, x, scaled), {hidden}, 0.0, std::nullopt);
+}
+
+KernelGraph unfused_ntrans(int64_t b, DType dtype, int64_t scale) {
+  const int64_t rows = 8 * b, hidden = 4096 / scale;
+  KernelGraph g;
+  const TensorId h = g.new_input({rows, hidden}, dtype);
+  const TensorId x = g.new_input({rows, hidden}, dtype);
+  const TensorId alpha = g.new_input({rows, hidden}, dtype);
+  g.mark_output(ntrans_body(g, h, x, alpha, hidden));
+  return g;
+}
+
+// One block per row holds the whole row: both norms and the update in one pass.
+KernelGraph fused_ntrans(int64_t b, DType dtype, int64_t scale) {
+  const int64_t rows = 8 * b, hidden = 4096 / scale;
+  KernelGraph g;
+  const TensorId h = g.new_input({rows, hidden}, dtype);
+  const TensorId x = g.new_input({rows, hidden}, dtype);
+  const TensorId alpha = g.new_input({rows, hidden}, dtype);
+  auto bg = std::make_shared<BlockGraph>(config(rows, 1, 1));
+  const TensorId ht = bg->new_input({rows, hidden}, dtype, kX0, -1);
+  const TensorId xt = bg->new_input({rows, hidden}, dtype, kX0, -1);
+  const TensorId at = bg->new_input({rows, hidden}, dtype, kX0, -1);
+  bg->new_output(ntrans_body(*bg, ht, xt, at, hidden), kX0, -1);
+  g.mark_output(g.customized({h, x, alpha}, bg)[0]);
+  return g;
+}
+
+void check_request(const std::string &name, int64_t b, int64_t scale) {
+  if (scale < 1 || scale > 16 || (scale & (scale - 1)) != 0 || b < 1) {
+    invalid_argument("benchmark " + name + ": scale must be a power of two in 1..16 and b >= 1");
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string> &benchmark_names() {
+  static const std::vector<std::string> names = {"gqa",  "qknorm",    "rmsnorm_linear",
+                                                 "lora", "gated_mlp", "ntrans"};
+  return names;
+}
+
+KernelGraph build_unfused(const std::string &name, int64_t b, DType dtype, int64_t scale) {
+  check_request(name, b, scale);
+  if (name == "gqa") return unfused_attention(b, dtype, scale, false);
+  if (name == "qknorm") return unfused_attention(b, dtype, scale, true);
+  if (name == "rmsnorm_linear") return unfused_rmsnorm_linear(b, dtype, scale);
+  if (name == "lora") return unfused_lora(dtype, scale);
+  if (name == "gated_mlp") return unfused_gated_mlp(dtype, scale);
+  if (name == "ntrans") return unfused_ntrans(b, dtype, scale);
+  throw Error(ErrorCode::kNotFound, "no benchmark named " + name);
+}
+
+KernelGraph build_fused(const std::string &name, int64_t b, DType dtype, int64_t scale) {
+  check_request(name, b, scale);
+  if (name == "gqa") return fused_attention(b, dtype, scale, false);
+  if (name == "qknorm") return fused_attention(b, dtype, scale, true);
+  if (name == "rmsnorm_linear") return fused_rmsnorm_linear(b, dtype, scale);
+  if (name == "lora") return fused_lora(dtype, scale);
+  if (name == "gated_mlp") return fused_gated_mlp(dtype, scale);
+  if (name == "ntrans") return fused_ntrans(b, dtype, scale);
+  throw Error(ErrorCode::kNotFound, "no benchmark named " + name);
+}
+
+}  // namespace yirage::bench

@@ -1,0 +1,22 @@
+// The six benchmark graphs (benchmarks/README.md) on the internal C++ IR, each in two forms:
+// the user's unfused kernel graph, and a hand-written fully fused µGraph (one customized
+// operator) computing the same function. Used by the µGraph and fingerprint tests, the graph
+// files in examples/graphs/ and the search benchmarks.
+//
+// `scale` divides the large dims (256, 4096, 6144) so tests can run small versions with the same
+// structure; scale 1 gives the benchmark shapes. It must be a power of two from 1 to 16.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/kernel_graph.hpp"
+
+namespace yirage::bench {
+
+const std::vector<std::string> &benchmark_names();
+
+KernelGraph build_unfused(const std::string &name, int64_t b, DType dtype, int64_t scale = 1);
+KernelGraph build_fused(const std::string &name, int64_t b, DType dtype, int64_t scale = 1);
+
+}  // namespace yirage::bench

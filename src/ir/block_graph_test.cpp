@@ -1,0 +1,226 @@
+#include "ir/block_graph.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "ir/kernel_graph.hpp"
+#include "reference/executor.hpp"
+#include "util/error.hpp"
+
+namespace yirage {
+namespace {
+
+#define EXPECT_INVALID(statement, text)                                         \
+  try {                                                                         \
+    statement;                                                                  \
+    ADD_FAILURE() << "no error from " #statement;                               \
+  } catch (const Error &e) {                                                    \
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);                           \
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what(); \
+  }
+
+BlockGraphConfig config(int64_t gx, int64_t gy, int64_t forloop) {
+  BlockGraphConfig c;
+  c.grid = {gx, gy, 1};
+  c.block_threads = 128;
+  c.forloop_range = forloop;
+  return c;
+}
+
+TEST(BlockGraph, ConfigIsValidated) {
+  BlockGraphConfig c = config(0, 1, 1);
+  EXPECT_INVALID(BlockGraph{c}, "every grid dim must be >= 1");
+  c = config(1, 1, 0);
+  EXPECT_INVALID(BlockGraph{c}, "forloop_range 0");
+  c = config(1, 1, 1);
+  c.block_threads = 2048;
+  c.max_threads_per_block = 1024;
+  EXPECT_INVALID(BlockGraph{c}, "block_threads 2048 must be >= 1 and at most 1024");
+}
+
+TEST(BlockGraph, InputTilesFollowImapAndFmap) {
+  BlockGraph bg(config(4, 2, 8));
+  const TensorId t = bg.new_input({16, 64, 32}, DType::kFloat16, {0, 2, -1}, 1);
+  EXPECT_EQ(bg.tensor(t).dims, (Dims{4, 8, 16}));
+  EXPECT_EQ(bg.tensor(t).phase, LoopPhase::kPerIteration);
+  const TensorId r = bg.new_input({16, 64}, DType::kFloat16, {-1, -1, -1}, -1);
+  EXPECT_EQ(bg.tensor(r).dims, (Dims{16, 64}));
+  EXPECT_EQ(bg.tensor(r).phase, LoopPhase::kInvariant);
+  // The same dim split by the grid and then by the loop.
+  const TensorId n = bg.new_input({64, 8}, DType::kFloat16, {0, -1, -1}, 0);
+  EXPECT_EQ(bg.tensor(n).dims, (Dims{2, 8}));
+}
+
+TEST(BlockGraph, InputErrors) {
+  BlockGraph bg(config(3, 1, 4));
+  EXPECT_INVALID(bg.new_input({16, 64}, DType::kFloat16, {0, -1, -1}, -1),
+                 "block new_input: dim 0 of [16,64] (16) is not divisible by grid.x = 3");
+  EXPECT_INVALID(bg.new_input({12, 6}, DType::kFloat16, {0, -1, -1}, 1),
+                 "the tile's dim 1 (6) is not divisible by forloop_range 4");
+  EXPECT_INVALID(bg.new_input({12, 8}, DType::kFloat16, {0, 1, -1}, -1),
+                 "imap.y = 1 but grid.y has one block");
+  EXPECT_INVALID(bg.new_input({12, 8}, DType::kFloat16, {2, -1, -1}, -1),
+                 "imap.x = 2 is not -1 or a dim of [12,8]");
+  EXPECT_INVALID(bg.new_input({12, 8}, DType::kFloat16, {0, -1, -1}, 5), "fmap 5");
+  BlockGraph two(config(2, 2, 1));
+  EXPECT_INVALID(two.new_input({4, 4}, DType::kFloat16, {1, 1, -1}, -1),
+                 "imap maps grid axes x and y to the same dim 1");
+  EXPECT_EQ(bg.num_tensors(), 0u);
+}
+
+TEST(BlockGraph, PhasesDoNotMix) {
+  BlockGraph bg(config(1, 1, 4));
+  const TensorId x = bg.new_input({8, 64}, DType::kFloat32, kReplicated, 1);
+  const TensorId inv = bg.new_input({8, 16}, DType::kFloat32, kReplicated, -1);
+  const TensorId acc = bg.accumulate(OpKind::kAccumSum, x);
+  EXPECT_EQ(bg.tensor(acc).phase, LoopPhase::kAfterLoop);
+  EXPECT_INVALID(bg.binary(OpKind::kAdd, x, acc),
+                 "add: cannot combine a per-iteration tensor with an after-loop tensor");
+  EXPECT_EQ(bg.tensor(bg.binary(OpKind::kAdd, acc, inv)).phase, LoopPhase::kAfterLoop);
+  EXPECT_EQ(bg.tensor(bg.binary(OpKind::kAdd, x, inv)).phase, LoopPhase::kPerIteration);
+  EXPECT_INVALID(bg.accumulate(OpKind::kAccumSum, acc), "X is an after-loop tensor");
+  EXPECT_INVALID(bg.accumulate(OpKind::kAccumRescale, x), "not a single-input accumulator");
+  EXPECT_EQ(bg.tensor(bg.accumulate(OpKind::kAccumReduceMean, x)).dims, (Dims{8, 1}));
+}
+
+TEST(BlockGraph, OutputErrors) {
+  BlockGraph bg(config(4, 1, 2));
+  const TensorId x = bg.new_input({8, 64}, DType::kFloat32, {0, -1, -1}, 1);
+  const TensorId acc = bg.accumulate(OpKind::kAccumSum, x);
+  EXPECT_INVALID(bg.new_output(acc, kReplicated, -1),
+                 "grid.x has 4 blocks but omap.x is -1: the blocks would write overlapping tiles");
+  EXPECT_INVALID(bg.new_output(acc, {0, -1, -1}, 1), "forloop_dim 1 must be -1");
+  EXPECT_INVALID(bg.new_output(x, {0, -1, -1}, -1), "must name a dim of the per-iteration tile");
+  EXPECT_INVALID(bg.new_output(x, {1, -1, -1}, 1), "omap.x and forloop_dim both name dim 1");
+  bg.new_output(x, {0, -1, -1}, 1);
+  bg.new_output(acc, {1, -1, -1}, -1);
+  ASSERT_EQ(bg.operator_indices(OpKind::kOutputSaver).size(), 2u);
+  EXPECT_EQ(bg.operators()[static_cast<size_t>(bg.operator_indices(OpKind::kOutputSaver)[0])]
+                .attributes.sizes,
+            (Dims{8, 64}));
+  EXPECT_EQ(bg.operators()[static_cast<size_t>(bg.operator_indices(OpKind::kOutputSaver)[1])]
+                .attributes.sizes,
+            (Dims{2, 128}));
+}
+
+TEST(BlockGraph, SharedMemoryLimit) {
+  BlockGraphConfig c = config(1, 1, 1);
+  c.shared_memory_limit = 4000;
+  BlockGraph bg(c);
+  const TensorId x = bg.new_input({32, 32}, DType::kFloat16, kReplicated, -1);  // 2048 bytes
+  EXPECT_EQ(bg.shared_memory_bytes(), 2048);
+  EXPECT_INVALID(bg.matmul(x, x),
+                 "matmul: the block graph would use 4096 bytes of shared memory, over the limit "
+                 "of 4000");
+  EXPECT_EQ(bg.num_tensors(), 1u);
+  EXPECT_INVALID(bg.accumulate(OpKind::kAccumSum, x), "over the limit");  // 4 bytes per element
+}
+
+TEST(KernelGraph, CustomizedChecksInputs) {
+  auto bg = std::make_shared<BlockGraph>(config(1, 1, 1));
+  const TensorId t = bg->new_input({4, 8}, DType::kFloat32, kReplicated, -1);
+  KernelGraph g;
+  const TensorId wrong = g.new_input({8, 4}, DType::kFloat32);
+  const TensorId right = g.new_input({4, 8}, DType::kFloat32);
+  EXPECT_INVALID(g.customized({right}, bg), "customized: the block graph has no outputs");
+  bg->new_output(bg->unary(OpKind::kExp, t), kReplicated, -1);
+  EXPECT_INVALID(g.customized({wrong}, bg),
+                 "customized: input 0 is [8,4] float32; the block graph reads [4,8] float32");
+  EXPECT_INVALID(g.customized({}, bg), "the block graph has 1 inputs, 0 tensors were given");
+  const std::vector<TensorId> outs = g.customized({right}, bg);
+  EXPECT_EQ(g.tensor(outs[0]).dims, (Dims{4, 8}));
+}
+
+// Reference checks of the accumulators the benchmark µGraphs do not use, each against an
+// unfused kernel graph computing the same function.
+std::vector<reference::Values> random_inputs(const KernelGraph &g) {
+  std::mt19937_64 rng(99);
+  std::uniform_real_distribution<double> uniform(-2, 2);
+  std::vector<reference::Values> inputs;
+  for (TensorId id : g.inputs()) {
+    reference::Values v(static_cast<size_t>(num_elements(g.tensor(id).dims)));
+    for (double &x : v) x = uniform(rng);
+    inputs.push_back(std::move(v));
+  }
+  return inputs;
+}
+
+void expect_same_function(const KernelGraph &a, const KernelGraph &b) {
+  const auto inputs = random_inputs(a);
+  const reference::Values x = reference::evaluate(a, inputs)[0];
+  const reference::Values y = reference::evaluate(b, inputs)[0];
+  ASSERT_EQ(x.size(), y.size());
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(x[i], y[i], 1e-12 * (1 + std::fabs(x[i])));
+}
+
+TEST(BlockGraphSemantics, OnlineSoftmaxWithRescale) {
+  // softmax(Q·K)·V, unfused with max subtraction, fused with the rescale accumulator.
+  KernelGraph plain;
+  {
+    const TensorId q = plain.new_input({16, 8}, DType::kFloat32);
+    const TensorId k = plain.new_input({8, 64}, DType::kFloat32);
+    const TensorId v = plain.new_input({64, 8}, DType::kFloat32);
+    plain.mark_output(plain.matmul(plain.softmax(plain.matmul(q, k), -1), v));
+  }
+  KernelGraph fused;
+  {
+    const TensorId q = fused.new_input({16, 8}, DType::kFloat32);
+    const TensorId k = fused.new_input({8, 64}, DType::kFloat32);
+    const TensorId v = fused.new_input({64, 8}, DType::kFloat32);
+    auto bg = std::make_shared<BlockGraph>(config(2, 1, 4));
+    const TensorId qt = bg->new_input({16, 8}, DType::kFloat32, {0, -1, -1}, -1);
+    const TensorId kt = bg->new_input({8, 64}, DType::kFloat32, kReplicated, 1);
+    const TensorId vt = bg->new_input({64, 8}, DType::kFloat32, kReplicated, 0);
+    const TensorId s = bg->matmul(qt, kt);
+    const TensorId m = bg->reduction(OpKind::kReductionMax, s, -1);
+    const TensorId p = bg->unary(OpKind::kExp, bg->binary(OpKind::kSub, s, m));
+    const TensorId o = bg->accumulate_rescale(bg->matmul(p, vt), m);
+    const TensorId l = bg->accumulate_rescale(bg->reduction(OpKind::kReduction, p, -1), m);
+    bg->new_output(bg->binary(OpKind::kDiv, o, l), {0, -1, -1}, -1);
+    fused.mark_output(fused.customized({q, k, v}, bg)[0]);
+  }
+  expect_same_function(plain, fused);
+}
+
+TEST(BlockGraphSemantics, MaxAndMeanAccumulators) {
+  // Row max and row mean of X [8, 64] over 4 iterations of 16 columns, as one output [8, 2].
+  KernelGraph plain;
+  {
+    const TensorId x = plain.new_input({8, 64}, DType::kFloat32);
+    const TensorId max = plain.reduction(OpKind::kReductionMax, x, 1);
+    const TensorId mean = plain.mul_scalar(plain.reduction(OpKind::kReduction, x, 1), 1.0 / 64);
+    plain.mark_output(plain.concat(max, mean, 1));
+  }
+  KernelGraph fused;
+  {
+    const TensorId x = fused.new_input({8, 64}, DType::kFloat32);
+    auto bg = std::make_shared<BlockGraph>(config(1, 1, 4));
+    const TensorId xt = bg->new_input({8, 64}, DType::kFloat32, kReplicated, 1);
+    const TensorId max =
+        bg->reduction(OpKind::kReductionMax, bg->accumulate(OpKind::kAccumMax, xt), 1);
+    const TensorId mean = bg->accumulate(OpKind::kAccumReduceMean, xt);
+    bg->new_output(bg->concat(max, mean, 1), kReplicated, -1);
+    fused.mark_output(fused.customized({x}, bg)[0]);
+  }
+  expect_same_function(plain, fused);
+}
+
+TEST(BlockGraphSemantics, PerIterationOutputsTileTheLoop) {
+  // exp(X) written tile by tile from inside the loop, blocks over rows.
+  KernelGraph plain;
+  plain.mark_output(plain.unary(OpKind::kExp, plain.new_input({4, 32}, DType::kFloat32)));
+  KernelGraph fused;
+  {
+    const TensorId x = fused.new_input({4, 32}, DType::kFloat32);
+    auto bg = std::make_shared<BlockGraph>(config(2, 1, 4));
+    const TensorId xt = bg->new_input({4, 32}, DType::kFloat32, {0, -1, -1}, 1);
+    bg->new_output(bg->unary(OpKind::kExp, xt), {0, -1, -1}, 1);
+    fused.mark_output(fused.customized({x}, bg)[0]);
+  }
+  expect_same_function(plain, fused);
+}
+
+}  // namespace
+}  // namespace yirage
