@@ -252,6 +252,176 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mark_output(yirage_graph *
                                                                   yirage_tensor *x);
 
 /* ---------------------------------------------------------------------------------------------
+ * Thread-block graphs (µGraphs) and customized operators
+ *
+ * A block graph describes one fused kernel, as in Mirage's new_threadblock_graph / customized
+ * (docs/ugraphs.md has the full semantics). It runs on a grid of grid[0]·grid[1]·grid[2] blocks
+ * (axes x, y, z), each with block_threads threads, for forloop_range iterations:
+ *  - an input iterator gives each block, in each iteration, a tile of a kernel-graph tensor:
+ *    imap[axis] names the tensor dim split evenly across that axis's blocks (-1: every block gets
+ *    the whole dim; axes with one block must be -1), fmap the dim split evenly across iterations
+ *    (-1: the same tile every iteration);
+ *  - the compute builders below work on tiles, like their kernel-graph namesakes;
+ *  - accumulators combine a per-iteration tile over all iterations into an after-loop tile;
+ *  - an output saver writes a tile per block to a new kernel-graph tensor: omap[axis] names the
+ *    output dim the blocks of that axis are laid side by side along (every axis with more than
+ *    one block must map to its own dim, so tiles never overlap).
+ * A tile is invariant (from fmap -1 inputs), per-iteration, or after-loop; one operator cannot
+ * combine per-iteration and after-loop tiles.
+ *
+ * Tile tensors are yirage_tensor handles owned by the block graph. yirage_graph_customized copies
+ * the block graph into the kernel graph, so the block graph may be released or reused after.
+ * Thread safety: as for kernel graphs.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct yirage_block_graph_s yirage_block_graph;
+
+/* Options of yirage_block_graph_create. Fill with yirage_block_graph_options_init, then change
+ * fields; struct_size lets later versions append fields without breaking this caller. */
+typedef struct yirage_block_graph_options {
+  size_t struct_size;            /* sizeof(yirage_block_graph_options) */
+  int64_t grid[3];               /* blocks along x, y, z; each >= 1 (default 1, 1, 1) */
+  int64_t block_threads;         /* threads per block, >= 1 (default 128) */
+  int64_t forloop_range;         /* iterations, >= 1 (default 1) */
+  int64_t shared_memory_limit;   /* bytes a block's tiles may use; 0 = unchecked (default) */
+  int64_t max_threads_per_block; /* checked against block_threads; 0 = unchecked (default) */
+} yirage_block_graph_options;
+
+/* Sets *options to the defaults, with struct_size = sizeof(yirage_block_graph_options). */
+YIRAGE_API void yirage_block_graph_options_init(yirage_block_graph_options *options);
+
+/* Creates an empty block graph. options->struct_size must be at least the size of this ABI
+ * version's first release of the struct; fields past the library's own struct are ignored.
+ * The caller owns *out_block_graph and releases it with yirage_block_graph_release. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_create(
+    const yirage_block_graph_options *options, yirage_block_graph **out_block_graph);
+
+/* Releases a block graph and its tile handles. NULL and dead handles are ignored. */
+YIRAGE_API void yirage_block_graph_release(yirage_block_graph *block_graph);
+
+/* An input iterator over `dtensor`, a tensor of a kernel graph (every input of one block graph
+ * must come from the same kernel graph). imap has 3 entries. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status
+yirage_block_graph_new_input(yirage_block_graph *block_graph, const yirage_tensor *dtensor,
+                             const int32_t *imap, int32_t fmap, yirage_tensor **out_tensor);
+
+/* Compute operators on tiles, with the semantics of the yirage_graph_ builders of the same name. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_matmul(yirage_block_graph *bg,
+                                                                   yirage_tensor *a,
+                                                                   yirage_tensor *b,
+                                                                   yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_exp(yirage_block_graph *bg,
+                                                                yirage_tensor *x,
+                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_silu(yirage_block_graph *bg,
+                                                                 yirage_tensor *x,
+                                                                 yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_gelu(yirage_block_graph *bg,
+                                                                 yirage_tensor *x,
+                                                                 yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_relu(yirage_block_graph *bg,
+                                                                 yirage_tensor *x,
+                                                                 yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_sqrt(yirage_block_graph *bg,
+                                                                 yirage_tensor *x,
+                                                                 yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_square(yirage_block_graph *bg,
+                                                                   yirage_tensor *x,
+                                                                   yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_sigmoid(yirage_block_graph *bg,
+                                                                    yirage_tensor *x,
+                                                                    yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_log(yirage_block_graph *bg,
+                                                                yirage_tensor *x,
+                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_neg(yirage_block_graph *bg,
+                                                                yirage_tensor *x,
+                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_clamp(yirage_block_graph *bg,
+                                                                  yirage_tensor *x, double lo,
+                                                                  double hi,
+                                                                  yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_mul_scalar(yirage_block_graph *bg,
+                                                                       yirage_tensor *x,
+                                                                       double scalar,
+                                                                       yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_add(yirage_block_graph *bg,
+                                                                yirage_tensor *a, yirage_tensor *b,
+                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_sub(yirage_block_graph *bg,
+                                                                yirage_tensor *a, yirage_tensor *b,
+                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_mul(yirage_block_graph *bg,
+                                                                yirage_tensor *a, yirage_tensor *b,
+                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_div(yirage_block_graph *bg,
+                                                                yirage_tensor *a, yirage_tensor *b,
+                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_pow(yirage_block_graph *bg,
+                                                                yirage_tensor *a, yirage_tensor *b,
+                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_max(yirage_block_graph *bg,
+                                                                yirage_tensor *a, yirage_tensor *b,
+                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_reduction(yirage_block_graph *bg,
+                                                                      yirage_tensor *x, int32_t dim,
+                                                                      yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_reduction_max(
+    yirage_block_graph *bg, yirage_tensor *x, int32_t dim, yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_rms_norm(
+    yirage_block_graph *bg, yirage_tensor *x, size_t n_normalized, const int64_t *normalized_shape,
+    double eps, yirage_tensor *weight, yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_concat(yirage_block_graph *bg,
+                                                                   yirage_tensor *a,
+                                                                   yirage_tensor *b, int32_t dim,
+                                                                   yirage_tensor **out_tensor);
+
+/* For-loop accumulators. Values are stable and never renumbered. With F iterations and n the
+ * tile's last dim: */
+typedef enum yirage_accumulator {
+  YIRAGE_ACCUM_SUM = 1,         /* Σ_i x_i; shape of x */
+  YIRAGE_ACCUM_REDUCE_SUM = 2,  /* Σ_i Σ_last x_i; last dim becomes 1 */
+  YIRAGE_ACCUM_REDUCE_MEAN = 3, /* that sum / (F·n) */
+  YIRAGE_ACCUM_REDUCE_RMS = 4,  /* sqrt(Σ_i Σ_last x_i² / (F·n)) */
+  YIRAGE_ACCUM_MAX = 5,         /* elementwise max_i x_i */
+  YIRAGE_ACCUMULATOR_MAX_ENUM = 0x7fffffff
+} yirage_accumulator;
+
+/* An after-loop tile accumulating per-iteration (or invariant) tile x. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_accumulate(yirage_block_graph *bg,
+                                                                       yirage_tensor *x,
+                                                                       yirage_accumulator kind,
+                                                                       yirage_tensor **out_tensor);
+
+/* The online-softmax accumulator: Σ_i x_i · exp(m_i − M) with M = max_i m_i (elementwise; m
+ * broadcasts to x). With m a running row max, Σ exp(s − m)·v and Σ exp(s − m) accumulated this
+ * way give softmax(s)·v after one division. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_accumulate_rescale(
+    yirage_block_graph *bg, yirage_tensor *x, yirage_tensor *m, yirage_tensor **out_tensor);
+
+/* An output saver writing tile s to the customized operator's next output. omap has 3 entries.
+ * forloop_dim: for a per-iteration tile, the output dim the iterations' tiles are laid along
+ * (-1 allowed only when forloop_range is 1); -1 for other tiles. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_new_output(yirage_block_graph *bg,
+                                                                       yirage_tensor *s,
+                                                                       const int32_t *omap,
+                                                                       int32_t forloop_dim);
+
+YIRAGE_API YIRAGE_MUST_USE yirage_status
+yirage_block_graph_num_outputs(const yirage_block_graph *bg, size_t *out_count);
+
+/* The estimate checked against shared_memory_limit: every tile's elements times its dtype size
+ * (after-loop tiles at 4 bytes), without reuse. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status
+yirage_block_graph_shared_memory_bytes(const yirage_block_graph *bg, int64_t *out_bytes);
+
+/* Adds a customized operator running `block_graph` to `graph`: its inputs are the tensors the
+ * block graph's input iterators read (which must belong to `graph`), its outputs one tensor per
+ * output saver, stored in out_outputs (room for yirage_block_graph_num_outputs handles). */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_customized(
+    yirage_graph *graph, const yirage_block_graph *block_graph, yirage_tensor **out_outputs);
+
+/* ---------------------------------------------------------------------------------------------
  * Queries. Thread-safe with respect to other readers of the same graph.
  * ------------------------------------------------------------------------------------------- */
 

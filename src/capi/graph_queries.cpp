@@ -38,7 +38,7 @@ yirage_status nth(const char *function, const yirage_graph *graph, size_t index,
 
 const yirage::Tensor &tensor_of(const char *function, const yirage_tensor *tensor) {
   const yirage_tensor_s &t = checked_tensor(function, "tensor", tensor);
-  return t.owner->graph.tensor(t.id);
+  return t.graph->tensor(t.id);
 }
 
 }  // namespace
@@ -89,7 +89,11 @@ yirage_status yirage_tensor_get_graph(const yirage_tensor *tensor, yirage_graph 
   return guard([&] {
     const yirage_tensor_s &t = checked_tensor("yirage_tensor_get_graph", "tensor", tensor);
     require_non_null("yirage_tensor_get_graph", "out_graph", out_graph);
-    *out_graph = t.owner;
+    if (!yirage::capi::is_live(t.owner, yirage::capi::HandleKind::kGraph)) {
+      yirage::invalid_argument(
+          "yirage_tensor_get_graph: the tensor belongs to a block graph, not a kernel graph");
+    }
+    *out_graph = static_cast<yirage_graph *>(const_cast<void *>(t.owner));
   });
 }
 

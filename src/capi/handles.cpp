@@ -41,17 +41,8 @@ bool is_live(const void *handle, HandleKind kind) noexcept {
   return it != r.live.end() && it->second == kind;
 }
 
-yirage_graph_s &checked_graph(const char *function, const yirage_graph *graph) {
-  if (graph == nullptr) invalid_argument(std::string(function) + ": graph is NULL");
-  if (!is_live(graph, HandleKind::kGraph)) {
-    invalid_argument(std::string(function) +
-                     ": graph is not a live yirage_graph handle (released, or never created)");
-  }
-  return *const_cast<yirage_graph *>(graph);
-}
-
 const yirage_tensor_s &checked_tensor(const char *function, const char *role,
-                                      const yirage_tensor *tensor, const yirage_graph_s *owner) {
+                                      const yirage_tensor *tensor, const void *owner) {
   if (tensor == nullptr) invalid_argument(std::string(function) + ": " + role + " is NULL");
   if (!is_live(tensor, HandleKind::kTensor)) {
     invalid_argument(std::string(function) + ": " + role +
@@ -62,26 +53,6 @@ const yirage_tensor_s &checked_tensor(const char *function, const char *role,
     invalid_argument(std::string(function) + ": " + role + " belongs to another graph");
   }
   return *tensor;
-}
-
-void adopt_new_tensors(yirage_graph_s &graph, const KernelGraph::Checkpoint &checkpoint) {
-  const size_t first = graph.tensor_handles.size();
-  try {
-    for (size_t id = first; id < graph.graph.num_tensors(); ++id) {
-      auto handle =
-          std::make_unique<yirage_tensor_s>(yirage_tensor_s{&graph, static_cast<TensorId>(id)});
-      graph.tensor_handles.push_back(nullptr);  // may throw: nothing registered yet
-      register_handle(handle.get(), HandleKind::kTensor);
-      graph.tensor_handles.back() = std::move(handle);
-    }
-  } catch (...) {
-    for (size_t id = first; id < graph.tensor_handles.size(); ++id) {
-      unregister_handle(graph.tensor_handles[id].get());
-    }
-    graph.tensor_handles.resize(first);
-    graph.graph.rollback(checkpoint);
-    throw;
-  }
 }
 
 }  // namespace yirage::capi
