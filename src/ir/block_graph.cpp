@@ -108,6 +108,7 @@ TensorId BlockGraph::new_input(const Dims &dtensor_dims, DType dtype, const Grid
   attributes.sizes = dtensor_dims;
   attributes.grid_map = imap;
   attributes.forloop_dim = fmap;
+  attributes.dtype = dtype;
   Transaction transaction(*this);
   const TensorId id = append(OpKind::kInputIterator, {}, attributes, {tile}, dtype,
                              fmap >= 0 ? LoopPhase::kPerIteration : LoopPhase::kInvariant)[0];

@@ -13,8 +13,11 @@ TensorId KernelGraph::new_input(const Dims &dims, DType dtype) {
     invalid_argument("new_input: dtype " + std::to_string(static_cast<int32_t>(dtype)) +
                      " is not a yirage_dtype");
   }
+  OpAttributes attributes;
+  attributes.sizes = dims;
+  attributes.dtype = dtype;
   Transaction transaction(*this);
-  const TensorId id = append(OpKind::kInput, {}, {}, {dims}, dtype)[0];
+  const TensorId id = append(OpKind::kInput, {}, attributes, {dims}, dtype)[0];
   inputs_.push_back(id);
   transaction.commit();
   return id;

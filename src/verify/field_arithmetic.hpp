@@ -1,0 +1,66 @@
+// Arithmetic for fingerprints (ARCHITECTURE.md §4, docs/verification.md): each value is a pair
+// (v mod P, v mod Q) — the Chinese-remainder form of v mod P·Q — with Q prime and P = 2Q + 1
+// prime, so that exp(v) = g^(v mod Q) mod P, for g of order Q, turns sums into products exactly
+// as exp does. Run through the same interpreter as the reference executor, it evaluates a graph
+// exactly on random inputs; equal functions give equal fingerprints, and different ones collide
+// only with small, bounded probability.
+//
+// Operators with no algebraic counterpart are modelled so that the identities graphs rely on
+// still hold: max is the associative, commutative a ⊕ b = a + b + r·a·b (identity 0), so any
+// reduction order gives one result and softmax's shift-invariance survives; sqrt is the
+// multiplicative power map x^((P+1)/4); silu, gelu, relu, sigmoid, log, clamp and pow are
+// random functions (keyed hashes) of their inputs. The exp of a value that itself came from exp
+// has no faithful image (its Q part is lost) and is refused as unsupported.
+#pragma once
+
+#include <cstdint>
+#include <random>
+
+#include "ir/operator.hpp"
+
+namespace yirage::verify {
+
+struct FieldValue {
+  uint32_t p;  // v mod P
+  uint32_t q;  // v mod Q, or kUnknownQ once v depends on exp
+  bool operator==(const FieldValue &) const = default;
+};
+
+class FieldArithmetic {
+ public:
+  using Value = FieldValue;
+
+  static constexpr uint64_t P = 2147481143;  // prime, P = 2Q + 1, P ≡ 3 (mod 4)
+  static constexpr uint64_t Q = 1073740571;  // prime, Q ≡ 3 (mod 4)
+  static constexpr uint64_t kGenerator = 4;  // a square ≠ 1 in Z_P*, hence of order Q
+  static constexpr uint32_t kUnknownQ = 0xffffffffu;
+
+  // `seed` fixes the random functions and the max coefficient of one trial.
+  explicit FieldArithmetic(uint64_t seed);
+
+  // A uniformly random value.
+  Value random(std::mt19937_64 &rng) const;
+
+  // The exact image of a finite double (every double is m·2^e with integer m).
+  Value constant(double c) const;
+  Value zero() const { return {0, 0}; }
+  Value max_identity() const { return {0, 0}; }
+  Value add(Value a, Value b) const;
+  Value sub(Value a, Value b) const;
+  Value mul(Value a, Value b) const;
+  Value div(Value a, Value b) const;  // a · b⁻¹; 0⁻¹ is taken as 0
+  Value sqrt(Value a) const;
+  Value exp(Value a) const;  // throws Error(kUnsupported) when a.q is unknown
+  Value max(Value a, Value b) const;
+  Value unary(OpKind kind, const OpAttributes &attributes, Value x) const;
+  Value binary(OpKind kind, Value a, Value b) const;
+
+ private:
+  // A keyed random function of (kind, parameters, inputs) onto the whole field.
+  Value opaque(uint64_t tag, Value a, Value b) const;
+
+  uint64_t key_;
+  uint64_t max_p_, max_q_;  // the r of a ⊕ b = a + b + r·a·b, per component
+};
+
+}  // namespace yirage::verify

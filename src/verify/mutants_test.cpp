@@ -1,0 +1,228 @@
+// The fingerprint against mutants of the six hand-written fused µGraphs: wrong imap / fmap /
+// omap, a dropped operator, another operator kind, swapped operands, another accumulator, another
+// reduction dim, another grid or loop size. Each valid mutant is judged independently by the
+// float64 reference executor; the fingerprint must agree with it on every one — rejecting all
+// that compute something else (at least 200 of them) and accepting those that, by algebra,
+// still compute the same thing (e.g. operands of a commutative operator swapped). Mutations:
+// also an operand replaced by another tile of the same shape.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "benchmark_ugraphs.hpp"
+#include "ir/rebuild.hpp"
+#include "reference/executor.hpp"
+#include "util/error.hpp"
+#include "verify/equivalence.hpp"
+
+namespace yirage::verify {
+namespace {
+
+struct Mutant {
+  std::string description;
+  KernelGraph graph;
+};
+
+const OpKind kUnaryKinds[] = {OpKind::kExp,     OpKind::kSilu, OpKind::kGelu,
+                              OpKind::kRelu,    OpKind::kSqrt, OpKind::kSquare,
+                              OpKind::kSigmoid, OpKind::kLog,  OpKind::kNeg};
+const OpKind kBinaryKinds[] = {OpKind::kAdd, OpKind::kSub, OpKind::kMul,
+                               OpKind::kDiv, OpKind::kPow, OpKind::kMax};
+const OpKind kAccumulators[] = {OpKind::kAccumSum, OpKind::kAccumReduceSum,
+                                OpKind::kAccumReduceMean, OpKind::kAccumReduceRms,
+                                OpKind::kAccumMax};
+
+// One edit of one block-graph operator (or of the config), and what to call it.
+struct Edit {
+  std::string description;
+  OperatorEdit edit;
+  BlockGraphConfig config;
+};
+
+std::vector<Edit> edits_of(const BlockGraph &bg) {
+  std::vector<Edit> edits;
+  const BlockGraphConfig base = bg.config();
+  auto add = [&](std::string what, size_t target, std::function<bool(Operator &)> change) {
+    edits.push_back(
+        {std::move(what),
+         [target, change](size_t index, Operator &op) { return index != target || change(op); },
+         base});
+  };
+  for (size_t i = 0; i < bg.operators().size(); ++i) {
+    const Operator &op = bg.operators()[i];
+    const std::string at = std::string(op_name(op.kind)) + " #" + std::to_string(i);
+    const int rank = op.kind == OpKind::kOutputSaver
+                         ? static_cast<int>(bg.tensor(op.inputs[0]).dims.size())
+                         : static_cast<int>(op.attributes.sizes.size());
+    if (op.kind == OpKind::kInputIterator || op.kind == OpKind::kOutputSaver) {
+      for (size_t axis = 0; axis < 3; ++axis) {
+        for (int v = -1; v < rank; ++v) {
+          if (v == op.attributes.grid_map[axis]) continue;
+          add(at + ": map[" + std::to_string(axis) + "] = " + std::to_string(v), i,
+              [=](Operator &o) {
+                o.attributes.grid_map[axis] = v;
+                return true;
+              });
+        }
+      }
+      for (int v = -1; v < rank; ++v) {
+        if (v == op.attributes.forloop_dim) continue;
+        add(at + ": forloop dim = " + std::to_string(v), i, [=](Operator &o) {
+          o.attributes.forloop_dim = v;
+          return true;
+        });
+      }
+      continue;
+    }
+    add(at + ": dropped", i, [](Operator &) { return false; });
+    // Wrong operand: any earlier tile of the same shape in place of each operand.
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      for (TensorId t = 0; t < op.outputs.front(); ++t) {
+        if (t == op.inputs[k] || bg.tensor(t).dims != bg.tensor(op.inputs[k]).dims) continue;
+        add(at + ": operand " + std::to_string(k) + " <- tensor " + std::to_string(t), i,
+            [=](Operator &o) {
+              o.inputs[k] = t;
+              return true;
+            });
+      }
+    }
+    if (is_unary(op.kind) && op.kind != OpKind::kClamp && op.kind != OpKind::kMulScalar) {
+      for (OpKind k : kUnaryKinds) {
+        if (k != op.kind)
+          add(at + " -> " + op_name(k), i, [=](Operator &o) {
+            o.kind = k;
+            return true;
+          });
+      }
+    }
+    if (is_binary(op.kind)) {
+      for (OpKind k : kBinaryKinds) {
+        if (k != op.kind)
+          add(at + " -> " + op_name(k), i, [=](Operator &o) {
+            o.kind = k;
+            return true;
+          });
+      }
+    }
+    if (is_binary(op.kind) || op.kind == OpKind::kMatmul || op.kind == OpKind::kAccumRescale) {
+      add(at + ": operands swapped", i, [](Operator &o) {
+        std::swap(o.inputs[0], o.inputs[1]);
+        return true;
+      });
+    }
+    if (is_accumulator(op.kind) && op.kind != OpKind::kAccumRescale) {
+      for (OpKind k : kAccumulators) {
+        if (k != op.kind)
+          add(at + " -> " + op_name(k), i, [=](Operator &o) {
+            o.kind = k;
+            return true;
+          });
+      }
+    }
+    if (op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax) {
+      const int r = static_cast<int>(bg.tensor(op.inputs[0]).dims.size());
+      for (int d = 0; d < r; ++d) {
+        if (d != op.attributes.dim) {
+          add(at + ": dim " + std::to_string(d), i, [=](Operator &o) {
+            o.attributes.dim = d;
+            return true;
+          });
+        }
+      }
+    }
+    if (op.kind == OpKind::kRmsNorm) {
+      add(at + ": eps 0.5", i, [](Operator &o) {
+        o.attributes.eps = 0.5;
+        return true;
+      });
+    }
+  }
+  for (int64_t factor : {2, 4}) {
+    for (size_t axis = 0; axis < 2; ++axis) {
+      BlockGraphConfig more = base, fewer = base;
+      more.grid[axis] *= factor;
+      fewer.grid[axis] = std::max<int64_t>(1, base.grid[axis] / factor);
+      edits.push_back(
+          {"grid[" + std::to_string(axis) + "] x" + std::to_string(factor), nullptr, more});
+      edits.push_back(
+          {"grid[" + std::to_string(axis) + "] /" + std::to_string(factor), nullptr, fewer});
+    }
+    BlockGraphConfig more = base, fewer = base;
+    more.forloop_range *= factor;
+    fewer.forloop_range = std::max<int64_t>(1, base.forloop_range / factor);
+    edits.push_back({"forloop x" + std::to_string(factor), nullptr, more});
+    edits.push_back({"forloop /" + std::to_string(factor), nullptr, fewer});
+  }
+  return edits;
+}
+
+// Every valid mutant of the (single) customized operator of `fused`.
+std::vector<Mutant> mutants_of(const KernelGraph &fused) {
+  const BlockGraph *original = nullptr;
+  for (const Operator &op : fused.operators()) {
+    if (op.kind == OpKind::kCustomized) original = op.block_graph.get();
+  }
+  std::vector<Mutant> mutants;
+  for (const Edit &e : edits_of(*original)) {
+    try {
+      auto bg = std::make_shared<const BlockGraph>(rebuild(*original, e.config, e.edit));
+      KernelGraph g = rebuild(fused, [&](size_t, Operator &op) {
+        if (op.kind == OpKind::kCustomized) op.block_graph = bg;
+        return true;
+      });
+      mutants.push_back({e.description, std::move(g)});
+    } catch (const Error &) {
+      // An invalid mutant (a shape or map the builders refuse) is not a candidate at all.
+    }
+  }
+  return mutants;
+}
+
+// Whether the float64 reference executor says the two graphs compute different functions.
+bool reference_differs(const KernelGraph &a, const KernelGraph &b) {
+  if (a.tensor(a.outputs()[0]).dims != b.tensor(b.outputs()[0]).dims) return true;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::vector<reference::Values> inputs;
+  for (TensorId id : a.inputs()) {
+    reference::Values v(static_cast<size_t>(num_elements(a.tensor(id).dims)));
+    for (double &x : v) x = uniform(rng);
+    inputs.push_back(std::move(v));
+  }
+  const reference::Values x = reference::evaluate(a, inputs, 1)[0];
+  const reference::Values y = reference::evaluate(b, inputs, 1)[0];
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!(std::fabs(x[i] - y[i]) <= 1e-9 * (1 + std::fabs(x[i])))) return true;  // NaN differs
+  }
+  return false;
+}
+
+TEST(FingerprintMutants, AgreeWithTheReferenceOnEveryMutant) {
+  int rejected = 0, accepted = 0, unsupported = 0, total_valid = 0;
+  for (const std::string &name : bench::benchmark_names()) {
+    const KernelGraph fused = bench::build_fused(name, 1, DType::kFloat16, 16);
+    for (const Mutant &m : mutants_of(fused)) {
+      ++total_valid;
+      const bool differs = reference_differs(fused, m.graph);
+      EquivalenceResult result;
+      try {
+        result = check_equivalence(fused, m.graph, EquivalenceOptions{3, 5, 1});
+      } catch (const Error &e) {
+        ASSERT_EQ(e.code(), ErrorCode::kUnsupported) << name << ": " << m.description;
+        ++unsupported;  // e.g. exp turned into something applied after an exp
+        continue;
+      }
+      EXPECT_EQ(result.equivalent, !differs)
+          << name << ": " << m.description << " (reference says "
+          << (differs ? "different" : "same") << "; " << result.reason << ")";
+      (result.equivalent ? accepted : rejected) += 1;
+    }
+  }
+  std::printf("%d valid mutants: %d rejected, %d accepted as equivalent, %d unsupported\n",
+              total_valid, rejected, accepted, unsupported);
+  EXPECT_GE(rejected, 200);
+}
+
+}  // namespace
+}  // namespace yirage::verify
