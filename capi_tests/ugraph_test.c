@@ -159,8 +159,67 @@ static void test_errors(void) {
   yirage_graph_release(other);
 }
 
+static void test_equivalence(void) {
+  yirage_graph *plain = build(0), *fused = build(1), *nested = NULL, *other = NULL;
+  yirage_equivalence_options options;
+  yirage_equivalence_result result;
+  yirage_tensor *x, *e, *ee;
+  const int64_t dims[2] = {ROWS, HIDDEN}, hidden = HIDDEN;
+  memset(&result, 0x5a, sizeof result);
+  result.struct_size = sizeof result;
+  OK(yirage_graph_equivalent(plain, fused, NULL, &result));
+  CHECK(result.equivalent == 1 && result.trials == 3 && result.reason[0] == '\0');
+  printf("fused vs unfused: equivalent in %u trials, %.3f s\n", result.trials, result.seconds);
+
+  /* rms_norm(X)·W against X·W: not equivalent. */
+  OK(yirage_graph_create(&other));
+  {
+    const int64_t w_dims[2] = {HIDDEN, COLS};
+    yirage_tensor *w, *o;
+    OK(yirage_graph_new_input(other, 2, dims, YIRAGE_FLOAT32, &x));
+    OK(yirage_graph_new_input(other, 2, w_dims, YIRAGE_FLOAT32, &w));
+    OK(yirage_graph_matmul(other, x, w, &o));
+    OK(yirage_graph_mark_output(other, o));
+  }
+  yirage_equivalence_options_init(&options);
+  options.trials = 2;
+  options.seed = 99;
+  OK(yirage_graph_equivalent(fused, other, &options, &result));
+  CHECK(result.equivalent == 0 && result.trials == 1);
+  CHECK(strstr(result.reason, "output 0 differs at element") != NULL);
+
+  /* Errors: inputs that differ, struct sizes, exp of exp. */
+  OK(yirage_graph_create(&nested));
+  OK(yirage_graph_new_input(nested, 2, dims, YIRAGE_FLOAT32, &x));
+  OK(yirage_graph_exp(nested, x, &e));
+  OK(yirage_graph_exp(nested, e, &ee));
+  OK(yirage_graph_mark_output(nested, ee));
+  EXPECT_FAIL(yirage_graph_equivalent(plain, nested, NULL, &result),
+              "the graphs have 2 and 1 inputs");
+  CHECK(yirage_graph_equivalent(nested, nested, NULL, &result) == YIRAGE_ERROR_UNSUPPORTED &&
+        strstr(yirage_last_error_message(), "exp of a value that itself depends on exp"));
+  options.struct_size = 4;
+  EXPECT_FAIL(yirage_graph_equivalent(plain, fused, &options, &result),
+              "options->struct_size 4 is smaller");
+  result.struct_size = 16;
+  EXPECT_FAIL(yirage_graph_equivalent(plain, fused, NULL, &result),
+              "out_result->struct_size 16 is smaller");
+  options.struct_size = sizeof options;
+  options.trials = 0;
+  result.struct_size = sizeof result;
+  EXPECT_FAIL(yirage_graph_equivalent(plain, fused, &options, &result),
+              "trials must be at least 1");
+  EXPECT_FAIL(yirage_graph_equivalent(plain, NULL, NULL, &result), "graph is NULL");
+  (void)hidden;
+  yirage_graph_release(plain);
+  yirage_graph_release(fused);
+  yirage_graph_release(nested);
+  yirage_graph_release(other);
+}
+
 int main(void) {
   test_fused_matches_unfused();
+  test_equivalence();
   test_errors();
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);

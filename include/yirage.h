@@ -457,6 +457,42 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_get_output(const yirage_gr
                                                                  yirage_tensor **out_tensor);
 
 /* ---------------------------------------------------------------------------------------------
+ * Equivalence by fingerprints (docs/verification.md)
+ *
+ * Both graphs are evaluated exactly, in modular arithmetic, on the same random inputs; they are
+ * declared equivalent when every output agrees in every trial. Different graphs agree in one
+ * trial with a probability bounded in docs/verification.md. Thread-safe for graphs not being
+ * modified.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct yirage_equivalence_options {
+  size_t struct_size; /* sizeof(yirage_equivalence_options) */
+  uint32_t trials;    /* independent trials, >= 1 (default 3) */
+  uint64_t seed;      /* everything random derives from it (default 1) */
+  uint32_t threads;   /* threads for customized operators' blocks; 0 = all cores (default) */
+} yirage_equivalence_options;
+
+/* Sets *options to the defaults, with struct_size = sizeof(yirage_equivalence_options). */
+YIRAGE_API void yirage_equivalence_options_init(yirage_equivalence_options *options);
+
+typedef struct yirage_equivalence_result {
+  size_t struct_size; /* set by the caller: sizeof(yirage_equivalence_result) */
+  int32_t equivalent; /* 1: every output agreed in every trial; 0: they differ */
+  uint32_t trials;    /* trials run (a difference stops the check early) */
+  double seconds;     /* wall time of the check */
+  char reason[256];   /* why not equivalent (NUL-terminated, may be truncated); "" if equivalent */
+} yirage_equivalence_result;
+
+/* Compares graphs a and b, which must have the same inputs (count, dims, dtypes, order); other
+ * inputs give YIRAGE_ERROR_INVALID_ARGUMENT. Different output counts or shapes are a result
+ * (not equivalent, with the reason), not an error. A graph that cannot be fingerprinted (the exp
+ * of a value that itself depends on exp) gives YIRAGE_ERROR_UNSUPPORTED. options may be NULL
+ * for the defaults. out_result->struct_size must be set by the caller. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_equivalent(
+    const yirage_graph *a, const yirage_graph *b, const yirage_equivalence_options *options,
+    yirage_equivalence_result *out_result);
+
+/* ---------------------------------------------------------------------------------------------
  * The reference executor: the semantic oracle. Evaluates the graph in float64 on host memory.
  *
  * inputs[i] is the graph's i-th input, outputs[j] receives its j-th output; counts must match

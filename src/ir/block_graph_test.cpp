@@ -8,6 +8,7 @@
 #include "ir/kernel_graph.hpp"
 #include "reference/executor.hpp"
 #include "util/error.hpp"
+#include "verify/equivalence.hpp"
 
 namespace yirage {
 namespace {
@@ -153,6 +154,9 @@ void expect_same_function(const KernelGraph &a, const KernelGraph &b) {
   const reference::Values y = reference::evaluate(b, inputs)[0];
   ASSERT_EQ(x.size(), y.size());
   for (size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(x[i], y[i], 1e-12 * (1 + std::fabs(x[i])));
+  // The fingerprint must agree: these rewrites hold exactly in its arithmetic too.
+  const verify::EquivalenceResult r = verify::check_equivalence(a, b, {3, 1, 1});
+  EXPECT_TRUE(r.equivalent) << r.reason;
 }
 
 TEST(BlockGraphSemantics, OnlineSoftmaxWithRescale) {

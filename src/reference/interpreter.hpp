@@ -50,7 +50,7 @@ class Interpreter {
       if (op.kind == OpKind::kCustomized) {
         run_customized(graph, op, values);
       } else {
-        compute(graph, op, values);
+        compute(graph, op, values, threads_);
       }
     }
     std::vector<Buffer<V>> outputs;
@@ -81,9 +81,10 @@ class Interpreter {
     return live;
   }
 
-  // Evaluates a compute operator (the same at kernel and block level).
-  void compute(const OperatorGraph &graph, const Operator &op,
-               std::vector<Buffer<V>> &values) const {
+  // Evaluates a compute operator (the same at kernel and block level) with up to `threads`
+  // threads (blocks of a customized operator already run concurrently, so they pass 1).
+  void compute(const OperatorGraph &graph, const Operator &op, std::vector<Buffer<V>> &values,
+               int threads = 1) const {
     auto in = [&](size_t k) -> const Buffer<V> & {
       return values[static_cast<size_t>(op.inputs[k])];
     };
@@ -99,7 +100,9 @@ class Interpreter {
       return;
     }
     switch (op.kind) {
-      case OpKind::kMatmul: out = matmul(arith_, in(0), dims(0), in(1), dims(1), out_dims); return;
+      case OpKind::kMatmul:
+        out = matmul(arith_, in(0), dims(0), in(1), dims(1), out_dims, threads);
+        return;
       case OpKind::kReduction:
       case OpKind::kReductionMax:
         out = reduce(arith_, op.kind, in(0), dims(0), op.attributes.dim);

@@ -7,6 +7,7 @@
 
 #include "ir/operator.hpp"
 #include "ir/shape.hpp"
+#include "util/parallel.hpp"
 
 namespace yirage::reference {
 
@@ -77,31 +78,31 @@ Buffer<V> broadcast_binary(const A &arith, OpKind kind, const Buffer<V> &a, cons
   return out;
 }
 
+// Rows of the output are independent, so up to `threads` threads compute them.
 template <class A, class V = typename A::Value>
 Buffer<V> matmul(const A &arith, const Buffer<V> &a, const Dims &a_dims, const Buffer<V> &b,
-                 const Dims &b_dims, const Dims &out_dims) {
+                 const Dims &b_dims, const Dims &out_dims, int threads = 1) {
   const size_t rank = out_dims.size();
   const int64_t m = a_dims[rank - 2], k = a_dims[rank - 1], n = b_dims[rank - 1];
   const Dims batch_out(out_dims.begin(), out_dims.end() - 2);
   const Dims batch_a(a_dims.begin(), a_dims.end() - 2);
   const Dims batch_b(b_dims.begin(), b_dims.end() - 2);
-  Buffer<V> out(static_cast<size_t>(num_elements(out_dims)), arith.zero());
   // Batch dims broadcast like elementwise operands, in units of whole matrices.
-  for_each_broadcast(
-      batch_out, detail::broadcast_strides(batch_a), detail::broadcast_strides(batch_b),
-      [&](int64_t batch, int64_t batch_a_index, int64_t batch_b_index) {
-        const V *pa = a.data() + batch_a_index * m * k;
-        const V *pb = b.data() + batch_b_index * k * n;
-        V *po = out.data() + batch * m * n;
-        for (int64_t i = 0; i < m; ++i) {
-          for (int64_t p = 0; p < k; ++p) {  // i-p-j order keeps the inner loop contiguous
-            const V a_ip = pa[i * k + p];
-            for (int64_t j = 0; j < n; ++j) {
-              po[i * n + j] = arith.add(po[i * n + j], arith.mul(a_ip, pb[p * n + j]));
-            }
-          }
-        }
-      });
+  std::vector<std::pair<int64_t, int64_t>> operands;  // per output batch: (A batch, B batch)
+  for_each_broadcast(batch_out, detail::broadcast_strides(batch_a),
+                     detail::broadcast_strides(batch_b),
+                     [&](int64_t, int64_t ia, int64_t ib) { operands.emplace_back(ia, ib); });
+  Buffer<V> out(static_cast<size_t>(num_elements(out_dims)), arith.zero());
+  parallel_for(static_cast<int64_t>(operands.size()) * m, threads, [&](int64_t row) {
+    const int64_t batch = row / m, i = row % m;
+    const V *pa = a.data() + (operands[static_cast<size_t>(batch)].first * m + i) * k;
+    const V *pb = b.data() + operands[static_cast<size_t>(batch)].second * k * n;
+    V *po = out.data() + (batch * m + i) * n;
+    for (int64_t p = 0; p < k; ++p) {  // p-j order keeps the inner loop contiguous
+      const V a_ip = pa[p];
+      for (int64_t j = 0; j < n; ++j) po[j] = arith.add(po[j], arith.mul(a_ip, pb[p * n + j]));
+    }
+  });
   return out;
 }
 
