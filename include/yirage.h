@@ -457,6 +457,53 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_get_output(const yirage_gr
                                                                  yirage_tensor **out_tensor);
 
 /* ---------------------------------------------------------------------------------------------
+ * Graph files (docs/file-formats.md)
+ *
+ * Kernel graphs, customized operators and their µGraphs included, as a binary flatbuffers file
+ * (schemas/yirage_graph.fbs, file identifier "YRGF", extension .yrg) or its JSON form, which a
+ * person can read and write. Writing is deterministic (the same graph gives the same bytes).
+ * Loading never trusts its input: the flatbuffers verifier runs, then every operator is rebuilt
+ * through the same validating builders as the functions above; a truncated, damaged or
+ * semantically invalid file gives YIRAGE_ERROR_CORRUPT_DATA with a message, a file of a newer
+ * schema YIRAGE_ERROR_VERSION_MISMATCH. Thread-safe for graphs not being modified.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef enum yirage_graph_format {
+  YIRAGE_GRAPH_FORMAT_BINARY = 1, /* flatbuffers */
+  YIRAGE_GRAPH_FORMAT_JSON = 2,   /* the same content as JSON text */
+  YIRAGE_GRAPH_FORMAT_MAX_ENUM = 0x7fffffff
+} yirage_graph_format;
+
+/* An immutable byte buffer owned by yirage. */
+typedef struct yirage_blob_s yirage_blob;
+
+/* The blob's bytes (valid until it is released) and their count; NULL / 0 for a dead handle. */
+YIRAGE_API const void *yirage_blob_data(const yirage_blob *blob);
+YIRAGE_API size_t yirage_blob_size(const yirage_blob *blob);
+/* NULL and dead handles are ignored. */
+YIRAGE_API void yirage_blob_release(yirage_blob *blob);
+
+/* Serializes a graph; the caller owns *out_blob. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_serialize(const yirage_graph *graph,
+                                                               yirage_graph_format format,
+                                                               yirage_blob **out_blob);
+
+/* A new graph from bytes in either format (detected: binary by its identifier, JSON by a leading
+ * '{'). The caller owns *out_graph. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_deserialize(const void *data, size_t size,
+                                                                 yirage_graph **out_graph);
+
+/* Writes the graph to `path`: JSON when the path ends in ".json", binary otherwise. The file is
+ * written under a temporary name and renamed, so it is never seen half-written. A missing
+ * folder gives YIRAGE_ERROR_NOT_FOUND. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_save(const yirage_graph *graph,
+                                                          const char *path);
+
+/* Reads a graph file in either format. A missing file gives YIRAGE_ERROR_NOT_FOUND. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_load(const char *path,
+                                                          yirage_graph **out_graph);
+
+/* ---------------------------------------------------------------------------------------------
  * Equivalence by fingerprints (docs/verification.md)
  *
  * Both graphs are evaluated exactly, in modular arithmetic, on the same random inputs; they are

@@ -89,7 +89,11 @@ KernelGraph unfused_lora(DType dtype, int64_t scale) {
   const TensorId w = g.new_input({k, n}, dtype);
   const TensorId a = g.new_input({k, 16}, dtype);
   const TensorId bm = g.new_input({16, n}, dtype);
-  g.mark_output(g.binary(OpKind::kAdd, g.matmul(x, w), g.matmul(g.matmul(x, a), bm)));
+  // One builder call per statement: C++ leaves the order of argument evaluation open, and the
+  // order operators are recorded in is part of the graph (and of its files).
+  const TensorId xw = g.matmul(x, w);
+  const TensorId xa = g.matmul(x, a);
+  g.mark_output(g.binary(OpKind::kAdd, xw, g.matmul(xa, bm)));
   return g;
 }
 
@@ -121,7 +125,9 @@ KernelGraph unfused_gated_mlp(DType dtype, int64_t scale) {
   const TensorId x = g.new_input({8, hidden}, dtype);
   const TensorId w1 = g.new_input({hidden, hidden}, dtype);
   const TensorId w2 = g.new_input({hidden, hidden}, dtype);
-  g.mark_output(g.binary(OpKind::kMul, g.unary(OpKind::kSilu, g.matmul(x, w1)), g.matmul(x, w2)));
+  const TensorId h1 = g.matmul(x, w1);
+  const TensorId h2 = g.matmul(x, w2);
+  g.mark_output(g.binary(OpKind::kMul, g.unary(OpKind::kSilu, h1), h2));
   return g;
 }
 

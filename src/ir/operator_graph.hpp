@@ -38,6 +38,8 @@ class OperatorGraph {
   OperatorGraph() = default;
   OperatorGraph(const OperatorGraph &) = default;
   OperatorGraph &operator=(const OperatorGraph &) = default;
+  OperatorGraph(OperatorGraph &&) = default;
+  OperatorGraph &operator=(OperatorGraph &&) = default;
   virtual ~OperatorGraph() = default;
 
   TensorId matmul(TensorId a, TensorId b);

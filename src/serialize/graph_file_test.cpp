@@ -1,0 +1,187 @@
+#include "serialize/graph_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "benchmark_ugraphs.hpp"
+#include "ir/block_graph.hpp"
+#include "util/error.hpp"
+#include "verify/equivalence.hpp"
+
+namespace yirage::serialize {
+namespace {
+
+std::vector<uint8_t> bytes_of(const std::string &text) {
+  return std::vector<uint8_t>(text.begin(), text.end());
+}
+
+KernelGraph load(const std::vector<uint8_t> &bytes) {
+  return graph_from_bytes(bytes.data(), bytes.size());
+}
+
+// The error code a load ends with, or -1 when it loads.
+int load_error(const std::vector<uint8_t> &bytes) {
+  try {
+    load(bytes);
+    return -1;
+  } catch (const Error &e) {
+    return static_cast<int>(e.code());
+  }
+}
+
+std::string load_message(const std::string &text) {
+  try {
+    load(bytes_of(text));
+    return "(loaded)";
+  } catch (const Error &e) {
+    return e.what();
+  }
+}
+
+TEST(GraphFile, BenchmarkGraphsRoundTripBitForBit) {
+  for (const std::string &name : bench::benchmark_names()) {
+    for (bool fused : {false, true}) {
+      const KernelGraph g = fused ? bench::build_fused(name, 1, DType::kFloat16)
+                                  : bench::build_unfused(name, 1, DType::kFloat16);
+      for (GraphFormat format : {GraphFormat::kBinary, GraphFormat::kJson}) {
+        const std::vector<uint8_t> first = graph_to_bytes(g, format);
+        EXPECT_EQ(first, graph_to_bytes(g, format)) << name << ": not deterministic";
+        const KernelGraph loaded = load(first);
+        EXPECT_EQ(graph_to_bytes(loaded, format), first) << name << " fused=" << fused;
+        // The other format describes the same graph too.
+        EXPECT_EQ(graph_to_bytes(load(graph_to_bytes(g, GraphFormat::kJson)), GraphFormat::kBinary),
+                  graph_to_bytes(g, GraphFormat::kBinary));
+      }
+    }
+  }
+}
+
+TEST(GraphFile, LoadedGraphsComputeTheSameFunction) {
+  for (const std::string &name : bench::benchmark_names()) {
+    const KernelGraph g = bench::build_fused(name, 1, DType::kFloat16, 16);
+    const KernelGraph loaded = load(graph_to_bytes(g, GraphFormat::kJson));
+    EXPECT_TRUE(verify::check_equivalence(g, loaded, {2, 3, 1}).equivalent) << name;
+  }
+}
+
+TEST(GraphFile, HandWrittenJson) {
+  const KernelGraph g = load(bytes_of(R"({
+    "operators": [
+      {"kind": "Input", "sizes": [2, 8], "dtype": "Float16"},
+      {"kind": "Input", "sizes": [8, 4], "dtype": "Float16"},
+      {"kind": "Matmul", "inputs": [0, 1]},
+      {"kind": "Exp", "inputs": [2]}
+    ],
+    "outputs": [3]
+  })"));
+  EXPECT_EQ(g.operators().size(), 4u);
+  EXPECT_EQ(g.tensor(g.outputs()[0]).dims, (Dims{2, 4}));
+  EXPECT_EQ(g.tensor(g.outputs()[0]).dtype, DType::kFloat16);
+}
+
+TEST(GraphFile, SemanticErrorsAreCorruptDataWithTheOperator) {
+  EXPECT_EQ(load_message(R"({"operators": [
+      {"kind": "Input", "sizes": [16, 4096], "dtype": "Float32"}, {"kind": "Input", "sizes": [406, 4096], "dtype": "Float32"},
+      {"kind": "Matmul", "inputs": [0, 1]}]})"),
+            "graph file: operator 2 (matmul): matmul: A is [16,4096], B is [406,4096]: inner "
+            "dimensions 4096 and 406 differ");
+  EXPECT_EQ(load_message(R"({"operators": [{"kind": "Input", "sizes": [4], "dtype": "Float32"},
+      {"kind": "Exp", "inputs": [1]}]})"),
+            "graph file: operator 1 (exp): input 1 is not a tensor defined before it");
+  EXPECT_EQ(
+      load_message(
+          R"({"operators": [{"kind": "Input", "sizes": [4], "dtype": "Float32"}], "outputs": [0]})"),
+      "graph file: outputs: mark_output: the tensor is a graph input; outputs must be "
+      "computed");
+  EXPECT_EQ(
+      load_message(
+          R"({"operators": [{"kind": "Input", "sizes": [4], "dtype": "Float32"}], "outputs": [7]})"),
+      "graph file: output 7 is not a tensor of the graph");
+  EXPECT_EQ(load_message(R"({"operators": [{"kind": "Input", "sizes": [1099511627776,
+      1099511627776], "dtype": "Float32"}]})")
+                    .find("hold more than 2^56 elements") != std::string::npos,
+            true);
+  EXPECT_EQ(load_message(R"({"operators": [{"kind": 999}]})").rfind("graph file: operator 0", 0),
+            0u);
+  EXPECT_NE(load_message(R"({"operators": [{"kind": "Customized"}]})")
+                .find("a customized operator without a block graph"),
+            std::string::npos);
+  EXPECT_NE(load_message(R"({"operators": [{"kind": "Input", "sizes": [4],
+      "dtype": "Float32", "grid_map": [1, 2]}]})")
+                .find("grid_map must have 3 entries"),
+            std::string::npos);
+  EXPECT_NE(load_message(R"({"operators": [{"kind": "Input", "sizes": [4], "dtype": "Float32"},
+      {"kind": "Customized", "inputs": [0], "block_graph": {"grid": [1, 1, 1], "operators": [
+        {"kind": "Customized", "block_graph": {"grid": [1, 1, 1]}}]}}]})")
+                .find("a block graph operator cannot hold a block graph"),
+            std::string::npos);
+  EXPECT_NE(load_message(R"({"operators": [{"kind": "Input", "sizes": [4], "dtype": "Float32"},
+      {"kind": "Customized", "inputs": [0], "block_graph": {"grid": [0, 1, 1]}}]})")
+                .find("every grid dim must be >= 1"),
+            std::string::npos);
+  EXPECT_NE(load_message(R"({"operators": [{"kind": "Input", "sizes": [4], "dtype": "Float32"},
+      {"kind": "Customized", "inputs": [0], "block_graph": {"grid": [1, 1, 1], "operators": [
+        {"kind": "Input", "sizes": [4], "dtype": "Float32"}]}}]})")
+                .find("not an operator of this graph level"),
+            std::string::npos);
+  EXPECT_NE(load_message(R"({"operators": [{"kind": "Input", "sizes": [4]}]})")
+                .find("dtype 0 is not a yirage_dtype"),
+            std::string::npos);
+  EXPECT_NE(load_message(R"({"operators": [{"kind": "Nonsense"}]})").find("JSON:"),
+            std::string::npos);
+  EXPECT_NE(load_message("{").find("JSON:"), std::string::npos);
+  EXPECT_NE(load_message("hello").find("neither a binary graph file"), std::string::npos);
+  EXPECT_NE(load_message("").find("neither"), std::string::npos);
+}
+
+TEST(GraphFile, NewerSchemaIsAVersionMismatch) {
+  try {
+    load(bytes_of(R"({"schema_version": 2, "operators": []})"));
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::kVersionMismatch);
+    EXPECT_STREQ(e.what(), "graph file: schema version 2 is newer than this library's 1");
+  }
+}
+
+// Every prefix of a valid file, and every single-bit flip of it, either loads (a flip can land
+// in a value that stays valid) or fails with CORRUPT_DATA / VERSION_MISMATCH — never a crash,
+// never another error. Run under ASan/UBSan in CI.
+TEST(GraphFile, TruncatedAndBitFlippedFilesAreRefusedCleanly) {
+  const std::vector<uint8_t> good =
+      graph_to_bytes(bench::build_fused("lora", 1, DType::kFloat16, 16), GraphFormat::kBinary);
+  const int corrupt = static_cast<int>(ErrorCode::kCorruptData);
+  const int version = static_cast<int>(ErrorCode::kVersionMismatch);
+  for (size_t n = 0; n < good.size(); ++n) {
+    const std::vector<uint8_t> prefix(good.begin(), good.begin() + static_cast<ptrdiff_t>(n));
+    ASSERT_EQ(load_error(prefix), corrupt) << "prefix of " << n << " bytes";
+  }
+  int loaded = 0, refused = 0;
+  for (size_t byte = 0; byte < good.size(); ++byte) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::vector<uint8_t> flipped = good;
+      flipped[byte] ^= static_cast<uint8_t>(1u << bit);
+      const int code = load_error(flipped);
+      ASSERT_TRUE(code == -1 || code == corrupt || code == version)
+          << "byte " << byte << " bit " << bit << ": error code " << code;
+      (code == -1 ? loaded : refused) += 1;
+    }
+  }
+  EXPECT_GT(refused, 0);
+  std::printf("%zu-byte file: %d bit flips refused, %d still valid\n", good.size(), refused,
+              loaded);
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<uint8_t> noise(rng() % 512);
+    for (uint8_t &b : noise) b = static_cast<uint8_t>(rng());
+    if (noise.size() >= 8 && i % 2 == 0) std::memcpy(noise.data() + 4, "YRGF", 4);
+    const int code = load_error(noise);
+    ASSERT_TRUE(code == -1 || code == corrupt || code == version) << "noise " << i;
+  }
+}
+
+}  // namespace
+}  // namespace yirage::serialize
