@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sets up, then runs every test twice: in the normal build (./build) and in an
-# AddressSanitizer + UndefinedBehaviorSanitizer build (./build-asan). Warnings are errors.
-# Ends with one line "N passed, N failed" counting meson tests over both builds.
+# Sets up, then runs every test in three builds: the normal one (./build), an AddressSanitizer +
+# UndefinedBehaviorSanitizer one (./build-asan), and a clang libFuzzer one (./build-fuzz) that
+# fuzzes every loader of untrusted bytes for a short while. Warnings are errors.
+# Ends with one line "N passed, N failed" counting meson tests over all builds.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build || exit 1
@@ -9,16 +10,21 @@ if [ ! -f build-asan/build.ninja ]; then
   meson setup build-asan --werror -Db_sanitize=address,undefined -Db_lundef=false >/dev/null || exit 1
 fi
 ninja -C build-asan >/dev/null || exit 1
+if [ ! -f build-fuzz/build.ninja ]; then
+  CC=clang-14 CXX=clang++-14 meson setup build-fuzz --werror -Dfuzzing=true -Dtests=false \
+    -Dfuzz_seconds=30 -Db_sanitize=address,undefined -Db_lundef=false >/dev/null || exit 1
+fi
+ninja -C build-fuzz >/dev/null || exit 1
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 status=0
-for dir in build build-asan; do
+for dir in build build-asan build-fuzz; do
   echo "== meson test in $dir"
   meson test -C "$dir" --no-rebuild --print-errorlogs || status=1
 done
 
-/usr/bin/python3 - build build-asan <<'PY'
+/usr/bin/python3 - build build-asan build-fuzz <<'PY'
 import json, sys
 passed = failed = skipped = 0
 for d in sys.argv[1:]:

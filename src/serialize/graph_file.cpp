@@ -68,9 +68,17 @@ flatbuffers::Offset<fb::Operator> write_operator(flatbuffers::FlatBufferBuilder 
 
 // ---- reading -------------------------------------------------------------------------------
 
+// A vector's elements, read with memcpy: the verifier checks the alignment of a vector's length
+// prefix (4 bytes) but not of 8-byte elements, so a damaged file can misalign them.
 template <class T>
 std::vector<T> vector_of(const flatbuffers::Vector<T> *v) {
-  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
+  std::vector<T> out(v ? v->size() : 0);
+  for (size_t i = 0; i < out.size(); ++i) {
+    T value;
+    std::memcpy(&value, v->Data() + i * sizeof(T), sizeof(T));
+    out[i] = flatbuffers::EndianScalar(value);
+  }
+  return out;
 }
 
 Operator read_operator(const fb::Operator &in) {
@@ -85,9 +93,9 @@ Operator read_operator(const fb::Operator &in) {
   op.attributes.sizes = Dims(sizes.begin(), sizes.end());
   op.attributes.has_weight = in.has_weight();
   if (in.grid_map() != nullptr) {
-    if (in.grid_map()->size() != 3) corrupt("a grid_map must have 3 entries");
-    for (size_t a = 0; a < 3; ++a)
-      op.attributes.grid_map[a] = in.grid_map()->Get(static_cast<flatbuffers::uoffset_t>(a));
+    const std::vector<int32_t> map = vector_of(in.grid_map());
+    if (map.size() != 3) corrupt("a grid_map must have 3 entries");
+    for (size_t a = 0; a < 3; ++a) op.attributes.grid_map[a] = map[a];
   }
   op.attributes.forloop_dim = in.forloop_dim();
   op.attributes.dtype = static_cast<DType>(in.dtype());
@@ -126,11 +134,10 @@ std::vector<TensorId> read_operators(
 std::shared_ptr<const BlockGraph> read_block_graph(const fb::BlockGraph *in,
                                                    const std::string &where) {
   if (in == nullptr) corrupt(where + ": a customized operator without a block graph");
-  if (in->grid() == nullptr || in->grid()->size() != 3) {
-    corrupt(where + ": a block graph's grid must have 3 entries");
-  }
+  const std::vector<int64_t> grid = vector_of(in->grid());
+  if (grid.size() != 3) corrupt(where + ": a block graph's grid must have 3 entries");
   BlockGraphConfig config;
-  for (flatbuffers::uoffset_t a = 0; a < 3; ++a) config.grid[a] = in->grid()->Get(a);
+  for (size_t a = 0; a < 3; ++a) config.grid[a] = grid[a];
   config.block_threads = in->block_threads();
   config.forloop_range = in->forloop_range();
   config.shared_memory_limit = in->shared_memory_limit();
@@ -182,6 +189,20 @@ KernelGraph read_graph(const fb::Graph &in) {
   return graph;
 }
 
+// Verifies and reads a binary graph. flatbuffers reads 8-byte fields with typed loads and its
+// verifier checks alignment relative to the buffer's start only, so the bytes are first copied
+// to 8-byte-aligned storage: callers' buffers (and the JSON parser's output) may be unaligned.
+KernelGraph read_binary(const uint8_t *bytes, size_t size) {
+  std::vector<uint64_t> aligned((size + 7) / 8);
+  if (size > 0) std::memcpy(aligned.data(), bytes, size);
+  const auto *data = reinterpret_cast<const uint8_t *>(aligned.data());
+  flatbuffers::Verifier verifier(data, size, /*max_depth=*/32, /*max_tables=*/1u << 22);
+  if (!fb::VerifyGraphBuffer(verifier)) {
+    corrupt("the flatbuffers verifier rejected it (truncated or damaged)");
+  }
+  return read_graph(*fb::GetGraph(data));
+}
+
 flatbuffers::Parser &schema_parser(flatbuffers::Parser &parser) {
   parser.opts.strict_json = true;
   parser.opts.indent_step = 2;
@@ -215,13 +236,7 @@ KernelGraph graph_from_bytes(const void *data, size_t size) {
   if (data == nullptr && size > 0) invalid_argument("graph file: data is NULL");
   if (size > kMaxFileBytes) corrupt("larger than 1 GiB");
   const auto *bytes = static_cast<const uint8_t *>(data);
-  if (size >= 8 && fb::GraphBufferHasIdentifier(bytes)) {
-    flatbuffers::Verifier verifier(bytes, size, /*max_depth=*/32, /*max_tables=*/1u << 22);
-    if (!fb::VerifyGraphBuffer(verifier)) {
-      corrupt("the flatbuffers verifier rejected it (truncated or damaged)");
-    }
-    return read_graph(*fb::GetGraph(bytes));
-  }
+  if (size >= 8 && fb::GraphBufferHasIdentifier(bytes)) return read_binary(bytes, size);
   size_t first = 0;
   while (first < size && std::strchr(" \t\r\n", bytes[first]) != nullptr && bytes[first] != 0) {
     ++first;
@@ -234,11 +249,7 @@ KernelGraph graph_from_bytes(const void *data, size_t size) {
   if (text.find('\0') != std::string::npos) corrupt("JSON text contains a NUL byte");
   flatbuffers::Parser parser;
   if (!schema_parser(parser).ParseJson(text.c_str())) corrupt("JSON: " + parser.error_);
-  const uint8_t *binary = parser.builder_.GetBufferPointer();
-  const size_t binary_size = parser.builder_.GetSize();
-  flatbuffers::Verifier verifier(binary, binary_size, 32, 1u << 22);
-  if (!fb::VerifyGraphBuffer(verifier)) corrupt("JSON: the parsed graph failed verification");
-  return read_graph(*fb::GetGraph(binary));
+  return read_binary(parser.builder_.GetBufferPointer(), parser.builder_.GetSize());
 }
 
 }  // namespace yirage::serialize
