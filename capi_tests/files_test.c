@@ -4,18 +4,7 @@
 #include <string.h>
 
 #include "bench_graphs.h"
-
-static int failures = 0;
-
-#define CHECK(cond)                                                                   \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond, \
-              yirage_last_error_message());                                           \
-      ++failures;                                                                     \
-    }                                                                                 \
-  } while (0)
-#define OK(call) CHECK((call) == YIRAGE_OK)
+#include "check.h"
 
 static int same_bytes(const yirage_graph *a, const yirage_graph *b) {
   yirage_blob *x = NULL, *y = NULL;
@@ -126,10 +115,5 @@ int main(int argc, char **argv) {
   test_round_trips(argv[2]);
   test_example_files(argv[1]);
   test_errors(argv[2]);
-  if (failures) {
-    fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  printf("all graph-file checks passed\n");
-  return 0;
+  return finish("graph-file");
 }

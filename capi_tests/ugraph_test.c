@@ -5,20 +5,7 @@
 #include <string.h>
 
 #include "bench_graphs.h"
-
-static int failures = 0;
-
-#define CHECK(cond)                                                                   \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond, \
-              yirage_last_error_message());                                           \
-      ++failures;                                                                     \
-    }                                                                                 \
-  } while (0)
-#define OK(call) CHECK((call) == YIRAGE_OK)
-#define EXPECT_FAIL(call, fragment) \
-  CHECK((call) == YIRAGE_ERROR_INVALID_ARGUMENT && strstr(yirage_last_error_message(), fragment))
+#include "check.h"
 
 enum { ROWS = 4, HIDDEN = 256, COLS = 128, TILE = 64 };
 
@@ -117,32 +104,33 @@ static void test_errors(void) {
 
   yirage_block_graph_options_init(&options);
   options.struct_size = 8;
-  EXPECT_FAIL(yirage_block_graph_create(&options, &sentinel), "options->struct_size 8 is smaller");
+  EXPECT_INVALID(yirage_block_graph_create(&options, &sentinel),
+                 "options->struct_size 8 is smaller");
   CHECK(sentinel == (yirage_block_graph *)(void *)&failures);
-  EXPECT_FAIL(yirage_block_graph_create(NULL, &bg), "options is NULL");
+  EXPECT_INVALID(yirage_block_graph_create(NULL, &bg), "options is NULL");
   yirage_block_graph_options_init(&options);
   options.grid[0] = 5;
   options.forloop_range = 4;
   OK(yirage_block_graph_create(&options, &bg));
-  EXPECT_FAIL(yirage_block_graph_new_input(bg, x, split_x, -1, &xt),
-              "dim 0 of [12,64] (12) is not divisible by grid.x = 5");
-  EXPECT_FAIL(yirage_block_graph_new_input(bg, x, bad_y, -1, &xt),
-              "imap.y = 0 but grid.y has one block");
-  EXPECT_FAIL(yirage_block_graph_new_input(bg, x, NULL, -1, &xt), "imap is NULL");
+  EXPECT_INVALID(yirage_block_graph_new_input(bg, x, split_x, -1, &xt),
+                 "dim 0 of [12,64] (12) is not divisible by grid.x = 5");
+  EXPECT_INVALID(yirage_block_graph_new_input(bg, x, bad_y, -1, &xt),
+                 "imap.y = 0 but grid.y has one block");
+  EXPECT_INVALID(yirage_block_graph_new_input(bg, x, NULL, -1, &xt), "imap is NULL");
   OK(yirage_block_graph_new_input(bg, x, replicated, 1, &xt));
-  EXPECT_FAIL(yirage_block_graph_new_input(bg, y, replicated, 1, &out),
-              "belongs to another kernel graph");
-  EXPECT_FAIL(yirage_graph_exp(g, xt, &out), "belongs to another graph");
-  EXPECT_FAIL(yirage_block_graph_accumulate(bg, xt, (yirage_accumulator)9, &acc),
-              "kind 9 is not a yirage_accumulator");
+  EXPECT_INVALID(yirage_block_graph_new_input(bg, y, replicated, 1, &out),
+                 "belongs to another kernel graph");
+  EXPECT_INVALID(yirage_graph_exp(g, xt, &out), "belongs to another graph");
+  EXPECT_INVALID(yirage_block_graph_accumulate(bg, xt, (yirage_accumulator)9, &acc),
+                 "kind 9 is not a yirage_accumulator");
   OK(yirage_block_graph_accumulate(bg, xt, YIRAGE_ACCUM_SUM, &acc));
-  EXPECT_FAIL(yirage_block_graph_add(bg, xt, acc, &out),
-              "cannot combine a per-iteration tensor with an after-loop tensor");
-  EXPECT_FAIL(yirage_block_graph_new_output(bg, acc, replicated, -1),
-              "grid.x has 5 blocks but omap.x is -1: the blocks would write overlapping tiles");
-  EXPECT_FAIL(yirage_graph_customized(g, bg, &out), "the block graph has no outputs");
+  EXPECT_INVALID(yirage_block_graph_add(bg, xt, acc, &out),
+                 "cannot combine a per-iteration tensor with an after-loop tensor");
+  EXPECT_INVALID(yirage_block_graph_new_output(bg, acc, replicated, -1),
+                 "grid.x has 5 blocks but omap.x is -1: the blocks would write overlapping tiles");
+  EXPECT_INVALID(yirage_graph_customized(g, bg, &out), "the block graph has no outputs");
   OK(yirage_block_graph_new_output(bg, acc, split_x, -1));
-  EXPECT_FAIL(yirage_graph_customized(other, bg, &out), "belongs to another graph");
+  EXPECT_INVALID(yirage_graph_customized(other, bg, &out), "belongs to another graph");
   OK(yirage_graph_num_operators(g, &n_ops));
   CHECK(n_ops == 1); /* failed customized calls added nothing */
   OK(yirage_graph_customized(g, bg, &out));
@@ -151,8 +139,8 @@ static void test_errors(void) {
     OK(yirage_tensor_get_dims(out, 2, got));
     CHECK(got[0] == 60 && got[1] == 16); /* [12,16] per block, 5 blocks along dim 0 */
   }
-  EXPECT_FAIL(yirage_block_graph_exp((yirage_block_graph *)g, xt, &out),
-              "not a live yirage_block_graph");
+  EXPECT_INVALID(yirage_block_graph_exp((yirage_block_graph *)g, xt, &out),
+                 "not a live yirage_block_graph");
   yirage_block_graph_release(bg);
   yirage_block_graph_release(bg);
   yirage_graph_release(g);
@@ -194,22 +182,22 @@ static void test_equivalence(void) {
   OK(yirage_graph_exp(nested, x, &e));
   OK(yirage_graph_exp(nested, e, &ee));
   OK(yirage_graph_mark_output(nested, ee));
-  EXPECT_FAIL(yirage_graph_equivalent(plain, nested, NULL, &result),
-              "the graphs have 2 and 1 inputs");
+  EXPECT_INVALID(yirage_graph_equivalent(plain, nested, NULL, &result),
+                 "the graphs have 2 and 1 inputs");
   CHECK(yirage_graph_equivalent(nested, nested, NULL, &result) == YIRAGE_ERROR_UNSUPPORTED &&
         strstr(yirage_last_error_message(), "exp of a value that itself depends on exp"));
   options.struct_size = 4;
-  EXPECT_FAIL(yirage_graph_equivalent(plain, fused, &options, &result),
-              "options->struct_size 4 is smaller");
+  EXPECT_INVALID(yirage_graph_equivalent(plain, fused, &options, &result),
+                 "options->struct_size 4 is smaller");
   result.struct_size = 16;
-  EXPECT_FAIL(yirage_graph_equivalent(plain, fused, NULL, &result),
-              "out_result->struct_size 16 is smaller");
+  EXPECT_INVALID(yirage_graph_equivalent(plain, fused, NULL, &result),
+                 "out_result->struct_size 16 is smaller");
   options.struct_size = sizeof options;
   options.trials = 0;
   result.struct_size = sizeof result;
-  EXPECT_FAIL(yirage_graph_equivalent(plain, fused, &options, &result),
-              "trials must be at least 1");
-  EXPECT_FAIL(yirage_graph_equivalent(plain, NULL, NULL, &result), "graph is NULL");
+  EXPECT_INVALID(yirage_graph_equivalent(plain, fused, &options, &result),
+                 "trials must be at least 1");
+  EXPECT_INVALID(yirage_graph_equivalent(plain, NULL, NULL, &result), "graph is NULL");
   (void)hidden;
   yirage_graph_release(plain);
   yirage_graph_release(fused);
@@ -221,10 +209,5 @@ int main(void) {
   test_fused_matches_unfused();
   test_equivalence();
   test_errors();
-  if (failures) {
-    fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  printf("all µGraph C API checks passed\n");
-  return 0;
+  return finish("µGraph C API");
 }

@@ -9,33 +9,14 @@
 
 #include "ir/block_graph.hpp"
 #include "reference/executor.hpp"
+#include "testing/test_support.hpp"
 #include "util/error.hpp"
+#include "verify/equivalence.hpp"
 
 namespace yirage::bench {
 namespace {
 
 using reference::Values;
-
-std::vector<Values> random_inputs(const KernelGraph &g, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  std::vector<Values> inputs;
-  for (TensorId id : g.inputs()) {
-    Values v(static_cast<size_t>(num_elements(g.tensor(id).dims)));
-    for (double &x : v) x = uniform(rng);
-    inputs.push_back(std::move(v));
-  }
-  return inputs;
-}
-
-double relative_error(const Values &got, const Values &want) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    diff += (got[i] - want[i]) * (got[i] - want[i]);
-    norm += want[i] * want[i];
-  }
-  return std::sqrt(diff / norm);
-}
 
 void expect_fused_matches(const std::string &name, int64_t b, int64_t scale) {
   const KernelGraph unfused = build_unfused(name, b, DType::kFloat16, scale);
@@ -48,10 +29,11 @@ void expect_fused_matches(const std::string &name, int64_t b, int64_t scale) {
   }
   EXPECT_EQ(customized, 1u) << name;
   ASSERT_EQ(unfused.tensor(unfused.outputs()[0]).dims, fused.tensor(fused.outputs()[0]).dims);
-  const std::vector<Values> inputs = random_inputs(unfused, 1234 + scale);
+  const std::vector<Values> inputs =
+      testing::random_inputs(unfused, 1234 + static_cast<uint64_t>(scale));
   const Values want = reference::evaluate(unfused, inputs)[0];
   const Values got = reference::evaluate(fused, inputs)[0];
-  EXPECT_LT(relative_error(got, want), 1e-12) << name << " at scale " << scale;
+  EXPECT_LT(testing::relative_error(got, want), 1e-12) << name << " at scale " << scale;
 }
 
 class FusedBenchmark : public ::testing::TestWithParam<std::string> {};
@@ -66,6 +48,17 @@ TEST_P(FusedBenchmark, MatchesUnfusedAtReducedShapesWithBatch2) {
 
 TEST_P(FusedBenchmark, MatchesUnfusedAtBenchmarkShapes) {
   expect_fused_matches(GetParam(), 1, 1);
+}
+
+// The fingerprint agrees (at benchmark shapes: build/benchmarks/verify/fingerprint_times).
+TEST_P(FusedBenchmark, FingerprintEquivalentToUnfused) {
+  for (int64_t b : {1, 2}) {
+    const KernelGraph unfused = build_unfused(GetParam(), b, DType::kFloat16, 16);
+    const KernelGraph fused = build_fused(GetParam(), b, DType::kFloat16, 16);
+    const verify::EquivalenceResult r = verify::check_equivalence(unfused, fused, {3, 17, 0});
+    EXPECT_TRUE(r.equivalent) << GetParam() << " b=" << b << ": " << r.reason;
+    EXPECT_EQ(r.trials, 3);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Benchmarks, FusedBenchmark, ::testing::ValuesIn(benchmark_names()),

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/test_support.hpp"
+
 #include <cmath>
 #include <random>
 
@@ -13,14 +15,7 @@
 namespace yirage {
 namespace {
 
-#define EXPECT_INVALID(statement, text)                                         \
-  try {                                                                         \
-    statement;                                                                  \
-    ADD_FAILURE() << "no error from " #statement;                               \
-  } catch (const Error &e) {                                                    \
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);                           \
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what(); \
-  }
+#define EXPECT_INVALID YIRAGE_EXPECT_INVALID
 
 BlockGraphConfig config(int64_t gx, int64_t gy, int64_t forloop) {
   BlockGraphConfig c;
@@ -136,20 +131,8 @@ TEST(KernelGraph, CustomizedChecksInputs) {
 
 // Reference checks of the accumulators the benchmark µGraphs do not use, each against an
 // unfused kernel graph computing the same function.
-std::vector<reference::Values> random_inputs(const KernelGraph &g) {
-  std::mt19937_64 rng(99);
-  std::uniform_real_distribution<double> uniform(-2, 2);
-  std::vector<reference::Values> inputs;
-  for (TensorId id : g.inputs()) {
-    reference::Values v(static_cast<size_t>(num_elements(g.tensor(id).dims)));
-    for (double &x : v) x = uniform(rng);
-    inputs.push_back(std::move(v));
-  }
-  return inputs;
-}
-
 void expect_same_function(const KernelGraph &a, const KernelGraph &b) {
-  const auto inputs = random_inputs(a);
+  const auto inputs = testing::random_inputs(a, 99, -2, 2);
   const reference::Values x = reference::evaluate(a, inputs)[0];
   const reference::Values y = reference::evaluate(b, inputs)[0];
   ASSERT_EQ(x.size(), y.size());

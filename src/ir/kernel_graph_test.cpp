@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/test_support.hpp"
+
 #include <cmath>
 
 #include "util/error.hpp"
@@ -10,14 +12,7 @@ namespace yirage {
 namespace {
 
 // Expects `statement` to throw yirage::Error(kInvalidArgument) whose message contains `text`.
-#define EXPECT_INVALID(statement, text)                                         \
-  try {                                                                         \
-    statement;                                                                  \
-    ADD_FAILURE() << "no error from " #statement;                               \
-  } catch (const Error &e) {                                                    \
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);                           \
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what(); \
-  }
+#define EXPECT_INVALID YIRAGE_EXPECT_INVALID
 
 TEST(KernelGraph, MatmulBroadcastsBatchDims) {
   KernelGraph g;

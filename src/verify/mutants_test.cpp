@@ -13,6 +13,7 @@
 #include "benchmark_ugraphs.hpp"
 #include "ir/rebuild.hpp"
 #include "reference/executor.hpp"
+#include "testing/test_support.hpp"
 #include "util/error.hpp"
 #include "verify/equivalence.hpp"
 
@@ -182,14 +183,7 @@ std::vector<Mutant> mutants_of(const KernelGraph &fused) {
 // Whether the float64 reference executor says the two graphs compute different functions.
 bool reference_differs(const KernelGraph &a, const KernelGraph &b) {
   if (a.tensor(a.outputs()[0]).dims != b.tensor(b.outputs()[0]).dims) return true;
-  std::mt19937_64 rng(11);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  std::vector<reference::Values> inputs;
-  for (TensorId id : a.inputs()) {
-    reference::Values v(static_cast<size_t>(num_elements(a.tensor(id).dims)));
-    for (double &x : v) x = uniform(rng);
-    inputs.push_back(std::move(v));
-  }
+  const std::vector<reference::Values> inputs = testing::random_inputs(a, 11);
   const reference::Values x = reference::evaluate(a, inputs, 1)[0];
   const reference::Values y = reference::evaluate(b, inputs, 1)[0];
   for (size_t i = 0; i < x.size(); ++i) {
