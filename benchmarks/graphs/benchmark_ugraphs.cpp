@@ -35,7 +35,7 @@ KernelGraph unfused_attention(int64_t b, DType dtype, int64_t scale, bool normal
   return g;
 }
 
-// Flash-attention style: blocks over (head, query rows / 4), the loop over 16 key tiles;
+// Flash-attention style: blocks over (head, 16 groups of query rows), the loop over 16 key tiles;
 // Σ E·V and Σ E accumulate, one division after the loop.
 KernelGraph fused_attention(int64_t b, DType dtype, int64_t scale, bool normalize_q) {
   const int64_t heads = 2 * b, rows = 256 / scale, keys = 4096 / scale;
@@ -43,7 +43,7 @@ KernelGraph fused_attention(int64_t b, DType dtype, int64_t scale, bool normaliz
   const TensorId q = g.new_input({heads, rows, 64}, dtype);
   const TensorId k = g.new_input({heads, 64, keys}, dtype);
   const TensorId v = g.new_input({heads, keys, 64}, dtype);
-  auto bg = std::make_shared<BlockGraph>(config(heads, 4, 16));
+  auto bg = std::make_shared<BlockGraph>(config(heads, 16, 16));
   TensorId qt = bg->new_input({heads, rows, 64}, dtype, kX0Y1, -1);
   const TensorId kt = bg->new_input({heads, 64, keys}, dtype, kX0, 2);
   const TensorId vt = bg->new_input({heads, keys, 64}, dtype, kX0, 1);

@@ -10,7 +10,7 @@
 #include "ir/rebuild.hpp"
 #include "util/error.hpp"
 #include "yirage_graph_generated.h"
-#include "yirage_graph_schema_text.hpp"
+#include "yirage_schema_text.hpp"
 
 namespace yirage::serialize {
 

@@ -1,0 +1,157 @@
+#include "search/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "ir/block_graph.hpp"
+
+namespace yirage::search {
+
+namespace {
+
+double bytes_of(const Tensor &t) {
+  return static_cast<double>(num_elements(t.dims)) * static_cast<double>(dtype_size(t.dtype));
+}
+
+// FLOPs of one compute operator, split into matrix-unit and vector work.
+void add_flops(const OperatorGraph &g, const Operator &op, double times, KernelCost &cost) {
+  const Tensor &out = g.tensor(op.outputs.empty() ? op.inputs.at(0) : op.outputs[0]);
+  const auto n = static_cast<double>(num_elements(out.dims));
+  if (op.kind == OpKind::kMatmul) {
+    const Dims &a = g.tensor(op.inputs[0]).dims;
+    cost.matrix_flops += times * 2 * n * static_cast<double>(a.back());
+  } else if (is_unary(op.kind) || is_binary(op.kind)) {
+    const bool transcendental = op.kind == OpKind::kExp || op.kind == OpKind::kSilu ||
+                                op.kind == OpKind::kGelu || op.kind == OpKind::kSigmoid ||
+                                op.kind == OpKind::kLog || op.kind == OpKind::kPow;
+    cost.vector_flops += times * n * (transcendental ? 8 : 1);
+  } else if (op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax ||
+             is_accumulator(op.kind)) {
+    cost.vector_flops += times * static_cast<double>(num_elements(g.tensor(op.inputs[0]).dims));
+  } else if (op.kind == OpKind::kRmsNorm) {
+    cost.vector_flops += times * 4 * n;
+  }
+}
+
+// Time at full device rate for `memory` and `compute` seconds' worth of work done by `blocks`
+// blocks at once: compute scales with the compute units in use, memory bandwidth saturates once
+// half of them issue loads.
+double wave_seconds(double memory, double compute, double blocks, const TargetProperties &t) {
+  const double busy = std::min(1.0, blocks / static_cast<double>(t.compute_units));
+  return std::max(memory / std::min(1.0, 2 * busy), compute / busy);
+}
+
+// Library kernels (slots 0) are taken to use the whole device; a customized kernel runs its
+// blocks in waves of `slots`, the last one partial (wave quantization).
+double kernel_seconds(KernelCost &c, const TargetProperties &t, DType dtype) {
+  const double memory = c.dram_bytes / t.memory_bandwidth + c.l2_bytes / t.l2_bandwidth;
+  const double peak = t.supports(dtype) ? t.peak_flops(dtype) : t.vector_flops_float32;
+  const double compute = c.matrix_flops / peak + c.vector_flops / t.vector_flops_float32;
+  if (c.slots == 0) return std::max(memory, compute) + t.launch_overhead_seconds;
+  const auto blocks = static_cast<double>(c.blocks);
+  const int64_t full_waves = c.blocks / c.slots, rest = c.blocks % c.slots;
+  const double per_block = 1 / blocks;  // share of the work each block does
+  const auto slots = static_cast<double>(c.slots);
+  double seconds = static_cast<double>(full_waves) *
+                   wave_seconds(memory * slots * per_block, compute * slots * per_block, slots, t);
+  if (rest > 0) {
+    const auto r = static_cast<double>(rest);
+    seconds += wave_seconds(memory * r * per_block, compute * r * per_block, r, t);
+  }
+  c.utilization = std::max(memory, compute) / seconds;
+  return seconds + t.launch_overhead_seconds;
+}
+
+KernelCost predefined_kernel(const KernelGraph &g, const Operator &op) {
+  KernelCost c;
+  c.name = op_name(op.kind);
+  std::vector<TensorId> seen;
+  for (TensorId in : op.inputs) {
+    if (std::find(seen.begin(), seen.end(), in) != seen.end()) continue;
+    seen.push_back(in);
+    c.dram_bytes += bytes_of(g.tensor(in));
+  }
+  for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));
+  add_flops(g, op, 1, c);
+  return c;
+}
+
+// A customized kernel, or an explanation of why it cannot run on the target.
+KernelCost customized_kernel(const KernelGraph &g, const Operator &op, const TargetProperties &t,
+                             std::string &infeasible) {
+  const BlockGraph &bg = *op.block_graph;
+  const BlockGraphConfig &config = bg.config();
+  KernelCost c;
+  c.blocks = config.grid[0] * config.grid[1] * config.grid[2];
+  c.name = "customized " + std::to_string(config.grid[0]) + "x" + std::to_string(config.grid[1]) +
+           "x" + std::to_string(config.grid[2]) + " loop " + std::to_string(config.forloop_range);
+  const int64_t shared = bg.shared_memory_bytes();
+  if (shared > t.shared_memory_per_block) {
+    infeasible = c.name + " needs " + std::to_string(shared) + " bytes of shared memory per block; " +
+                 t.name + " has " + std::to_string(t.shared_memory_per_block);
+    return c;
+  }
+  if (config.block_threads > t.max_threads_per_block) {
+    infeasible = c.name + " has " + std::to_string(config.block_threads) + " threads per block; " +
+                 t.name + " allows " + std::to_string(t.max_threads_per_block);
+    return c;
+  }
+  const int64_t resident = std::max<int64_t>(
+      1, std::min({t.max_blocks_per_compute_unit, t.threads_per_compute_unit / config.block_threads,
+                   shared > 0 ? t.shared_memory_per_compute_unit / shared
+                              : t.max_blocks_per_compute_unit}));
+  c.slots = t.compute_units * resident;
+  c.waves = (c.blocks + c.slots - 1) / c.slots;
+
+  const auto blocks = static_cast<double>(c.blocks);
+  const auto iterations = static_cast<double>(config.forloop_range);
+  const auto &ops = bg.operators();
+  for (size_t i = 0, input = 0; i < ops.size(); ++i) {
+    const Operator &bop = ops[i];
+    if (bop.kind == OpKind::kInputIterator) {
+      // Every block loads its tiles; each kernel input comes from DRAM once, and the rest of the
+      // loads are re-reads that L2 serves when the input fits in it.
+      const Tensor &tile = bg.tensor(bop.outputs[0]);
+      const double loads = bytes_of(tile) * blocks *
+                           (tile.phase == LoopPhase::kPerIteration ? iterations : 1);
+      const double unique = bytes_of(g.tensor(op.inputs[input++]));
+      const double rereads = std::max(0.0, loads - unique);
+      c.dram_bytes += unique;
+      (unique <= static_cast<double>(t.l2_bytes) ? c.l2_bytes : c.dram_bytes) += rereads;
+    } else if (bop.kind != OpKind::kOutputSaver) {
+      const LoopPhase phase = bg.tensor(bop.outputs.empty() ? bop.inputs[0] : bop.outputs[0]).phase;
+      const bool every_iteration = phase == LoopPhase::kPerIteration || is_accumulator(bop.kind);
+      add_flops(bg, bop, blocks * (every_iteration ? iterations : 1), c);
+    }
+  }
+  for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));
+  return c;
+}
+
+}  // namespace
+
+CostEstimate estimate_cost(const KernelGraph &graph, const TargetProperties &target) {
+  CostEstimate estimate;
+  for (const Operator &op : graph.operators()) {
+    if (op.kind == OpKind::kInput) continue;
+    KernelCost kernel;
+    if (op.kind == OpKind::kCustomized) {
+      std::string infeasible;
+      kernel = customized_kernel(graph, op, target, infeasible);
+      if (!infeasible.empty()) {
+        estimate.feasible = false;
+        estimate.infeasible_reason = infeasible;
+        estimate.seconds = INFINITY;
+        return estimate;
+      }
+    } else {
+      kernel = predefined_kernel(graph, op);
+    }
+    kernel.seconds = kernel_seconds(kernel, target, graph.tensor(op.outputs.at(0)).dtype);
+    estimate.seconds += kernel.seconds;
+    estimate.kernels.push_back(std::move(kernel));
+  }
+  return estimate;
+}
+
+}  // namespace yirage::search

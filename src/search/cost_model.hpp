@@ -1,0 +1,41 @@
+// The analytic cost model that ranks verified candidates before any is compiled (ARCHITECTURE.md
+// §5): for each kernel, bytes moved per memory level over that level's bandwidth and FLOPs over
+// the target's peak — whichever bound is larger — plus one launch overhead per kernel. A
+// customized kernel's grid sets how much of the device is busy: compute time scales with the
+// share of compute units in use (wave quantization included), memory time saturates once half
+// of them issue loads. It is a ranking heuristic, not
+// a prediction: the final choice is made by measuring on the device.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/kernel_graph.hpp"
+#include "search/target.hpp"
+
+namespace yirage::search {
+
+struct KernelCost {
+  std::string name;          // the operator, e.g. "matmul" or "customized 96x1x1 loop 64"
+  double dram_bytes = 0;     // device memory traffic
+  double l2_bytes = 0;       // re-reads served by L2 (tiles read by several blocks)
+  double matrix_flops = 0;   // matmul work, at the matrix-unit peak
+  double vector_flops = 0;   // everything else, at the vector peak
+  int64_t blocks = 1;
+  int64_t slots = 0;         // blocks resident at once on the device; 0 for a library kernel
+  int64_t waves = 1;
+  // Share of the device doing useful work over the kernel's run (1 for a library kernel).
+  double utilization = 1;
+  double seconds = 0;
+};
+
+struct CostEstimate {
+  bool feasible = true;
+  std::string infeasible_reason;  // e.g. a block graph over the target's shared memory
+  double seconds = 0;             // sum over kernels, launch overheads included
+  std::vector<KernelCost> kernels;
+};
+
+CostEstimate estimate_cost(const KernelGraph &graph, const TargetProperties &target);
+
+}  // namespace yirage::search

@@ -1,0 +1,113 @@
+#include "search/cost_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "benchmark_ugraphs.hpp"
+#include "ir/block_graph.hpp"
+
+namespace yirage::search {
+namespace {
+
+// The fused µGraphs move far fewer bytes and launch one kernel: on the targets they were shaped
+// for (H100, A100) the model must rank them first.
+TEST(CostModel, FusedBenchmarksBeatUnfusedOnNvidiaTargets) {
+  for (const char *target_name : {"h100", "a100"}) {
+    const TargetProperties target = builtin_target(target_name);
+    for (const std::string &name : bench::benchmark_names()) {
+      const CostEstimate unfused =
+          estimate_cost(bench::build_unfused(name, 1, DType::kFloat16), target);
+      const CostEstimate fused = estimate_cost(bench::build_fused(name, 1, DType::kFloat16), target);
+      ASSERT_TRUE(unfused.feasible);
+      ASSERT_TRUE(fused.feasible) << fused.infeasible_reason;
+      EXPECT_EQ(fused.kernels.size(), 1u);
+      EXPECT_LT(fused.seconds, unfused.seconds) << name << " on " << target_name;
+      std::printf("%-7s %-15s unfused %8.2f us (%zu kernels)  fused %8.2f us\n", target_name,
+                  name.c_str(), unfused.seconds * 1e6, unfused.kernels.size(),
+                  fused.seconds * 1e6);
+    }
+  }
+}
+
+// On MI300X (304 compute units, 64 KiB per work-group) the same µGraphs are a poor fit, and the
+// model says why: the attention ones exceed its shared memory (a search would pick longer loops),
+// and the 64- and 96-block grids leave most of the device idle (it would pick narrower tiles).
+TEST(CostModel, NvidiaShapedMuGraphsOnMi300x) {
+  const TargetProperties mi300x = builtin_target("mi300x");
+  for (const std::string &name : bench::benchmark_names()) {
+    const CostEstimate fused = estimate_cost(bench::build_fused(name, 1, DType::kFloat16), mi300x);
+    if (name == "gqa" || name == "qknorm") {
+      EXPECT_FALSE(fused.feasible) << name;
+      EXPECT_NE(fused.infeasible_reason.find("bytes of shared memory per block; mi300x has 65536"),
+                std::string::npos);
+    } else {
+      ASSERT_TRUE(fused.feasible) << name;
+      if (name == "gated_mlp" || name == "rmsnorm_linear") {
+        EXPECT_LT(3 * fused.kernels[0].blocks, mi300x.compute_units) << name;
+        EXPECT_LT(fused.kernels[0].utilization, 0.7) << name;
+      }
+    }
+  }
+}
+
+// exp over a [blocks·128, 256] float16 tensor, one 128-row tile (64 KiB) per block.
+KernelGraph elementwise_kernel(int64_t blocks) {
+  KernelGraph g;
+  const TensorId x = g.new_input({blocks * 128, 256}, DType::kFloat16);
+  BlockGraphConfig config;
+  config.grid = {blocks, 1, 1};
+  config.block_threads = 1024;  // one resident block per H100 SM
+  auto bg = std::make_shared<BlockGraph>(config);
+  const TensorId t = bg->new_input({blocks * 128, 256}, DType::kFloat16, {0, -1, -1}, -1);
+  bg->new_output(bg->unary(OpKind::kExp, t), {0, -1, -1}, -1);
+  g.mark_output(g.customized({x}, bg)[0]);
+  return g;
+}
+
+TEST(CostModel, WaveQuantization) {
+  TargetProperties h100 = builtin_target("h100");
+  h100.max_blocks_per_compute_unit = 1;
+  const CostEstimate full = estimate_cost(elementwise_kernel(132), h100);
+  const CostEstimate spill = estimate_cost(elementwise_kernel(133), h100);
+  ASSERT_TRUE(full.feasible && spill.feasible) << full.infeasible_reason;
+  ASSERT_EQ(full.kernels.size(), 1u);
+  ASSERT_EQ(spill.kernels.size(), 1u);
+  EXPECT_EQ(full.kernels[0].waves, 1);
+  EXPECT_EQ(spill.kernels[0].waves, 2);
+  EXPECT_NEAR(full.kernels[0].utilization, 1.0, 1e-12);
+  EXPECT_LT(spill.kernels[0].utilization, 0.7);
+  // One block more runs alone in a second wave, unable to pull the device's bandwidth.
+  const double launch = h100.launch_overhead_seconds;
+  EXPECT_GT(spill.seconds - launch, 1.4 * (full.seconds - launch));
+}
+
+TEST(CostModel, SharedMemoryMakesAKernelInfeasible) {
+  // A 128x384 float16 tile (96 KiB) twice: fits an H100 block, not an MI300X work-group.
+  KernelGraph g;
+  const TensorId x = g.new_input({128, 384}, DType::kFloat16);
+  auto bg = std::make_shared<BlockGraph>(BlockGraphConfig{});
+  const TensorId t = bg->new_input({128, 384}, DType::kFloat16, kReplicated, -1);
+  bg->new_output(bg->unary(OpKind::kNeg, t), kReplicated, -1);
+  g.mark_output(g.customized({x}, bg)[0]);
+  EXPECT_TRUE(estimate_cost(g, builtin_target("h100")).feasible);
+  const CostEstimate mi300x = estimate_cost(g, builtin_target("mi300x"));
+  EXPECT_FALSE(mi300x.feasible);
+  EXPECT_EQ(mi300x.infeasible_reason,
+            "customized 1x1x1 loop 1 needs 196608 bytes of shared memory per block; mi300x has "
+            "65536");
+}
+
+TEST(CostModel, BytesAndFlopsOfAPredefinedMatmul) {
+  KernelGraph g;
+  const TensorId a = g.new_input({64, 128}, DType::kFloat16);
+  const TensorId b = g.new_input({128, 32}, DType::kFloat16);
+  g.mark_output(g.matmul(a, b));
+  const CostEstimate e = estimate_cost(g, builtin_target("h100"));
+  ASSERT_EQ(e.kernels.size(), 1u);
+  EXPECT_DOUBLE_EQ(e.kernels[0].dram_bytes, 2.0 * (64 * 128 + 128 * 32 + 64 * 32));
+  EXPECT_DOUBLE_EQ(e.kernels[0].matrix_flops, 2.0 * 64 * 128 * 32);
+}
+
+}  // namespace
+}  // namespace yirage::search

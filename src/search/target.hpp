@@ -1,0 +1,62 @@
+// What the search and the cost model know about a target device (docs/targets.md). Built-in
+// descriptions are data files (targets/*.json, schemas/yirage_target.fbs) compiled into the
+// library; "cpu" is detected from the host; any other description can be loaded from JSON.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.hpp"
+
+namespace yirage::search {
+
+enum class TargetKind { kCpu = 1, kGpu = 2 };
+
+struct TargetProperties {
+  std::string name;
+  std::string description;
+  TargetKind kind = TargetKind::kGpu;
+  int64_t compute_units = 0;
+  int64_t max_threads_per_block = 0;
+  int64_t max_blocks_per_compute_unit = 0;
+  int64_t threads_per_compute_unit = 0;
+  int64_t shared_memory_per_block = 0;  // bytes
+  int64_t shared_memory_per_compute_unit = 0;
+  int64_t warp_width = 0;
+  int64_t memory_bytes = 0;
+  double memory_bandwidth = 0;  // bytes/s
+  int64_t l2_bytes = 0;
+  double l2_bandwidth = 0;  // bytes/s
+  double peak_flops_float16 = 0;  // 0: dtype unsupported
+  double peak_flops_bfloat16 = 0;
+  double peak_flops_float32 = 0;
+  double vector_flops_float32 = 0;
+  std::array<int64_t, 3> matrix_unit = {0, 0, 0};  // m, n, k; zeros if none
+  double launch_overhead_seconds = 0;
+  std::string sources;
+
+  // Matrix-unit peak for dtype (0 when unsupported).
+  double peak_flops(DType dtype) const;
+  bool supports(DType dtype) const { return peak_flops(dtype) > 0; }
+};
+
+// Throws invalid_argument naming the first property that is missing or implausible.
+void validate(const TargetProperties &target);
+
+// "cpu" (this host) and the names of the compiled-in descriptions.
+std::vector<std::string> builtin_target_names();
+
+// A built-in target; Error(kNotFound) listing the names for an unknown one.
+TargetProperties builtin_target(const std::string &name);
+
+// A target from JSON text of schemas/yirage_target.fbs; Error(kCorruptData) when it does not
+// parse, Error(kInvalidArgument) when a property is implausible.
+TargetProperties target_from_json(const std::string &text);
+
+// This machine, detected once per process: cores, caches, SIMD width and memory size from the
+// OS, memory bandwidth measured with a short copy, peak FLOP/s estimated from those.
+const TargetProperties &host_cpu_target();
+
+}  // namespace yirage::search

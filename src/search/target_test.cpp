@@ -1,0 +1,75 @@
+#include "search/target.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "testing/test_support.hpp"
+#include "util/error.hpp"
+
+namespace yirage::search {
+namespace {
+
+ErrorCode error_of(const std::string &json) {
+  try {
+    target_from_json(json);
+  } catch (const Error &e) {
+    return e.code();
+  }
+  return static_cast<ErrorCode>(0);
+}
+
+TEST(Target, BuiltinDescriptions) {
+  EXPECT_EQ(builtin_target_names(), (std::vector<std::string>{"cpu", "h100", "a100", "mi300x"}));
+  const TargetProperties h100 = builtin_target("h100");
+  EXPECT_EQ(h100.kind, TargetKind::kGpu);
+  EXPECT_EQ(h100.compute_units, 132);
+  EXPECT_EQ(h100.shared_memory_per_block, 232448);
+  EXPECT_EQ(h100.matrix_unit, (std::array<int64_t, 3>{16, 8, 16}));
+  EXPECT_DOUBLE_EQ(h100.peak_flops(DType::kFloat16), 7.12e14);
+  EXPECT_FALSE(h100.sources.empty());
+  EXPECT_EQ(builtin_target("a100").compute_units, 108);
+  EXPECT_EQ(builtin_target("mi300x").warp_width, 64);
+  try {
+    builtin_target("tpu");
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+    EXPECT_STREQ(e.what(), "no built-in target named 'tpu' (have: cpu, h100, a100, mi300x)");
+  }
+}
+
+TEST(Target, HostCpuIsDetected) {
+  const TargetProperties &cpu = builtin_target("cpu");
+  EXPECT_EQ(cpu.kind, TargetKind::kCpu);
+  EXPECT_EQ(cpu.compute_units, static_cast<int64_t>(std::thread::hardware_concurrency()));
+  EXPECT_GT(cpu.memory_bandwidth, 1e8);  // any machine copies faster than 100 MB/s
+  EXPECT_GE(cpu.warp_width, 4);
+  EXPECT_GT(cpu.shared_memory_per_block, 0);
+  EXPECT_EQ(&host_cpu_target(), &host_cpu_target());  // detected once
+  EXPECT_NO_THROW(validate(cpu));
+}
+
+TEST(Target, JsonErrors) {
+  const std::string minimal = R"({"name": "t", "compute_units": 1,
+    "max_threads_per_block": 1, "max_blocks_per_compute_unit": 1, "threads_per_compute_unit": 1,
+    "shared_memory_per_block": 1, "shared_memory_per_compute_unit": 1, "warp_width": 1,
+    "memory_bytes": 1, "memory_bandwidth": 1, "l2_bytes": 1, "l2_bandwidth": 1,
+    "vector_flops_float32": 1, "launch_overhead_seconds": 1)";
+  const std::string gpu = R"(, "kind": "Gpu")", flops = R"(, "peak_flops_float32": 1)";
+  EXPECT_NO_THROW(target_from_json(minimal + gpu + flops + "}"));
+  EXPECT_EQ(error_of("not json"), ErrorCode::kCorruptData);
+  EXPECT_EQ(error_of(R"({"name": 3, "bogus_field": 1})"), ErrorCode::kCorruptData);
+  EXPECT_EQ(error_of(minimal + gpu + flops + R"(, "schema_version": 2})"),
+            ErrorCode::kVersionMismatch);
+  EXPECT_EQ(error_of(minimal + gpu + flops + R"(, "matrix_unit": [16, 8]})"),
+            ErrorCode::kInvalidArgument);
+  YIRAGE_EXPECT_INVALID(target_from_json(R"({"name": "t", "kind": "Gpu"})"),
+                        "target 't': compute_units must be positive (is 0)");
+  YIRAGE_EXPECT_INVALID(target_from_json(minimal + gpu + "}"),
+                        "no dtype has a positive peak_flops");
+  YIRAGE_EXPECT_INVALID(target_from_json(minimal + flops + "}"), "kind must be Cpu or Gpu");
+}
+
+}  // namespace
+}  // namespace yirage::search
