@@ -87,8 +87,9 @@ KernelCost customized_kernel(const KernelGraph &g, const Operator &op, const Tar
            "x" + std::to_string(config.grid[2]) + " loop " + std::to_string(config.forloop_range);
   const int64_t shared = bg.shared_memory_bytes();
   if (shared > t.shared_memory_per_block) {
-    infeasible = c.name + " needs " + std::to_string(shared) + " bytes of shared memory per block; " +
-                 t.name + " has " + std::to_string(t.shared_memory_per_block);
+    infeasible = c.name + " needs " + std::to_string(shared) +
+                 " bytes of shared memory per block; " + t.name + " has " +
+                 std::to_string(t.shared_memory_per_block);
     return c;
   }
   if (config.block_threads > t.max_threads_per_block) {
@@ -112,8 +113,8 @@ KernelCost customized_kernel(const KernelGraph &g, const Operator &op, const Tar
       // Every block loads its tiles; each kernel input comes from DRAM once, and the rest of the
       // loads are re-reads that L2 serves when the input fits in it.
       const Tensor &tile = bg.tensor(bop.outputs[0]);
-      const double loads = bytes_of(tile) * blocks *
-                           (tile.phase == LoopPhase::kPerIteration ? iterations : 1);
+      const double loads =
+          bytes_of(tile) * blocks * (tile.phase == LoopPhase::kPerIteration ? iterations : 1);
       const double unique = bytes_of(g.tensor(op.inputs[input++]));
       const double rereads = std::max(0.0, loads - unique);
       c.dram_bytes += unique;

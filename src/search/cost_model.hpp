@@ -16,13 +16,13 @@
 namespace yirage::search {
 
 struct KernelCost {
-  std::string name;          // the operator, e.g. "matmul" or "customized 96x1x1 loop 64"
-  double dram_bytes = 0;     // device memory traffic
-  double l2_bytes = 0;       // re-reads served by L2 (tiles read by several blocks)
-  double matrix_flops = 0;   // matmul work, at the matrix-unit peak
-  double vector_flops = 0;   // everything else, at the vector peak
+  std::string name;         // the operator, e.g. "matmul" or "customized 96x1x1 loop 64"
+  double dram_bytes = 0;    // device memory traffic
+  double l2_bytes = 0;      // re-reads served by L2 (tiles read by several blocks)
+  double matrix_flops = 0;  // matmul work, at the matrix-unit peak
+  double vector_flops = 0;  // everything else, at the vector peak
   int64_t blocks = 1;
-  int64_t slots = 0;         // blocks resident at once on the device; 0 for a library kernel
+  int64_t slots = 0;  // blocks resident at once on the device; 0 for a library kernel
   int64_t waves = 1;
   // Share of the device doing useful work over the kernel's run (1 for a library kernel).
   double utilization = 1;

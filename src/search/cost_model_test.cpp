@@ -18,14 +18,14 @@ TEST(CostModel, FusedBenchmarksBeatUnfusedOnNvidiaTargets) {
     for (const std::string &name : bench::benchmark_names()) {
       const CostEstimate unfused =
           estimate_cost(bench::build_unfused(name, 1, DType::kFloat16), target);
-      const CostEstimate fused = estimate_cost(bench::build_fused(name, 1, DType::kFloat16), target);
+      const CostEstimate fused =
+          estimate_cost(bench::build_fused(name, 1, DType::kFloat16), target);
       ASSERT_TRUE(unfused.feasible);
       ASSERT_TRUE(fused.feasible) << fused.infeasible_reason;
       EXPECT_EQ(fused.kernels.size(), 1u);
       EXPECT_LT(fused.seconds, unfused.seconds) << name << " on " << target_name;
       std::printf("%-7s %-15s unfused %8.2f us (%zu kernels)  fused %8.2f us\n", target_name,
-                  name.c_str(), unfused.seconds * 1e6, unfused.kernels.size(),
-                  fused.seconds * 1e6);
+                  name.c_str(), unfused.seconds * 1e6, unfused.kernels.size(), fused.seconds * 1e6);
     }
   }
 }

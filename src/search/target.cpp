@@ -78,16 +78,17 @@ TargetProperties detect_host() {
   t.l2_bandwidth = 4 * t.memory_bandwidth;
   const double frequency = cpu_frequency();
   // Two FMA units, two FLOPs per FMA lane; float16 and bfloat16 are computed in float32.
-  t.peak_flops_float32 = static_cast<double>(t.compute_units) * frequency *
-                         static_cast<double>(t.warp_width) * 2 * 2;
+  t.peak_flops_float32 =
+      static_cast<double>(t.compute_units) * frequency * static_cast<double>(t.warp_width) * 2 * 2;
   t.peak_flops_float16 = t.peak_flops_bfloat16 = t.vector_flops_float32 = t.peak_flops_float32;
   t.launch_overhead_seconds = 5e-6;
   t.description = "this host: " + std::to_string(t.compute_units) + " cores, " +
                   std::to_string(t.warp_width) + " float32 SIMD lanes";
-  t.sources = "detected: cores, caches and memory from sysconf, SIMD width from cpuid, frequency "
-              "from /proc/cpuinfo; memory bandwidth measured (single-thread 64 MiB copy); peak "
-              "FLOP/s estimated as cores x frequency x lanes x 4; L2 bandwidth estimated as 4x "
-              "memory bandwidth";
+  t.sources =
+      "detected: cores, caches and memory from sysconf, SIMD width from cpuid, frequency "
+      "from /proc/cpuinfo; memory bandwidth measured (single-thread 64 MiB copy); peak "
+      "FLOP/s estimated as cores x frequency x lanes x 4; L2 bandwidth estimated as 4x "
+      "memory bandwidth";
   validate(t);
   return t;
 }
@@ -117,7 +118,8 @@ void validate(const TargetProperties &t) {
       {"memory_bytes", t.memory_bytes},
       {"l2_bytes", t.l2_bytes}};
   for (const auto &[field, value] : positive) {
-    if (value <= 0) bad(t, std::string(field) + " must be positive (is " + std::to_string(value) + ")");
+    if (value <= 0)
+      bad(t, std::string(field) + " must be positive (is " + std::to_string(value) + ")");
   }
   const std::pair<const char *, double> rates[] = {
       {"memory_bandwidth", t.memory_bandwidth},
@@ -154,8 +156,8 @@ TargetProperties target_from_json(const std::string &text) {
     throw Error(ErrorCode::kInternal, "target schema does not parse: " + parser.error_);
   }
   if (text.find('\0') != std::string::npos || !parser.ParseJson(text.c_str())) {
-    throw Error(ErrorCode::kCorruptData, "target description: " +
-                                             (parser.error_.empty() ? "NUL byte" : parser.error_));
+    throw Error(ErrorCode::kCorruptData,
+                "target description: " + (parser.error_.empty() ? "NUL byte" : parser.error_));
   }
   // The parser's output is aligned for its own reads; verify it like any other buffer.
   flatbuffers::Verifier verifier(parser.builder_.GetBufferPointer(), parser.builder_.GetSize());
@@ -209,7 +211,8 @@ TargetProperties builtin_target(const std::string &name) {
   }
   std::string names;
   for (const std::string &n : builtin_target_names()) names += (names.empty() ? "" : ", ") + n;
-  throw Error(ErrorCode::kNotFound, "no built-in target named '" + name + "' (have: " + names + ")");
+  throw Error(ErrorCode::kNotFound,
+              "no built-in target named '" + name + "' (have: " + names + ")");
 }
 
 }  // namespace yirage::search

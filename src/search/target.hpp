@@ -28,7 +28,7 @@ struct TargetProperties {
   int64_t memory_bytes = 0;
   double memory_bandwidth = 0;  // bytes/s
   int64_t l2_bytes = 0;
-  double l2_bandwidth = 0;  // bytes/s
+  double l2_bandwidth = 0;        // bytes/s
   double peak_flops_float16 = 0;  // 0: dtype unsupported
   double peak_flops_bfloat16 = 0;
   double peak_flops_float32 = 0;

@@ -45,9 +45,18 @@ class FieldArithmetic {
   Value constant(double c) const;
   Value zero() const { return {0, 0}; }
   Value max_identity() const { return {0, 0}; }
-  Value add(Value a, Value b) const;
-  Value sub(Value a, Value b) const;
-  Value mul(Value a, Value b) const;
+  // The ring operations are inline: fingerprinting a matmul is little else.
+  Value add(Value a, Value b) const {
+    return {add_mod(a.p, b.p, P), both_known(a, b) ? add_mod(a.q, b.q, Q) : kUnknownQ};
+  }
+  Value sub(Value a, Value b) const {
+    return {add_mod(a.p, static_cast<uint32_t>(P - b.p), P),
+            both_known(a, b) ? add_mod(a.q, static_cast<uint32_t>(Q - b.q), Q) : kUnknownQ};
+  }
+  Value mul(Value a, Value b) const {
+    return {static_cast<uint32_t>(uint64_t{a.p} * b.p % P),
+            both_known(a, b) ? static_cast<uint32_t>(uint64_t{a.q} * b.q % Q) : kUnknownQ};
+  }
   Value div(Value a, Value b) const;  // a · b⁻¹; 0⁻¹ is taken as 0
   Value sqrt(Value a) const;
   Value exp(Value a) const;  // throws Error(kUnsupported) when a.q is unknown
@@ -56,6 +65,13 @@ class FieldArithmetic {
   Value binary(OpKind kind, Value a, Value b) const;
 
  private:
+  static bool both_known(Value a, Value b) { return a.q != kUnknownQ && b.q != kUnknownQ; }
+  // (x + y) mod m for x, y < m (y may equal m, from m − 0), without a division.
+  static uint32_t add_mod(uint32_t x, uint32_t y, uint64_t m) {
+    const uint64_t s = uint64_t{x} + y;
+    return static_cast<uint32_t>(s >= m ? s - m : s);
+  }
+
   // A keyed random function of (kind, parameters, inputs) onto the whole field.
   Value opaque(uint64_t tag, Value a, Value b) const;
 
