@@ -1,0 +1,226 @@
+"""The Python binding: the README example, every kernel-level operator against numpy, µGraphs,
+equivalence, files, DLPack inputs and error paths."""
+
+import math
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import yirage as yr
+
+RNG = np.random.default_rng(7)
+
+
+def rand(*dims, lo=-1.0, hi=1.0, dtype=np.float32):
+    return RNG.uniform(lo, hi, dims).astype(dtype)
+
+
+def run(build, inputs, dtype=yr.float32):
+    """Builds a one-output graph over inputs shaped like `inputs` and runs it."""
+    g = yr.new_kernel_graph()
+    tensors = [g.new_input(x.shape, dtype) for x in inputs]
+    g.mark_output(build(g, *tensors))
+    (out,) = g.run_reference(inputs)
+    return out
+
+
+def test_readme_example():
+    g = yr.new_kernel_graph()
+    X = g.new_input(dims=(16, 256), dtype=yr.float16)
+    W = g.new_input(dims=(256, 384), dtype=yr.float16)
+    O = g.matmul(g.rms_norm(X, normalized_shape=(256,)), W)
+    g.mark_output(O)
+    x, w = rand(16, 256, dtype=np.float16), rand(256, 384, dtype=np.float16)
+    (out,) = g.run_reference([x, w])
+    xd = x.astype(np.float64)
+    want = (xd / np.sqrt((xd ** 2).mean(-1, keepdims=True))) @ w.astype(np.float64)
+    assert out.dtype == np.float16 and out.shape == (16, 384)
+    assert np.linalg.norm(out - want) / np.linalg.norm(want) < 1e-3
+
+
+GELU = np.vectorize(lambda v: 0.5 * v * (1 + math.erf(v / math.sqrt(2))))
+SIGMOID = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+UNARY = {
+    "exp": np.exp, "silu": lambda v: v * SIGMOID(v), "gelu": GELU,
+    "relu": lambda v: np.maximum(v, 0), "sqrt": np.sqrt, "square": np.square,
+    "sigmoid": SIGMOID, "log": np.log, "neg": np.negative,
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary(name):
+    x = rand(3, 5, lo=0.1, hi=2.0)
+    out = run(lambda g, a: getattr(g, name)(a), [x])
+    np.testing.assert_allclose(out, UNARY[name](x.astype(np.float64)), rtol=1e-6, atol=1e-7)
+
+
+BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+          "pow": np.power, "max": np.maximum}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_broadcasts(name):
+    a, b = rand(4, 1, lo=0.5, hi=2.0), rand(1, 6, lo=0.5, hi=2.0)
+    out = run(lambda g, x, y: getattr(g, name)(x, y), [a, b])
+    np.testing.assert_allclose(out, BINARY[name](a.astype(np.float64), b), rtol=1e-6)
+
+
+def test_parameterized_and_reductions():
+    x = rand(4, 6)
+    np.testing.assert_allclose(run(lambda g, a: g.clamp(a, -0.5, 0.25), [x]),
+                               np.clip(x, -0.5, 0.25))
+    np.testing.assert_allclose(run(lambda g, a: g.mul_scalar(a, 3.0), [x]), x * 3.0, rtol=1e-6)
+    np.testing.assert_allclose(run(lambda g, a: g.reduction(a, 1), [x]),
+                               x.astype(np.float64).sum(1, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(run(lambda g, a: g.reduction_max(a, -2), [x]),
+                               x.max(0, keepdims=True))
+    e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+    np.testing.assert_allclose(run(lambda g, a: g.softmax(a, 1), [x]),
+                               e / e.sum(1, keepdims=True), rtol=1e-6)
+
+
+def test_rms_norm_with_weight_and_matmul_broadcast():
+    x, w = rand(2, 3, 8), rand(3, 8)
+    out = run(lambda g, a, b: g.rms_norm(a, (3, 8), eps=1e-5, weight=b), [x, w])
+    xd = x.astype(np.float64)
+    want = xd / np.sqrt((xd ** 2).mean(axis=(1, 2), keepdims=True) + 1e-5) * w
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    a, b = rand(1, 4, 5), rand(3, 5, 2)
+    np.testing.assert_allclose(run(lambda g, p, q: g.matmul(p, q), [a, b]),
+                               np.matmul(a.astype(np.float64), b), rtol=1e-6)
+
+
+def test_concat_split_chunk():
+    a, b = rand(2, 3), rand(2, 5)
+    g = yr.new_kernel_graph()
+    A, B = g.new_input(a.shape, yr.float32), g.new_input(b.shape, yr.float32)
+    C = g.concat(A, B, 1)
+    left, right = g.split(C, [6, 2], 1)
+    halves = g.chunk(C, 2, 0)
+    assert [t.dims for t in halves] == [(1, 8), (1, 8)]
+    g.mark_output(g.neg(right))
+    g.mark_output(g.exp(halves[1]))
+    out_right, out_half = g.run_reference([a, b])
+    c = np.concatenate([a, b], 1)
+    np.testing.assert_allclose(out_right, -c[:, 6:])
+    np.testing.assert_allclose(out_half, np.exp(c[1:].astype(np.float64)), rtol=1e-6)
+    assert left.dims == (2, 6)
+
+
+def test_strided_readonly_and_dlpack_inputs():
+    base, other = rand(5, 4), rand(5, 4)
+    other.flags.writeable = False
+    # Transposed views (strided, no copy); the read-only one is copied for DLPack export.
+    out = run(lambda g, p, q: g.add(p, q), [base.T, other.T])
+    np.testing.assert_allclose(out, base.T + other.T, rtol=1e-6)
+
+    class Producer:  # any object with __dlpack__ is accepted
+        def __init__(self, array):
+            self.array, self.shape = array, array.shape
+
+        def __dlpack__(self, stream=None):
+            return self.array.__dlpack__()
+
+    out = run(lambda g, p: g.neg(p), [Producer(base.T)])
+    np.testing.assert_allclose(out, -base.T)
+
+
+def fused_rmsnorm_linear(rows=4, hidden=256, cols=128, tile=64):
+    """RMSNorm fused into the matmul as one customized operator, as in Mirage."""
+    g = yr.new_kernel_graph()
+    X = g.new_input((rows, hidden), yr.float32)
+    W = g.new_input((hidden, cols), yr.float32)
+    tb = yr.new_threadblock_graph(grid_dim=(cols // tile, 1, 1), block_dim=(128, 1, 1),
+                                  forloop_range=hidden // tile)
+    tX = tb.new_input(dtensor=X, input_map=(-1, -1, -1), forloop_dim=1)
+    tW = tb.new_input(dtensor=W, input_map=(1, -1, -1), forloop_dim=0)
+    acc = tb.forloop_accum(tb.matmul(tX, tW), "sum")
+    rms = tb.forloop_accum(tX, "rms")
+    tb.new_output(tb.div(acc, rms), output_map=(1, -1, -1))
+    (O,) = g.customized([X, W], tb)
+    g.mark_output(O)
+    plain = yr.new_kernel_graph()
+    pX = plain.new_input((rows, hidden), yr.float32)
+    pW = plain.new_input((hidden, cols), yr.float32)
+    plain.mark_output(plain.matmul(plain.rms_norm(pX, (hidden,)), pW))
+    return g, plain, tb
+
+
+def test_ugraph_equivalence_and_reference():
+    fused, plain, tb = fused_rmsnorm_linear()
+    assert tb.shared_memory_bytes > 0
+    result = fused.equivalent(plain)
+    assert result.equivalent and result.trials == 3 and result.reason == ""
+    x, w = rand(4, 256), rand(256, 128)
+    np.testing.assert_allclose(fused.run_reference([x, w])[0], plain.run_reference([x, w])[0],
+                               rtol=1e-5)
+    other = yr.new_kernel_graph()
+    oX = other.new_input((4, 256), yr.float32)
+    oW = other.new_input((256, 128), yr.float32)
+    other.mark_output(other.matmul(oX, oW))
+    assert not fused.equivalent(other, trials=2).equivalent
+
+
+def test_files_and_bytes(tmp_path):
+    fused, _, _ = fused_rmsnorm_linear()
+    for name in ("g.yrg", "g.json"):
+        fused.save(tmp_path / name)
+        loaded = yr.load(tmp_path / name)
+        assert loaded.to_bytes() == fused.to_bytes()
+    assert fused.to_bytes("json").startswith(b"{")
+    assert yr.from_bytes(fused.to_bytes("json")).to_bytes() == fused.to_bytes()
+    with pytest.raises(yr.CorruptDataError, match="graph file"):
+        yr.from_bytes(fused.to_bytes()[:40])
+    with pytest.raises(yr.NotFoundError):
+        yr.load(tmp_path / "missing.yrg")
+    with pytest.raises(ValueError):
+        fused.to_bytes("xml")
+
+
+def test_example_graph_files():
+    examples = pathlib.Path(os.environ.get("YIRAGE_EXAMPLES", "examples")) / "graphs"
+    plain = yr.load(examples / "ntrans.json")
+    fused = yr.load(examples / "ntrans_fused.json")
+    assert [t.dims for t in plain.inputs] == [(8, 4096)] * 3
+    assert fused.equivalent(plain, trials=1).equivalent
+
+
+def test_errors():
+    g = yr.new_kernel_graph()
+    a = g.new_input((16, 4096), yr.float16)
+    b = g.new_input((406, 4096), yr.float16)
+    with pytest.raises(yr.InvalidArgumentError,
+                       match=r"inner dimensions 4096 and 406 differ") as info:
+        g.matmul(a, b)
+    assert isinstance(info.value, ValueError) and info.value.status == "INVALID_ARGUMENT"
+    with pytest.raises(TypeError, match="dtype must be"):
+        g.new_input((2, 2), np.float32)
+    with pytest.raises(TypeError, match="dims must be a sequence of ints"):
+        g.new_input(5, yr.float32)
+    with pytest.raises(TypeError, match="X must be a yirage.Tensor"):
+        g.exp(np.zeros(3))
+    other = yr.new_kernel_graph()
+    with pytest.raises(yr.InvalidArgumentError, match="belongs to another graph"):
+        other.exp(a)
+    e = g.exp(a)
+    g.mark_output(e)
+    with pytest.raises(yr.InvalidArgumentError, match=r"input 0 is \[4\]"):
+        g.run_reference([np.zeros(4, np.float16), np.zeros((406, 4096), np.float16)])
+    with pytest.raises(TypeError, match="must be a numpy array or support __dlpack__"):
+        g.run_reference([[1, 2], None])
+    g.release()
+    with pytest.raises(yr.InvalidArgumentError, match="released"):
+        g.exp(a)
+    with pytest.raises(yr.InvalidArgumentError, match="not a live yirage_tensor"):
+        other.exp(a)  # its graph is gone
+    with pytest.raises(yr.UnsupportedError, match="exp of a value that itself depends on exp"):
+        h = yr.new_kernel_graph()
+        h.mark_output(h.exp(h.exp(h.new_input((2,), yr.float32))))
+        h.equivalent(h)
+
+
+def test_versions():
+    assert yr.version().count(".") == 2
+    assert yr.abi_version() == (1, 0)

@@ -1,0 +1,411 @@
+"""yirage: a multi-level superoptimizer for tensor programs.
+
+The Python binding of yirage.h, shaped like Mirage's API:
+
+    import yirage as yr
+    g = yr.new_kernel_graph()
+    X = g.new_input(dims=(16, 4096), dtype=yr.float16)
+    W = g.new_input(dims=(4096, 6144), dtype=yr.float16)
+    O = g.matmul(g.rms_norm(X, normalized_shape=(4096,)), W)
+    g.mark_output(O)
+    (out,) = g.run_reference([x, w])      # numpy arrays (or any __dlpack__ host tensor)
+
+Every failing call raises a yirage.Error subclass carrying the C library's status and message.
+"""
+
+import collections
+
+import numpy as _np
+
+from . import yirage_c as _c
+
+__all__ = [
+    "float16", "bfloat16", "float32", "DType", "Error", "InvalidArgumentError",
+    "UnsupportedError", "NotFoundError", "OutOfMemoryError", "BackendError",
+    "VersionMismatchError", "CorruptDataError", "CancelledError", "TimeoutError_", "InternalError",
+    "KernelGraph", "ThreadblockGraph", "Tensor", "EquivalenceResult", "new_kernel_graph",
+    "new_threadblock_graph", "load", "from_bytes", "version", "abi_version",
+]
+
+
+class DType:
+    """An element type: yirage.float16, yirage.bfloat16 or yirage.float32."""
+
+    def __init__(self, value, name, numpy):
+        self.value, self.name, self.numpy = value, name, numpy
+
+    def __repr__(self):
+        return "yirage." + self.name
+
+
+float16 = DType(_c.YIRAGE_FLOAT16, "float16", _np.float16)
+bfloat16 = DType(_c.YIRAGE_BFLOAT16, "bfloat16", None)  # numpy has no bfloat16
+float32 = DType(_c.YIRAGE_FLOAT32, "float32", _np.float32)
+_DTYPES = {d.value: d for d in (float16, bfloat16, float32)}
+
+
+class Error(Exception):
+    """A yirage call failed; .status is the C status name, the message is the C library's."""
+
+    status = "UNKNOWN"
+
+
+class InvalidArgumentError(Error, ValueError):
+    status = "INVALID_ARGUMENT"
+
+
+class UnsupportedError(Error):
+    status = "UNSUPPORTED"
+
+
+class NotFoundError(Error, LookupError):
+    status = "NOT_FOUND"
+
+
+class OutOfMemoryError(Error, MemoryError):
+    status = "OUT_OF_MEMORY"
+
+
+class BackendError(Error):
+    status = "BACKEND"
+
+
+class VersionMismatchError(Error):
+    status = "VERSION_MISMATCH"
+
+
+class CorruptDataError(Error):
+    status = "CORRUPT_DATA"
+
+
+class CancelledError(Error):
+    status = "CANCELLED"
+
+
+class TimeoutError_(Error, TimeoutError):
+    status = "TIMEOUT"
+
+
+class InternalError(Error):
+    status = "INTERNAL"
+
+
+_ERRORS = {cls.status: cls for cls in (
+    InvalidArgumentError, UnsupportedError, NotFoundError, OutOfMemoryError, BackendError,
+    VersionMismatchError, CorruptDataError, CancelledError, TimeoutError_, InternalError)}
+
+
+def _check(result):
+    """Raises for a non-OK status; returns the out-values (None, one value, or a tuple)."""
+    if not isinstance(result, list):
+        result = [result]
+    status, outs = result[0], result[1:]
+    if status != _c.YIRAGE_OK:
+        name = _c.yirage_status_name(status)
+        raise _ERRORS.get(name, Error)(_c.yirage_last_error_message())
+    if not outs:
+        return None
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _dims(dims, what="dims"):
+    try:
+        dims = tuple(int(d) for d in dims)
+    except TypeError:
+        raise TypeError(f"{what} must be a sequence of ints, not {type(dims).__name__}") from None
+    return dims
+
+
+def _dtype(dtype):
+    if not isinstance(dtype, DType):
+        raise TypeError(f"dtype must be yirage.float16, yirage.bfloat16 or yirage.float32, "
+                        f"not {dtype!r}")
+    return dtype
+
+
+def version():
+    """The library's release version, e.g. '0.1.0'."""
+    return _c.yirage_version()
+
+
+def abi_version():
+    """The loaded library's ABI version as (major, minor)."""
+    v = _c.yirage_abi_version()
+    return v >> 16, v & 0xFFFF
+
+
+class Tensor:
+    """A tensor of a kernel graph or of a thread-block graph (owned by that graph)."""
+
+    def __init__(self, graph, handle):
+        self._graph, self._handle = graph, handle
+
+    @property
+    def dims(self):
+        return _check(_c.yirage_py_tensor_dims(self._handle))
+
+    shape = dims
+
+    @property
+    def dtype(self):
+        return _DTYPES[_check(_c.yirage_tensor_get_dtype(self._handle))]
+
+    def __repr__(self):
+        return f"yirage.Tensor(dims={self.dims}, dtype={self.dtype!r})"
+
+
+def _handle(x, role="tensor"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{role} must be a yirage.Tensor, not {type(x).__name__}")
+    return x._handle
+
+
+class _Graph:
+    """What kernel graphs and thread-block graphs share: the compute operators."""
+
+    _prefix = None  # "yirage_graph_" or "yirage_block_graph_"
+
+    def _call(self, name, *args):
+        return _check(getattr(_c, self._prefix + name)(self._live(), *args))
+
+    def _tensor(self, name, *args):
+        return Tensor(self, self._call(name, *args))
+
+    def _live(self):
+        if self._handle is None:
+            raise InvalidArgumentError("the graph was released")
+        return self._handle
+
+    def matmul(self, A, B):
+        return self._tensor("matmul", _handle(A, "A"), _handle(B, "B"))
+
+    def _unary(name):  # noqa: N805 - a method factory
+        def op(self, X):
+            return self._tensor(name, _handle(X, "X"))
+        op.__name__ = name
+        op.__doc__ = f"Elementwise {name}."
+        return op
+
+    exp = _unary("exp")
+    silu = _unary("silu")
+    gelu = _unary("gelu")
+    relu = _unary("relu")
+    sqrt = _unary("sqrt")
+    square = _unary("square")
+    sigmoid = _unary("sigmoid")
+    log = _unary("log")
+    neg = _unary("neg")
+
+    def _binary(name):  # noqa: N805
+        def op(self, A, B):
+            return self._tensor(name, _handle(A, "A"), _handle(B, "B"))
+        op.__name__ = name
+        op.__doc__ = f"Elementwise {name} with size-1 broadcasting."
+        return op
+
+    add = _binary("add")
+    sub = _binary("sub")
+    mul = _binary("mul")
+    div = _binary("div")
+    pow = _binary("pow")
+    max = _binary("max")
+    del _unary, _binary
+
+    def clamp(self, X, lo, hi):
+        return self._tensor("clamp", _handle(X, "X"), float(lo), float(hi))
+
+    def mul_scalar(self, X, scalar):
+        return self._tensor("mul_scalar", _handle(X, "X"), float(scalar))
+
+    def reduction(self, X, dim):
+        return self._tensor("reduction", _handle(X, "X"), int(dim))
+
+    def reduction_max(self, X, dim):
+        return self._tensor("reduction_max", _handle(X, "X"), int(dim))
+
+    def rms_norm(self, X, normalized_shape, eps=0.0, weight=None):
+        w = None if weight is None else _handle(weight, "weight")
+        return self._tensor("rms_norm", _handle(X, "X"), _dims(normalized_shape,
+                                                               "normalized_shape"),
+                            float(eps), w)
+
+    def concat(self, A, B, dim):
+        return self._tensor("concat", _handle(A, "A"), _handle(B, "B"), int(dim))
+
+
+class KernelGraph(_Graph):
+    """A kernel graph. Release it with .release() or a `with` block; otherwise on collection."""
+
+    _prefix = "yirage_graph_"
+
+    def __init__(self, handle=None):
+        self._handle = handle if handle is not None else _check(_c.yirage_graph_create())
+        self._block_inputs = None
+
+    def release(self):
+        if self._handle is not None:
+            _c.yirage_graph_release(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def new_input(self, dims, dtype=float16):
+        return self._tensor("new_input", _dims(dims), _dtype(dtype).value)
+
+    def softmax(self, X, dim):
+        return self._tensor("softmax", _handle(X, "X"), int(dim))
+
+    def split(self, X, sizes, dim):
+        return [Tensor(self, t) for t in _check(
+            _c.yirage_py_split(self._live(), _handle(X, "X"), int(dim), _dims(sizes, "sizes")))]
+
+    def chunk(self, X, chunks, dim):
+        return [Tensor(self, t) for t in _check(
+            _c.yirage_py_chunk(self._live(), _handle(X, "X"), int(chunks), int(dim)))]
+
+    def mark_output(self, X):
+        self._call("mark_output", _handle(X, "X"))
+
+    def customized(self, inputs, tb_graph):
+        """Adds the fused kernel `tb_graph`; `inputs` must be the tensors its new_input calls
+        read, in order (as in Mirage). Returns its output tensors."""
+        if not isinstance(tb_graph, ThreadblockGraph):
+            raise TypeError("tb_graph must be a yirage.ThreadblockGraph")
+        if [_handle(t) for t in inputs] != [t._handle for t in tb_graph._dtensors]:
+            raise InvalidArgumentError(
+                "customized: inputs must be the tensors the block graph's new_input calls read, "
+                "in order")
+        return [Tensor(self, t) for t in _check(
+            _c.yirage_py_customized(self._live(), tb_graph._live()))]
+
+    @property
+    def inputs(self):
+        n = self._call("num_inputs")
+        return [Tensor(self, self._call("get_input", i)) for i in range(n)]
+
+    @property
+    def outputs(self):
+        n = self._call("num_outputs")
+        return [Tensor(self, self._call("get_output", i)) for i in range(n)]
+
+    @property
+    def num_operators(self):
+        return self._call("num_operators")
+
+    def run_reference(self, inputs):
+        """Evaluates the graph in float64 on host tensors (numpy arrays or any object with
+        __dlpack__, in host memory) and returns the outputs as new numpy arrays."""
+        ins = []
+        for i, x in enumerate(inputs):
+            if isinstance(x, _np.ndarray) and not x.flags.writeable:
+                x = x.copy()  # numpy exports only writable arrays through DLPack
+            if not hasattr(x, "__dlpack__"):
+                raise TypeError(f"input {i} must be a numpy array or support __dlpack__, not "
+                                f"{type(x).__name__}")
+            ins.append(x)
+        outs = []
+        for t in self.outputs:
+            if t.dtype.numpy is None:
+                raise UnsupportedError(f"numpy has no {t.dtype.name}: this graph's outputs "
+                                       f"cannot be returned as numpy arrays")
+            outs.append(_np.full(t.dims, _np.nan, dtype=t.dtype.numpy))  # poisoned
+        capsules_in = [x.__dlpack__() for x in ins]
+        capsules_out = [o.__dlpack__() for o in outs]
+        _check(_c.yirage_py_run_reference(self._live(), capsules_in, capsules_out))
+        return outs
+
+    def equivalent(self, other, trials=3, seed=1, threads=0):
+        """Fingerprint equivalence with another graph over the same inputs."""
+        if not isinstance(other, KernelGraph):
+            raise TypeError("other must be a yirage.KernelGraph")
+        r = _check(_c.yirage_py_equivalent(self._live(), other._live(), int(trials), int(seed),
+                                           int(threads)))
+        return EquivalenceResult(*r)
+
+    def save(self, path):
+        """Writes the graph: JSON when path ends in .json, binary otherwise."""
+        self._call("save", str(path))
+
+    def to_bytes(self, format="binary"):
+        formats = {"binary": _c.YIRAGE_GRAPH_FORMAT_BINARY, "json": _c.YIRAGE_GRAPH_FORMAT_JSON}
+        if format not in formats:
+            raise ValueError("format must be 'binary' or 'json'")
+        return _check(_c.yirage_py_serialize(self._live(), formats[format]))
+
+
+EquivalenceResult = collections.namedtuple("EquivalenceResult",
+                                           ["equivalent", "trials", "seconds", "reason"])
+
+_ACCUMULATORS = {"sum": _c.YIRAGE_ACCUM_SUM, "reduce_sum": _c.YIRAGE_ACCUM_REDUCE_SUM,
+                 "mean": _c.YIRAGE_ACCUM_REDUCE_MEAN, "rms": _c.YIRAGE_ACCUM_REDUCE_RMS,
+                 "max": _c.YIRAGE_ACCUM_MAX}
+
+
+class ThreadblockGraph(_Graph):
+    """A thread-block graph (µGraph) for KernelGraph.customized (docs/ugraphs.md)."""
+
+    _prefix = "yirage_block_graph_"
+
+    def __init__(self, grid_dim, block_dim=(128, 1, 1), forloop_range=1, shared_memory_limit=0):
+        grid = _dims(grid_dim, "grid_dim") + (1,) * (3 - len(tuple(grid_dim)))
+        threads = 1
+        for d in _dims(block_dim, "block_dim"):
+            threads *= d
+        self._handle = _check(_c.yirage_py_block_graph_create(
+            grid[0], grid[1], grid[2], threads, int(forloop_range), int(shared_memory_limit)))
+        self._dtensors = []
+
+    def release(self):
+        if self._handle is not None:
+            _c.yirage_block_graph_release(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.release()
+
+    def new_input(self, dtensor, input_map, forloop_dim):
+        t = self._tensor("new_input", _handle(dtensor, "dtensor"), _dims(input_map, "input_map"),
+                         int(forloop_dim))
+        self._dtensors.append(dtensor)
+        return t
+
+    def forloop_accum(self, X, acc="sum"):
+        if acc not in _ACCUMULATORS:
+            raise ValueError(f"acc must be one of {sorted(_ACCUMULATORS)}")
+        return self._tensor("accumulate", _handle(X, "X"), _ACCUMULATORS[acc])
+
+    def forloop_accum_rescale(self, X, M):
+        return self._tensor("accumulate_rescale", _handle(X, "X"), _handle(M, "M"))
+
+    def new_output(self, stensor, output_map, forloop_dim=-1):
+        self._call("new_output", _handle(stensor, "stensor"), _dims(output_map, "output_map"),
+                   int(forloop_dim))
+
+    @property
+    def shared_memory_bytes(self):
+        return self._call("shared_memory_bytes")
+
+
+def new_kernel_graph():
+    return KernelGraph()
+
+
+def new_threadblock_graph(grid_dim, block_dim=(128, 1, 1), forloop_range=1,
+                          shared_memory_limit=0):
+    return ThreadblockGraph(grid_dim, block_dim, forloop_range, shared_memory_limit)
+
+
+def load(path):
+    """A graph from a file written by KernelGraph.save (either format)."""
+    return KernelGraph(_check(_c.yirage_graph_load(str(path))))
+
+
+def from_bytes(data):
+    return KernelGraph(_check(_c.yirage_py_deserialize(bytes(data))))
