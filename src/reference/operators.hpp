@@ -98,9 +98,15 @@ Buffer<V> matmul(const A &arith, const Buffer<V> &a, const Dims &a_dims, const B
     const V *pa = a.data() + (operands[static_cast<size_t>(batch)].first * m + i) * k;
     const V *pb = b.data() + operands[static_cast<size_t>(batch)].second * k * n;
     V *po = out.data() + (batch * m + i) * n;
-    for (int64_t p = 0; p < k; ++p) {  // p-j order keeps the inner loop contiguous
-      const V a_ip = pa[p];
-      for (int64_t j = 0; j < n; ++j) po[j] = arith.add(po[j], arith.mul(a_ip, pb[p * n + j]));
+    // An arithmetic may supply a faster kernel for one output row (the field one reduces
+    // lazily); it must compute exactly what the loop below computes.
+    if constexpr (requires { arith.matmul_row(pa, pb, po, k, n); }) {
+      arith.matmul_row(pa, pb, po, k, n);
+    } else {
+      for (int64_t p = 0; p < k; ++p) {  // p-j order keeps the inner loop contiguous
+        const V a_ip = pa[p];
+        for (int64_t j = 0; j < n; ++j) po[j] = arith.add(po[j], arith.mul(a_ip, pb[p * n + j]));
+      }
     }
   });
   return out;

@@ -141,6 +141,17 @@ TEST(Fingerprint, RefusesWhatItCannotCheck) {
   } catch (const Error &e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
   }
+  // Also through a matmul (the field's lazily reduced row kernel must propagate "unknown").
+  const auto through_matmul =
+      graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId d) {
+        return g.unary(OpKind::kExp, g.matmul(g.unary(OpKind::kExp, a), d));
+      });
+  EXPECT_THROW(check_equivalence(through_matmul, through_matmul, options()), Error);
+  // An exp'd operand on the other side of the matmul is fine as long as no exp follows.
+  const auto fine = graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId d) {
+    return g.matmul(g.unary(OpKind::kExp, a), d);
+  });
+  EXPECT_TRUE(check_equivalence(fine, fine, options()).equivalent);
   KernelGraph other;
   other.mark_output(other.unary(OpKind::kExp, other.new_input({4, 8}, DType::kFloat32)));
   EXPECT_THROW(check_equivalence(nested, other, options()), Error);  // different inputs

@@ -162,6 +162,36 @@ FieldValue FieldArithmetic::unary(OpKind kind, const OpAttributes &attributes, V
   throw Error(ErrorCode::kInternal, std::string("fingerprint: not a unary op: ") + op_name(kind));
 }
 
+void FieldArithmetic::matmul_row(const Value *a, const Value *b, Value *out, int64_t k,
+                                 int64_t n) const {
+  // Q parts are summed whatever they are; an element whose terms include an unknown Q part is
+  // marked unknown at the end (unsigned overflow of its discarded sum is harmless).
+  std::vector<uint64_t> sum_p(static_cast<size_t>(n), 0), sum_q(static_cast<size_t>(n), 0);
+  std::vector<uint8_t> unknown(static_cast<size_t>(n), 0);
+  bool a_unknown = false;
+  for (int64_t p = 0; p < k; ++p) {
+    const uint64_t ap = a[p].p, aq = a[p].q;
+    a_unknown = a_unknown || !known(a[p].q);
+    const Value *row = b + p * n;
+    for (int64_t j = 0; j < n; ++j) {
+      sum_p[static_cast<size_t>(j)] += ap * row[j].p;
+      sum_q[static_cast<size_t>(j)] += aq * row[j].q;
+      unknown[static_cast<size_t>(j)] |= static_cast<uint8_t>(row[j].q == kUnknownQ);
+    }
+    if (p % 3 == 2 || p == k - 1) {
+      for (int64_t j = 0; j < n; ++j) {
+        sum_p[static_cast<size_t>(j)] %= P;
+        sum_q[static_cast<size_t>(j)] %= Q;
+      }
+    }
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    const bool q_known = !a_unknown && unknown[static_cast<size_t>(j)] == 0;
+    out[j] = {static_cast<uint32_t>(sum_p[static_cast<size_t>(j)]),
+              q_known ? static_cast<uint32_t>(sum_q[static_cast<size_t>(j)]) : kUnknownQ};
+  }
+}
+
 FieldValue FieldArithmetic::binary(OpKind kind, Value a, Value b) const {
   switch (kind) {
     case OpKind::kAdd: return add(a, b);

@@ -62,6 +62,11 @@ class FieldArithmetic {
   Value exp(Value a) const;  // throws Error(kUnsupported) when a.q is unknown
   Value max(Value a, Value b) const;
   Value unary(OpKind kind, const OpAttributes &attributes, Value x) const;
+
+  // out[j] = Σ_p a[p]·b[p·n + j] for j < n (out starts at zero): one row of a matmul, with
+  // products summed in 64 bits and reduced every third term, which is exact because three
+  // products below 2^62 plus a residue below 2^31 stay below 2^64.
+  void matmul_row(const Value *a, const Value *b, Value *out, int64_t k, int64_t n) const;
   Value binary(OpKind kind, Value a, Value b) const;
 
  private:
