@@ -540,6 +540,54 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_equivalent(
     yirage_equivalence_result *out_result);
 
 /* ---------------------------------------------------------------------------------------------
+ * Targets and cost estimates (docs/targets.md)
+ *
+ * What yirage knows about a device: the properties the search and the cost model use. Built-in
+ * descriptions: "cpu" (this host, detected), "h100", "a100", "mi300x". Thread-safe.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef enum yirage_target_kind {
+  YIRAGE_TARGET_CPU = 1,
+  YIRAGE_TARGET_GPU = 2,
+  YIRAGE_TARGET_KIND_MAX_ENUM = 0x7fffffff
+} yirage_target_kind;
+
+typedef struct yirage_target_properties {
+  size_t struct_size; /* set by the caller: sizeof(yirage_target_properties) */
+  char name[64];      /* NUL-terminated */
+  yirage_target_kind kind;
+  int64_t compute_units;
+  int64_t max_threads_per_block;
+  int64_t max_blocks_per_compute_unit;
+  int64_t threads_per_compute_unit;
+  int64_t shared_memory_per_block; /* bytes */
+  int64_t shared_memory_per_compute_unit;
+  int64_t warp_width;
+  int64_t memory_bytes;
+  double memory_bandwidth; /* bytes/s */
+  int64_t l2_bytes;
+  double l2_bandwidth;
+  double peak_flops_float16; /* matrix-unit FLOP/s; 0 = dtype unsupported */
+  double peak_flops_bfloat16;
+  double peak_flops_float32;
+  double vector_flops_float32;
+  int64_t matrix_unit[3]; /* m, n, k; zeros if none */
+  double launch_overhead_seconds;
+} yirage_target_properties;
+
+/* Fills *out_properties (whose struct_size the caller sets) with a built-in target's
+ * properties. An unknown name gives YIRAGE_ERROR_NOT_FOUND, listing the known ones. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_target_builtin(
+    const char *name, yirage_target_properties *out_properties);
+
+/* The analytic cost estimate of running `graph` on a target (docs/targets.md): a ranking
+ * heuristic, not a measurement. A customized operator that cannot run there (over its shared
+ * memory or thread limit) gives YIRAGE_ERROR_UNSUPPORTED with the reason. The properties are
+ * validated first (YIRAGE_ERROR_INVALID_ARGUMENT naming the property). */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_estimate_cost(
+    const yirage_graph *graph, const yirage_target_properties *target, double *out_seconds);
+
+/* ---------------------------------------------------------------------------------------------
  * The reference executor: the semantic oracle. Evaluates the graph in float64 on host memory.
  *
  * inputs[i] is the graph's i-th input, outputs[j] receives its j-th output; counts must match

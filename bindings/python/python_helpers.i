@@ -152,6 +152,44 @@ PyObject *yirage_py_deserialize(PyObject *data) {
       ? SWIG_NewPointerObj(graph, SWIGTYPE_p_yirage_graph_s, 0) : NULL);
 }
 
+/* [status, dict of properties] */
+PyObject *yirage_py_target(const char *name) {
+  yirage_target_properties t;
+  yirage_status status;
+  memset(&t, 0, sizeof t);
+  t.struct_size = sizeof t;
+  status = yirage_target_builtin(name, &t);
+  if (status != YIRAGE_OK) return yirage_py_result(status, NULL);
+  return yirage_py_result(status, Py_BuildValue(
+      "{s:s,s:s,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:d,s:L,s:d,s:d,s:d,s:d,s:d,s:(LLL),s:d}",
+      "name", t.name, "kind", t.kind == YIRAGE_TARGET_CPU ? "cpu" : "gpu",
+      "compute_units", (long long)t.compute_units,
+      "max_threads_per_block", (long long)t.max_threads_per_block,
+      "max_blocks_per_compute_unit", (long long)t.max_blocks_per_compute_unit,
+      "threads_per_compute_unit", (long long)t.threads_per_compute_unit,
+      "shared_memory_per_block", (long long)t.shared_memory_per_block,
+      "shared_memory_per_compute_unit", (long long)t.shared_memory_per_compute_unit,
+      "warp_width", (long long)t.warp_width, "memory_bytes", (long long)t.memory_bytes,
+      "memory_bandwidth", t.memory_bandwidth, "l2_bytes", (long long)t.l2_bytes,
+      "l2_bandwidth", t.l2_bandwidth, "peak_flops_float16", t.peak_flops_float16,
+      "peak_flops_bfloat16", t.peak_flops_bfloat16, "peak_flops_float32", t.peak_flops_float32,
+      "vector_flops_float32", t.vector_flops_float32, "matrix_unit",
+      (long long)t.matrix_unit[0], (long long)t.matrix_unit[1], (long long)t.matrix_unit[2],
+      "launch_overhead_seconds", t.launch_overhead_seconds));
+}
+
+/* [status, seconds] for a built-in target */
+PyObject *yirage_py_estimate_cost(const yirage_graph *graph, const char *target_name) {
+  yirage_target_properties t;
+  double seconds = 0;
+  yirage_status status;
+  memset(&t, 0, sizeof t);
+  t.struct_size = sizeof t;
+  status = yirage_target_builtin(target_name, &t);
+  if (status == YIRAGE_OK) status = yirage_graph_estimate_cost(graph, &t, &seconds);
+  return yirage_py_result(status, status == YIRAGE_OK ? PyFloat_FromDouble(seconds) : NULL);
+}
+
 PyObject *yirage_py_block_graph_create(int64_t gx, int64_t gy, int64_t gz, int64_t block_threads,
                                        int64_t forloop_range, int64_t shared_memory_limit) {
   yirage_block_graph_options options;

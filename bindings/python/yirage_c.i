@@ -77,6 +77,9 @@
 %ignore yirage_block_graph_options;
 %ignore yirage_equivalence_options;
 %ignore yirage_equivalence_result;
+%ignore yirage_target_properties;
+%ignore yirage_target_builtin;
+%ignore yirage_graph_estimate_cost;
 
 %include "python_helpers.i"
 

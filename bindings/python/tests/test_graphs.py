@@ -221,6 +221,20 @@ def test_errors():
         h.equivalent(h)
 
 
+def test_targets_and_cost_estimates():
+    h100 = yr.target("h100")
+    assert h100["compute_units"] == 132 and h100["kind"] == "gpu"
+    assert h100["matrix_unit"] == (16, 8, 16)
+    assert yr.target("cpu")["kind"] == "cpu"
+    with pytest.raises(yr.NotFoundError, match="have: cpu, h100, a100, mi300x"):
+        yr.target("tpu")
+    examples = pathlib.Path(os.environ.get("YIRAGE_EXAMPLES", "examples")) / "graphs"
+    plain, fused = yr.load(examples / "lora.json"), yr.load(examples / "lora_fused.json")
+    assert 0 < fused.estimate_cost("h100") < plain.estimate_cost("h100")
+    with pytest.raises(yr.UnsupportedError, match="shared memory"):
+        yr.load(examples / "qknorm_fused.json").estimate_cost("mi300x")
+
+
 def test_versions():
     assert yr.version().count(".") == 2
     assert yr.abi_version() == (1, 0)

@@ -24,7 +24,7 @@ __all__ = [
     "UnsupportedError", "NotFoundError", "OutOfMemoryError", "BackendError",
     "VersionMismatchError", "CorruptDataError", "CancelledError", "TimeoutError_", "InternalError",
     "KernelGraph", "ThreadblockGraph", "Tensor", "EquivalenceResult", "new_kernel_graph",
-    "new_threadblock_graph", "load", "from_bytes", "version", "abi_version",
+    "new_threadblock_graph", "load", "from_bytes", "target", "version", "abi_version",
 ]
 
 
@@ -333,6 +333,11 @@ class KernelGraph(_Graph):
         """Writes the graph: JSON when path ends in .json, binary otherwise."""
         self._call("save", str(path))
 
+    def estimate_cost(self, target):
+        """The cost model's estimate in seconds on a built-in target ("h100", "cpu", …): a
+        ranking heuristic, not a measurement (docs/targets.md)."""
+        return _check(_c.yirage_py_estimate_cost(self._live(), str(target)))
+
     def to_bytes(self, format="binary"):
         formats = {"binary": _c.YIRAGE_GRAPH_FORMAT_BINARY, "json": _c.YIRAGE_GRAPH_FORMAT_JSON}
         if format not in formats:
@@ -400,6 +405,11 @@ def new_kernel_graph():
 def new_threadblock_graph(grid_dim, block_dim=(128, 1, 1), forloop_range=1,
                           shared_memory_limit=0):
     return ThreadblockGraph(grid_dim, block_dim, forloop_range, shared_memory_limit)
+
+
+def target(name):
+    """The properties of a built-in target ("cpu", "h100", "a100", "mi300x") as a dict."""
+    return _check(_c.yirage_py_target(str(name)))
 
 
 def load(path):
