@@ -1,0 +1,44 @@
+//! RMSNorm + linear from Rust: the user's graph and the fused µGraph, checked equivalent by
+//! fingerprint and run on the reference executor.
+//! Run: cd bindings/rust && YIRAGE_LIB_DIR=../../build/src LD_LIBRARY_PATH=../../build/src \
+//!      cargo run --offline --example rmsnorm_linear
+use yirage::{Accumulator, DType, HostData, KernelGraph, ThreadblockGraph};
+
+fn main() -> yirage::Result<()> {
+    let (rows, hidden, cols) = (8i64, 512i64, 256i64);
+    let mut plain = KernelGraph::new()?;
+    let x = plain.new_input(&[rows, hidden], DType::Float32)?;
+    let w = plain.new_input(&[hidden, cols], DType::Float32)?;
+    let n = plain.rms_norm(x, &[hidden], 0.0, None)?;
+    let o = plain.matmul(n, w)?;
+    plain.mark_output(o)?;
+
+    let mut fused = KernelGraph::new()?;
+    let fx = fused.new_input(&[rows, hidden], DType::Float32)?;
+    let fw = fused.new_input(&[hidden, cols], DType::Float32)?;
+    let mut tb = ThreadblockGraph::new([cols / 64, 1, 1], 128, hidden / 64)?;
+    let tx = tb.new_input(fx, [-1, -1, -1], 1)?;
+    let tw = tb.new_input(fw, [1, -1, -1], 0)?;
+    let xw = tb.matmul(tx, tw)?;
+    let acc = tb.accumulate(xw, Accumulator::Sum)?;
+    let rms = tb.accumulate(tx, Accumulator::Rms)?;
+    let out = tb.div(acc, rms)?;
+    tb.new_output(out, [1, -1, -1], -1)?;
+    let outputs = fused.customized(&tb)?;
+    fused.mark_output(outputs[0])?;
+
+    let check = fused.equivalent(&plain, 3)?;
+    println!("equivalent: {} ({} trials, {:.3} s)", check.equivalent, check.trials, check.seconds);
+    let inputs = [
+        HostData::Float32((0..rows * hidden).map(|i| ((i % 7) as f32 - 3.0) / 3.0).collect()),
+        HostData::Float32((0..hidden * cols).map(|i| ((i % 5) as f32 - 2.0) / 2.0).collect()),
+    ];
+    let (HostData::Float32(a), HostData::Float32(b)) =
+        (&plain.run_reference(&inputs)?[0], &fused.run_reference(&inputs)?[0])
+    else {
+        unreachable!("float32 graphs give float32 outputs")
+    };
+    let worst = a.iter().zip(b).map(|(p, q)| (p - q).abs()).fold(0f32, f32::max);
+    println!("largest difference between the two reference outputs: {worst:e}");
+    Ok(())
+}
