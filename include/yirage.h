@@ -13,9 +13,12 @@
  *    YIRAGE_ERROR_INVALID_ARGUMENT instead of crashing (a released handle whose address has been
  *    reused by a new object of the same kind cannot be told apart from that object).
  *  - Release functions accept NULL and return void.
- *  - Thread safety is stated per function. In general: distinct objects may be used from
- *    different threads at once; one graph may be read (queried, run) from many threads at once
- *    but must not be modified while any other thread uses it.
+ *  - Thread safety is stated per function with one of these tags:
+ *      [any thread]     no shared state, or read-only access to its arguments;
+ *      [reads X]        only reads X: may run concurrently with other readers of X;
+ *      [modifies X]     changes X: no other thread may use X meanwhile (distinct objects are
+ *                       independent);
+ *      [thread-local]   per calling thread.
  *  - Tensors cross the ABI as DLPack DLTensor (borrowed: yirage never keeps the pointer after
  *    the call returns).
  */
@@ -53,9 +56,11 @@ extern "C" {
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A caller that
  * dlopen()s the library should check that the major equals YIRAGE_ABI_VERSION_MAJOR and the
  * minor is at least the one it was compiled against. Thread-safe. */
+/* Thread safety: [any thread]. */
 YIRAGE_API uint32_t yirage_abi_version(void);
 
 /* The library's release version, e.g. "0.1.0". Static storage. Thread-safe. */
+/* Thread safety: [any thread]. */
 YIRAGE_API const char *yirage_version(void);
 
 /* ---------------------------------------------------------------------------------------------
@@ -81,11 +86,13 @@ typedef enum yirage_status {
 
 /* The enumerator's name without prefix, e.g. "INVALID_ARGUMENT"; "UNKNOWN_STATUS" for values
  * this library does not know. Static storage. Thread-safe. */
+/* Thread safety: [any thread]. */
 YIRAGE_API const char *yirage_status_name(yirage_status status);
 
 /* The message of the most recent failed yirage call on the calling thread ("" if none has
  * failed). Successful calls do not clear it. The string is owned by yirage and stays valid until
  * the next failing yirage call on the same thread. Thread-safe (thread-local). */
+/* Thread safety: [thread-local]. */
 YIRAGE_API const char *yirage_last_error_message(void);
 
 /* ---------------------------------------------------------------------------------------------
@@ -103,9 +110,11 @@ typedef enum yirage_dtype {
 } yirage_dtype;
 
 /* "float16", "bfloat16", "float32"; "unknown" otherwise. Static storage. Thread-safe. */
+/* Thread safety: [any thread]. */
 YIRAGE_API const char *yirage_dtype_name(yirage_dtype dtype);
 
 /* Size in bytes of one element; 0 for an unknown dtype. Thread-safe. */
+/* Thread safety: [any thread]. */
 YIRAGE_API size_t yirage_dtype_size(yirage_dtype dtype);
 
 /* The largest tensor rank a graph accepts. */
@@ -124,22 +133,23 @@ YIRAGE_API size_t yirage_dtype_size(yirage_dtype dtype);
  * marked. Elementwise binary operators need equal ranks and broadcast size-1 dimensions.
  * A dimension argument `dim` may be negative, counting from the end (-1 is the last dim).
  *
- * Thread safety: builders modify the graph; one graph must not be built from two threads at
- * once, nor built while another thread queries or runs it. Distinct graphs are independent.
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct yirage_graph_s yirage_graph;
 typedef struct yirage_tensor_s yirage_tensor;
 
 /* Creates an empty graph. The caller owns *out_graph and releases it with yirage_graph_release. */
+/* Thread safety: [any thread]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_create(yirage_graph **out_graph);
 
 /* Releases a graph and every tensor handle it owns. NULL is accepted and ignored; so is a
  * handle that is not live (it is then left alone). */
+/* Thread safety: [modifies graph] (destroys it and its tensors). */
 YIRAGE_API void yirage_graph_release(yirage_graph *graph);
 
 /* A new graph input of the given shape (row-major, every dim >= 1, 1 <= ndim <= YIRAGE_MAX_RANK)
  * and dtype. */
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_new_input(yirage_graph *graph, size_t ndim,
                                                                 const int64_t *dims,
                                                                 yirage_dtype dtype,
@@ -147,6 +157,7 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_new_input(yirage_graph *gr
 
 /* Batched matrix product A[..., m, k] · B[..., k, n] -> [..., m, n]. A and B have equal rank
  * >= 2 and equal dtype; batch dims must be equal or 1 (size-1 batch dims broadcast). */
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_matmul(yirage_graph *graph, yirage_tensor *a,
                                                              yirage_tensor *b,
                                                              yirage_tensor **out_tensor);
@@ -155,31 +166,42 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_matmul(yirage_graph *graph
  *   exp(x); silu(x) = x·sigmoid(x); gelu(x) = x/2·(1 + erf(x/√2)) (the exact form, not tanh);
  *   relu(x) = max(x, 0); sqrt(x); square(x) = x²; sigmoid(x) = 1/(1 + e^-x); log(x) natural;
  *   neg(x) = -x. Out-of-domain values follow IEEE (sqrt(-1) is NaN, log(0) is -inf). */
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_exp(yirage_graph *graph, yirage_tensor *x,
                                                           yirage_tensor **out_tensor);
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_silu(yirage_graph *graph, yirage_tensor *x,
                                                            yirage_tensor **out_tensor);
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_gelu(yirage_graph *graph, yirage_tensor *x,
                                                            yirage_tensor **out_tensor);
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_relu(yirage_graph *graph, yirage_tensor *x,
                                                            yirage_tensor **out_tensor);
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_sqrt(yirage_graph *graph, yirage_tensor *x,
                                                            yirage_tensor **out_tensor);
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_square(yirage_graph *graph, yirage_tensor *x,
                                                              yirage_tensor **out_tensor);
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_sigmoid(yirage_graph *graph, yirage_tensor *x,
                                                               yirage_tensor **out_tensor);
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_log(yirage_graph *graph, yirage_tensor *x,
                                                           yirage_tensor **out_tensor);
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_neg(yirage_graph *graph, yirage_tensor *x,
                                                           yirage_tensor **out_tensor);
 
 /* clamp(x) = min(max(x, lo), hi); lo <= hi, both finite or infinite, not NaN. */
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_clamp(yirage_graph *graph, yirage_tensor *x,
                                                             double lo, double hi,
                                                             yirage_tensor **out_tensor);
 
 /* x · scalar; scalar must be finite. */
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mul_scalar(yirage_graph *graph,
                                                                  yirage_tensor *x, double scalar,
                                                                  yirage_tensor **out_tensor);
@@ -187,30 +209,38 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mul_scalar(yirage_graph *g
 /* Elementwise binary operators: equal rank and dtype, each dim equal or 1 in one operand (it
  * broadcasts); the result has the broadcast shape. div is a / b; pow is a^b (IEEE pow);
  * max is the larger of a and b. */
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_add(yirage_graph *graph, yirage_tensor *a,
                                                           yirage_tensor *b,
                                                           yirage_tensor **out_tensor);
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_sub(yirage_graph *graph, yirage_tensor *a,
                                                           yirage_tensor *b,
                                                           yirage_tensor **out_tensor);
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mul(yirage_graph *graph, yirage_tensor *a,
                                                           yirage_tensor *b,
                                                           yirage_tensor **out_tensor);
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_div(yirage_graph *graph, yirage_tensor *a,
                                                           yirage_tensor *b,
                                                           yirage_tensor **out_tensor);
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_pow(yirage_graph *graph, yirage_tensor *a,
                                                           yirage_tensor *b,
                                                           yirage_tensor **out_tensor);
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_max(yirage_graph *graph, yirage_tensor *a,
                                                           yirage_tensor *b,
                                                           yirage_tensor **out_tensor);
 
 /* Sum (reduction) or maximum (reduction_max) over dimension `dim`; the rank is kept and that
  * dimension becomes 1. */
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_reduction(yirage_graph *graph,
                                                                 yirage_tensor *x, int32_t dim,
                                                                 yirage_tensor **out_tensor);
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_reduction_max(yirage_graph *graph,
                                                                     yirage_tensor *x, int32_t dim,
                                                                     yirage_tensor **out_tensor);
@@ -218,23 +248,27 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_reduction_max(yirage_graph
 /* RMS normalization over the trailing dims named by normalized_shape (which must equal x's last
  * n_normalized dims): y = x / sqrt(mean(x²) + eps), times `weight` elementwise when weight is
  * not NULL (weight's shape must equal normalized_shape, its dtype x's). eps >= 0 and finite. */
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_rms_norm(
     yirage_graph *graph, yirage_tensor *x, size_t n_normalized, const int64_t *normalized_shape,
     double eps, yirage_tensor *weight, yirage_tensor **out_tensor);
 
 /* softmax over `dim`. A convenience: the graph records it as reduction_max, sub, exp, reduction
  * and div, so *out_tensor is the result of that div. */
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_softmax(yirage_graph *graph, yirage_tensor *x,
                                                               int32_t dim,
                                                               yirage_tensor **out_tensor);
 
 /* Concatenation of a and b along `dim`; all other dims and the dtype must be equal. */
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_concat(yirage_graph *graph, yirage_tensor *a,
                                                              yirage_tensor *b, int32_t dim,
                                                              yirage_tensor **out_tensor);
 
 /* Splits x along `dim` into n_parts consecutive pieces of the given sizes (each >= 1, summing to
  * x's size along dim). out_parts must have room for n_parts handles (n_parts >= 1). */
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_split(yirage_graph *graph, yirage_tensor *x,
                                                             int32_t dim, size_t n_parts,
                                                             const int64_t *sizes,
@@ -242,12 +276,14 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_split(yirage_graph *graph,
 
 /* Splits x along `dim` into n_chunks equal pieces; x's size along dim must be divisible by
  * n_chunks. out_parts must have room for n_chunks handles. */
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_chunk(yirage_graph *graph, yirage_tensor *x,
                                                             size_t n_chunks, int32_t dim,
                                                             yirage_tensor **out_parts);
 
 /* Marks a computed tensor (not a graph input) as the graph's next output. A tensor can be
  * marked once. */
+/* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mark_output(yirage_graph *graph,
                                                                   yirage_tensor *x);
 
@@ -271,7 +307,6 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mark_output(yirage_graph *
  *
  * Tile tensors are yirage_tensor handles owned by the block graph. yirage_graph_customized copies
  * the block graph into the kernel graph, so the block graph may be released or reused after.
- * Thread safety: as for kernel graphs.
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct yirage_block_graph_s yirage_block_graph;
@@ -288,89 +323,115 @@ typedef struct yirage_block_graph_options {
 } yirage_block_graph_options;
 
 /* Sets *options to the defaults, with struct_size = sizeof(yirage_block_graph_options). */
+/* Thread safety: [any thread]. */
 YIRAGE_API void yirage_block_graph_options_init(yirage_block_graph_options *options);
 
 /* Creates an empty block graph. options->struct_size must be at least the size of this ABI
  * version's first release of the struct; fields past the library's own struct are ignored.
  * The caller owns *out_block_graph and releases it with yirage_block_graph_release. */
+/* Thread safety: [any thread]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_create(
     const yirage_block_graph_options *options, yirage_block_graph **out_block_graph);
 
 /* Releases a block graph and its tile handles. NULL and dead handles are ignored. */
+/* Thread safety: [modifies block_graph] (destroys it and its tiles). */
 YIRAGE_API void yirage_block_graph_release(yirage_block_graph *block_graph);
 
 /* An input iterator over `dtensor`, a tensor of a kernel graph (every input of one block graph
  * must come from the same kernel graph). imap has 3 entries. */
+/* Thread safety: [modifies block_graph; reads dtensor's graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status
 yirage_block_graph_new_input(yirage_block_graph *block_graph, const yirage_tensor *dtensor,
                              const int32_t *imap, int32_t fmap, yirage_tensor **out_tensor);
 
 /* Compute operators on tiles, with the semantics of the yirage_graph_ builders of the same name. */
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_matmul(yirage_block_graph *bg,
                                                                    yirage_tensor *a,
                                                                    yirage_tensor *b,
                                                                    yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_exp(yirage_block_graph *bg,
                                                                 yirage_tensor *x,
                                                                 yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_silu(yirage_block_graph *bg,
                                                                  yirage_tensor *x,
                                                                  yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_gelu(yirage_block_graph *bg,
                                                                  yirage_tensor *x,
                                                                  yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_relu(yirage_block_graph *bg,
                                                                  yirage_tensor *x,
                                                                  yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_sqrt(yirage_block_graph *bg,
                                                                  yirage_tensor *x,
                                                                  yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_square(yirage_block_graph *bg,
                                                                    yirage_tensor *x,
                                                                    yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_sigmoid(yirage_block_graph *bg,
                                                                     yirage_tensor *x,
                                                                     yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_log(yirage_block_graph *bg,
                                                                 yirage_tensor *x,
                                                                 yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_neg(yirage_block_graph *bg,
                                                                 yirage_tensor *x,
                                                                 yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_clamp(yirage_block_graph *bg,
                                                                   yirage_tensor *x, double lo,
                                                                   double hi,
                                                                   yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_mul_scalar(yirage_block_graph *bg,
                                                                        yirage_tensor *x,
                                                                        double scalar,
                                                                        yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_add(yirage_block_graph *bg,
                                                                 yirage_tensor *a, yirage_tensor *b,
                                                                 yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_sub(yirage_block_graph *bg,
                                                                 yirage_tensor *a, yirage_tensor *b,
                                                                 yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_mul(yirage_block_graph *bg,
                                                                 yirage_tensor *a, yirage_tensor *b,
                                                                 yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_div(yirage_block_graph *bg,
                                                                 yirage_tensor *a, yirage_tensor *b,
                                                                 yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_pow(yirage_block_graph *bg,
                                                                 yirage_tensor *a, yirage_tensor *b,
                                                                 yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_max(yirage_block_graph *bg,
                                                                 yirage_tensor *a, yirage_tensor *b,
                                                                 yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_reduction(yirage_block_graph *bg,
                                                                       yirage_tensor *x, int32_t dim,
                                                                       yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_reduction_max(
     yirage_block_graph *bg, yirage_tensor *x, int32_t dim, yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_rms_norm(
     yirage_block_graph *bg, yirage_tensor *x, size_t n_normalized, const int64_t *normalized_shape,
     double eps, yirage_tensor *weight, yirage_tensor **out_tensor);
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_concat(yirage_block_graph *bg,
                                                                    yirage_tensor *a,
                                                                    yirage_tensor *b, int32_t dim,
@@ -388,6 +449,7 @@ typedef enum yirage_accumulator {
 } yirage_accumulator;
 
 /* An after-loop tile accumulating per-iteration (or invariant) tile x. */
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_accumulate(yirage_block_graph *bg,
                                                                        yirage_tensor *x,
                                                                        yirage_accumulator kind,
@@ -396,62 +458,76 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_accumulate(yirage_bl
 /* The online-softmax accumulator: Σ_i x_i · exp(m_i − M) with M = max_i m_i (elementwise; m
  * broadcasts to x). With m a running row max, Σ exp(s − m)·v and Σ exp(s − m) accumulated this
  * way give softmax(s)·v after one division. */
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_accumulate_rescale(
     yirage_block_graph *bg, yirage_tensor *x, yirage_tensor *m, yirage_tensor **out_tensor);
 
 /* An output saver writing tile s to the customized operator's next output. omap has 3 entries.
  * forloop_dim: for a per-iteration tile, the output dim the iterations' tiles are laid along
  * (-1 allowed only when forloop_range is 1); -1 for other tiles. */
+/* Thread safety: [modifies bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_new_output(yirage_block_graph *bg,
                                                                        yirage_tensor *s,
                                                                        const int32_t *omap,
                                                                        int32_t forloop_dim);
 
+/* Thread safety: [reads bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status
 yirage_block_graph_num_outputs(const yirage_block_graph *bg, size_t *out_count);
 
 /* The estimate checked against shared_memory_limit: every tile's elements times its dtype size
  * (after-loop tiles at 4 bytes), without reuse. */
+/* Thread safety: [reads bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status
 yirage_block_graph_shared_memory_bytes(const yirage_block_graph *bg, int64_t *out_bytes);
 
 /* Adds a customized operator running `block_graph` to `graph`: its inputs are the tensors the
  * block graph's input iterators read (which must belong to `graph`), its outputs one tensor per
  * output saver, stored in out_outputs (room for yirage_block_graph_num_outputs handles). */
+/* Thread safety: [modifies graph; reads block_graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_customized(
     yirage_graph *graph, const yirage_block_graph *block_graph, yirage_tensor **out_outputs);
 
 /* ---------------------------------------------------------------------------------------------
- * Queries. Thread-safe with respect to other readers of the same graph.
+ * Queries.
  * ------------------------------------------------------------------------------------------- */
 
+/* Thread safety: [reads the tensor's graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_ndim(const yirage_tensor *tensor,
                                                                 size_t *out_ndim);
 
 /* Copies the tensor's dims into out_dims, which has room for `capacity` values; capacity must be
  * at least the tensor's rank. */
+/* Thread safety: [reads the tensor's graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_dims(const yirage_tensor *tensor,
                                                                 size_t capacity, int64_t *out_dims);
 
+/* Thread safety: [reads the tensor's graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_dtype(const yirage_tensor *tensor,
                                                                  yirage_dtype *out_dtype);
 
 /* The graph that owns the tensor (not a new reference). */
+/* Thread safety: [reads the tensor's graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_graph(const yirage_tensor *tensor,
                                                                  yirage_graph **out_graph);
 
+/* Thread safety: [reads graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_num_inputs(const yirage_graph *graph,
                                                                  size_t *out_count);
+/* Thread safety: [reads graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_num_outputs(const yirage_graph *graph,
                                                                   size_t *out_count);
 /* The number of operators, graph inputs included (softmax counts as the five it records). */
+/* Thread safety: [reads graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_num_operators(const yirage_graph *graph,
                                                                     size_t *out_count);
 
 /* The index-th input / output tensor; the handle is owned by the graph. */
+/* Thread safety: [reads graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_get_input(const yirage_graph *graph,
                                                                 size_t index,
                                                                 yirage_tensor **out_tensor);
+/* Thread safety: [reads graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_get_output(const yirage_graph *graph,
                                                                  size_t index,
                                                                  yirage_tensor **out_tensor);
@@ -478,28 +554,35 @@ typedef enum yirage_graph_format {
 typedef struct yirage_blob_s yirage_blob;
 
 /* The blob's bytes (valid until it is released) and their count; NULL / 0 for a dead handle. */
+/* Thread safety: [reads blob]. */
 YIRAGE_API const void *yirage_blob_data(const yirage_blob *blob);
+/* Thread safety: [reads blob]. */
 YIRAGE_API size_t yirage_blob_size(const yirage_blob *blob);
 /* NULL and dead handles are ignored. */
+/* Thread safety: [modifies blob] (destroys it). */
 YIRAGE_API void yirage_blob_release(yirage_blob *blob);
 
 /* Serializes a graph; the caller owns *out_blob. */
+/* Thread safety: [reads graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_serialize(const yirage_graph *graph,
                                                                yirage_graph_format format,
                                                                yirage_blob **out_blob);
 
 /* A new graph from bytes in either format (detected: binary by its identifier, JSON by a leading
  * '{'). The caller owns *out_graph. */
+/* Thread safety: [any thread]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_deserialize(const void *data, size_t size,
                                                                  yirage_graph **out_graph);
 
 /* Writes the graph to `path`: JSON when the path ends in ".json", binary otherwise. The file is
  * written under a temporary name and renamed, so it is never seen half-written. A missing
  * folder gives YIRAGE_ERROR_NOT_FOUND. */
+/* Thread safety: [reads graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_save(const yirage_graph *graph,
                                                           const char *path);
 
 /* Reads a graph file in either format. A missing file gives YIRAGE_ERROR_NOT_FOUND. */
+/* Thread safety: [any thread]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_load(const char *path,
                                                           yirage_graph **out_graph);
 
@@ -520,6 +603,7 @@ typedef struct yirage_equivalence_options {
 } yirage_equivalence_options;
 
 /* Sets *options to the defaults, with struct_size = sizeof(yirage_equivalence_options). */
+/* Thread safety: [any thread]. */
 YIRAGE_API void yirage_equivalence_options_init(yirage_equivalence_options *options);
 
 typedef struct yirage_equivalence_result {
@@ -535,6 +619,7 @@ typedef struct yirage_equivalence_result {
  * (not equivalent, with the reason), not an error. A graph that cannot be fingerprinted (the exp
  * of a value that itself depends on exp) gives YIRAGE_ERROR_UNSUPPORTED. options may be NULL
  * for the defaults. out_result->struct_size must be set by the caller. */
+/* Thread safety: [reads a and b]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_equivalent(
     const yirage_graph *a, const yirage_graph *b, const yirage_equivalence_options *options,
     yirage_equivalence_result *out_result);
@@ -577,6 +662,7 @@ typedef struct yirage_target_properties {
 
 /* Fills *out_properties (whose struct_size the caller sets) with a built-in target's
  * properties. An unknown name gives YIRAGE_ERROR_NOT_FOUND, listing the known ones. */
+/* Thread safety: [any thread]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_target_builtin(
     const char *name, yirage_target_properties *out_properties);
 
@@ -584,6 +670,7 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_target_builtin(
  * heuristic, not a measurement. A customized operator that cannot run there (over its shared
  * memory or thread limit) gives YIRAGE_ERROR_UNSUPPORTED with the reason. The properties are
  * validated first (YIRAGE_ERROR_INVALID_ARGUMENT naming the property). */
+/* Thread safety: [reads graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_estimate_cost(
     const yirage_graph *graph, const yirage_target_properties *target, double *out_seconds);
 
@@ -599,8 +686,8 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_estimate_cost(
  * Outputs are written only after every check has passed and the whole graph has been evaluated,
  * so inputs and outputs may alias and a failed call writes nothing.
  *
- * Thread-safe: several threads may run the same graph at once (the graph is only read).
  * ------------------------------------------------------------------------------------------- */
+/* Thread safety: [reads graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_run_reference(const yirage_graph *graph,
                                                                     const DLTensor *const *inputs,
                                                                     size_t n_inputs,
