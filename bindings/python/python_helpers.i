@@ -47,7 +47,10 @@ PyObject *yirage_py_chunk(yirage_graph *graph, yirage_tensor *x, size_t n_chunks
   yirage_tensor **parts;
   yirage_status status;
   PyObject *r;
-  if (n_chunks > (1u << 24)) return yirage_py_result(yirage_graph_chunk(graph, x, n_chunks, dim, NULL), NULL);
+  if (n_chunks > (1u << 24)) { /* no tensor dim is that large: refuse before allocating */
+    PyErr_SetString(PyExc_ValueError, "chunk: more chunks than any tensor dim can hold");
+    return NULL;
+  }
   parts = (yirage_tensor **)calloc(n_chunks ? n_chunks : 1, sizeof *parts);
   status = yirage_graph_chunk(graph, x, n_chunks, dim, parts);
   r = yirage_py_result(status, status == YIRAGE_OK ? yirage_py_tensor_list(parts, n_chunks) : NULL);

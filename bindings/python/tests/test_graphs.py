@@ -100,6 +100,10 @@ def test_concat_split_chunk():
     left, right = g.split(C, [6, 2], 1)
     halves = g.chunk(C, 2, 0)
     assert [t.dims for t in halves] == [(1, 8), (1, 8)]
+    with pytest.raises(yr.InvalidArgumentError, match="cannot be split into 3 equal chunks"):
+        g.chunk(C, 3, 0)
+    with pytest.raises(ValueError, match="more chunks than any tensor dim"):
+        g.chunk(C, 1 << 30, 0)
     g.mark_output(g.neg(right))
     g.mark_output(g.exp(halves[1]))
     out_right, out_half = g.run_reference([a, b])
