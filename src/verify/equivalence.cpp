@@ -46,31 +46,32 @@ std::string output_mismatch(const KernelGraph &a, const KernelGraph &b) {
 
 }  // namespace
 
-EquivalenceResult check_equivalence(const KernelGraph &a, const KernelGraph &b,
-                                    const EquivalenceOptions &options) {
-  const auto started = std::chrono::steady_clock::now();
+struct FingerprintCheck::Trial {
+  FieldArithmetic field;
+  std::vector<reference::Buffer<FieldValue>> inputs, outputs;
+};
+
+FingerprintCheck::FingerprintCheck(const KernelGraph &reference, const EquivalenceOptions &options)
+    : reference_(reference), options_(options) {
   if (options.trials < 1) invalid_argument("equivalent: trials must be at least 1");
-  check_same_inputs(a, b);
+  if (options_.threads <= 0) options_.threads = default_thread_count();
+}
+
+FingerprintCheck::~FingerprintCheck() = default;
+
+EquivalenceResult FingerprintCheck::check(const KernelGraph &candidate) const {
+  const auto started = std::chrono::steady_clock::now();
+  check_same_inputs(reference_, candidate);
   EquivalenceResult result;
-  result.reason = output_mismatch(a, b);
-  const int threads = options.threads > 0 ? options.threads : default_thread_count();
-  for (int trial = 0; result.reason.empty() && trial < options.trials; ++trial) {
-    const uint64_t trial_seed = options.seed * 0x100000001b3ull + static_cast<uint64_t>(trial);
-    const FieldArithmetic field(trial_seed);
-    std::mt19937_64 rng(trial_seed);
-    std::vector<reference::Buffer<FieldValue>> inputs;
-    for (TensorId id : a.inputs()) {
-      reference::Buffer<FieldValue> values(static_cast<size_t>(num_elements(a.tensor(id).dims)));
-      for (FieldValue &v : values) v = field.random(rng);
-      inputs.push_back(std::move(values));
-    }
-    const reference::Interpreter<FieldArithmetic> interpreter(field, threads);
-    const auto out_a = interpreter.run(a, inputs);
-    const auto out_b = interpreter.run(b, inputs);
+  result.reason = output_mismatch(reference_, candidate);
+  for (int trial = 0; result.reason.empty() && trial < options_.trials; ++trial) {
+    const Trial &t = reference_trial(trial);
+    const reference::Interpreter<FieldArithmetic> interpreter(t.field, options_.threads);
+    const auto out = interpreter.run(candidate, t.inputs);
     ++result.trials;
-    for (size_t o = 0; o < out_a.size() && result.reason.empty(); ++o) {
-      for (size_t e = 0; e < out_a[o].size(); ++e) {
-        if (!(out_a[o][e] == out_b[o][e])) {
+    for (size_t o = 0; o < out.size() && result.reason.empty(); ++o) {
+      for (size_t e = 0; e < out[o].size(); ++e) {
+        if (!(out[o][e] == t.outputs[o][e])) {
           result.reason = "output " + std::to_string(o) + " differs at element " +
                           std::to_string(e) + " in trial " + std::to_string(trial);
           break;
@@ -79,6 +80,37 @@ EquivalenceResult check_equivalence(const KernelGraph &a, const KernelGraph &b,
     }
   }
   result.equivalent = result.reason.empty();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+// Trials are computed on first use (a difference in trial 0 never pays for trial 1).
+const FingerprintCheck::Trial &FingerprintCheck::reference_trial(int trial) const {
+  std::lock_guard lock(mutex_);
+  while (trials_.size() <= static_cast<size_t>(trial)) {
+    const uint64_t trial_seed =
+        options_.seed * 0x100000001b3ull + static_cast<uint64_t>(trials_.size());
+    auto t = std::make_unique<Trial>(Trial{FieldArithmetic(trial_seed), {}, {}});
+    std::mt19937_64 rng(trial_seed);
+    for (TensorId id : reference_.inputs()) {
+      reference::Buffer<FieldValue> values(
+          static_cast<size_t>(num_elements(reference_.tensor(id).dims)));
+      for (FieldValue &v : values) v = t->field.random(rng);
+      t->inputs.push_back(std::move(values));
+    }
+    const reference::Interpreter<FieldArithmetic> interpreter(t->field, options_.threads);
+    t->outputs = interpreter.run(reference_, t->inputs);
+    trials_.push_back(std::move(t));
+  }
+  return *trials_[static_cast<size_t>(trial)];
+}
+
+EquivalenceResult check_equivalence(const KernelGraph &a, const KernelGraph &b,
+                                    const EquivalenceOptions &options) {
+  const auto started = std::chrono::steady_clock::now();
+  const FingerprintCheck check(a, options);
+  EquivalenceResult result = check.check(b);
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

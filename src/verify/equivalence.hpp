@@ -5,7 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "ir/kernel_graph.hpp"
 
@@ -29,5 +32,27 @@ struct EquivalenceResult {
 // counts, shapes or dtypes make the graphs not equivalent, with the reason.
 EquivalenceResult check_equivalence(const KernelGraph &a, const KernelGraph &b,
                                     const EquivalenceOptions &options);
+
+// The same check against one reference graph many times: the reference's inputs and outputs
+// of every trial are computed once, so each candidate costs one evaluation of itself.
+class FingerprintCheck {
+ public:
+  FingerprintCheck(const KernelGraph &reference, const EquivalenceOptions &options);
+  ~FingerprintCheck();
+  FingerprintCheck(const FingerprintCheck &) = delete;
+  FingerprintCheck &operator=(const FingerprintCheck &) = delete;
+
+  // Throws what check_equivalence throws. Safe to call from several threads.
+  EquivalenceResult check(const KernelGraph &candidate) const;
+
+ private:
+  struct Trial;
+  const Trial &reference_trial(int trial) const;
+
+  const KernelGraph &reference_;
+  EquivalenceOptions options_;
+  mutable std::mutex mutex_;
+  mutable std::vector<std::unique_ptr<Trial>> trials_;
+};
 
 }  // namespace yirage::verify

@@ -1,0 +1,69 @@
+// Enumeration of the thread-block graphs of one customized operator (docs/search.md): for a
+// plan (the dim class each grid axis splits, the class the for-loop splits) and one block
+// count / loop range per class, it adds block operators depth first — matmul, the target's
+// elementwise, reduction and normalisation operators, accumulators — and saves the tiles whose
+// terms are the wanted outputs'. A partial graph is cut when a builder refuses it (shapes,
+// tiles, loop phases, shared memory), when an operator is out of canonical order or recomputes
+// a term it already has, or when its new term does not occur in the target's.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "ir/block_graph.hpp"
+#include "ir/kernel_graph.hpp"
+#include "search/abstract_expr.hpp"
+#include "search/dim_classes.hpp"
+#include "search/subexpression.hpp"
+
+namespace yirage::search {
+
+// Which grid axis splits which dim class; loop_class -1: no for-loop.
+struct BlockPlan {
+  std::vector<int> grid_classes;
+  int loop_class = -1;
+};
+
+// Operators of the target a block graph may use, with the attributes they had there.
+struct Vocabulary {
+  std::vector<OpKind> unary;                  // exp, silu, … (clamp, mul_scalar: see below)
+  std::vector<OpAttributes> clamps, scalars;  // each clamp / mul_scalar of the target
+  std::vector<OpKind> binary;
+  std::vector<OpKind> reductions;             // kReduction, kReductionMax
+  std::vector<OpAttributes> rms_norms;        // their normalized rank, eps and weight flag
+  bool matmul = false;
+  std::vector<OpKind> accumulators;
+};
+Vocabulary vocabulary_of(const KernelGraph &target);
+
+// Shared by every structure search of one superoptimize call.
+struct SearchContext {
+  const KernelGraph *target = nullptr;
+  const DimClasses *classes = nullptr;
+  const std::vector<Expr> *target_terms = nullptr;  // per target tensor
+  SubexpressionOracle *oracle = nullptr;            // null: no abstract pruning
+  Vocabulary vocabulary;
+  int max_block_ops = 8;
+  std::function<bool()> should_stop;  // time budget or cancellation
+};
+
+struct BlockSearchStats {
+  int64_t states = 0, pruned_shape = 0, pruned_abstract = 0, pruned_canonical = 0,
+          pruned_dead = 0, structures = 0;
+  void add(const BlockSearchStats &o);
+};
+
+// The customized operator wanted: which target tensors it reads and which it must produce.
+struct CustomizedRequest {
+  std::vector<TensorId> inputs;  // target tensor ids, in iterator order
+  std::vector<TensorId> outputs;
+};
+
+// Every complete block graph for `plan` under `config`, in a deterministic order.
+std::vector<std::shared_ptr<const BlockGraph>> search_block_graphs(
+    const SearchContext &context, const CustomizedRequest &request, const BlockPlan &plan,
+    const BlockGraphConfig &config, BlockSearchStats &stats);
+
+}  // namespace yirage::search

@@ -1,0 +1,202 @@
+#include "search/subexpression.hpp"
+
+#include <z3++.h>
+
+#include <chrono>
+#include <functional>
+
+namespace yirage::search {
+
+// The algebra in Z3: an uninterpreted sort of terms, integer element counts, and the axioms of
+// docs/search.md as quantified formulas (Z3 picks the instantiation patterns).
+struct SubexpressionOracle::Z3State {
+  z3::context context;
+  z3::solver solver{context};
+  z3::sort term = context.uninterpreted_sort("T");
+  z3::sort count = context.int_sort();
+  z3::func_decl add = context.function("add", term, term, term);
+  z3::func_decl mul = context.function("mul", term, term, term);
+  z3::func_decl div = context.function("div", term, term, term);
+  z3::func_decl neg = context.function("neg", term, term);
+  z3::func_decl sum = context.function("sum", count, term, term);
+  z3::func_decl rms = context.function("rms", count, term, term);
+  z3::func_decl exp = context.function("exp", term, term);
+  z3::func_decl subexpr = context.function("subexpr", term, term, context.bool_sort());
+  std::map<std::string, z3::func_decl> functions;  // other uninterpreted functions
+  std::vector<z3::expr> roots;
+
+  explicit Z3State(int timeout_ms) {
+    z3::params p(context);
+    p.set("rlimit", static_cast<unsigned>(timeout_ms));
+    solver.set(p);
+    const z3::expr x = context.constant("x", term), y = context.constant("y", term),
+                   z = context.constant("z", term);
+    const z3::expr i = context.int_const("i"), j = context.int_const("j");
+    auto all = [&](std::initializer_list<z3::expr> vars, const z3::expr &body) {
+      z3::expr_vector v(context);
+      for (const z3::expr &e : vars) v.push_back(e);
+      solver.add(z3::forall(v, body));
+    };
+    // Ring laws and division.
+    all({x, y}, add(x, y) == add(y, x));
+    all({x, y}, mul(x, y) == mul(y, x));
+    all({x, y, z}, add(add(x, y), z) == add(x, add(y, z)));
+    all({x, y, z}, mul(mul(x, y), z) == mul(x, mul(y, z)));
+    all({x, y, z}, mul(x, add(y, z)) == add(mul(x, y), mul(x, z)));
+    all({x, y, z}, div(add(x, y), z) == add(div(x, z), div(y, z)));
+    all({x, y, z}, mul(x, div(y, z)) == div(mul(x, y), z));
+    all({x, y, z}, div(div(x, y), z) == div(x, mul(y, z)));
+    all({x}, neg(neg(x)) == x);
+    all({x, y}, mul(neg(x), y) == neg(mul(x, y)));
+    all({x, y}, exp(add(x, y)) == mul(exp(x), exp(y)));
+    // Sums: linearity, constants pulled out (the abstraction forgets indices), splitting.
+    all({i, x, y}, sum(i, add(x, y)) == add(sum(i, x), sum(i, y)));
+    all({i, x, y}, sum(i, div(x, y)) == div(sum(i, x), y));
+    all({i, x}, sum(i, neg(x)) == neg(sum(i, x)));
+    all({i, j, x}, z3::implies(i > 0 && j > 0, sum(i, sum(j, x)) == sum(i * j, x)));
+    // Occurrence: reflexive, transitive, every argument occurs in its application, and a
+    // partial sum occurs in a longer one.
+    all({x}, subexpr(x, x));
+    all({x, y, z}, z3::implies(subexpr(x, y) && subexpr(y, z), subexpr(x, z)));
+    for (const z3::func_decl *f : {&add, &mul, &div}) {
+      all({x, y}, subexpr(x, (*f)(x, y)) && subexpr(y, (*f)(x, y)));
+    }
+    all({x}, subexpr(x, neg(x)) && subexpr(x, exp(x)));
+    all({i, x}, subexpr(x, sum(i, x)) && subexpr(x, rms(i, x)));
+    all({i, j, x}, z3::implies(i > 0 && j % i == 0, subexpr(sum(i, x), sum(j, x))));
+  }
+
+  z3::expr translate(const Expr &e, std::map<std::string, z3::expr> &done) {
+    auto found = done.find(e->text);
+    if (found != done.end()) return found->second;
+    std::vector<z3::expr> args;
+    for (const Expr &a : e->args) args.push_back(translate(a, done));
+    auto fold = [&](const z3::func_decl &f) {
+      z3::expr acc = args[0];
+      for (size_t k = 1; k < args.size(); ++k) acc = f(acc, args[k]);
+      return acc;
+    };
+    z3::expr result = context.bool_val(true);  // replaced below
+    switch (e->op) {
+      case ExprOp::kVar:
+      case ExprOp::kConst: result = context.constant(e->text.c_str(), term); break;
+      case ExprOp::kAdd: result = fold(add); break;
+      case ExprOp::kMul: result = fold(mul); break;
+      case ExprOp::kDiv: result = div(args[0], args[1]); break;
+      case ExprOp::kNeg: result = neg(args[0]); break;
+      case ExprOp::kSum: result = sum(context.int_val(e->size), args[0]); break;
+      case ExprOp::kRms: result = rms(context.int_val(e->size), args[0]); break;
+      case ExprOp::kFn: result = apply(e, args); break;
+    }
+    done.emplace(e->text, result);
+    return result;
+  }
+
+  z3::expr apply(const Expr &e, const std::vector<z3::expr> &args) {
+    if (e->name == "exp" && args.size() == 1) return exp(args[0]);
+    const std::string key = e->name + "/" + std::to_string(args.size()) + (e->size ? "s" : "");
+    auto f = functions.find(key);
+    if (f == functions.end()) {
+      z3::sort_vector domain(context);
+      if (e->size) domain.push_back(count);
+      for (size_t k = 0; k < args.size(); ++k) domain.push_back(term);
+      f = functions.emplace(key, context.function(key.c_str(), domain, term)).first;
+    }
+    z3::expr_vector actual(context);
+    if (e->size) actual.push_back(context.int_val(e->size));
+    for (const z3::expr &a : args) actual.push_back(a);
+    return f->second(actual);
+  }
+};
+
+SubexpressionOracle::SubexpressionOracle(const std::vector<Expr> &target_terms, int z3_rlimit)
+    : z3_rlimit_(z3_rlimit) {
+  std::function<void(const Expr &)> index = [&](const Expr &e) {
+    if (!index_.insert(e->text).second) return;
+    if (e->op == ExprOp::kVar) variables_.insert(e->size);
+    if (e->op == ExprOp::kSum) summed_[e->args[0]->text].push_back(e->size);
+    // a+c occurs in a+b+c: every sub-multiset of at least two arguments of add and mul.
+    const size_t n = e->args.size();
+    if ((e->op == ExprOp::kAdd || e->op == ExprOp::kMul) && n >= 3 && n <= 10) {
+      for (uint32_t mask = 1; mask + 1 < (1u << n); ++mask) {
+        if (__builtin_popcount(mask) < 2) continue;
+        std::vector<Expr> part;
+        for (size_t k = 0; k < n; ++k) {
+          if (mask & (1u << k)) part.push_back(e->args[k]);
+        }
+        index(e->op == ExprOp::kAdd ? expr_add(part) : expr_mul(part));
+      }
+    }
+    for (const Expr &a : e->args) index(a);
+  };
+  for (const Expr &t : target_terms) index(t);
+  roots_ = target_terms;
+}
+
+SubexpressionOracle::~SubexpressionOracle() = default;
+
+bool SubexpressionOracle::in_index(const Expr &term) const {
+  if (index_.count(term->text)) return true;
+  if (term->op != ExprOp::kSum) return false;
+  auto sizes = summed_.find(term->args[0]->text);
+  if (sizes == summed_.end()) return false;
+  for (int64_t n : sizes->second) {
+    if (n % term->size == 0) return true;
+  }
+  return false;
+}
+
+bool SubexpressionOracle::occurs(const Expr &term) {
+  std::lock_guard lock(mutex_);
+  ++stats_.queries;
+  auto memo = memo_.find(term->text);
+  if (memo != memo_.end()) {
+    ++stats_.memo_hits;
+    return memo->second;
+  }
+  bool answer;
+  if (in_index(term)) {
+    ++stats_.index_yes;
+    answer = true;
+  } else {
+    bool foreign = false;
+    for (int64_t v : expr_variables(term)) foreign = foreign || !variables_.count(v);
+    if (foreign) {
+      ++stats_.index_no;
+      answer = false;
+    } else {
+      answer = z3_rlimit_ > 0 && ask_z3(term);
+    }
+  }
+  memo_.emplace(term->text, answer);
+  return answer;
+}
+
+bool SubexpressionOracle::ask_z3(const Expr &term) {
+  const auto started = std::chrono::steady_clock::now();
+  if (!z3_) {
+    z3_ = std::make_unique<Z3State>(z3_rlimit_);
+  }
+  Z3State &z = *z3_;
+  std::map<std::string, z3::expr> done;
+  const z3::expr t = z.translate(term, done);
+  z3::expr occurs_somewhere = z.context.bool_val(false);
+  for (const Expr &root : roots_) occurs_somewhere = occurs_somewhere || z.subexpr(t, z.translate(root, done));
+  z.solver.push();
+  z.solver.add(!occurs_somewhere);
+  const z3::check_result r = z.solver.check();
+  z.solver.pop();
+  ++stats_.z3_queries;
+  if (r == z3::unsat) ++stats_.z3_yes;
+  if (r == z3::unknown) ++stats_.z3_unknown;
+  stats_.z3_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return r == z3::unsat;
+}
+
+OracleStats SubexpressionOracle::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+}  // namespace yirage::search

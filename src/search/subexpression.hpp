@@ -1,0 +1,67 @@
+// "Does this term occur in the target's terms?" — the pruning question of the search
+// (ARCHITECTURE.md §4). A term t is a subexpression of the target when some target term u
+// satisfies subexpr(t, u) under the axioms of docs/search.md: ring laws, division and sum rules,
+// exp of a sum, and partial sums (Σ over m elements occurs in Σ over n when m divides n).
+//
+// Two deciders, one answer. A canonical-text index of every target subterm (with the sub-sums
+// of n-ary add/mul and the partial sums) settles a query exactly when the term is there, or
+// reads an input the target never reads. Everything else goes to Z3: the axioms as quantified
+// formulas, the query as the negation of subexpr(t, u) for every target term u; unsat means
+// "occurs". Z3 gets a time limit per query; unknown or out of time counts as "does not occur"
+// (the search's benchmark checks on small instances that no candidate is lost this way).
+// Answers are memoised; the oracle is safe to share between threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "search/abstract_expr.hpp"
+
+namespace yirage::search {
+
+struct OracleStats {
+  int64_t queries = 0;      // questions asked, memoised ones included
+  int64_t memo_hits = 0;    // answered from the memo
+  int64_t index_yes = 0;    // settled by the subterm index
+  int64_t index_no = 0;     // settled by reading an input the target does not read
+  int64_t z3_queries = 0;   // sent to Z3
+  int64_t z3_yes = 0;       // Z3 proved occurrence
+  int64_t z3_unknown = 0;   // Z3 gave up or ran out of time (treated as "does not occur")
+  double z3_seconds = 0;    // time spent in Z3
+};
+
+class SubexpressionOracle {
+ public:
+  // `target_terms`: the term of every tensor of the target graph. z3_rlimit bounds each Z3
+  // query; 0 skips Z3 (only the index answers).
+  SubexpressionOracle(const std::vector<Expr> &target_terms, int z3_rlimit);
+  ~SubexpressionOracle();
+  SubexpressionOracle(const SubexpressionOracle &) = delete;
+  SubexpressionOracle &operator=(const SubexpressionOracle &) = delete;
+
+  bool occurs(const Expr &term);
+  OracleStats stats() const;
+
+ private:
+  bool in_index(const Expr &term) const;
+  bool ask_z3(const Expr &term);  // called with mutex_ held
+
+  struct Z3State;
+  std::set<std::string> index_;
+  std::map<std::string, std::vector<int64_t>> summed_;  // Σ's argument text -> sizes summed
+  std::set<int64_t> variables_;
+  std::vector<Expr> roots_;  // the maximal target terms, for Z3
+  int z3_rlimit_;
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, bool> memo_;
+  OracleStats stats_;
+  std::unique_ptr<Z3State> z3_;
+};
+
+}  // namespace yirage::search

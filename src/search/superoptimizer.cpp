@@ -1,0 +1,462 @@
+#include "search/superoptimizer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <set>
+
+#include "ir/block_graph.hpp"
+#include "ir/rebuild.hpp"
+#include "search/block_search.hpp"
+#include "search/cost_model.hpp"
+#include "search/dim_classes.hpp"
+#include "search/terms.hpp"
+#include "util/error.hpp"
+#include "util/parallel.hpp"
+#include "verify/equivalence.hpp"
+
+namespace yirage::search {
+
+void validate(const SearchOptions &o) {
+  validate(o.target);
+  auto bad = [](const std::string &what) { invalid_argument("superoptimize: " + what); };
+  if (!(o.time_budget_seconds > 0)) bad("time_budget_seconds must be positive");
+  if (o.threads < 0) bad("threads must be 0 (all cores) or positive");
+  if (o.max_kernel_ops < 1 || o.max_kernel_ops > 8) bad("max_kernel_ops must be in 1..8");
+  if (o.max_block_ops < 1 || o.max_block_ops > 16) bad("max_block_ops must be in 1..16");
+  if (o.max_grid_axes < 0 || o.max_grid_axes > 3) bad("max_grid_axes must be in 0..3");
+  if (o.max_customized_inputs < 1 || o.max_customized_inputs > 16) {
+    bad("max_customized_inputs must be in 1..16");
+  }
+  if (o.max_candidates < 1) bad("max_candidates must be at least 1");
+  if (o.verify_trials < 1 || o.verify_trials > 16) bad("verify_trials must be in 1..16");
+  if (o.z3_rlimit < 0) bad("z3_rlimit must not be negative");
+  for (int64_t g : o.grid_candidates) {
+    if (g < 2) bad("grid_candidates must all be at least 2 (an axis of one block is no axis)");
+  }
+  for (int64_t f : o.forloop_candidates) {
+    if (f < 2) bad("forloop_candidates must all be at least 2 (a range of 1 is no loop)");
+  }
+  if (o.fixed_grid) {
+    for (int64_t g : *o.fixed_grid) {
+      if (g < 1) bad("fixed_grid sizes must be positive");
+    }
+  }
+  if (o.fixed_forloop && *o.fixed_forloop < 1) bad("fixed_forloop must be positive");
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Powers of two p dividing `extent` with 2 <= p <= limit; at most `count` of them, spread over
+// the range (largest first).
+std::vector<int64_t> spread_powers(int64_t extent, int64_t limit, size_t count) {
+  std::vector<int64_t> all;
+  for (int64_t p = 2; p <= std::min(extent, limit); p *= 2) {
+    if (extent % p == 0) all.push_back(p);
+  }
+  std::reverse(all.begin(), all.end());
+  if (all.size() <= count) return all;
+  std::vector<int64_t> picked;
+  for (size_t k = 0; k < count; ++k) picked.push_back(all[k * (all.size() - 1) / (count - 1)]);
+  return picked;
+}
+
+// Block counts to try on a grid axis splitting `extent` elements: enough blocks to fill the
+// device, not so many that tiles shrink below the SIMD / warp width.
+std::vector<int64_t> grid_sizes(const SearchOptions &o, int64_t extent, size_t axis) {
+  if (o.fixed_grid) {
+    const int64_t g = (*o.fixed_grid)[axis];
+    return extent % g == 0 && g > 1 ? std::vector<int64_t>{g} : std::vector<int64_t>{};
+  }
+  if (!o.grid_candidates.empty()) {
+    std::vector<int64_t> fit;
+    for (int64_t g : o.grid_candidates) {
+      if (extent % g == 0) fit.push_back(g);
+    }
+    return fit;
+  }
+  const TargetProperties &t = o.target;
+  const int64_t slots = t.compute_units * std::max<int64_t>(1, t.max_blocks_per_compute_unit);
+  return spread_powers(extent, std::max<int64_t>(2, 4 * slots), 3);
+}
+
+std::vector<int64_t> loop_sizes(const SearchOptions &o, int64_t extent) {
+  std::vector<int64_t> fit;
+  if (o.fixed_forloop) {
+    if (*o.fixed_forloop > 1 && extent % *o.fixed_forloop == 0) fit.push_back(*o.fixed_forloop);
+    return fit;
+  }
+  if (!o.forloop_candidates.empty()) {
+    for (int64_t f : o.forloop_candidates) {
+      if (extent % f == 0) fit.push_back(f);
+    }
+    return fit;
+  }
+  // Tiles of at least 16 elements along the loop, so each iteration feeds the matrix unit.
+  return spread_powers(extent, std::max<int64_t>(2, extent / 16), 3);
+}
+
+// One customized operator to find: its request and the plans (grid and loop classes) to try.
+struct Cut {
+  std::vector<size_t> prefix;  // target operator indices computed by pre-defined kernels first
+  CustomizedRequest request;
+};
+
+// The cuts of the target: a down-closed set of at most `max_prefix` compute operators runs as
+// pre-defined kernels, one customized operator computes the rest from what crosses the cut.
+std::vector<Cut> cuts_of(const KernelGraph &g, int max_prefix, int max_inputs) {
+  std::vector<size_t> compute;
+  for (size_t i = 0; i < g.operators().size(); ++i) {
+    if (g.operators()[i].kind != OpKind::kInput) compute.push_back(i);
+  }
+  std::vector<Cut> cuts;
+  std::vector<size_t> chosen;
+  std::vector<bool> produced(g.num_tensors(), false);
+  for (TensorId t : g.inputs()) produced[static_cast<size_t>(t)] = true;
+  auto record = [&]() {
+    Cut cut;
+    cut.prefix = chosen;
+    std::vector<bool> in_prefix(g.operators().size(), false);
+    for (size_t i : chosen) in_prefix[i] = true;
+    std::vector<bool> needed(g.num_tensors(), false);
+    for (size_t i : compute) {
+      if (in_prefix[i]) continue;
+      for (TensorId t : g.operators()[i].inputs) {
+        if (produced[static_cast<size_t>(t)]) needed[static_cast<size_t>(t)] = true;
+      }
+    }
+    for (size_t t = 0; t < needed.size(); ++t) {
+      if (needed[t]) cut.request.inputs.push_back(static_cast<TensorId>(t));
+    }
+    for (TensorId o : g.outputs()) {
+      if (!produced[static_cast<size_t>(o)]) cut.request.outputs.push_back(o);
+    }
+    if (!cut.request.outputs.empty() && !cut.request.inputs.empty() &&
+        cut.request.inputs.size() <= static_cast<size_t>(max_inputs)) {
+      cuts.push_back(std::move(cut));
+    }
+  };
+  // Subsets in increasing index order, each operator only after all its producers.
+  auto grow = [&](auto &&self, size_t from) -> void {
+    record();
+    if (chosen.size() >= static_cast<size_t>(max_prefix)) return;
+    for (size_t k = from; k < compute.size(); ++k) {
+      const Operator &op = g.operators()[compute[k]];
+      bool ready = true;
+      for (TensorId t : op.inputs) ready = ready && produced[static_cast<size_t>(t)];
+      if (!ready) continue;
+      chosen.push_back(compute[k]);
+      for (TensorId t : op.outputs) produced[static_cast<size_t>(t)] = true;
+      self(self, k + 1);
+      for (TensorId t : op.outputs) produced[static_cast<size_t>(t)] = false;
+      chosen.pop_back();
+    }
+  };
+  grow(grow, 0);
+  return cuts;
+}
+
+// Grid classes: present in every wanted output; loop class: in some input, not on the grid.
+std::vector<BlockPlan> plans_for(const CustomizedRequest &r, const DimClasses &classes,
+                                 int max_axes) {
+  std::vector<int> on_grid, loopable;
+  for (int c = 0; c < classes.count(); ++c) {
+    if (classes.extent(c) < 2) continue;
+    bool everywhere = true;
+    for (TensorId o : r.outputs) everywhere = everywhere && classes.dim_in(o, c) >= 0;
+    if (everywhere) on_grid.push_back(c);
+    bool somewhere = false;
+    for (TensorId i : r.inputs) somewhere = somewhere || classes.dim_in(i, c) >= 0;
+    if (somewhere) loopable.push_back(c);
+  }
+  std::vector<BlockPlan> plans;
+  std::vector<int> axes;
+  auto choose = [&](auto &&self, size_t from) -> void {
+    BlockPlan p;
+    p.grid_classes = axes;
+    plans.push_back(p);
+    for (int c : loopable) {
+      if (std::find(axes.begin(), axes.end(), c) != axes.end()) continue;
+      p.loop_class = c;
+      plans.push_back(p);
+    }
+    if (axes.size() >= static_cast<size_t>(max_axes)) return;
+    for (size_t k = from; k < on_grid.size(); ++k) {
+      axes.push_back(on_grid[k]);
+      self(self, k + 1);
+      axes.pop_back();
+    }
+  };
+  choose(choose, 0);
+  return plans;
+}
+
+struct Found {
+  KernelGraph graph;
+  double seconds;
+  std::string description;
+  std::shared_ptr<const BlockGraph> structure;  // shared by its instances at other sizes
+  bool fully_fused;
+};
+
+struct Task {
+  size_t cut;
+  BlockPlan plan;
+};
+
+class Superoptimizer {
+ public:
+  Superoptimizer(const KernelGraph &graph, const SearchOptions &options)
+      : graph_(graph), options_(options), classes_(graph), terms_(kernel_terms(graph)) {}
+
+  SearchResult run() {
+    started_ = Clock::now();
+    if (options_.abstract_pruning) {
+      oracle_ = std::make_unique<SubexpressionOracle>(terms_, options_.z3_rlimit);
+    }
+    context_.target = &graph_;
+    context_.classes = &classes_;
+    context_.target_terms = &terms_;
+    context_.oracle = oracle_.get();
+    context_.vocabulary = vocabulary_of(graph_);
+    context_.max_block_ops = options_.max_block_ops;
+    context_.should_stop = [this] { return stop_enumerating(); };
+
+    cuts_ = cuts_of(graph_, options_.max_kernel_ops - 1, options_.max_customized_inputs);
+    std::vector<Task> fused_tasks, other_tasks;
+    for (size_t c = 0; c < cuts_.size(); ++c) {
+      for (BlockPlan &p : plans_for(cuts_[c].request, classes_, options_.max_grid_axes)) {
+        (cuts_[c].prefix.empty() ? fused_tasks : other_tasks).push_back({c, std::move(p)});
+      }
+    }
+    const verify::EquivalenceOptions eq{options_.verify_trials, options_.seed, options_.threads};
+    fingerprint_ = std::make_unique<verify::FingerprintCheck>(graph_, eq);
+    // Whole-graph fusions first, so the time to the first fused candidate is not spent on cuts.
+    verify(enumerate(fused_tasks));
+    verify(enumerate(other_tasks));
+    std::stable_sort(result_.candidates.begin(), result_.candidates.end(),
+                     [](const SearchCandidate &a, const SearchCandidate &b) {
+                       return a.estimated_seconds < b.estimated_seconds;
+                     });
+    finish_stats();
+    return std::move(result_);
+  }
+
+ private:
+  bool stopped() {
+    SearchEnd complete = SearchEnd::kComplete;
+    if (options_.cancel && options_.cancel->load()) {
+      end_.compare_exchange_strong(complete, SearchEnd::kCancelled);
+      return true;
+    }
+    if (since(started_) >= options_.time_budget_seconds) {
+      end_.compare_exchange_strong(complete, SearchEnd::kTimeout);
+      return true;
+    }
+    return false;
+  }
+  // Enumeration leaves a fifth of the budget to verification.
+  bool stop_enumerating() {
+    if (stopped()) return true;
+    if (since(started_) >= 0.8 * options_.time_budget_seconds) {
+      SearchEnd complete = SearchEnd::kComplete;
+      end_.compare_exchange_strong(complete, SearchEnd::kTimeout);
+      return true;
+    }
+    return false;
+  }
+
+  std::vector<Found> enumerate(const std::vector<Task> &tasks) {
+    std::vector<std::vector<Found>> per_task(tasks.size());
+    std::vector<BlockSearchStats> stats(tasks.size());
+    const int threads = options_.threads > 0 ? options_.threads : default_thread_count();
+    parallel_for(static_cast<int64_t>(tasks.size()), threads, [&](int64_t k) {
+      if (stop_enumerating()) return;
+      per_task[static_cast<size_t>(k)] =
+          run_task(tasks[static_cast<size_t>(k)], stats[static_cast<size_t>(k)]);
+      report(stats[static_cast<size_t>(k)].states, per_task[static_cast<size_t>(k)].size());
+    });
+    std::vector<Found> all;
+    for (size_t k = 0; k < tasks.size(); ++k) {
+      block_stats_.add(stats[k]);
+      for (Found &f : per_task[k]) all.push_back(std::move(f));
+    }
+    result_.stats.plans += static_cast<int64_t>(tasks.size());
+    std::stable_sort(all.begin(), all.end(),
+                     [](const Found &a, const Found &b) { return a.seconds < b.seconds; });
+    return all;
+  }
+
+  void report(int64_t states, size_t candidates) {
+    std::lock_guard lock(mutex_);
+    progress_.states += states;
+    progress_.candidates += static_cast<int64_t>(candidates);
+    progress_.seconds = since(started_);
+    if (options_.progress) options_.progress(progress_);
+  }
+
+  // Searches structures at the middle sizes, then builds every structure at every size.
+  std::vector<Found> run_task(const Task &task, BlockSearchStats &stats) {
+    const Cut &cut = cuts_[task.cut];
+    std::vector<std::vector<int64_t>> sizes;  // per grid axis, then the loop
+    for (size_t a = 0; a < task.plan.grid_classes.size(); ++a) {
+      sizes.push_back(grid_sizes(options_, classes_.extent(task.plan.grid_classes[a]), a));
+    }
+    if (task.plan.loop_class >= 0) {
+      sizes.push_back(loop_sizes(options_, classes_.extent(task.plan.loop_class)));
+    }
+    if (options_.fixed_grid) {
+      size_t split = 0;
+      for (int64_t g : *options_.fixed_grid) split += g > 1;
+      if (split != task.plan.grid_classes.size()) return {};
+    }
+    if (options_.fixed_forloop && (*options_.fixed_forloop > 1) != (task.plan.loop_class >= 0)) {
+      return {};
+    }
+    for (const auto &s : sizes) {
+      if (s.empty()) return {};
+    }
+    std::vector<int64_t> middle;
+    for (const auto &s : sizes) middle.push_back(s[s.size() / 2]);
+    const auto structures =
+        search_block_graphs(context_, cut.request, task.plan, config_for(task.plan, middle), stats);
+    std::vector<Found> found;
+    std::vector<size_t> pick(sizes.size(), 0);
+    for (;;) {
+      std::vector<int64_t> chosen;
+      for (size_t k = 0; k < sizes.size(); ++k) chosen.push_back(sizes[k][pick[k]]);
+      const BlockGraphConfig config = config_for(task.plan, chosen);
+      for (const auto &s : structures) instantiate(cut, s, config, found);
+      size_t k = 0;
+      while (k < pick.size() && ++pick[k] == sizes[k].size()) pick[k++] = 0;
+      if (k == pick.size()) break;
+    }
+    return found;
+  }
+
+  BlockGraphConfig config_for(const BlockPlan &plan, const std::vector<int64_t> &sizes) const {
+    BlockGraphConfig c;
+    for (size_t a = 0; a < plan.grid_classes.size(); ++a) c.grid[a] = sizes[a];
+    if (plan.loop_class >= 0) c.forloop_range = sizes.back();
+    const TargetProperties &t = options_.target;
+    c.block_threads = t.kind == TargetKind::kCpu ? 1 : std::min<int64_t>(128, t.max_threads_per_block);
+    c.shared_memory_limit = t.shared_memory_per_block;
+    c.max_threads_per_block = t.max_threads_per_block;
+    return c;
+  }
+
+  void instantiate(const Cut &cut, const std::shared_ptr<const BlockGraph> &structure, const BlockGraphConfig &config,
+                   std::vector<Found> &out) {
+    try {
+      auto block = std::make_shared<BlockGraph>(rebuild(*structure, config));
+      KernelGraph g;
+      std::vector<TensorId> ids(graph_.num_tensors(), -1);
+      for (TensorId t : graph_.inputs()) {
+        ids[static_cast<size_t>(t)] = g.new_input(graph_.tensor(t).dims, graph_.tensor(t).dtype);
+      }
+      for (size_t i : cut.prefix) {
+        const Operator &op = graph_.operators()[i];
+        std::vector<TensorId> in;
+        for (TensorId t : op.inputs) in.push_back(ids[static_cast<size_t>(t)]);
+        const auto outs = add_operator(g, op, in);
+        for (size_t o = 0; o < outs.size(); ++o) ids[static_cast<size_t>(op.outputs[o])] = outs[o];
+      }
+      std::vector<TensorId> in;
+      for (TensorId t : cut.request.inputs) in.push_back(ids[static_cast<size_t>(t)]);
+      const auto outs = g.customized(in, block);
+      for (size_t o = 0; o < outs.size(); ++o) {
+        ids[static_cast<size_t>(cut.request.outputs[o])] = outs[o];
+      }
+      for (TensorId o : graph_.outputs()) g.mark_output(ids[static_cast<size_t>(o)]);
+      const CostEstimate cost = estimate_cost(g, options_.target);
+      if (!cost.feasible) {
+        std::lock_guard lock(mutex_);
+        ++result_.stats.infeasible;
+        return;
+      }
+      std::string what = cut.prefix.empty() ? "" : std::to_string(cut.prefix.size()) + " pre-defined kernel(s), then ";
+      what += "customized grid " + std::to_string(config.grid[0]) + "x" +
+              std::to_string(config.grid[1]) + "x" + std::to_string(config.grid[2]) + " loop " +
+              std::to_string(config.forloop_range) + " (" +
+              std::to_string(structure->operators().size()) + " block operators)";
+      out.push_back(Found{std::move(g), cost.seconds, std::move(what), structure,
+                          cut.prefix.empty()});
+    } catch (const Error &) {
+      // These sizes do not divide the tensors or overflow shared memory: not a candidate.
+    }
+  }
+
+  void verify(std::vector<Found> found) {
+    result_.stats.candidates += static_cast<int64_t>(found.size());
+    for (Found &f : found) {
+      if (static_cast<int>(result_.candidates.size()) >= options_.max_candidates) break;
+      if (stopped()) break;
+      if (rejected_.count(f.structure.get())) continue;  // a wrong structure is wrong at every size
+      const verify::EquivalenceResult r = fingerprint_->check(f.graph);
+      ++result_.stats.fingerprint_checks;
+      result_.stats.fingerprint_seconds += r.seconds;
+      if (!r.equivalent) {
+        ++result_.stats.fingerprint_rejected;
+        rejected_.insert(f.structure.get());
+        continue;
+      }
+      if (f.fully_fused && result_.stats.first_fused_seconds < 0) {
+        result_.stats.first_fused_seconds = since(started_);
+      }
+      result_.candidates.push_back(
+          SearchCandidate{std::move(f.graph), f.seconds, r.trials, std::move(f.description)});
+    }
+    rejected_.clear();  // the structures die with `found`
+  }
+
+  void finish_stats() {
+    SearchStats &s = result_.stats;
+    s.states = block_stats_.states;
+    s.pruned_shape = block_stats_.pruned_shape;
+    s.pruned_abstract = block_stats_.pruned_abstract;
+    s.pruned_canonical = block_stats_.pruned_canonical;
+    s.pruned_dead = block_stats_.pruned_dead;
+    s.structures = block_stats_.structures;
+    if (oracle_) {
+      const OracleStats o = oracle_->stats();
+      s.oracle_queries = o.queries;
+      s.oracle_index_answers = o.index_yes + o.index_no;
+      s.z3_queries = o.z3_queries;
+      s.z3_proved = o.z3_yes;
+      s.z3_unknown = o.z3_unknown;
+      s.z3_seconds = o.z3_seconds;
+    }
+    s.seconds = since(started_);
+    result_.end = end_;
+  }
+
+  const KernelGraph &graph_;
+  const SearchOptions &options_;
+  DimClasses classes_;
+  std::vector<Expr> terms_;
+  std::unique_ptr<SubexpressionOracle> oracle_;
+  SearchContext context_;
+  std::vector<Cut> cuts_;
+  std::unique_ptr<verify::FingerprintCheck> fingerprint_;
+  std::set<const BlockGraph *> rejected_;
+  BlockSearchStats block_stats_;
+  SearchResult result_;
+  SearchProgress progress_;
+  std::atomic<SearchEnd> end_{SearchEnd::kComplete};
+  Clock::time_point started_;
+  std::mutex mutex_;
+};
+
+}  // namespace
+
+SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &options) {
+  validate(options);
+  if (graph.outputs().empty()) invalid_argument("superoptimize: the graph has no outputs");
+  return Superoptimizer(graph, options).run();
+}
+
+}  // namespace yirage::search

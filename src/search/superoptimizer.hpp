@@ -1,0 +1,92 @@
+// The superoptimizer (ARCHITECTURE.md §5, docs/search.md): given a kernel graph of pre-defined
+// operators and a target, finds equivalent kernel graphs that fuse the work into customized
+// operators, verifies each with fingerprints and ranks them with the cost model.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/kernel_graph.hpp"
+#include "search/target.hpp"
+
+namespace yirage::search {
+
+struct SearchProgress {
+  int64_t states = 0;      // partial graphs explored so far
+  int64_t candidates = 0;  // complete candidates found so far (before verification)
+  double seconds = 0;
+};
+
+struct SearchOptions {
+  TargetProperties target;
+  double time_budget_seconds = 60;  // for enumeration and verification together
+  int threads = 0;                  // 0: the hardware's count
+  uint64_t seed = 1;                // fingerprint inputs derive from it
+  int max_kernel_ops = 2;           // kernel-level operators per candidate, the fused one included
+  int max_block_ops = 8;            // compute operators per thread-block graph (savers excluded)
+  int max_grid_axes = 2;            // grid axes with more than one block
+  int max_customized_inputs = 4;    // kernel tensors one customized operator reads
+  std::vector<int64_t> grid_candidates;     // block counts per axis; empty: from the target
+  std::vector<int64_t> forloop_candidates;  // for-loop ranges; empty: from the target
+  std::optional<std::array<int64_t, 3>> fixed_grid;  // only this grid (like Mirage's override)
+  std::optional<int64_t> fixed_forloop;              // only this for-loop range
+  int max_candidates = 4;  // verified candidates returned, cheapest first
+  int verify_trials = 2;   // fingerprint trials per candidate
+  // Z3 resource limit per query (deterministic, unlike a time limit; 10000 is a few ms);
+  // 0: no Z3, the subterm index alone prunes.
+  int z3_rlimit = 10000;
+  bool abstract_pruning = true;  // false: only shapes and canonical order prune (for comparison)
+  std::function<void(const SearchProgress &)> progress;  // called from search threads, serialised
+  const std::atomic<bool> *cancel = nullptr;
+  std::string cache_dir;  // empty: no cache
+};
+
+// Throws invalid_argument naming the first option out of range.
+void validate(const SearchOptions &options);
+
+struct SearchCandidate {
+  KernelGraph graph;
+  double estimated_seconds = 0;
+  int verified_trials = 0;
+  std::string description;  // e.g. "customized grid 2x16x1 loop 16 (7 block ops)"
+};
+
+struct SearchStats {
+  int64_t states = 0;                  // partial graphs built
+  int64_t pruned_shape = 0;            // builder refused (shapes, tiles, phases, shared memory)
+  int64_t pruned_abstract = 0;         // a term that does not occur in the target's
+  int64_t pruned_canonical = 0;        // not in canonical order, or recomputes an existing term
+  int64_t pruned_dead = 0;             // complete but computing something unused
+  int64_t plans = 0;                   // grid/loop class assignments searched
+  int64_t structures = 0;              // complete µGraph structures found
+  int64_t candidates = 0;              // complete candidates (structures × sizes) that built
+  int64_t infeasible = 0;              // candidates the cost model ruled out
+  int64_t oracle_queries = 0;          // subexpression questions (memo hits included)
+  int64_t oracle_index_answers = 0;    // settled by the subterm index
+  int64_t z3_queries = 0;
+  int64_t z3_proved = 0;
+  int64_t z3_unknown = 0;
+  double z3_seconds = 0;
+  int64_t fingerprint_checks = 0;
+  int64_t fingerprint_rejected = 0;
+  double fingerprint_seconds = 0;
+  double first_fused_seconds = -1;  // when the first verified fully fused candidate was found
+  double seconds = 0;
+  bool from_cache = false;
+};
+
+enum class SearchEnd { kComplete, kTimeout, kCancelled };
+
+struct SearchResult {
+  std::vector<SearchCandidate> candidates;  // verified, cheapest estimate first
+  SearchStats stats;
+  SearchEnd end = SearchEnd::kComplete;
+};
+
+SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &options);
+
+}  // namespace yirage::search
