@@ -675,6 +675,126 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_estimate_cost(
     const yirage_graph *graph, const yirage_target_properties *target, double *out_seconds);
 
 /* ---------------------------------------------------------------------------------------------
+ * The superoptimizer (docs/search.md)
+ *
+ * Searches for kernel graphs equivalent to a graph of pre-defined operators that fuse its work
+ * into a customized operator (a thread-block graph), for a target's properties. Every candidate
+ * returned was verified by fingerprints against the input graph (verify_trials trials) and they
+ * come cheapest first by the cost model. Results can be cached on disk.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct yirage_search_progress {
+  size_t struct_size;  /* sizeof(yirage_search_progress) of the library */
+  int64_t states;      /* partial graphs explored so far */
+  int64_t candidates;  /* complete candidates found so far (before verification) */
+  double seconds;      /* since the search started */
+} yirage_search_progress;
+
+/* Called from search threads, one call at a time; it must not call into the same search. */
+typedef void (*yirage_search_progress_fn)(const yirage_search_progress *progress, void *user_data);
+
+typedef struct yirage_search_options {
+  size_t struct_size; /* sizeof(yirage_search_options) */
+  /* The target device; NULL: the built-in "cpu" (this host). Copied by the call. */
+  const yirage_target_properties *target;
+  double time_budget_seconds;     /* > 0 (default 60): enumeration stops at 80%, verification at 100% */
+  uint32_t threads;               /* 0: all cores (default) */
+  uint64_t seed;                  /* fingerprint inputs derive from it (default 1) */
+  uint32_t max_kernel_ops;        /* kernel operators per candidate, 1..8 (default 2) */
+  uint32_t max_block_ops;         /* operators per thread-block graph, 1..16 (default 8) */
+  uint32_t max_grid_axes;         /* grid axes with more than one block, 0..3 (default 2) */
+  uint32_t max_customized_inputs; /* tensors a customized operator reads, 1..16 (default 4) */
+  /* Block counts per grid axis and for-loop ranges to try (each >= 2); NULL / 0: derived from
+   * the target. The arrays are copied by the call. */
+  const int64_t *grid_candidates;
+  size_t num_grid_candidates;
+  const int64_t *forloop_candidates;
+  size_t num_forloop_candidates;
+  /* Only this grid (all three > 0), like Mirage's grid override; zeros: free (default). */
+  int64_t fixed_grid[3];
+  int64_t fixed_forloop;     /* only this for-loop range (1: no loop); 0: free (default) */
+  uint32_t max_candidates;   /* verified candidates returned, >= 1 (default 4) */
+  uint32_t verify_trials;    /* fingerprint trials per candidate, 1..16 (default 2) */
+  uint32_t z3_rlimit;        /* Z3 resource limit per query (default 10000); 0: no Z3 */
+  int32_t abstract_pruning;  /* 1: prune with abstract expressions (default); 0: do not */
+  yirage_search_progress_fn progress; /* NULL: none */
+  void *progress_user_data;
+  /* Polled during the search; set *cancel to nonzero (from any thread, with an atomic store)
+   * to stop it. NULL: not cancellable. */
+  const int32_t *cancel;
+  /* A folder for cached results (created if missing); NULL: no cache. */
+  const char *cache_dir;
+} yirage_search_options;
+
+/* Sets *options to the defaults, with struct_size = sizeof(yirage_search_options). */
+/* Thread safety: [any thread]. */
+YIRAGE_API void yirage_search_options_init(yirage_search_options *options);
+
+/* The outcome of a search: verified candidates and statistics. */
+typedef struct yirage_search_result_s yirage_search_result;
+
+/* Searches. On YIRAGE_SUCCESS the search ran to completion. YIRAGE_ERROR_TIMEOUT (the budget
+ * ran out) and YIRAGE_ERROR_CANCELLED (the flag was set) also set *out_result, holding what was
+ * verified before the search stopped (possibly nothing); every other error leaves *out_result
+ * untouched. Bad options give YIRAGE_ERROR_INVALID_ARGUMENT naming the option; a graph holding
+ * customized operators gives YIRAGE_ERROR_UNSUPPORTED. The caller owns *out_result. */
+/* Thread safety: [reads graph]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_superoptimize(const yirage_graph *graph,
+                                                             const yirage_search_options *options,
+                                                             yirage_search_result **out_result);
+
+/* Thread safety: [modifies result] (destroys it). NULL and dead handles are ignored. */
+YIRAGE_API void yirage_search_result_release(yirage_search_result *result);
+
+/* The number of verified candidates. */
+/* Thread safety: [reads result]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_num_candidates(
+    const yirage_search_result *result, size_t *out_count);
+
+typedef struct yirage_search_candidate_info {
+  size_t struct_size;       /* set by the caller: sizeof(yirage_search_candidate_info) */
+  double estimated_seconds; /* the cost model's estimate on the search's target */
+  uint32_t verified_trials; /* fingerprint trials it passed */
+  char description[256];    /* e.g. "customized grid 2x16x1 loop 16 (9 block operators)" */
+} yirage_search_candidate_info;
+
+/* Candidate `index` (0 = cheapest): a new graph handle the caller owns (out_graph may be NULL)
+ * and its description (out_info may be NULL; its struct_size set by the caller). */
+/* Thread safety: [reads result]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_candidate(
+    const yirage_search_result *result, size_t index, yirage_graph **out_graph,
+    yirage_search_candidate_info *out_info);
+
+typedef struct yirage_search_stats {
+  size_t struct_size;          /* set by the caller: sizeof(yirage_search_stats) */
+  int64_t states;              /* partial graphs built */
+  int64_t pruned_shape;        /* a builder refused: shapes, tiles, loop phases, shared memory */
+  int64_t pruned_abstract;     /* a term that does not occur in the input graph's terms */
+  int64_t pruned_canonical;    /* out of canonical order, or recomputing an existing term */
+  int64_t pruned_dead;         /* complete, but with a result nothing uses */
+  int64_t plans;               /* grid/loop class assignments searched */
+  int64_t structures;          /* complete thread-block graph structures */
+  int64_t candidates;          /* complete candidates (structures at each size) that built */
+  int64_t infeasible;          /* candidates the cost model ruled out for the target */
+  int64_t oracle_queries;      /* subexpression questions, memoised answers included */
+  int64_t oracle_index_answers; /* answered by the subterm index */
+  int64_t z3_queries;          /* answered by Z3 */
+  int64_t z3_proved;           /* of which Z3 proved the term occurs */
+  int64_t z3_unknown;          /* of which Z3 hit its resource limit */
+  double z3_seconds;
+  int64_t fingerprint_checks;
+  int64_t fingerprint_rejected;
+  double fingerprint_seconds;
+  double first_fused_seconds;  /* first verified single-kernel candidate; -1 if none */
+  double seconds;              /* wall time of the whole call */
+  int32_t from_cache;          /* 1: answered from the cache */
+} yirage_search_stats;
+
+/* Thread safety: [reads result]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_stats(
+    const yirage_search_result *result, yirage_search_stats *out_stats);
+
+/* ---------------------------------------------------------------------------------------------
  * The reference executor: the semantic oracle. Evaluates the graph in float64 on host memory.
  *
  * inputs[i] is the graph's i-th input, outputs[j] receives its j-th output; counts must match

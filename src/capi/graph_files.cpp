@@ -17,6 +17,7 @@ struct yirage_blob_s {
 namespace {
 
 using yirage::capi::guard;
+using yirage::capi::adopt_graph;
 using yirage::capi::require_non_null;
 using yirage::serialize::GraphFormat;
 
@@ -24,21 +25,6 @@ using yirage::serialize::GraphFormat;
   throw yirage::Error(
       error == ENOENT ? yirage::ErrorCode::kNotFound : yirage::ErrorCode::kInvalidArgument,
       what + " '" + path + "': " + std::strerror(error));
-}
-
-// Hands a loaded graph out as a new handle with one handle per tensor.
-yirage_graph *adopt_graph(yirage::KernelGraph &&graph) {
-  auto handle = std::make_unique<yirage_graph_s>();
-  handle->graph = std::move(graph);
-  yirage::capi::register_handle(handle.get(), yirage::capi::HandleKind::kGraph);
-  try {
-    // On failure this unregisters the tensor handles it made.
-    yirage::capi::adopt_new_tensors(*handle, yirage::OperatorGraph::Checkpoint{0, 0, 0, 0});
-  } catch (...) {
-    yirage::capi::unregister_handle(handle.get());
-    throw;
-  }
-  return handle.release();
 }
 
 bool ends_with(const std::string &text, const std::string &suffix) {

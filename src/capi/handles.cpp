@@ -55,4 +55,18 @@ const yirage_tensor_s &checked_tensor(const char *function, const char *role,
   return *tensor;
 }
 
+yirage_graph *adopt_graph(KernelGraph &&graph) {
+  auto handle = std::make_unique<yirage_graph_s>();
+  handle->graph = std::move(graph);
+  register_handle(handle.get(), HandleKind::kGraph);
+  try {
+    // On failure this unregisters the tensor handles it made.
+    adopt_new_tensors(*handle, OperatorGraph::Checkpoint{0, 0, 0, 0});
+  } catch (...) {
+    unregister_handle(handle.get());
+    throw;
+  }
+  return handle.release();
+}
+
 }  // namespace yirage::capi

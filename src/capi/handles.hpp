@@ -23,7 +23,7 @@ struct yirage_tensor_s {
 
 namespace yirage::capi {
 
-enum class HandleKind { kGraph, kBlockGraph, kTensor, kBlob };
+enum class HandleKind { kGraph, kBlockGraph, kTensor, kBlob, kSearchResult };
 
 // What both graph handles hold: the graph, and one tensor handle per graph tensor, indexed by
 // TensorId (always as long as graph.num_tensors()).
@@ -100,6 +100,9 @@ void adopt_new_tensors(Holder &holder, const OperatorGraph::Checkpoint &checkpoi
     throw;
   }
 }
+
+// Hands a graph out as a new handle with one handle per tensor; the caller owns it.
+yirage_graph *adopt_graph(KernelGraph &&graph);
 
 // Unregisters a graph handle and its tensors, then deletes it. Ignores NULL and dead handles.
 template <class Holder>

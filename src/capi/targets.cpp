@@ -4,6 +4,7 @@
 #include <string>
 
 #include "capi/handles.hpp"
+#include "capi/targets.hpp"
 #include "capi/status.hpp"
 #include "search/cost_model.hpp"
 #include "search/target.hpp"
@@ -71,6 +72,18 @@ yirage::search::TargetProperties from_c(const yirage_target_properties &in) {
 
 }  // namespace
 
+namespace yirage::capi {
+
+search::TargetProperties target_from_c(const char *function, const yirage_target_properties *in) {
+  require_non_null(function, "target", in);
+  check_size(function, "target", in->struct_size);
+  search::TargetProperties t = from_c(*in);
+  search::validate(t);
+  return t;
+}
+
+}  // namespace yirage::capi
+
 extern "C" {
 
 yirage_status yirage_target_builtin(const char *name, yirage_target_properties *out_properties) {
@@ -90,11 +103,8 @@ yirage_status yirage_graph_estimate_cost(const yirage_graph *graph,
   const char *function = "yirage_graph_estimate_cost";
   return yirage::capi::guard([&] {
     const yirage_graph_s &g = yirage::capi::checked_graph(function, graph);
-    yirage::capi::require_non_null(function, "target", target);
+    const yirage::search::TargetProperties t = yirage::capi::target_from_c(function, target);
     yirage::capi::require_non_null(function, "out_seconds", out_seconds);
-    check_size(function, "target", target->struct_size);
-    const yirage::search::TargetProperties t = from_c(*target);
-    yirage::search::validate(t);
     const yirage::search::CostEstimate e = yirage::search::estimate_cost(g.graph, t);
     if (!e.feasible) {
       throw yirage::Error(yirage::ErrorCode::kUnsupported,

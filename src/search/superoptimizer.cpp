@@ -10,6 +10,7 @@
 #include "search/block_search.hpp"
 #include "search/cost_model.hpp"
 #include "search/dim_classes.hpp"
+#include "search/result_cache.hpp"
 #include "search/terms.hpp"
 #include "util/error.hpp"
 #include "util/parallel.hpp"
@@ -249,7 +250,7 @@ class Superoptimizer {
  private:
   bool stopped() {
     SearchEnd complete = SearchEnd::kComplete;
-    if (options_.cancel && options_.cancel->load()) {
+    if (options_.cancelled && options_.cancelled()) {
       end_.compare_exchange_strong(complete, SearchEnd::kCancelled);
       return true;
     }
@@ -299,7 +300,7 @@ class Superoptimizer {
     if (options_.progress) options_.progress(progress_);
   }
 
-  // Searches structures at the middle sizes, then builds every structure at every size.
+  // Searches structures at one size, then builds every structure at every size.
   std::vector<Found> run_task(const Task &task, BlockSearchStats &stats) {
     const Cut &cut = cuts_[task.cut];
     std::vector<std::vector<int64_t>> sizes;  // per grid axis, then the loop
@@ -320,10 +321,12 @@ class Superoptimizer {
     for (const auto &s : sizes) {
       if (s.empty()) return {};
     }
-    std::vector<int64_t> middle;
-    for (const auto &s : sizes) middle.push_back(s[s.size() / 2]);
-    const auto structures =
-        search_block_graphs(context_, cut.request, task.plan, config_for(task.plan, middle), stats);
+    // Structures do not depend on the sizes (a term sums the same elements however they are
+    // tiled), so they are searched once, at the smallest tiles (the likeliest to fit).
+    std::vector<int64_t> smallest_tiles;
+    for (const auto &s : sizes) smallest_tiles.push_back(*std::max_element(s.begin(), s.end()));
+    const auto structures = search_block_graphs(context_, cut.request, task.plan,
+                                                config_for(task.plan, smallest_tiles), stats);
     std::vector<Found> found;
     std::vector<size_t> pick(sizes.size(), 0);
     for (;;) {
@@ -456,7 +459,25 @@ class Superoptimizer {
 SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &options) {
   validate(options);
   if (graph.outputs().empty()) invalid_argument("superoptimize: the graph has no outputs");
-  return Superoptimizer(graph, options).run();
+  const auto started = Clock::now();
+  std::vector<uint8_t> request;
+  if (!options.cache_dir.empty()) {
+    request = cache_request(graph, options);
+    if (auto cached = cache_read(options.cache_dir, request)) {
+      SearchResult result;
+      result.candidates = std::move(*cached);
+      result.stats.candidates = static_cast<int64_t>(result.candidates.size());
+      result.stats.from_cache = true;
+      result.stats.seconds = since(started);
+      return result;
+    }
+  }
+  SearchResult result = Superoptimizer(graph, options).run();
+  // Only a search that ran to the end is the answer to its request.
+  if (!options.cache_dir.empty() && result.end == SearchEnd::kComplete) {
+    cache_write(options.cache_dir, request, result.candidates, result.stats.seconds);
+  }
+  return result;
 }
 
 }  // namespace yirage::search

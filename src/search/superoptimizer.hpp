@@ -41,7 +41,7 @@ struct SearchOptions {
   int z3_rlimit = 10000;
   bool abstract_pruning = true;  // false: only shapes and canonical order prune (for comparison)
   std::function<void(const SearchProgress &)> progress;  // called from search threads, serialised
-  const std::atomic<bool> *cancel = nullptr;
+  std::function<bool()> cancelled;  // polled; true stops the search
   std::string cache_dir;  // empty: no cache
 };
 

@@ -1,0 +1,219 @@
+// yirage.h: yirage_superoptimize and its result handle.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "capi/handles.hpp"
+#include "capi/status.hpp"
+#include "capi/targets.hpp"
+#include "search/superoptimizer.hpp"
+
+struct yirage_search_result_s {
+  static constexpr auto kKind = yirage::capi::HandleKind::kSearchResult;
+  yirage::search::SearchResult result;
+};
+
+namespace {
+
+using yirage::capi::require_non_null;
+
+constexpr size_t kOptionsSizeV1 = offsetof(yirage_search_options, cache_dir) + sizeof(const char *);
+constexpr size_t kInfoSizeV1 = offsetof(yirage_search_candidate_info, description) + 256;
+constexpr size_t kStatsSizeV1 = offsetof(yirage_search_stats, from_cache) + sizeof(int32_t);
+
+void check_size(const char *function, const char *what, size_t size, size_t needed) {
+  if (size < needed) {
+    yirage::invalid_argument(std::string(function) + ": " + what + "->struct_size " +
+                             std::to_string(size) + " is smaller than " + std::to_string(needed));
+  }
+}
+
+const yirage_search_result_s &checked_result(const char *function,
+                                             const yirage_search_result *result) {
+  if (result == nullptr) yirage::invalid_argument(std::string(function) + ": result is NULL");
+  if (!yirage::capi::is_live(result, yirage::capi::HandleKind::kSearchResult)) {
+    yirage::invalid_argument(std::string(function) +
+                             ": result is not a live yirage_search_result handle");
+  }
+  return *result;
+}
+
+std::vector<int64_t> copy_array(const char *function, const char *name, const int64_t *data,
+                                size_t count) {
+  if (count == 0) return {};
+  if (data == nullptr) {
+    yirage::invalid_argument(std::string(function) + ": " + name + " is NULL but its count is " +
+                             std::to_string(count));
+  }
+  if (count > 64) yirage::invalid_argument(std::string(function) + ": more than 64 " + name);
+  return {data, data + count};
+}
+
+yirage::search::SearchOptions from_c(const char *function, const yirage_search_options &in) {
+  yirage::search::SearchOptions o;
+  o.target = in.target ? yirage::capi::target_from_c(function, in.target)
+                       : yirage::search::builtin_target("cpu");
+  o.time_budget_seconds = in.time_budget_seconds;
+  o.threads = static_cast<int>(std::min<uint32_t>(in.threads, 4096));
+  o.seed = in.seed;
+  auto narrow = [](uint32_t v) { return static_cast<int>(std::min<uint32_t>(v, 1u << 30)); };
+  o.max_kernel_ops = narrow(in.max_kernel_ops);
+  o.max_block_ops = narrow(in.max_block_ops);
+  o.max_grid_axes = narrow(in.max_grid_axes);
+  o.max_customized_inputs = narrow(in.max_customized_inputs);
+  o.grid_candidates =
+      copy_array(function, "grid_candidates", in.grid_candidates, in.num_grid_candidates);
+  o.forloop_candidates = copy_array(function, "forloop_candidates", in.forloop_candidates,
+                                    in.num_forloop_candidates);
+  const bool any_fixed = in.fixed_grid[0] || in.fixed_grid[1] || in.fixed_grid[2];
+  if (any_fixed) o.fixed_grid = std::array<int64_t, 3>{in.fixed_grid[0], in.fixed_grid[1], in.fixed_grid[2]};
+  if (in.fixed_forloop != 0) o.fixed_forloop = in.fixed_forloop;
+  o.max_candidates = narrow(in.max_candidates);
+  o.verify_trials = narrow(in.verify_trials);
+  o.z3_rlimit = narrow(in.z3_rlimit);
+  o.abstract_pruning = in.abstract_pruning != 0;
+  if (in.progress) {
+    const yirage_search_progress_fn fn = in.progress;
+    void *user = in.progress_user_data;
+    o.progress = [fn, user](const yirage::search::SearchProgress &p) {
+      const yirage_search_progress c{sizeof(yirage_search_progress), p.states, p.candidates,
+                                     p.seconds};
+      fn(&c, user);
+    };
+  }
+  if (in.cancel) {
+    const int32_t *flag = in.cancel;
+    o.cancelled = [flag] { return __atomic_load_n(flag, __ATOMIC_RELAXED) != 0; };
+  }
+  if (in.cache_dir) o.cache_dir = in.cache_dir;
+  return o;
+}
+
+}  // namespace
+
+extern "C" {
+
+void yirage_search_options_init(yirage_search_options *options) {
+  if (options == nullptr) return;
+  std::memset(options, 0, sizeof *options);
+  const yirage::search::SearchOptions d;
+  options->struct_size = sizeof *options;
+  options->time_budget_seconds = d.time_budget_seconds;
+  options->seed = d.seed;
+  options->max_kernel_ops = static_cast<uint32_t>(d.max_kernel_ops);
+  options->max_block_ops = static_cast<uint32_t>(d.max_block_ops);
+  options->max_grid_axes = static_cast<uint32_t>(d.max_grid_axes);
+  options->max_customized_inputs = static_cast<uint32_t>(d.max_customized_inputs);
+  options->max_candidates = static_cast<uint32_t>(d.max_candidates);
+  options->verify_trials = static_cast<uint32_t>(d.verify_trials);
+  options->z3_rlimit = static_cast<uint32_t>(d.z3_rlimit);
+  options->abstract_pruning = d.abstract_pruning ? 1 : 0;
+}
+
+yirage_status yirage_superoptimize(const yirage_graph *graph, const yirage_search_options *options,
+                                   yirage_search_result **out_result) {
+  const char *function = "yirage_superoptimize";
+  return yirage::capi::guard([&] {
+    const yirage_graph_s &g = yirage::capi::checked_graph(function, graph);
+    require_non_null(function, "options", options);
+    require_non_null(function, "out_result", out_result);
+    check_size(function, "options", options->struct_size, kOptionsSizeV1);
+    const yirage::search::SearchOptions o = from_c(function, *options);
+    auto handle = std::make_unique<yirage_search_result_s>();
+    handle->result = yirage::search::superoptimize(g.graph, o);
+    const yirage::search::SearchEnd end = handle->result.end;
+    const size_t found = handle->result.candidates.size();
+    yirage::capi::register_handle(handle.get(), yirage::capi::HandleKind::kSearchResult);
+    *out_result = handle.release();
+    if (end == yirage::search::SearchEnd::kTimeout) {
+      throw yirage::Error(yirage::ErrorCode::kTimeout,
+                          std::string(function) + ": the time budget ran out; " +
+                              std::to_string(found) + " verified candidate(s) in the result");
+    }
+    if (end == yirage::search::SearchEnd::kCancelled) {
+      throw yirage::Error(yirage::ErrorCode::kCancelled,
+                          std::string(function) + ": cancelled; " + std::to_string(found) +
+                              " verified candidate(s) in the result");
+    }
+  });
+}
+
+void yirage_search_result_release(yirage_search_result *result) {
+  if (result == nullptr ||
+      !yirage::capi::is_live(result, yirage::capi::HandleKind::kSearchResult)) {
+    return;
+  }
+  yirage::capi::unregister_handle(result);
+  delete result;
+}
+
+yirage_status yirage_search_result_num_candidates(const yirage_search_result *result,
+                                                  size_t *out_count) {
+  const char *function = "yirage_search_result_num_candidates";
+  return yirage::capi::guard([&] {
+    const yirage_search_result_s &r = checked_result(function, result);
+    require_non_null(function, "out_count", out_count);
+    *out_count = r.result.candidates.size();
+  });
+}
+
+yirage_status yirage_search_result_candidate(const yirage_search_result *result, size_t index,
+                                             yirage_graph **out_graph,
+                                             yirage_search_candidate_info *out_info) {
+  const char *function = "yirage_search_result_candidate";
+  return yirage::capi::guard([&] {
+    const yirage_search_result_s &r = checked_result(function, result);
+    if (index >= r.result.candidates.size()) {
+      yirage::invalid_argument(std::string(function) + ": index " + std::to_string(index) +
+                               " is out of range (" +
+                               std::to_string(r.result.candidates.size()) + " candidates)");
+    }
+    if (out_info) check_size(function, "out_info", out_info->struct_size, kInfoSizeV1);
+    const yirage::search::SearchCandidate &c = r.result.candidates[index];
+    yirage_graph *graph = out_graph ? yirage::capi::adopt_graph(yirage::KernelGraph(c.graph)) : nullptr;
+    if (out_info) {
+      out_info->estimated_seconds = c.estimated_seconds;
+      out_info->verified_trials = static_cast<uint32_t>(c.verified_trials);
+      const size_t n = std::min(c.description.size(), sizeof out_info->description - 1);
+      std::memcpy(out_info->description, c.description.data(), n);
+      out_info->description[n] = '\0';
+    }
+    if (out_graph) *out_graph = graph;
+  });
+}
+
+yirage_status yirage_search_result_stats(const yirage_search_result *result,
+                                         yirage_search_stats *out_stats) {
+  const char *function = "yirage_search_result_stats";
+  return yirage::capi::guard([&] {
+    const yirage_search_result_s &r = checked_result(function, result);
+    require_non_null(function, "out_stats", out_stats);
+    check_size(function, "out_stats", out_stats->struct_size, kStatsSizeV1);
+    const yirage::search::SearchStats &s = r.result.stats;
+    yirage_search_stats &o = *out_stats;
+    o.states = s.states;
+    o.pruned_shape = s.pruned_shape;
+    o.pruned_abstract = s.pruned_abstract;
+    o.pruned_canonical = s.pruned_canonical;
+    o.pruned_dead = s.pruned_dead;
+    o.plans = s.plans;
+    o.structures = s.structures;
+    o.candidates = s.candidates;
+    o.infeasible = s.infeasible;
+    o.oracle_queries = s.oracle_queries;
+    o.oracle_index_answers = s.oracle_index_answers;
+    o.z3_queries = s.z3_queries;
+    o.z3_proved = s.z3_proved;
+    o.z3_unknown = s.z3_unknown;
+    o.z3_seconds = s.z3_seconds;
+    o.fingerprint_checks = s.fingerprint_checks;
+    o.fingerprint_rejected = s.fingerprint_rejected;
+    o.fingerprint_seconds = s.fingerprint_seconds;
+    o.first_fused_seconds = s.first_fused_seconds;
+    o.seconds = s.seconds;
+    o.from_cache = s.from_cache ? 1 : 0;
+  });
+}
+
+}  // extern "C"

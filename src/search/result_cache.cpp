@@ -1,0 +1,144 @@
+#include "search/result_cache.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "serialize/graph_file.hpp"
+#include "util/error.hpp"
+#include "yirage_search_cache_generated.h"
+
+namespace yirage::search {
+
+namespace {
+
+// Appends every property and option as text: readable when debugging, and exact.
+std::string request_text(const SearchOptions &o) {
+  std::ostringstream s;
+  s.precision(17);
+  const TargetProperties &t = o.target;
+  s << "target " << t.name << ' ' << static_cast<int>(t.kind) << ' ' << t.compute_units << ' '
+    << t.max_threads_per_block << ' ' << t.max_blocks_per_compute_unit << ' '
+    << t.threads_per_compute_unit << ' ' << t.shared_memory_per_block << ' '
+    << t.shared_memory_per_compute_unit << ' ' << t.warp_width << ' ' << t.memory_bytes << ' '
+    << t.memory_bandwidth << ' ' << t.l2_bytes << ' ' << t.l2_bandwidth << ' '
+    << t.peak_flops_float16 << ' ' << t.peak_flops_bfloat16 << ' ' << t.peak_flops_float32 << ' '
+    << t.vector_flops_float32 << ' ' << t.matrix_unit[0] << ' ' << t.matrix_unit[1] << ' '
+    << t.matrix_unit[2] << ' ' << t.launch_overhead_seconds << '\n';
+  s << "options " << o.seed << ' ' << o.max_kernel_ops << ' ' << o.max_block_ops << ' '
+    << o.max_grid_axes << ' ' << o.max_customized_inputs << ' ' << o.max_candidates << ' '
+    << o.verify_trials << ' ' << o.z3_rlimit << ' ' << o.abstract_pruning << " grid";
+  for (int64_t g : o.grid_candidates) s << ' ' << g;
+  s << " loop";
+  for (int64_t f : o.forloop_candidates) s << ' ' << f;
+  if (o.fixed_grid) s << " fixed_grid " << (*o.fixed_grid)[0] << 'x' << (*o.fixed_grid)[1] << 'x' << (*o.fixed_grid)[2];
+  if (o.fixed_forloop) s << " fixed_forloop " << *o.fixed_forloop;
+  s << '\n';
+  return s.str();
+}
+
+uint64_t fnv1a(const std::vector<uint8_t> &bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
+  return h;
+}
+
+}  // namespace
+
+std::vector<uint8_t> cache_request(const KernelGraph &graph, const SearchOptions &options) {
+  std::vector<uint8_t> bytes = serialize::graph_to_bytes(graph, serialize::GraphFormat::kBinary);
+  const std::string text = request_text(options);
+  bytes.insert(bytes.end(), text.begin(), text.end());
+  return bytes;
+}
+
+std::string cache_path(const std::string &folder, const std::vector<uint8_t> &request) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%016llx.yrsc", static_cast<unsigned long long>(fnv1a(request)));
+  return (std::filesystem::path(folder) / name).string();
+}
+
+std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder,
+                                                       const std::vector<uint8_t> &request,
+                                                       std::string *why_not) {
+  auto miss = [&](const std::string &why) -> std::optional<std::vector<SearchCandidate>> {
+    if (why_not) *why_not = why;
+    return std::nullopt;
+  };
+  const std::string path = cache_path(folder, request);
+  FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file) return miss("");
+  std::vector<uint64_t> storage;  // 8-byte aligned, as flatbuffers' reads need
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[65536];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0 && bytes.size() < (size_t{1} << 30)) {
+    bytes.insert(bytes.end(), chunk, chunk + n);
+  }
+  std::fclose(file);
+  storage.resize((bytes.size() + 7) / 8);
+  if (!bytes.empty()) std::memcpy(storage.data(), bytes.data(), bytes.size());
+  const auto *data = reinterpret_cast<const uint8_t *>(storage.data());
+  flatbuffers::Verifier verifier(data, bytes.size(), 32, 1u << 20);
+  if (!fb::VerifySearchCacheEntryBuffer(verifier)) return miss(path + ": not a valid cache entry");
+  const fb::SearchCacheEntry *entry = fb::GetSearchCacheEntry(data);
+  const auto *stored = entry->request();
+  if (!stored || stored->size() != request.size() ||
+      std::memcmp(stored->data(), request.data(), request.size()) != 0) {
+    return miss(path + ": another request's entry");
+  }
+  std::vector<SearchCandidate> out;
+  if (entry->candidates()) {
+    for (const fb::CachedCandidate *c : *entry->candidates()) {
+      if (!c->graph()) return miss(path + ": a candidate without a graph");
+      try {
+        SearchCandidate candidate{serialize::graph_from_bytes(c->graph()->data(), c->graph()->size()),
+                                  c->estimated_seconds(), c->verified_trials(),
+                                  c->description() ? c->description()->str() : ""};
+        out.push_back(std::move(candidate));
+      } catch (const Error &e) {
+        return miss(path + ": " + e.what());
+      }
+    }
+  }
+  return out;
+}
+
+void cache_write(const std::string &folder, const std::vector<uint8_t> &request,
+                 const std::vector<SearchCandidate> &candidates, double search_seconds) {
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec) {
+    throw Error(ErrorCode::kNotFound, "search cache: cannot create '" + folder + "': " + ec.message());
+  }
+  flatbuffers::FlatBufferBuilder builder;
+  std::vector<flatbuffers::Offset<fb::CachedCandidate>> entries;
+  for (const SearchCandidate &c : candidates) {
+    const auto graph = serialize::graph_to_bytes(c.graph, serialize::GraphFormat::kBinary);
+    entries.push_back(fb::CreateCachedCandidate(builder, builder.CreateVector(graph),
+                                                c.estimated_seconds, c.verified_trials,
+                                                builder.CreateString(c.description)));
+  }
+  const auto req = builder.CreateVector(request);
+  const auto list = builder.CreateVector(entries);
+  builder.Finish(fb::CreateSearchCacheEntry(builder, req, list, search_seconds),
+                 fb::SearchCacheEntryIdentifier());
+  const std::string path = cache_path(folder, request);
+  const std::string temporary = path + ".tmp" + std::to_string(::getpid());
+  FILE *file = std::fopen(temporary.c_str(), "wb");
+  bool ok = file != nullptr;
+  if (ok) ok = std::fwrite(builder.GetBufferPointer(), 1, builder.GetSize(), file) == builder.GetSize();
+  if (file && std::fclose(file) != 0) ok = false;
+  if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    std::remove(temporary.c_str());
+    throw Error(ErrorCode::kInvalidArgument,
+                "search cache: cannot write '" + path + "': " + std::strerror(error));
+  }
+}
+
+}  // namespace yirage::search

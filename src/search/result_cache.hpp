@@ -1,0 +1,34 @@
+// The on-disk cache of superoptimizer results (docs/search.md, "Cache"). A request — the graph
+// (its canonical binary file), the target's properties and every option that changes the
+// answer — names one file, <folder>/<hash of the request>.yrsc (schemas/yirage_search_cache.fbs).
+// The file also holds the request bytes, so a hash collision reads as a miss. Reading never
+// trusts the file: the flatbuffers verifier runs and every graph is rebuilt through the
+// validating loader; anything wrong is a miss, and the search's answer then replaces the file.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "search/superoptimizer.hpp"
+
+namespace yirage::search {
+
+// The canonical bytes of a request.
+std::vector<uint8_t> cache_request(const KernelGraph &graph, const SearchOptions &options);
+
+// The cached candidates of `request`, or nothing (missing, unreadable, corrupt or another
+// request's file). `why_not`, when given, says why a present file was not used.
+std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder,
+                                                       const std::vector<uint8_t> &request,
+                                                       std::string *why_not = nullptr);
+
+// Stores a complete search's candidates (written to a temporary file, then renamed). Throws
+// Error (kNotFound for a folder that cannot be created, kInvalidArgument otherwise) on failure.
+void cache_write(const std::string &folder, const std::vector<uint8_t> &request,
+                 const std::vector<SearchCandidate> &candidates, double search_seconds);
+
+// The file a request is cached in.
+std::string cache_path(const std::string &folder, const std::vector<uint8_t> &request);
+
+}  // namespace yirage::search
