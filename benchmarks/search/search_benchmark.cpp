@@ -2,24 +2,58 @@
 // runs it per graph and target and collects the table in benchmarks/search/README.md).
 //
 //   search_benchmark NAME [--target cpu|h100|…] [--b N] [--scale S] [--budget SECONDS]
-//                         [--threads N] [--no-pruning] [--max-block-ops N] [--max-kernel-ops N]
+//                         [--threads N] [--no-pruning] [--compare-pruning] [--max-block-ops N] [--max-kernel-ops N]
 #include <sys/resource.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "benchmark_ugraphs.hpp"
 #include "search/superoptimizer.hpp"
+#include "serialize/graph_file.hpp"
 #include "util/error.hpp"
 
 using namespace yirage;
 
+namespace {
+
+// Runs the search with and without abstract-expression pruning, keeping every verified
+// candidate, and checks that pruning lost none of the unpruned search's candidates.
+int compare_pruning(const std::string &name, const KernelGraph &graph,
+                    search::SearchOptions options) {
+  options.max_candidates = 1 << 30;
+  std::set<std::vector<uint8_t>> found[2];
+  search::SearchResult results[2];
+  for (int pruned = 0; pruned < 2; ++pruned) {
+    options.abstract_pruning = pruned == 1;
+    results[pruned] = search::superoptimize(graph, options);
+    for (const auto &c : results[pruned].candidates) {
+      found[pruned].insert(serialize::graph_to_bytes(c.graph, serialize::GraphFormat::kBinary));
+    }
+  }
+  size_t lost = 0;
+  for (const auto &g : found[0]) lost += found[1].count(g) == 0;
+  const bool complete = results[0].end == search::SearchEnd::kComplete &&
+                        results[1].end == search::SearchEnd::kComplete;
+  std::printf("%s compare-pruning states_unpruned=%lld states_pruned=%lld candidates_unpruned=%zu "
+              "candidates_pruned=%zu lost=%zu seconds_unpruned=%.2f seconds_pruned=%.2f %s\n",
+              name.c_str(), static_cast<long long>(results[0].stats.states),
+              static_cast<long long>(results[1].stats.states), found[0].size(), found[1].size(),
+              lost, results[0].stats.seconds, results[1].stats.seconds,
+              complete ? "both complete" : "a search hit the budget");
+  return lost == 0 && complete ? 0 : 1;
+}
+
+}  // namespace
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s NAME [--target T] [--b N] [--scale S] [--budget SEC] "
-                         "[--threads N] [--no-pruning] [--max-block-ops N] [--max-kernel-ops N]\n",
+                         "[--threads N] [--no-pruning] [--compare-pruning] [--max-block-ops N] [--max-kernel-ops N]\n",
                  argv[0]);
     return 2;
   }
@@ -27,6 +61,7 @@ int main(int argc, char **argv) {
   std::string target = "cpu";
   int64_t b = 1, scale = 1;
   search::SearchOptions options;
+  bool compare = false;
   options.time_budget_seconds = 120;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -43,6 +78,7 @@ int main(int argc, char **argv) {
     else if (arg == "--budget") options.time_budget_seconds = std::atof(value());
     else if (arg == "--threads") options.threads = std::atoi(value());
     else if (arg == "--no-pruning") options.abstract_pruning = false;
+    else if (arg == "--compare-pruning") compare = true;
     else if (arg == "--z3-rlimit") options.z3_rlimit = std::atoi(value());
     else if (arg == "--max-block-ops") options.max_block_ops = std::atoi(value());
     else if (arg == "--max-kernel-ops") options.max_kernel_ops = std::atoi(value());
@@ -54,6 +90,7 @@ int main(int argc, char **argv) {
   try {
     options.target = search::builtin_target(target);
     const KernelGraph graph = bench::build_unfused(name, b, DType::kFloat16, scale);
+    if (compare) return compare_pruning(name, graph, options);
     const search::SearchResult r = search::superoptimize(graph, options);
     const search::SearchStats &s = r.stats;
     rusage usage{};

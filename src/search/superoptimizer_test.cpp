@@ -1,0 +1,267 @@
+#include "search/superoptimizer.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "benchmark_ugraphs.hpp"
+#include "ir/block_graph.hpp"
+#include "search/dim_classes.hpp"
+#include "search/result_cache.hpp"
+#include "search/subexpression.hpp"
+#include "serialize/graph_file.hpp"
+#include "testing/test_support.hpp"
+
+namespace yirage::search {
+namespace {
+
+SearchOptions small_options() {
+  SearchOptions o;
+  o.target = builtin_target("h100");
+  o.time_budget_seconds = 120;
+  o.threads = 2;
+  return o;
+}
+
+std::vector<uint8_t> bytes_of(const KernelGraph &g) {
+  return serialize::graph_to_bytes(g, serialize::GraphFormat::kBinary);
+}
+
+// The candidate computes what the original computes, in float64 on fresh random inputs.
+void expect_same_values(const KernelGraph &original, const KernelGraph &candidate) {
+  const auto inputs = testing::random_inputs(original, 99);
+  const auto want = reference::evaluate(original, inputs);
+  const auto got = reference::evaluate(candidate, inputs);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t o = 0; o < want.size(); ++o) EXPECT_LT(testing::relative_error(got[o], want[o]), 1e-9);
+}
+
+bool single_customized(const KernelGraph &g) {
+  int compute = 0, customized = 0;
+  for (const Operator &op : g.operators()) {
+    compute += op.kind != OpKind::kInput;
+    customized += op.kind == OpKind::kCustomized;
+  }
+  return compute == 1 && customized == 1;
+}
+
+class SmallBenchmark : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SmallBenchmark, FindsAVerifiedSingleKernelFusion) {
+  const KernelGraph g = bench::build_unfused(GetParam(), 1, DType::kFloat16, 16);
+  const SearchResult r = superoptimize(g, small_options());
+  EXPECT_EQ(r.end, SearchEnd::kComplete);
+  ASSERT_FALSE(r.candidates.empty());
+  EXPECT_GE(r.stats.first_fused_seconds, 0);
+  EXPECT_GT(r.stats.pruned_abstract, 0);
+  bool fused = false;
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const SearchCandidate &c = r.candidates[i];
+    EXPECT_EQ(c.verified_trials, 2);
+    if (i > 0) {
+      EXPECT_LE(r.candidates[i - 1].estimated_seconds, c.estimated_seconds);
+    }
+    fused = fused || single_customized(c.graph);
+    expect_same_values(g, c.graph);
+  }
+  EXPECT_TRUE(fused);
+}
+
+INSTANTIATE_TEST_SUITE_P(Search, SmallBenchmark,
+                         ::testing::Values("rmsnorm_linear", "lora", "gated_mlp", "ntrans", "gqa"));
+
+TEST(Superoptimizer, IsDeterministicForAFixedSeedAndThreadCount) {
+  const KernelGraph g = bench::build_unfused("lora", 1, DType::kFloat16, 16);
+  const SearchResult a = superoptimize(g, small_options());
+  const SearchResult b = superoptimize(g, small_options());
+  ASSERT_EQ(a.candidates.size(), b.candidates.size());
+  for (size_t i = 0; i < a.candidates.size(); ++i) {
+    EXPECT_EQ(bytes_of(a.candidates[i].graph), bytes_of(b.candidates[i].graph));
+  }
+  EXPECT_EQ(a.stats.states, b.stats.states);
+  EXPECT_EQ(a.stats.z3_queries, b.stats.z3_queries);
+}
+
+TEST(Superoptimizer, StopsAtTheBudgetWithWhatItVerified) {
+  const KernelGraph g = bench::build_unfused("qknorm", 1, DType::kFloat16, 1);
+  SearchOptions o = small_options();
+  o.time_budget_seconds = 0.05;
+  const auto started = std::chrono::steady_clock::now();
+  const SearchResult r = superoptimize(g, o);
+  EXPECT_EQ(r.end, SearchEnd::kTimeout);
+  // One fingerprint check may run past the budget; nothing else does.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 20);
+  for (const SearchCandidate &c : r.candidates) EXPECT_GT(c.verified_trials, 0);
+}
+
+TEST(Superoptimizer, StopsWhenCancelled) {
+  const KernelGraph g = bench::build_unfused("gqa", 1, DType::kFloat16, 1);
+  SearchOptions o = small_options();
+  std::atomic<int> polls{0};
+  o.cancelled = [&] { return ++polls > 100; };
+  const SearchResult r = superoptimize(g, o);
+  EXPECT_EQ(r.end, SearchEnd::kCancelled);
+  EXPECT_TRUE(r.candidates.empty());
+}
+
+TEST(Superoptimizer, ReportsProgress) {
+  const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  SearchOptions o = small_options();
+  int64_t calls = 0, last_states = -1;
+  o.progress = [&](const SearchProgress &p) {
+    ++calls;
+    EXPECT_GE(p.states, last_states);
+    last_states = p.states;
+  };
+  const SearchResult r = superoptimize(g, o);
+  EXPECT_EQ(calls, r.stats.plans);
+}
+
+TEST(Superoptimizer, RefusesBadOptionsByName) {
+  const KernelGraph g = bench::build_unfused("lora", 1, DType::kFloat16, 16);
+  SearchOptions o = small_options();
+  o.threads = -1;
+  YIRAGE_EXPECT_INVALID(superoptimize(g, o), "threads");
+  o = small_options();
+  o.time_budget_seconds = 0;
+  YIRAGE_EXPECT_INVALID(superoptimize(g, o), "time_budget_seconds");
+  o = small_options();
+  o.max_block_ops = 0;
+  YIRAGE_EXPECT_INVALID(superoptimize(g, o), "max_block_ops");
+  o = small_options();
+  o.verify_trials = 0;
+  YIRAGE_EXPECT_INVALID(superoptimize(g, o), "verify_trials");
+  o = small_options();
+  o.grid_candidates = {4, 1};
+  YIRAGE_EXPECT_INVALID(superoptimize(g, o), "grid_candidates");
+  o = small_options();
+  o.target.compute_units = 0;
+  YIRAGE_EXPECT_INVALID(superoptimize(g, o), "compute_units");
+}
+
+TEST(Superoptimizer, ImpossibleBoundsFindNothingWithoutError) {
+  const KernelGraph g = bench::build_unfused("gated_mlp", 1, DType::kFloat16, 16);
+  SearchOptions o = small_options();
+  o.max_block_ops = 2;  // the gated MLP needs at least six
+  o.max_kernel_ops = 1;
+  const SearchResult r = superoptimize(g, o);
+  EXPECT_EQ(r.end, SearchEnd::kComplete);
+  EXPECT_TRUE(r.candidates.empty());
+}
+
+TEST(Superoptimizer, HonoursAFixedGridAndLoop) {
+  const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  SearchOptions o = small_options();
+  o.fixed_grid = std::array<int64_t, 3>{4, 1, 1};
+  o.fixed_forloop = 4;
+  o.max_kernel_ops = 1;
+  const SearchResult r = superoptimize(g, o);
+  ASSERT_FALSE(r.candidates.empty());
+  for (const SearchCandidate &c : r.candidates) {
+    const Operator &op = c.graph.operators().back();
+    ASSERT_EQ(op.kind, OpKind::kCustomized);
+    EXPECT_EQ(op.block_graph->config().grid, (std::array<int64_t, 3>{4, 1, 1}));
+    EXPECT_EQ(op.block_graph->config().forloop_range, 4);
+  }
+}
+
+TEST(Superoptimizer, RefusesGraphsWithCustomizedOperators) {
+  const KernelGraph g = bench::build_fused("lora", 1, DType::kFloat16, 16);
+  try {
+    (void)superoptimize(g, small_options());
+    ADD_FAILURE() << "no error";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  }
+}
+
+TEST(ResultCache, AnswersARepeatedRequestAndNeverTrustsACorruptEntry) {
+  const std::string folder =
+      (std::filesystem::temp_directory_path() / ("yirage-cache-test-" + std::to_string(getpid()))).string();
+  std::filesystem::remove_all(folder);
+  const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  SearchOptions o = small_options();
+  o.cache_dir = folder;
+  const SearchResult first = superoptimize(g, o);
+  ASSERT_FALSE(first.stats.from_cache);
+  const SearchResult second = superoptimize(g, o);
+  ASSERT_TRUE(second.stats.from_cache);
+  ASSERT_EQ(first.candidates.size(), second.candidates.size());
+  for (size_t i = 0; i < first.candidates.size(); ++i) {
+    EXPECT_EQ(bytes_of(first.candidates[i].graph), bytes_of(second.candidates[i].graph));
+    EXPECT_EQ(first.candidates[i].description, second.candidates[i].description);
+  }
+  // Other options are another request.
+  SearchOptions other = o;
+  other.seed = 2;
+  EXPECT_FALSE(superoptimize(g, other).stats.from_cache);
+
+  // Damage the entry: it is ignored, searched again and rewritten.
+  const std::string path = cache_path(folder, cache_request(g, o));
+  std::vector<char> bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(bytes.size(), 64u);
+  for (size_t cut : {size_t{0}, size_t{7}, bytes.size() / 2}) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<long>(cut));
+    EXPECT_FALSE(superoptimize(g, o).stats.from_cache) << "truncated to " << cut;
+    EXPECT_TRUE(superoptimize(g, o).stats.from_cache) << "rewritten after " << cut;
+  }
+  std::vector<char> flipped = bytes;
+  flipped[flipped.size() / 3] ^= 0x5a;
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(flipped.data(), static_cast<long>(flipped.size()));
+  const SearchResult after_flip = superoptimize(g, o);
+  if (after_flip.stats.from_cache) {
+    // A flip the verifier cannot see must still give valid graphs that passed the loader.
+    for (const auto &c : after_flip.candidates) expect_same_values(g, c.graph);
+  }
+  std::filesystem::remove_all(folder);
+}
+
+TEST(SubexpressionOracle, AnswersFromTheIndexAndFromZ3) {
+  const Expr q = expr_var(0), k = expr_var(1), v = expr_var(2);
+  const Expr e = expr_fn("exp", {expr_sum(64, expr_mul({q, k}))});
+  const Expr o = expr_sum(4096, expr_mul({expr_div(e, expr_sum(4096, e)), v}));
+  const Expr gate = expr_fn("exp", {expr_add({q, k})});
+  SubexpressionOracle oracle({o, gate}, 10000);
+  EXPECT_TRUE(oracle.occurs(expr_sum(256, expr_mul({e, v}))));  // a partial sum, by the index
+  EXPECT_TRUE(oracle.occurs(expr_div(expr_sum(4096, expr_mul({e, v})), expr_sum(4096, e))));
+  EXPECT_FALSE(oracle.occurs(expr_sum(256, expr_mul({e, expr_var(3)}))));  // a foreign input
+  EXPECT_TRUE(oracle.occurs(expr_mul({expr_fn("exp", {q}), expr_fn("exp", {k})})));  // Z3
+  EXPECT_FALSE(oracle.occurs(expr_fn("exp", {expr_sum(4, expr_mul({q, k}))})));
+  const OracleStats s = oracle.stats();
+  EXPECT_EQ(s.index_yes, 2);
+  EXPECT_EQ(s.index_no, 1);
+  EXPECT_EQ(s.z3_queries, 2);
+  EXPECT_EQ(s.z3_yes, 1);
+  EXPECT_TRUE(oracle.occurs(expr_fn("exp", {q})));
+  EXPECT_EQ(oracle.stats().memo_hits, 0);
+  EXPECT_TRUE(oracle.occurs(expr_fn("exp", {q})));
+  EXPECT_EQ(oracle.stats().memo_hits, 1);
+}
+
+TEST(DimClasses, JoinWhatIndexesTheSameValues) {
+  KernelGraph g;
+  const TensorId x = g.new_input({8, 64}, DType::kFloat16);
+  const TensorId w = g.new_input({64, 32}, DType::kFloat16);
+  const TensorId y = g.matmul(x, w);
+  const TensorId s = g.reduction(OpKind::kReduction, y, 1);
+  g.mark_output(g.binary(OpKind::kDiv, y, s));
+  const DimClasses c(g);
+  EXPECT_EQ(c.of(x, 0), c.of(y, 0));  // rows
+  EXPECT_EQ(c.of(w, 1), c.of(y, 1));  // columns
+  EXPECT_EQ(c.of(x, 1), c.of(w, 0));  // the reduced dim
+  EXPECT_NE(c.of(x, 1), c.of(y, 1));
+  EXPECT_EQ(c.of(s, 0), c.of(y, 0));
+  EXPECT_EQ(c.dim_in(w, c.of(y, 0)), -1);
+  EXPECT_EQ(c.extent(c.of(y, 1)), 32);
+}
+
+}  // namespace
+}  // namespace yirage::search
