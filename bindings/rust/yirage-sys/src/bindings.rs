@@ -759,6 +759,120 @@ extern "C" {
         out_seconds: *mut f64,
     ) -> yirage_status;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct yirage_search_progress {
+    pub struct_size: usize,
+    pub states: i64,
+    pub candidates: i64,
+    pub seconds: f64,
+}
+pub type yirage_search_progress_fn = ::core::option::Option<
+    unsafe extern "C" fn(
+        progress: *const yirage_search_progress,
+        user_data: *mut core::ffi::c_void,
+    ),
+>;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct yirage_search_options {
+    pub struct_size: usize,
+    pub target: *const yirage_target_properties,
+    pub time_budget_seconds: f64,
+    pub threads: u32,
+    pub seed: u64,
+    pub max_kernel_ops: u32,
+    pub max_block_ops: u32,
+    pub max_grid_axes: u32,
+    pub max_customized_inputs: u32,
+    pub grid_candidates: *const i64,
+    pub num_grid_candidates: usize,
+    pub forloop_candidates: *const i64,
+    pub num_forloop_candidates: usize,
+    pub fixed_grid: [i64; 3usize],
+    pub fixed_forloop: i64,
+    pub max_candidates: u32,
+    pub verify_trials: u32,
+    pub z3_rlimit: u32,
+    pub abstract_pruning: i32,
+    pub progress: yirage_search_progress_fn,
+    pub progress_user_data: *mut core::ffi::c_void,
+    pub cancel: *const i32,
+    pub cache_dir: *const core::ffi::c_char,
+}
+extern "C" {
+    pub fn yirage_search_options_init(options: *mut yirage_search_options);
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct yirage_search_result_s {
+    _unused: [u8; 0],
+}
+pub type yirage_search_result = yirage_search_result_s;
+extern "C" {
+    pub fn yirage_superoptimize(
+        graph: *const yirage_graph,
+        options: *const yirage_search_options,
+        out_result: *mut *mut yirage_search_result,
+    ) -> yirage_status;
+}
+extern "C" {
+    pub fn yirage_search_result_release(result: *mut yirage_search_result);
+}
+extern "C" {
+    pub fn yirage_search_result_num_candidates(
+        result: *const yirage_search_result,
+        out_count: *mut usize,
+    ) -> yirage_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct yirage_search_candidate_info {
+    pub struct_size: usize,
+    pub estimated_seconds: f64,
+    pub verified_trials: u32,
+    pub description: [core::ffi::c_char; 256usize],
+}
+extern "C" {
+    pub fn yirage_search_result_candidate(
+        result: *const yirage_search_result,
+        index: usize,
+        out_graph: *mut *mut yirage_graph,
+        out_info: *mut yirage_search_candidate_info,
+    ) -> yirage_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct yirage_search_stats {
+    pub struct_size: usize,
+    pub states: i64,
+    pub pruned_shape: i64,
+    pub pruned_abstract: i64,
+    pub pruned_canonical: i64,
+    pub pruned_dead: i64,
+    pub plans: i64,
+    pub structures: i64,
+    pub candidates: i64,
+    pub infeasible: i64,
+    pub oracle_queries: i64,
+    pub oracle_index_answers: i64,
+    pub z3_queries: i64,
+    pub z3_proved: i64,
+    pub z3_unknown: i64,
+    pub z3_seconds: f64,
+    pub fingerprint_checks: i64,
+    pub fingerprint_rejected: i64,
+    pub fingerprint_seconds: f64,
+    pub first_fused_seconds: f64,
+    pub seconds: f64,
+    pub from_cache: i32,
+}
+extern "C" {
+    pub fn yirage_search_result_stats(
+        result: *const yirage_search_result,
+        out_stats: *mut yirage_search_stats,
+    ) -> yirage_status;
+}
 extern "C" {
     pub fn yirage_graph_run_reference(
         graph: *const yirage_graph,
