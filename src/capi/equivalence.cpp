@@ -32,11 +32,8 @@ yirage_status yirage_graph_equivalent(const yirage_graph *a, const yirage_graph 
     const yirage_graph_s &ga = yirage::capi::checked_graph(function, a);
     const yirage_graph_s &gb = yirage::capi::checked_graph(function, b);
     yirage::capi::require_non_null(function, "out_result", out_result);
-    if (out_result->struct_size < kResultSizeV1) {
-      yirage::invalid_argument(std::string(function) + ": out_result->struct_size " +
-                               std::to_string(out_result->struct_size) + " is smaller than " +
-                               std::to_string(kResultSizeV1));
-    }
+    yirage::capi::require_struct_size(function, "out_result", out_result->struct_size,
+                                      kResultSizeV1);
     yirage::verify::EquivalenceOptions opts;
     if (options != nullptr) {
       if (options->struct_size < kOptionsSizeV1) {

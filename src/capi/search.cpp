@@ -22,13 +22,6 @@ constexpr size_t kOptionsSizeV1 = offsetof(yirage_search_options, cache_dir) + s
 constexpr size_t kInfoSizeV1 = offsetof(yirage_search_candidate_info, description) + 256;
 constexpr size_t kStatsSizeV1 = offsetof(yirage_search_stats, from_cache) + sizeof(int32_t);
 
-void check_size(const char *function, const char *what, size_t size, size_t needed) {
-  if (size < needed) {
-    yirage::invalid_argument(std::string(function) + ": " + what + "->struct_size " +
-                             std::to_string(size) + " is smaller than " + std::to_string(needed));
-  }
-}
-
 const yirage_search_result_s &checked_result(const char *function,
                                              const yirage_search_result *result) {
   if (result == nullptr) yirage::invalid_argument(std::string(function) + ": result is NULL");
@@ -118,7 +111,7 @@ yirage_status yirage_superoptimize(const yirage_graph *graph, const yirage_searc
     const yirage_graph_s &g = yirage::capi::checked_graph(function, graph);
     require_non_null(function, "options", options);
     require_non_null(function, "out_result", out_result);
-    check_size(function, "options", options->struct_size, kOptionsSizeV1);
+    yirage::capi::require_struct_size(function, "options", options->struct_size, kOptionsSizeV1);
     const yirage::search::SearchOptions o = from_c(function, *options);
     auto handle = std::make_unique<yirage_search_result_s>();
     handle->result = yirage::search::superoptimize(g.graph, o);
@@ -169,7 +162,7 @@ yirage_status yirage_search_result_candidate(const yirage_search_result *result,
                                " is out of range (" +
                                std::to_string(r.result.candidates.size()) + " candidates)");
     }
-    if (out_info) check_size(function, "out_info", out_info->struct_size, kInfoSizeV1);
+    if (out_info) yirage::capi::require_struct_size(function, "out_info", out_info->struct_size, kInfoSizeV1);
     const yirage::search::SearchCandidate &c = r.result.candidates[index];
     yirage_graph *graph = out_graph ? yirage::capi::adopt_graph(yirage::KernelGraph(c.graph)) : nullptr;
     if (out_info) {
@@ -189,7 +182,7 @@ yirage_status yirage_search_result_stats(const yirage_search_result *result,
   return yirage::capi::guard([&] {
     const yirage_search_result_s &r = checked_result(function, result);
     require_non_null(function, "out_stats", out_stats);
-    check_size(function, "out_stats", out_stats->struct_size, kStatsSizeV1);
+    yirage::capi::require_struct_size(function, "out_stats", out_stats->struct_size, kStatsSizeV1);
     const yirage::search::SearchStats &s = r.result.stats;
     yirage_search_stats &o = *out_stats;
     o.states = s.states;

@@ -15,11 +15,7 @@ constexpr size_t kPropertiesSizeV1 =
     offsetof(yirage_target_properties, launch_overhead_seconds) + sizeof(double);
 
 void check_size(const char *function, const char *what, size_t size) {
-  if (size < kPropertiesSizeV1) {
-    yirage::invalid_argument(std::string(function) + ": " + what + "->struct_size " +
-                             std::to_string(size) + " is smaller than " +
-                             std::to_string(kPropertiesSizeV1));
-  }
+  yirage::capi::require_struct_size(function, what, size, kPropertiesSizeV1);
 }
 
 void to_c(const yirage::search::TargetProperties &t, yirage_target_properties &out) {
