@@ -8,6 +8,7 @@
 #include "capi/status.hpp"
 #include "search/cost_model.hpp"
 #include "search/target.hpp"
+#include "search/target_abi.hpp"
 
 namespace {
 
@@ -18,54 +19,6 @@ void check_size(const char *function, const char *what, size_t size) {
   yirage::capi::require_struct_size(function, what, size, kPropertiesSizeV1);
 }
 
-void to_c(const yirage::search::TargetProperties &t, yirage_target_properties &out) {
-  const size_t n = std::min(t.name.size(), sizeof out.name - 1);
-  std::memcpy(out.name, t.name.data(), n);
-  out.name[n] = '\0';
-  out.kind = static_cast<yirage_target_kind>(t.kind);
-  out.compute_units = t.compute_units;
-  out.max_threads_per_block = t.max_threads_per_block;
-  out.max_blocks_per_compute_unit = t.max_blocks_per_compute_unit;
-  out.threads_per_compute_unit = t.threads_per_compute_unit;
-  out.shared_memory_per_block = t.shared_memory_per_block;
-  out.shared_memory_per_compute_unit = t.shared_memory_per_compute_unit;
-  out.warp_width = t.warp_width;
-  out.memory_bytes = t.memory_bytes;
-  out.memory_bandwidth = t.memory_bandwidth;
-  out.l2_bytes = t.l2_bytes;
-  out.l2_bandwidth = t.l2_bandwidth;
-  out.peak_flops_float16 = t.peak_flops_float16;
-  out.peak_flops_bfloat16 = t.peak_flops_bfloat16;
-  out.peak_flops_float32 = t.peak_flops_float32;
-  out.vector_flops_float32 = t.vector_flops_float32;
-  for (size_t i = 0; i < 3; ++i) out.matrix_unit[i] = t.matrix_unit[i];
-  out.launch_overhead_seconds = t.launch_overhead_seconds;
-}
-
-yirage::search::TargetProperties from_c(const yirage_target_properties &in) {
-  yirage::search::TargetProperties t;
-  t.name.assign(in.name, strnlen(in.name, sizeof in.name));
-  t.kind = static_cast<yirage::search::TargetKind>(in.kind);
-  t.compute_units = in.compute_units;
-  t.max_threads_per_block = in.max_threads_per_block;
-  t.max_blocks_per_compute_unit = in.max_blocks_per_compute_unit;
-  t.threads_per_compute_unit = in.threads_per_compute_unit;
-  t.shared_memory_per_block = in.shared_memory_per_block;
-  t.shared_memory_per_compute_unit = in.shared_memory_per_compute_unit;
-  t.warp_width = in.warp_width;
-  t.memory_bytes = in.memory_bytes;
-  t.memory_bandwidth = in.memory_bandwidth;
-  t.l2_bytes = in.l2_bytes;
-  t.l2_bandwidth = in.l2_bandwidth;
-  t.peak_flops_float16 = in.peak_flops_float16;
-  t.peak_flops_bfloat16 = in.peak_flops_bfloat16;
-  t.peak_flops_float32 = in.peak_flops_float32;
-  t.vector_flops_float32 = in.vector_flops_float32;
-  for (size_t i = 0; i < 3; ++i) t.matrix_unit[i] = in.matrix_unit[i];
-  t.launch_overhead_seconds = in.launch_overhead_seconds;
-  return t;
-}
-
 }  // namespace
 
 namespace yirage::capi {
@@ -73,7 +26,7 @@ namespace yirage::capi {
 search::TargetProperties target_from_c(const char *function, const yirage_target_properties *in) {
   require_non_null(function, "target", in);
   check_size(function, "target", in->struct_size);
-  search::TargetProperties t = from_c(*in);
+  search::TargetProperties t = search::target_from_c(*in);
   search::validate(t);
   return t;
 }
@@ -89,7 +42,7 @@ yirage_status yirage_target_builtin(const char *name, yirage_target_properties *
     yirage::capi::require_non_null(function, "out_properties", out_properties);
     check_size(function, "out_properties", out_properties->struct_size);
     const yirage::search::TargetProperties t = yirage::search::builtin_target(name);
-    to_c(t, *out_properties);
+    yirage::search::target_to_c(t, *out_properties);
   });
 }
 

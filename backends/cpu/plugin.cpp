@@ -1,0 +1,389 @@
+// The CPU backend (libyirage-backend-cpu.so): the host as one device. Kernel programs become C++
+// (src/codegen/cpu_source.hpp), compiled by the system compiler and cached (compiler.hpp).
+// Buffers are aligned host memory; a launch runs to completion before it returns, so streams
+// are not used (NULL is the only stream) and timers are the host's monotonic clock.
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <omp.h>
+
+#include "codegen/cpu_source.hpp"
+#include "codegen/kernel_program.hpp"
+#include "compiler.hpp"
+#include "search/target_abi.hpp"
+#include "util/error.hpp"
+#include "yirage_backend.h"
+
+struct yirage_backend_instance_s {
+  explicit yirage_backend_instance_s(std::string cache_dir) : compiler(std::move(cache_dir)) {}
+  yirage::cpu::Compiler compiler;
+  std::once_flag info_once;
+  yirage_backend_device_info info{};
+  int threads = 1;
+};
+
+struct yirage_backend_buffer_s {
+  void *data;
+  size_t bytes;
+  bool owned;
+};
+
+struct yirage_backend_executable_s {
+  std::unique_ptr<yirage::cpu::LoadedKernel> kernel;
+  std::vector<size_t> input_bytes, output_bytes;
+  int threads;
+};
+
+struct yirage_backend_timer_s {
+  std::chrono::steady_clock::time_point when;
+  bool recorded = false;
+};
+
+namespace {
+
+using yirage::Error;
+using yirage::ErrorCode;
+
+void set_error(yirage_backend_error *error, yirage_status status, const std::string &message,
+               int64_t native = 0) {
+  if (error == nullptr || error->struct_size < sizeof(yirage_backend_error)) return;
+  error->status = status;
+  error->native_code = native;
+  const size_t n = std::min(message.size(), sizeof error->message - 1);
+  std::memcpy(error->message, message.data(), n);
+  error->message[n] = '\0';
+}
+
+// Runs body; any exception becomes a status and the error channel's message.
+template <class Body>
+yirage_status protect(yirage_backend_error *error, Body &&body) noexcept {
+  try {
+    body();
+    return YIRAGE_OK;
+  } catch (const Error &e) {
+    set_error(error, static_cast<yirage_status>(e.code()), e.what());
+    return static_cast<yirage_status>(e.code());
+  } catch (const std::bad_alloc &) {
+    set_error(error, YIRAGE_ERROR_OUT_OF_MEMORY, "cpu: out of host memory");
+    return YIRAGE_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception &e) {
+    set_error(error, YIRAGE_ERROR_INTERNAL, std::string("cpu: internal error: ") + e.what());
+    return YIRAGE_ERROR_INTERNAL;
+  } catch (...) {
+    set_error(error, YIRAGE_ERROR_INTERNAL, "cpu: internal error");
+    return YIRAGE_ERROR_INTERNAL;
+  }
+}
+
+[[noreturn]] void invalid(const std::string &message) {
+  throw Error(ErrorCode::kInvalidArgument, "cpu: " + message);
+}
+
+void require(const void *pointer, const char *name) {
+  if (pointer == nullptr) invalid(std::string(name) + " is NULL");
+}
+
+void check_device(int32_t device) {
+  if (device != 0) invalid("no device " + std::to_string(device) + " (the host is device 0)");
+}
+
+int thread_count(int64_t cores) {
+  if (const char *text = std::getenv("YIRAGE_CPU_THREADS")) {
+    const int n = std::atoi(text);
+    if (n > 0) return n;
+  }
+  // OMP_NUM_THREADS, when set, is honoured as OpenMP programs do; otherwise one per core.
+  if (std::getenv("OMP_NUM_THREADS") != nullptr) return std::max(1, omp_get_max_threads());
+  return static_cast<int>(std::max<int64_t>(1, cores));
+}
+
+const yirage_backend_device_info &device_info_of(yirage_backend_instance *instance) {
+  std::call_once(instance->info_once, [instance] {
+    const yirage::search::TargetProperties &host = yirage::search::host_cpu_target();
+    yirage_backend_device_info &info = instance->info;
+    info.struct_size = sizeof info;
+    std::snprintf(info.name, sizeof info.name, "%s", host.description.c_str());
+    info.target.struct_size = sizeof info.target;
+    yirage::search::target_to_c(host, info.target);
+    info.dtypes = (1u << YIRAGE_FLOAT16) | (1u << YIRAGE_BFLOAT16) | (1u << YIRAGE_FLOAT32);
+    info.dlpack_device_type = kDLCPU;
+    info.dlpack_device_id = 0;
+    instance->threads = thread_count(host.compute_units);
+  });
+  return instance->info;
+}
+
+size_t tensor_bytes(const yirage::Tensor &t) {
+  return static_cast<size_t>(yirage::num_elements(t.dims)) * yirage::dtype_size(t.dtype);
+}
+
+yirage::codegen::KernelProgram parse(const void *program, size_t size) {
+  require(program, "program");
+  return yirage::codegen::kernel_program_from_bytes(program, size);
+}
+
+// ---- the table's entries ----
+
+yirage_status create(const yirage_backend_host *host, yirage_backend_instance **out,
+                     yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(host, "host");
+    require(out, "out_instance");
+    if (host->struct_size < offsetof(yirage_backend_host, log)) invalid("host->struct_size too small");
+    std::string cache = host->cache_dir && *host->cache_dir ? std::string(host->cache_dir) + "/cpu"
+                                                            : yirage::cpu::default_cache_dir();
+    *out = new yirage_backend_instance_s(std::move(cache));
+  });
+}
+
+void destroy(yirage_backend_instance *instance) { delete instance; }
+
+yirage_status device_count(yirage_backend_instance *instance, int32_t *out,
+                           yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(instance, "instance");
+    require(out, "out_count");
+    *out = 1;
+  });
+}
+
+const char *unavailable_reason(yirage_backend_instance *) { return ""; }
+
+yirage_status device_info(yirage_backend_instance *instance, int32_t device,
+                          yirage_backend_device_info *out, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(instance, "instance");
+    require(out, "out_info");
+    check_device(device);
+    if (out->struct_size < sizeof(yirage_backend_device_info)) invalid("out_info->struct_size too small");
+    const yirage_backend_device_info &info = device_info_of(instance);
+    const size_t target_size = out->target.struct_size;
+    if (target_size < sizeof(yirage_target_properties)) invalid("out_info->target.struct_size too small");
+    *out = info;
+    out->struct_size = sizeof(yirage_backend_device_info);
+  });
+}
+
+yirage_status buffer_alloc(yirage_backend_instance *instance, int32_t device, size_t bytes,
+                           yirage_backend_buffer **out, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(instance, "instance");
+    require(out, "out_buffer");
+    check_device(device);
+    if (bytes > (size_t{1} << 50)) {
+      throw Error(ErrorCode::kOutOfMemory, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");
+    }
+    const size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
+    void *data = std::aligned_alloc(64, rounded);
+    if (data == nullptr) {
+      throw Error(ErrorCode::kOutOfMemory, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");
+    }
+    *out = new yirage_backend_buffer_s{data, bytes, true};
+  });
+}
+
+yirage_status buffer_wrap(yirage_backend_instance *instance, int32_t device, void *native,
+                          size_t bytes, yirage_backend_buffer **out, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(instance, "instance");
+    require(out, "out_buffer");
+    check_device(device);
+    if (native == nullptr && bytes > 0) invalid("buffer_wrap: native is NULL");
+    *out = new yirage_backend_buffer_s{native, bytes, false};
+  });
+}
+
+void buffer_release(yirage_backend_buffer *buffer) {
+  if (buffer == nullptr) return;
+  if (buffer->owned) std::free(buffer->data);
+  delete buffer;
+}
+
+void check_range(const yirage_backend_buffer *buffer, size_t offset, size_t bytes, const char *op) {
+  if (offset > buffer->bytes || bytes > buffer->bytes - offset) {
+    invalid(std::string(op) + ": bytes [" + std::to_string(offset) + ", " +
+            std::to_string(offset + bytes) + ") are outside the buffer's " +
+            std::to_string(buffer->bytes));
+  }
+}
+
+yirage_status buffer_write(yirage_backend_buffer *buffer, size_t offset, const void *source,
+                           size_t bytes, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(buffer, "buffer");
+    if (bytes > 0) require(source, "source");
+    check_range(buffer, offset, bytes, "buffer_write");
+    if (bytes > 0) std::memcpy(static_cast<char *>(buffer->data) + offset, source, bytes);
+  });
+}
+
+yirage_status buffer_read(yirage_backend_buffer *buffer, size_t offset, void *destination,
+                          size_t bytes, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(buffer, "buffer");
+    if (bytes > 0) require(destination, "destination");
+    check_range(buffer, offset, bytes, "buffer_read");
+    if (bytes > 0) std::memcpy(destination, static_cast<const char *>(buffer->data) + offset, bytes);
+  });
+}
+
+yirage_status supports(yirage_backend_instance *instance, int32_t device, const void *program,
+                       size_t size, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(instance, "instance");
+    check_device(device);
+    (void)yirage::codegen::cpu_source(parse(program, size));
+  });
+}
+
+yirage_status compile(yirage_backend_instance *instance, int32_t device, const void *program,
+                      size_t size, const yirage_backend_compile_options *options,
+                      yirage_backend_executable **out, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(instance, "instance");
+    require(out, "out_executable");
+    check_device(device);
+    int level = 3;
+    if (options != nullptr) {
+      if (options->struct_size < sizeof(yirage_backend_compile_options)) {
+        invalid("options->struct_size too small");
+      }
+      if (options->optimization_level < 0 || options->optimization_level > 3) {
+        invalid("optimization_level must be 0..3, not " + std::to_string(options->optimization_level));
+      }
+      level = options->optimization_level;
+    }
+    const yirage::codegen::KernelProgram parsed = parse(program, size);
+    const std::string source = yirage::codegen::cpu_source(parsed);
+    device_info_of(instance);  // sets the thread count
+    auto executable = std::make_unique<yirage_backend_executable_s>();
+    executable->kernel =
+        instance->compiler.compile(source, yirage::codegen::kCpuKernelSymbol, level).kernel;
+    for (int32_t id : parsed.graph.inputs()) {
+      executable->input_bytes.push_back(tensor_bytes(parsed.graph.tensor(id)));
+    }
+    for (int32_t id : parsed.graph.outputs()) {
+      executable->output_bytes.push_back(tensor_bytes(parsed.graph.tensor(id)));
+    }
+    executable->threads = instance->threads;
+    *out = executable.release();
+  });
+}
+
+void executable_release(yirage_backend_executable *executable) { delete executable; }
+
+void check_buffers(const char *role, yirage_backend_buffer *const *buffers, size_t n,
+                   const std::vector<size_t> &bytes, std::vector<void *> &pointers) {
+  if (n != bytes.size()) {
+    invalid(std::string("launch: the kernel takes ") + std::to_string(bytes.size()) + " " + role +
+            "s, " + std::to_string(n) + " were given");
+  }
+  if (n > 0) require(buffers, role);
+  for (size_t i = 0; i < n; ++i) {
+    if (buffers[i] == nullptr) invalid(std::string("launch: ") + role + " " + std::to_string(i) + " is NULL");
+    if (buffers[i]->bytes < bytes[i]) {
+      invalid(std::string("launch: ") + role + " " + std::to_string(i) + " has " +
+              std::to_string(buffers[i]->bytes) + " bytes, the kernel needs " +
+              std::to_string(bytes[i]));
+    }
+    pointers.push_back(buffers[i]->data);
+  }
+}
+
+yirage_status launch(yirage_backend_executable *executable, void *stream,
+                     yirage_backend_buffer *const *inputs, size_t num_inputs,
+                     yirage_backend_buffer *const *outputs, size_t num_outputs,
+                     yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(executable, "executable");
+    if (stream != nullptr) invalid("launch: the CPU backend has no streams; pass NULL");
+    std::vector<void *> in, out;
+    check_buffers("input", inputs, num_inputs, executable->input_bytes, in);
+    check_buffers("output", outputs, num_outputs, executable->output_bytes, out);
+    const int failed = executable->kernel->function()(in.data(), out.data(), executable->threads);
+    if (failed != 0) {
+      throw Error(ErrorCode::kOutOfMemory, "cpu: a kernel thread could not allocate its tiles");
+    }
+  });
+}
+
+yirage_status synchronize(yirage_backend_instance *instance, int32_t device, void *stream,
+                          yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(instance, "instance");
+    check_device(device);
+    if (stream != nullptr) invalid("synchronize: the CPU backend has no streams; pass NULL");
+  });
+}
+
+yirage_status timer_create(yirage_backend_instance *instance, int32_t device,
+                           yirage_backend_timer **out, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(instance, "instance");
+    require(out, "out_timer");
+    check_device(device);
+    *out = new yirage_backend_timer_s();
+  });
+}
+
+void timer_release(yirage_backend_timer *timer) { delete timer; }
+
+yirage_status timer_record(yirage_backend_timer *timer, void *stream, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(timer, "timer");
+    if (stream != nullptr) invalid("timer_record: the CPU backend has no streams; pass NULL");
+    timer->when = std::chrono::steady_clock::now();
+    timer->recorded = true;
+  });
+}
+
+yirage_status timer_elapsed(yirage_backend_timer *start, yirage_backend_timer *stop,
+                            double *out_seconds, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(start, "start");
+    require(stop, "stop");
+    require(out_seconds, "out_seconds");
+    if (!start->recorded || !stop->recorded) invalid("timer_elapsed: a timer was never recorded");
+    *out_seconds = std::chrono::duration<double>(stop->when - start->when).count();
+  });
+}
+
+const yirage_backend_api kApi = {
+    sizeof(yirage_backend_api),
+    YIRAGE_BACKEND_ABI_MAJOR,
+    YIRAGE_BACKEND_ABI_MINOR,
+    "cpu",
+    YIRAGE_VERSION_STRING,
+    create,
+    destroy,
+    device_count,
+    unavailable_reason,
+    device_info,
+    buffer_alloc,
+    buffer_wrap,
+    buffer_release,
+    buffer_write,
+    buffer_read,
+    supports,
+    compile,
+    executable_release,
+    launch,
+    synchronize,
+    timer_create,
+    timer_release,
+    timer_record,
+    timer_elapsed,
+};
+
+}  // namespace
+
+extern "C" YIRAGE_BACKEND_EXPORT const yirage_backend_api *yirage_backend_entry(uint32_t, uint32_t) {
+  return &kApi;
+}

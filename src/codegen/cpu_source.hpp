@@ -1,0 +1,29 @@
+// The CPU backend's code generator: C++ source for one kernel program.
+//
+// The source defines
+//   extern "C" int yirage_cpu_kernel(const void *const *inputs, void *const *outputs,
+//                                    int threads);
+// which runs the program on compact row-major host tensors (float16 as _Float16 bits, bfloat16
+// as its 16 high float bits, float32) with up to `threads` OpenMP threads, returning 0, or 1 when
+// a thread could not allocate its tile memory. Everything computes in float32.
+//
+// A customized operator's blocks are the iterations of a parallel loop; each thread owns an
+// arena holding every tile of a block (the "shared memory"), sized for the µGraph and reused
+// block after block, so tiles stay cache-resident. The for-loop is a loop; matmuls (tiles and
+// pre-defined ops alike) use one register-blocked micro-kernel whose inner loop runs along
+// contiguous columns so the compiler vectorizes it. Pre-defined operators are parallel loops
+// over their outputs.
+#pragma once
+
+#include <string>
+
+#include "codegen/kernel_program.hpp"
+
+namespace yirage::codegen {
+
+inline constexpr const char *kCpuKernelSymbol = "yirage_cpu_kernel";
+
+// Throws Error(kUnsupported) for an operator it cannot generate.
+std::string cpu_source(const KernelProgram &program);
+
+}  // namespace yirage::codegen

@@ -1,0 +1,114 @@
+#include "codegen/kernel_program.hpp"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "ir/rebuild.hpp"
+#include "serialize/graph_file.hpp"
+#include "util/error.hpp"
+#include "yirage_kernel_program_generated.h"
+
+namespace yirage::codegen {
+namespace {
+
+[[noreturn]] void corrupt(const std::string &message) {
+  throw Error(ErrorCode::kCorruptData, "kernel program: " + message);
+}
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::TensorStrides>>> strides_of(
+    flatbuffers::FlatBufferBuilder &builder, const KernelGraph &graph,
+    const std::vector<TensorId> &tensors) {
+  std::vector<flatbuffers::Offset<fb::TensorStrides>> all;
+  for (TensorId id : tensors) {
+    const Dims strides = row_major_strides(graph.tensor(id).dims);
+    all.push_back(fb::CreateTensorStrides(builder, builder.CreateVector(strides)));
+  }
+  return builder.CreateVector(all);
+}
+
+void check_strides(const KernelGraph &graph, const std::vector<TensorId> &tensors,
+                   const flatbuffers::Vector<flatbuffers::Offset<fb::TensorStrides>> *strides,
+                   const char *role) {
+  if (strides == nullptr) return;  // absent: compact row-major
+  if (strides->size() != tensors.size()) {
+    corrupt(std::string(role) + " strides: " + std::to_string(strides->size()) + " entries for " +
+            std::to_string(tensors.size()) + " tensors");
+  }
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Dims expected = row_major_strides(graph.tensor(tensors[i]).dims);
+    const auto *s = strides->Get(static_cast<flatbuffers::uoffset_t>(i))->strides();
+    const Dims given = s ? Dims(s->begin(), s->end()) : expected;
+    if (given != expected) {
+      throw Error(ErrorCode::kUnsupported,
+                  std::string("kernel program: ") + role + " " + std::to_string(i) +
+                      " has strides " + to_string(given) +
+                      "; version 1 supports compact row-major tensors only (" +
+                      to_string(expected) + ")");
+    }
+  }
+}
+
+}  // namespace
+
+KernelProgram make_kernel_program(const KernelGraph &graph, size_t op_index) {
+  const Operator &op = graph.operators().at(op_index);
+  if (op.kind == OpKind::kInput) invalid_argument("kernel program: an input is not a kernel");
+  KernelProgram program;
+  program.name = "op" + std::to_string(op_index) + "_" + op_name(op.kind);
+  std::vector<TensorId> inputs;
+  for (TensorId id : op.inputs) {
+    const Tensor &t = graph.tensor(id);
+    inputs.push_back(program.graph.new_input(t.dims, t.dtype));
+  }
+  for (TensorId out : add_operator(program.graph, op, inputs)) program.graph.mark_output(out);
+  return program;
+}
+
+std::vector<uint8_t> kernel_program_to_bytes(const KernelProgram &program) {
+  const std::vector<uint8_t> graph =
+      serialize::graph_to_bytes(program.graph, serialize::GraphFormat::kBinary);
+  flatbuffers::FlatBufferBuilder builder;
+  const auto name = builder.CreateString(program.name);
+  const auto graph_bytes = builder.CreateVector(graph);
+  const auto inputs = strides_of(builder, program.graph, program.graph.inputs());
+  const auto outputs = strides_of(builder, program.graph, program.graph.outputs());
+  builder.Finish(fb::CreateKernelProgram(builder, kKernelProgramSchemaVersion, name, graph_bytes,
+                                         inputs, outputs),
+                 fb::KernelProgramIdentifier());
+  return {builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize()};
+}
+
+KernelProgram kernel_program_from_bytes(const void *data, size_t size) {
+  if (data == nullptr) corrupt("no data");
+  const auto *bytes = static_cast<const uint8_t *>(data);
+  if (size < 8 || !fb::KernelProgramBufferHasIdentifier(bytes)) {
+    corrupt("not a kernel program (file identifier \"YRKP\" missing)");
+  }
+  flatbuffers::Verifier verifier(bytes, size);
+  if (!fb::VerifyKernelProgramBuffer(verifier)) corrupt("the flatbuffers verifier refused it");
+  const fb::KernelProgram *root = fb::GetKernelProgram(bytes);
+  if (root->schema_version() > kKernelProgramSchemaVersion) {
+    throw Error(ErrorCode::kVersionMismatch,
+                "kernel program: schema version " + std::to_string(root->schema_version()) +
+                    " is newer than this reader's " + std::to_string(kKernelProgramSchemaVersion));
+  }
+  if (root->graph() == nullptr) corrupt("no graph");
+  KernelProgram program;
+  program.name = root->name() ? root->name()->str() : "kernel";
+  try {
+    program.graph = serialize::graph_from_bytes(root->graph()->data(), root->graph()->size());
+  } catch (const Error &e) {
+    corrupt(std::string("its graph: ") + e.what());
+  }
+  const KernelGraph &g = program.graph;
+  const auto &ops = g.operators();
+  if (ops.size() != g.inputs().size() + 1 || ops.back().kind == OpKind::kInput) {
+    corrupt("its graph must hold the inputs and then exactly one operator");
+  }
+  if (ops.back().inputs != g.inputs()) corrupt("the operator must read the inputs in order");
+  if (ops.back().outputs != g.outputs()) corrupt("the outputs must be the operator's, in order");
+  check_strides(g, g.inputs(), root->input_strides(), "input");
+  check_strides(g, g.outputs(), root->output_strides(), "output");
+  return program;
+}
+
+}  // namespace yirage::codegen

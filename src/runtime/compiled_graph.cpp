@@ -1,0 +1,180 @@
+#include "runtime/compiled_graph.hpp"
+
+#include <chrono>
+#include <map>
+#include <string>
+
+#include "codegen/kernel_program.hpp"
+#include "runtime/host_tensor.hpp"
+
+namespace yirage::runtime {
+namespace {
+
+bool is_output(const KernelGraph &graph, TensorId id) {
+  for (TensorId out : graph.outputs()) {
+    if (out == id) return true;
+  }
+  return false;
+}
+
+std::vector<bool> live_operators(const KernelGraph &graph) {
+  const auto &ops = graph.operators();
+  std::vector<bool> live(ops.size(), false);
+  for (TensorId id : graph.outputs()) live[static_cast<size_t>(graph.tensor(id).producer)] = true;
+  for (size_t i = ops.size(); i-- > 0;) {
+    if (!live[i]) continue;
+    for (TensorId in : ops[i].inputs) live[static_cast<size_t>(graph.tensor(in).producer)] = true;
+  }
+  return live;
+}
+
+// Checks a caller's tensor against `expected` on the kernel's device; returns its data pointer.
+void *checked_data(const std::string &role, const DLTensor *t, const Tensor &expected,
+                   const yirage_backend_device_info &device) {
+  if (t == nullptr) invalid_argument(role + " is NULL");
+  if (t->ndim != static_cast<int32_t>(expected.dims.size())) {
+    invalid_argument(role + " has " + std::to_string(t->ndim) + " dims, expected " +
+                     std::to_string(expected.dims.size()) + " (" + to_string(expected.dims) + ")");
+  }
+  if (t->ndim > 0 && t->shape == nullptr) invalid_argument(role + ": shape is NULL");
+  const Dims shape(t->shape, t->shape + t->ndim);
+  if (shape != expected.dims) {
+    invalid_argument(role + " has shape " + to_string(shape) + ", expected " + to_string(expected.dims));
+  }
+  const std::optional<DType> dtype = dtype_from_dlpack(t->dtype);
+  if (!dtype || *dtype != expected.dtype) {
+    invalid_argument(role + " has the wrong dtype: expected " + dtype_name(expected.dtype));
+  }
+  if (t->device.device_type != device.dlpack_device_type ||
+      t->device.device_id != device.dlpack_device_id) {
+    invalid_argument(role + " is on DLPack device (" + std::to_string(t->device.device_type) + ", " +
+                     std::to_string(t->device.device_id) + "), the kernel's device is (" +
+                     std::to_string(device.dlpack_device_type) + ", " +
+                     std::to_string(device.dlpack_device_id) + ")");
+  }
+  if (t->strides != nullptr) {
+    const Dims compact = row_major_strides(expected.dims);
+    for (int32_t d = 0; d < t->ndim; ++d) {
+      if (expected.dims[static_cast<size_t>(d)] != 1 && t->strides[d] != compact[static_cast<size_t>(d)]) {
+        throw Error(ErrorCode::kUnsupported,
+                    role + " is strided; kernels take compact row-major tensors (copy it first)");
+      }
+    }
+  }
+  if (t->data == nullptr && num_elements(expected.dims) > 0) invalid_argument(role + ": data is NULL");
+  return static_cast<char *>(t->data) + t->byte_offset;
+}
+
+}  // namespace
+
+size_t tensor_bytes(const Tensor &tensor) {
+  return static_cast<size_t>(num_elements(tensor.dims)) * dtype_size(tensor.dtype);
+}
+
+Buffer allocate_buffer(const Plugin &plugin, int32_t device, size_t bytes) {
+  yirage_backend_buffer *raw = nullptr;
+  plugin.call("buffer_alloc", plugin.api().buffer_alloc, plugin.instance(), device, bytes, &raw);
+  return Buffer(raw, BufferRelease{&plugin.api()});
+}
+
+CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph,
+                             int optimization_level)
+    : plugin_(plugin), device_(device), graph_(graph) {
+  const auto started = std::chrono::steady_clock::now();
+  plugin.device(device);  // throws for a bad index
+  if (graph_.outputs().empty()) invalid_argument("compile: the graph has no outputs");
+  const std::vector<bool> live = live_operators(graph_);
+  const yirage_backend_api &api = plugin.api();
+  yirage_backend_compile_options options{};
+  options.struct_size = sizeof options;
+  options.optimization_level = optimization_level;
+  std::map<std::vector<uint8_t>, Executable> compiled;
+  for (size_t i = 0; i < graph_.operators().size(); ++i) {
+    const Operator &op = graph_.operators()[i];
+    if (!live[i] || op.kind == OpKind::kInput) continue;
+    const std::vector<uint8_t> program =
+        codegen::kernel_program_to_bytes(codegen::make_kernel_program(graph_, i));
+    // The program's name is in its bytes; identical operators differ only there.
+    codegen::KernelProgram unnamed = codegen::make_kernel_program(graph_, i);
+    unnamed.name = "kernel";
+    std::vector<uint8_t> key = codegen::kernel_program_to_bytes(unnamed);
+    Executable &executable = compiled[key];
+    if (!executable) {
+      yirage_backend_executable *raw = nullptr;
+      plugin.call("compile", api.compile, plugin.instance(), device,
+                  static_cast<const void *>(program.data()), program.size(),
+                  static_cast<const yirage_backend_compile_options *>(&options), &raw);
+      executable = Executable(raw, ExecutableRelease{&api});
+      ++stats_.executables;
+    }
+    steps_.push_back({executable, op.inputs, op.outputs});
+  }
+  intermediates_.resize(graph_.num_tensors());
+  for (const Step &step : steps_) {
+    for (TensorId id : step.outputs) {
+      if (!is_output(graph_, id)) {
+        intermediates_[static_cast<size_t>(id)] =
+            allocate_buffer(plugin, device, tensor_bytes(graph_.tensor(id)));
+      }
+    }
+  }
+  stats_.kernels = static_cast<int>(steps_.size());
+  stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+void CompiledGraph::run(const std::vector<const DLTensor *> &inputs,
+                        const std::vector<const DLTensor *> &outputs, void *stream) const {
+  if (inputs.size() != graph_.inputs().size() || outputs.size() != graph_.outputs().size()) {
+    invalid_argument("run: the kernel takes " + std::to_string(graph_.inputs().size()) +
+                     " inputs and " + std::to_string(graph_.outputs().size()) + " outputs; " +
+                     std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()) +
+                     " were given");
+  }
+  const yirage_backend_device_info &device = plugin_.device(device_).raw;
+  std::vector<Buffer> wrapped;
+  std::vector<yirage_backend_buffer *> in, out;
+  auto wrap = [&](const std::string &role, const DLTensor *t, TensorId id) {
+    const Tensor &expected = graph_.tensor(id);
+    void *data = checked_data(role, t, expected, device);
+    yirage_backend_buffer *raw = nullptr;
+    plugin_.call("buffer_wrap", plugin_.api().buffer_wrap, plugin_.instance(), device_, data,
+                 tensor_bytes(expected), &raw);
+    wrapped.emplace_back(raw, BufferRelease{&plugin_.api()});
+    return raw;
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    in.push_back(wrap("run: input " + std::to_string(i), inputs[i], graph_.inputs()[i]));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    out.push_back(wrap("run: output " + std::to_string(i), outputs[i], graph_.outputs()[i]));
+  }
+  run_buffers(in, out, stream);
+}
+
+void CompiledGraph::run_buffers(const std::vector<yirage_backend_buffer *> &inputs,
+                                const std::vector<yirage_backend_buffer *> &outputs,
+                                void *stream) const {
+  std::vector<yirage_backend_buffer *> where(graph_.num_tensors(), nullptr);
+  for (size_t i = 0; i < graph_.num_tensors(); ++i) where[i] = intermediates_[i].get();
+  for (size_t i = 0; i < inputs.size(); ++i) where[static_cast<size_t>(graph_.inputs()[i])] = inputs[i];
+  // Graph outputs are distinct computed tensors (KernelGraph::mark_output refuses inputs and
+  // repeats), so each is written in place by the kernel that computes it.
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    where[static_cast<size_t>(graph_.outputs()[o])] = outputs[o];
+  }
+  const yirage_backend_api &api = plugin_.api();
+  for (const Step &step : steps_) {
+    std::vector<yirage_backend_buffer *> in, out;
+    for (TensorId id : step.inputs) in.push_back(where[static_cast<size_t>(id)]);
+    for (TensorId id : step.outputs) out.push_back(where[static_cast<size_t>(id)]);
+    plugin_.call("launch", api.launch, step.executable.get(), stream,
+                 static_cast<yirage_backend_buffer *const *>(in.data()), in.size(),
+                 static_cast<yirage_backend_buffer *const *>(out.data()), out.size());
+  }
+}
+
+void CompiledGraph::synchronize(void *stream) const {
+  plugin_.call("synchronize", plugin_.api().synchronize, plugin_.instance(), device_, stream);
+}
+
+}  // namespace yirage::runtime

@@ -1,0 +1,74 @@
+// A kernel graph compiled for one device of one backend (yirage_kernel): every live operator
+// becomes one kernel program compiled by the plugin (identical programs share one executable),
+// run in graph order; every intermediate tensor gets its own device buffer, allocated once at
+// compile time, so a run allocates nothing but the wrappers of the caller's tensors.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "ir/kernel_graph.hpp"
+#include "runtime/plugin.hpp"
+
+namespace yirage::runtime {
+
+// Owned plugin objects, released through the plugin's table.
+struct BufferRelease {
+  const yirage_backend_api *api;
+  void operator()(yirage_backend_buffer *b) const { api->buffer_release(b); }
+};
+using Buffer = std::unique_ptr<yirage_backend_buffer, BufferRelease>;
+
+struct ExecutableRelease {
+  const yirage_backend_api *api;
+  void operator()(yirage_backend_executable *e) const { api->executable_release(e); }
+};
+using Executable = std::shared_ptr<yirage_backend_executable>;
+
+Buffer allocate_buffer(const Plugin &plugin, int32_t device, size_t bytes);
+
+struct CompileStats {
+  int kernels = 0;        // launches per run
+  int executables = 0;    // distinct programs compiled
+  double seconds = 0;     // wall time of compile
+};
+
+class CompiledGraph {
+ public:
+  // Throws what the plugin reports (kUnsupported, kBackend with a build log, …).
+  CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph,
+                int optimization_level = 3);
+
+  const KernelGraph &graph() const { return graph_; }
+  const Plugin &plugin() const { return plugin_; }
+  int32_t device() const { return device_; }
+  const CompileStats &stats() const { return stats_; }
+
+  // Checks every tensor (shape, dtype, device, compact strides, non-NULL data) against the
+  // graph, then enqueues the kernels on `stream`. Nothing is launched if a check fails.
+  void run(const std::vector<const DLTensor *> &inputs, const std::vector<const DLTensor *> &outputs,
+           void *stream) const;
+  // The same on plugin buffers (each at least its tensor's size).
+  void run_buffers(const std::vector<yirage_backend_buffer *> &inputs,
+                   const std::vector<yirage_backend_buffer *> &outputs, void *stream) const;
+  void synchronize(void *stream) const;
+
+ private:
+  struct Step {
+    Executable executable;
+    std::vector<TensorId> inputs, outputs;
+  };
+
+  const Plugin &plugin_;
+  int32_t device_;
+  KernelGraph graph_;
+  std::vector<Step> steps_;
+  std::vector<Buffer> intermediates_;  // indexed by TensorId; null for graph inputs/outputs
+  CompileStats stats_;
+};
+
+size_t tensor_bytes(const Tensor &tensor);
+
+}  // namespace yirage::runtime

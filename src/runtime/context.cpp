@@ -1,0 +1,70 @@
+#include "runtime/context.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+namespace yirage::runtime {
+
+std::string installed_plugin_dir() { return YIRAGE_PLUGIN_DIR; }
+
+Context::Context(const ContextOptions &options) : cache_dir_(options.cache_dir) {
+  for (const std::string &path : options.plugin_paths) {
+    if (!add(Plugin::load(path, cache_dir_))) {
+      load_errors_.push_back(path + ": a plugin named like it is already loaded; ignored");
+    }
+  }
+  if (!options.search_default_paths) return;
+  if (const char *env = std::getenv("YIRAGE_BACKEND_PATH")) {
+    std::stringstream folders(env);
+    std::string folder;
+    while (std::getline(folders, folder, ':')) {
+      if (!folder.empty()) scan_folder(folder);
+    }
+  }
+  scan_folder(installed_plugin_dir());
+}
+
+void Context::scan_folder(const std::string &folder) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec)) return;
+  std::vector<std::string> files;
+  for (const auto &entry : std::filesystem::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("libyirage-backend-", 0) == 0 && name.size() > 3 &&
+        name.compare(name.size() - 3, 3, ".so") == 0) {
+      files.push_back(entry.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());  // a stable order, whatever the file system says
+  for (const std::string &file : files) {
+    try {
+      if (!add(Plugin::load(file, cache_dir_))) {
+        load_errors_.push_back(file + ": shadowed by an earlier plugin of the same name");
+      }
+    } catch (const Error &e) {
+      load_errors_.push_back(e.what());
+    }
+  }
+}
+
+bool Context::add(std::unique_ptr<Plugin> plugin) {
+  for (const auto &p : plugins_) {
+    if (p->name() == plugin->name()) return false;
+  }
+  plugins_.push_back(std::move(plugin));
+  return true;
+}
+
+const Plugin &Context::plugin(const std::string &name) const {
+  for (const auto &p : plugins_) {
+    if (p->name() == name) return *p;
+  }
+  std::string names;
+  for (const auto &p : plugins_) names += (names.empty() ? "" : ", ") + p->name();
+  throw Error(ErrorCode::kNotFound, "no backend named '" + name + "' (loaded: " +
+                                        (names.empty() ? "none" : names) + ")");
+}
+
+}  // namespace yirage::runtime

@@ -1,0 +1,180 @@
+#include "runtime/measure.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "runtime/host_tensor.hpp"
+
+namespace yirage::runtime {
+
+double relative_tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return 1e-4;
+    case DType::kFloat16: return 5e-3;
+    case DType::kBFloat16: return 4e-2;
+  }
+  return 1e-4;
+}
+
+// The device copies of the inputs and the reference's outputs.
+struct Measurer::Inputs {
+  std::vector<Buffer> buffers;
+  std::vector<reference::Values> expected;
+};
+
+namespace {
+
+// A compact host tensor over `bytes`.
+DLTensor host_view(std::vector<uint8_t> &bytes, std::vector<int64_t> &shape, DType dtype) {
+  DLTensor t{};
+  t.data = bytes.data();
+  t.device = {kDLCPU, 0};
+  t.ndim = static_cast<int32_t>(shape.size());
+  t.dtype = dtype_to_dlpack(dtype);
+  t.shape = shape.data();
+  return t;
+}
+
+double compare(const reference::Values &got, const reference::Values &want, std::string &why) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (std::isnan(want[i])) {
+      if (!std::isnan(got[i])) {
+        why = "element " + std::to_string(i) + " should be NaN";
+        return INFINITY;
+      }
+      continue;
+    }
+    if (!std::isfinite(got[i]) && got[i] != want[i]) {
+      why = "element " + std::to_string(i) + " is " + std::to_string(got[i]) + ", expected " +
+            std::to_string(want[i]);
+      return INFINITY;
+    }
+    if (std::isinf(want[i])) continue;
+    diff += (got[i] - want[i]) * (got[i] - want[i]);
+    norm += want[i] * want[i];
+  }
+  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+}
+
+}  // namespace
+
+Measurer::Measurer(const Plugin &plugin, int32_t device, const KernelGraph &reference,
+                   const MeasureOptions &options)
+    : plugin_(plugin), device_(device), reference_(reference), options_(options) {}
+
+Measurer::~Measurer() = default;
+
+void Measurer::prepare() {
+  if (inputs_) return;
+  auto inputs = std::make_unique<Inputs>();
+  std::mt19937_64 rng(options_.seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<reference::Values> values;
+  const yirage_backend_api &api = plugin_.api();
+  for (TensorId id : reference_.inputs()) {
+    const Tensor &t = reference_.tensor(id);
+    reference::Values v(static_cast<size_t>(num_elements(t.dims)));
+    for (double &x : v) x = uniform(rng);
+    std::vector<uint8_t> bytes(tensor_bytes(t));
+    std::vector<int64_t> shape = t.dims;
+    const DLTensor view = host_view(bytes, shape, t.dtype);
+    write_host_tensor(view, t.dtype, v);
+    values.push_back(read_host_tensor(view, t.dtype));  // exactly what the kernel reads
+    Buffer buffer = allocate_buffer(plugin_, device_, bytes.size());
+    plugin_.call("buffer_write", api.buffer_write, buffer.get(), size_t{0},
+                 static_cast<const void *>(bytes.data()), bytes.size());
+    inputs->buffers.push_back(std::move(buffer));
+  }
+  inputs->expected = reference::evaluate(reference_, values, options_.reference_threads);
+  inputs_ = std::move(inputs);
+}
+
+Measurement Measurer::measure(const KernelGraph &candidate, bool time) {
+  try {
+    const CompiledGraph compiled(plugin_, device_, candidate);
+    return measure(compiled, time);
+  } catch (const Error &e) {
+    Measurement m;
+    m.error = e.what();
+    return m;
+  }
+}
+
+Measurement Measurer::measure(const CompiledGraph &compiled, bool time) {
+  Measurement m;
+  try {
+    prepare();
+    const KernelGraph &g = compiled.graph();
+    if (g.inputs().size() != reference_.inputs().size() ||
+        g.outputs().size() != reference_.outputs().size()) {
+      invalid_argument("measure: the graph's inputs and outputs differ from the reference's");
+    }
+    const yirage_backend_api &api = plugin_.api();
+    std::vector<Buffer> outputs;
+    std::vector<yirage_backend_buffer *> in, out;
+    for (const Buffer &b : inputs_->buffers) in.push_back(b.get());
+    for (TensorId id : g.outputs()) {
+      const size_t bytes = tensor_bytes(g.tensor(id));
+      Buffer buffer = allocate_buffer(plugin_, device_, bytes);
+      const std::vector<uint8_t> poison(bytes, 0xFF);
+      plugin_.call("buffer_write", api.buffer_write, buffer.get(), size_t{0},
+                   static_cast<const void *>(poison.data()), bytes);
+      out.push_back(buffer.get());
+      outputs.push_back(std::move(buffer));
+    }
+    compiled.run_buffers(in, out, nullptr);
+    compiled.synchronize(nullptr);
+    m.max_relative_error = 0;
+    for (size_t o = 0; o < out.size(); ++o) {
+      const Tensor &t = g.tensor(g.outputs()[o]);
+      std::vector<uint8_t> bytes(tensor_bytes(t));
+      plugin_.call("buffer_read", api.buffer_read, out[o], size_t{0},
+                   static_cast<void *>(bytes.data()), bytes.size());
+      std::vector<int64_t> shape = t.dims;
+      const reference::Values got = read_host_tensor(host_view(bytes, shape, t.dtype), t.dtype);
+      std::string why;
+      const double error = compare(got, inputs_->expected[o], why);
+      m.max_relative_error = std::max(m.max_relative_error, error);
+      if (!(error <= relative_tolerance(t.dtype))) {
+        char text[160];
+        std::snprintf(text, sizeof text, "output %zu: relative error %.3g exceeds %.1g (%s)", o,
+                      error, relative_tolerance(t.dtype), dtype_name(t.dtype));
+        m.error = why.empty() ? text : std::string(text) + ": " + why;
+        return m;
+      }
+    }
+    m.correct = true;
+    if (!time) return m;
+    for (int w = 0; w < options_.warmup; ++w) compiled.run_buffers(in, out, nullptr);
+    yirage_backend_timer *start_raw = nullptr, *stop_raw = nullptr;
+    plugin_.call("timer_create", api.timer_create, plugin_.instance(), device_, &start_raw);
+    std::unique_ptr<yirage_backend_timer, void (*)(yirage_backend_timer *)> start(start_raw,
+                                                                                  api.timer_release);
+    plugin_.call("timer_create", api.timer_create, plugin_.instance(), device_, &stop_raw);
+    std::unique_ptr<yirage_backend_timer, void (*)(yirage_backend_timer *)> stop(stop_raw,
+                                                                                 api.timer_release);
+    std::vector<double> seconds;
+    for (int r = 0; r < std::max(1, options_.repeats); ++r) {
+      plugin_.call("timer_record", api.timer_record, start.get(), static_cast<void *>(nullptr));
+      compiled.run_buffers(in, out, nullptr);
+      plugin_.call("timer_record", api.timer_record, stop.get(), static_cast<void *>(nullptr));
+      compiled.synchronize(nullptr);
+      double s = 0;
+      plugin_.call("timer_elapsed", api.timer_elapsed, start.get(), stop.get(), &s);
+      seconds.push_back(s);
+    }
+    std::sort(seconds.begin(), seconds.end());
+    m.median_seconds = seconds[seconds.size() / 2];
+    m.min_seconds = seconds.front();
+  } catch (const Error &e) {
+    m.correct = false;
+    m.median_seconds = -1;
+    m.error = e.what();
+  }
+  return m;
+}
+
+}  // namespace yirage::runtime

@@ -1,0 +1,66 @@
+// Running a compiled graph on a device to check and time it: the measurement behind profiling in
+// the search (docs/search.md, "Profiling"), `yirage run` and `yirage bench`.
+//
+// Inputs are fresh seeded random values in [-1, 1], rounded to their dtype on the host; the
+// reference executor evaluates the reference graph on exactly those rounded values in float64.
+// Output buffers are poisoned (every byte 0xFF, a NaN in every dtype) before the checked run,
+// so an element the kernel never writes fails the check. The check is a relative norm per output,
+// ‖got − want‖₂ / ‖want‖₂, against relative_tolerance(dtype); where the reference is NaN the
+// kernel must be NaN too, and those elements leave the norm.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "reference/executor.hpp"
+#include "runtime/compiled_graph.hpp"
+
+namespace yirage::runtime {
+
+// float32 1e-4, float16 5e-3, bfloat16 4e-2: a few roundings of the output dtype, since
+// kernels store intermediates in the graph's dtype and accumulate in float32.
+double relative_tolerance(DType dtype);
+
+struct MeasureOptions {
+  uint64_t seed = 1;
+  int warmup = 2;
+  int repeats = 10;
+  int reference_threads = 0;  // 0: all cores
+};
+
+struct Measurement {
+  bool correct = false;
+  double max_relative_error = -1;  // the worst output's; -1 if never compared
+  double median_seconds = -1;      // -1 if not timed (it failed or was wrong)
+  double min_seconds = -1;
+  std::string error;               // why it failed or was wrong; "" when correct
+};
+
+// Checks graphs equivalent to one reference graph, all on the same inputs: the reference runs
+// once, on the first check.
+class Measurer {
+ public:
+  Measurer(const Plugin &plugin, int32_t device, const KernelGraph &reference,
+           const MeasureOptions &options);
+  ~Measurer();
+
+  // Compiles `candidate` (same inputs and outputs as the reference), runs it once and checks it,
+  // then, when it is correct and `time` is set, times warmup + repeats runs with the plugin's
+  // timers. Never throws for a failing candidate: the failure is the Measurement's error.
+  Measurement measure(const KernelGraph &candidate, bool time = true);
+  // The same for an already compiled graph.
+  Measurement measure(const CompiledGraph &compiled, bool time = true);
+
+ private:
+  struct Inputs;
+  void prepare();
+
+  const Plugin &plugin_;
+  int32_t device_;
+  const KernelGraph &reference_;
+  MeasureOptions options_;
+  std::unique_ptr<Inputs> inputs_;
+};
+
+}  // namespace yirage::runtime

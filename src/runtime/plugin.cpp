@@ -1,0 +1,129 @@
+#include "runtime/plugin.hpp"
+
+#include <dlfcn.h>
+
+#include <cstring>
+
+#include "search/target_abi.hpp"
+
+namespace yirage::runtime {
+namespace {
+
+// The table as of ABI 1.0: a plugin's table must be at least this large.
+constexpr size_t kApiSizeV1_0 = offsetof(yirage_backend_api, timer_elapsed) + sizeof(void *);
+
+}  // namespace
+
+void check_plugin_version(const std::string &path, uint32_t major, uint32_t minor, size_t size) {
+  const std::string theirs = std::to_string(major) + "." + std::to_string(minor);
+  const std::string ours = std::to_string(YIRAGE_BACKEND_ABI_MAJOR) + "." +
+                           std::to_string(YIRAGE_BACKEND_ABI_MINOR_REQUIRED);
+  if (major > YIRAGE_BACKEND_ABI_MAJOR) {
+    throw Error(ErrorCode::kVersionMismatch, path + ": plugin ABI " + theirs +
+                                                 " is newer than this library's (major " +
+                                                 std::to_string(YIRAGE_BACKEND_ABI_MAJOR) + ")");
+  }
+  // (The minor test is vacuous while the required minor is 0; it binds once it grows.)
+  if (major < YIRAGE_BACKEND_ABI_MAJOR || minor + 1 < YIRAGE_BACKEND_ABI_MINOR_REQUIRED + 1) {
+    throw Error(ErrorCode::kVersionMismatch,
+                path + ": plugin ABI " + theirs + " is too old (this library needs " + ours + ")");
+  }
+  if (size < kApiSizeV1_0) {
+    throw Error(ErrorCode::kVersionMismatch, path + ": the plugin's table has struct_size " +
+                                                 std::to_string(size) + ", ABI " + theirs +
+                                                 " needs at least " + std::to_string(kApiSizeV1_0));
+  }
+}
+
+std::unique_ptr<Plugin> Plugin::load(const std::string &path, const std::string &cache_dir) {
+  std::unique_ptr<Plugin> plugin(new Plugin());
+  plugin->path_ = path;
+  plugin->handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (plugin->handle_ == nullptr) {
+    const char *why = dlerror();
+    throw Error(ErrorCode::kNotFound, "cannot load plugin " + path + ": " + (why ? why : "dlopen failed"));
+  }
+  auto entry = reinterpret_cast<yirage_backend_entry_fn>(
+      dlsym(plugin->handle_, YIRAGE_BACKEND_ENTRY_SYMBOL));
+  if (entry == nullptr) {
+    throw Error(ErrorCode::kBackend, path + " is not a yirage plugin: it does not export " +
+                                         YIRAGE_BACKEND_ENTRY_SYMBOL);
+  }
+  const yirage_backend_api *api = entry(YIRAGE_BACKEND_ABI_MAJOR, YIRAGE_BACKEND_ABI_MINOR);
+  if (api == nullptr) {
+    throw Error(ErrorCode::kVersionMismatch, path + ": the plugin refused ABI " +
+                                                 std::to_string(YIRAGE_BACKEND_ABI_MAJOR) + "." +
+                                                 std::to_string(YIRAGE_BACKEND_ABI_MINOR));
+  }
+  check_plugin_version(path, api->abi_major, api->abi_minor, api->struct_size);
+  plugin->api_ = api;
+  plugin->name_ = api->name ? api->name : "";
+  plugin->version_ = api->version ? api->version : "";
+  if (plugin->name_.empty()) throw Error(ErrorCode::kBackend, path + ": the plugin has no name");
+
+  yirage_backend_host host{};
+  host.struct_size = sizeof host;
+  host.abi_major = YIRAGE_BACKEND_ABI_MAJOR;
+  host.abi_minor = YIRAGE_BACKEND_ABI_MINOR;
+  host.cache_dir = cache_dir.empty() ? nullptr : cache_dir.c_str();
+  yirage_backend_instance *instance = nullptr;
+  plugin->call("create", api->create, static_cast<const yirage_backend_host *>(&host), &instance);
+  plugin->instance_ = instance;
+
+  int32_t count = 0;
+  plugin->call("device_count", api->device_count, instance, &count);
+  if (count == 0) {
+    const char *reason = api->unavailable_reason ? api->unavailable_reason(instance) : nullptr;
+    plugin->unavailable_reason_ = reason && *reason ? reason : "the plugin reports no devices";
+  }
+  for (int32_t d = 0; d < count; ++d) {
+    DeviceInfo info;
+    info.raw = yirage_backend_device_info{};
+    info.raw.struct_size = sizeof info.raw;
+    info.raw.target.struct_size = sizeof info.raw.target;
+    plugin->call("device_info", api->device_info, instance, d, &info.raw);
+    info.raw.name[sizeof info.raw.name - 1] = '\0';
+    info.name = info.raw.name;
+    info.target = search::target_from_c(info.raw.target);
+    try {
+      search::validate(info.target);
+    } catch (const Error &e) {
+      throw Error(ErrorCode::kBackend, path + ": device " + std::to_string(d) +
+                                           " reports implausible properties: " + e.what());
+    }
+    plugin->devices_.push_back(std::move(info));
+  }
+  return plugin;
+}
+
+Plugin::~Plugin() {
+  if (api_ != nullptr && instance_ != nullptr) {
+    api_->destroy(instance_);
+    // The plugin stays mapped once it has run: runtimes it pulled in (OpenMP, drivers) keep
+    // threads and atexit handlers that do not survive being unloaded.
+  } else if (handle_ != nullptr) {
+    dlclose(handle_);  // refused before it did anything
+  }
+}
+
+const DeviceInfo &Plugin::device(int32_t index) const {
+  if (index < 0 || index >= device_count()) {
+    throw Error(ErrorCode::kNotFound,
+                name_ + ": no device " + std::to_string(index) + " (it has " +
+                    std::to_string(device_count()) + (devices_.empty() ? ": " + unavailable_reason_ : "") +
+                    ")");
+  }
+  return devices_[static_cast<size_t>(index)];
+}
+
+void Plugin::fail(const char *what, yirage_status status, const yirage_backend_error &error) const {
+  std::string message(error.message, strnlen(error.message, sizeof error.message));
+  if (message.empty()) message = "failed with status " + std::to_string(status);
+  if (error.native_code != 0) message += " (native error " + std::to_string(error.native_code) + ")";
+  const auto code = status >= YIRAGE_ERROR_INVALID_ARGUMENT && status <= YIRAGE_ERROR_INTERNAL
+                        ? static_cast<ErrorCode>(status)
+                        : ErrorCode::kBackend;
+  throw Error(code, (name_.empty() ? path_ : name_) + " " + what + ": " + message);
+}
+
+}  // namespace yirage::runtime
