@@ -50,7 +50,7 @@ extern "C" {
  * (libyirage.so.1); it changes only when a change breaks existing callers. The minor version
  * grows when functions, enum values or option-struct fields are appended. */
 #define YIRAGE_ABI_VERSION_MAJOR 1
-#define YIRAGE_ABI_VERSION_MINOR 0
+#define YIRAGE_ABI_VERSION_MINOR 1
 #define YIRAGE_ABI_VERSION ((YIRAGE_ABI_VERSION_MAJOR << 16) | YIRAGE_ABI_VERSION_MINOR)
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A caller that
@@ -674,6 +674,168 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_target_builtin(
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_estimate_cost(
     const yirage_graph *graph, const yirage_target_properties *target, double *out_seconds);
 
+/* ABI 1.1: a human-readable listing of the graph, one line per operator, with the thread-block
+ * graphs of customized operators indented under them (the format is for people and may change
+ * between releases; use yirage_graph_serialize for machines). The blob holds the text and a
+ * terminating NUL (counted by yirage_blob_size). The caller owns *out_text. */
+/* Thread safety: [reads graph]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_describe(const yirage_graph *graph,
+                                                              yirage_blob **out_text);
+
+/* ---------------------------------------------------------------------------------------------
+ * Backends, devices and compiled kernels (ARCHITECTURE.md §6, docs/backends.md)
+ *
+ * A context holds the backend plugins (libyirage-backend-<name>.so) it loaded: from explicit
+ * paths, from the folders in $YIRAGE_BACKEND_PATH (colon-separated) and from the install's plugin
+ * folder. A plugin whose driver or hardware is missing loads and reports zero devices with a
+ * reason. Devices belong to their context: a yirage_device pointer stays valid until the context
+ * is released. A kernel is a graph compiled for one device; it keeps its context alive
+ * internally, so releasing the context first is allowed.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct yirage_context_s yirage_context;
+typedef struct yirage_device_s yirage_device;
+typedef struct yirage_kernel_s yirage_kernel;
+
+typedef struct yirage_context_options {
+  size_t struct_size;              /* sizeof(yirage_context_options) */
+  const char *const *plugin_paths; /* files to load first; any failure is an error */
+  size_t num_plugin_paths;
+  int32_t search_default_paths;    /* 1 (default): also $YIRAGE_BACKEND_PATH and the install folder */
+  const char *cache_dir;           /* compiled-kernel cache root for plugins; NULL: their default */
+} yirage_context_options;
+
+/* Thread safety: [any thread]. */
+YIRAGE_API void yirage_context_options_init(yirage_context_options *options);
+
+/* Loads plugins (options NULL: the defaults). A plugin found by scanning a folder that fails to
+ * load (not a plugin, incompatible ABI version) is skipped and described by
+ * yirage_context_load_errors; an explicit path that fails gives its status (NOT_FOUND,
+ * BACKEND, VERSION_MISMATCH). The caller owns *out_context. */
+/* Thread safety: [any thread]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_context_create(const yirage_context_options *options,
+                                                              yirage_context **out_context);
+
+/* Thread safety: [modifies context]. NULL and dead handles are ignored. Kernels compiled from
+ * it stay usable; its devices do not. */
+YIRAGE_API void yirage_context_release(yirage_context *context);
+
+/* Plugins skipped while scanning, one line each ("" if none); owned by the context. */
+/* Thread safety: [reads context]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_context_load_errors(const yirage_context *context,
+                                                                   const char **out_text);
+
+/* Thread safety: [reads context]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_context_num_backends(const yirage_context *context,
+                                                                    size_t *out_count);
+
+typedef struct yirage_backend_info {
+  size_t struct_size;             /* set by the caller: sizeof(yirage_backend_info) */
+  char name[64];                  /* e.g. "cpu" */
+  char version[32];
+  char path[512];                 /* the plugin file */
+  int32_t num_devices;
+  char unavailable_reason[256];   /* why there are no devices; "" when there are */
+} yirage_backend_info;
+
+/* Thread safety: [reads context]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_context_backend_info(const yirage_context *context,
+                                                                    size_t index,
+                                                                    yirage_backend_info *out_info);
+
+/* Device `index` of the backend named `backend`: NOT_FOUND for an unknown backend or index
+ * (the message lists what exists, or why the backend has no devices). */
+/* Thread safety: [reads context]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_context_get_device(const yirage_context *context,
+                                                                  const char *backend, int32_t index,
+                                                                  const yirage_device **out_device);
+
+typedef struct yirage_device_info {
+  size_t struct_size;               /* set by the caller: sizeof(yirage_device_info) */
+  char backend[64];
+  int32_t index;
+  char name[128];
+  yirage_target_properties target;  /* what the search uses for this device */
+  uint32_t dtypes;                  /* bit (1 << yirage_dtype) per supported dtype */
+  int32_t dlpack_device_type;       /* where its tensors live (kDLCPU, kDLCUDA, …) */
+  int32_t dlpack_device_id;
+} yirage_device_info;
+
+/* Thread safety: [reads device]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_device_get_info(const yirage_device *device,
+                                                               yirage_device_info *out_info);
+
+typedef struct yirage_compile_options {
+  size_t struct_size;         /* sizeof(yirage_compile_options) */
+  int32_t optimization_level; /* 0..3 (default 3), passed to the backend's compiler */
+} yirage_compile_options;
+
+/* Thread safety: [any thread]. */
+YIRAGE_API void yirage_compile_options_init(yirage_compile_options *options);
+
+/* Compiles every operator of `graph` (a superoptimized candidate or a plain kernel graph) for
+ * `device` (options NULL: defaults); plans intermediate buffers once. A backend that cannot
+ * compile an operator gives UNSUPPORTED or BACKEND with its message (for a build failure, the
+ * build log). The kernel keeps a copy of the graph. The caller owns *out_kernel. */
+/* Thread safety: [reads graph, device]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_compile(const yirage_graph *graph,
+                                                       const yirage_device *device,
+                                                       const yirage_compile_options *options,
+                                                       yirage_kernel **out_kernel);
+
+/* Thread safety: [modifies kernel]. NULL and dead handles are ignored. */
+YIRAGE_API void yirage_kernel_release(yirage_kernel *kernel);
+
+/* Runs the kernel on the caller's tensors, without copies: inputs[i] is the graph's i-th input,
+ * outputs[j] receives its j-th output. Each tensor must be on the kernel's device (the
+ * device_type/device_id of yirage_device_info), have the graph tensor's shape and dtype, compact
+ * row-major strides (or NULL strides) and a non-NULL data pointer; anything else is refused
+ * before any work is queued. `stream` is the backend's native stream (NULL: its default; the CPU
+ * backend runs synchronously and takes NULL only). Work may still be running on return on
+ * asynchronous devices: see yirage_kernel_synchronize. Outputs must not alias inputs. */
+/* Thread safety: [reads kernel]; concurrent runs must use distinct outputs. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_run(const yirage_kernel *kernel,
+                                                          const DLTensor *const *inputs,
+                                                          size_t n_inputs,
+                                                          DLTensor *const *outputs,
+                                                          size_t n_outputs, void *stream);
+
+/* Waits until the kernel's work queued on `stream` has finished. */
+/* Thread safety: [reads kernel]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_synchronize(const yirage_kernel *kernel,
+                                                                  void *stream);
+
+typedef struct yirage_measure_options {
+  size_t struct_size; /* sizeof(yirage_measure_options) */
+  uint64_t seed;      /* random inputs in [-1, 1] derive from it (default 1) */
+  uint32_t warmup;    /* untimed runs first (default 2) */
+  uint32_t repeats;   /* timed runs, >= 1 (default 10) */
+} yirage_measure_options;
+
+/* Thread safety: [any thread]. */
+YIRAGE_API void yirage_measure_options_init(yirage_measure_options *options);
+
+typedef struct yirage_measurement {
+  size_t struct_size;        /* set by the caller: sizeof(yirage_measurement) */
+  int32_t correct;           /* 1: every output within the dtype's tolerance of the reference */
+  double relative_error;     /* the worst output's ‖got − want‖ / ‖want‖; -1 if not compared */
+  double median_seconds;     /* device time per run; -1 when not correct */
+  double min_seconds;
+  char error[512];           /* why it is not correct ("" when it is) */
+} yirage_measurement;
+
+/* Checks and times the kernel on the device against `reference` (a graph with the same inputs
+ * and outputs; NULL: the kernel's own graph) evaluated by the reference executor in float64:
+ * seeded random inputs, outputs poisoned before the checked run, per-dtype relative-norm
+ * tolerances (float32 1e-4, float16 5e-3, bfloat16 4e-2), then warmup and timed repeats with the
+ * backend's timers. A wrong or failing kernel is not an error: the call returns YIRAGE_OK with
+ * correct = 0 and the reason. */
+/* Thread safety: [reads kernel, reference]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_measure(const yirage_kernel *kernel,
+                                                              const yirage_graph *reference,
+                                                              const yirage_measure_options *options,
+                                                              yirage_measurement *out_measurement);
+
 /* ---------------------------------------------------------------------------------------------
  * The superoptimizer (docs/search.md)
  *
@@ -724,6 +886,14 @@ typedef struct yirage_search_options {
   const int32_t *cancel;
   /* A folder for cached results (created if missing); NULL: no cache. */
   const char *cache_dir;
+  /* ABI 1.1: profiling. With a device, the search targets its properties (unless `target` is
+   * set), then compiles the `profile_top_k` cheapest verified candidates on it, checks each
+   * against the reference executor and times it (yirage_kernel_measure); a wrong or failing
+   * candidate is dropped, and the fastest correct one comes first. Every profiled candidate is
+   * listed by yirage_search_result_profiled. NULL (default): no profiling. */
+  const yirage_device *device;
+  uint32_t profile_top_k;    /* >= 1 (default 4) */
+  uint32_t profile_repeats;  /* timed runs per candidate, >= 1 (default 10) */
 } yirage_search_options;
 
 /* Sets *options to the defaults, with struct_size = sizeof(yirage_search_options). */
@@ -756,6 +926,7 @@ typedef struct yirage_search_candidate_info {
   double estimated_seconds; /* the cost model's estimate on the search's target */
   uint32_t verified_trials; /* fingerprint trials it passed */
   char description[256];    /* e.g. "customized grid 2x16x1 loop 16 (9 block operators)" */
+  double measured_seconds;  /* ABI 1.1: median time on the profiling device; -1 if not profiled */
 } yirage_search_candidate_info;
 
 /* Candidate `index` (0 = cheapest): a new graph handle the caller owns (out_graph may be NULL)
@@ -793,6 +964,25 @@ typedef struct yirage_search_stats {
 /* Thread safety: [reads result]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_stats(
     const yirage_search_result *result, yirage_search_stats *out_stats);
+
+/* ABI 1.1: one record per profiled candidate, in the order they were profiled (cheapest
+ * estimate first). */
+typedef struct yirage_search_profile_record {
+  size_t struct_size;        /* set by the caller: sizeof(yirage_search_profile_record) */
+  char description[256];
+  double estimated_seconds;
+  double measured_seconds;   /* median; -1 when dropped */
+  double relative_error;     /* against the reference executor; -1 if never compared */
+  int32_t kept;              /* 1: correct, among the candidates; 0: dropped */
+  char error[512];           /* why it was dropped ("" when kept) */
+} yirage_search_profile_record;
+
+/* Thread safety: [reads result]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_num_profiled(
+    const yirage_search_result *result, size_t *out_count);
+/* Thread safety: [reads result]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_profiled(
+    const yirage_search_result *result, size_t index, yirage_search_profile_record *out_record);
 
 /* ---------------------------------------------------------------------------------------------
  * The reference executor: the semantic oracle. Evaluates the graph in float64 on host memory.

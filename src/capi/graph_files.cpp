@@ -8,6 +8,7 @@
 
 #include "capi/handles.hpp"
 #include "capi/status.hpp"
+#include "ir/describe.hpp"
 #include "serialize/graph_file.hpp"
 
 struct yirage_blob_s {
@@ -70,6 +71,20 @@ yirage_status yirage_graph_serialize(const yirage_graph *graph, yirage_graph_for
         g.graph, format == YIRAGE_GRAPH_FORMAT_JSON ? GraphFormat::kJson : GraphFormat::kBinary);
     yirage::capi::register_handle(blob.get(), yirage::capi::HandleKind::kBlob);
     *out_blob = blob.release();
+  });
+}
+
+yirage_status yirage_graph_describe(const yirage_graph *graph, yirage_blob **out_text) {
+  const char *function = "yirage_graph_describe";
+  return guard([&] {
+    const yirage_graph_s &g = yirage::capi::checked_graph(function, graph);
+    require_non_null(function, "out_text", out_text);
+    const std::string text = yirage::describe(g.graph);
+    auto blob = std::make_unique<yirage_blob_s>();
+    blob->bytes.assign(text.begin(), text.end());
+    blob->bytes.push_back('\0');
+    yirage::capi::register_handle(blob.get(), yirage::capi::HandleKind::kBlob);
+    *out_text = blob.release();
   });
 }
 

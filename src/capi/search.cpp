@@ -5,8 +5,10 @@
 #include <string>
 
 #include "capi/handles.hpp"
+#include "capi/runtime_handles.hpp"
 #include "capi/status.hpp"
 #include "capi/targets.hpp"
+#include "runtime/measure.hpp"
 #include "search/superoptimizer.hpp"
 
 struct yirage_search_result_s {
@@ -21,6 +23,10 @@ using yirage::capi::require_non_null;
 constexpr size_t kOptionsSizeV1 = offsetof(yirage_search_options, cache_dir) + sizeof(const char *);
 constexpr size_t kInfoSizeV1 = offsetof(yirage_search_candidate_info, description) + 256;
 constexpr size_t kStatsSizeV1 = offsetof(yirage_search_stats, from_cache) + sizeof(int32_t);
+// Fields appended in ABI 1.1 are read or written only when the caller's struct has them.
+constexpr size_t kOptionsSizeV1_1 =
+    offsetof(yirage_search_options, profile_repeats) + sizeof(uint32_t);
+constexpr size_t kInfoSizeV1_1 = offsetof(yirage_search_candidate_info, measured_seconds) + sizeof(double);
 
 const yirage_search_result_s &checked_result(const char *function,
                                              const yirage_search_result *result) {
@@ -43,10 +49,16 @@ std::vector<int64_t> copy_array(const char *function, const char *name, const in
   return {data, data + count};
 }
 
-yirage::search::SearchOptions from_c(const char *function, const yirage_search_options &in) {
+yirage::search::SearchOptions from_c(const char *function, const yirage_search_options &in,
+                                     const yirage::KernelGraph &reference) {
   yirage::search::SearchOptions o;
-  o.target = in.target ? yirage::capi::target_from_c(function, in.target)
-                       : yirage::search::builtin_target("cpu");
+  const yirage_device_s *device =
+      in.struct_size >= kOptionsSizeV1_1 && in.device
+          ? &yirage::capi::checked_device(function, in.device)
+          : nullptr;
+  o.target = in.target  ? yirage::capi::target_from_c(function, in.target)
+             : device ? device->plugin->device(device->index).target
+                      : yirage::search::builtin_target("cpu");
   o.time_budget_seconds = in.time_budget_seconds;
   o.threads = static_cast<int>(std::min<uint32_t>(in.threads, 4096));
   o.seed = in.seed;
@@ -80,6 +92,23 @@ yirage::search::SearchOptions from_c(const char *function, const yirage_search_o
     o.cancelled = [flag] { return __atomic_load_n(flag, __ATOMIC_RELAXED) != 0; };
   }
   if (in.cache_dir) o.cache_dir = in.cache_dir;
+  if (device != nullptr) {
+    if (in.profile_top_k < 1 || in.profile_repeats < 1) {
+      yirage::invalid_argument(std::string(function) +
+                               ": profile_top_k and profile_repeats must be at least 1");
+    }
+    o.profile_top_k = narrow(in.profile_top_k);
+    yirage::runtime::MeasureOptions mo;
+    mo.repeats = narrow(in.profile_repeats);
+    mo.seed = in.seed;
+    // One measurer for the whole search: the reference runs once, on the first candidate.
+    auto measurer = std::make_shared<yirage::runtime::Measurer>(*device->plugin, device->index,
+                                                                reference, mo);
+    o.measure = [measurer](const yirage::KernelGraph &candidate) {
+      const yirage::runtime::Measurement m = measurer->measure(candidate);
+      return yirage::search::Measured{m.correct, m.median_seconds, m.max_relative_error, m.error};
+    };
+  }
   return o;
 }
 
@@ -102,6 +131,8 @@ void yirage_search_options_init(yirage_search_options *options) {
   options->verify_trials = static_cast<uint32_t>(d.verify_trials);
   options->z3_rlimit = static_cast<uint32_t>(d.z3_rlimit);
   options->abstract_pruning = d.abstract_pruning ? 1 : 0;
+  options->profile_top_k = static_cast<uint32_t>(d.profile_top_k);
+  options->profile_repeats = static_cast<uint32_t>(yirage::runtime::MeasureOptions().repeats);
 }
 
 yirage_status yirage_superoptimize(const yirage_graph *graph, const yirage_search_options *options,
@@ -112,7 +143,7 @@ yirage_status yirage_superoptimize(const yirage_graph *graph, const yirage_searc
     require_non_null(function, "options", options);
     require_non_null(function, "out_result", out_result);
     yirage::capi::require_struct_size(function, "options", options->struct_size, kOptionsSizeV1);
-    const yirage::search::SearchOptions o = from_c(function, *options);
+    const yirage::search::SearchOptions o = from_c(function, *options, g.graph);
     auto handle = std::make_unique<yirage_search_result_s>();
     handle->result = yirage::search::superoptimize(g.graph, o);
     const yirage::search::SearchEnd end = handle->result.end;
@@ -171,6 +202,7 @@ yirage_status yirage_search_result_candidate(const yirage_search_result *result,
       const size_t n = std::min(c.description.size(), sizeof out_info->description - 1);
       std::memcpy(out_info->description, c.description.data(), n);
       out_info->description[n] = '\0';
+      if (out_info->struct_size >= kInfoSizeV1_1) out_info->measured_seconds = c.measured_seconds;
     }
     if (out_graph) *out_graph = graph;
   });
@@ -206,6 +238,44 @@ yirage_status yirage_search_result_stats(const yirage_search_result *result,
     o.first_fused_seconds = s.first_fused_seconds;
     o.seconds = s.seconds;
     o.from_cache = s.from_cache ? 1 : 0;
+  });
+}
+
+yirage_status yirage_search_result_num_profiled(const yirage_search_result *result,
+                                                size_t *out_count) {
+  const char *function = "yirage_search_result_num_profiled";
+  return yirage::capi::guard([&] {
+    const yirage_search_result_s &r = checked_result(function, result);
+    require_non_null(function, "out_count", out_count);
+    *out_count = r.result.profiled.size();
+  });
+}
+
+yirage_status yirage_search_result_profiled(const yirage_search_result *result, size_t index,
+                                            yirage_search_profile_record *out_record) {
+  const char *function = "yirage_search_result_profiled";
+  return yirage::capi::guard([&] {
+    const yirage_search_result_s &r = checked_result(function, result);
+    require_non_null(function, "out_record", out_record);
+    yirage::capi::require_struct_size(function, "out_record", out_record->struct_size,
+                                      sizeof(yirage_search_profile_record));
+    if (index >= r.result.profiled.size()) {
+      yirage::invalid_argument(std::string(function) + ": index " + std::to_string(index) +
+                               " is out of range (" + std::to_string(r.result.profiled.size()) +
+                               " profiled)");
+    }
+    const yirage::search::ProfileRecord &p = r.result.profiled[index];
+    auto copy = [](char *out, size_t size, const std::string &text) {
+      const size_t n = std::min(text.size(), size - 1);
+      std::memcpy(out, text.data(), n);
+      out[n] = '\0';
+    };
+    copy(out_record->description, sizeof out_record->description, p.description);
+    out_record->estimated_seconds = p.estimated_seconds;
+    out_record->measured_seconds = p.measured.seconds;
+    out_record->relative_error = p.measured.relative_error;
+    out_record->kept = p.measured.correct ? 1 : 0;
+    copy(out_record->error, sizeof out_record->error, p.measured.error);
   });
 }
 

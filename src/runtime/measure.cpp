@@ -135,6 +135,11 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time) {
                    static_cast<void *>(bytes.data()), bytes.size());
       std::vector<int64_t> shape = t.dims;
       const reference::Values got = read_host_tensor(host_view(bytes, shape, t.dtype), t.dtype);
+      if (got.size() != inputs_->expected[o].size()) {
+        invalid_argument("measure: output " + std::to_string(o) + " has " +
+                         std::to_string(got.size()) + " elements, the reference's " +
+                         std::to_string(inputs_->expected[o].size()));
+      }
       std::string why;
       const double error = compare(got, inputs_->expected[o], why);
       m.max_relative_error = std::max(m.max_relative_error, error);

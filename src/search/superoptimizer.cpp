@@ -44,6 +44,7 @@ void validate(const SearchOptions &o) {
     }
   }
   if (o.fixed_forloop && *o.fixed_forloop < 1) bad("fixed_forloop must be positive");
+  if (o.profile_top_k < 1) bad("profile_top_k must be at least 1");
 }
 
 namespace {
@@ -456,27 +457,59 @@ class Superoptimizer {
 
 }  // namespace
 
+namespace {
+
+// Profiles the cheapest candidates; see SearchOptions::measure.
+void profile(SearchResult &result, const SearchOptions &options) {
+  if (!options.measure) return;
+  std::vector<SearchCandidate> correct, rest;
+  for (size_t i = 0; i < result.candidates.size(); ++i) {
+    SearchCandidate &c = result.candidates[i];
+    if (static_cast<int>(i) >= options.profile_top_k) {
+      rest.push_back(std::move(c));
+      continue;
+    }
+    ProfileRecord record{c.description, c.estimated_seconds, options.measure(c.graph)};
+    if (record.measured.correct) {
+      c.measured_seconds = record.measured.seconds;
+      correct.push_back(std::move(c));
+    }
+    result.profiled.push_back(std::move(record));
+  }
+  std::stable_sort(correct.begin(), correct.end(),
+                   [](const SearchCandidate &a, const SearchCandidate &b) {
+                     return a.measured_seconds < b.measured_seconds;
+                   });
+  for (SearchCandidate &c : rest) correct.push_back(std::move(c));
+  result.candidates = std::move(correct);
+}
+
+}  // namespace
+
 SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &options) {
   validate(options);
   if (graph.outputs().empty()) invalid_argument("superoptimize: the graph has no outputs");
   const auto started = Clock::now();
   std::vector<uint8_t> request;
+  SearchResult result;
+  std::optional<std::vector<SearchCandidate>> cached;
   if (!options.cache_dir.empty()) {
     request = cache_request(graph, options);
-    if (auto cached = cache_read(options.cache_dir, request)) {
-      SearchResult result;
-      result.candidates = std::move(*cached);
-      result.stats.candidates = static_cast<int64_t>(result.candidates.size());
-      result.stats.from_cache = true;
-      result.stats.seconds = since(started);
-      return result;
+    cached = cache_read(options.cache_dir, request);
+  }
+  if (cached) {
+    result.candidates = std::move(*cached);
+    result.stats.candidates = static_cast<int64_t>(result.candidates.size());
+    result.stats.from_cache = true;
+  } else {
+    result = Superoptimizer(graph, options).run();
+    // Only a search that ran to the end is the answer to its request.
+    if (!options.cache_dir.empty() && result.end == SearchEnd::kComplete) {
+      cache_write(options.cache_dir, request, result.candidates, result.stats.seconds);
     }
   }
-  SearchResult result = Superoptimizer(graph, options).run();
-  // Only a search that ran to the end is the answer to its request.
-  if (!options.cache_dir.empty() && result.end == SearchEnd::kComplete) {
-    cache_write(options.cache_dir, request, result.candidates, result.stats.seconds);
-  }
+  profile(result, options);
+  result.stats.seconds = since(started);
   return result;
 }
 

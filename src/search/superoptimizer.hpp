@@ -21,6 +21,14 @@ struct SearchProgress {
   double seconds = 0;
 };
 
+// What profiling a candidate on a device found (runtime::Measurer fills it).
+struct Measured {
+  bool correct = false;
+  double seconds = -1;         // median device time; -1 when not correct
+  double relative_error = -1;  // against the reference executor; -1 if never compared
+  std::string error;           // why it was dropped
+};
+
 struct SearchOptions {
   TargetProperties target;
   double time_budget_seconds = 60;  // for enumeration and verification together
@@ -43,6 +51,11 @@ struct SearchOptions {
   std::function<void(const SearchProgress &)> progress;  // called from search threads, serialised
   std::function<bool()> cancelled;  // polled; true stops the search
   std::string cache_dir;  // empty: no cache
+  // Profiling: called on the profile_top_k cheapest verified candidates, one at a time, after
+  // the search (and after a cache hit: measurements are never cached). Incorrect ones are
+  // dropped; the correct ones come first, fastest first. Null: no profiling.
+  std::function<Measured(const KernelGraph &)> measure;
+  int profile_top_k = 4;
 };
 
 // Throws invalid_argument naming the first option out of range.
@@ -53,6 +66,13 @@ struct SearchCandidate {
   double estimated_seconds = 0;
   int verified_trials = 0;
   std::string description;  // e.g. "customized grid 2x16x1 loop 16 (7 block ops)"
+  double measured_seconds = -1;  // -1: not profiled
+};
+
+struct ProfileRecord {
+  std::string description;
+  double estimated_seconds = 0;
+  Measured measured;
 };
 
 struct SearchStats {
@@ -82,7 +102,9 @@ struct SearchStats {
 enum class SearchEnd { kComplete, kTimeout, kCancelled };
 
 struct SearchResult {
-  std::vector<SearchCandidate> candidates;  // verified, cheapest estimate first
+  // Verified; profiled correct ones first (fastest first), then the rest by estimate.
+  std::vector<SearchCandidate> candidates;
+  std::vector<ProfileRecord> profiled;  // in profiling order
   SearchStats stats;
   SearchEnd end = SearchEnd::kComplete;
 };

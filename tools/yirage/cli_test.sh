@@ -1,0 +1,55 @@
+#!/bin/bash
+# End-to-end test of the yirage CLI: every command, exit codes and messages.
+# usage: cli_test.sh YIRAGE TESTDATA WORKDIR
+set -u
+yirage=$1 data=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+small=$data/rmsnorm_linear_small.json
+failures=0
+
+# expect CODE PATTERN -- command...: runs it, checks the exit code and that PATTERN occurs in
+# its combined output.
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  if [[ $rc -ne $code ]] || ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL: $* (exit $rc, expected $code; wanted /$pattern/)"
+    echo "$out" | sed 's/^/    /'
+    failures=$((failures + 1))
+  else
+    echo "ok: $*"
+  fi
+}
+
+expect 0 'usage: yirage' -- "$yirage" --help
+expect 2 'no command' -- "$yirage"
+expect 2 'unknown command frobnicate' -- "$yirage" frobnicate x
+expect 2 'run needs a graph file' -- "$yirage" run
+expect 2 'unknown option --frob' -- "$yirage" show "$small" --frob
+expect 2 'bad value for --budget' -- "$yirage" bench "$small" --budget -3
+expect 0 'cpu .*: 1 device' -- "$yirage" devices
+expect 0 'rms_norm\(t0\)' -- "$yirage" show "$small"
+expect 1 'yirage: .*missing.json' -- "$yirage" run "$work/missing.json"
+expect 1 "no backend named 'nosuch'" -- "$yirage" run "$small" --backend nosuch
+expect 1 'cannot load plugin' -- "$yirage" devices --plugin "$work/nothing.so"
+expect 0 'correct \(relative error' -- "$yirage" run "$small" --repeats 3
+expect 0 'saved to' -- "$yirage" superoptimize "$small" -o "$work/best.yrg" --budget 60 --top-k 2 --repeats 3 --quiet
+expect 0 'customized\(t0, t1\).*' -- "$yirage" show "$work/best.yrg"
+expect 0 'grid [0-9]+x[0-9]+x[0-9]+' -- "$yirage" show "$work/best.yrg"
+expect 0 'correct' -- "$yirage" run "$work/best.yrg" --reference "$small" --repeats 3
+expect 0 'speedup [0-9.]+x' -- "$yirage" bench "$small" --budget 60 --top-k 2 --repeats 3 --quiet
+# A graph checked against a reference that computes something else is reported as wrong.
+sed 's/"RmsNorm"/"Exp"/; /"sizes": \[\n *256\n *\]/d' "$small" > "$work/other.json"
+python3 - "$small" "$work/other.json" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))
+g["operators"][2] = {"kind": "Exp", "inputs": [0]}
+json.dump(g, open(sys.argv[2], "w"))
+PY
+expect 1 'wrong result: output 0: relative error' -- "$yirage" run "$small" --reference "$work/other.json" --repeats 1
+
+echo "$failures failure(s)"
+[[ $failures -eq 0 ]]

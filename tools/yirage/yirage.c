@@ -1,0 +1,392 @@
+/* yirage — the command-line tool (docs/cli.md). Built on the public C ABI (yirage.h) only.
+ *
+ *   yirage devices
+ *   yirage superoptimize GRAPH --backend NAME [-o OUT] [...]
+ *   yirage run GRAPH --backend NAME [--reference GRAPH]
+ *   yirage bench GRAPH --backend NAME [...]
+ *   yirage show GRAPH
+ *
+ * Exit status: 0 success; 1 the work failed (an error, or a kernel whose output is wrong);
+ * 2 the command line is wrong. Errors go to stderr as "yirage: <message>". */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "yirage.h"
+
+enum { EXIT_WORK_FAILED = 1, EXIT_USAGE = 2 };
+
+static const char *kUsage =
+    "usage: yirage <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  devices                      list backends, their devices and properties\n"
+    "  superoptimize GRAPH          search for a faster equivalent graph, profile it, save it\n"
+    "  run GRAPH                    compile GRAPH, run it on random inputs, check it, time it\n"
+    "  bench GRAPH                  superoptimize, then time the original against the result\n"
+    "  show GRAPH                   print the graph and its µGraphs\n"
+    "\n"
+    "options:\n"
+    "  --backend NAME      backend plugin (default cpu)\n"
+    "  --device N          device index (default 0)\n"
+    "  --plugin PATH       load this plugin file too (repeatable)\n"
+    "  -o, --output FILE   superoptimize: where to save the best graph (.yrg binary, .json text)\n"
+    "  --budget SECONDS    search time budget (default 60)\n"
+    "  --threads N         search threads (default: all cores)\n"
+    "  --top-k K           candidates profiled on the device (default 4)\n"
+    "  --repeats N         timed runs per measurement (default 10)\n"
+    "  --cache DIR         search result cache folder\n"
+    "  --reference GRAPH   run: check against this graph instead of GRAPH itself\n"
+    "  --quiet             no progress bar\n"
+    "GRAPH is a yirage graph file: binary (.yrg) or JSON.\n";
+
+typedef struct options {
+  const char *command, *graph, *backend, *output, *cache, *reference;
+  const char *plugins[16];
+  size_t num_plugins;
+  int32_t device;
+  double budget;
+  uint32_t threads, top_k, repeats;
+  int quiet;
+} options;
+
+static void fail(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  fputs("yirage: ", stderr);
+  vfprintf(stderr, format, args);
+  fputc('\n', stderr);
+  va_end(args);
+}
+
+/* Prints the last yirage error for a failed call and exits. */
+static void check(yirage_status status, const char *what) {
+  if (status == YIRAGE_OK) return;
+  fail("%s: %s (%s)", what, yirage_last_error_message(), yirage_status_name(status));
+  exit(EXIT_WORK_FAILED);
+}
+
+static void usage_error(const char *format, const char *arg) {
+  fputs("yirage: ", stderr);
+  fprintf(stderr, format, arg);
+  fputs("\n(yirage --help shows the usage)\n", stderr);
+  exit(EXIT_USAGE);
+}
+
+static double number_arg(const char *flag, const char *text, double lo) {
+  char *end = NULL;
+  const double v = strtod(text, &end);
+  if (end == text || *end != '\0' || !(v >= lo)) usage_error("bad value for %s", flag);
+  return v;
+}
+
+static void parse(int argc, char **argv, options *o) {
+  memset(o, 0, sizeof *o);
+  o->backend = "cpu";
+  o->budget = 60;
+  o->top_k = 4;
+  o->repeats = 10;
+  if (argc < 2) usage_error("%s", "no command given");
+  o->command = argv[1];
+  if (!strcmp(o->command, "-h") || !strcmp(o->command, "--help") || !strcmp(o->command, "help")) {
+    fputs(kUsage, stdout);
+    exit(0);
+  }
+  for (int i = 2; i < argc; ++i) {
+    const char *a = argv[i];
+    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+#define TAKES_VALUE() \
+  if (value == NULL) usage_error("%s needs a value", a); \
+  ++i
+    if (!strcmp(a, "--backend")) { TAKES_VALUE(); o->backend = value; }
+    else if (!strcmp(a, "--device")) { TAKES_VALUE(); o->device = (int32_t)number_arg(a, value, 0); }
+    else if (!strcmp(a, "--plugin")) {
+      TAKES_VALUE();
+      if (o->num_plugins == 16) usage_error("%s", "at most 16 --plugin options");
+      o->plugins[o->num_plugins++] = value;
+    }
+    else if (!strcmp(a, "-o") || !strcmp(a, "--output")) { TAKES_VALUE(); o->output = value; }
+    else if (!strcmp(a, "--budget")) { TAKES_VALUE(); o->budget = number_arg(a, value, 1e-3); }
+    else if (!strcmp(a, "--threads")) { TAKES_VALUE(); o->threads = (uint32_t)number_arg(a, value, 0); }
+    else if (!strcmp(a, "--top-k")) { TAKES_VALUE(); o->top_k = (uint32_t)number_arg(a, value, 1); }
+    else if (!strcmp(a, "--repeats")) { TAKES_VALUE(); o->repeats = (uint32_t)number_arg(a, value, 1); }
+    else if (!strcmp(a, "--cache")) { TAKES_VALUE(); o->cache = value; }
+    else if (!strcmp(a, "--reference")) { TAKES_VALUE(); o->reference = value; }
+    else if (!strcmp(a, "--quiet")) o->quiet = 1;
+    else if (a[0] == '-') usage_error("unknown option %s", a);
+    else if (o->graph == NULL) o->graph = a;
+    else usage_error("unexpected argument %s", a);
+#undef TAKES_VALUE
+  }
+  const int needs_graph = strcmp(o->command, "devices") != 0;
+  if (needs_graph && o->graph == NULL) usage_error("%s needs a graph file", o->command);
+  if (!needs_graph && o->graph != NULL) usage_error("devices takes no graph (%s)", o->graph);
+}
+
+static yirage_context *open_context(const options *o) {
+  yirage_context_options co;
+  yirage_context_options_init(&co);
+  co.plugin_paths = o->plugins;
+  co.num_plugin_paths = o->num_plugins;
+  yirage_context *context = NULL;
+  check(yirage_context_create(&co, &context), "loading backends");
+  return context;
+}
+
+static const yirage_device *open_device(yirage_context *context, const options *o) {
+  const yirage_device *device = NULL;
+  check(yirage_context_get_device(context, o->backend, o->device, &device), "choosing the device");
+  return device;
+}
+
+static yirage_graph *load_graph(const char *path) {
+  yirage_graph *graph = NULL;
+  check(yirage_graph_load(path, &graph), path);
+  return graph;
+}
+
+static void print_seconds(double s) {
+  if (s < 0) printf("%10s", "-");
+  else if (s < 1e-3) printf("%8.1f us", s * 1e6);
+  else if (s < 1) printf("%8.2f ms", s * 1e3);
+  else printf("%8.2f s ", s);
+}
+
+/* ---- devices ---- */
+
+static int cmd_devices(const options *o) {
+  yirage_context *context = open_context(o);
+  size_t n = 0;
+  check(yirage_context_num_backends(context, &n), "listing backends");
+  if (n == 0) printf("no backends found (set YIRAGE_BACKEND_PATH or pass --plugin)\n");
+  for (size_t b = 0; b < n; ++b) {
+    yirage_backend_info info;
+    info.struct_size = sizeof info;
+    check(yirage_context_backend_info(context, b, &info), "reading a backend");
+    printf("%s %s (%s): %d device(s)%s%s\n", info.name, info.version, info.path, info.num_devices,
+           info.num_devices ? "" : ": ", info.unavailable_reason);
+    for (int32_t d = 0; d < info.num_devices; ++d) {
+      const yirage_device *device = NULL;
+      check(yirage_context_get_device(context, info.name, d, &device), "opening a device");
+      yirage_device_info di;
+      memset(&di, 0, sizeof di);
+      di.struct_size = sizeof di;
+      check(yirage_device_get_info(device, &di), "reading a device");
+      const yirage_target_properties *t = &di.target;
+      printf("  [%d] %s\n", d, di.name);
+      printf("      compute units %lld, shared memory per block %lld KiB, warp width %lld\n",
+             (long long)t->compute_units, (long long)(t->shared_memory_per_block / 1024),
+             (long long)t->warp_width);
+      printf("      memory %.1f GiB at %.1f GB/s, L2 %lld KiB, peak %.1f TFLOP/s (float32)\n",
+             (double)t->memory_bytes / (1 << 30), t->memory_bandwidth / 1e9,
+             (long long)(t->l2_bytes / 1024), t->peak_flops_float32 / 1e12);
+      printf("      dtypes:%s%s%s\n", di.dtypes & (1u << YIRAGE_FLOAT16) ? " float16" : "",
+             di.dtypes & (1u << YIRAGE_BFLOAT16) ? " bfloat16" : "",
+             di.dtypes & (1u << YIRAGE_FLOAT32) ? " float32" : "");
+    }
+  }
+  const char *errors = NULL;
+  check(yirage_context_load_errors(context, &errors), "reading load errors");
+  if (errors[0]) printf("skipped:\n%s", errors);
+  yirage_context_release(context);
+  return 0;
+}
+
+/* ---- superoptimize ---- */
+
+typedef struct progress_state {
+  double budget;
+} progress_state;
+
+static void draw_progress(const yirage_search_progress *p, void *user) {
+  const progress_state *s = (const progress_state *)user;
+  const int width = 30;
+  double fraction = p->seconds / s->budget;
+  if (fraction > 1) fraction = 1;
+  const int filled = (int)(fraction * width);
+  fprintf(stderr, "\r[");
+  for (int i = 0; i < width; ++i) fputc(i < filled ? '#' : '.', stderr);
+  fprintf(stderr, "] %5.1f/%.0f s  %lld states  %lld candidates ", p->seconds, s->budget,
+          (long long)p->states, (long long)p->candidates);
+  fflush(stderr);
+}
+
+/* Runs the search with profiling on `device`; exits on failure or when nothing was found. */
+static yirage_search_result *search(const options *o, const yirage_graph *graph,
+                                    const yirage_device *device) {
+  yirage_search_options so;
+  yirage_search_options_init(&so);
+  so.time_budget_seconds = o->budget;
+  so.threads = o->threads;
+  so.device = device;
+  so.profile_top_k = o->top_k;
+  so.profile_repeats = o->repeats;
+  so.cache_dir = o->cache;
+  progress_state state = {o->budget};
+  const int bar = !o->quiet && isatty(STDERR_FILENO);
+  if (bar) {
+    so.progress = draw_progress;
+    so.progress_user_data = &state;
+  }
+  yirage_search_result *result = NULL;
+  const yirage_status status = yirage_superoptimize(graph, &so, &result);
+  if (bar) fputs("\n", stderr);
+  if (status == YIRAGE_ERROR_TIMEOUT) {
+    fprintf(stderr, "yirage: %s\n", yirage_last_error_message());  /* keeps what was found */
+  } else {
+    check(status, "superoptimize");
+  }
+  yirage_search_stats stats;
+  memset(&stats, 0, sizeof stats);
+  stats.struct_size = sizeof stats;
+  check(yirage_search_result_stats(result, &stats), "reading statistics");
+  printf("search: %.1f s%s, %lld states, %lld candidates, %lld fingerprint checks\n",
+         stats.seconds, stats.from_cache ? " (from the cache)" : "", (long long)stats.states,
+         (long long)stats.candidates, (long long)stats.fingerprint_checks);
+  size_t profiled = 0;
+  check(yirage_search_result_num_profiled(result, &profiled), "reading profiles");
+  printf("\n  #   estimate   measured  rel.error  result  description\n");
+  for (size_t i = 0; i < profiled; ++i) {
+    yirage_search_profile_record r;
+    r.struct_size = sizeof r;
+    check(yirage_search_result_profiled(result, i, &r), "reading a profile");
+    printf("%3zu ", i);
+    print_seconds(r.estimated_seconds);
+    printf(" ");
+    print_seconds(r.measured_seconds);
+    printf(" %10.1e  %-6s  %s\n", r.relative_error, r.kept ? "ok" : "DROP", r.description);
+    if (!r.kept) printf("        dropped: %s\n", r.error);
+  }
+  size_t n = 0;
+  check(yirage_search_result_num_candidates(result, &n), "reading candidates");
+  if (n == 0) {
+    fail("no correct candidate was found (try a larger --budget)");
+    exit(EXIT_WORK_FAILED);
+  }
+  return result;
+}
+
+static yirage_graph *best_candidate(const yirage_search_result *result,
+                                    yirage_search_candidate_info *info) {
+  yirage_graph *best = NULL;
+  info->struct_size = sizeof *info;
+  check(yirage_search_result_candidate(result, 0, &best, info), "reading the best candidate");
+  return best;
+}
+
+static int cmd_superoptimize(const options *o) {
+  yirage_graph *graph = load_graph(o->graph);
+  yirage_context *context = open_context(o);
+  const yirage_device *device = open_device(context, o);
+  yirage_search_result *result = search(o, graph, device);
+  yirage_search_candidate_info info;
+  yirage_graph *best = best_candidate(result, &info);
+  printf("\nbest: %s, measured ", info.description);
+  print_seconds(info.measured_seconds);
+  printf("\n");
+  if (o->output) {
+    check(yirage_graph_save(best, o->output), o->output);
+    printf("saved to %s\n", o->output);
+  }
+  yirage_graph_release(best);
+  yirage_search_result_release(result);
+  yirage_graph_release(graph);
+  yirage_context_release(context);
+  return 0;
+}
+
+/* ---- run and bench ---- */
+
+static int measure(const options *o, const yirage_device *device, const yirage_graph *graph,
+                   const yirage_graph *reference, yirage_measurement *m) {
+  yirage_kernel *kernel = NULL;
+  check(yirage_compile(graph, device, NULL, &kernel), "compile");
+  yirage_measure_options mo;
+  yirage_measure_options_init(&mo);
+  mo.repeats = o->repeats;
+  m->struct_size = sizeof *m;
+  check(yirage_kernel_measure(kernel, reference, &mo, m), "measure");
+  yirage_kernel_release(kernel);
+  return m->correct;
+}
+
+static int cmd_run(const options *o) {
+  yirage_graph *graph = load_graph(o->graph);
+  yirage_graph *reference = o->reference ? load_graph(o->reference) : NULL;
+  yirage_context *context = open_context(o);
+  const yirage_device *device = open_device(context, o);
+  yirage_measurement m;
+  const int ok = measure(o, device, graph, reference, &m);
+  if (ok) {
+    printf("correct (relative error %.2e); median ", m.relative_error);
+    print_seconds(m.median_seconds);
+    printf(", min ");
+    print_seconds(m.min_seconds);
+    printf(" over %u runs on %s device %d\n", o->repeats, o->backend, o->device);
+  } else {
+    fail("wrong result: %s", m.error);
+  }
+  yirage_graph_release(reference);
+  yirage_graph_release(graph);
+  yirage_context_release(context);
+  return ok ? 0 : EXIT_WORK_FAILED;
+}
+
+static int cmd_bench(const options *o) {
+  yirage_graph *graph = load_graph(o->graph);
+  yirage_context *context = open_context(o);
+  const yirage_device *device = open_device(context, o);
+  yirage_search_result *result = search(o, graph, device);
+  yirage_search_candidate_info info;
+  yirage_graph *best = best_candidate(result, &info);
+  yirage_measurement original, optimized;
+  const int original_ok = measure(o, device, graph, graph, &original);
+  const int optimized_ok = measure(o, device, best, graph, &optimized);
+  printf("\n%-16s %12s %12s %10s\n", "", "median", "min", "rel.error");
+  printf("%-16s ", "original");
+  print_seconds(original.median_seconds);
+  printf("   ");
+  print_seconds(original.min_seconds);
+  printf(" %10.1e%s\n", original.relative_error, original_ok ? "" : "  WRONG");
+  printf("%-16s ", "superoptimized");
+  print_seconds(optimized.median_seconds);
+  printf("   ");
+  print_seconds(optimized.min_seconds);
+  printf(" %10.1e%s\n", optimized.relative_error, optimized_ok ? "" : "  WRONG");
+  if (original_ok && optimized_ok) {
+    printf("speedup %.2fx (original median / superoptimized median)\n",
+           original.median_seconds / optimized.median_seconds);
+  }
+  if (!original_ok) printf("original: %s\n", original.error);
+  if (!optimized_ok) fail("the superoptimized graph is wrong: %s", optimized.error);
+  yirage_graph_release(best);
+  yirage_search_result_release(result);
+  yirage_graph_release(graph);
+  yirage_context_release(context);
+  return optimized_ok ? 0 : EXIT_WORK_FAILED;
+}
+
+static int cmd_show(const options *o) {
+  yirage_graph *graph = load_graph(o->graph);
+  yirage_blob *text = NULL;
+  check(yirage_graph_describe(graph, &text), "describe");
+  fputs((const char *)yirage_blob_data(text), stdout);
+  yirage_blob_release(text);
+  yirage_graph_release(graph);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  parse(argc, argv, &o);
+  if (!strcmp(o.command, "devices")) return cmd_devices(&o);
+  if (!strcmp(o.command, "superoptimize")) return cmd_superoptimize(&o);
+  if (!strcmp(o.command, "run")) return cmd_run(&o);
+  if (!strcmp(o.command, "bench")) return cmd_bench(&o);
+  if (!strcmp(o.command, "show")) return cmd_show(&o);
+  usage_error("unknown command %s", o.command);
+  return EXIT_USAGE;
+}
