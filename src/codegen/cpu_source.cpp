@@ -39,6 +39,52 @@ static inline void yr_st(yr_bf16 *p, float v) {
   u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even
   p->bits = static_cast<uint16_t>(u >> 16);
 }
+// Contiguous rows, converted with SIMD where the target has it (compilers do not vectorize
+// _Float16 conversions by themselves).
+#if defined(__F16C__) && defined(__AVX__)
+// The F16C builtins directly: <immintrin.h> would double the compile time of every kernel.
+typedef float yr_v8f __attribute__((vector_size(32)));
+typedef short yr_v8h __attribute__((vector_size(16)));
+static inline void yr_ld_row(float *dst, const yr_f16 *src, int64_t n) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    yr_v8h h;
+    std::memcpy(&h, src + j, sizeof h);
+    const yr_v8f f = __builtin_ia32_vcvtph2ps256(h);
+    std::memcpy(dst + j, &f, sizeof f);
+  }
+  for (; j < n; ++j) dst[j] = yr_ld(src + j);
+}
+static inline void yr_st_row(yr_f16 *dst, const float *src, int64_t n) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    yr_v8f f;
+    std::memcpy(&f, src + j, sizeof f);
+    const yr_v8h h = __builtin_ia32_vcvtps2ph256(f, 0);  // 0: round to nearest even
+    std::memcpy(dst + j, &h, sizeof h);
+  }
+  for (; j < n; ++j) yr_st(dst + j, src[j]);
+}
+#else
+static inline void yr_ld_row(float *dst, const yr_f16 *src, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) dst[j] = yr_ld(src + j);
+}
+static inline void yr_st_row(yr_f16 *dst, const float *src, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) yr_st(dst + j, src[j]);
+}
+#endif
+static inline void yr_ld_row(float *dst, const float *src, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) dst[j] = src[j];
+}
+static inline void yr_st_row(float *dst, const float *src, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) dst[j] = src[j];
+}
+static inline void yr_ld_row(float *dst, const yr_bf16 *src, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) dst[j] = yr_ld(src + j);
+}
+static inline void yr_st_row(yr_bf16 *dst, const float *src, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) yr_st(dst + j, src[j]);
+}
 static inline float yr_sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 static inline float yr_max(float a, float b) { return (a != a || b != b) ? NAN : (a > b ? a : b); }
 )";
@@ -67,9 +113,14 @@ const char *element_type(DType dtype) {
 }
 
 // A tensor as the emitters see it: a pointer expression (float tile or typed tensor) and dims.
+// `strides` (elements, one per dim) are those of a view into a larger row-major tensor; empty
+// means compact. Only matmul reads views (see CustomizedEmitter::is_view).
 struct Ref {
   std::string ptr;
   Dims dims;
+  Dims strides;
+
+  Dims element_strides() const { return strides.empty() ? row_major_strides(dims) : strides; }
 };
 
 // Strides of `dims` when broadcast to `out` (same rank): 0 along dims of size 1.
@@ -231,8 +282,13 @@ class ComputeEmitter {
     const size_t rank = o.dims.size();
     const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
     const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
-    const Dims batch_a(a.dims.begin(), a.dims.end() - 2), batch_b(b.dims.begin(), b.dims.end() - 2);
-    const Dims sa = broadcast_strides(batch_a, batch_out), sb = broadcast_strides(batch_b, batch_out);
+    // Element strides of the operands (views keep their parent's), 0 along broadcast batch dims.
+    Dims sa = a.element_strides(), sb = b.element_strides();
+    const int64_t a_row = sa[rank - 2], b_row = sb[rank - 2];
+    for (size_t d = 0; d + 2 < rank; ++d) {
+      if (a.dims[d] == 1 && batch_out[d] != 1) sa[d] = 0;
+      if (b.dims[d] == 1 && batch_out[d] != 1) sb[d] = 0;
+    }
     const int64_t batches = num_elements(batch_out);
     const int64_t rows = std::min(m, kMatmulRows), cols = std::min(n, kMatmulCols);
     const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + cols - 1) / cols;
@@ -241,7 +297,7 @@ class ComputeEmitter {
     p_.open("for (int64_t bt = 0; bt < " + std::to_string(batches) + "; ++bt)");
     p_.open("for (int64_t rb = 0; rb < " + std::to_string(row_blocks) + "; ++rb)");
     p_.open("for (int64_t cb = 0; cb < " + std::to_string(col_blocks) + "; ++cb)");
-    // Decompose the output batch index into the operands' (broadcast) batch indices.
+    // Decompose the output batch index into the operands' (broadcast) batch offsets.
     p_.line("int64_t ia = 0, ib = 0, rest = bt;");
     for (size_t d = batch_out.size(); d-- > 0;) {
       p_.line("{ const int64_t c = rest % " + std::to_string(batch_out[d]) + "; rest /= " +
@@ -249,8 +305,8 @@ class ComputeEmitter {
               "; ib += c * " + std::to_string(sb[d]) + "; }");
     }
     p_.line("(void)rest;");
-    p_.line("const auto *pa = " + a.ptr + " + ia * " + std::to_string(m * k) + ";");
-    p_.line("const auto *pb = " + b.ptr + " + ib * " + std::to_string(k * n) + ";");
+    p_.line("const auto *pa = " + a.ptr + " + ia;");
+    p_.line("const auto *pb = " + b.ptr + " + ib;");
     p_.line("auto *po = " + o.ptr + " + bt * " + std::to_string(m * n) + ";");
     p_.line("const int64_t i0 = rb * " + std::to_string(rows) + ", j0 = cb * " +
             std::to_string(cols) + ";");
@@ -263,10 +319,9 @@ class ComputeEmitter {
     p_.line("alignas(64) float acc[" + std::to_string(rows) + "][" + std::to_string(cols) + "] = {};");
     p_.line("alignas(64) float brow[" + std::to_string(cols) + "];");
     p_.open("for (int64_t p = 0; p < " + std::to_string(k) + "; ++p)");
-    p_.line("for (int64_t j = 0; j < nj; ++j) brow[j] = yr_ld(pb + p * " + std::to_string(n) +
-            " + j0 + j);");
+    p_.line("yr_ld_row(brow, pb + p * " + std::to_string(b_row) + " + j0, nj);");
     p_.open("for (int64_t i = 0; i < mi; ++i)");
-    p_.line("const float av = yr_ld(pa + (i0 + i) * " + std::to_string(k) + " + p);");
+    p_.line("const float av = yr_ld(pa + (i0 + i) * " + std::to_string(a_row) + " + p);");
     p_.line("for (int64_t j = 0; j < nj; ++j) acc[i][j] += av * brow[j];");
     p_.close();
     p_.close();
@@ -356,6 +411,7 @@ class CustomizedEmitter {
 
   void emit() {
     const auto &ops = bg_.operators();
+    find_views();
     // Arena layout: one float tile per tensor, plus accumulator state; 64-byte aligned each.
     tile_offset_.assign(bg_.num_tensors(), -1);
     for (size_t t = 0; t < bg_.num_tensors(); ++t) {
@@ -397,10 +453,13 @@ class CustomizedEmitter {
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operator &op = ops[i];
       if (op.kind == OpKind::kInputIterator) {
-        const bool invariant = phase(op.outputs[0]) == LoopPhase::kInvariant;
-        if (invariant) p_.open("if (it == 0)");
-        read_tile(op, input_index++);
-        if (invariant) p_.close();
+        const size_t input = input_index++;
+        if (view_of_[static_cast<size_t>(op.outputs[0])].empty()) {
+          const bool invariant = phase(op.outputs[0]) == LoopPhase::kInvariant;
+          if (invariant) p_.open("if (it == 0)");
+          read_tile(op, input);
+          if (invariant) p_.close();
+        }
       } else if (is_accumulator(op.kind)) {
         update_accumulator(i);
       } else if (op.kind == OpKind::kOutputSaver) {
@@ -434,6 +493,34 @@ class CustomizedEmitter {
   }
 
  private:
+  // An input tile read only by matmuls is not copied: the matmul reads the kernel input in
+  // place through a strided view (its micro-kernel converts each row segment once anyway), which
+  // saves a pass over the tile, usually the big weight tile.
+  void find_views() {
+    const auto &ops = bg_.operators();
+    view_of_.assign(bg_.num_tensors(), "");
+    view_strides_.assign(bg_.num_tensors(), {});
+    size_t input = 0;
+    for (const Operator &op : ops) {
+      if (op.kind != OpKind::kInputIterator) continue;
+      const size_t index = input++;
+      const TensorId id = op.outputs[0];
+      bool only_matmuls = true, used = false;
+      for (const Operator &consumer : ops) {
+        for (TensorId in : consumer.inputs) {
+          if (in != id) continue;
+          used = true;
+          if (consumer.kind != OpKind::kMatmul) only_matmuls = false;
+        }
+      }
+      if (!used || !only_matmuls) continue;
+      const Dims &tile_dims = dims_of(id);
+      view_of_[static_cast<size_t>(id)] =
+          "(in" + std::to_string(index) + " + (" + tile_base(op, tile_dims, "it") + "))";
+      view_strides_[static_cast<size_t>(id)] = row_major_strides(op.attributes.sizes);
+    }
+  }
+
   int64_t reserve(int64_t floats) {
     const int64_t offset = arena_floats_;
     arena_floats_ += (floats + 15) / 16 * 16;
@@ -479,9 +566,10 @@ class CustomizedEmitter {
     p_.open("");
     p_.line("const auto *src = in" + std::to_string(input) + " + " + tile_base(op, tile_dims, "it") + ";");
     const Dims sg = row_major_strides(op.attributes.sizes), st = row_major_strides(tile_dims);
-    p_.nest(tile_dims, "i", false, [&](const std::vector<std::string> &v) {
-      p_.line("yr_st(" + tile(op.outputs[0]) + " + " + index_expr(v, st) + ", yr_ld(src + " +
-              index_expr(v, sg) + "));");
+    const Dims outer(tile_dims.begin(), tile_dims.end() - 1);
+    p_.nest(outer, "i", false, [&](const std::vector<std::string> &v) {
+      p_.line("yr_ld_row(" + tile(op.outputs[0]) + " + " + index_expr(v, st) + ", src + " +
+              index_expr(v, sg) + ", " + std::to_string(tile_dims.back()) + ");");
     });
     p_.close();
   }
@@ -491,17 +579,25 @@ class CustomizedEmitter {
     p_.open("");
     p_.line("auto *dst = out" + std::to_string(output) + " + " + tile_base(op, tile_dims, it) + ";");
     const Dims sg = row_major_strides(op.attributes.sizes), st = row_major_strides(tile_dims);
-    p_.nest(tile_dims, "i", false, [&](const std::vector<std::string> &v) {
-      p_.line("yr_st(dst + " + index_expr(v, sg) + ", yr_ld(" + tile(op.inputs[0]) + " + " +
-              index_expr(v, st) + "));");
+    const Dims outer(tile_dims.begin(), tile_dims.end() - 1);
+    p_.nest(outer, "i", false, [&](const std::vector<std::string> &v) {
+      p_.line("yr_st_row(dst + " + index_expr(v, sg) + ", " + tile(op.inputs[0]) + " + " +
+              index_expr(v, st) + ", " + std::to_string(tile_dims.back()) + ");");
     });
     p_.close();
   }
 
   void compute(const Operator &op) {
     std::vector<Ref> in, out;
-    for (TensorId id : op.inputs) in.push_back({tile(id), dims_of(id)});
-    for (TensorId id : op.outputs) out.push_back({tile(id), dims_of(id)});
+    for (TensorId id : op.inputs) {
+      const auto t = static_cast<size_t>(id);
+      if (view_of_[t].empty()) {
+        in.push_back({tile(id), dims_of(id), {}});
+      } else {
+        in.push_back({view_of_[t], dims_of(id), view_strides_[t]});
+      }
+    }
+    for (TensorId id : op.outputs) out.push_back({tile(id), dims_of(id), {}});
     ComputeEmitter(p_, false).emit(op, in, out);
   }
 
@@ -584,6 +680,8 @@ class CustomizedEmitter {
   Printer &p_;
   const BlockGraph &bg_;
   std::vector<int64_t> tile_offset_, state_offset_, max_offset_;
+  std::vector<std::string> view_of_;  // per tensor: the view's pointer expression, or ""
+  std::vector<Dims> view_strides_;
   int64_t arena_floats_ = 0;
 };
 
@@ -603,14 +701,14 @@ std::string cpu_source(const KernelProgram &program) {
     const std::string name = "in" + std::to_string(i);
     p.line(std::string("const ") + element_type(t.dtype) + " *" + name + " = static_cast<const " +
            element_type(t.dtype) + " *>(inputs[" + std::to_string(i) + "]);");
-    in.push_back({name, t.dims});
+    in.push_back({name, t.dims, {}});
   }
   for (size_t i = 0; i < g.outputs().size(); ++i) {
     const Tensor &t = g.tensor(g.outputs()[i]);
     const std::string name = "out" + std::to_string(i);
     p.line(std::string(element_type(t.dtype)) + " *" + name + " = static_cast<" +
            element_type(t.dtype) + " *>(outputs[" + std::to_string(i) + "]);");
-    out.push_back({name, t.dims});
+    out.push_back({name, t.dims, {}});
   }
   p.line("(void)threads;");
   if (op.kind == OpKind::kCustomized) {
