@@ -1,0 +1,180 @@
+/* Contexts, devices, compile, run, measure and profiling through the C ABI, with the CPU plugin
+ * given by path (argv[1]) and a cache folder (argv[2]): kernels run on the caller's DLPack
+ * tensors (output poisoned first) and are compared with the reference executor; every bad
+ * tensor, handle and option is refused with a message; a search with the device profiles its
+ * candidates. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "bench_graphs.h"
+#include "check.h"
+
+static yirage_graph *small_graph(void) {
+  yirage_graph *g = NULL;
+  yirage_tensor *x = NULL, *w = NULL, *n = NULL, *o = NULL;
+  const int64_t xd[2] = {4, 128}, wd[2] = {128, 192}, norm[1] = {128};
+  OK(yirage_graph_create(&g));
+  OK(yirage_graph_new_input(g, 2, xd, YIRAGE_FLOAT16, &x));
+  OK(yirage_graph_new_input(g, 2, wd, YIRAGE_FLOAT16, &w));
+  OK(yirage_graph_rms_norm(g, x, 1, norm, 0.0, NULL, &n));
+  OK(yirage_graph_matmul(g, n, w, &o));
+  OK(yirage_graph_mark_output(g, o));
+  return g;
+}
+
+int main(int argc, char **argv) {
+  yirage_context_options co;
+  yirage_context *context = NULL;
+  const yirage_device *cpu = NULL, *again = NULL;
+  yirage_device_info info;
+  yirage_backend_info backend;
+  yirage_graph *g = small_graph(), *best = NULL;
+  yirage_kernel *kernel = NULL;
+  yirage_measurement m;
+  yirage_search_options so;
+  yirage_search_result *result = NULL;
+  yirage_search_profile_record record;
+  yirage_search_candidate_info candidate;
+  yirage_blob *text = NULL;
+  bench_tensor in[2], out, want;
+  const DLTensor *ins[2];
+  DLTensor *outs[1];
+  uint64_t seed = 3;
+  size_t i, n = 0;
+  yirage_tensor *t;
+  double diff = 0, norm = 0;
+  int64_t e;
+  const char *errors = NULL;
+  const char *paths[1];
+  int64_t saved;
+
+  if (argc < 3) return 2;
+  paths[0] = argv[1];
+  yirage_context_options_init(&co);
+  co.plugin_paths = paths;
+  co.num_plugin_paths = 1;
+  co.search_default_paths = 0;
+  co.cache_dir = argv[2];
+  OK(yirage_context_create(&co, &context));
+  OK(yirage_context_num_backends(context, &n));
+  CHECK(n == 1);
+  backend.struct_size = sizeof backend;
+  OK(yirage_context_backend_info(context, 0, &backend));
+  CHECK(strcmp(backend.name, "cpu") == 0 && backend.num_devices == 1);
+  CHECK(yirage_context_backend_info(context, 1, &backend) == YIRAGE_ERROR_NOT_FOUND);
+  OK(yirage_context_load_errors(context, &errors));
+  CHECK(errors != NULL && errors[0] == '\0');
+  OK(yirage_context_get_device(context, "cpu", 0, &cpu));
+  OK(yirage_context_get_device(context, "cpu", 0, &again));
+  CHECK(cpu == again);
+  CHECK(yirage_context_get_device(context, "cpu", 1, &again) == YIRAGE_ERROR_NOT_FOUND);
+  CHECK(yirage_context_get_device(context, "cuda", 0, &again) == YIRAGE_ERROR_NOT_FOUND &&
+        strstr(yirage_last_error_message(), "loaded: cpu") != NULL);
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  OK(yirage_device_get_info(cpu, &info));
+  CHECK(info.dlpack_device_type == kDLCPU && info.target.compute_units > 0);
+  CHECK(info.dtypes & (1u << YIRAGE_FLOAT16));
+  paths[0] = "/nonexistent/libyirage-backend-x.so";
+  {
+    yirage_context *bad = NULL;
+    CHECK(yirage_context_create(&co, &bad) == YIRAGE_ERROR_NOT_FOUND && bad == NULL);
+  }
+
+  /* Compile and run on our own tensors; compare with the reference executor. */
+  OK(yirage_compile(g, cpu, NULL, &kernel));
+  for (i = 0; i < 2; ++i) {
+    OK(yirage_graph_get_input(g, i, &t));
+    CHECK(bench_tensor_alloc(t, &in[i]) == 0);
+    bench_tensor_fill_uniform(&in[i], &seed, -1.0, 1.0);
+    ins[i] = &in[i].dl;
+  }
+  OK(yirage_graph_get_output(g, 0, &t));
+  CHECK(bench_tensor_alloc(t, &out) == 0 && bench_tensor_alloc(t, &want) == 0);
+  bench_tensor_poison(&out);
+  outs[0] = &want.dl;
+  OK(yirage_graph_run_reference(g, ins, 2, outs, 1));
+  outs[0] = &out.dl;
+  OK(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL));
+  for (e = 0; e < out.count; ++e) {
+    const double a = bench_tensor_get(&want, e), b = bench_tensor_get(&out, e);
+    diff += (a - b) * (a - b);
+    norm += a * a;
+  }
+  CHECK(sqrt(diff / norm) < 5e-3);
+
+  /* Bad runs are refused before anything runs. */
+  EXPECT_INVALID(yirage_kernel_run(kernel, ins, 1, outs, 1, NULL), "takes 2 inputs");
+  EXPECT_INVALID(yirage_kernel_run(NULL, ins, 2, outs, 1, NULL), "kernel is NULL");
+  EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, (void *)1), "no streams");
+  saved = in[0].dl.shape[1];
+  in[0].dl.shape[1] = 127;
+  EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL), "input 0 has shape [4,127]");
+  in[0].dl.shape[1] = saved;
+  in[1].dl.dtype.code = kDLFloat;
+  in[1].dl.dtype.bits = 32;
+  EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL), "wrong dtype");
+  in[1].dl.dtype.bits = 16;
+  out.dl.device.device_type = kDLCUDA;
+  EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL), "output 0 is on DLPack device");
+  out.dl.device.device_type = kDLCPU;
+  {
+    const void *data = in[0].dl.data;
+    in[0].dl.data = NULL;
+    EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL), "data is NULL");
+    in[0].dl.data = (void *)data;
+  }
+
+  /* Measurement: correct against its own graph, timed. */
+  m.struct_size = sizeof m;
+  OK(yirage_kernel_measure(kernel, NULL, NULL, &m));
+  CHECK(m.correct == 1 && m.median_seconds > 0 && m.error[0] == '\0');
+  yirage_kernel_release(kernel);
+  yirage_kernel_release(kernel); /* dead handles are ignored */
+  EXPECT_INVALID(yirage_kernel_measure(kernel, NULL, NULL, &m), "not a live yirage_kernel");
+
+  OK(yirage_graph_describe(g, &text));
+  CHECK(strstr((const char *)yirage_blob_data(text), "rms_norm(t0)") != NULL);
+  yirage_blob_release(text);
+
+  /* A search on the device profiles its candidates; the best is correct and measured. */
+  yirage_search_options_init(&so);
+  so.device = cpu;
+  so.time_budget_seconds = 60;
+  so.profile_top_k = 2;
+  so.profile_repeats = 2;
+  OK(yirage_superoptimize(g, &so, &result));
+  OK(yirage_search_result_num_profiled(result, &n));
+  CHECK(n >= 1 && n <= 2);
+  record.struct_size = sizeof record;
+  for (i = 0; i < n; ++i) {
+    OK(yirage_search_result_profiled(result, i, &record));
+    CHECK(record.kept == 1 && record.measured_seconds > 0 && record.relative_error >= 0);
+  }
+  EXPECT_INVALID(yirage_search_result_profiled(result, n, &record), "out of range");
+  candidate.struct_size = sizeof candidate;
+  OK(yirage_search_result_candidate(result, 0, &best, &candidate));
+  CHECK(candidate.measured_seconds > 0);
+  OK(yirage_compile(best, cpu, NULL, &kernel));
+  OK(yirage_kernel_measure(kernel, g, NULL, &m));
+  CHECK(m.correct == 1);
+  yirage_kernel_release(kernel);
+  so.profile_top_k = 0;
+  EXPECT_INVALID(yirage_superoptimize(g, &so, &result), "profile_top_k");
+
+  /* A kernel outlives its context; the context's devices do not. */
+  OK(yirage_compile(best, cpu, NULL, &kernel));
+  yirage_context_release(context);
+  EXPECT_INVALID(yirage_device_get_info(cpu, &info), "not a live yirage_device");
+  outs[0] = &out.dl;
+  OK(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL));
+  yirage_kernel_release(kernel);
+
+  yirage_graph_release(best);
+  yirage_search_result_release(result);
+  for (i = 0; i < 2; ++i) bench_tensor_free(&in[i]);
+  bench_tensor_free(&out);
+  bench_tensor_free(&want);
+  yirage_graph_release(g);
+  return finish("runtime");
+}
