@@ -889,8 +889,10 @@ typedef struct yirage_search_options {
   /* ABI 1.1: profiling. With a device, the search targets its properties (unless `target` is
    * set), then compiles the `profile_top_k` cheapest verified candidates on it, checks each
    * against the reference executor and times it (yirage_kernel_measure); a wrong or failing
-   * candidate is dropped, and the fastest correct one comes first. Every profiled candidate is
-   * listed by yirage_search_result_profiled. NULL (default): no profiling. */
+   * candidate is dropped, and the fastest correct one comes first. The input graph is measured
+   * too (estimate -1): when no candidate beats it, it comes first, so a profiled search never
+   * returns something slower than its input. Every profiled graph is listed by
+   * yirage_search_result_profiled. NULL (default): no profiling. */
   const yirage_device *device;
   uint32_t profile_top_k;    /* >= 1 (default 4) */
   uint32_t profile_repeats;  /* timed runs per candidate, >= 1 (default 10) */

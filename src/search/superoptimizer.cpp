@@ -459,8 +459,9 @@ class Superoptimizer {
 
 namespace {
 
-// Profiles the cheapest candidates; see SearchOptions::measure.
-void profile(SearchResult &result, const SearchOptions &options) {
+// Profiles the cheapest candidates, and the input graph itself, so that the result is never
+// slower than what the user had; see SearchOptions::measure.
+void profile(SearchResult &result, const KernelGraph &graph, const SearchOptions &options) {
   if (!options.measure) return;
   std::vector<SearchCandidate> correct, rest;
   for (size_t i = 0; i < result.candidates.size(); ++i) {
@@ -473,6 +474,15 @@ void profile(SearchResult &result, const SearchOptions &options) {
     if (record.measured.correct) {
       c.measured_seconds = record.measured.seconds;
       correct.push_back(std::move(c));
+    }
+    result.profiled.push_back(std::move(record));
+  }
+  if (!result.profiled.empty()) {
+    SearchCandidate input{graph, -1, 0, "the input graph, unchanged", -1};
+    ProfileRecord record{input.description, -1, options.measure(graph)};
+    if (record.measured.correct) {
+      input.measured_seconds = record.measured.seconds;
+      correct.push_back(std::move(input));
     }
     result.profiled.push_back(std::move(record));
   }
@@ -508,7 +518,7 @@ SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &option
       cache_write(options.cache_dir, request, result.candidates, result.stats.seconds);
     }
   }
-  profile(result, options);
+  profile(result, graph, options);
   result.stats.seconds = since(started);
   return result;
 }

@@ -52,8 +52,9 @@ struct SearchOptions {
   std::function<bool()> cancelled;  // polled; true stops the search
   std::string cache_dir;  // empty: no cache
   // Profiling: called on the profile_top_k cheapest verified candidates, one at a time, after
-  // the search (and after a cache hit: measurements are never cached). Incorrect ones are
-  // dropped; the correct ones come first, fastest first. Null: no profiling.
+  // the search (and after a cache hit: measurements are never cached), then on the input graph.
+  // Incorrect ones are dropped; the correct ones come first, fastest first, so the input graph
+  // itself is the result when no fused candidate beats it. Null: no profiling.
   std::function<Measured(const KernelGraph &)> measure;
   int profile_top_k = 4;
 };
