@@ -11,16 +11,9 @@
 
 namespace {
 
+using yirage::capi::copy_string;
 using yirage::capi::require_non_null;
 using yirage::capi::require_struct_size;
-
-// Copies `text` into a fixed-size C string, truncating.
-template <size_t N>
-void copy_string(char (&out)[N], const std::string &text) {
-  const size_t n = std::min(text.size(), N - 1);
-  std::memcpy(out, text.data(), n);
-  out[n] = '\0';
-}
 
 template <class Handle>
 Handle &checked(const char *function, const char *role, const Handle *handle,

@@ -199,9 +199,7 @@ yirage_status yirage_search_result_candidate(const yirage_search_result *result,
     if (out_info) {
       out_info->estimated_seconds = c.estimated_seconds;
       out_info->verified_trials = static_cast<uint32_t>(c.verified_trials);
-      const size_t n = std::min(c.description.size(), sizeof out_info->description - 1);
-      std::memcpy(out_info->description, c.description.data(), n);
-      out_info->description[n] = '\0';
+      yirage::capi::copy_string(out_info->description, c.description);
       if (out_info->struct_size >= kInfoSizeV1_1) out_info->measured_seconds = c.measured_seconds;
     }
     if (out_graph) *out_graph = graph;
@@ -265,17 +263,12 @@ yirage_status yirage_search_result_profiled(const yirage_search_result *result, 
                                " profiled)");
     }
     const yirage::search::ProfileRecord &p = r.result.profiled[index];
-    auto copy = [](char *out, size_t size, const std::string &text) {
-      const size_t n = std::min(text.size(), size - 1);
-      std::memcpy(out, text.data(), n);
-      out[n] = '\0';
-    };
-    copy(out_record->description, sizeof out_record->description, p.description);
+    yirage::capi::copy_string(out_record->description, p.description);
     out_record->estimated_seconds = p.estimated_seconds;
     out_record->measured_seconds = p.measured.seconds;
     out_record->relative_error = p.measured.relative_error;
     out_record->kept = p.measured.correct ? 1 : 0;
-    copy(out_record->error, sizeof out_record->error, p.measured.error);
+    yirage::capi::copy_string(out_record->error, p.measured.error);
   });
 }
 

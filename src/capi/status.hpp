@@ -2,6 +2,8 @@
 // yirage_status and records its message as the calling thread's last error.
 #pragma once
 
+#include <algorithm>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -42,6 +44,14 @@ inline void require_struct_size(const char *function, const char *what, size_t s
     invalid_argument(std::string(function) + ": " + what + "->struct_size " +
                      std::to_string(size) + " is smaller than " + std::to_string(needed));
   }
+}
+
+// Copies `text` into a caller's fixed-size char array, truncating, always NUL-terminated.
+template <size_t N>
+void copy_string(char (&out)[N], const std::string &text) noexcept {
+  const size_t n = std::min(text.size(), N - 1);
+  std::memcpy(out, text.data(), n);
+  out[n] = '\0';
 }
 
 }  // namespace yirage::capi

@@ -72,4 +72,15 @@ void KernelGraph::mark_output(TensorId x_id) {
   outputs_.push_back(x_id);
 }
 
+std::vector<bool> live_operators(const KernelGraph &graph) {
+  const auto &ops = graph.operators();
+  std::vector<bool> live(ops.size(), false);
+  for (TensorId id : graph.outputs()) live[static_cast<size_t>(graph.tensor(id).producer)] = true;
+  for (size_t i = ops.size(); i-- > 0;) {  // creation order is topological
+    if (!live[i]) continue;
+    for (TensorId in : ops[i].inputs) live[static_cast<size_t>(graph.tensor(in).producer)] = true;
+  }
+  return live;
+}
+
 }  // namespace yirage

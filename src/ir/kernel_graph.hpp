@@ -22,4 +22,7 @@ class KernelGraph : public OperatorGraph {
   void mark_output(TensorId x);
 };
 
+// For each operator (by index), whether some graph output depends on it.
+std::vector<bool> live_operators(const KernelGraph &graph);
+
 }  // namespace yirage

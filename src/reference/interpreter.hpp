@@ -66,21 +66,6 @@ class Interpreter {
     Buffer<V> running_max;
   };
 
-  static std::vector<bool> live_operators(const KernelGraph &graph) {
-    const auto &ops = graph.operators();
-    std::vector<bool> live(ops.size(), false);
-    for (TensorId id : graph.outputs()) {
-      live[static_cast<size_t>(graph.tensor(id).producer)] = true;
-    }
-    for (size_t i = ops.size(); i-- > 0;) {  // creation order is topological
-      if (!live[i]) continue;
-      for (TensorId in : ops[i].inputs) {
-        live[static_cast<size_t>(graph.tensor(in).producer)] = true;
-      }
-    }
-    return live;
-  }
-
   // Evaluates a compute operator (the same at kernel and block level) with up to `threads`
   // threads (blocks of a customized operator already run concurrently, so they pass 1).
   void compute(const OperatorGraph &graph, const Operator &op, std::vector<Buffer<V>> &values,

@@ -17,17 +17,6 @@ bool is_output(const KernelGraph &graph, TensorId id) {
   return false;
 }
 
-std::vector<bool> live_operators(const KernelGraph &graph) {
-  const auto &ops = graph.operators();
-  std::vector<bool> live(ops.size(), false);
-  for (TensorId id : graph.outputs()) live[static_cast<size_t>(graph.tensor(id).producer)] = true;
-  for (size_t i = ops.size(); i-- > 0;) {
-    if (!live[i]) continue;
-    for (TensorId in : ops[i].inputs) live[static_cast<size_t>(graph.tensor(in).producer)] = true;
-  }
-  return live;
-}
-
 // Checks a caller's tensor against `expected` on the kernel's device; returns its data pointer.
 void *checked_data(const std::string &role, const DLTensor *t, const Tensor &expected,
                    const yirage_backend_device_info &device) {
@@ -92,17 +81,17 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
   for (size_t i = 0; i < graph_.operators().size(); ++i) {
     const Operator &op = graph_.operators()[i];
     if (!live[i] || op.kind == OpKind::kInput) continue;
-    const std::vector<uint8_t> program =
-        codegen::kernel_program_to_bytes(codegen::make_kernel_program(graph_, i));
-    // The program's name is in its bytes; identical operators differ only there.
-    codegen::KernelProgram unnamed = codegen::make_kernel_program(graph_, i);
-    unnamed.name = "kernel";
-    std::vector<uint8_t> key = codegen::kernel_program_to_bytes(unnamed);
-    Executable &executable = compiled[key];
+    // Identical operators share an executable: the key is the program without its name.
+    codegen::KernelProgram program = codegen::make_kernel_program(graph_, i);
+    const std::string name = std::move(program.name);
+    program.name.clear();
+    Executable &executable = compiled[codegen::kernel_program_to_bytes(program)];
     if (!executable) {
+      program.name = name;
+      const std::vector<uint8_t> bytes = codegen::kernel_program_to_bytes(program);
       yirage_backend_executable *raw = nullptr;
       plugin.call("compile", api.compile, plugin.instance(), device,
-                  static_cast<const void *>(program.data()), program.size(),
+                  static_cast<const void *>(bytes.data()), bytes.size(),
                   static_cast<const yirage_backend_compile_options *>(&options), &raw);
       executable = Executable(raw, ExecutableRelease{&api});
       ++stats_.executables;
