@@ -1,6 +1,6 @@
 /*
  * yirage_backend.h — the plugin ABI that yirage backends implement (ARCHITECTURE.md §6,
- * docs/plugin-abi.md).
+ * docs/plugin-guide.md).
  *
  * Copyright 2026 the yirage developers. Licensed under the Apache License, Version 2.0.
  *
@@ -11,9 +11,17 @@
  * the plugin compiles into an executable and launches on buffers it allocated or wrapped.
  *
  * Rules:
- *  - C99. Every struct begins with size_t struct_size, set by whoever fills it in (the caller for
- *    input structs, the callee writes only the first min(struct_size, its own sizeof) bytes of an
- *    output struct). Tables and structs are append-only within a major version.
+ *  - C99. Every struct begins with size_t struct_size, always set by the host, never written by
+ *    the plugin. Structs are append-only within a major version, so the smallest valid
+ *    struct_size of each struct is its size in ABI 1.0; a smaller one is refused with
+ *    YIRAGE_ERROR_INVALID_ARGUMENT (for the error channel itself: it is left unwritten).
+ *    A plugin reads only the first min(struct_size, its own sizeof) bytes of an input struct
+ *    (fields it does not know are ignored) and writes only that many bytes of an output struct
+ *    (bytes beyond stay as the host left them). Nested structs carry their own struct_size.
+ *  - The table is append-only too: a host uses only the entries within the table's struct_size,
+ *    and every entry of the plugin's minor must be non-NULL.
+ *  - create refuses a host whose abi_major differs from the plugin's with
+ *    YIRAGE_ERROR_VERSION_MISMATCH; a newer host minor is fine.
  *  - Versions: a plugin may be loaded when its major equals YIRAGE_BACKEND_ABI_MAJOR and its
  *    minor is at least YIRAGE_BACKEND_ABI_MINOR_REQUIRED. Anything else is refused with
  *    YIRAGE_ERROR_VERSION_MISMATCH: an older major, a newer major, or a minor too old.
@@ -96,7 +104,8 @@ typedef struct yirage_backend_device_info {
   int32_t dlpack_device_id;
 } yirage_backend_device_info;
 
-/* Options of compile. */
+/* Options of compile; NULL means the defaults. A value out of range is refused with
+ * YIRAGE_ERROR_INVALID_ARGUMENT, never clamped. */
 typedef struct yirage_backend_compile_options {
   size_t struct_size;
   int32_t optimization_level; /* 0..3 (default 3) */

@@ -136,7 +136,15 @@ yirage_status create(const yirage_backend_host *host, yirage_backend_instance **
   return protect(error, [&] {
     require(host, "host");
     require(out, "out_instance");
-    if (host->struct_size < offsetof(yirage_backend_host, log)) invalid("host->struct_size too small");
+    if (host->struct_size < sizeof(yirage_backend_host)) {
+      invalid("host->struct_size " + std::to_string(host->struct_size) + " is smaller than ABI 1.0's " +
+              std::to_string(sizeof(yirage_backend_host)));
+    }
+    if (host->abi_major != YIRAGE_BACKEND_ABI_MAJOR) {
+      throw Error(ErrorCode::kVersionMismatch,
+                  "cpu: the host speaks plugin ABI " + std::to_string(host->abi_major) +
+                      ".x, this plugin " + std::to_string(YIRAGE_BACKEND_ABI_MAJOR) + ".x");
+    }
     std::string cache = host->cache_dir && *host->cache_dir ? std::string(host->cache_dir) + "/cpu"
                                                             : yirage::cpu::default_cache_dir();
     *out = new yirage_backend_instance_s(std::move(cache));
@@ -163,11 +171,14 @@ yirage_status device_info(yirage_backend_instance *instance, int32_t device,
     require(out, "out_info");
     check_device(device);
     if (out->struct_size < sizeof(yirage_backend_device_info)) invalid("out_info->struct_size too small");
-    const yirage_backend_device_info &info = device_info_of(instance);
-    const size_t target_size = out->target.struct_size;
-    if (target_size < sizeof(yirage_target_properties)) invalid("out_info->target.struct_size too small");
-    *out = info;
-    out->struct_size = sizeof(yirage_backend_device_info);
+    if (out->target.struct_size < sizeof(yirage_target_properties)) {
+      invalid("out_info->target.struct_size too small");
+    }
+    // Everything this ABI knows, keeping the host's struct sizes; bytes beyond stay untouched.
+    yirage_backend_device_info info = device_info_of(instance);
+    info.struct_size = out->struct_size;
+    info.target.struct_size = out->target.struct_size;
+    std::memcpy(out, &info, sizeof info);
   });
 }
 
@@ -177,8 +188,11 @@ yirage_status buffer_alloc(yirage_backend_instance *instance, int32_t device, si
     require(instance, "instance");
     require(out, "out_buffer");
     check_device(device);
-    if (bytes > (size_t{1} << 50)) {
-      throw Error(ErrorCode::kOutOfMemory, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");
+    // More than the host's memory is refused up front rather than left to overcommit.
+    const int64_t memory = device_info_of(instance).target.memory_bytes;
+    if (bytes > static_cast<size_t>(memory)) {
+      throw Error(ErrorCode::kOutOfMemory, "cpu: cannot allocate " + std::to_string(bytes) +
+                                               " bytes: the host has " + std::to_string(memory));
     }
     const size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
     void *data = std::aligned_alloc(64, rounded);

@@ -9,6 +9,18 @@ namespace yirage::runtime {
 
 std::string installed_plugin_dir() { return YIRAGE_PLUGIN_DIR; }
 
+std::vector<std::string> plugin_search_folders() {
+  std::vector<std::string> folders;
+  if (const char *env = std::getenv("YIRAGE_BACKEND_PATH")) {
+    std::stringstream list(env);
+    for (std::string folder; std::getline(list, folder, ':');) {
+      if (!folder.empty()) folders.push_back(folder);
+    }
+  }
+  folders.push_back(installed_plugin_dir());
+  return folders;
+}
+
 Context::Context(const ContextOptions &options) : cache_dir_(options.cache_dir) {
   for (const std::string &path : options.plugin_paths) {
     if (!add(Plugin::load(path, cache_dir_))) {
@@ -16,14 +28,7 @@ Context::Context(const ContextOptions &options) : cache_dir_(options.cache_dir) 
     }
   }
   if (!options.search_default_paths) return;
-  if (const char *env = std::getenv("YIRAGE_BACKEND_PATH")) {
-    std::stringstream folders(env);
-    std::string folder;
-    while (std::getline(folders, folder, ':')) {
-      if (!folder.empty()) scan_folder(folder);
-    }
-  }
-  scan_folder(installed_plugin_dir());
+  for (const std::string &folder : plugin_search_folders()) scan_folder(folder);
 }
 
 void Context::scan_folder(const std::string &folder) {

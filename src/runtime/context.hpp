@@ -41,4 +41,7 @@ class Context {
 // The install's plugin folder (compiled in), for docs and `yirage devices`.
 std::string installed_plugin_dir();
 
+// The folders scanned for plugins, in order: $YIRAGE_BACKEND_PATH's, then the install's.
+std::vector<std::string> plugin_search_folders();
+
 }  // namespace yirage::runtime

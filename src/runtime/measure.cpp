@@ -21,6 +21,7 @@ double relative_tolerance(DType dtype) {
 // The device copies of the inputs and the reference's outputs.
 struct Measurer::Inputs {
   std::vector<Buffer> buffers;
+  std::vector<std::vector<uint8_t>> bytes;  // what the buffers hold
   std::vector<reference::Values> expected;
 };
 
@@ -37,7 +38,10 @@ DLTensor host_view(std::vector<uint8_t> &bytes, std::vector<int64_t> &shape, DTy
   return t;
 }
 
-double compare(const reference::Values &got, const reference::Values &want, std::string &why) {
+}  // namespace
+
+double relative_error(const reference::Values &got, const reference::Values &want,
+                      std::string &why) {
   double diff = 0, norm = 0;
   for (size_t i = 0; i < want.size(); ++i) {
     if (std::isnan(want[i])) {
@@ -57,6 +61,24 @@ double compare(const reference::Values &got, const reference::Values &want, std:
     norm += want[i] * want[i];
   }
   return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+}
+
+namespace {
+
+constexpr uint8_t kGuardByte = 0xA5;
+
+// Throws unless the buffer's bytes [offset, offset + expected.size()) equal `expected`.
+void expect_bytes(const Plugin &plugin, yirage_backend_buffer *buffer, size_t offset,
+                  const std::vector<uint8_t> &expected, const std::string &what) {
+  std::vector<uint8_t> got(expected.size());
+  plugin.call("buffer_read", plugin.api().buffer_read, buffer, offset, static_cast<void *>(got.data()),
+              got.size());
+  const auto mismatch = std::mismatch(got.begin(), got.end(), expected.begin());
+  if (mismatch.first != got.end()) {
+    throw Error(ErrorCode::kBackend, what + ": byte " +
+                                         std::to_string(offset + (mismatch.first - got.begin())) +
+                                         " was overwritten");
+  }
 }
 
 }  // namespace
@@ -87,6 +109,7 @@ void Measurer::prepare() {
     plugin_.call("buffer_write", api.buffer_write, buffer.get(), size_t{0},
                  static_cast<const void *>(bytes.data()), bytes.size());
     inputs->buffers.push_back(std::move(buffer));
+    inputs->bytes.push_back(std::move(bytes));
   }
   inputs->expected = reference::evaluate(reference_, values, options_.reference_threads);
   inputs_ = std::move(inputs);
@@ -118,15 +141,24 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time) {
     for (const Buffer &b : inputs_->buffers) in.push_back(b.get());
     for (TensorId id : g.outputs()) {
       const size_t bytes = tensor_bytes(g.tensor(id));
-      Buffer buffer = allocate_buffer(plugin_, device_, bytes);
-      const std::vector<uint8_t> poison(bytes, 0xFF);
+      Buffer buffer = allocate_buffer(plugin_, device_, bytes + options_.guard_bytes);
+      std::vector<uint8_t> poison(bytes, 0xFF);
+      poison.resize(bytes + options_.guard_bytes, kGuardByte);
       plugin_.call("buffer_write", api.buffer_write, buffer.get(), size_t{0},
-                   static_cast<const void *>(poison.data()), bytes);
+                   static_cast<const void *>(poison.data()), poison.size());
       out.push_back(buffer.get());
       outputs.push_back(std::move(buffer));
     }
     compiled.run_buffers(in, out, nullptr);
     compiled.synchronize(nullptr);
+    for (size_t o = 0; o < out.size() && options_.guard_bytes > 0; ++o) {
+      expect_bytes(plugin_, out[o], tensor_bytes(g.tensor(g.outputs()[o])),
+                   std::vector<uint8_t>(options_.guard_bytes, kGuardByte),
+                   "output " + std::to_string(o) + "'s guard bytes");
+    }
+    for (size_t i = 0; i < in.size() && options_.check_inputs_unchanged; ++i) {
+      expect_bytes(plugin_, in[i], 0, inputs_->bytes[i], "input " + std::to_string(i));
+    }
     m.max_relative_error = 0;
     for (size_t o = 0; o < out.size(); ++o) {
       const Tensor &t = g.tensor(g.outputs()[o]);
@@ -141,7 +173,7 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time) {
                          std::to_string(inputs_->expected[o].size()));
       }
       std::string why;
-      const double error = compare(got, inputs_->expected[o], why);
+      const double error = relative_error(got, inputs_->expected[o], why);
       m.max_relative_error = std::max(m.max_relative_error, error);
       if (!(error <= relative_tolerance(t.dtype))) {
         char text[160];

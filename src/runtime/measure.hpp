@@ -27,7 +27,17 @@ struct MeasureOptions {
   int warmup = 2;
   int repeats = 10;
   int reference_threads = 0;  // 0: all cores
+  // Conformance checks (conformance/): each output buffer gets this many extra bytes after its
+  // tensor, filled with a pattern that must survive the run; and every input buffer is read
+  // back after the run and must be unchanged.
+  size_t guard_bytes = 0;
+  bool check_inputs_unchanged = false;
 };
+
+// The relative-norm error of `got` against `want` (see above); INFINITY, with `why` set, when a
+// NaN or infinity differs.
+double relative_error(const reference::Values &got, const reference::Values &want,
+                      std::string &why);
 
 struct Measurement {
   bool correct = false;

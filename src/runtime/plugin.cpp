@@ -35,6 +35,35 @@ void check_plugin_version(const std::string &path, uint32_t major, uint32_t mino
   }
 }
 
+std::vector<std::string> missing_entries(const yirage_backend_api &api) {
+  const std::pair<const char *, const void *> entries[] = {
+      {"create", reinterpret_cast<const void *>(api.create)},
+      {"destroy", reinterpret_cast<const void *>(api.destroy)},
+      {"device_count", reinterpret_cast<const void *>(api.device_count)},
+      {"unavailable_reason", reinterpret_cast<const void *>(api.unavailable_reason)},
+      {"device_info", reinterpret_cast<const void *>(api.device_info)},
+      {"buffer_alloc", reinterpret_cast<const void *>(api.buffer_alloc)},
+      {"buffer_wrap", reinterpret_cast<const void *>(api.buffer_wrap)},
+      {"buffer_release", reinterpret_cast<const void *>(api.buffer_release)},
+      {"buffer_write", reinterpret_cast<const void *>(api.buffer_write)},
+      {"buffer_read", reinterpret_cast<const void *>(api.buffer_read)},
+      {"supports", reinterpret_cast<const void *>(api.supports)},
+      {"compile", reinterpret_cast<const void *>(api.compile)},
+      {"executable_release", reinterpret_cast<const void *>(api.executable_release)},
+      {"launch", reinterpret_cast<const void *>(api.launch)},
+      {"synchronize", reinterpret_cast<const void *>(api.synchronize)},
+      {"timer_create", reinterpret_cast<const void *>(api.timer_create)},
+      {"timer_release", reinterpret_cast<const void *>(api.timer_release)},
+      {"timer_record", reinterpret_cast<const void *>(api.timer_record)},
+      {"timer_elapsed", reinterpret_cast<const void *>(api.timer_elapsed)},
+  };
+  std::vector<std::string> missing;
+  for (const auto &[name, pointer] : entries) {
+    if (pointer == nullptr) missing.push_back(name);
+  }
+  return missing;
+}
+
 std::unique_ptr<Plugin> Plugin::load(const std::string &path, const std::string &cache_dir) {
   std::unique_ptr<Plugin> plugin(new Plugin());
   plugin->path_ = path;
@@ -56,6 +85,12 @@ std::unique_ptr<Plugin> Plugin::load(const std::string &path, const std::string 
                                                  std::to_string(YIRAGE_BACKEND_ABI_MINOR));
   }
   check_plugin_version(path, api->abi_major, api->abi_minor, api->struct_size);
+  const std::vector<std::string> missing = missing_entries(*api);
+  if (!missing.empty()) {
+    std::string names;
+    for (const std::string &m : missing) names += (names.empty() ? "" : ", ") + m;
+    throw Error(ErrorCode::kBackend, path + ": the plugin's table leaves required entries NULL: " + names);
+  }
   plugin->api_ = api;
   plugin->name_ = api->name ? api->name : "";
   plugin->version_ = api->version ? api->version : "";

@@ -59,6 +59,9 @@ class Plugin {
   std::vector<DeviceInfo> devices_;
 };
 
+// The names of the ABI 1.0 entries that `api` leaves NULL (every one is required).
+std::vector<std::string> missing_entries(const yirage_backend_api &api);
+
 // Version negotiation, exposed for tests: throws Error(kVersionMismatch) unless a plugin of
 // (major, minor) and table size `size` can serve this host.
 void check_plugin_version(const std::string &path, uint32_t major, uint32_t minor, size_t size);

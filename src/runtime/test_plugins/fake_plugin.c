@@ -2,7 +2,10 @@
  *   FAKE_NO_DEVICE    a well-formed plugin whose "driver" is missing: zero devices, a reason;
  *   FAKE_NEWER_MAJOR  claims ABI major 2;
  *   FAKE_OLDER_MAJOR  claims ABI major 0;
- *   FAKE_NO_ENTRY     exports no entry symbol. */
+ *   FAKE_NO_ENTRY     exports no entry symbol;
+ *   FAKE_CRASH        like NO_DEVICE, but destroy(NULL) dereferences NULL (the conformance
+ *                     runner must survive it);
+ *   FAKE_HANG         like NO_DEVICE, but unavailable_reason never returns. */
 #include <string.h>
 
 #include "yirage_backend.h"
@@ -29,7 +32,12 @@ static yirage_status create(const yirage_backend_host *host, yirage_backend_inst
   *out = &the_instance;
   return YIRAGE_OK;
 }
-static void destroy(yirage_backend_instance *instance) { (void)instance; }
+static void destroy(yirage_backend_instance *instance) {
+#if defined(FAKE_CRASH)
+  if (instance == NULL) *(volatile int *)instance = 1;
+#endif
+  (void)instance;
+}
 static yirage_status device_count(yirage_backend_instance *instance, int32_t *out,
                                   yirage_backend_error *error) {
   (void)instance;
@@ -39,6 +47,10 @@ static yirage_status device_count(yirage_backend_instance *instance, int32_t *ou
 }
 static const char *unavailable_reason(yirage_backend_instance *instance) {
   (void)instance;
+#if defined(FAKE_HANG)
+  for (volatile int forever = 1; forever;) {
+  }
+#endif
   return "fake: no driver: libfake.so.1 is not installed";
 }
 static yirage_status no_device(yirage_backend_error *error) {
@@ -48,6 +60,67 @@ static yirage_status no_device(yirage_backend_error *error) {
 static yirage_status device_info(yirage_backend_instance *i, int32_t d,
                                  yirage_backend_device_info *o, yirage_backend_error *e) {
   (void)i, (void)d, (void)o;
+  return no_device(e);
+}
+
+/* Every entry below needs a device, and there is none. */
+static yirage_status buffer_alloc(yirage_backend_instance *i, int32_t d, size_t n,
+                                  yirage_backend_buffer **o, yirage_backend_error *e) {
+  (void)i, (void)d, (void)n, (void)o;
+  return no_device(e);
+}
+static yirage_status buffer_wrap(yirage_backend_instance *i, int32_t d, void *p, size_t n,
+                                 yirage_backend_buffer **o, yirage_backend_error *e) {
+  (void)i, (void)d, (void)p, (void)n, (void)o;
+  return no_device(e);
+}
+static void release_buffer(yirage_backend_buffer *b) { (void)b; }
+static yirage_status buffer_copy(yirage_backend_buffer *b, size_t off, const void *p, size_t n,
+                                 yirage_backend_error *e) {
+  (void)b, (void)off, (void)p, (void)n;
+  return no_device(e);
+}
+static yirage_status buffer_read(yirage_backend_buffer *b, size_t off, void *p, size_t n,
+                                 yirage_backend_error *e) {
+  return buffer_copy(b, off, p, n, e);
+}
+static yirage_status supports(yirage_backend_instance *i, int32_t d, const void *p, size_t n,
+                              yirage_backend_error *e) {
+  (void)i, (void)d, (void)p, (void)n;
+  return no_device(e);
+}
+static yirage_status compile(yirage_backend_instance *i, int32_t d, const void *p, size_t n,
+                             const yirage_backend_compile_options *opt,
+                             yirage_backend_executable **o, yirage_backend_error *e) {
+  (void)opt, (void)o;
+  return supports(i, d, p, n, e);
+}
+static void release_executable(yirage_backend_executable *x) { (void)x; }
+static yirage_status launch(yirage_backend_executable *x, void *s,
+                            yirage_backend_buffer *const *in, size_t n_in,
+                            yirage_backend_buffer *const *out, size_t n_out,
+                            yirage_backend_error *e) {
+  (void)x, (void)s, (void)in, (void)n_in, (void)out, (void)n_out;
+  return no_device(e);
+}
+static yirage_status synchronize(yirage_backend_instance *i, int32_t d, void *s,
+                                 yirage_backend_error *e) {
+  (void)i, (void)d, (void)s;
+  return no_device(e);
+}
+static yirage_status timer_create(yirage_backend_instance *i, int32_t d,
+                                  yirage_backend_timer **o, yirage_backend_error *e) {
+  (void)i, (void)d, (void)o;
+  return no_device(e);
+}
+static void release_timer(yirage_backend_timer *t) { (void)t; }
+static yirage_status timer_record(yirage_backend_timer *t, void *s, yirage_backend_error *e) {
+  (void)t, (void)s;
+  return no_device(e);
+}
+static yirage_status timer_elapsed(yirage_backend_timer *a, yirage_backend_timer *b, double *o,
+                                   yirage_backend_error *e) {
+  (void)a, (void)b, (void)o;
   return no_device(e);
 }
 
@@ -68,7 +141,20 @@ static const yirage_backend_api api = {
     device_count,
     unavailable_reason,
     device_info,
-    /* Every other entry is unreachable with zero devices; the loader never calls them. */
+    buffer_alloc,
+    buffer_wrap,
+    release_buffer,
+    buffer_copy,
+    buffer_read,
+    supports,
+    compile,
+    release_executable,
+    launch,
+    synchronize,
+    timer_create,
+    release_timer,
+    timer_record,
+    timer_elapsed,
 };
 
 YIRAGE_BACKEND_EXPORT const yirage_backend_api *yirage_backend_entry(uint32_t major,

@@ -1,0 +1,272 @@
+// Kernel tests: every kernel-level operator in every dtype on random shapes (odd sizes, size-1
+// dims), the six fused benchmark µGraphs, concurrent compiles and launches, and timers. Each
+// result is checked against the reference executor (float64) on fresh random inputs, outputs
+// poisoned first, guard bytes after every output, inputs read back unchanged.
+#include <functional>
+#include <random>
+#include <thread>
+
+#include "benchmark_ugraphs.hpp"
+#include "codegen/kernel_program.hpp"
+#include "runtime/measure.hpp"
+#include "suite.hpp"
+
+namespace yirage::conformance {
+namespace {
+
+constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16};
+
+// FNV-1a of the test's name: every test draws its own shapes and values, the same in every run.
+uint64_t seed_of(const std::string &name) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// Asks the plugin whether it supports each operator of `graph`: UNSUPPORTED ends the test as
+// NotSupported with the plugin's reason; any other error fails it.
+void need_support(Session &s, const KernelGraph &graph) {
+  const std::vector<bool> live = live_operators(graph);
+  for (size_t i = 0; i < graph.operators().size(); ++i) {
+    if (!live[i] || graph.operators()[i].kind == OpKind::kInput) continue;
+    const std::vector<uint8_t> program =
+        codegen::kernel_program_to_bytes(codegen::make_kernel_program(graph, i));
+    yirage_backend_error error = new_error();
+    const yirage_status status =
+        s.api().supports(s.instance(), s.device(), program.data(), program.size(), &error);
+    if (status == YIRAGE_ERROR_UNSUPPORTED) not_supported(error.message);
+    expect_ok(status, error, std::string("supports(") + op_name(graph.operators()[i].kind) + ")");
+  }
+}
+
+runtime::MeasureOptions checked_options(uint64_t seed) {
+  runtime::MeasureOptions options;
+  options.seed = seed;
+  options.guard_bytes = 64;
+  options.check_inputs_unchanged = true;
+  return options;
+}
+
+// Runs `candidate` on the device and compares it with `reference` evaluated by the executor.
+void check_graph(Session &s, const KernelGraph &reference, const KernelGraph &candidate,
+                 uint64_t seed, const std::string &what) {
+  need_support(s, candidate);
+  runtime::Measurer measurer(s.plugin(), s.device(), reference, checked_options(seed));
+  const runtime::Measurement m = measurer.measure(candidate, false);
+  expect(m.correct, what + ": " + m.error);
+}
+
+// ---- operators on random shapes ----
+
+// A random size in [lo, hi] that is not a power of two.
+int64_t odd_size(std::mt19937_64 &rng, int64_t lo, int64_t hi) {
+  std::uniform_int_distribution<int64_t> pick(lo, hi);
+  for (;;) {
+    const int64_t n = pick(rng);
+    if ((n & (n - 1)) != 0) return n;
+  }
+}
+
+// Builds a one-operator graph; `variant` 0 draws odd sizes, 1 uses size-1 dims.
+using Builder = std::function<void(KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng)>;
+
+struct OpCase {
+  const char *name;
+  Builder build;
+};
+
+Builder unary_case(std::function<TensorId(KernelGraph &, TensorId)> op) {
+  return [op](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+    const Dims dims = variant == 0 ? Dims{odd_size(rng, 2, 9), odd_size(rng, 3, 40), odd_size(rng, 3, 70)}
+                                   : Dims{1, odd_size(rng, 3, 99), 1};
+    g.mark_output(op(g, g.new_input(dims, dt)));
+  };
+}
+
+Builder binary_case(OpKind kind) {
+  return [kind](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+    const int64_t p = odd_size(rng, 2, 9), q = odd_size(rng, 3, 30), r = odd_size(rng, 3, 70);
+    // Broadcasting on both sides, then a size-1 tensor against a row.
+    const Dims a = variant == 0 ? Dims{p, 1, r} : Dims{1, 1};
+    const Dims b = variant == 0 ? Dims{1, q, r} : Dims{1, r};
+    g.mark_output(g.binary(kind, g.new_input(a, dt), g.new_input(b, dt)));
+  };
+}
+
+Builder reduction_case(OpKind kind) {
+  return [kind](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+    const Dims dims = variant == 0 ? Dims{odd_size(rng, 2, 9), odd_size(rng, 3, 30), odd_size(rng, 3, 70)}
+                                   : Dims{1, odd_size(rng, 3, 99), 1};
+    const int64_t dim = variant == 0 ? static_cast<int64_t>(rng() % 3) : 1;
+    g.mark_output(g.reduction(kind, g.new_input(dims, dt), dim));
+  };
+}
+
+std::vector<OpCase> op_cases() {
+  std::vector<OpCase> cases;
+  for (OpKind kind : {OpKind::kExp, OpKind::kSilu, OpKind::kGelu, OpKind::kRelu, OpKind::kSqrt,
+                      OpKind::kSquare, OpKind::kSigmoid, OpKind::kLog, OpKind::kNeg}) {
+    // sqrt and log of negative inputs are NaN on both sides: the check covers that too.
+    cases.push_back({op_name(kind), unary_case([kind](KernelGraph &g, TensorId x) {
+                       return g.unary(kind, x);
+                     })});
+  }
+  cases.push_back({op_name(OpKind::kClamp), unary_case([](KernelGraph &g, TensorId x) {
+                     return g.clamp(x, -0.25, 0.5);
+                   })});
+  cases.push_back({op_name(OpKind::kMulScalar), unary_case([](KernelGraph &g, TensorId x) {
+                     return g.mul_scalar(x, -1.375);
+                   })});
+  for (OpKind kind : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kPow,
+                      OpKind::kMax}) {
+    cases.push_back({op_name(kind), binary_case(kind)});
+  }
+  cases.push_back({op_name(OpKind::kMatmul),
+                   [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+                     // Batch broadcast, odd sizes, n beyond a typical 128-wide tile.
+                     const int64_t m = odd_size(rng, 2, 40), k = odd_size(rng, 2, 90),
+                                   n = odd_size(rng, 129, 300);
+                     const Dims a = variant == 0 ? Dims{3, m, k} : Dims{1, 1, k};
+                     const Dims b = variant == 0 ? Dims{1, k, n} : Dims{1, k, 1};
+                     g.mark_output(g.matmul(g.new_input(a, dt), g.new_input(b, dt)));
+                   }});
+  cases.push_back({op_name(OpKind::kReduction), reduction_case(OpKind::kReduction)});
+  cases.push_back({op_name(OpKind::kReductionMax), reduction_case(OpKind::kReductionMax)});
+  cases.push_back({op_name(OpKind::kRmsNorm),
+                   [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+                     const int64_t n = odd_size(rng, 3, 300);
+                     if (variant == 0) {
+                       const TensorId x = g.new_input({odd_size(rng, 2, 20), n}, dt);
+                       g.mark_output(g.rms_norm(x, {n}, 1e-6, g.new_input({n}, dt)));
+                     } else {
+                       const TensorId x = g.new_input({1, 1, n}, dt);
+                       g.mark_output(g.rms_norm(x, {1, n}, 1e-5, std::nullopt));
+                     }
+                   }});
+  cases.push_back({op_name(OpKind::kConcat),
+                   [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+                     const int64_t p = variant == 0 ? odd_size(rng, 2, 20) : 1;
+                     const int64_t q = variant == 0 ? odd_size(rng, 2, 50) : 1;
+                     const int64_t r = variant == 0 ? odd_size(rng, 2, 50) : 1;
+                     g.mark_output(g.concat(g.new_input({p, q}, dt), g.new_input({p, r}, dt), 1));
+                   }});
+  cases.push_back({op_name(OpKind::kSplit),
+                   [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+                     const int64_t q = variant == 0 ? odd_size(rng, 2, 50) : 1;
+                     const int64_t r = variant == 0 ? odd_size(rng, 2, 50) : 1;
+                     const TensorId x = g.new_input({variant == 0 ? odd_size(rng, 2, 20) : 1, q + r}, dt);
+                     for (TensorId part : g.split(x, 1, {q, r})) g.mark_output(part);
+                   }});
+  return cases;
+}
+
+void check_op(Session &s, const OpCase &op, DType dt, const std::string &name) {
+  s.need_dtype(dt);
+  std::mt19937_64 rng(seed_of(name));
+  for (int variant : {0, 1}) {
+    KernelGraph g;
+    op.build(g, dt, variant, rng);
+    check_graph(s, g, g, seed_of(name) + static_cast<uint64_t>(variant),
+                variant == 0 ? "odd sizes" : "size-1 dims");
+  }
+}
+
+// ---- the fused benchmark µGraphs ----
+
+void check_fused(Session &s, const std::string &benchmark, DType dt, const std::string &name) {
+  s.need_dtype(dt);
+  const KernelGraph unfused = bench::build_unfused(benchmark, 2, dt, 16);
+  const KernelGraph fused = bench::build_fused(benchmark, 2, dt, 16);
+  check_graph(s, unfused, fused, seed_of(name), benchmark + " fused against unfused");
+}
+
+// ---- concurrency and timers ----
+
+// Runs `body(i)` on two threads at once; the first failure fails the test.
+void on_two_threads(const std::function<void(int)> &body) {
+  std::string failures[2];
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        body(i);
+      } catch (const std::exception &e) {
+        failures[i] = e.what();
+      }
+    });
+  }
+  for (std::thread &t : threads) t.join();
+  for (int i = 0; i < 2; ++i) expect(failures[i].empty(), "thread " + std::to_string(i) + ": " + failures[i]);
+}
+
+// Two threads compile different programs at the same time and check what they get.
+void concurrent_compiles(Session &s) {
+  s.need_dtype(DType::kFloat32);
+  KernelGraph graphs[2];
+  graphs[0].mark_output(graphs[0].unary(OpKind::kGelu, graphs[0].new_input({37, 41}, DType::kFloat32)));
+  graphs[1].mark_output(graphs[1].matmul(graphs[1].new_input({19, 23}, DType::kFloat32),
+                                         graphs[1].new_input({23, 29}, DType::kFloat32)));
+  const runtime::Plugin &plugin = s.plugin();
+  const int32_t device = s.device();
+  on_two_threads([&](int i) {
+    runtime::Measurer measurer(plugin, device, graphs[i], checked_options(11 + i));
+    const runtime::Measurement m = measurer.measure(graphs[i], false);
+    if (!m.correct) throw std::runtime_error(m.error);
+  });
+}
+
+// One executable launched from two threads at once, many times, on separate outputs.
+void concurrent_launches(Session &s) {
+  s.need_dtype(DType::kFloat32);
+  KernelGraph g;
+  g.mark_output(g.rms_norm(g.new_input({17, 333}, DType::kFloat32), {333}, 1e-6, std::nullopt));
+  const runtime::CompiledGraph compiled(s.plugin(), s.device(), g);
+  on_two_threads([&](int i) {
+    runtime::Measurer measurer(compiled.plugin(), compiled.device(), g, checked_options(21 + i));
+    for (int r = 0; r < 20; ++r) {
+      const runtime::Measurement m = measurer.measure(compiled, false);
+      if (!m.correct) throw std::runtime_error("run " + std::to_string(r) + ": " + m.error);
+    }
+  });
+}
+
+void timers(Session &s) {
+  s.need_dtype(DType::kFloat32);
+  KernelGraph g;
+  g.mark_output(g.unary(OpKind::kExp, g.new_input({4096}, DType::kFloat32)));
+  runtime::Measurer measurer(s.plugin(), s.device(), g, checked_options(5));
+  const runtime::CompiledGraph compiled(s.plugin(), s.device(), g);
+  const runtime::Measurement m = measurer.measure(compiled, true);
+  expect(m.correct, m.error);
+  expect(m.min_seconds >= 0 && m.median_seconds >= m.min_seconds && m.median_seconds < 10,
+         "implausible timings: min " + std::to_string(m.min_seconds) + " s, median " +
+             std::to_string(m.median_seconds) + " s");
+}
+
+}  // namespace
+
+std::vector<uint8_t> exp_program(int64_t n) {
+  KernelGraph g;
+  g.mark_output(g.unary(OpKind::kExp, g.new_input({n}, DType::kFloat32)));
+  return codegen::kernel_program_to_bytes(codegen::make_kernel_program(g, 1));
+}
+
+void add_kernel_tests(std::vector<TestCase> &tests) {
+  for (const OpCase &op : op_cases()) {
+    for (DType dt : kDTypes) {
+      const std::string name = std::string("kernels.") + op.name + "." + dtype_name(dt);
+      tests.push_back({name, [op, dt, name](Session &s) { check_op(s, op, dt, name); }});
+    }
+  }
+  for (const std::string &benchmark : bench::benchmark_names()) {
+    for (DType dt : kDTypes) {
+      const std::string name = "kernels.fused." + benchmark + "." + dtype_name(dt);
+      tests.push_back({name, [benchmark, dt, name](Session &s) { check_fused(s, benchmark, dt, name); }});
+    }
+  }
+  tests.push_back({"concurrency.compiles", concurrent_compiles});
+  tests.push_back({"concurrency.launches", concurrent_launches});
+  tests.push_back({"timers.elapsed", timers});
+}
+
+}  // namespace yirage::conformance
