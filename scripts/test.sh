@@ -7,7 +7,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build || exit 1
 if [ ! -f build-asan/build.ninja ]; then
-  meson setup build-asan --werror -Db_sanitize=address,undefined -Db_lundef=false >/dev/null || exit 1
+  # The conformance tests share the plain build's kernel cache: the generated kernels are the same.
+  meson setup build-asan --werror -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dtest_cache_dir="$PWD/build/conformance/conformance-cache" >/dev/null || exit 1
 fi
 ninja -C build-asan >/dev/null || exit 1
 if [ ! -f build-fuzz/build.ninja ]; then
