@@ -5,6 +5,7 @@
 #include <functional>
 #include <sstream>
 
+#include "codegen/source_common.hpp"
 #include "ir/block_graph.hpp"
 #include "util/error.hpp"
 
@@ -85,23 +86,19 @@ static inline void yr_ld_row(float *dst, const yr_bf16 *src, int64_t n) {
 static inline void yr_st_row(yr_bf16 *dst, const float *src, int64_t n) {
   for (int64_t j = 0; j < n; ++j) yr_st(dst + j, src[j]);
 }
+static inline float yr_exp(float x) { return std::exp(x); }
+static inline float yr_erf(float x) { return std::erf(x); }
+static inline float yr_sqrt(float x) { return std::sqrt(x); }
+static inline float yr_log(float x) { return std::log(x); }
+static inline float yr_pow(float a, float b) { return std::pow(a, b); }
 static inline float yr_sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 static inline float yr_max(float a, float b) { return (a != a || b != b) ? NAN : (a > b ? a : b); }
+static inline float yr_clamp(float x, float lo, float hi) { return x != x ? x : std::min(std::max(x, lo), hi); }
 )";
 
 // The micro-kernel's register block: rows of A by columns of B per task.
 constexpr int64_t kMatmulRows = 16;
 constexpr int64_t kMatmulCols = 128;
-
-std::string literal(double value) {
-  if (std::isnan(value)) return "NAN";
-  if (std::isinf(value)) return value > 0 ? "INFINITY" : "(-INFINITY)";
-  char text[64];
-  std::snprintf(text, sizeof text, "%.9gf", value);
-  std::string s = text;
-  if (s.find_first_of(".e") == std::string::npos) s.insert(s.size() - 1, ".0");
-  return "(" + s + ")";
-}
 
 const char *element_type(DType dtype) {
   switch (dtype) {
@@ -112,124 +109,19 @@ const char *element_type(DType dtype) {
   return "float";
 }
 
-// A tensor as the emitters see it: a pointer expression (float tile or typed tensor) and dims.
-// `strides` (elements, one per dim) are those of a view into a larger row-major tensor; empty
-// means compact. Only matmul reads views (see CustomizedEmitter::is_view).
-struct Ref {
-  std::string ptr;
-  Dims dims;
-  Dims strides;
-
-  Dims element_strides() const { return strides.empty() ? row_major_strides(dims) : strides; }
-};
-
-// Strides of `dims` when broadcast to `out` (same rank): 0 along dims of size 1.
-Dims broadcast_strides(const Dims &dims, const Dims &out) {
-  Dims strides = row_major_strides(dims);
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (dims[d] == 1 && out[d] != 1) strides[d] = 0;
-  }
-  return strides;
-}
-
-std::string index_expr(const std::vector<std::string> &vars, const Dims &strides) {
-  std::string expr;
-  for (size_t d = 0; d < vars.size(); ++d) {
-    if (strides[d] == 0) continue;
-    if (!expr.empty()) expr += " + ";
-    expr += strides[d] == 1 ? vars[d] : vars[d] + " * " + std::to_string(strides[d]);
-  }
-  return expr.empty() ? "0" : expr;
-}
-
-std::string unary_expr(OpKind kind, const OpAttributes &a, const std::string &v) {
-  switch (kind) {
-    case OpKind::kExp: return "std::exp(" + v + ")";
-    case OpKind::kSilu: return v + " * yr_sigmoid(" + v + ")";
-    case OpKind::kGelu: return "0.5f * " + v + " * (1.0f + std::erf(" + v + " * 0.70710678118654752f))";
-    case OpKind::kRelu: return "(" + v + " > 0.0f ? " + v + " : (" + v + " != " + v + " ? " + v + " : 0.0f))";
-    case OpKind::kSqrt: return "std::sqrt(" + v + ")";
-    case OpKind::kSquare: return v + " * " + v;
-    case OpKind::kSigmoid: return "yr_sigmoid(" + v + ")";
-    case OpKind::kLog: return "std::log(" + v + ")";
-    case OpKind::kNeg: return "-" + v;
-    case OpKind::kClamp:
-      return "(" + v + " != " + v + " ? " + v + " : std::min(std::max(" + v + ", " +
-             literal(a.lo) + "), " + literal(a.hi) + "))";
-    case OpKind::kMulScalar: return v + " * " + literal(a.scalar);
-    default: break;
-  }
-  throw Error(ErrorCode::kInternal, std::string("cpu codegen: not unary: ") + op_name(kind));
-}
-
-std::string binary_expr(OpKind kind, const std::string &a, const std::string &b) {
-  switch (kind) {
-    case OpKind::kAdd: return a + " + " + b;
-    case OpKind::kSub: return a + " - " + b;
-    case OpKind::kMul: return a + " * " + b;
-    case OpKind::kDiv: return a + " / " + b;
-    case OpKind::kPow: return "std::pow(" + a + ", " + b + ")";
-    case OpKind::kMax: return "yr_max(" + a + ", " + b + ")";
-    default: break;
-  }
-  throw Error(ErrorCode::kInternal, std::string("cpu codegen: not binary: ") + op_name(kind));
-}
-
-class Printer {
- public:
-  void line(const std::string &text) { out_ << std::string(2 * indent_, ' ') << text << '\n'; }
-  void open(const std::string &head) {
-    line(head + " {");
-    ++indent_;
-  }
-  void close(const std::string &tail = "") {
-    --indent_;
-    line("}" + tail);
-  }
-  std::string str() const { return out_.str(); }
-
-  // Loops over `dims` (variables prefix0, prefix1, …) around body(vars). With `parallel`, the
-  // loops (all but the innermost when there are several) are shared among OpenMP threads.
-  void nest(const Dims &dims, const std::string &prefix, bool parallel,
-            const std::function<void(const std::vector<std::string> &)> &body) {
-    std::vector<std::string> vars;
-    for (size_t d = 0; d < dims.size(); ++d) vars.push_back(prefix + std::to_string(d));
-    if (parallel && !dims.empty()) {
-      const size_t collapse = dims.size() > 1 ? dims.size() - 1 : 1;
-      line("#pragma omp parallel for schedule(static) num_threads(threads)" +
-           (collapse > 1 ? " collapse(" + std::to_string(collapse) + ")" : std::string()));
-    }
-    for (size_t d = 0; d < dims.size(); ++d) {
-      open("for (int64_t " + vars[d] + " = 0; " + vars[d] + " < " + std::to_string(dims[d]) +
-           "; ++" + vars[d] + ")");
-    }
-    body(vars);
-    for (size_t d = 0; d < dims.size(); ++d) close();
-  }
-
- private:
-  std::ostringstream out_;
-  int indent_ = 0;
-};
-
-// Outer × extent × inner view of `dims` around `dim`.
-struct AxisView {
-  int64_t outer = 1, extent = 1, inner = 1;
-};
-AxisView axis_view(const Dims &dims, size_t dim) {
-  AxisView v;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (d < dim) v.outer *= dims[d];
-    if (d == dim) v.extent = dims[d];
-    if (d > dim) v.inner *= dims[d];
-  }
-  return v;
-}
-
 // Emits one compute operator (the same at kernel and block level).
 class ComputeEmitter {
  public:
   ComputeEmitter(Printer &p, bool parallel) : p_(p), parallel_(parallel) {}
+
+  // The pragma that shares a loop nest among OpenMP threads (all but the innermost loop when
+  // there are several), or none inside a block.
+  std::string pragma(size_t depth) const {
+    if (!parallel_ || depth == 0) return "";
+    const size_t collapse = depth > 1 ? depth - 1 : 1;
+    return "#pragma omp parallel for schedule(static) num_threads(threads)" +
+           (collapse > 1 ? " collapse(" + std::to_string(collapse) + ")" : std::string());
+  }
 
   void emit(const Operator &op, const std::vector<Ref> &in, const std::vector<Ref> &out) {
     if (is_unary(op.kind)) return unary(op, in[0], out[0]);
@@ -249,7 +141,7 @@ class ComputeEmitter {
 
  private:
   void unary(const Operator &op, const Ref &x, const Ref &o) {
-    p_.nest({num_elements(o.dims)}, "e", parallel_, [&](const std::vector<std::string> &v) {
+    p_.nest({num_elements(o.dims)}, "e", pragma(1), [&](const std::vector<std::string> &v) {
       p_.line("const float v = yr_ld(" + x.ptr + " + " + v[0] + ");");
       p_.line("yr_st(" + o.ptr + " + " + v[0] + ", " + unary_expr(op.kind, op.attributes, "v") +
               ");");
@@ -258,7 +150,7 @@ class ComputeEmitter {
 
   void binary(OpKind kind, const Ref &a, const Ref &b, const Ref &o) {
     if (a.dims == o.dims && b.dims == o.dims) {
-      p_.nest({num_elements(o.dims)}, "e", parallel_, [&](const std::vector<std::string> &v) {
+      p_.nest({num_elements(o.dims)}, "e", pragma(1), [&](const std::vector<std::string> &v) {
         p_.line("yr_st(" + o.ptr + " + " + v[0] + ", " +
                 binary_expr(kind, "yr_ld(" + a.ptr + " + " + v[0] + ")",
                             "yr_ld(" + b.ptr + " + " + v[0] + ")") +
@@ -268,7 +160,7 @@ class ComputeEmitter {
     }
     const Dims sa = broadcast_strides(a.dims, o.dims), sb = broadcast_strides(b.dims, o.dims);
     const Dims so = row_major_strides(o.dims);
-    p_.nest(o.dims, "i", parallel_, [&](const std::vector<std::string> &v) {
+    p_.nest(o.dims, "i", pragma(o.dims.size()), [&](const std::vector<std::string> &v) {
       p_.line("yr_st(" + o.ptr + " + " + index_expr(v, so) + ", " +
               binary_expr(kind, "yr_ld(" + a.ptr + " + " + index_expr(v, sa) + ")",
                           "yr_ld(" + b.ptr + " + " + index_expr(v, sb) + ")") +
@@ -337,7 +229,7 @@ class ComputeEmitter {
   void reduce(const Operator &op, const Ref &x, const Ref &o) {
     const AxisView v = axis_view(x.dims, static_cast<size_t>(op.attributes.dim));
     const bool is_max = op.kind == OpKind::kReductionMax;
-    p_.nest({v.outer, v.inner}, "r", parallel_, [&](const std::vector<std::string> &r) {
+    p_.nest({v.outer, v.inner}, "r", pragma(2), [&](const std::vector<std::string> &r) {
       p_.line(std::string("float acc = ") + (is_max ? "-INFINITY" : "0.0f") + ";");
       p_.open("for (int64_t e = 0; e < " + std::to_string(v.extent) + "; ++e)");
       const std::string value = "yr_ld(" + x.ptr + " + (" + r[0] + " * " +
@@ -357,12 +249,12 @@ class ComputeEmitter {
     for (size_t d = x.dims.size() - normalized; d < x.dims.size(); ++d) cols *= x.dims[d];
     const int64_t rows = num_elements(x.dims) / cols;
     const std::string c = std::to_string(cols);
-    p_.nest({rows}, "r", parallel_, [&](const std::vector<std::string> &r) {
+    p_.nest({rows}, "r", pragma(1), [&](const std::vector<std::string> &r) {
       p_.line("const auto *row = " + x.ptr + " + " + r[0] + " * " + c + ";");
       p_.line("auto *out_row = " + o.ptr + " + " + r[0] + " * " + c + ";");
       p_.line("float squares = 0.0f;");
       p_.line("for (int64_t c = 0; c < " + c + "; ++c) { const float v = yr_ld(row + c); squares += v * v; }");
-      p_.line("const float rms = std::sqrt(squares / " + literal(static_cast<double>(cols)) +
+      p_.line("const float rms = yr_sqrt(squares / " + literal(static_cast<double>(cols)) +
               " + " + literal(op.attributes.eps) + ");");
       const std::string weight =
           op.attributes.has_weight ? " * yr_ld(" + in[1].ptr + " + c)" : std::string();
@@ -375,7 +267,7 @@ class ComputeEmitter {
     const auto dim = static_cast<size_t>(op.attributes.dim);
     const Dims so = row_major_strides(o.dims), sa = row_major_strides(a.dims),
                sb = row_major_strides(b.dims);
-    p_.nest(o.dims, "i", parallel_, [&](const std::vector<std::string> &v) {
+    p_.nest(o.dims, "i", pragma(o.dims.size()), [&](const std::vector<std::string> &v) {
       std::vector<std::string> vb = v;
       vb[dim] = "(" + v[dim] + " - " + std::to_string(a.dims[dim]) + ")";
       p_.line("yr_st(" + o.ptr + " + " + index_expr(v, so) + ", " + v[dim] + " < " +
@@ -390,7 +282,7 @@ class ComputeEmitter {
     int64_t start = 0;
     for (const Ref &part : parts) {
       const Dims sp = row_major_strides(part.dims);
-      p_.nest(part.dims, "i", parallel_, [&](const std::vector<std::string> &v) {
+      p_.nest(part.dims, "i", pragma(part.dims.size()), [&](const std::vector<std::string> &v) {
         std::vector<std::string> vx = v;
         vx[dim] = "(" + v[dim] + " + " + std::to_string(start) + ")";
         p_.line("yr_st(" + part.ptr + " + " + index_expr(v, sp) + ", yr_ld(" + x.ptr + " + " +
@@ -567,7 +459,7 @@ class CustomizedEmitter {
     p_.line("const auto *src = in" + std::to_string(input) + " + " + tile_base(op, tile_dims, "it") + ";");
     const Dims sg = row_major_strides(op.attributes.sizes), st = row_major_strides(tile_dims);
     const Dims outer(tile_dims.begin(), tile_dims.end() - 1);
-    p_.nest(outer, "i", false, [&](const std::vector<std::string> &v) {
+    p_.nest(outer, "i", "", [&](const std::vector<std::string> &v) {
       p_.line("yr_ld_row(" + tile(op.outputs[0]) + " + " + index_expr(v, st) + ", src + " +
               index_expr(v, sg) + ", " + std::to_string(tile_dims.back()) + ");");
     });
@@ -580,7 +472,7 @@ class CustomizedEmitter {
     p_.line("auto *dst = out" + std::to_string(output) + " + " + tile_base(op, tile_dims, it) + ";");
     const Dims sg = row_major_strides(op.attributes.sizes), st = row_major_strides(tile_dims);
     const Dims outer(tile_dims.begin(), tile_dims.end() - 1);
-    p_.nest(outer, "i", false, [&](const std::vector<std::string> &v) {
+    p_.nest(outer, "i", "", [&](const std::vector<std::string> &v) {
       p_.line("yr_st_row(dst + " + index_expr(v, sg) + ", " + tile(op.inputs[0]) + " + " +
               index_expr(v, st) + ", " + std::to_string(tile_dims.back()) + ");");
     });
@@ -642,11 +534,11 @@ class CustomizedEmitter {
                 running_max(i) + "[e], " + m + "[e]);");
         const Dims sx = row_major_strides(x_dims), sm = broadcast_strides(m_dims, x_dims);
         const std::string acc = tile(op.outputs[0]);
-        p_.nest(x_dims, "i", false, [&](const std::vector<std::string> &v) {
+        p_.nest(x_dims, "i", "", [&](const std::vector<std::string> &v) {
           const std::string xi = index_expr(v, sx), mj = index_expr(v, sm);
-          p_.line(acc + "[" + xi + "] = " + acc + "[" + xi + "] * std::exp(" + running_max(i) +
+          p_.line(acc + "[" + xi + "] = " + acc + "[" + xi + "] * yr_exp(" + running_max(i) +
                   "[" + mj + "] - " + state(i) + "[" + mj + "]) + " + x + "[" + xi +
-                  "] * std::exp(" + m + "[" + mj + "] - " + state(i) + "[" + mj + "]);");
+                  "] * yr_exp(" + m + "[" + mj + "] - " + state(i) + "[" + mj + "]);");
         });
         p_.line("for (int64_t e = 0; e < " + mn + "; ++e) " + running_max(i) + "[e] = " +
                 state(i) + "[e];");
@@ -672,7 +564,7 @@ class CustomizedEmitter {
             std::to_string(last) + " + c];");
     const std::string count = literal(static_cast<double>(last * bg_.config().forloop_range));
     if (op.kind == OpKind::kAccumReduceMean) p_.line("s = s / " + count + ";");
-    if (op.kind == OpKind::kAccumReduceRms) p_.line("s = std::sqrt(s / " + count + ");");
+    if (op.kind == OpKind::kAccumReduceRms) p_.line("s = yr_sqrt(s / " + count + ");");
     p_.line(tile(op.outputs[0]) + "[r] = s;");
     p_.close();
   }
