@@ -17,6 +17,7 @@
 #include <sstream>
 #include <vector>
 
+#include "codegen/kernel_cache.hpp"
 #include "util/error.hpp"
 
 extern char **environ;
@@ -29,26 +30,6 @@ const char *kKeySymbol = "yirage_cpu_kernel_key";
 std::string env(const char *name) {
   const char *value = std::getenv(name);
   return value ? value : "";
-}
-
-// FNV-1a, twice with different offsets: 128 bits, stable across runs and platforms.
-std::string hash_hex(const std::string &text) {
-  uint64_t h1 = 1469598103934665603ull, h2 = 0x9ae16a3b2f90404full;
-  for (unsigned char c : text) {
-    h1 = (h1 ^ c) * 1099511628211ull;
-    h2 = (h2 ^ c) * 0x100000001b3ull + 0x9e3779b97f4a7c15ull;
-  }
-  char out[33];
-  std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(h1),
-                static_cast<unsigned long long>(h2));
-  return out;
-}
-
-std::string read_file(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Runs argv with stdout and stderr going to `log_path`; returns the exit status, 127 when the
@@ -74,28 +55,10 @@ int run(const std::vector<std::string> &argv, const std::string &log_path) {
   return -1;
 }
 
-// A name no other thread or process uses at the same time.
-std::string unique_suffix() {
-  static std::atomic<uint64_t> counter{0};
-  return std::to_string(getpid()) + "." + std::to_string(counter++);
-}
-
-// The checksum file next to an object: its size and hash. dlopen trusts the ELF headers (a
-// truncated object can take the process down with SIGBUS), so a cached object is only opened
-// when its bytes are exactly the ones written.
-std::string checksum_of(const std::string &bytes) {
-  return std::to_string(bytes.size()) + " " + hash_hex(bytes);
-}
-
-bool intact(const std::string &object) {
-  return !read_file(object + ".sum").empty() &&
-         read_file(object + ".sum") == checksum_of(read_file(object));
-}
-
 // dlopen + the two symbols; nullptr (and `why`) when the file is not a valid kernel for `key`.
 std::unique_ptr<LoadedKernel> load(const std::string &path, const std::string &symbol,
                                    const std::string &key, std::string &why) {
-  if (!intact(path)) {
+  if (!codegen::cached_file_intact(path)) {
     why = "its checksum does not match";
     return nullptr;
   }
@@ -119,12 +82,7 @@ std::unique_ptr<LoadedKernel> load(const std::string &path, const std::string &s
 
 LoadedKernel::~LoadedKernel() { dlclose(handle_); }
 
-std::string default_cache_dir() {
-  if (!env("YIRAGE_CACHE_DIR").empty()) return env("YIRAGE_CACHE_DIR") + "/cpu";
-  if (!env("XDG_CACHE_HOME").empty()) return env("XDG_CACHE_HOME") + "/yirage/cpu";
-  if (!env("HOME").empty()) return env("HOME") + "/.cache/yirage/cpu";
-  return "/tmp/yirage-cache/cpu";
-}
+std::string default_cache_dir() { return codegen::default_cache_dir("cpu"); }
 
 Compiler::Compiler(std::string cache_dir) : cache_dir_(std::move(cache_dir)) {
   compiler_ = !env("YIRAGE_CPU_CXX").empty() ? env("YIRAGE_CPU_CXX")
@@ -140,9 +98,9 @@ const std::string &Compiler::identity() {
       identity_error_ = "cpu: cannot create the kernel cache " + cache_dir_ + ": " + ec.message();
       return;
     }
-    const std::string log = cache_dir_ + "/version." + unique_suffix() + ".txt";
+    const std::string log = cache_dir_ + "/version." + codegen::unique_suffix() + ".txt";
     const int status = run({compiler_, "--version"}, log);
-    identity_ = read_file(log);
+    identity_ = codegen::read_file(log);
     std::filesystem::remove(log, ec);
     if (status == 127) {
       identity_error_ = "cpu: no C++ compiler: '" + compiler_ +
@@ -167,7 +125,7 @@ CompileOutcome Compiler::compile(const std::string &source, const std::string &s
       "-fassociative-math", "-fvisibility=hidden", "-w"};
   std::string flag_text;
   for (const std::string &f : flags) flag_text += f + " ";
-  const std::string key = hash_hex(source + '\0' + identity() + '\0' + flag_text);
+  const std::string key = codegen::hash_hex(source + '\0' + identity() + '\0' + flag_text);
   const std::string object = cache_dir_ + "/" + key + ".so";
   std::string why;
   CompileOutcome outcome;
@@ -179,7 +137,7 @@ CompileOutcome Compiler::compile(const std::string &source, const std::string &s
     }
     // A corrupt or foreign file: rebuild it.
   }
-  const std::string stem = cache_dir_ + "/" + key + "." + unique_suffix();
+  const std::string stem = cache_dir_ + "/" + key + "." + codegen::unique_suffix();
   const std::string source_path = stem + ".cpp", object_tmp = stem + ".so", log_path = stem + ".log";
   {
     std::ofstream out(source_path, std::ios::binary);
@@ -191,7 +149,7 @@ CompileOutcome Compiler::compile(const std::string &source, const std::string &s
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-o", object_tmp, source_path});
   const int status = run(argv, log_path);
-  const std::string log = read_file(log_path);
+  const std::string log = codegen::read_file(log_path);
   std::error_code ec;
   std::filesystem::remove(log_path, ec);
   if (status != 0) {
@@ -203,14 +161,7 @@ CompileOutcome Compiler::compile(const std::string &source, const std::string &s
                                          source_path + ")\ncommand: " + command + "\n" + log);
   }
   std::filesystem::remove(source_path, ec);
-  {
-    std::ofstream sum(object_tmp + ".sum", std::ios::binary);
-    sum << checksum_of(read_file(object_tmp));
-  }
-  // Object first, then its checksum: a reader in between sees a mismatch and rebuilds.
-  std::filesystem::rename(object_tmp, object, ec);
-  if (!ec) std::filesystem::rename(object_tmp + ".sum", object + ".sum", ec);
-  if (ec) throw Error(ErrorCode::kBackend, "cpu: cannot move " + object_tmp + ": " + ec.message());
+  codegen::commit_cached(object_tmp, object);
   outcome.kernel = load(object, symbol, key, why);
   if (!outcome.kernel) throw Error(ErrorCode::kBackend, "cpu: cannot load " + object + ": " + why);
   return outcome;

@@ -17,6 +17,7 @@
 #include "codegen/cpu_source.hpp"
 #include "codegen/kernel_program.hpp"
 #include "compiler.hpp"
+#include "entry_guard.hpp"
 #include "search/target_abi.hpp"
 #include "util/error.hpp"
 #include "yirage_backend.h"
@@ -51,35 +52,9 @@ namespace {
 using yirage::Error;
 using yirage::ErrorCode;
 
-void set_error(yirage_backend_error *error, yirage_status status, const std::string &message,
-               int64_t native = 0) {
-  if (error == nullptr || error->struct_size < sizeof(yirage_backend_error)) return;
-  error->status = status;
-  error->native_code = native;
-  const size_t n = std::min(message.size(), sizeof error->message - 1);
-  std::memcpy(error->message, message.data(), n);
-  error->message[n] = '\0';
-}
-
-// Runs body; any exception becomes a status and the error channel's message.
 template <class Body>
 yirage_status protect(yirage_backend_error *error, Body &&body) noexcept {
-  try {
-    body();
-    return YIRAGE_OK;
-  } catch (const Error &e) {
-    set_error(error, static_cast<yirage_status>(e.code()), e.what());
-    return static_cast<yirage_status>(e.code());
-  } catch (const std::bad_alloc &) {
-    set_error(error, YIRAGE_ERROR_OUT_OF_MEMORY, "cpu: out of host memory");
-    return YIRAGE_ERROR_OUT_OF_MEMORY;
-  } catch (const std::exception &e) {
-    set_error(error, YIRAGE_ERROR_INTERNAL, std::string("cpu: internal error: ") + e.what());
-    return YIRAGE_ERROR_INTERNAL;
-  } catch (...) {
-    set_error(error, YIRAGE_ERROR_INTERNAL, "cpu: internal error");
-    return YIRAGE_ERROR_INTERNAL;
-  }
+  return yirage::backend::protect("cpu", error, std::forward<Body>(body));
 }
 
 [[noreturn]] void invalid(const std::string &message) {
@@ -221,11 +196,7 @@ void buffer_release(yirage_backend_buffer *buffer) {
 }
 
 void check_range(const yirage_backend_buffer *buffer, size_t offset, size_t bytes, const char *op) {
-  if (offset > buffer->bytes || bytes > buffer->bytes - offset) {
-    invalid(std::string(op) + ": bytes [" + std::to_string(offset) + ", " +
-            std::to_string(offset + bytes) + ") are outside the buffer's " +
-            std::to_string(buffer->bytes));
-  }
+  yirage::backend::check_range("cpu", buffer->bytes, offset, bytes, op);
 }
 
 yirage_status buffer_write(yirage_backend_buffer *buffer, size_t offset, const void *source,

@@ -1,0 +1,111 @@
+// The CUDA generator without a GPU: NVRTC must compile the kernel of every operator kind in every
+// dtype, and of the six fused benchmark µGraphs, for sm_80 and sm_90. Skips when NVRTC cannot be
+// opened. (Running them is the conformance suite's job, on a machine with a GPU.)
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "benchmark_ugraphs.hpp"
+#include "codegen/cuda_source.hpp"
+#include "driver.hpp"
+#include "ir/block_graph.hpp"
+
+namespace yirage::cuda {
+namespace {
+
+constexpr int64_t kH100SharedBytes = 227 * 1024;
+
+const Nvrtc *nvrtc_or_null() {
+  try {
+    return &Nvrtc::load();
+  } catch (const Error &) {
+    return nullptr;
+  }
+}
+
+// Compiles every live operator of `graph` for both architectures; identical sources once.
+void expect_compiles(const KernelGraph &graph, const std::string &what, std::set<std::string> &seen) {
+  const Nvrtc *nvrtc = nvrtc_or_null();
+  const std::vector<bool> live = live_operators(graph);
+  for (size_t i = 0; i < graph.operators().size(); ++i) {
+    if (!live[i] || graph.operators()[i].kind == OpKind::kInput) continue;
+    const codegen::CudaKernel kernel =
+        codegen::cuda_source(codegen::make_kernel_program(graph, i), kH100SharedBytes);
+    EXPECT_GT(kernel.block_threads, 0);
+    EXPECT_GE(kernel.grid[0], 1);
+    if (!seen.insert(kernel.source).second) continue;
+    for (const char *arch : {"sm_80", "sm_90"}) {
+      try {
+        const std::string cubin = nvrtc->compile(kernel.source, arch);
+        EXPECT_GT(cubin.size(), 100u) << what;
+      } catch (const Error &e) {
+        ADD_FAILURE() << what << ", operator " << op_name(graph.operators()[i].kind) << ", " << arch
+                      << ": " << e.what() << "\n" << kernel.source;
+        return;
+      }
+    }
+  }
+}
+
+class CudaCodegen : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (nvrtc_or_null() == nullptr) GTEST_SKIP() << "NVRTC cannot be opened here";
+  }
+  std::set<std::string> seen_;
+};
+
+TEST_F(CudaCodegen, EveryOperatorKindInEveryDType) {
+  for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+    KernelGraph g;
+    const TensorId x = g.new_input({3, 5, 7}, dt);
+    for (OpKind kind : {OpKind::kExp, OpKind::kSilu, OpKind::kGelu, OpKind::kRelu, OpKind::kSquare,
+                        OpKind::kSigmoid, OpKind::kNeg, OpKind::kSqrt, OpKind::kLog}) {
+      g.mark_output(g.unary(kind, x));
+    }
+    g.mark_output(g.clamp(x, -0.25, 0.5));
+    g.mark_output(g.mul_scalar(x, 0.375));
+    const TensorId b = g.new_input({3, 1, 7}, dt);
+    for (OpKind kind : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMax, OpKind::kPow}) {
+      g.mark_output(g.binary(kind, x, b));
+    }
+    g.mark_output(g.matmul(g.new_input({2, 1, 19, 33}, dt), g.new_input({1, 3, 33, 130}, dt)));
+    g.mark_output(g.reduction(OpKind::kReduction, x, 2));
+    g.mark_output(g.reduction(OpKind::kReductionMax, x, 0));
+    g.mark_output(g.rms_norm(x, {7}, 1e-6, g.new_input({7}, dt)));
+    g.mark_output(g.rms_norm(x, {5, 7}, 1e-5, std::nullopt));
+    g.mark_output(g.concat(x, b, 1));
+    for (TensorId part : g.split(x, 2, {3, 4})) g.mark_output(part);
+    expect_compiles(g, dtype_name(dt), seen_);
+  }
+}
+
+TEST_F(CudaCodegen, FusedBenchmarkUGraphs) {
+  for (const std::string &name : bench::benchmark_names()) {
+    for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
+      expect_compiles(bench::build_fused(name, 2, dt, 16), name + " " + dtype_name(dt), seen_);
+    }
+  }
+}
+
+TEST(CudaCodegenLimits, TilesOverSharedMemoryAreUnsupported) {
+  const KernelGraph fused = bench::build_fused("gated_mlp", 8, DType::kFloat16, 1);
+  const std::vector<bool> live = live_operators(fused);
+  int checked = 0;
+  for (size_t i = 0; i < fused.operators().size(); ++i) {
+    if (!live[i] || fused.operators()[i].kind != OpKind::kCustomized) continue;
+    ++checked;
+    const auto program = codegen::make_kernel_program(fused, i);
+    try {
+      codegen::cuda_source(program, 1024);
+      ADD_FAILURE() << "1 KiB of shared memory was enough";
+    } catch (const Error &e) {
+      EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+      EXPECT_NE(std::string(e.what()).find("shared memory"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_GT(checked, 0) << "the fused graph has no customized operator";
+}
+
+}  // namespace
+}  // namespace yirage::cuda

@@ -1,0 +1,67 @@
+// The CUDA driver API and NVRTC, opened with dlopen at run time (never linked: the plugin must
+// load on machines without them). cuda.h and nvrtc.h are used for their types only.
+#pragma once
+
+#include <cuda.h>
+#include <nvrtc.h>
+
+#include <string>
+
+#include "entry_guard.hpp"
+
+namespace yirage::cuda {
+
+using backend::NativeError;
+
+#define YIRAGE_CUDA_DRIVER_FUNCTIONS(X)                                                          \
+  X(cuInit, "cuInit") X(cuGetErrorName, "cuGetErrorName") X(cuDriverGetVersion, "cuDriverGetVersion") \
+  X(cuDeviceGetCount, "cuDeviceGetCount") X(cuDeviceGet, "cuDeviceGet")                            \
+  X(cuDeviceGetName, "cuDeviceGetName") X(cuDeviceGetAttribute, "cuDeviceGetAttribute")            \
+  X(cuDeviceTotalMem, "cuDeviceTotalMem_v2")                                                     \
+  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                                        \
+  X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")                                   \
+  X(cuCtxSetCurrent, "cuCtxSetCurrent") X(cuCtxSynchronize, "cuCtxSynchronize")                  \
+  X(cuMemAlloc, "cuMemAlloc_v2") X(cuMemFree, "cuMemFree_v2")                                    \
+  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2") X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                          \
+  X(cuModuleLoadData, "cuModuleLoadData") X(cuModuleUnload, "cuModuleUnload")                    \
+  X(cuModuleGetFunction, "cuModuleGetFunction") X(cuFuncSetAttribute, "cuFuncSetAttribute")     \
+  X(cuLaunchKernel, "cuLaunchKernel") X(cuStreamSynchronize, "cuStreamSynchronize")              \
+  X(cuEventCreate, "cuEventCreate") X(cuEventDestroy, "cuEventDestroy_v2")                       \
+  X(cuEventRecord, "cuEventRecord") X(cuEventSynchronize, "cuEventSynchronize")
+
+#define YIRAGE_NVRTC_FUNCTIONS(X)                                                                \
+  X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)            \
+  X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize)    \
+  X(nvrtcGetCUBIN)
+
+struct Driver {
+#define YIRAGE_DECLARE(name, symbol) decltype(&::name) name = nullptr;
+  YIRAGE_CUDA_DRIVER_FUNCTIONS(YIRAGE_DECLARE)
+#undef YIRAGE_DECLARE
+  // cuEventElapsedTime_v2 where the driver has it, else the original (same signature).
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent) = nullptr;
+
+  // Opens libcuda.so.1 (once per process); nullptr with `why` set when it cannot.
+  static const Driver *load(std::string &why);
+
+  // Throws NativeError(kBackend, or kOutOfMemory for CUDA_ERROR_OUT_OF_MEMORY) unless OK.
+  void check(CUresult result, const std::string &what) const;
+};
+
+struct Nvrtc {
+#define YIRAGE_DECLARE(name) decltype(&::name) name = nullptr;
+  YIRAGE_NVRTC_FUNCTIONS(YIRAGE_DECLARE)
+#undef YIRAGE_DECLARE
+  int major = 0, minor = 0;
+  std::string library;  // the file that was opened
+
+  // Opens NVRTC (once per process): $YIRAGE_NVRTC, else libnvrtc.so[.13/.12] from the library
+  // path, else $CUDA_HOME/lib64 and /usr/local/cuda/lib64. Throws Error(kNotFound) listing what
+  // was tried.
+  static const Nvrtc &load();
+
+  // CUDA C++ → cubin for `arch` ("sm_90"). Throws NativeError(kBackend) with the build log.
+  std::string compile(const std::string &source, const std::string &arch) const;
+};
+
+}  // namespace yirage::cuda

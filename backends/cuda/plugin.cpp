@@ -1,0 +1,514 @@
+// The CUDA backend (libyirage-backend-cuda.so): NVIDIA GPUs through the driver API, kernels
+// generated as CUDA C++ (src/codegen/cuda_source.hpp), compiled by NVRTC for the device's compute
+// capability and cached as cubins. libcuda.so.1 and NVRTC are opened with dlopen, so the plugin
+// loads anywhere; without a driver it reports zero devices and why (docs/backends/cuda.md).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "codegen/cuda_source.hpp"
+#include "codegen/kernel_cache.hpp"
+#include "codegen/kernel_program.hpp"
+#include "driver.hpp"
+#include "search/target_abi.hpp"
+#include "yirage_backend.h"
+
+namespace {
+
+using yirage::Error;
+using yirage::ErrorCode;
+using yirage::cuda::Driver;
+
+struct Device {
+  CUdevice handle = 0;
+  CUcontext context = nullptr;  // the primary context, retained while the instance lives
+  int cc_major = 0, cc_minor = 0;
+  int64_t max_shared_optin = 0;
+  yirage_backend_device_info info{};
+};
+
+}  // namespace
+
+struct yirage_backend_instance_s {
+  const Driver *driver = nullptr;
+  std::string reason;  // why there are no devices
+  std::vector<Device> devices;
+  std::string cache_dir;
+};
+
+struct yirage_backend_buffer_s {
+  yirage_backend_instance_s *instance;
+  int32_t device;
+  CUdeviceptr pointer;
+  size_t bytes;
+  bool owned;
+};
+
+struct yirage_backend_executable_s {
+  yirage_backend_instance_s *instance;
+  int32_t device;
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  yirage::codegen::CudaKernel launch;
+  std::vector<size_t> input_bytes, output_bytes;
+};
+
+struct yirage_backend_timer_s {
+  yirage_backend_instance_s *instance;
+  int32_t device;
+  CUevent event = nullptr;
+  bool recorded = false;
+};
+
+namespace {
+
+template <class Body>
+yirage_status protect(yirage_backend_error *error, Body &&body) noexcept {
+  return yirage::backend::protect("cuda", error, std::forward<Body>(body));
+}
+
+[[noreturn]] void invalid(const std::string &message) {
+  throw Error(ErrorCode::kInvalidArgument, "cuda: " + message);
+}
+
+void require(const void *pointer, const char *name) {
+  if (pointer == nullptr) invalid(std::string(name) + " is NULL");
+}
+
+Device &device_of(yirage_backend_instance *instance, int32_t device) {
+  require(instance, "instance");
+  if (device < 0 || device >= static_cast<int32_t>(instance->devices.size())) {
+    throw Error(ErrorCode::kNotFound, "cuda: no device " + std::to_string(device) + " (" +
+                                          std::to_string(instance->devices.size()) + " present" +
+                                          (instance->devices.empty() ? ": " + instance->reason : "") + ")");
+  }
+  return instance->devices[static_cast<size_t>(device)];
+}
+
+// Makes the device's primary context current on this thread.
+const Driver &enter(yirage_backend_instance *instance, int32_t device) {
+  Device &d = device_of(instance, device);
+  instance->driver->check(instance->driver->cuCtxSetCurrent(d.context), "cuCtxSetCurrent");
+  return *instance->driver;
+}
+
+int attribute(const Driver &driver, CUdevice device, CUdevice_attribute which) {
+  int value = 0;
+  driver.check(driver.cuDeviceGetAttribute(&value, which, device), "cuDeviceGetAttribute");
+  return value;
+}
+
+// Bandwidth and peak FLOP/s are not attributes of the device: they come from this table of
+// published figures, keyed by compute capability (docs/backends/cuda.md). Others are estimated
+// from the SM count: per SM and cycle, 256 float32 FLOP (vector) and 2048 float16 matrix FLOP at
+// 1.5 GHz, and 1 TB/s of memory bandwidth.
+struct ChipFigures {
+  int major, minor;
+  double bandwidth, flops_f16, flops_f32_vector;
+  int reference_sms;  // the SM count the figures are for; scaled by the device's
+};
+constexpr ChipFigures kChips[] = {
+    {8, 0, 2.0e12, 312e12, 19.5e12, 108},   // A100 SXM 80 GB
+    {8, 6, 0.94e12, 142e12, 35.6e12, 84},   // RTX 3090 (GA102)
+    {8, 9, 1.0e12, 330e12, 82.6e12, 128},   // RTX 4090 (AD102)
+    {9, 0, 3.35e12, 989e12, 67e12, 132},    // H100 SXM 80 GB
+    {10, 0, 8.0e12, 2250e12, 80e12, 148},   // B200
+};
+
+void describe(const Driver &driver, Device &d) {
+  char name[128] = {0};
+  driver.check(driver.cuDeviceGetName(name, sizeof name - 1, d.handle), "cuDeviceGetName");
+  size_t memory = 0;
+  driver.check(driver.cuDeviceTotalMem(&memory, d.handle), "cuDeviceTotalMem");
+  d.cc_major = attribute(driver, d.handle, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  d.cc_minor = attribute(driver, d.handle, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  const int sms = attribute(driver, d.handle, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  d.max_shared_optin = attribute(driver, d.handle, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+
+  yirage_backend_device_info &info = d.info;
+  info.struct_size = sizeof info;
+  std::snprintf(info.name, sizeof info.name, "%s (sm_%d%d, %d SMs)", name, d.cc_major, d.cc_minor, sms);
+  yirage_target_properties &t = info.target;
+  t.struct_size = sizeof t;
+  std::snprintf(t.name, sizeof t.name, "cuda-sm_%d%d", d.cc_major, d.cc_minor);
+  t.kind = YIRAGE_TARGET_GPU;
+  t.compute_units = sms;
+  t.max_threads_per_block = attribute(driver, d.handle, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  t.max_blocks_per_compute_unit = attribute(driver, d.handle, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+  t.threads_per_compute_unit = attribute(driver, d.handle, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+  t.shared_memory_per_block = d.max_shared_optin;
+  t.shared_memory_per_compute_unit =
+      attribute(driver, d.handle, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+  t.warp_width = attribute(driver, d.handle, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+  t.memory_bytes = static_cast<int64_t>(memory);
+  t.l2_bytes = attribute(driver, d.handle, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+  double bandwidth = 1.0e12 * sms / 100, f16 = 2048.0 * 1.5e9 * sms, f32 = 256.0 * 1.5e9 * sms;
+  for (const ChipFigures &c : kChips) {
+    if (c.major == d.cc_major && c.minor == d.cc_minor) {
+      const double scale = static_cast<double>(sms) / c.reference_sms;
+      bandwidth = c.bandwidth;
+      f16 = c.flops_f16 * scale;
+      f32 = c.flops_f32_vector * scale;
+    }
+  }
+  t.memory_bandwidth = bandwidth;
+  t.l2_bandwidth = bandwidth * 3;
+  t.peak_flops_float16 = f16;
+  t.peak_flops_bfloat16 = d.cc_major >= 8 ? f16 : 0;
+  t.peak_flops_float32 = f32;  // float32 matmuls run on the vector units in this version
+  t.vector_flops_float32 = f32;
+  t.matrix_unit[0] = 16;
+  t.matrix_unit[1] = 8;
+  t.matrix_unit[2] = 16;
+  t.launch_overhead_seconds = 3e-6;
+  info.dtypes = (1u << YIRAGE_FLOAT16) | (1u << YIRAGE_FLOAT32) | (d.cc_major >= 8 ? (1u << YIRAGE_BFLOAT16) : 0u);
+  info.dlpack_device_type = kDLCUDA;
+}
+
+size_t tensor_bytes(const yirage::Tensor &t) {
+  return static_cast<size_t>(yirage::num_elements(t.dims)) * yirage::dtype_size(t.dtype);
+}
+
+yirage::codegen::KernelProgram parse(const void *program, size_t size) {
+  require(program, "program");
+  return yirage::codegen::kernel_program_from_bytes(program, size);
+}
+
+std::string arch_of(const Device &d) { return "sm_" + std::to_string(d.cc_major * 10 + d.cc_minor); }
+
+// The cubin for `source`, from the cache or from NVRTC.
+std::string cubin_for(const yirage_backend_instance *instance, const std::string &source,
+                      const std::string &arch) {
+  const yirage::cuda::Nvrtc &nvrtc = yirage::cuda::Nvrtc::load();
+  const std::string key = yirage::codegen::hash_hex(source + '\0' + arch + '\0' +
+                                                    std::to_string(nvrtc.major) + "." +
+                                                    std::to_string(nvrtc.minor));
+  const std::string path = instance->cache_dir + "/" + key + ".cubin";
+  if (auto cached = yirage::codegen::read_cached(path)) return *cached;
+  std::string cubin = nvrtc.compile(source, arch);
+  yirage::codegen::store_cached(path, cubin);
+  return cubin;
+}
+
+// ---- the table's entries ----
+
+yirage_status create(const yirage_backend_host *host, yirage_backend_instance **out,
+                     yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(host, "host");
+    require(out, "out_instance");
+    if (host->struct_size < sizeof(yirage_backend_host)) invalid("host->struct_size is smaller than ABI 1.0's");
+    if (host->abi_major != YIRAGE_BACKEND_ABI_MAJOR) {
+      throw Error(ErrorCode::kVersionMismatch, "cuda: the host speaks another major plugin ABI");
+    }
+    auto instance = std::make_unique<yirage_backend_instance_s>();
+    instance->cache_dir = host->cache_dir && *host->cache_dir ? std::string(host->cache_dir) + "/cuda"
+                                                              : yirage::codegen::default_cache_dir("cuda");
+    instance->driver = Driver::load(instance->reason);
+    if (instance->driver != nullptr) {
+      const Driver &driver = *instance->driver;
+      int count = 0;
+      const CUresult init = driver.cuInit(0);
+      if (init != CUDA_SUCCESS || driver.cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+        const char *name = nullptr;
+        driver.cuGetErrorName(init, &name);
+        instance->reason = init != CUDA_SUCCESS
+                               ? std::string("cuda: cuInit failed: ") + (name ? name : "unknown error")
+                               : "cuda: the driver reports no devices";
+      }
+      for (int i = 0; i < count && init == CUDA_SUCCESS; ++i) {
+        Device d;
+        driver.check(driver.cuDeviceGet(&d.handle, i), "cuDeviceGet");
+        driver.check(driver.cuDevicePrimaryCtxRetain(&d.context, d.handle), "cuDevicePrimaryCtxRetain");
+        instance->devices.push_back(d);
+        describe(driver, instance->devices.back());
+      }
+    }
+    *out = instance.release();
+  });
+}
+
+void destroy(yirage_backend_instance *instance) {
+  if (instance == nullptr) return;
+  for (const Device &d : instance->devices) instance->driver->cuDevicePrimaryCtxRelease(d.handle);
+  delete instance;
+}
+
+yirage_status device_count(yirage_backend_instance *instance, int32_t *out, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(instance, "instance");
+    require(out, "out_count");
+    *out = static_cast<int32_t>(instance->devices.size());
+  });
+}
+
+const char *unavailable_reason(yirage_backend_instance *instance) {
+  return instance == nullptr ? "no instance" : instance->reason.c_str();
+}
+
+yirage_status device_info(yirage_backend_instance *instance, int32_t device,
+                          yirage_backend_device_info *out, yirage_backend_error *error) {
+  return protect(error, [&] {
+    const Device &d = device_of(instance, device);
+    require(out, "out_info");
+    if (out->struct_size < sizeof(yirage_backend_device_info)) invalid("out_info->struct_size too small");
+    if (out->target.struct_size < sizeof(yirage_target_properties)) invalid("out_info->target.struct_size too small");
+    yirage_backend_device_info info = d.info;
+    info.dlpack_device_id = device;
+    info.struct_size = out->struct_size;
+    info.target.struct_size = out->target.struct_size;
+    std::memcpy(out, &info, sizeof info);
+  });
+}
+
+yirage_status buffer_alloc(yirage_backend_instance *instance, int32_t device, size_t bytes,
+                           yirage_backend_buffer **out, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(out, "out_buffer");
+    const Driver &driver = enter(instance, device);
+    const Device &d = device_of(instance, device);
+    if (bytes > static_cast<size_t>(d.info.target.memory_bytes)) {
+      throw Error(ErrorCode::kOutOfMemory, "cuda: cannot allocate " + std::to_string(bytes) +
+                                               " bytes: the device has " +
+                                               std::to_string(d.info.target.memory_bytes));
+    }
+    CUdeviceptr pointer = 0;
+    if (bytes > 0) driver.check(driver.cuMemAlloc(&pointer, bytes), "cuMemAlloc of " + std::to_string(bytes) + " bytes");
+    *out = new yirage_backend_buffer_s{instance, device, pointer, bytes, true};
+  });
+}
+
+yirage_status buffer_wrap(yirage_backend_instance *instance, int32_t device, void *native,
+                          size_t bytes, yirage_backend_buffer **out, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(out, "out_buffer");
+    device_of(instance, device);
+    if (native == nullptr && bytes > 0) invalid("buffer_wrap: native is NULL");
+    *out = new yirage_backend_buffer_s{instance, device, reinterpret_cast<CUdeviceptr>(native), bytes, false};
+  });
+}
+
+void buffer_release(yirage_backend_buffer *buffer) {
+  if (buffer == nullptr) return;
+  if (buffer->owned && buffer->pointer != 0) {
+    const Driver &driver = *buffer->instance->driver;
+    driver.cuCtxSetCurrent(buffer->instance->devices[static_cast<size_t>(buffer->device)].context);
+    driver.cuMemFree(buffer->pointer);
+  }
+  delete buffer;
+}
+
+yirage_status buffer_write(yirage_backend_buffer *buffer, size_t offset, const void *source,
+                           size_t bytes, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(buffer, "buffer");
+    if (bytes > 0) require(source, "source");
+    yirage::backend::check_range("cuda", buffer->bytes, offset, bytes, "buffer_write");
+    if (bytes == 0) return;
+    const Driver &driver = enter(buffer->instance, buffer->device);
+    driver.check(driver.cuMemcpyHtoD(buffer->pointer + offset, source, bytes), "cuMemcpyHtoD");
+  });
+}
+
+yirage_status buffer_read(yirage_backend_buffer *buffer, size_t offset, void *destination,
+                          size_t bytes, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(buffer, "buffer");
+    if (bytes > 0) require(destination, "destination");
+    yirage::backend::check_range("cuda", buffer->bytes, offset, bytes, "buffer_read");
+    if (bytes == 0) return;
+    const Driver &driver = enter(buffer->instance, buffer->device);
+    driver.check(driver.cuMemcpyDtoH(destination, buffer->pointer + offset, bytes), "cuMemcpyDtoH");
+  });
+}
+
+yirage_status supports(yirage_backend_instance *instance, int32_t device, const void *program,
+                       size_t size, yirage_backend_error *error) {
+  return protect(error, [&] {
+    const Device &d = device_of(instance, device);
+    const yirage::codegen::KernelProgram parsed = parse(program, size);
+    for (int32_t id : parsed.graph.inputs()) {
+      if (parsed.graph.tensor(id).dtype == yirage::DType::kBFloat16 && d.cc_major < 8) {
+        throw Error(ErrorCode::kUnsupported, "cuda: bfloat16 needs sm_80 or newer");
+      }
+    }
+    (void)yirage::codegen::cuda_source(parsed, d.max_shared_optin);
+  });
+}
+
+yirage_status compile(yirage_backend_instance *instance, int32_t device, const void *program,
+                      size_t size, const yirage_backend_compile_options *options,
+                      yirage_backend_executable **out, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(out, "out_executable");
+    const Device &d = device_of(instance, device);
+    if (options != nullptr) {
+      if (options->struct_size < sizeof(yirage_backend_compile_options)) invalid("options->struct_size too small");
+      if (options->optimization_level < 0 || options->optimization_level > 3) {
+        invalid("optimization_level must be 0..3, not " + std::to_string(options->optimization_level));
+      }
+    }
+    const yirage::codegen::KernelProgram parsed = parse(program, size);
+    auto executable = std::make_unique<yirage_backend_executable_s>();
+    executable->instance = instance;
+    executable->device = device;
+    executable->launch = yirage::codegen::cuda_source(parsed, d.max_shared_optin);
+    const std::string cubin = cubin_for(instance, executable->launch.source, arch_of(d));
+    const Driver &driver = enter(instance, device);
+    driver.check(driver.cuModuleLoadData(&executable->module, cubin.data()), "cuModuleLoadData");
+    const CUresult found = driver.cuModuleGetFunction(&executable->function, executable->module,
+                                                      yirage::codegen::kCudaKernelSymbol);
+    if (found == CUDA_SUCCESS && executable->launch.shared_bytes > 48 * 1024) {
+      driver.check(driver.cuFuncSetAttribute(executable->function,
+                                             CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             static_cast<int>(executable->launch.shared_bytes)),
+                   "cuFuncSetAttribute");
+    }
+    if (found != CUDA_SUCCESS) {
+      driver.cuModuleUnload(executable->module);
+      driver.check(found, "cuModuleGetFunction");
+    }
+    for (int32_t id : parsed.graph.inputs()) executable->input_bytes.push_back(tensor_bytes(parsed.graph.tensor(id)));
+    for (int32_t id : parsed.graph.outputs()) executable->output_bytes.push_back(tensor_bytes(parsed.graph.tensor(id)));
+    *out = executable.release();
+  });
+}
+
+void executable_release(yirage_backend_executable *executable) {
+  if (executable == nullptr) return;
+  const Driver &driver = *executable->instance->driver;
+  driver.cuCtxSetCurrent(executable->instance->devices[static_cast<size_t>(executable->device)].context);
+  driver.cuModuleUnload(executable->module);
+  delete executable;
+}
+
+void collect(const char *role, yirage_backend_buffer *const *buffers, size_t n,
+             const std::vector<size_t> &bytes, int32_t device, std::vector<CUdeviceptr> &pointers) {
+  if (n != bytes.size()) {
+    invalid(std::string("launch: the kernel takes ") + std::to_string(bytes.size()) + " " + role +
+            "s, " + std::to_string(n) + " were given");
+  }
+  if (n > 0) require(buffers, role);
+  for (size_t i = 0; i < n; ++i) {
+    if (buffers[i] == nullptr) invalid(std::string("launch: ") + role + " " + std::to_string(i) + " is NULL");
+    if (buffers[i]->device != device) invalid(std::string("launch: ") + role + " " + std::to_string(i) + " is on another device");
+    if (buffers[i]->bytes < bytes[i]) {
+      invalid(std::string("launch: ") + role + " " + std::to_string(i) + " has " +
+              std::to_string(buffers[i]->bytes) + " bytes, the kernel needs " + std::to_string(bytes[i]));
+    }
+    pointers.push_back(buffers[i]->pointer);
+  }
+}
+
+yirage_status launch(yirage_backend_executable *executable, void *stream,
+                     yirage_backend_buffer *const *inputs, size_t num_inputs,
+                     yirage_backend_buffer *const *outputs, size_t num_outputs,
+                     yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(executable, "executable");
+    std::vector<CUdeviceptr> pointers;
+    collect("input", inputs, num_inputs, executable->input_bytes, executable->device, pointers);
+    collect("output", outputs, num_outputs, executable->output_bytes, executable->device, pointers);
+    std::vector<void *> args;
+    for (CUdeviceptr &p : pointers) args.push_back(&p);
+    const Driver &driver = enter(executable->instance, executable->device);
+    const auto &l = executable->launch;
+    driver.check(driver.cuLaunchKernel(executable->function, static_cast<unsigned>(l.grid[0]),
+                                       static_cast<unsigned>(l.grid[1]), static_cast<unsigned>(l.grid[2]),
+                                       static_cast<unsigned>(l.block_threads), 1, 1,
+                                       static_cast<unsigned>(l.shared_bytes), static_cast<CUstream>(stream),
+                                       args.data(), nullptr),
+                 "cuLaunchKernel");
+  });
+}
+
+yirage_status synchronize(yirage_backend_instance *instance, int32_t device, void *stream,
+                          yirage_backend_error *error) {
+  return protect(error, [&] {
+    const Driver &driver = enter(instance, device);
+    if (stream == nullptr) {
+      driver.check(driver.cuCtxSynchronize(), "cuCtxSynchronize");
+    } else {
+      driver.check(driver.cuStreamSynchronize(static_cast<CUstream>(stream)), "cuStreamSynchronize");
+    }
+  });
+}
+
+yirage_status timer_create(yirage_backend_instance *instance, int32_t device,
+                           yirage_backend_timer **out, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(out, "out_timer");
+    const Driver &driver = enter(instance, device);
+    auto timer = std::make_unique<yirage_backend_timer_s>();
+    timer->instance = instance;
+    timer->device = device;
+    driver.check(driver.cuEventCreate(&timer->event, CU_EVENT_DEFAULT), "cuEventCreate");
+    *out = timer.release();
+  });
+}
+
+void timer_release(yirage_backend_timer *timer) {
+  if (timer == nullptr) return;
+  timer->instance->driver->cuEventDestroy(timer->event);
+  delete timer;
+}
+
+yirage_status timer_record(yirage_backend_timer *timer, void *stream, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(timer, "timer");
+    const Driver &driver = enter(timer->instance, timer->device);
+    driver.check(driver.cuEventRecord(timer->event, static_cast<CUstream>(stream)), "cuEventRecord");
+    timer->recorded = true;
+  });
+}
+
+yirage_status timer_elapsed(yirage_backend_timer *start, yirage_backend_timer *stop,
+                            double *out_seconds, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(start, "start");
+    require(stop, "stop");
+    require(out_seconds, "out_seconds");
+    if (!start->recorded || !stop->recorded) invalid("timer_elapsed: a timer was never recorded");
+    const Driver &driver = enter(stop->instance, stop->device);
+    driver.check(driver.cuEventSynchronize(stop->event), "cuEventSynchronize");
+    float ms = 0;
+    driver.check(driver.cuEventElapsedTime(&ms, start->event, stop->event), "cuEventElapsedTime");
+    *out_seconds = ms * 1e-3;
+  });
+}
+
+const yirage_backend_api kApi = {
+    sizeof(yirage_backend_api),
+    YIRAGE_BACKEND_ABI_MAJOR,
+    YIRAGE_BACKEND_ABI_MINOR,
+    "cuda",
+    YIRAGE_VERSION_STRING,
+    create,
+    destroy,
+    device_count,
+    unavailable_reason,
+    device_info,
+    buffer_alloc,
+    buffer_wrap,
+    buffer_release,
+    buffer_write,
+    buffer_read,
+    supports,
+    compile,
+    executable_release,
+    launch,
+    synchronize,
+    timer_create,
+    timer_release,
+    timer_record,
+    timer_elapsed,
+};
+
+}  // namespace
+
+extern "C" YIRAGE_BACKEND_EXPORT const yirage_backend_api *yirage_backend_entry(uint32_t, uint32_t) {
+  return &kApi;
+}

@@ -1,0 +1,35 @@
+// The CUDA backend's code generator: CUDA C++ for one kernel program, compiled by NVRTC without
+// any header (float16 and bfloat16 conversions are inline PTX, so no cuda_fp16.h is needed).
+//
+// The source defines one kernel, extern "C" __global__ void yirage_cuda_kernel(in0…, out0…),
+// taking one pointer per program input, then per output, on compact row-major tensors; it is
+// launched with the grid, block and dynamic shared memory of CudaKernel.
+//
+// A customized operator runs one CUDA block per µGraph block: every tile lives in dynamic shared
+// memory as float32, block-level operators are loops over their output elements shared by the
+// block's threads with a barrier after each, the for-loop is a loop, and accumulators are float32
+// arrays in shared memory. Pre-defined operators are grid-stride loops over their outputs (rms_norm
+// one row per thread; matmul one output per thread, accumulating in float32).
+#pragma once
+
+#include <array>
+#include <string>
+
+#include "codegen/kernel_program.hpp"
+
+namespace yirage::codegen {
+
+inline constexpr const char *kCudaKernelSymbol = "yirage_cuda_kernel";
+
+struct CudaKernel {
+  std::string source;
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  int64_t block_threads = 256;
+  int64_t shared_bytes = 0;  // dynamic shared memory per block
+};
+
+// Throws Error(kUnsupported) for an operator it cannot generate, or a customized operator whose
+// tiles need more than `max_shared_bytes` of shared memory (0: no limit).
+CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes);
+
+}  // namespace yirage::codegen
