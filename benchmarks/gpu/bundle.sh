@@ -9,7 +9,7 @@ cp "$build/tools/yirage/yirage" "$bundle/bin/"
 cp -L "$build/src/libyirage.so.1" "$bundle/lib/"
 cp "$build/backends/cuda/libyirage-backend-cuda.so" "$build/conformance/yirage-conformance" "$bundle/"
 for lib in libz3.so.4 libflatbuffers.so.2 libstdc++.so.6 libgcc_s.so.1 libgomp.so.1; do
-  path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')
+  path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !found {print $NF; found = 1}')
   [ -n "$path" ] && cp -L "$path" "$bundle/lib/"
 done
 strip --strip-debug "$bundle"/bin/* "$bundle"/lib/* "$bundle"/*.so "$bundle/yirage-conformance"

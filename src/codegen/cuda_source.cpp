@@ -79,15 +79,18 @@ void shared_loop(Printer &p, const Sharing &s, const Dims &dims, const std::stri
                  const std::function<void(const std::vector<std::string> &)> &body) {
   const int64_t n = num_elements(dims);
   const std::string e = prefix + "_e";
-  p.open("for (int64_t " + e + " = " + s.start + "; " + e + " < " + std::to_string(n) + "; " + e +
-         " += " + s.step + ")");
+  // 32-bit indices wherever they fit: 64-bit division by a constant costs many instructions on
+  // a GPU, and a tile loop divides for every element.
+  const std::string type = n <= 0x7fffffff ? "int" : "int64_t";
+  p.open("for (" + type + " " + e + " = static_cast<" + type + ">(" + s.start + "); " + e + " < " +
+         std::to_string(n) + "; " + e + " += static_cast<" + type + ">(" + s.step + "))");
   std::vector<std::string> vars;
   const Dims strides = row_major_strides(dims);
   for (size_t d = 0; d < dims.size(); ++d) {
     const std::string v = prefix + std::to_string(d);
     std::string expr = strides[d] == 1 ? e : "(" + e + " / " + std::to_string(strides[d]) + ")";
     if (d > 0) expr += " % " + std::to_string(dims[d]);
-    p.line("const int64_t " + v + " = " + expr + ";");
+    p.line("const " + type + " " + v + " = " + expr + ";");
     vars.push_back(v);
   }
   body(vars);
@@ -360,7 +363,7 @@ class CustomizedEmitter {
 
   // Runs `statement` (over element e) for every e < n, shared by the block's threads.
   void each(int64_t n, const std::string &statement) {
-    p_.line("for (int64_t e = threadIdx.x; e < " + std::to_string(n) + "; e += blockDim.x) " + statement);
+    p_.line("for (int e = threadIdx.x; e < " + std::to_string(n) + "; e += blockDim.x) " + statement);
   }
 
   void start_accumulator(size_t i) {
@@ -419,7 +422,7 @@ class CustomizedEmitter {
     const Dims &x_dims = dims_of(op.inputs[0]);
     const int64_t last = x_dims.back(), rows = num_elements(x_dims) / last;
     const std::string state = at(state_offset_[i]);
-    p_.open("for (int64_t r = threadIdx.x; r < " + std::to_string(rows) + "; r += blockDim.x)");
+    p_.open("for (int r = threadIdx.x; r < " + std::to_string(rows) + "; r += blockDim.x)");
     p_.line("float s = 0.0f;");
     p_.line("for (int64_t c = 0; c < " + std::to_string(last) + "; ++c) s += " + state + "[r * " +
             std::to_string(last) + " + c];");
@@ -436,6 +439,131 @@ class CustomizedEmitter {
   std::vector<int64_t> tile_offset_, state_offset_, max_offset_;
   int64_t floats_ = 0;
 };
+
+// A pre-defined matmul, split along k: each block computes kMatmulRows rows × 32 columns of
+// one batch; each of its 16 warps accumulates a slice of k in registers (a lane per column, so
+// loads of B are coalesced and loads of A are broadcasts), then the slices are summed through
+// shared memory. Small-m matmuls (the benchmark's weight products) get 8× the parallelism of one
+// thread per output and read the weights once. Returns the number of blocks.
+constexpr int64_t kMatmulRows = 8, kMatmulWarps = 16;  // 512 threads: enough loads in flight
+int64_t matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o) {
+  const size_t rank = o.dims.size();
+  const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
+  const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
+  Dims sa = a.element_strides(), sb = b.element_strides();
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    if (a.dims[d] == 1 && batch_out[d] != 1) sa[d] = 0;
+    if (b.dims[d] == 1 && batch_out[d] != 1) sb[d] = 0;
+  }
+  const int64_t rows = std::min(m, kMatmulRows);
+  const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + 31) / 32;
+  const int64_t slice = (k + kMatmulWarps - 1) / kMatmulWarps;
+  const std::string R = std::to_string(rows);
+  p.line("__shared__ float partial[" + std::to_string(kMatmulWarps) + "][" + R + "][32];");
+  p.line("const int64_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
+  p.line("int64_t block = blockIdx.x;");
+  p.line("const int64_t cb = block % " + std::to_string(col_blocks) + "; block /= " + std::to_string(col_blocks) + ";");
+  p.line("const int64_t rb = block % " + std::to_string(row_blocks) + ", bt = block / " + std::to_string(row_blocks) + ";");
+  p.line("int64_t ia = 0, ib = 0, rest = bt;");
+  for (size_t d = batch_out.size(); d-- > 0;) {
+    p.line("{ const int64_t c = rest % " + std::to_string(batch_out[d]) + "; rest /= " +
+           std::to_string(batch_out[d]) + "; ia += c * " + std::to_string(sa[d]) + "; ib += c * " +
+           std::to_string(sb[d]) + "; }");
+  }
+  p.line("(void)rest;");
+  p.line("const int64_t j = cb * 32 + lane, i0 = rb * " + R + ";");
+  p.line("const int64_t p0 = warp * " + std::to_string(slice) + ", p1 = p0 + " + std::to_string(slice) +
+         " < " + std::to_string(k) + " ? p0 + " + std::to_string(slice) + " : " + std::to_string(k) + ";");
+  p.line("float acc[" + R + "];");
+  p.line("#pragma unroll");
+  p.line("for (int r = 0; r < " + R + "; ++r) acc[r] = 0.0f;");
+  p.open("if (j < " + std::to_string(n) + ")");
+  // Rows past m read row m − 1 (in bounds) and are never stored: no branch in the inner loop.
+  p.line("const auto *pb = " + b.ptr + " + ib + j * " + std::to_string(sb[rank - 1]) + ";");
+  p.line("const auto *pa = " + a.ptr + " + ia;");
+  p.line("int64_t row[" + R + "];");
+  p.line("#pragma unroll");
+  p.line("for (int r = 0; r < " + R + "; ++r) row[r] = (i0 + r < " + std::to_string(m) + " ? i0 + r : " +
+         std::to_string(m - 1) + ") * " + std::to_string(sa[rank - 2]) + ";");
+  p.line("#pragma unroll 8");
+  p.open("for (int64_t q = p0; q < p1; ++q)");
+  p.line("const float bv = yr_ld(pb + q * " + std::to_string(sb[rank - 2]) + ");");
+  p.line("#pragma unroll");
+  p.line("for (int r = 0; r < " + R + "; ++r) acc[r] += yr_ld(pa + row[r] + q * " +
+         std::to_string(sa[rank - 1]) + ") * bv;");
+  p.close();
+  p.close();
+  p.line("#pragma unroll");
+  p.line("for (int r = 0; r < " + R + "; ++r) partial[warp][r][lane] = acc[r];");
+  p.line("__syncthreads();");
+  p.open("for (int64_t t = threadIdx.x; t < " + std::to_string(rows * 32) + "; t += blockDim.x)");
+  p.line("const int64_t r = t / 32, jj = cb * 32 + t % 32, ii = i0 + r;");
+  p.line("if (jj >= " + std::to_string(n) + " || ii >= " + std::to_string(m) + ") continue;");
+  p.line("float sum = 0.0f;");
+  p.line("#pragma unroll");
+  p.line("for (int w = 0; w < " + std::to_string(kMatmulWarps) + "; ++w) sum += partial[w][r][t % 32];");
+  p.line("yr_st(" + o.ptr + " + bt * " + std::to_string(m * n) + " + ii * " + std::to_string(n) + " + jj, sum);");
+  p.close();
+  return std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
+}
+
+// Sums (or maxes) `value` across a warp; every lane gets the result.
+std::string warp_reduce(const std::string &value, bool is_max) {
+  return "for (int off = 16; off > 0; off /= 2) " + value + " = " +
+         (is_max ? "yr_max(" + value + ", __shfl_xor_sync(0xffffffffu, " + value + ", off));"
+                 : value + " + __shfl_xor_sync(0xffffffffu, " + value + ", off);");
+}
+
+// A pre-defined rms_norm: one block per row (rows shared grid-wide), the sum of squares reduced
+// across the block through warp shuffles and shared memory. Returns the number of blocks.
+int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &in, const Ref &o) {
+  const Ref &x = in[0];
+  int64_t cols = 1;
+  for (size_t d = x.dims.size() - op.attributes.sizes.size(); d < x.dims.size(); ++d) cols *= x.dims[d];
+  const int64_t rows = num_elements(x.dims) / cols;
+  const std::string c = std::to_string(cols);
+  p.line("__shared__ float squares_of[" + std::to_string(kThreads / 32) + "];");
+  p.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
+  p.open("for (int64_t r = blockIdx.x; r < " + std::to_string(rows) + "; r += gridDim.x)");
+  p.line("const auto *row = " + x.ptr + " + r * " + c + ";");
+  p.line("auto *out_row = " + o.ptr + " + r * " + c + ";");
+  p.line("float s = 0.0f;");
+  p.line("for (int64_t c = threadIdx.x; c < " + c + "; c += blockDim.x) { const float v = yr_ld(row + c); s += v * v; }");
+  p.line(warp_reduce("s", false));
+  p.line("if (lane == 0) squares_of[warp] = s;");
+  p.line("__syncthreads();");
+  p.line("s = 0.0f;");
+  p.line("for (int w = 0; w < " + std::to_string(kThreads / 32) + "; ++w) s += squares_of[w];");
+  p.line("const float rms = yr_sqrt(s / " + literal(static_cast<double>(cols)) + " + " +
+         literal(op.attributes.eps) + ");");
+  const std::string weight = op.attributes.has_weight ? " * yr_ld(" + in[1].ptr + " + c)" : std::string();
+  p.line("for (int64_t c = threadIdx.x; c < " + c + "; c += blockDim.x) yr_st(out_row + c, yr_ld(row + c) / rms" + weight + ");");
+  p.line("__syncthreads();  // squares_of is reused by the next row");
+  p.close();
+  return std::clamp<int64_t>(rows, 1, int64_t{1} << 20);
+}
+
+// A pre-defined reduction: one warp per output element, its lanes striding along the reduced
+// dim, combined with shuffles. Returns the number of blocks.
+int64_t reduction_kernel(Printer &p, const Operator &op, const Ref &x, const Ref &o) {
+  const AxisView v = axis_view(x.dims, static_cast<size_t>(op.attributes.dim));
+  const bool is_max = op.kind == OpKind::kReductionMax;
+  const int64_t outputs = v.outer * v.inner;
+  p.line("const int lane = threadIdx.x & 31;");
+  p.line("const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);");
+  p.open("for (int64_t w = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; w < " +
+         std::to_string(outputs) + "; w += warps)");
+  p.line("const int64_t outer = w / " + std::to_string(v.inner) + ", inner = w % " + std::to_string(v.inner) + ";");
+  p.line("const auto *base = " + x.ptr + " + outer * " + std::to_string(v.extent * v.inner) + " + inner;");
+  p.line(std::string("float acc = ") + (is_max ? "-INFINITY" : "0.0f") + ";");
+  const std::string value = "yr_ld(base + e * " + std::to_string(v.inner) + ")";
+  p.line("for (int64_t e = lane; e < " + std::to_string(v.extent) + "; e += 32) " +
+         (is_max ? "acc = yr_max(acc, " + value + ");" : "acc += " + value + ";"));
+  p.line(warp_reduce("acc", is_max));
+  p.line("if (lane == 0) yr_st(" + o.ptr + " + w, acc);");
+  p.close();
+  return std::clamp<int64_t>((outputs * 32 + kThreads - 1) / kThreads, 1, int64_t{1} << 20);
+}
 
 }  // namespace
 
@@ -474,6 +602,15 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
                       " bytes of shared memory per block, the device has " +
                       std::to_string(max_shared_bytes));
     }
+  } else if (op.kind == OpKind::kMatmul) {
+    kernel.block_threads = kMatmulWarps * 32;
+    kernel.grid = {matmul_kernel(p, in[0], in[1], out[0]), 1, 1};
+  } else if (op.kind == OpKind::kRmsNorm) {
+    kernel.block_threads = kThreads;
+    kernel.grid = {rms_norm_kernel(p, op, in, out[0]), 1, 1};
+  } else if (op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax) {
+    kernel.block_threads = kThreads;
+    kernel.grid = {reduction_kernel(p, op, in[0], out[0]), 1, 1};
   } else {
     int64_t work = 0;  // the largest loop the operator shares across the grid
     for (const Ref &r : out) work = std::max(work, num_elements(r.dims));
