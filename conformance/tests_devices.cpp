@@ -49,6 +49,7 @@ void properties(Session &s) {
   in_range("peak_flops_float32", t.peak_flops_float32, 1e8, 1e17);
   in_range("vector_flops_float32", t.vector_flops_float32, 1e8, 1e17);
   in_range("launch_overhead_seconds", t.launch_overhead_seconds, 0, 1e-2);
+  in_range("loop_iteration_seconds", t.loop_iteration_seconds, 0, 1e-3);
   for (int64_t m : t.matrix_unit) in_range("matrix_unit", m, 0, 1024);
 
   const uint32_t known = (1u << YIRAGE_FLOAT16) | (1u << YIRAGE_BFLOAT16) | (1u << YIRAGE_FLOAT32);

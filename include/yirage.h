@@ -50,7 +50,7 @@ extern "C" {
  * (libyirage.so.1); it changes only when a change breaks existing callers. The minor version
  * grows when functions, enum values or option-struct fields are appended. */
 #define YIRAGE_ABI_VERSION_MAJOR 1
-#define YIRAGE_ABI_VERSION_MINOR 1
+#define YIRAGE_ABI_VERSION_MINOR 2
 #define YIRAGE_ABI_VERSION ((YIRAGE_ABI_VERSION_MAJOR << 16) | YIRAGE_ABI_VERSION_MINOR)
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A caller that
@@ -658,6 +658,10 @@ typedef struct yirage_target_properties {
   double vector_flops_float32;
   int64_t matrix_unit[3]; /* m, n, k; zeros if none */
   double launch_overhead_seconds;
+  /* ABI 1.2: the serial time of one for-loop iteration of a customized kernel's block (tile-load
+   * latency, barriers) with the backend's generated code; 0 = not modeled. Read and written only
+   * when struct_size covers it. */
+  double loop_iteration_seconds;
 } yirage_target_properties;
 
 /* Fills *out_properties (whose struct_size the caller sets) with a built-in target's

@@ -164,7 +164,7 @@ PyObject *yirage_py_target(const char *name) {
   status = yirage_target_builtin(name, &t);
   if (status != YIRAGE_OK) return yirage_py_result(status, NULL);
   return yirage_py_result(status, Py_BuildValue(
-      "{s:s,s:s,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:d,s:L,s:d,s:d,s:d,s:d,s:d,s:(LLL),s:d}",
+      "{s:s,s:s,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:d,s:L,s:d,s:d,s:d,s:d,s:d,s:(LLL),s:d,s:d}",
       "name", t.name, "kind", t.kind == YIRAGE_TARGET_CPU ? "cpu" : "gpu",
       "compute_units", (long long)t.compute_units,
       "max_threads_per_block", (long long)t.max_threads_per_block,
@@ -178,7 +178,8 @@ PyObject *yirage_py_target(const char *name) {
       "peak_flops_bfloat16", t.peak_flops_bfloat16, "peak_flops_float32", t.peak_flops_float32,
       "vector_flops_float32", t.vector_flops_float32, "matrix_unit",
       (long long)t.matrix_unit[0], (long long)t.matrix_unit[1], (long long)t.matrix_unit[2],
-      "launch_overhead_seconds", t.launch_overhead_seconds));
+      "launch_overhead_seconds", t.launch_overhead_seconds, "loop_iteration_seconds",
+      t.loop_iteration_seconds));
 }
 
 /* [status, seconds] for a built-in target */

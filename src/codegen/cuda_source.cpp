@@ -1,6 +1,7 @@
 #include "codegen/cuda_source.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "codegen/source_common.hpp"
 #include "ir/block_graph.hpp"
@@ -64,15 +65,15 @@ const char *element_type(DType dtype) {
 }
 
 // How a loop's iterations are shared: each thread starts at `start` and steps by `step` — the
-// whole grid for a pre-defined operator, one block's threads inside a customized one. `sync`
-// (block level) puts a barrier after every operator.
+// whole grid for a pre-defined operator, one block's threads inside a customized one (so at block
+// level element e of every loop belongs to thread e % blockDim, which the barrier placement of
+// CustomizedEmitter relies on).
 struct Sharing {
   std::string start, step;
-  bool sync;
 };
 const Sharing kGridWide = {"static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x",
-                           "static_cast<int64_t>(gridDim.x) * blockDim.x", false};
-const Sharing kBlockWide = {"static_cast<int64_t>(threadIdx.x)", "static_cast<int64_t>(blockDim.x)", true};
+                           "static_cast<int64_t>(gridDim.x) * blockDim.x"};
+const Sharing kBlockWide = {"static_cast<int64_t>(threadIdx.x)", "static_cast<int64_t>(blockDim.x)"};
 
 // Runs body(vars) for every index of `dims`, the row-major linear index shared as `s` says.
 void shared_loop(Printer &p, const Sharing &s, const Dims &dims, const std::string &prefix,
@@ -120,7 +121,6 @@ class ComputeEmitter {
                       std::string("cuda codegen: operator ") + op_name(op.kind) + " is not supported");
       }
     }
-    if (s_.sync) p_.line("__syncthreads();");
   }
 
  private:
@@ -259,7 +259,6 @@ class CustomizedEmitter {
     p_.line("const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;");
     p_.line("(void)bx; (void)by; (void)bz;");
     for (size_t i = 0; i < ops.size(); ++i) start_accumulator(i);
-    p_.line("__syncthreads();");
     p_.open("for (int64_t it = 0; it < " + std::to_string(bg_.config().forloop_range) + "; ++it)");
     size_t input_index = 0, output_index = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -277,11 +276,15 @@ class CustomizedEmitter {
         ++output_index;
       } else if (phase(op.outputs[0]) != LoopPhase::kAfterLoop) {
         const bool invariant = phase(op.outputs[0]) == LoopPhase::kInvariant;
+        barrier_before(compute_reads(op));  // outside the `if`: every thread must reach it
         if (invariant) p_.open("if (it == 0)");
         compute(op);
         if (invariant) p_.close();
+        wrote(op.outputs, op.kind != OpKind::kRmsNorm);
       }
     }
+    // The next iteration overwrites this one's tiles, which other threads may still be reading.
+    sync();
     p_.close();
     output_index = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -292,7 +295,9 @@ class CustomizedEmitter {
         if (phase(op.inputs[0]) != LoopPhase::kPerIteration) save_tile(op, output_index, "0");
         ++output_index;
       } else if (op.kind != OpKind::kInputIterator && phase(op.outputs[0]) == LoopPhase::kAfterLoop) {
+        barrier_before(compute_reads(op));
         compute(op);
+        wrote(op.outputs, op.kind != OpKind::kRmsNorm);
       }
     }
     return floats_ * 4;
@@ -339,19 +344,19 @@ class CustomizedEmitter {
       p_.line(tile(op.outputs[0]) + "[" + index_expr(v, st) + "] = yr_ld(src + " + index_expr(v, sg) + ");");
     });
     p_.close();
-    p_.line("__syncthreads();");
+    wrote(op.outputs, true);
   }
 
   void save_tile(const Operator &op, size_t output, const std::string &it) {
     const Dims &tile_dims = dims_of(op.inputs[0]);
     const Dims sg = row_major_strides(op.attributes.sizes), st = row_major_strides(tile_dims);
+    barrier_before({{op.inputs[0], true}});
     p_.open("");
     p_.line("auto *dst = out" + std::to_string(output) + " + " + tile_base(op, tile_dims, it) + ";");
     shared_loop(p_, kBlockWide, tile_dims, "t", [&](const std::vector<std::string> &v) {
       p_.line("yr_st(dst + " + index_expr(v, sg) + ", " + tile(op.inputs[0]) + "[" + index_expr(v, st) + "]);");
     });
     p_.close();
-    p_.line("__syncthreads();");
   }
 
   void compute(const Operator &op) {
@@ -373,8 +378,10 @@ class CustomizedEmitter {
     const std::string target = has_state ? at(state_offset_[i]) : tile(op.outputs[0]);
     const char *init = op.kind == OpKind::kAccumMax ? "-INFINITY" : "0.0f";
     each(num_elements(dims_of(op.inputs[0])), target + "[e] = " + init + ";");
+    wrote_key(has_state ? state_key(i) : op.outputs[0], true);
     if (op.kind == OpKind::kAccumRescale) {
       each(num_elements(dims_of(op.inputs[1])), at(max_offset_[i]) + "[e] = -INFINITY;");
+      wrote_key(max_key(i), true);
     }
   }
 
@@ -383,6 +390,11 @@ class CustomizedEmitter {
     const std::string x = tile(op.inputs[0]);
     const int64_t n = num_elements(dims_of(op.inputs[0]));
     const std::string acc = tile(op.outputs[0]);
+    if (op.kind != OpKind::kAccumRescale) {
+      // Element e of the input, the accumulator and its state all belong to one thread.
+      barrier_before({{op.inputs[0], true}});
+      wrote_key(state_offset_[i] >= 0 ? state_key(i) : op.outputs[0], true);
+    }
     switch (op.kind) {
       case OpKind::kAccumSum: each(n, acc + "[e] += " + x + "[e];"); break;
       case OpKind::kAccumReduceSum:
@@ -395,8 +407,9 @@ class CustomizedEmitter {
         const Dims &m_dims = dims_of(op.inputs[1]);
         const std::string m = tile(op.inputs[1]), running = at(max_offset_[i]), next = at(state_offset_[i]);
         const int64_t mn = num_elements(m_dims);
+        sync();
         each(mn, next + "[e] = yr_max(" + running + "[e], " + m + "[e]);");
-        p_.line("__syncthreads();");
+        sync();
         const Dims sx = row_major_strides(x_dims), sm = broadcast_strides(m_dims, x_dims);
         shared_loop(p_, kBlockWide, x_dims, "a", [&](const std::vector<std::string> &v) {
           const std::string xi = index_expr(v, sx), mj = index_expr(v, sm);
@@ -404,13 +417,15 @@ class CustomizedEmitter {
                   next + "[" + mj + "]) + " + x + "[" + xi + "] * yr_exp(" + m + "[" + mj + "] - " + next +
                   "[" + mj + "]);");
         });
-        p_.line("__syncthreads();");
+        sync();
         each(mn, running + "[e] = " + next + "[e];");
+        wrote_key(max_key(i), true);
+        wrote_key(state_key(i), true);
+        wrote_key(op.outputs[0], true);
         break;
       }
       default: throw Error(ErrorCode::kInternal, "cuda codegen: not an accumulator");
     }
-    p_.line("__syncthreads();");
   }
 
   void finish_accumulator(size_t i) {
@@ -422,6 +437,7 @@ class CustomizedEmitter {
     const Dims &x_dims = dims_of(op.inputs[0]);
     const int64_t last = x_dims.back(), rows = num_elements(x_dims) / last;
     const std::string state = at(state_offset_[i]);
+    barrier_before({{state_key(i), false}});
     p_.open("for (int r = threadIdx.x; r < " + std::to_string(rows) + "; r += blockDim.x)");
     p_.line("float s = 0.0f;");
     p_.line("for (int64_t c = 0; c < " + std::to_string(last) + "; ++c) s += " + state + "[r * " +
@@ -431,8 +447,46 @@ class CustomizedEmitter {
     if (op.kind == OpKind::kAccumReduceRms) p_.line("s = yr_sqrt(s / " + count + ");");
     p_.line(tile(op.outputs[0]) + "[r] = s;");
     p_.close();
-    p_.line("__syncthreads();");
+    wrote(op.outputs, true);
   }
+
+  // ---- barriers ----
+  // Every block-level loop hands element e to thread e % blockDim, so an operator may read a
+  // tile written since the last barrier without one only at the index it was written (by the
+  // same thread). Anything else — a matmul's rows and columns, a broadcast, a reduction, a row
+  // per thread — needs a barrier first. Keys are tensor ids, and negative ids for the
+  // accumulators' state arrays.
+  using Key = int64_t;
+  Key state_key(size_t op) const { return -2 * static_cast<Key>(op) - 2; }
+  Key max_key(size_t op) const { return -2 * static_cast<Key>(op) - 3; }
+
+  void sync() {
+    p_.line("__syncthreads();");
+    dirty_same_index_.clear();
+    dirty_other_.clear();
+  }
+  void barrier_before(const std::vector<std::pair<Key, bool>> &reads) {
+    for (const auto &[key, same_index] : reads) {
+      if (dirty_other_.count(key) || (!same_index && dirty_same_index_.count(key))) {
+        sync();
+        return;
+      }
+    }
+  }
+  void wrote_key(Key key, bool same_index) { (same_index ? dirty_same_index_ : dirty_other_).insert(key); }
+  void wrote(const std::vector<TensorId> &tensors, bool same_index) {
+    for (TensorId t : tensors) wrote_key(t, same_index);
+  }
+  // How a compute operator reads its inputs: at its own output index (elementwise without
+  // broadcast) or anywhere.
+  std::vector<std::pair<Key, bool>> compute_reads(const Operator &op) const {
+    std::vector<std::pair<Key, bool>> reads;
+    const Dims &out = dims_of(op.outputs[0]);
+    const bool elementwise = is_unary(op.kind) || is_binary(op.kind);
+    for (TensorId in : op.inputs) reads.push_back({in, elementwise && dims_of(in) == out});
+    return reads;
+  }
+  std::set<Key> dirty_same_index_, dirty_other_;
 
   Printer &p_;
   const BlockGraph &bg_;

@@ -58,6 +58,7 @@ double kernel_seconds(KernelCost &c, const TargetProperties &t, DType dtype) {
     const auto r = static_cast<double>(rest);
     seconds += wave_seconds(memory * r * per_block, compute * r * per_block, r, t);
   }
+  seconds = std::max(seconds, c.serial_seconds);
   c.utilization = std::max(memory, compute) / seconds;
   return seconds + t.launch_overhead_seconds;
 }
@@ -106,6 +107,11 @@ KernelCost customized_kernel(const KernelGraph &g, const Operator &op, const Tar
 
   const auto blocks = static_cast<double>(c.blocks);
   const auto iterations = static_cast<double>(config.forloop_range);
+  // A block runs its for-loop serially and every iteration waits at least once for its tile
+  // loads and its barriers, a latency the bandwidth and FLOP terms cannot see. The backend says
+  // how long with its code (loop_iteration_seconds); a kernel takes at least waves × iterations
+  // × that, which steers the search away from long, narrow loops where it is large.
+  c.serial_seconds = static_cast<double>(c.waves) * iterations * t.loop_iteration_seconds;
   const auto &ops = bg.operators();
   for (size_t i = 0, input = 0; i < ops.size(); ++i) {
     const Operator &bop = ops[i];

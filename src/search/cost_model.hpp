@@ -24,6 +24,8 @@ struct KernelCost {
   int64_t blocks = 1;
   int64_t slots = 0;  // blocks resident at once on the device; 0 for a library kernel
   int64_t waves = 1;
+  // The latency floor of the blocks' serial for-loops (GPU targets; see cost_model.cpp).
+  double serial_seconds = 0;
   // Share of the device doing useful work over the kernel's run (1 for a library kernel).
   double utilization = 1;
   double seconds = 0;

@@ -82,6 +82,23 @@ TEST(CostModel, WaveQuantization) {
   EXPECT_GT(spill.seconds - launch, 1.4 * (full.seconds - launch));
 }
 
+TEST(CostModel, LoopIterationLatencyBoundsLongLoops) {
+  // The rmsnorm_linear µGraph loops 64 times per block; with a backend that needs 1 µs per
+  // iteration it cannot take less than 64 µs, whatever its bytes and FLOPs say.
+  TargetProperties h100 = builtin_target("h100");
+  const KernelGraph fused = bench::build_fused("rmsnorm_linear", 1, DType::kFloat16);
+  const double modeled = estimate_cost(fused, h100).seconds;
+  h100.loop_iteration_seconds = 1e-6;
+  const CostEstimate slow = estimate_cost(fused, h100);
+  ASSERT_EQ(slow.kernels.size(), 1u);
+  EXPECT_GT(slow.kernels[0].serial_seconds, modeled);
+  EXPECT_GE(slow.seconds, slow.kernels[0].serial_seconds);
+  EXPECT_NEAR(slow.kernels[0].serial_seconds,
+              1e-6 * static_cast<double>(slow.kernels[0].waves) *
+                  static_cast<double>(fused.operators().back().block_graph->config().forloop_range),
+              1e-12);
+}
+
 TEST(CostModel, SharedMemoryMakesAKernelInfeasible) {
   // A 128x384 float16 tile (96 KiB) twice: fits an H100 block, not an MI300X work-group.
   KernelGraph g;

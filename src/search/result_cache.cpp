@@ -28,7 +28,8 @@ std::string request_text(const SearchOptions &o) {
     << t.memory_bandwidth << ' ' << t.l2_bytes << ' ' << t.l2_bandwidth << ' '
     << t.peak_flops_float16 << ' ' << t.peak_flops_bfloat16 << ' ' << t.peak_flops_float32 << ' '
     << t.vector_flops_float32 << ' ' << t.matrix_unit[0] << ' ' << t.matrix_unit[1] << ' '
-    << t.matrix_unit[2] << ' ' << t.launch_overhead_seconds << '\n';
+    << t.matrix_unit[2] << ' ' << t.launch_overhead_seconds << ' ' << t.loop_iteration_seconds
+    << '\n';
   s << "options " << o.seed << ' ' << o.max_kernel_ops << ' ' << o.max_block_ops << ' '
     << o.max_grid_axes << ' ' << o.max_customized_inputs << ' ' << o.max_candidates << ' '
     << o.verify_trials << ' ' << o.z3_rlimit << ' ' << o.abstract_pruning << " grid";

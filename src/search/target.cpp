@@ -129,6 +129,9 @@ void validate(const TargetProperties &t) {
   for (const auto &[field, value] : rates) {
     if (!(value > 0) || value > 1e18) bad(t, std::string(field) + " must be positive and finite");
   }
+  if (!(t.loop_iteration_seconds >= 0) || t.loop_iteration_seconds > 1) {
+    bad(t, "loop_iteration_seconds must be in [0, 1]");
+  }
   if (!t.supports(DType::kFloat16) && !t.supports(DType::kBFloat16) &&
       !t.supports(DType::kFloat32)) {
     bad(t, "no dtype has a positive peak_flops");
@@ -194,6 +197,7 @@ TargetProperties target_from_json(const std::string &text) {
     for (flatbuffers::uoffset_t i = 0; i < 3; ++i) t.matrix_unit[i] = in.matrix_unit()->Get(i);
   }
   t.launch_overhead_seconds = in.launch_overhead_seconds();
+  t.loop_iteration_seconds = in.loop_iteration_seconds();
   t.sources = in.sources() ? in.sources()->str() : "";
   validate(t);
   return t;

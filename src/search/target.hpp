@@ -35,6 +35,8 @@ struct TargetProperties {
   double vector_flops_float32 = 0;
   std::array<int64_t, 3> matrix_unit = {0, 0, 0};  // m, n, k; zeros if none
   double launch_overhead_seconds = 0;
+  // The serial time of one for-loop iteration of a customized kernel's block; 0 = not modeled.
+  double loop_iteration_seconds = 0;
   std::string sources;
 
   // Matrix-unit peak for dtype (0 when unsupported).

@@ -4,6 +4,12 @@
 #include <cstring>
 
 namespace yirage::search {
+namespace {
+
+// The struct as of ABI 1.2, which appended loop_iteration_seconds.
+constexpr size_t kTargetSizeV1_2 = offsetof(yirage_target_properties, loop_iteration_seconds) + sizeof(double);
+
+}  // namespace
 
 void target_to_c(const TargetProperties &t, yirage_target_properties &out) {
   const size_t n = std::min(t.name.size(), sizeof out.name - 1);
@@ -27,6 +33,7 @@ void target_to_c(const TargetProperties &t, yirage_target_properties &out) {
   out.vector_flops_float32 = t.vector_flops_float32;
   for (size_t i = 0; i < 3; ++i) out.matrix_unit[i] = t.matrix_unit[i];
   out.launch_overhead_seconds = t.launch_overhead_seconds;
+  if (out.struct_size >= kTargetSizeV1_2) out.loop_iteration_seconds = t.loop_iteration_seconds;
 }
 
 TargetProperties target_from_c(const yirage_target_properties &in) {
@@ -50,6 +57,7 @@ TargetProperties target_from_c(const yirage_target_properties &in) {
   t.vector_flops_float32 = in.vector_flops_float32;
   for (size_t i = 0; i < 3; ++i) t.matrix_unit[i] = in.matrix_unit[i];
   t.launch_overhead_seconds = in.launch_overhead_seconds;
+  if (in.struct_size >= kTargetSizeV1_2) t.loop_iteration_seconds = in.loop_iteration_seconds;
   return t;
 }
 
