@@ -159,10 +159,24 @@ class ComputeEmitter {
       vb[rank - 2] = "0";  // the column of B: (…, 0, j)
       p_.line("const auto *pa = " + a.ptr + " + " + index_expr(va, sa) + ";");
       p_.line("const auto *pb = " + b.ptr + " + " + index_expr(vb, sb) + ";");
-      p_.line("float acc = 0.0f;");
-      p_.line("for (int64_t p = 0; p < " + std::to_string(k) + "; ++p) acc += yr_ld(pa + p * " +
-              std::to_string(sa[rank - 1]) + ") * yr_ld(pb + p * " + std::to_string(sb[rank - 2]) + ");");
-      p_.line("yr_st(" + o.ptr + " + " + index_expr(v, so) + ", acc);");
+      // Four partial sums: independent FMA chains hide the latency of the operand loads.
+      const std::string a_at = "yr_ld(pa + (q) * " + std::to_string(sa[rank - 1]) + ")";
+      const std::string b_at = "yr_ld(pb + (q) * " + std::to_string(sb[rank - 2]) + ")";
+      auto term = [&](const std::string &q) {
+        std::string t = a_at + " * " + b_at;
+        for (size_t at; (at = t.find("(q)")) != std::string::npos;) t.replace(at, 3, "(" + q + ")");
+        return t;
+      };
+      p_.line("float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;");
+      p_.line("int p = 0;");
+      p_.open("for (; p + 4 <= " + std::to_string(k) + "; p += 4)");
+      p_.line("acc0 += " + term("p") + ";");
+      p_.line("acc1 += " + term("p + 1") + ";");
+      p_.line("acc2 += " + term("p + 2") + ";");
+      p_.line("acc3 += " + term("p + 3") + ";");
+      p_.close();
+      p_.line("for (; p < " + std::to_string(k) + "; ++p) acc0 += " + term("p") + ";");
+      p_.line("yr_st(" + o.ptr + " + " + index_expr(v, so) + ", (acc0 + acc1) + (acc2 + acc3));");
     });
   }
 
@@ -495,12 +509,16 @@ class CustomizedEmitter {
 };
 
 // A pre-defined matmul, split along k: each block computes kMatmulRows rows × 32 columns of
-// one batch; each of its 16 warps accumulates a slice of k in registers (a lane per column, so
+// one batch; each of its warps (16, or 32 when there are few blocks: enough loads in flight)
+// accumulates a slice of k in registers (a lane per column, so
 // loads of B are coalesced and loads of A are broadcasts), then the slices are summed through
 // shared memory. Small-m matmuls (the benchmark's weight products) get 8× the parallelism of one
 // thread per output and read the weights once. Returns the number of blocks.
-constexpr int64_t kMatmulRows = 8, kMatmulWarps = 16;  // 512 threads: enough loads in flight
-int64_t matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o) {
+constexpr int64_t kMatmulRows = 8;
+struct MatmulLaunch {
+  int64_t blocks, threads;
+};
+MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o) {
   const size_t rank = o.dims.size();
   const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
   const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
@@ -511,6 +529,8 @@ int64_t matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o) {
   }
   const int64_t rows = std::min(m, kMatmulRows);
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + 31) / 32;
+  const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
+  const int64_t kMatmulWarps = blocks < 256 ? 32 : 16;
   const int64_t slice = (k + kMatmulWarps - 1) / kMatmulWarps;
   const std::string R = std::to_string(rows);
   p.line("__shared__ float partial[" + std::to_string(kMatmulWarps) + "][" + R + "][32];");
@@ -558,7 +578,7 @@ int64_t matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o) {
   p.line("for (int w = 0; w < " + std::to_string(kMatmulWarps) + "; ++w) sum += partial[w][r][t % 32];");
   p.line("yr_st(" + o.ptr + " + bt * " + std::to_string(m * n) + " + ii * " + std::to_string(n) + " + jj, sum);");
   p.close();
-  return std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
+  return {blocks, kMatmulWarps * 32};
 }
 
 // Sums (or maxes) `value` across a warp; every lane gets the result.
@@ -647,8 +667,10 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
   if (op.kind == OpKind::kCustomized) {
     const BlockGraph &bg = *op.block_graph;
     kernel.grid = bg.config().grid;
+    // Every block-level loop is shared by however many threads there are, so the block gets at
+    // least 256 (the µGraph's own count is a cost-model parameter, not a requirement of the code).
     const int64_t threads = bg.config().block_threads;
-    kernel.block_threads = threads >= 32 && threads <= 1024 ? (threads + 31) / 32 * 32 : 128;
+    kernel.block_threads = std::clamp<int64_t>((threads + 31) / 32 * 32, kThreads, 1024);
     kernel.shared_bytes = CustomizedEmitter(p, bg).emit();
     if (max_shared_bytes > 0 && kernel.shared_bytes > max_shared_bytes) {
       throw Error(ErrorCode::kUnsupported,
@@ -657,8 +679,9 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
                       std::to_string(max_shared_bytes));
     }
   } else if (op.kind == OpKind::kMatmul) {
-    kernel.block_threads = kMatmulWarps * 32;
-    kernel.grid = {matmul_kernel(p, in[0], in[1], out[0]), 1, 1};
+    const MatmulLaunch launch = matmul_kernel(p, in[0], in[1], out[0]);
+    kernel.block_threads = launch.threads;
+    kernel.grid = {launch.blocks, 1, 1};
   } else if (op.kind == OpKind::kRmsNorm) {
     kernel.block_threads = kThreads;
     kernel.grid = {rms_norm_kernel(p, op, in, out[0]), 1, 1};
