@@ -31,6 +31,22 @@ static DLTensor *yirage_py_dltensor(PyObject *capsule) {
   DLManagedTensor *managed = (DLManagedTensor *)PyCapsule_GetPointer(capsule, "dltensor");
   return managed ? &managed->dl_tensor : NULL;
 }
+
+/* Fills `out` (n entries) with the DLTensors of a sequence of DLPack capsules. */
+static int yirage_py_dltensors(PyObject *capsules, DLTensor **out, Py_ssize_t n) {
+  Py_ssize_t i;
+  for (i = 0; i < n; ++i) {
+    PyObject *capsule = PySequence_GetItem(capsules, i);
+    DLTensor *t = capsule ? yirage_py_dltensor(capsule) : NULL;
+    Py_XDECREF(capsule); /* the caller's sequence keeps it alive */
+    if (t == NULL) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "expected a DLPack capsule");
+      return -1;
+    }
+    out[i] = t;
+  }
+  return 0;
+}
 %}
 
 %inline %{
@@ -85,7 +101,7 @@ PyObject *yirage_py_tensor_dims(const yirage_tensor *tensor) {
 
 /* inputs, outputs: sequences of DLPack capsules of host tensors. */
 PyObject *yirage_py_run_reference(const yirage_graph *graph, PyObject *inputs, PyObject *outputs) {
-  Py_ssize_t n_in, n_out, i;
+  Py_ssize_t n_in, n_out;
   const DLTensor **ins;
   DLTensor **outs;
   yirage_status status;
@@ -97,17 +113,11 @@ PyObject *yirage_py_run_reference(const yirage_graph *graph, PyObject *inputs, P
   n_out = PySequence_Size(outputs);
   ins = (const DLTensor **)calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *ins);
   outs = (DLTensor **)calloc((size_t)(n_out > 0 ? n_out : 1), sizeof *outs);
-  for (i = 0; i < n_in + n_out; ++i) {
-    PyObject *capsule = PySequence_GetItem(i < n_in ? inputs : outputs, i < n_in ? i : i - n_in);
-    DLTensor *t = capsule ? yirage_py_dltensor(capsule) : NULL;
-    Py_XDECREF(capsule); /* the caller's sequences keep the capsules alive */
-    if (t == NULL) {
-      free(ins);
-      free(outs);
-      if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "expected a DLPack capsule");
-      return NULL;
-    }
-    if (i < n_in) ins[i] = t; else outs[i - n_in] = t;
+  if (yirage_py_dltensors(inputs, (DLTensor **)ins, n_in) != 0 ||
+      yirage_py_dltensors(outputs, outs, n_out) != 0) {
+    free(ins);
+    free(outs);
+    return NULL;
   }
   status = yirage_graph_run_reference(graph, ins, (size_t)n_in, outs, (size_t)n_out);
   free(ins);
@@ -155,6 +165,30 @@ PyObject *yirage_py_deserialize(PyObject *data) {
       ? SWIG_NewPointerObj(graph, SWIGTYPE_p_yirage_graph_s, 0) : NULL);
 }
 
+%}
+%{
+/* A target's properties as a dict. */
+static PyObject *yirage_py_target_dict(const yirage_target_properties *t) {
+  return Py_BuildValue(
+      "{s:s,s:s,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:d,s:L,s:d,s:d,s:d,s:d,s:d,s:(LLL),s:d,s:d}",
+      "name", t->name, "kind", t->kind == YIRAGE_TARGET_CPU ? "cpu" : "gpu",
+      "compute_units", (long long)t->compute_units,
+      "max_threads_per_block", (long long)t->max_threads_per_block,
+      "max_blocks_per_compute_unit", (long long)t->max_blocks_per_compute_unit,
+      "threads_per_compute_unit", (long long)t->threads_per_compute_unit,
+      "shared_memory_per_block", (long long)t->shared_memory_per_block,
+      "shared_memory_per_compute_unit", (long long)t->shared_memory_per_compute_unit,
+      "warp_width", (long long)t->warp_width, "memory_bytes", (long long)t->memory_bytes,
+      "memory_bandwidth", t->memory_bandwidth, "l2_bytes", (long long)t->l2_bytes,
+      "l2_bandwidth", t->l2_bandwidth, "peak_flops_float16", t->peak_flops_float16,
+      "peak_flops_bfloat16", t->peak_flops_bfloat16, "peak_flops_float32", t->peak_flops_float32,
+      "vector_flops_float32", t->vector_flops_float32, "matrix_unit",
+      (long long)t->matrix_unit[0], (long long)t->matrix_unit[1], (long long)t->matrix_unit[2],
+      "launch_overhead_seconds", t->launch_overhead_seconds, "loop_iteration_seconds",
+      t->loop_iteration_seconds);
+}
+%}
+%inline %{
 /* [status, dict of properties] */
 PyObject *yirage_py_target(const char *name) {
   yirage_target_properties t;
@@ -163,23 +197,7 @@ PyObject *yirage_py_target(const char *name) {
   t.struct_size = sizeof t;
   status = yirage_target_builtin(name, &t);
   if (status != YIRAGE_OK) return yirage_py_result(status, NULL);
-  return yirage_py_result(status, Py_BuildValue(
-      "{s:s,s:s,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:d,s:L,s:d,s:d,s:d,s:d,s:d,s:(LLL),s:d,s:d}",
-      "name", t.name, "kind", t.kind == YIRAGE_TARGET_CPU ? "cpu" : "gpu",
-      "compute_units", (long long)t.compute_units,
-      "max_threads_per_block", (long long)t.max_threads_per_block,
-      "max_blocks_per_compute_unit", (long long)t.max_blocks_per_compute_unit,
-      "threads_per_compute_unit", (long long)t.threads_per_compute_unit,
-      "shared_memory_per_block", (long long)t.shared_memory_per_block,
-      "shared_memory_per_compute_unit", (long long)t.shared_memory_per_compute_unit,
-      "warp_width", (long long)t.warp_width, "memory_bytes", (long long)t.memory_bytes,
-      "memory_bandwidth", t.memory_bandwidth, "l2_bytes", (long long)t.l2_bytes,
-      "l2_bandwidth", t.l2_bandwidth, "peak_flops_float16", t.peak_flops_float16,
-      "peak_flops_bfloat16", t.peak_flops_bfloat16, "peak_flops_float32", t.peak_flops_float32,
-      "vector_flops_float32", t.vector_flops_float32, "matrix_unit",
-      (long long)t.matrix_unit[0], (long long)t.matrix_unit[1], (long long)t.matrix_unit[2],
-      "launch_overhead_seconds", t.launch_overhead_seconds, "loop_iteration_seconds",
-      t.loop_iteration_seconds));
+  return yirage_py_result(status, yirage_py_target_dict(&t));
 }
 
 /* [status, seconds] for a built-in target */

@@ -82,5 +82,6 @@
 %ignore yirage_graph_estimate_cost;
 
 %include "python_helpers.i"
+%include "runtime_helpers.i"
 
 %include "yirage.h"

@@ -1,7 +1,8 @@
 """RMSNorm + linear in Python: the user's graph, the fused µGraph Mirage would find, a proof by
 fingerprint that they are equivalent, and both run on the reference executor.
 
-Run: PYTHONPATH=build/bindings/python /usr/bin/python3 examples/python/rmsnorm_linear.py
+Run: PYTHONPATH=build/bindings/python YIRAGE_BACKEND_PATH=build/backends/cpu \
+     /usr/bin/python3 examples/python/rmsnorm_linear.py
 """
 import numpy as np
 
@@ -42,3 +43,14 @@ w = rng.uniform(-1, 1, (HIDDEN, COLS)).astype(np.float16)
 error = np.linalg.norm(got.astype(np.float64) - want) / np.linalg.norm(want.astype(np.float64))
 print(f"reference outputs agree: relative error {error:.2e}")
 assert result.equivalent and error < 1e-3
+
+# Superoptimize on the CPU backend (yr.get_available_backends() lists the others) and run the
+# fastest correct kernel it found on the same arrays, as a Mirage user would.
+k = g.superoptimize(backend="cpu", time_budget=20)
+best = k.search.candidates[0][1]
+print(f"superoptimized: {best['description']}, {best['measured_seconds'] * 1e6:.1f} us on "
+      f"{k.device.name}")
+(out,) = k(inputs=[x, w])
+error = np.linalg.norm(out.astype(np.float64) - want) / np.linalg.norm(want.astype(np.float64))
+print(f"kernel output vs reference: relative error {error:.2e}")
+assert error < 5e-3

@@ -9,6 +9,8 @@ The Python binding of yirage.h, shaped like Mirage's API:
     O = g.matmul(g.rms_norm(X, normalized_shape=(4096,)), W)
     g.mark_output(O)
     (out,) = g.run_reference([x, w])      # numpy arrays (or any __dlpack__ host tensor)
+    k = g.superoptimize(backend="cpu", time_budget=60)
+    (out,) = k(inputs=[x, w])             # the fastest correct kernel found, on the CPU
 
 Every failing call raises a yirage.Error subclass carrying the C library's status and message.
 """
@@ -25,6 +27,8 @@ __all__ = [
     "VersionMismatchError", "CorruptDataError", "CancelledError", "TimeoutError_", "InternalError",
     "KernelGraph", "ThreadblockGraph", "Tensor", "EquivalenceResult", "new_kernel_graph",
     "new_threadblock_graph", "load", "from_bytes", "target", "version", "abi_version",
+    "Context", "Device", "Kernel", "SearchReport", "default_context", "get_available_backends",
+    "devices",
 ]
 
 
@@ -302,20 +306,8 @@ class KernelGraph(_Graph):
     def run_reference(self, inputs):
         """Evaluates the graph in float64 on host tensors (numpy arrays or any object with
         __dlpack__, in host memory) and returns the outputs as new numpy arrays."""
-        ins = []
-        for i, x in enumerate(inputs):
-            if isinstance(x, _np.ndarray) and not x.flags.writeable:
-                x = x.copy()  # numpy exports only writable arrays through DLPack
-            if not hasattr(x, "__dlpack__"):
-                raise TypeError(f"input {i} must be a numpy array or support __dlpack__, not "
-                                f"{type(x).__name__}")
-            ins.append(x)
-        outs = []
-        for t in self.outputs:
-            if t.dtype.numpy is None:
-                raise UnsupportedError(f"numpy has no {t.dtype.name}: this graph's outputs "
-                                       f"cannot be returned as numpy arrays")
-            outs.append(_np.full(t.dims, _np.nan, dtype=t.dtype.numpy))  # poisoned
+        ins = _dlpack_inputs(inputs)
+        outs = _numpy_outputs([(t.dims, t.dtype) for t in self.outputs])
         capsules_in = [x.__dlpack__() for x in ins]
         capsules_out = [o.__dlpack__() for o in outs]
         _check(_c.yirage_py_run_reference(self._live(), capsules_in, capsules_out))
@@ -396,6 +388,209 @@ class ThreadblockGraph(_Graph):
     @property
     def shared_memory_bytes(self):
         return self._call("shared_memory_bytes")
+
+
+def _dlpack_inputs(inputs):
+    """The inputs as objects exporting __dlpack__ (numpy arrays are passed without copies, except
+    read-only ones, which numpy cannot export)."""
+    if isinstance(inputs, (str, bytes)) or not hasattr(inputs, "__iter__"):
+        raise TypeError(f"inputs must be a sequence of tensors, not {type(inputs).__name__}")
+    ins = []
+    for i, x in enumerate(inputs):
+        if isinstance(x, _np.ndarray) and not x.flags.writeable:
+            x = x.copy()
+        if not hasattr(x, "__dlpack__"):
+            raise TypeError(f"input {i} must be a numpy array or support __dlpack__, not "
+                            f"{type(x).__name__}")
+        ins.append(x)
+    return ins
+
+
+def _numpy_outputs(shapes):
+    """New numpy arrays, poisoned with NaN, for (dims, dtype) pairs."""
+    outs = []
+    for dims, dtype in shapes:
+        if dtype.numpy is None:
+            raise UnsupportedError(f"numpy has no {dtype.name}: this graph's outputs "
+                                   f"cannot be returned as numpy arrays (pass outputs=)")
+        outs.append(_np.full(dims, _np.nan, dtype=dtype.numpy))
+    return outs
+
+
+# ---- backends, devices, the superoptimizer and compiled kernels ----
+
+class Device:
+    """One device of a backend plugin; .info has its name, dtypes and target properties."""
+
+    def __init__(self, context, handle):
+        self._context, self._handle = context, handle  # the context keeps the device alive
+        self.info = _check(_c.yirage_py_device_info(handle))
+
+    @property
+    def backend(self):
+        return self.info["backend"]
+
+    @property
+    def name(self):
+        return self.info["name"]
+
+    @property
+    def is_host(self):
+        return self.info["dlpack_device_type"] == 1  # kDLCPU
+
+    def __repr__(self):
+        return f"yirage.Device({self.backend}:{self.info['index']}, {self.name!r})"
+
+
+class Context:
+    """Loaded backend plugins: $YIRAGE_BACKEND_PATH and the install's folder, plus `plugins`
+    (paths). Released with the last reference; kernels compiled from it stay usable."""
+
+    def __init__(self, plugins=(), search_default_paths=True, cache_dir=None):
+        self._handle = _check(_c.yirage_py_context_create(
+            [str(p) for p in plugins], 1 if search_default_paths else 0,
+            None if cache_dir is None else str(cache_dir)))
+        self.backends, errors = _check(_c.yirage_py_backends(self._handle))
+        self.load_errors = [line for line in errors.splitlines() if line]
+
+    def __del__(self):
+        if getattr(self, "_handle", None) is not None:
+            _c.yirage_context_release(self._handle)
+            self._handle = None
+
+    def device(self, backend="cpu", index=0):
+        if not isinstance(backend, str):
+            raise TypeError(f"backend must be a str, not {type(backend).__name__}")
+        return Device(self, _check(_c.yirage_py_device(self._handle, backend, int(index))))
+
+    def devices(self, backend=None):
+        return [self.device(b["name"], i) for b in self.backends
+                if backend in (None, b["name"]) for i in range(b["num_devices"])]
+
+
+_default_context = None
+
+
+def default_context():
+    """The context made from the default plugin folders on first use."""
+    global _default_context
+    if _default_context is None:
+        _default_context = Context()
+    return _default_context
+
+
+def get_available_backends():
+    """The loaded backends: dicts with name, version, path, num_devices, unavailable_reason."""
+    return list(default_context().backends)
+
+
+def devices(backend=None):
+    return default_context().devices(backend)
+
+
+class Kernel:
+    """A graph compiled for a device; call it on tensors. The result of superoptimize also
+    carries the search's report (.search)."""
+
+    def __init__(self, graph, device, search=None):
+        self.graph, self.device, self.search = graph, device, search
+        self._handle = _check(_c.yirage_py_compile(graph._live(), device._handle))
+        # The kernel holds its own copy of the graph; this is all a call needs from it.
+        self._outputs = [(t.dims, t.dtype) for t in graph.outputs]
+
+    def __del__(self):
+        if getattr(self, "_handle", None) is not None:
+            _c.yirage_kernel_release(self._handle)
+            self._handle = None
+
+    def __call__(self, inputs, outputs=None, stream=0):
+        """Runs on `inputs` (numpy arrays or __dlpack__ tensors on the kernel's device, in the
+        graph's input order) without copying them, waits for it, and returns the outputs: new
+        numpy arrays on a host device, or the given `outputs` (__dlpack__ tensors)."""
+        ins = _dlpack_inputs(inputs)
+        if outputs is None:
+            if not self.device.is_host:
+                raise UnsupportedError(f"{self.device.backend}: pass outputs= (tensors on the "
+                                       f"device) to run there")
+            outputs = _numpy_outputs(self._outputs)
+        else:
+            outputs = list(outputs)
+            for i, x in enumerate(outputs):
+                if not hasattr(x, "__dlpack__"):
+                    raise TypeError(f"output {i} must support __dlpack__, not {type(x).__name__}")
+        _check(_c.yirage_py_kernel_run(self._handle, [x.__dlpack__() for x in ins],
+                                       [x.__dlpack__() for x in outputs], int(stream)))
+        return outputs
+
+
+class SearchReport:
+    """What a search did: .stats (states, candidates, seconds, from_cache…), .candidates
+    ((KernelGraph, info) pairs, best first) and .profiled (one dict per graph measured)."""
+
+    def __init__(self, handle, status):
+        try:
+            self.stats, candidates, self.profiled = _check(_c.yirage_py_search_report(handle))
+        finally:
+            _c.yirage_search_result_release(handle)
+        self.candidates = [(KernelGraph(g), info) for g, info in candidates]
+        self.timed_out = status == _c.YIRAGE_ERROR_TIMEOUT
+
+
+class _ProgressBar:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, budget):
+        import sys
+        self.budget, self.out = budget, sys.stderr
+
+    def __call__(self, states, candidates, seconds):
+        done = min(1.0, seconds / self.budget)
+        bar = "#" * int(done * 30)
+        self.out.write(f"\rsearch [{bar:<30}] {seconds:5.1f} s  {states} states  "
+                       f"{candidates} candidates")
+        self.out.flush()
+
+    def close(self):
+        self.out.write("\n")
+
+
+def _superoptimize(graph, backend="cpu", device=0, time_budget=60, top_k=4, threads=0,
+                   cache_dir=None, progress=None, context=None):
+    import sys
+    ctx = context if context is not None else default_context()
+    dev = device if isinstance(device, Device) else ctx.device(backend, device)
+    bar = None
+    if progress is None and sys.stderr.isatty():
+        progress = bar = _ProgressBar(float(time_budget))
+    try:
+        status, handle = _c.yirage_py_superoptimize(
+            graph._live(), dev._handle, float(time_budget), int(top_k), int(threads),
+            None if cache_dir is None else str(cache_dir), progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    if status not in (_c.YIRAGE_OK, _c.YIRAGE_ERROR_TIMEOUT) or handle is None:
+        _check([status])
+    report = SearchReport(handle, status)
+    if not report.candidates:
+        raise NotFoundError("superoptimize: no correct candidate was found within the budget")
+    return Kernel(report.candidates[0][0], dev, report)
+
+
+def _compile(graph, backend="cpu", device=0, context=None):
+    ctx = context if context is not None else default_context()
+    dev = device if isinstance(device, Device) else ctx.device(backend, device)
+    return Kernel(graph, dev)
+
+
+KernelGraph.superoptimize = _superoptimize
+KernelGraph.superoptimize.__doc__ = """Searches for a faster equivalent of this graph on a device
+    (the backend's device `device`, or a yirage.Device), profiles the `top_k` cheapest verified
+    candidates and the graph itself there, and returns the fastest correct one compiled, as a
+    callable yirage.Kernel whose .search holds the report. A progress bar is drawn on stderr when
+    it is a terminal; `progress` may be a callable (states, candidates, seconds) instead."""
+KernelGraph.compile = _compile
+KernelGraph.compile.__doc__ = "This graph compiled as it is for a device: a callable yirage.Kernel."
 
 
 def new_kernel_graph():

@@ -1,0 +1,229 @@
+/* C helpers for contexts, devices, the superoptimizer and compiled kernels. Like
+ * python_helpers.i, each returns [status, result]. The search and kernel runs release the GIL;
+ * the search's progress callback takes it back to call the Python callable. */
+%{
+static PyObject *yirage_py_handle(void *pointer, swig_type_info *type) {
+  return SWIG_NewPointerObj(pointer, type, 0);
+}
+
+/* Calls the Python callable `user_data` with (states, candidates, seconds); an exception in it
+ * is printed and otherwise ignored (the search cannot stop for it). */
+static void yirage_py_progress(const yirage_search_progress *progress, void *user_data) {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject *r = PyObject_CallFunction((PyObject *)user_data, "LLd", (long long)progress->states,
+                                      (long long)progress->candidates, progress->seconds);
+  if (r == NULL) PyErr_Print(); else Py_DECREF(r);
+  PyGILState_Release(gil);
+}
+
+%}
+
+%inline %{
+/* [status, context]; plugin_paths: a sequence of str. */
+PyObject *yirage_py_context_create(PyObject *plugin_paths, int search_default_paths,
+                                   const char *cache_dir) {
+  yirage_context_options options;
+  yirage_context *context = NULL;
+  yirage_status status;
+  Py_ssize_t n, i;
+  const char **paths;
+  if (!PySequence_Check(plugin_paths)) {
+    PyErr_SetString(PyExc_TypeError, "plugins must be a sequence of paths");
+    return NULL;
+  }
+  n = PySequence_Size(plugin_paths);
+  paths = (const char **)calloc((size_t)(n > 0 ? n : 1), sizeof *paths);
+  for (i = 0; i < n; ++i) {
+    PyObject *item = PySequence_GetItem(plugin_paths, i);
+    paths[i] = item ? PyUnicode_AsUTF8(item) : NULL; /* the sequence keeps the str alive */
+    Py_XDECREF(item);
+    if (paths[i] == NULL) {
+      free(paths);
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "plugin paths must be str");
+      return NULL;
+    }
+  }
+  yirage_context_options_init(&options);
+  options.plugin_paths = paths;
+  options.num_plugin_paths = (size_t)n;
+  options.search_default_paths = search_default_paths;
+  options.cache_dir = cache_dir;
+  status = yirage_context_create(&options, &context);
+  free(paths);
+  return yirage_py_result(status, status == YIRAGE_OK
+      ? yirage_py_handle(context, SWIGTYPE_p_yirage_context_s) : NULL);
+}
+
+/* [status, (list of backend dicts, load errors)] */
+PyObject *yirage_py_backends(const yirage_context *context) {
+  size_t n = 0, i;
+  const char *errors = NULL;
+  PyObject *list;
+  yirage_status status = yirage_context_num_backends(context, &n);
+  if (status == YIRAGE_OK) status = yirage_context_load_errors(context, &errors);
+  if (status != YIRAGE_OK) return yirage_py_result(status, NULL);
+  list = PyList_New((Py_ssize_t)n);
+  for (i = 0; i < n; ++i) {
+    yirage_backend_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    status = yirage_context_backend_info(context, i, &info);
+    if (status != YIRAGE_OK) {
+      Py_DECREF(list);
+      return yirage_py_result(status, NULL);
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, Py_BuildValue(
+        "{s:s,s:s,s:s,s:i,s:s}", "name", info.name, "version", info.version, "path", info.path,
+        "num_devices", (int)info.num_devices, "unavailable_reason", info.unavailable_reason));
+  }
+  return yirage_py_result(YIRAGE_OK, Py_BuildValue("(Ns)", list, errors));
+}
+
+/* [status, device] */
+PyObject *yirage_py_device(const yirage_context *context, const char *backend, int32_t index) {
+  const yirage_device *device = NULL;
+  yirage_status status = yirage_context_get_device(context, backend, index, &device);
+  return yirage_py_result(status, status == YIRAGE_OK
+      ? yirage_py_handle((void *)device, SWIGTYPE_p_yirage_device_s) : NULL);
+}
+
+/* [status, dict] */
+PyObject *yirage_py_device_info(const yirage_device *device) {
+  yirage_device_info info;
+  yirage_status status;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  info.target.struct_size = sizeof info.target;
+  status = yirage_device_get_info(device, &info);
+  if (status != YIRAGE_OK) return yirage_py_result(status, NULL);
+  return yirage_py_result(status, Py_BuildValue(
+      "{s:s,s:i,s:s,s:N,s:I,s:i,s:i}", "backend", info.backend, "index", (int)info.index,
+      "name", info.name, "target", yirage_py_target_dict(&info.target), "dtypes", (unsigned)info.dtypes,
+      "dlpack_device_type", (int)info.dlpack_device_type, "dlpack_device_id",
+      (int)info.dlpack_device_id));
+}
+
+/* [status, search result]; also for TIMEOUT, which still carries what was verified. */
+PyObject *yirage_py_superoptimize(const yirage_graph *graph, const yirage_device *device,
+                                  double time_budget, uint32_t profile_top_k, uint32_t threads,
+                                  const char *cache_dir, PyObject *progress) {
+  yirage_search_options options;
+  yirage_search_result *result = NULL;
+  yirage_status status;
+  yirage_search_options_init(&options);
+  options.device = device;
+  options.time_budget_seconds = time_budget;
+  options.profile_top_k = profile_top_k;
+  options.threads = threads;
+  options.cache_dir = cache_dir;
+  if (progress != Py_None) {
+    if (!PyCallable_Check(progress)) {
+      PyErr_SetString(PyExc_TypeError, "progress must be callable");
+      return NULL;
+    }
+    options.progress = yirage_py_progress;
+    options.progress_user_data = progress;
+  }
+  Py_BEGIN_ALLOW_THREADS
+  status = yirage_superoptimize(graph, &options, &result);
+  Py_END_ALLOW_THREADS
+  return yirage_py_result(status, result != NULL
+      ? yirage_py_handle(result, SWIGTYPE_p_yirage_search_result_s) : NULL);
+}
+
+/* [status, (stats dict, candidates, profiled)]: candidates are (graph, dict) pairs, cheapest (or
+ * fastest measured) first; profiled are dicts. */
+PyObject *yirage_py_search_report(const yirage_search_result *result) {
+  yirage_search_stats s;
+  size_t n = 0, i;
+  PyObject *candidates, *profiled;
+  yirage_status status;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  status = yirage_search_result_stats(result, &s);
+  if (status == YIRAGE_OK) status = yirage_search_result_num_candidates(result, &n);
+  if (status != YIRAGE_OK) return yirage_py_result(status, NULL);
+  candidates = PyList_New(0);
+  for (i = 0; i < n; ++i) {
+    yirage_graph *graph = NULL;
+    yirage_search_candidate_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    status = yirage_search_result_candidate(result, i, &graph, &info);
+    if (status != YIRAGE_OK) {
+      Py_DECREF(candidates);
+      return yirage_py_result(status, NULL);
+    }
+    PyObject *pair = Py_BuildValue("(N{s:d,s:I,s:s,s:d})",
+        yirage_py_handle(graph, SWIGTYPE_p_yirage_graph_s), "estimated_seconds",
+        info.estimated_seconds, "verified_trials", (unsigned)info.verified_trials, "description",
+        info.description, "measured_seconds", info.measured_seconds);
+    PyList_Append(candidates, pair);
+    Py_DECREF(pair);
+  }
+  status = yirage_search_result_num_profiled(result, &n);
+  if (status != YIRAGE_OK) {
+    Py_DECREF(candidates);
+    return yirage_py_result(status, NULL);
+  }
+  profiled = PyList_New(0);
+  for (i = 0; i < n; ++i) {
+    yirage_search_profile_record r;
+    memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    if (yirage_search_result_profiled(result, i, &r) != YIRAGE_OK) continue;
+    PyObject *d = Py_BuildValue("{s:s,s:d,s:d,s:d,s:O,s:s}", "description", r.description,
+        "estimated_seconds", r.estimated_seconds, "measured_seconds", r.measured_seconds,
+        "relative_error", r.relative_error, "kept", r.kept ? Py_True : Py_False, "error", r.error);
+    PyList_Append(profiled, d);
+    Py_DECREF(d);
+  }
+  return yirage_py_result(YIRAGE_OK, Py_BuildValue(
+      "({s:L,s:L,s:L,s:L,s:d,s:d,s:d,s:O},NN)", "states", (long long)s.states,
+      "candidates", (long long)s.candidates, "fingerprint_checks", (long long)s.fingerprint_checks,
+      "z3_queries", (long long)s.z3_queries, "z3_seconds", s.z3_seconds,
+      "first_fused_seconds", s.first_fused_seconds, "seconds", s.seconds,
+      "from_cache", s.from_cache ? Py_True : Py_False, candidates, profiled));
+}
+
+/* [status, kernel] */
+PyObject *yirage_py_compile(const yirage_graph *graph, const yirage_device *device) {
+  yirage_kernel *kernel = NULL;
+  yirage_status status;
+  Py_BEGIN_ALLOW_THREADS
+  status = yirage_compile(graph, device, NULL, &kernel);
+  Py_END_ALLOW_THREADS
+  return yirage_py_result(status, status == YIRAGE_OK
+      ? yirage_py_handle(kernel, SWIGTYPE_p_yirage_kernel_s) : NULL);
+}
+
+/* [status, None]: runs on the tensors of two sequences of DLPack capsules, then waits. `stream`
+ * is the backend's native stream as an integer (0: its default). */
+PyObject *yirage_py_kernel_run(const yirage_kernel *kernel, PyObject *inputs, PyObject *outputs,
+                               unsigned long long stream) {
+  Py_ssize_t n_in, n_out;
+  DLTensor **ins, **outs;
+  yirage_status status;
+  if (!PySequence_Check(inputs) || !PySequence_Check(outputs)) {
+    PyErr_SetString(PyExc_TypeError, "inputs and outputs must be sequences of DLPack capsules");
+    return NULL;
+  }
+  n_in = PySequence_Size(inputs);
+  n_out = PySequence_Size(outputs);
+  ins = (DLTensor **)calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *ins);
+  outs = (DLTensor **)calloc((size_t)(n_out > 0 ? n_out : 1), sizeof *outs);
+  if (yirage_py_dltensors(inputs, ins, n_in) != 0 || yirage_py_dltensors(outputs, outs, n_out) != 0) {
+    free(ins);
+    free(outs);
+    return NULL;
+  }
+  Py_BEGIN_ALLOW_THREADS
+  status = yirage_kernel_run(kernel, (const DLTensor *const *)ins, (size_t)n_in, outs,
+                             (size_t)n_out, (void *)(uintptr_t)stream);
+  if (status == YIRAGE_OK) status = yirage_kernel_synchronize(kernel, (void *)(uintptr_t)stream);
+  Py_END_ALLOW_THREADS
+  free(ins);
+  free(outs);
+  return yirage_py_result(status, NULL);
+}
+%}

@@ -1,0 +1,104 @@
+"""Backends, devices, the superoptimizer and compiled kernels from Python, on the CPU plugin
+(found through YIRAGE_BACKEND_PATH, which meson test sets)."""
+import numpy as np
+import pytest
+
+import yirage as yr
+
+
+def small_graph():
+    g = yr.new_kernel_graph()
+    X = g.new_input(dims=(8, 128), dtype=yr.float16)
+    W = g.new_input(dims=(128, 96), dtype=yr.float16)
+    g.mark_output(g.matmul(g.rms_norm(X, normalized_shape=(128,)), W))
+    return g
+
+
+def inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-1, 1, (8, 128)).astype(np.float16),
+            rng.uniform(-1, 1, (128, 96)).astype(np.float16)]
+
+
+def relative_error(got, want):
+    want = want.astype(np.float64)
+    return np.linalg.norm(got.astype(np.float64) - want) / np.linalg.norm(want)
+
+
+def test_backends_and_devices():
+    names = [b["name"] for b in yr.get_available_backends()]
+    assert "cpu" in names
+    (cpu,) = yr.devices("cpu")
+    assert cpu.backend == "cpu" and cpu.is_host and cpu.name
+    t = cpu.info["target"]
+    assert t["kind"] == "cpu" and t["compute_units"] >= 1 and t["memory_bandwidth"] > 0
+    assert "loop_iteration_seconds" in t
+    assert cpu.info["dtypes"] & (1 << yr.float32.value)
+    with pytest.raises(yr.NotFoundError, match="no backend named 'nope'"):
+        yr.default_context().device("nope")
+    with pytest.raises(yr.NotFoundError):
+        yr.default_context().device("cpu", 7)
+    with pytest.raises(TypeError):
+        yr.default_context().device(3)
+
+
+def test_compile_and_call_checks_against_the_reference():
+    g = small_graph()
+    k = g.compile(backend="cpu")
+    x, w = inputs()
+    (out,) = k(inputs=[x, w])
+    (want,) = g.run_reference([x, w])
+    assert out.dtype == np.float16 and out.shape == (8, 96)
+    assert relative_error(out, want) < 5e-3
+    # Read-only arrays are accepted (copied for DLPack), and outputs may be given.
+    x.flags.writeable = False
+    given = np.zeros((8, 96), dtype=np.float16)
+    (same,) = k([x, w], outputs=[given])
+    assert same is given and relative_error(given, want) < 5e-3
+
+
+def test_superoptimize_and_run_a_small_graph():
+    g = small_graph()
+    calls = []
+    k = g.superoptimize(backend="cpu", time_budget=20, top_k=2,
+                        progress=lambda *a: calls.append(a))
+    report = k.search
+    assert calls and all(len(c) == 3 for c in calls)
+    assert report.stats["states"] > 0 and report.stats["seconds"] > 0
+    assert report.candidates and report.profiled
+    # The kept candidates are measured and correct; the input graph was measured too.
+    assert any(r["description"] == "the input graph, unchanged" for r in report.profiled)
+    assert all(r["relative_error"] < 5e-3 for r in report.profiled if r["kept"])
+    best_graph, info = report.candidates[0]
+    assert info["measured_seconds"] > 0
+    x, w = inputs(1)
+    (out,) = k(inputs=[x, w])
+    (want,) = g.run_reference([x, w])
+    assert relative_error(out, want) < 5e-3
+    assert best_graph.equivalent(g).equivalent
+
+
+def test_kernel_errors():
+    g = small_graph()
+    k = g.compile(backend="cpu")
+    x, w = inputs()
+    with pytest.raises(yr.InvalidArgumentError):
+        k([x])  # one input short
+    with pytest.raises(yr.InvalidArgumentError):
+        k([w, x])  # shapes swapped
+    with pytest.raises(yr.InvalidArgumentError):
+        k([x.astype(np.float32), w])  # wrong dtype
+    with pytest.raises(TypeError, match="input 1 must be a numpy array"):
+        k([x, "w"])
+    with pytest.raises(TypeError, match="inputs must be a sequence"):
+        k(3)
+    with pytest.raises(TypeError, match="output 0 must support __dlpack__"):
+        k([x, w], outputs=[[0.0]])
+    with pytest.raises(TypeError, match="progress must be callable"):
+        g.superoptimize(backend="cpu", time_budget=1, progress=3)
+    g.release()
+    with pytest.raises(yr.InvalidArgumentError):
+        g.compile(backend="cpu")
+    # A kernel keeps its own copy of the graph: it still runs after the graph is released.
+    (out,) = k([x, w])
+    assert out.shape == (8, 96)
