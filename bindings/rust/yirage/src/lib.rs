@@ -1,5 +1,6 @@
 //! Safe Rust bindings to yirage (`include/yirage.h`): kernel graphs, thread-block graphs
-//! (µGraphs), the float64 reference executor, fingerprint equivalence and graph files.
+//! (µGraphs), the float64 reference executor, fingerprint equivalence, graph files, and (in
+//! [`runtime`]) backends, devices, the superoptimizer and compiled kernels.
 //!
 //! Every fallible call returns [`Result`]; an [`Error`] carries the C status and message.
 //! [`Tensor`]s are copyable handles owned by their graph: the C library checks every handle, so
@@ -10,6 +11,9 @@ use std::fmt;
 use std::path::Path;
 
 use yirage_sys as sys;
+
+pub mod runtime;
+pub use runtime::{BackendInfo, Context, Device, DeviceInfo, Kernel, SearchOptions, Superoptimized};
 
 /// Element types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,6 +159,51 @@ fn dl_tensor(data: &HostData, shape: &mut [i64]) -> sys::DLTensor {
         strides: std::ptr::null_mut(),
         byte_offset: 0,
     }
+}
+
+/// The shapes and dtypes of a graph's inputs and outputs, for running it on host data.
+#[derive(Clone, Debug)]
+struct HostShapes {
+    inputs: Vec<Vec<i64>>,
+    outputs: Vec<(Vec<i64>, DType)>,
+}
+
+impl HostShapes {
+    fn of(graph: &KernelGraph) -> Result<HostShapes> {
+        let inputs = graph.inputs()?.iter().map(|t| t.dims()).collect::<Result<Vec<_>>>()?;
+        let outputs = graph.outputs()?.iter().map(|t| Ok((t.dims()?, t.dtype()?)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(HostShapes { inputs, outputs })
+    }
+}
+
+/// Runs `call` on DLTensors over `inputs` and new (NaN-poisoned) outputs. Lengths are checked
+/// here because C sees only pointers; shapes and dtypes are checked by the library.
+fn run_host(
+    what: &str,
+    shapes: &HostShapes,
+    inputs: &[HostData],
+    call: impl FnOnce(&[*const sys::DLTensor], &[*mut sys::DLTensor]) -> sys::yirage_status,
+) -> Result<Vec<HostData>> {
+    let mut in_shapes = shapes.inputs.clone();
+    for (i, (data, shape)) in inputs.iter().zip(&in_shapes).enumerate() {
+        if data.len() != shape.iter().product::<i64>() as usize {
+            return Err(Error { status: "INVALID_ARGUMENT", message: format!(
+                "{what}: input {i} has {} elements, the graph expects {shape:?}", data.len()) });
+        }
+    }
+    let outputs: Vec<HostData> = shapes.outputs.iter()
+        .map(|(dims, dtype)| HostData::zeros(*dtype, dims.iter().product::<i64>() as usize))
+        .collect();
+    let mut out_shapes: Vec<Vec<i64>> = shapes.outputs.iter().map(|(d, _)| d.clone()).collect();
+    let ins: Vec<sys::DLTensor> = inputs.iter().zip(in_shapes.iter_mut())
+        .map(|(d, s)| dl_tensor(d, s)).collect();
+    let mut outs: Vec<sys::DLTensor> = outputs.iter().zip(out_shapes.iter_mut())
+        .map(|(d, s)| dl_tensor(d, s)).collect();
+    let in_ptrs: Vec<*const sys::DLTensor> = ins.iter().map(|t| t as *const _).collect();
+    let out_ptrs: Vec<*mut sys::DLTensor> = outs.iter_mut().map(|t| t as *mut _).collect();
+    check(call(&in_ptrs, &out_ptrs))?;
+    Ok(outputs)
 }
 
 /// The result of [`KernelGraph::equivalent`].
@@ -327,35 +376,10 @@ impl KernelGraph {
     /// Runs the float64 reference executor: one `HostData` per graph input (shaped like it), and
     /// one new `HostData` per output.
     pub fn run_reference(&self, inputs: &[HostData]) -> Result<Vec<HostData>> {
-        let in_tensors = self.inputs()?;
-        let mut in_shapes = in_tensors.iter().map(|t| t.dims()).collect::<Result<Vec<_>>>()?;
-        let mut outputs = Vec::new();
-        let mut out_shapes = Vec::new();
-        for t in self.outputs()? {
-            let dims = t.dims()?;
-            outputs.push(HostData::zeros(t.dtype()?, dims.iter().product::<i64>() as usize));
-            out_shapes.push(dims);
-        }
-        // Lengths are checked here because C sees only pointers; shapes and dtypes are checked
-        // by the library.
-        for (i, (data, shape)) in inputs.iter().zip(&in_shapes).enumerate() {
-            if data.len() != shape.iter().product::<i64>() as usize {
-                return Err(Error { status: "INVALID_ARGUMENT", message: format!(
-                    "run_reference: input {i} has {} elements, the graph expects {shape:?}",
-                    data.len()) });
-            }
-        }
-        let ins: Vec<sys::DLTensor> = inputs.iter().zip(in_shapes.iter_mut())
-            .map(|(d, s)| dl_tensor(d, s)).collect();
-        let mut outs: Vec<sys::DLTensor> = outputs.iter().zip(out_shapes.iter_mut())
-            .map(|(d, s)| dl_tensor(d, s)).collect();
-        let in_ptrs: Vec<*const sys::DLTensor> = ins.iter().map(|t| t as *const _).collect();
-        let out_ptrs: Vec<*mut sys::DLTensor> = outs.iter_mut().map(|t| t as *mut _).collect();
-        check(unsafe {
-            sys::yirage_graph_run_reference(self.raw, in_ptrs.as_ptr(), in_ptrs.len(),
-                                            out_ptrs.as_ptr(), out_ptrs.len())
-        })?;
-        Ok(outputs)
+        let shapes = HostShapes::of(self)?;
+        run_host("run_reference", &shapes, inputs, |ins, outs| unsafe {
+            sys::yirage_graph_run_reference(self.raw, ins.as_ptr(), ins.len(), outs.as_ptr(), outs.len())
+        })
     }
 
     /// Fingerprint equivalence with another graph over the same inputs.
