@@ -77,12 +77,14 @@ const Sharing kBlockWide = {"static_cast<int64_t>(threadIdx.x)", "static_cast<in
 
 // Runs body(vars) for every index of `dims`, the row-major linear index shared as `s` says.
 void shared_loop(Printer &p, const Sharing &s, const Dims &dims, const std::string &prefix,
-                 const std::function<void(const std::vector<std::string> &)> &body) {
+                 const std::function<void(const std::vector<std::string> &)> &body,
+                 int unroll = 1) {
   const int64_t n = num_elements(dims);
   const std::string e = prefix + "_e";
   // 32-bit indices wherever they fit: 64-bit division by a constant costs many instructions on
   // a GPU, and a tile loop divides for every element.
   const std::string type = n <= 0x7fffffff ? "int" : "int64_t";
+  if (unroll > 1) p.line("#pragma unroll " + std::to_string(unroll));
   p.open("for (" + type + " " + e + " = static_cast<" + type + ">(" + s.start + "); " + e + " < " +
          std::to_string(n) + "; " + e + " += static_cast<" + type + ">(" + s.step + "))");
   std::vector<std::string> vars;
@@ -354,9 +356,11 @@ class CustomizedEmitter {
     const Dims sg = row_major_strides(op.attributes.sizes), st = row_major_strides(tile_dims);
     p_.open("");
     p_.line("const auto *src = in" + std::to_string(input) + " + " + tile_base(op, tile_dims, "it") + ";");
+    // Unrolled so that each thread has several global loads in flight: a tile load is otherwise
+    // one memory latency per element a thread copies.
     shared_loop(p_, kBlockWide, tile_dims, "t", [&](const std::vector<std::string> &v) {
       p_.line(tile(op.outputs[0]) + "[" + index_expr(v, st) + "] = yr_ld(src + " + index_expr(v, sg) + ");");
-    });
+    }, 8);
     p_.close();
     wrote(op.outputs, true);
   }
@@ -369,7 +373,7 @@ class CustomizedEmitter {
     p_.line("auto *dst = out" + std::to_string(output) + " + " + tile_base(op, tile_dims, it) + ";");
     shared_loop(p_, kBlockWide, tile_dims, "t", [&](const std::vector<std::string> &v) {
       p_.line("yr_st(dst + " + index_expr(v, sg) + ", " + tile(op.inputs[0]) + "[" + index_expr(v, st) + "]);");
-    });
+    }, 8);
     p_.close();
   }
 
