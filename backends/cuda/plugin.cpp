@@ -374,6 +374,19 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
       driver.cuModuleUnload(executable->module);
       driver.check(found, "cuModuleGetFunction");
     }
+    // The registers the compiled kernel uses bound its block size.
+    int max_threads = 0;
+    const CUresult queried = driver.cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                                       executable->function);
+    if (queried == CUDA_SUCCESS && executable->launch.block_threads > max_threads) {
+      if (!executable->launch.any_block_threads || max_threads < 32) {
+        driver.cuModuleUnload(executable->module);
+        throw Error(ErrorCode::kUnsupported,
+                    "cuda: the kernel needs " + std::to_string(executable->launch.block_threads) +
+                        " threads per block, its registers allow " + std::to_string(max_threads));
+      }
+      executable->launch.block_threads = max_threads / 32 * 32;
+    }
     for (int32_t id : parsed.graph.inputs()) executable->input_bytes.push_back(tensor_bytes(parsed.graph.tensor(id)));
     for (int32_t id : parsed.graph.outputs()) executable->output_bytes.push_back(tensor_bytes(parsed.graph.tensor(id)));
     *out = executable.release();

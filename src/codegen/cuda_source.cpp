@@ -671,10 +671,13 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
   if (op.kind == OpKind::kCustomized) {
     const BlockGraph &bg = *op.block_graph;
     kernel.grid = bg.config().grid;
-    // Every block-level loop is shared by however many threads there are, so the block gets at
-    // least 256 (the µGraph's own count is a cost-model parameter, not a requirement of the code).
+    // Every block-level loop is shared by however many threads there are (the µGraph's own count
+    // is a cost-model parameter, not a requirement of the code). Block-level operators are chains
+    // of dependent shared-memory loads and FMAs, so a block gets at least 256 threads, and 1024
+    // when there are few blocks: one block per SM then still has 32 warps to hide latency.
     const int64_t threads = bg.config().block_threads;
-    kernel.block_threads = std::clamp<int64_t>((threads + 31) / 32 * 32, kThreads, 1024);
+    const int64_t blocks = kernel.grid[0] * kernel.grid[1] * kernel.grid[2];
+    kernel.block_threads = std::clamp<int64_t>((threads + 31) / 32 * 32, blocks < 256 ? 1024 : kThreads, 1024);
     kernel.shared_bytes = CustomizedEmitter(p, bg).emit();
     if (max_shared_bytes > 0 && kernel.shared_bytes > max_shared_bytes) {
       throw Error(ErrorCode::kUnsupported,
@@ -685,10 +688,12 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
   } else if (op.kind == OpKind::kMatmul) {
     const MatmulLaunch launch = matmul_kernel(p, in[0], in[1], out[0]);
     kernel.block_threads = launch.threads;
+    kernel.any_block_threads = false;  // one k slice per warp
     kernel.grid = {launch.blocks, 1, 1};
   } else if (op.kind == OpKind::kRmsNorm) {
     kernel.block_threads = kThreads;
     kernel.grid = {rms_norm_kernel(p, op, in, out[0]), 1, 1};
+    kernel.any_block_threads = false;  // one partial sum per warp of kThreads
   } else if (op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax) {
     kernel.block_threads = kThreads;
     kernel.grid = {reduction_kernel(p, op, in[0], out[0]), 1, 1};

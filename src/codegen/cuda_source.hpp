@@ -25,6 +25,9 @@ struct CudaKernel {
   std::string source;
   std::array<int64_t, 3> grid = {1, 1, 1};
   int64_t block_threads = 256;
+  // Whether the kernel is correct with any number of threads per block (then the plugin may use
+  // fewer when the compiled kernel's registers do not allow block_threads).
+  bool any_block_threads = true;
   int64_t shared_bytes = 0;  // dynamic shared memory per block
 };
 
