@@ -2,9 +2,11 @@
 # The conformance runner's own behaviour: listing and filters, a crashing and a hanging plugin
 # (the runner survives both), expectations (expected failures, stale lines, malformed files),
 # JSON and JUnit output, exit codes.
-# usage: runner_test.sh RUNNER CRASH_PLUGIN HANG_PLUGIN SKELETON_PLUGIN WORKDIR
+# The lax plugin (the loader tests' zero-device fake) breaks ABI rules on purpose: the suite must
+# fail it.
+# usage: runner_test.sh RUNNER CRASH_PLUGIN HANG_PLUGIN SKELETON_PLUGIN LAX_PLUGIN WORKDIR
 set -u
-runner=$1 crash=$2 hang=$3 skeleton=$4 work=$5
+runner=$1 crash=$2 hang=$3 skeleton=$4 lax=$5 work=$6
 rm -rf "$work" && mkdir -p "$work"
 failures=0
 check() {  # check DESCRIPTION CONDITION…
@@ -64,6 +66,11 @@ check "a line matching no test is noted" has "stale.txt:2 \\(no.such.test\\) mat
 run 0 --plugin "$skeleton" --filter 'kernels.exp.*' --filter 'buffers.alloc.1'
 check "zero devices make device tests NotSupported" has "NotSupported *buffers.alloc.1"
 check "with the plugin's reason" has "drives no hardware"
+
+run 1 --plugin "$lax" --filter 'abi.create.*'
+check "a plugin accepting another major's host fails" has "Fail *abi.create.other_major"
+check "a plugin accepting a NULL host fails" has "Fail *abi.create.null_arguments"
+check "a plugin ignoring a short host struct fails" has "Fail *abi.create.host_struct_smaller"
 
 printf 'abi.release_null  Maybe\n' >"$work/bad.txt"
 run 2 --plugin "$skeleton" --expectations "$work/bad.txt"

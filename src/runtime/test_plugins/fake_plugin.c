@@ -1,5 +1,7 @@
 /* Plugins for the loader's tests, one per FAKE_VARIANT:
- *   FAKE_NO_DEVICE    a well-formed plugin whose "driver" is missing: zero devices, a reason;
+ *   FAKE_NO_DEVICE    a plugin whose "driver" is missing: zero devices, a reason; its create
+ *                     ignores the host struct (the conformance runner test expects the suite
+ *                     to fail it for that);
  *   FAKE_NEWER_MAJOR  claims ABI major 2;
  *   FAKE_OLDER_MAJOR  claims ABI major 0;
  *   FAKE_NO_ENTRY     exports no entry symbol;
