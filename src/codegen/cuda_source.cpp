@@ -105,14 +105,19 @@ class ComputeEmitter {
  public:
   ComputeEmitter(Printer &p, const Sharing &s) : p_(p), s_(s) {}
 
-  void emit(const Operator &op, const std::vector<Ref> &in, const std::vector<Ref> &out) {
+  // Returns whether every output element e was written by the thread that owns e in a shared
+  // loop (what CustomizedEmitter's barrier placement needs to know).
+  bool emit(const Operator &op, const std::vector<Ref> &in, const std::vector<Ref> &out) {
     if (is_unary(op.kind)) {
       unary(op, in[0], out[0]);
     } else if (is_binary(op.kind)) {
       binary(op.kind, in[0], in[1], out[0]);
     } else {
       switch (op.kind) {
-        case OpKind::kMatmul: matmul(in[0], in[1], out[0]); break;
+        case OpKind::kMatmul:
+          if (tiled_matmul(in[0], in[1], out[0])) return false;
+          matmul(in[0], in[1], out[0]);
+          break;
         case OpKind::kReduction:
         case OpKind::kReductionMax: reduce(op, in[0], out[0]); break;
         case OpKind::kRmsNorm: rms_norm(op, in, out[0]); break;
@@ -123,6 +128,7 @@ class ComputeEmitter {
                       std::string("cuda codegen: operator ") + op_name(op.kind) + " is not supported");
       }
     }
+    return op.kind != OpKind::kRmsNorm;  // rms_norm writes a row per thread
   }
 
  private:
@@ -142,6 +148,41 @@ class ComputeEmitter {
                           "yr_ld(" + b.ptr + " + " + index_expr(v, sb) + ")") +
               ");");
     });
+  }
+
+  // A matmul of shared-memory tiles (block level) whose n is a multiple of 4: each iteration
+  // computes 4 adjacent outputs of a row, reading A once and B as one float4 per k, with four
+  // independent FMA chains. Returns false (emitting nothing) where it does not apply.
+  bool tiled_matmul(const Ref &a, const Ref &b, const Ref &o) {
+    const size_t rank = o.dims.size();
+    const int64_t k = a.dims[rank - 1], n = o.dims[rank - 1];
+    if (s_.start != kBlockWide.start || n % 4 != 0 || !a.strides.empty() || !b.strides.empty()) {
+      return false;
+    }
+    Dims sa = a.element_strides(), sb = b.element_strides();
+    for (size_t d = 0; d + 2 < rank; ++d) {
+      if (a.dims[d] == 1 && o.dims[d] != 1) sa[d] = 0;
+      if (b.dims[d] == 1 && o.dims[d] != 1) sb[d] = 0;
+    }
+    Dims groups = o.dims;
+    groups[rank - 1] = n / 4;
+    shared_loop(p_, s_, groups, "g", [&](const std::vector<std::string> &v) {
+      std::vector<std::string> va = v, vb = v, vo = v;
+      va[rank - 1] = "0";
+      vb[rank - 2] = "0";
+      vb[rank - 1] = "(" + v[rank - 1] + " * 4)";
+      vo[rank - 1] = "(" + v[rank - 1] + " * 4)";
+      p_.line("const float *pa = " + a.ptr + " + " + index_expr(va, sa) + ";");
+      p_.line("const float *pb = " + b.ptr + " + " + index_expr(vb, sb) + ";");
+      p_.line("float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);");
+      p_.open("for (int p = 0; p < " + std::to_string(k) + "; ++p)");
+      p_.line("const float av = pa[p * " + std::to_string(sa[rank - 1]) + "];");
+      p_.line("const float4 bv = *reinterpret_cast<const float4 *>(pb + p * " + std::to_string(sb[rank - 2]) + ");");
+      p_.line("acc.x += av * bv.x; acc.y += av * bv.y; acc.z += av * bv.z; acc.w += av * bv.w;");
+      p_.close();
+      p_.line("*reinterpret_cast<float4 *>(" + o.ptr + " + " + index_expr(vo, row_major_strides(o.dims)) + ") = acc;");
+    });
+    return true;
   }
 
   // One output element per iteration: Σ_p A[…, i, p] · B[…, p, j] in float32. Operands may be
@@ -296,7 +337,7 @@ class CustomizedEmitter {
         if (invariant) p_.open("if (it == 0)");
         compute(op);
         if (invariant) p_.close();
-        wrote(op.outputs, op.kind != OpKind::kRmsNorm);
+        wrote(op.outputs, same_index_);
       }
     }
     // The next iteration overwrites this one's tiles, which other threads may still be reading.
@@ -313,7 +354,7 @@ class CustomizedEmitter {
       } else if (op.kind != OpKind::kInputIterator && phase(op.outputs[0]) == LoopPhase::kAfterLoop) {
         barrier_before(compute_reads(op));
         compute(op);
-        wrote(op.outputs, op.kind != OpKind::kRmsNorm);
+        wrote(op.outputs, same_index_);
       }
     }
     return floats_ * 4;
@@ -381,7 +422,7 @@ class CustomizedEmitter {
     std::vector<Ref> in, out;
     for (TensorId id : op.inputs) in.push_back({tile(id), dims_of(id), {}});
     for (TensorId id : op.outputs) out.push_back({tile(id), dims_of(id), {}});
-    ComputeEmitter(p_, kBlockWide).emit(op, in, out);
+    same_index_ = ComputeEmitter(p_, kBlockWide).emit(op, in, out);
   }
 
   // Runs `statement` (over element e) for every e < n, shared by the block's threads.
@@ -505,6 +546,7 @@ class CustomizedEmitter {
     return reads;
   }
   std::set<Key> dirty_same_index_, dirty_other_;
+  bool same_index_ = true;  // how the last compute operator wrote its outputs
 
   Printer &p_;
   const BlockGraph &bg_;
