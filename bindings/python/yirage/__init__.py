@@ -417,6 +417,24 @@ def _numpy_outputs(shapes):
     return outs
 
 
+def _device_outputs(shapes, inputs, device):
+    """New outputs on a device, made by the library the inputs come from (PyTorch or CuPy), so
+    they are __dlpack__ tensors of that library on the inputs' device."""
+    for x in inputs:
+        library = type(x).__module__.split(".")[0]
+        if library == "torch":
+            import torch
+            types = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
+            return [torch.empty(tuple(dims), dtype=types[d.name], device=x.device)
+                    for dims, d in shapes]
+        if library == "cupy":
+            import cupy
+            with cupy.cuda.Device(x.device.id):
+                return [cupy.empty(tuple(dims), dtype=d.numpy) for dims, d in shapes]
+    raise UnsupportedError(f"{device.backend}: yirage cannot allocate device memory itself; pass "
+                           f"PyTorch or CuPy inputs, or outputs= (tensors on the device)")
+
+
 # ---- backends, devices, the superoptimizer and compiled kernels ----
 
 class Device:
@@ -505,14 +523,13 @@ class Kernel:
 
     def __call__(self, inputs, outputs=None, stream=0):
         """Runs on `inputs` (numpy arrays or __dlpack__ tensors on the kernel's device, in the
-        graph's input order) without copying them, waits for it, and returns the outputs: new
-        numpy arrays on a host device, or the given `outputs` (__dlpack__ tensors)."""
+        graph's input order) without copying them, waits for it, and returns the outputs: the
+        given `outputs` (__dlpack__ tensors), else new numpy arrays on a host device, or new
+        tensors of the inputs' library (PyTorch, CuPy) on another device."""
         ins = _dlpack_inputs(inputs)
         if outputs is None:
-            if not self.device.is_host:
-                raise UnsupportedError(f"{self.device.backend}: pass outputs= (tensors on the "
-                                       f"device) to run there")
-            outputs = _numpy_outputs(self._outputs)
+            outputs = (_numpy_outputs(self._outputs) if self.device.is_host
+                       else _device_outputs(self._outputs, ins, self.device))
         else:
             outputs = list(outputs)
             for i, x in enumerate(outputs):

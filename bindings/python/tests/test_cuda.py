@@ -1,0 +1,50 @@
+"""The CUDA backend from Python with PyTorch tensors: superoptimize for the GPU, run on CUDA
+tensors without copies (outputs allocated by PyTorch, or given), on PyTorch's stream. Skips
+where PyTorch, a GPU or the CUDA plugin is missing (as in CI); run on a GPU machine with
+YIRAGE_BACKEND_PATH pointing at the plugin."""
+import pytest
+
+import yirage as yr
+
+torch = pytest.importorskip("torch")
+
+
+def cuda_device():
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device for PyTorch")
+    try:
+        return yr.default_context().device("cuda", 0)
+    except yr.NotFoundError as e:
+        pytest.skip(f"no CUDA device for yirage: {e}")
+
+
+def relative_error(got, want):
+    return ((got.float() - want).norm() / want.norm()).item()
+
+
+def test_superoptimize_and_run_on_torch_tensors():
+    device = cuda_device()
+    g = yr.new_kernel_graph()
+    X = g.new_input(dims=(8, 512), dtype=yr.float16)
+    W = g.new_input(dims=(512, 384), dtype=yr.float16)
+    g.mark_output(g.matmul(g.rms_norm(X, normalized_shape=(512,)), W))
+    k = g.superoptimize(device=device, time_budget=10, top_k=2)
+    assert k.search.candidates[0][1]["measured_seconds"] > 0
+    x = torch.empty((8, 512), device="cuda", dtype=torch.float16).uniform_(-1, 1)
+    w = torch.empty((512, 384), device="cuda", dtype=torch.float16).uniform_(-1, 1)
+    xf = x.float()
+    want = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True))) @ w.float()
+    (out,) = k(inputs=[x, w])
+    assert isinstance(out, torch.Tensor) and out.device == x.device and out.dtype == torch.float16
+    assert relative_error(out, want) < 1e-2
+    given = torch.full_like(out, float("nan"))
+    stream = torch.cuda.current_stream().cuda_stream
+    (same,) = k([x, w], outputs=[given], stream=stream)
+    assert same is given and relative_error(given, want) < 1e-2
+    with pytest.raises(yr.InvalidArgumentError):
+        k([x.cpu(), w])  # a host tensor for a CUDA kernel
+
+
+if __name__ == "__main__":
+    test_superoptimize_and_run_on_torch_tensors()
+    print("ok")
