@@ -28,22 +28,7 @@ std::optional<Outcome> outcome_from_name(const std::string &name) {
 void fail(const std::string &message) { throw TestFailure(message); }
 void not_supported(const std::string &message) { throw TestNotSupported(message); }
 
-const char *status_name(yirage_status status) {
-  switch (status) {
-    case YIRAGE_OK: return "OK";
-    case YIRAGE_ERROR_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case YIRAGE_ERROR_UNSUPPORTED: return "UNSUPPORTED";
-    case YIRAGE_ERROR_NOT_FOUND: return "NOT_FOUND";
-    case YIRAGE_ERROR_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
-    case YIRAGE_ERROR_BACKEND: return "BACKEND";
-    case YIRAGE_ERROR_VERSION_MISMATCH: return "VERSION_MISMATCH";
-    case YIRAGE_ERROR_CORRUPT_DATA: return "CORRUPT_DATA";
-    case YIRAGE_ERROR_CANCELLED: return "CANCELLED";
-    case YIRAGE_ERROR_TIMEOUT: return "TIMEOUT";
-    case YIRAGE_ERROR_INTERNAL: return "INTERNAL";
-    default: return "an unknown status";
-  }
-}
+const char *status_name(yirage_status status) { return yirage::status_name(static_cast<int>(status)); }
 
 yirage_backend_error new_error() {
   yirage_backend_error error;

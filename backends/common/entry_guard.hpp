@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "util/error.hpp"
 #include "yirage_backend.h"
@@ -57,6 +58,62 @@ yirage_status protect(const char *plugin, yirage_backend_error *error, Body &&bo
   } catch (...) {
     set_error(error, YIRAGE_ERROR_INTERNAL, std::string(plugin) + ": internal error");
     return YIRAGE_ERROR_INTERNAL;
+  }
+}
+
+[[noreturn]] inline void invalid(const char *plugin, const std::string &message) {
+  throw Error(ErrorCode::kInvalidArgument, std::string(plugin) + ": " + message);
+}
+
+inline void require(const char *plugin, const void *pointer, const char *name) {
+  if (pointer == nullptr) invalid(plugin, std::string(name) + " is NULL");
+}
+
+// create's checks of the host (yirage_backend.h): present, at least ABI 1.0's struct, same major.
+inline void check_host(const char *plugin, const yirage_backend_host *host, const void *out) {
+  require(plugin, host, "host");
+  require(plugin, out, "out_instance");
+  if (host->struct_size < sizeof(yirage_backend_host)) {
+    invalid(plugin, "host->struct_size " + std::to_string(host->struct_size) +
+                        " is smaller than ABI 1.0's " + std::to_string(sizeof(yirage_backend_host)));
+  }
+  if (host->abi_major != YIRAGE_BACKEND_ABI_MAJOR) {
+    throw Error(ErrorCode::kVersionMismatch,
+                std::string(plugin) + ": the host speaks plugin ABI " + std::to_string(host->abi_major) +
+                    ".x, this plugin " + std::to_string(YIRAGE_BACKEND_ABI_MAJOR) + ".x");
+  }
+}
+
+// compile's optimization level: 3 for NULL options; short structs and values outside 0..3 are
+// refused, never clamped.
+inline int optimization_level(const char *plugin, const yirage_backend_compile_options *options) {
+  if (options == nullptr) return 3;
+  if (options->struct_size < sizeof(yirage_backend_compile_options)) {
+    invalid(plugin, "options->struct_size too small");
+  }
+  if (options->optimization_level < 0 || options->optimization_level > 3) {
+    invalid(plugin, "optimization_level must be 0..3, not " + std::to_string(options->optimization_level));
+  }
+  return options->optimization_level;
+}
+
+// launch's checks of one role's buffers (any plugin buffer type with a `bytes` member): the
+// kernel's count, no NULLs, each at least the tensor's size. Nothing may run before they pass.
+template <class Buffer>
+void check_launch_buffers(const char *plugin, const char *role, Buffer *const *buffers, size_t n,
+                          const std::vector<size_t> &bytes) {
+  if (n != bytes.size()) {
+    invalid(plugin, std::string("launch: the kernel takes ") + std::to_string(bytes.size()) + " " + role +
+                        "s, " + std::to_string(n) + " were given");
+  }
+  if (n > 0) require(plugin, buffers, role);
+  for (size_t i = 0; i < n; ++i) {
+    const std::string which = std::string("launch: ") + role + " " + std::to_string(i);
+    if (buffers[i] == nullptr) invalid(plugin, which + " is NULL");
+    if (buffers[i]->bytes < bytes[i]) {
+      invalid(plugin, which + " has " + std::to_string(buffers[i]->bytes) + " bytes, the kernel needs " +
+                          std::to_string(bytes[i]));
+    }
   }
 }
 

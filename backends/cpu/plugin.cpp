@@ -57,13 +57,9 @@ yirage_status protect(yirage_backend_error *error, Body &&body) noexcept {
   return yirage::backend::protect("cpu", error, std::forward<Body>(body));
 }
 
-[[noreturn]] void invalid(const std::string &message) {
-  throw Error(ErrorCode::kInvalidArgument, "cpu: " + message);
-}
+[[noreturn]] void invalid(const std::string &message) { yirage::backend::invalid("cpu", message); }
 
-void require(const void *pointer, const char *name) {
-  if (pointer == nullptr) invalid(std::string(name) + " is NULL");
-}
+void require(const void *pointer, const char *name) { yirage::backend::require("cpu", pointer, name); }
 
 void check_device(int32_t device) {
   if (device != 0) invalid("no device " + std::to_string(device) + " (the host is device 0)");
@@ -95,10 +91,6 @@ const yirage_backend_device_info &device_info_of(yirage_backend_instance *instan
   return instance->info;
 }
 
-size_t tensor_bytes(const yirage::Tensor &t) {
-  return static_cast<size_t>(yirage::num_elements(t.dims)) * yirage::dtype_size(t.dtype);
-}
-
 yirage::codegen::KernelProgram parse(const void *program, size_t size) {
   require(program, "program");
   return yirage::codegen::kernel_program_from_bytes(program, size);
@@ -109,17 +101,7 @@ yirage::codegen::KernelProgram parse(const void *program, size_t size) {
 yirage_status create(const yirage_backend_host *host, yirage_backend_instance **out,
                      yirage_backend_error *error) {
   return protect(error, [&] {
-    require(host, "host");
-    require(out, "out_instance");
-    if (host->struct_size < sizeof(yirage_backend_host)) {
-      invalid("host->struct_size " + std::to_string(host->struct_size) + " is smaller than ABI 1.0's " +
-              std::to_string(sizeof(yirage_backend_host)));
-    }
-    if (host->abi_major != YIRAGE_BACKEND_ABI_MAJOR) {
-      throw Error(ErrorCode::kVersionMismatch,
-                  "cpu: the host speaks plugin ABI " + std::to_string(host->abi_major) +
-                      ".x, this plugin " + std::to_string(YIRAGE_BACKEND_ABI_MAJOR) + ".x");
-    }
+    yirage::backend::check_host("cpu", host, out);
     std::string cache = host->cache_dir && *host->cache_dir ? std::string(host->cache_dir) + "/cpu"
                                                             : yirage::cpu::default_cache_dir();
     *out = new yirage_backend_instance_s(std::move(cache));
@@ -235,28 +217,15 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     require(instance, "instance");
     require(out, "out_executable");
     check_device(device);
-    int level = 3;
-    if (options != nullptr) {
-      if (options->struct_size < sizeof(yirage_backend_compile_options)) {
-        invalid("options->struct_size too small");
-      }
-      if (options->optimization_level < 0 || options->optimization_level > 3) {
-        invalid("optimization_level must be 0..3, not " + std::to_string(options->optimization_level));
-      }
-      level = options->optimization_level;
-    }
+    const int level = yirage::backend::optimization_level("cpu", options);
     const yirage::codegen::KernelProgram parsed = parse(program, size);
     const std::string source = yirage::codegen::cpu_source(parsed);
     device_info_of(instance);  // sets the thread count
     auto executable = std::make_unique<yirage_backend_executable_s>();
     executable->kernel =
         instance->compiler.compile(source, yirage::codegen::kCpuKernelSymbol, level).kernel;
-    for (int32_t id : parsed.graph.inputs()) {
-      executable->input_bytes.push_back(tensor_bytes(parsed.graph.tensor(id)));
-    }
-    for (int32_t id : parsed.graph.outputs()) {
-      executable->output_bytes.push_back(tensor_bytes(parsed.graph.tensor(id)));
-    }
+    executable->input_bytes = parsed.input_bytes();
+    executable->output_bytes = parsed.output_bytes();
     executable->threads = instance->threads;
     *out = executable.release();
   });
@@ -264,22 +233,10 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
 
 void executable_release(yirage_backend_executable *executable) { delete executable; }
 
-void check_buffers(const char *role, yirage_backend_buffer *const *buffers, size_t n,
-                   const std::vector<size_t> &bytes, std::vector<void *> &pointers) {
-  if (n != bytes.size()) {
-    invalid(std::string("launch: the kernel takes ") + std::to_string(bytes.size()) + " " + role +
-            "s, " + std::to_string(n) + " were given");
-  }
-  if (n > 0) require(buffers, role);
-  for (size_t i = 0; i < n; ++i) {
-    if (buffers[i] == nullptr) invalid(std::string("launch: ") + role + " " + std::to_string(i) + " is NULL");
-    if (buffers[i]->bytes < bytes[i]) {
-      invalid(std::string("launch: ") + role + " " + std::to_string(i) + " has " +
-              std::to_string(buffers[i]->bytes) + " bytes, the kernel needs " +
-              std::to_string(bytes[i]));
-    }
-    pointers.push_back(buffers[i]->data);
-  }
+std::vector<void *> data_of(yirage_backend_buffer *const *buffers, size_t n) {
+  std::vector<void *> pointers;
+  for (size_t i = 0; i < n; ++i) pointers.push_back(buffers[i]->data);
+  return pointers;
 }
 
 yirage_status launch(yirage_backend_executable *executable, void *stream,
@@ -289,9 +246,9 @@ yirage_status launch(yirage_backend_executable *executable, void *stream,
   return protect(error, [&] {
     require(executable, "executable");
     if (stream != nullptr) invalid("launch: the CPU backend has no streams; pass NULL");
-    std::vector<void *> in, out;
-    check_buffers("input", inputs, num_inputs, executable->input_bytes, in);
-    check_buffers("output", outputs, num_outputs, executable->output_bytes, out);
+    yirage::backend::check_launch_buffers("cpu", "input", inputs, num_inputs, executable->input_bytes);
+    yirage::backend::check_launch_buffers("cpu", "output", outputs, num_outputs, executable->output_bytes);
+    const std::vector<void *> in = data_of(inputs, num_inputs), out = data_of(outputs, num_outputs);
     const int failed = executable->kernel->function()(in.data(), out.data(), executable->threads);
     if (failed != 0) {
       throw Error(ErrorCode::kOutOfMemory, "cpu: a kernel thread could not allocate its tiles");

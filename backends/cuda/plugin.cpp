@@ -70,13 +70,9 @@ yirage_status protect(yirage_backend_error *error, Body &&body) noexcept {
   return yirage::backend::protect("cuda", error, std::forward<Body>(body));
 }
 
-[[noreturn]] void invalid(const std::string &message) {
-  throw Error(ErrorCode::kInvalidArgument, "cuda: " + message);
-}
+[[noreturn]] void invalid(const std::string &message) { yirage::backend::invalid("cuda", message); }
 
-void require(const void *pointer, const char *name) {
-  if (pointer == nullptr) invalid(std::string(name) + " is NULL");
-}
+void require(const void *pointer, const char *name) { yirage::backend::require("cuda", pointer, name); }
 
 Device &device_of(yirage_backend_instance *instance, int32_t device) {
   require(instance, "instance");
@@ -171,10 +167,6 @@ void describe(const Driver &driver, Device &d) {
   info.dlpack_device_type = kDLCUDA;
 }
 
-size_t tensor_bytes(const yirage::Tensor &t) {
-  return static_cast<size_t>(yirage::num_elements(t.dims)) * yirage::dtype_size(t.dtype);
-}
-
 yirage::codegen::KernelProgram parse(const void *program, size_t size) {
   require(program, "program");
   return yirage::codegen::kernel_program_from_bytes(program, size);
@@ -201,12 +193,7 @@ std::string cubin_for(const yirage_backend_instance *instance, const std::string
 yirage_status create(const yirage_backend_host *host, yirage_backend_instance **out,
                      yirage_backend_error *error) {
   return protect(error, [&] {
-    require(host, "host");
-    require(out, "out_instance");
-    if (host->struct_size < sizeof(yirage_backend_host)) invalid("host->struct_size is smaller than ABI 1.0's");
-    if (host->abi_major != YIRAGE_BACKEND_ABI_MAJOR) {
-      throw Error(ErrorCode::kVersionMismatch, "cuda: the host speaks another major plugin ABI");
-    }
+    yirage::backend::check_host("cuda", host, out);
     auto instance = std::make_unique<yirage_backend_instance_s>();
     instance->cache_dir = host->cache_dir && *host->cache_dir ? std::string(host->cache_dir) + "/cuda"
                                                               : yirage::codegen::default_cache_dir("cuda");
@@ -348,12 +335,7 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
   return protect(error, [&] {
     require(out, "out_executable");
     const Device &d = device_of(instance, device);
-    if (options != nullptr) {
-      if (options->struct_size < sizeof(yirage_backend_compile_options)) invalid("options->struct_size too small");
-      if (options->optimization_level < 0 || options->optimization_level > 3) {
-        invalid("optimization_level must be 0..3, not " + std::to_string(options->optimization_level));
-      }
-    }
+    (void)yirage::backend::optimization_level("cuda", options);  // NVRTC always optimizes
     const yirage::codegen::KernelProgram parsed = parse(program, size);
     auto executable = std::make_unique<yirage_backend_executable_s>();
     executable->instance = instance;
@@ -387,8 +369,8 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
       }
       executable->launch.block_threads = max_threads / 32 * 32;
     }
-    for (int32_t id : parsed.graph.inputs()) executable->input_bytes.push_back(tensor_bytes(parsed.graph.tensor(id)));
-    for (int32_t id : parsed.graph.outputs()) executable->output_bytes.push_back(tensor_bytes(parsed.graph.tensor(id)));
+    executable->input_bytes = parsed.input_bytes();
+    executable->output_bytes = parsed.output_bytes();
     *out = executable.release();
   });
 }
@@ -401,20 +383,12 @@ void executable_release(yirage_backend_executable *executable) {
   delete executable;
 }
 
+// The device pointers of a role's buffers, after the shared checks; all on the kernel's device.
 void collect(const char *role, yirage_backend_buffer *const *buffers, size_t n,
              const std::vector<size_t> &bytes, int32_t device, std::vector<CUdeviceptr> &pointers) {
-  if (n != bytes.size()) {
-    invalid(std::string("launch: the kernel takes ") + std::to_string(bytes.size()) + " " + role +
-            "s, " + std::to_string(n) + " were given");
-  }
-  if (n > 0) require(buffers, role);
+  yirage::backend::check_launch_buffers("cuda", role, buffers, n, bytes);
   for (size_t i = 0; i < n; ++i) {
-    if (buffers[i] == nullptr) invalid(std::string("launch: ") + role + " " + std::to_string(i) + " is NULL");
     if (buffers[i]->device != device) invalid(std::string("launch: ") + role + " " + std::to_string(i) + " is on another device");
-    if (buffers[i]->bytes < bytes[i]) {
-      invalid(std::string("launch: ") + role + " " + std::to_string(i) + " has " +
-              std::to_string(buffers[i]->bytes) + " bytes, the kernel needs " + std::to_string(bytes[i]));
-    }
     pointers.push_back(buffers[i]->pointer);
   }
 }

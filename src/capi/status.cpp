@@ -29,21 +29,7 @@ const char *yirage_version(void) {
 }
 
 const char *yirage_status_name(yirage_status status) {
-  switch (status) {
-    case YIRAGE_OK: return "OK";
-    case YIRAGE_ERROR_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case YIRAGE_ERROR_UNSUPPORTED: return "UNSUPPORTED";
-    case YIRAGE_ERROR_NOT_FOUND: return "NOT_FOUND";
-    case YIRAGE_ERROR_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
-    case YIRAGE_ERROR_BACKEND: return "BACKEND";
-    case YIRAGE_ERROR_VERSION_MISMATCH: return "VERSION_MISMATCH";
-    case YIRAGE_ERROR_CORRUPT_DATA: return "CORRUPT_DATA";
-    case YIRAGE_ERROR_CANCELLED: return "CANCELLED";
-    case YIRAGE_ERROR_TIMEOUT: return "TIMEOUT";
-    case YIRAGE_ERROR_INTERNAL: return "INTERNAL";
-    case YIRAGE_STATUS_MAX_ENUM: break;
-  }
-  return "UNKNOWN_STATUS";
+  return yirage::status_name(static_cast<int>(status));
 }
 
 const char *yirage_last_error_message(void) {

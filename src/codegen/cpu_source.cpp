@@ -100,15 +100,6 @@ static inline float yr_clamp(float x, float lo, float hi) { return x != x ? x : 
 constexpr int64_t kMatmulRows = 16;
 constexpr int64_t kMatmulCols = 128;
 
-const char *element_type(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat16: return "yr_f16";
-    case DType::kBFloat16: return "yr_bf16";
-    case DType::kFloat32: return "float";
-  }
-  return "float";
-}
-
 // Emits one compute operator (the same at kernel and block level).
 class ComputeEmitter {
  public:
@@ -124,50 +115,18 @@ class ComputeEmitter {
   }
 
   void emit(const Operator &op, const std::vector<Ref> &in, const std::vector<Ref> &out) {
-    if (is_unary(op.kind)) return unary(op, in[0], out[0]);
-    if (is_binary(op.kind)) return binary(op.kind, in[0], in[1], out[0]);
-    switch (op.kind) {
-      case OpKind::kMatmul: return matmul(in[0], in[1], out[0]);
-      case OpKind::kReduction:
-      case OpKind::kReductionMax: return reduce(op, in[0], out[0]);
-      case OpKind::kRmsNorm: return rms_norm(op, in, out[0]);
-      case OpKind::kConcat: return concat(op, in[0], in[1], out[0]);
-      case OpKind::kSplit: return split(op, in[0], out);
-      default: break;
+    if (op.kind == OpKind::kMatmul) return matmul(in[0], in[1], out[0]);
+    const LoopNest loop = [this](const Dims &dims, const std::string &prefix,
+                                 const std::function<void(const std::vector<std::string> &)> &body) {
+      p_.nest(dims, prefix, pragma(dims.size()), body);
+    };
+    if (!emit_portable_operator(p_, loop, op, in, out)) {
+      throw Error(ErrorCode::kUnsupported,
+                  std::string("cpu codegen: operator ") + op_name(op.kind) + " is not supported");
     }
-    throw Error(ErrorCode::kUnsupported,
-                std::string("cpu codegen: operator ") + op_name(op.kind) + " is not supported");
   }
 
  private:
-  void unary(const Operator &op, const Ref &x, const Ref &o) {
-    p_.nest({num_elements(o.dims)}, "e", pragma(1), [&](const std::vector<std::string> &v) {
-      p_.line("const float v = yr_ld(" + x.ptr + " + " + v[0] + ");");
-      p_.line("yr_st(" + o.ptr + " + " + v[0] + ", " + unary_expr(op.kind, op.attributes, "v") +
-              ");");
-    });
-  }
-
-  void binary(OpKind kind, const Ref &a, const Ref &b, const Ref &o) {
-    if (a.dims == o.dims && b.dims == o.dims) {
-      p_.nest({num_elements(o.dims)}, "e", pragma(1), [&](const std::vector<std::string> &v) {
-        p_.line("yr_st(" + o.ptr + " + " + v[0] + ", " +
-                binary_expr(kind, "yr_ld(" + a.ptr + " + " + v[0] + ")",
-                            "yr_ld(" + b.ptr + " + " + v[0] + ")") +
-                ");");
-      });
-      return;
-    }
-    const Dims sa = broadcast_strides(a.dims, o.dims), sb = broadcast_strides(b.dims, o.dims);
-    const Dims so = row_major_strides(o.dims);
-    p_.nest(o.dims, "i", pragma(o.dims.size()), [&](const std::vector<std::string> &v) {
-      p_.line("yr_st(" + o.ptr + " + " + index_expr(v, so) + ", " +
-              binary_expr(kind, "yr_ld(" + a.ptr + " + " + index_expr(v, sa) + ")",
-                          "yr_ld(" + b.ptr + " + " + index_expr(v, sb) + ")") +
-              ");");
-    });
-  }
-
   // Batched A[..., m, k] · B[..., k, n] in blocks of kMatmulRows × kMatmulCols outputs, each
   // accumulated in float over the whole k before it is stored.
   void matmul(const Ref &a, const Ref &b, const Ref &o) {
@@ -226,72 +185,6 @@ class ComputeEmitter {
     p_.close();
   }
 
-  void reduce(const Operator &op, const Ref &x, const Ref &o) {
-    const AxisView v = axis_view(x.dims, static_cast<size_t>(op.attributes.dim));
-    const bool is_max = op.kind == OpKind::kReductionMax;
-    p_.nest({v.outer, v.inner}, "r", pragma(2), [&](const std::vector<std::string> &r) {
-      p_.line(std::string("float acc = ") + (is_max ? "-INFINITY" : "0.0f") + ";");
-      p_.open("for (int64_t e = 0; e < " + std::to_string(v.extent) + "; ++e)");
-      const std::string value = "yr_ld(" + x.ptr + " + (" + r[0] + " * " +
-                                std::to_string(v.extent) + " + e) * " + std::to_string(v.inner) +
-                                " + " + r[1] + ")";
-      p_.line(is_max ? "acc = yr_max(acc, " + value + ");" : "acc += " + value + ";");
-      p_.close();
-      p_.line("yr_st(" + o.ptr + " + " + r[0] + " * " + std::to_string(v.inner) + " + " + r[1] +
-              ", acc);");
-    });
-  }
-
-  void rms_norm(const Operator &op, const std::vector<Ref> &in, const Ref &o) {
-    const Ref &x = in[0];
-    const size_t normalized = op.attributes.sizes.size();
-    int64_t cols = 1;
-    for (size_t d = x.dims.size() - normalized; d < x.dims.size(); ++d) cols *= x.dims[d];
-    const int64_t rows = num_elements(x.dims) / cols;
-    const std::string c = std::to_string(cols);
-    p_.nest({rows}, "r", pragma(1), [&](const std::vector<std::string> &r) {
-      p_.line("const auto *row = " + x.ptr + " + " + r[0] + " * " + c + ";");
-      p_.line("auto *out_row = " + o.ptr + " + " + r[0] + " * " + c + ";");
-      p_.line("float squares = 0.0f;");
-      p_.line("for (int64_t c = 0; c < " + c + "; ++c) { const float v = yr_ld(row + c); squares += v * v; }");
-      p_.line("const float rms = yr_sqrt(squares / " + literal(static_cast<double>(cols)) +
-              " + " + literal(op.attributes.eps) + ");");
-      const std::string weight =
-          op.attributes.has_weight ? " * yr_ld(" + in[1].ptr + " + c)" : std::string();
-      p_.line("for (int64_t c = 0; c < " + c + "; ++c) yr_st(out_row + c, yr_ld(row + c) / rms" +
-              weight + ");");
-    });
-  }
-
-  void concat(const Operator &op, const Ref &a, const Ref &b, const Ref &o) {
-    const auto dim = static_cast<size_t>(op.attributes.dim);
-    const Dims so = row_major_strides(o.dims), sa = row_major_strides(a.dims),
-               sb = row_major_strides(b.dims);
-    p_.nest(o.dims, "i", pragma(o.dims.size()), [&](const std::vector<std::string> &v) {
-      std::vector<std::string> vb = v;
-      vb[dim] = "(" + v[dim] + " - " + std::to_string(a.dims[dim]) + ")";
-      p_.line("yr_st(" + o.ptr + " + " + index_expr(v, so) + ", " + v[dim] + " < " +
-              std::to_string(a.dims[dim]) + " ? yr_ld(" + a.ptr + " + " + index_expr(v, sa) +
-              ") : yr_ld(" + b.ptr + " + " + index_expr(vb, sb) + "));");
-    });
-  }
-
-  void split(const Operator &op, const Ref &x, const std::vector<Ref> &parts) {
-    const auto dim = static_cast<size_t>(op.attributes.dim);
-    const Dims sx = row_major_strides(x.dims);
-    int64_t start = 0;
-    for (const Ref &part : parts) {
-      const Dims sp = row_major_strides(part.dims);
-      p_.nest(part.dims, "i", pragma(part.dims.size()), [&](const std::vector<std::string> &v) {
-        std::vector<std::string> vx = v;
-        vx[dim] = "(" + v[dim] + " + " + std::to_string(start) + ")";
-        p_.line("yr_st(" + part.ptr + " + " + index_expr(v, sp) + ", yr_ld(" + x.ptr + " + " +
-                index_expr(vx, sx) + "));");
-      });
-      start += part.dims[dim];
-    }
-  }
-
   Printer &p_;
   bool parallel_;
 };
@@ -304,25 +197,8 @@ class CustomizedEmitter {
   void emit() {
     const auto &ops = bg_.operators();
     find_views();
-    // Arena layout: one float tile per tensor, plus accumulator state; 64-byte aligned each.
-    tile_offset_.assign(bg_.num_tensors(), -1);
-    for (size_t t = 0; t < bg_.num_tensors(); ++t) {
-      tile_offset_[t] = reserve(num_elements(bg_.tensor(static_cast<TensorId>(t)).dims));
-    }
-    state_offset_.assign(ops.size(), -1);
-    max_offset_.assign(ops.size(), -1);
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const OpKind kind = ops[i].kind;
-      if (kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean ||
-          kind == OpKind::kAccumReduceRms) {
-        state_offset_[i] = reserve(num_elements(dims_of(ops[i].inputs[0])));
-      }
-      if (kind == OpKind::kAccumRescale) {
-        const int64_t m = num_elements(dims_of(ops[i].inputs[1]));
-        max_offset_[i] = reserve(m);
-        state_offset_[i] = reserve(m);  // the new running max, during an update
-      }
-    }
+    // One float tile per tensor plus accumulator state, 64-byte aligned each (a cache line).
+    layout_ = plan_block_layout(bg_, 16);
     const auto &grid = bg_.config().grid;
     const int64_t blocks = grid[0] * grid[1] * grid[2];
 
@@ -330,7 +206,7 @@ class CustomizedEmitter {
     p_.line("#pragma omp parallel num_threads(threads)");
     p_.open("");
     p_.line("float *arena = static_cast<float *>(std::aligned_alloc(64, " +
-            std::to_string(arena_floats_ * 4) + "));");
+            std::to_string(layout_.floats * 4) + "));");
     p_.line("if (arena == nullptr) {\n#pragma omp atomic write\n failed = 1;\n}");
     p_.line("#pragma omp for schedule(static)");
     p_.open("for (int64_t b = 0; b < " + std::to_string(blocks) + "; ++b)");
@@ -413,45 +289,23 @@ class CustomizedEmitter {
     }
   }
 
-  int64_t reserve(int64_t floats) {
-    const int64_t offset = arena_floats_;
-    arena_floats_ += (floats + 15) / 16 * 16;
-    return offset;
-  }
   const Dims &dims_of(TensorId id) const { return bg_.tensor(id).dims; }
   LoopPhase phase(TensorId id) const { return bg_.tensor(id).phase; }
   std::string tile(TensorId id) const {
-    return "(arena + " + std::to_string(tile_offset_[static_cast<size_t>(id)]) + ")";
+    return "(arena + " + std::to_string(layout_.tile[static_cast<size_t>(id)]) + ")";
   }
   std::string state(size_t op) const {
-    return "(arena + " + std::to_string(state_offset_[op]) + ")";
+    return "(arena + " + std::to_string(layout_.state[op]) + ")";
   }
   std::string running_max(size_t op) const {
-    return "(arena + " + std::to_string(max_offset_[op]) + ")";
+    return "(arena + " + std::to_string(layout_.running_max[op]) + ")";
   }
 
   // The element offset of a block's (and iteration's) tile in the kernel-level tensor.
   std::string tile_base(const Operator &op, const Dims &tile_dims, const std::string &it) const {
-    static const char *block_vars[3] = {"bx", "by", "bz"};
-    const Dims &full = op.attributes.sizes;
-    const Dims strides = row_major_strides(full);
-    std::vector<std::string> terms;
-    for (size_t a = 0; a < 3; ++a) {
-      const int32_t d = op.attributes.grid_map[a];
-      if (d < 0) continue;
-      const auto du = static_cast<size_t>(d);
-      const int64_t part = op.kind == OpKind::kOutputSaver ? tile_dims[du]
-                                                           : full[du] / bg_.config().grid[a];
-      terms.push_back(std::string(block_vars[a]) + " * " + std::to_string(part * strides[du]));
-    }
-    if (op.attributes.forloop_dim >= 0) {
-      const auto f = static_cast<size_t>(op.attributes.forloop_dim);
-      terms.push_back(it + " * " + std::to_string(tile_dims[f] * strides[f]));
-    }
-    std::string expr;
-    for (const std::string &t : terms) expr += (expr.empty() ? "" : " + ") + t;
-    return expr.empty() ? "0" : expr;
+    return codegen::tile_base(bg_, op, tile_dims, it);
   }
+
 
   void read_tile(const Operator &op, size_t input) {
     const Dims &tile_dims = dims_of(op.outputs[0]);
@@ -496,7 +350,7 @@ class CustomizedEmitter {
   void start_accumulator(size_t i) {
     const Operator &op = bg_.operators()[i];
     if (!is_accumulator(op.kind)) return;
-    const bool has_state = state_offset_[i] >= 0 && op.kind != OpKind::kAccumRescale;
+    const bool has_state = layout_.state[i] >= 0 && op.kind != OpKind::kAccumRescale;
     const std::string target = has_state ? state(i) : tile(op.outputs[0]);
     const int64_t n = num_elements(dims_of(op.inputs[0]));
     const char *init = op.kind == OpKind::kAccumMax ? "-INFINITY" : "0.0f";
@@ -571,10 +425,9 @@ class CustomizedEmitter {
 
   Printer &p_;
   const BlockGraph &bg_;
-  std::vector<int64_t> tile_offset_, state_offset_, max_offset_;
+  BlockLayout layout_;
   std::vector<std::string> view_of_;  // per tensor: the view's pointer expression, or ""
   std::vector<Dims> view_strides_;
-  int64_t arena_floats_ = 0;
 };
 
 }  // namespace

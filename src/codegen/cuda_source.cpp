@@ -55,15 +55,6 @@ static __device__ __forceinline__ float yr_clamp(float x, float lo, float hi) {
 
 constexpr int64_t kThreads = 256;
 
-const char *element_type(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat16: return "yr_f16";
-    case DType::kBFloat16: return "yr_bf16";
-    case DType::kFloat32: return "float";
-  }
-  return "float";
-}
-
 // How a loop's iterations are shared: each thread starts at `start` and steps by `step` — the
 // whole grid for a pre-defined operator, one block's threads inside a customized one (so at block
 // level element e of every loop belongs to thread e % blockDim, which the barrier placement of
@@ -108,48 +99,23 @@ class ComputeEmitter {
   // Returns whether every output element e was written by the thread that owns e in a shared
   // loop (what CustomizedEmitter's barrier placement needs to know).
   bool emit(const Operator &op, const std::vector<Ref> &in, const std::vector<Ref> &out) {
-    if (is_unary(op.kind)) {
-      unary(op, in[0], out[0]);
-    } else if (is_binary(op.kind)) {
-      binary(op.kind, in[0], in[1], out[0]);
-    } else {
-      switch (op.kind) {
-        case OpKind::kMatmul:
-          if (tiled_matmul(in[0], in[1], out[0])) return false;
-          matmul(in[0], in[1], out[0]);
-          break;
-        case OpKind::kReduction:
-        case OpKind::kReductionMax: reduce(op, in[0], out[0]); break;
-        case OpKind::kRmsNorm: rms_norm(op, in, out[0]); break;
-        case OpKind::kConcat: concat(op, in[0], in[1], out[0]); break;
-        case OpKind::kSplit: split(op, in[0], out); break;
-        default:
-          throw Error(ErrorCode::kUnsupported,
-                      std::string("cuda codegen: operator ") + op_name(op.kind) + " is not supported");
-      }
+    if (op.kind == OpKind::kMatmul) {
+      if (tiled_matmul(in[0], in[1], out[0])) return false;
+      matmul(in[0], in[1], out[0]);
+      return true;
+    }
+    const LoopNest loop = [this](const Dims &dims, const std::string &prefix,
+                                 const std::function<void(const std::vector<std::string> &)> &body) {
+      shared_loop(p_, s_, dims, prefix, body);
+    };
+    if (!emit_portable_operator(p_, loop, op, in, out)) {
+      throw Error(ErrorCode::kUnsupported,
+                  std::string("cuda codegen: operator ") + op_name(op.kind) + " is not supported");
     }
     return op.kind != OpKind::kRmsNorm;  // rms_norm writes a row per thread
   }
 
  private:
-  void unary(const Operator &op, const Ref &x, const Ref &o) {
-    shared_loop(p_, s_, {num_elements(o.dims)}, "u", [&](const std::vector<std::string> &v) {
-      p_.line("const float v = yr_ld(" + x.ptr + " + " + v[0] + ");");
-      p_.line("yr_st(" + o.ptr + " + " + v[0] + ", " + unary_expr(op.kind, op.attributes, "v") + ");");
-    });
-  }
-
-  void binary(OpKind kind, const Ref &a, const Ref &b, const Ref &o) {
-    const Dims sa = broadcast_strides(a.dims, o.dims), sb = broadcast_strides(b.dims, o.dims);
-    const Dims so = row_major_strides(o.dims);
-    shared_loop(p_, s_, o.dims, "b", [&](const std::vector<std::string> &v) {
-      p_.line("yr_st(" + o.ptr + " + " + index_expr(v, so) + ", " +
-              binary_expr(kind, "yr_ld(" + a.ptr + " + " + index_expr(v, sa) + ")",
-                          "yr_ld(" + b.ptr + " + " + index_expr(v, sb) + ")") +
-              ");");
-    });
-  }
-
   // A matmul of shared-memory tiles (block level) whose n is a multiple of 4: each iteration
   // computes 4 adjacent outputs of a row, reading A once and B as one float4 per k, with four
   // independent FMA chains. Returns false (emitting nothing) where it does not apply.
@@ -223,65 +189,6 @@ class ComputeEmitter {
     });
   }
 
-  void reduce(const Operator &op, const Ref &x, const Ref &o) {
-    const AxisView v = axis_view(x.dims, static_cast<size_t>(op.attributes.dim));
-    const bool is_max = op.kind == OpKind::kReductionMax;
-    shared_loop(p_, s_, {v.outer, v.inner}, "r", [&](const std::vector<std::string> &r) {
-      p_.line(std::string("float acc = ") + (is_max ? "-INFINITY" : "0.0f") + ";");
-      const std::string value = "yr_ld(" + x.ptr + " + (" + r[0] + " * " + std::to_string(v.extent) +
-                                " + e) * " + std::to_string(v.inner) + " + " + r[1] + ")";
-      p_.line("for (int64_t e = 0; e < " + std::to_string(v.extent) + "; ++e) " +
-              (is_max ? "acc = yr_max(acc, " + value + ");" : "acc += " + value + ";"));
-      p_.line("yr_st(" + o.ptr + " + " + r[0] + " * " + std::to_string(v.inner) + " + " + r[1] + ", acc);");
-    });
-  }
-
-  void rms_norm(const Operator &op, const std::vector<Ref> &in, const Ref &o) {
-    const Ref &x = in[0];
-    int64_t cols = 1;
-    for (size_t d = x.dims.size() - op.attributes.sizes.size(); d < x.dims.size(); ++d) cols *= x.dims[d];
-    const int64_t rows = num_elements(x.dims) / cols;
-    const std::string c = std::to_string(cols);
-    shared_loop(p_, s_, {rows}, "n", [&](const std::vector<std::string> &r) {
-      p_.line("const auto *row = " + x.ptr + " + " + r[0] + " * " + c + ";");
-      p_.line("auto *out_row = " + o.ptr + " + " + r[0] + " * " + c + ";");
-      p_.line("float squares = 0.0f;");
-      p_.line("for (int64_t c = 0; c < " + c + "; ++c) { const float v = yr_ld(row + c); squares += v * v; }");
-      p_.line("const float rms = yr_sqrt(squares / " + literal(static_cast<double>(cols)) + " + " +
-              literal(op.attributes.eps) + ");");
-      const std::string weight = op.attributes.has_weight ? " * yr_ld(" + in[1].ptr + " + c)" : std::string();
-      p_.line("for (int64_t c = 0; c < " + c + "; ++c) yr_st(out_row + c, yr_ld(row + c) / rms" + weight + ");");
-    });
-  }
-
-  void concat(const Operator &op, const Ref &a, const Ref &b, const Ref &o) {
-    const auto dim = static_cast<size_t>(op.attributes.dim);
-    const Dims so = row_major_strides(o.dims), sa = row_major_strides(a.dims), sb = row_major_strides(b.dims);
-    shared_loop(p_, s_, o.dims, "c", [&](const std::vector<std::string> &v) {
-      std::vector<std::string> vb = v;
-      vb[dim] = "(" + v[dim] + " - " + std::to_string(a.dims[dim]) + ")";
-      p_.line("yr_st(" + o.ptr + " + " + index_expr(v, so) + ", " + v[dim] + " < " +
-              std::to_string(a.dims[dim]) + " ? yr_ld(" + a.ptr + " + " + index_expr(v, sa) +
-              ") : yr_ld(" + b.ptr + " + " + index_expr(vb, sb) + "));");
-    });
-  }
-
-  void split(const Operator &op, const Ref &x, const std::vector<Ref> &parts) {
-    const auto dim = static_cast<size_t>(op.attributes.dim);
-    const Dims sx = row_major_strides(x.dims);
-    int64_t start = 0;
-    for (const Ref &part : parts) {
-      const Dims sp = row_major_strides(part.dims);
-      shared_loop(p_, s_, part.dims, "s", [&](const std::vector<std::string> &v) {
-        std::vector<std::string> vx = v;
-        vx[dim] = "(" + v[dim] + " + " + std::to_string(start) + ")";
-        p_.line("yr_st(" + part.ptr + " + " + index_expr(v, sp) + ", yr_ld(" + x.ptr + " + " +
-                index_expr(vx, sx) + "));");
-      });
-      start += part.dims[dim];
-    }
-  }
-
   Printer &p_;
   Sharing s_;
 };
@@ -294,24 +201,8 @@ class CustomizedEmitter {
   // Emits the body; returns the dynamic shared memory it needs, in bytes.
   int64_t emit() {
     const auto &ops = bg_.operators();
-    tile_offset_.assign(bg_.num_tensors(), -1);
-    for (size_t t = 0; t < bg_.num_tensors(); ++t) {
-      tile_offset_[t] = reserve(num_elements(bg_.tensor(static_cast<TensorId>(t)).dims));
-    }
-    state_offset_.assign(ops.size(), -1);
-    max_offset_.assign(ops.size(), -1);
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const OpKind kind = ops[i].kind;
-      if (kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean ||
-          kind == OpKind::kAccumReduceRms) {
-        state_offset_[i] = reserve(num_elements(dims_of(ops[i].inputs[0])));
-      }
-      if (kind == OpKind::kAccumRescale) {
-        const int64_t m = num_elements(dims_of(ops[i].inputs[1]));
-        max_offset_[i] = reserve(m);
-        state_offset_[i] = reserve(m);
-      }
-    }
+    // 16-byte aligned tiles (float4 reads).
+    layout_ = plan_block_layout(bg_, 4);
     p_.line("extern __shared__ float smem[];");
     p_.line("const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;");
     p_.line("(void)bx; (void)by; (void)bz;");
@@ -357,40 +248,20 @@ class CustomizedEmitter {
         wrote(op.outputs, same_index_);
       }
     }
-    return floats_ * 4;
+    return layout_.floats * 4;
   }
 
  private:
-  int64_t reserve(int64_t floats) {
-    const int64_t offset = floats_;
-    floats_ += (floats + 3) / 4 * 4;  // 16-byte aligned tiles
-    return offset;
-  }
   const Dims &dims_of(TensorId id) const { return bg_.tensor(id).dims; }
   LoopPhase phase(TensorId id) const { return bg_.tensor(id).phase; }
   std::string at(int64_t offset) const { return "(smem + " + std::to_string(offset) + ")"; }
-  std::string tile(TensorId id) const { return at(tile_offset_[static_cast<size_t>(id)]); }
+  std::string tile(TensorId id) const { return at(layout_.tile[static_cast<size_t>(id)]); }
 
   // The element offset of a block's (and iteration's) tile in the kernel-level tensor.
   std::string tile_base(const Operator &op, const Dims &tile_dims, const std::string &it) const {
-    static const char *block_vars[3] = {"bx", "by", "bz"};
-    const Dims &full = op.attributes.sizes;
-    const Dims strides = row_major_strides(full);
-    std::string expr;
-    auto add = [&](const std::string &term) { expr += (expr.empty() ? "" : " + ") + term; };
-    for (size_t a = 0; a < 3; ++a) {
-      const int32_t d = op.attributes.grid_map[a];
-      if (d < 0) continue;
-      const auto du = static_cast<size_t>(d);
-      const int64_t part = op.kind == OpKind::kOutputSaver ? tile_dims[du] : full[du] / bg_.config().grid[a];
-      add(std::string(block_vars[a]) + " * " + std::to_string(part * strides[du]));
-    }
-    if (op.attributes.forloop_dim >= 0) {
-      const auto f = static_cast<size_t>(op.attributes.forloop_dim);
-      add(it + " * " + std::to_string(tile_dims[f] * strides[f]));
-    }
-    return expr.empty() ? "0" : expr;
+    return codegen::tile_base(bg_, op, tile_dims, it);
   }
+
 
   void read_tile(const Operator &op, size_t input) {
     const Dims &tile_dims = dims_of(op.outputs[0]);
@@ -433,13 +304,13 @@ class CustomizedEmitter {
   void start_accumulator(size_t i) {
     const Operator &op = bg_.operators()[i];
     if (!is_accumulator(op.kind)) return;
-    const bool has_state = state_offset_[i] >= 0 && op.kind != OpKind::kAccumRescale;
-    const std::string target = has_state ? at(state_offset_[i]) : tile(op.outputs[0]);
+    const bool has_state = layout_.state[i] >= 0 && op.kind != OpKind::kAccumRescale;
+    const std::string target = has_state ? at(layout_.state[i]) : tile(op.outputs[0]);
     const char *init = op.kind == OpKind::kAccumMax ? "-INFINITY" : "0.0f";
     each(num_elements(dims_of(op.inputs[0])), target + "[e] = " + init + ";");
     wrote_key(has_state ? state_key(i) : op.outputs[0], true);
     if (op.kind == OpKind::kAccumRescale) {
-      each(num_elements(dims_of(op.inputs[1])), at(max_offset_[i]) + "[e] = -INFINITY;");
+      each(num_elements(dims_of(op.inputs[1])), at(layout_.running_max[i]) + "[e] = -INFINITY;");
       wrote_key(max_key(i), true);
     }
   }
@@ -452,19 +323,19 @@ class CustomizedEmitter {
     if (op.kind != OpKind::kAccumRescale) {
       // Element e of the input, the accumulator and its state all belong to one thread.
       barrier_before({{op.inputs[0], true}});
-      wrote_key(state_offset_[i] >= 0 ? state_key(i) : op.outputs[0], true);
+      wrote_key(layout_.state[i] >= 0 ? state_key(i) : op.outputs[0], true);
     }
     switch (op.kind) {
       case OpKind::kAccumSum: each(n, acc + "[e] += " + x + "[e];"); break;
       case OpKind::kAccumReduceSum:
-      case OpKind::kAccumReduceMean: each(n, at(state_offset_[i]) + "[e] += " + x + "[e];"); break;
-      case OpKind::kAccumReduceRms: each(n, at(state_offset_[i]) + "[e] += " + x + "[e] * " + x + "[e];"); break;
+      case OpKind::kAccumReduceMean: each(n, at(layout_.state[i]) + "[e] += " + x + "[e];"); break;
+      case OpKind::kAccumReduceRms: each(n, at(layout_.state[i]) + "[e] += " + x + "[e] * " + x + "[e];"); break;
       case OpKind::kAccumMax: each(n, acc + "[e] = yr_max(" + acc + "[e], " + x + "[e]);"); break;
       case OpKind::kAccumRescale: {
         // acc' = acc·exp(M − M') + x·exp(m − M') with M' = max(M, m), as the reference does.
         const Dims &x_dims = dims_of(op.inputs[0]);
         const Dims &m_dims = dims_of(op.inputs[1]);
-        const std::string m = tile(op.inputs[1]), running = at(max_offset_[i]), next = at(state_offset_[i]);
+        const std::string m = tile(op.inputs[1]), running = at(layout_.running_max[i]), next = at(layout_.state[i]);
         const int64_t mn = num_elements(m_dims);
         sync();
         each(mn, next + "[e] = yr_max(" + running + "[e], " + m + "[e]);");
@@ -495,7 +366,7 @@ class CustomizedEmitter {
     }
     const Dims &x_dims = dims_of(op.inputs[0]);
     const int64_t last = x_dims.back(), rows = num_elements(x_dims) / last;
-    const std::string state = at(state_offset_[i]);
+    const std::string state = at(layout_.state[i]);
     barrier_before({{state_key(i), false}});
     p_.open("for (int r = threadIdx.x; r < " + std::to_string(rows) + "; r += blockDim.x)");
     p_.line("float s = 0.0f;");
@@ -550,8 +421,7 @@ class CustomizedEmitter {
 
   Printer &p_;
   const BlockGraph &bg_;
-  std::vector<int64_t> tile_offset_, state_offset_, max_offset_;
-  int64_t floats_ = 0;
+  BlockLayout layout_;
 };
 
 // A pre-defined matmul, split along k: each block computes kMatmulRows rows × 32 columns of

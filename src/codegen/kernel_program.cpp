@@ -49,6 +49,18 @@ void check_strides(const KernelGraph &graph, const std::vector<TensorId> &tensor
 
 }  // namespace
 
+std::vector<size_t> KernelProgram::input_bytes() const {
+  std::vector<size_t> bytes;
+  for (TensorId id : graph.inputs()) bytes.push_back(tensor_bytes(graph.tensor(id)));
+  return bytes;
+}
+
+std::vector<size_t> KernelProgram::output_bytes() const {
+  std::vector<size_t> bytes;
+  for (TensorId id : graph.outputs()) bytes.push_back(tensor_bytes(graph.tensor(id)));
+  return bytes;
+}
+
 KernelProgram make_kernel_program(const KernelGraph &graph, size_t op_index) {
   const Operator &op = graph.operators().at(op_index);
   if (op.kind == OpKind::kInput) invalid_argument("kernel program: an input is not a kernel");

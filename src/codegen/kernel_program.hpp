@@ -23,6 +23,9 @@ struct KernelProgram {
 
   // The one non-input operator.
   const Operator &op() const { return graph.operators().back(); }
+  // The bytes of each input / output tensor, in order: what a launch's buffers must hold.
+  std::vector<size_t> input_bytes() const;
+  std::vector<size_t> output_bytes() const;
 };
 
 // The program running `graph`'s operator `op_index` (not an input).

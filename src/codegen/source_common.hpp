@@ -10,8 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "ir/dtype.hpp"
 #include "ir/operator.hpp"
 #include "ir/shape.hpp"
+
+namespace yirage {
+class BlockGraph;
+}
 
 namespace yirage::codegen {
 
@@ -67,5 +72,39 @@ struct AxisView {
   int64_t outer = 1, extent = 1, inner = 1;
 };
 AxisView axis_view(const Dims &dims, size_t dim);
+
+// Where one µGraph block keeps its tiles and accumulator state: float offsets into one region
+// (the CPU's per-thread arena, CUDA's shared memory), each rounded up to `align` floats. -1
+// where an operator has no such array.
+struct BlockLayout {
+  std::vector<int64_t> tile;         // per tensor
+  std::vector<int64_t> state;        // per operator: a reducing accumulator's sums, or the new
+                                     // running max during an online-softmax (rescale) update
+  std::vector<int64_t> running_max;  // per operator: a rescale accumulator's running max
+  int64_t floats = 0;                // the region's size
+};
+BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align);
+
+// The element offset, in the kernel-level tensor, of the tile that input iterator or output
+// saver `op` handles in block (bx, by, bz) at for-loop iteration `it` (an expression).
+std::string tile_base(const BlockGraph &bg, const Operator &op, const Dims &tile_dims,
+                      const std::string &it);
+
+// The generated name of an element type: float, yr_f16, yr_bf16 (each prelude defines the last two
+// and yr_ld/yr_st for all three).
+const char *element_type(DType dtype);
+
+// Emits body(vars) for every index of `dims` (variables prefix0, prefix1, …) inside the loops of
+// a backend, which decide how the iterations are shared among threads (an OpenMP nest, a CUDA
+// grid- or block-stride loop). Each iteration runs exactly once.
+using LoopNest = std::function<void(const Dims &dims, const std::string &prefix,
+                                    const std::function<void(const std::vector<std::string> &)> &body)>;
+
+// The operators whose code is the same for every C-like backend, only the loops differing:
+// elementwise (one iteration per output element, in row-major order), reductions (one per
+// output), rms_norm (one per row), concat and split (one per output element). Returns false,
+// emitting nothing, for any other operator (matmul, customized).
+bool emit_portable_operator(Printer &p, const LoopNest &loop, const Operator &op,
+                            const std::vector<Ref> &in, const std::vector<Ref> &out);
 
 }  // namespace yirage::codegen

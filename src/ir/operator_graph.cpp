@@ -8,6 +8,11 @@
 
 namespace yirage {
 
+size_t tensor_bytes(const Tensor &tensor) {
+  return static_cast<size_t>(num_elements(tensor.dims)) * dtype_size(tensor.dtype);
+}
+
+
 namespace {
 
 void check_same_dtype(const char *op, const Tensor &a, const Tensor &b) {

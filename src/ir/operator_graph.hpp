@@ -33,6 +33,9 @@ struct Tensor {
   LoopPhase phase = LoopPhase::kInvariant;
 };
 
+// The bytes of a compact row-major tensor.
+size_t tensor_bytes(const Tensor &tensor);
+
 class OperatorGraph {
  public:
   OperatorGraph() = default;

@@ -56,10 +56,6 @@ void *checked_data(const std::string &role, const DLTensor *t, const Tensor &exp
 
 }  // namespace
 
-size_t tensor_bytes(const Tensor &tensor) {
-  return static_cast<size_t>(num_elements(tensor.dims)) * dtype_size(tensor.dtype);
-}
-
 Buffer allocate_buffer(const Plugin &plugin, int32_t device, size_t bytes) {
   yirage_backend_buffer *raw = nullptr;
   plugin.call("buffer_alloc", plugin.api().buffer_alloc, plugin.instance(), device, bytes, &raw);

@@ -69,6 +69,4 @@ class CompiledGraph {
   CompileStats stats_;
 };
 
-size_t tensor_bytes(const Tensor &tensor);
-
 }  // namespace yirage::runtime

@@ -30,6 +30,25 @@ class Error : public std::runtime_error {
   ErrorCode code_;
 };
 
+// The name of a status code (yirage_status: 0 is OK, the rest are ErrorCode values), e.g.
+// "INVALID_ARGUMENT"; "UNKNOWN_STATUS" for anything else.
+inline const char *status_name(int status) {
+  switch (status) {
+    case 0: return "OK";
+    case static_cast<int>(ErrorCode::kInvalidArgument): return "INVALID_ARGUMENT";
+    case static_cast<int>(ErrorCode::kUnsupported): return "UNSUPPORTED";
+    case static_cast<int>(ErrorCode::kNotFound): return "NOT_FOUND";
+    case static_cast<int>(ErrorCode::kOutOfMemory): return "OUT_OF_MEMORY";
+    case static_cast<int>(ErrorCode::kBackend): return "BACKEND";
+    case static_cast<int>(ErrorCode::kVersionMismatch): return "VERSION_MISMATCH";
+    case static_cast<int>(ErrorCode::kCorruptData): return "CORRUPT_DATA";
+    case static_cast<int>(ErrorCode::kCancelled): return "CANCELLED";
+    case static_cast<int>(ErrorCode::kTimeout): return "TIMEOUT";
+    case static_cast<int>(ErrorCode::kInternal): return "INTERNAL";
+    default: return "UNKNOWN_STATUS";
+  }
+}
+
 // Throws Error(kInvalidArgument, message); the most common failure, so it gets a short name.
 [[noreturn]] inline void invalid_argument(const std::string &message) {
   throw Error(ErrorCode::kInvalidArgument, message);
