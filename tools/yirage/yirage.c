@@ -335,6 +335,14 @@ static int cmd_run(const options *o) {
   return ok ? 0 : EXIT_WORK_FAILED;
 }
 
+static void print_bench_row(const char *name, const yirage_measurement *m, int ok) {
+  printf("%-16s ", name);
+  print_seconds(m->median_seconds);
+  printf("   ");
+  print_seconds(m->min_seconds);
+  printf(" %10.1e%s\n", m->relative_error, ok ? "" : "  WRONG");
+}
+
 static int cmd_bench(const options *o) {
   yirage_graph *graph = load_graph(o->graph);
   yirage_context *context = open_context(o);
@@ -346,16 +354,8 @@ static int cmd_bench(const options *o) {
   const int original_ok = measure(o, device, graph, graph, &original);
   const int optimized_ok = measure(o, device, best, graph, &optimized);
   printf("\n%-16s %12s %12s %10s\n", "", "median", "min", "rel.error");
-  printf("%-16s ", "original");
-  print_seconds(original.median_seconds);
-  printf("   ");
-  print_seconds(original.min_seconds);
-  printf(" %10.1e%s\n", original.relative_error, original_ok ? "" : "  WRONG");
-  printf("%-16s ", "superoptimized");
-  print_seconds(optimized.median_seconds);
-  printf("   ");
-  print_seconds(optimized.min_seconds);
-  printf(" %10.1e%s\n", optimized.relative_error, optimized_ok ? "" : "  WRONG");
+  print_bench_row("original", &original, original_ok);
+  print_bench_row("superoptimized", &optimized, optimized_ok);
   if (original_ok && optimized_ok) {
     printf("speedup %.2fx (original median / superoptimized median)\n",
            original.median_seconds / optimized.median_seconds);
