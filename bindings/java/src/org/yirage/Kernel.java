@@ -1,0 +1,95 @@
+package org.yirage;
+
+import org.yirage.jni.YirageNative;
+import org.yirage.jni.yirage_measure_options;
+import org.yirage.jni.yirage_measurement;
+
+/**
+ * A graph compiled for one device. Runs on host data when the device's memory is host memory
+ * (the CPU backend); {@link #measure} works on every device. Concurrent runs from several
+ * threads are allowed as long as they write distinct outputs.
+ */
+public final class Kernel implements AutoCloseable {
+    private long handle;
+    private final boolean hostMemory;
+    private final String backend;
+    private final long[][] outputDims;
+    private final DType[] outputDtypes;
+
+    private Kernel(long handle, DeviceInfo device, Tensor[] outputs) {
+        this.handle = handle;
+        this.hostMemory = device.hostMemory();
+        this.backend = device.backend();
+        this.outputDims = new long[outputs.length][];
+        this.outputDtypes = new DType[outputs.length];
+        for (int i = 0; i < outputs.length; ++i) {
+            outputDims[i] = outputs[i].dims();
+            outputDtypes[i] = outputs[i].dtype();
+        }
+    }
+
+    static Kernel compile(KernelGraph graph, Device device) {
+        DeviceInfo info = device.info();
+        Tensor[] outputs = graph.outputs();
+        long[] out = new long[1];
+        long h = Native.checked(YirageNative.yirage_compile(graph.handle(), device.handle(), null, out), out);
+        return new Kernel(h, info, outputs);
+    }
+
+    long handle() {
+        if (handle == 0) {
+            throw new IllegalStateException("Kernel is closed");
+        }
+        return handle;
+    }
+
+    @Override
+    public void close() {
+        if (handle != 0) {
+            YirageNative.yirage_kernel_release(handle);
+            handle = 0;
+        }
+    }
+
+    /** Runs on host data (one per graph input) and returns new outputs. */
+    public HostTensor[] run(HostTensor... inputs) {
+        HostTensor[] outputs = new HostTensor[outputDims.length];
+        for (int i = 0; i < outputs.length; ++i) {
+            outputs[i] = HostTensor.zeros(outputDtypes[i], outputDims[i]);
+        }
+        run(inputs, outputs);
+        return outputs;
+    }
+
+    /** Runs into the caller's outputs, which must not alias the inputs. */
+    public void run(HostTensor[] inputs, HostTensor[] outputs) {
+        if (!hostMemory) {
+            throw YirageException.of(Status.UNSUPPORTED, "Kernel.run takes host tensors; this kernel's device ("
+                    + backend + ") has its own memory");
+        }
+        HostTensor.requireWritable(outputs);
+        long h = handle();
+        Status.check(YirageNative.yirage_kernel_run(h, inputs, outputs, 0));
+        Status.check(YirageNative.yirage_kernel_synchronize(h, 0));
+    }
+
+    /**
+     * Checks the kernel against its graph in float64 on seeded random inputs (outputs poisoned
+     * first) and times it with the backend's timers; a wrong kernel is a result, not an error.
+     */
+    public Measurement measure(long seed, int warmup, int repeats) {
+        yirage_measure_options o = new yirage_measure_options();
+        yirage_measurement m = new yirage_measurement();
+        try {
+            o.setSeed(seed);
+            o.setWarmup(warmup);
+            o.setRepeats(repeats);
+            Status.check(YirageNative.yirage_kernel_measure(handle(), 0, o, m));
+            return new Measurement(m.getCorrect() != 0, m.getRelative_error(), m.getMedian_seconds(),
+                                   m.getMin_seconds(), m.getError());
+        } finally {
+            o.delete();
+            m.delete();
+        }
+    }
+}
