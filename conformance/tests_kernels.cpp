@@ -130,6 +130,16 @@ std::vector<OpCase> op_cases() {
                      const Dims b = variant == 0 ? Dims{1, k, n} : Dims{1, k, 1};
                      g.mark_output(g.matmul(g.new_input(a, dt), g.new_input(b, dt)));
                    }});
+  cases.push_back({"matmul_16byte_rows",
+                   [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+                     // B rows of whole 16-byte groups (n a multiple of 8): the layout of weight
+                     // products, which backends may load as vectors. Broadcast and batched B.
+                     const int64_t m = odd_size(rng, 2, 20), k = odd_size(rng, 100, 700),
+                                   n = 8 * odd_size(rng, 5, 40);
+                     const Dims a = variant == 0 ? Dims{3, m, k} : Dims{2, m, k};
+                     const Dims b = variant == 0 ? Dims{1, k, n} : Dims{2, k, 8};
+                     g.mark_output(g.matmul(g.new_input(a, dt), g.new_input(b, dt)));
+                   }});
   cases.push_back({op_name(OpKind::kReduction), reduction_case(OpKind::kReduction)});
   cases.push_back({op_name(OpKind::kReductionMax), reduction_case(OpKind::kReductionMax)});
   cases.push_back({op_name(OpKind::kRmsNorm),

@@ -39,6 +39,48 @@ static __device__ __forceinline__ void yr_st(yr_bf16 *p, float v) {
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
   p->bits = h;
 }
+// 16 bytes of consecutive elements as floats: one 16-byte load when p is 16-byte aligned, else
+// element by element (a caller's tensor may start anywhere).
+static __device__ __forceinline__ void yr_ld16(const float *p, float *v, bool aligned) {
+  if (aligned) {
+    const float4 w = *reinterpret_cast<const float4 *>(p);
+    v[0] = w.x; v[1] = w.y; v[2] = w.z; v[3] = w.w;
+  } else {
+    for (int c = 0; c < 4; ++c) v[c] = p[c];
+  }
+}
+static __device__ __forceinline__ void yr_ld16(const yr_f16 *p, float *v, bool aligned) {
+  if (aligned) {
+    const uint4 w = *reinterpret_cast<const uint4 *>(p);
+    const unsigned words[4] = {w.x, w.y, w.z, w.w};
+    for (int c = 0; c < 4; ++c) {
+      asm("cvt.f32.f16 %0, %1;" : "=f"(v[2 * c]) : "h"(static_cast<uint16_t>(words[c] & 0xffffu)));
+      asm("cvt.f32.f16 %0, %1;" : "=f"(v[2 * c + 1]) : "h"(static_cast<uint16_t>(words[c] >> 16)));
+    }
+  } else {
+    for (int c = 0; c < 8; ++c) v[c] = yr_ld(p + c);
+  }
+}
+static __device__ __forceinline__ void yr_ld16(const yr_bf16 *p, float *v, bool aligned) {
+  if (aligned) {
+    const uint4 w = *reinterpret_cast<const uint4 *>(p);
+    const unsigned words[4] = {w.x, w.y, w.z, w.w};
+    for (int c = 0; c < 4; ++c) {
+      v[2 * c] = __uint_as_float(words[c] << 16);
+      v[2 * c + 1] = __uint_as_float(words[c] & 0xffff0000u);
+    }
+  } else {
+    for (int c = 0; c < 8; ++c) v[c] = yr_ld(p + c);
+  }
+}
+#if __CUDA_ARCH__ >= 800
+// A float rounded to TensorFloat-32 (10 mantissa bits) for mma: exact for float16/bfloat16 data.
+static __device__ __forceinline__ unsigned yr_tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+#endif
 static __device__ __forceinline__ float yr_exp(float x) { return expf(x); }
 static __device__ __forceinline__ float yr_erf(float x) { return erff(x); }
 static __device__ __forceinline__ float yr_sqrt(float x) { return sqrtf(x); }
@@ -94,12 +136,16 @@ void shared_loop(Printer &p, const Sharing &s, const Dims &dims, const std::stri
 // One compute operator, on typed tensors (kernel level) or float tiles (block level).
 class ComputeEmitter {
  public:
-  ComputeEmitter(Printer &p, const Sharing &s) : p_(p), s_(s) {}
+  // tensor_cores: block-level matmuls may use TF32 mma (only where rounding operands to TF32
+  // stays within the graph's dtype tolerance: 16-bit graphs).
+  ComputeEmitter(Printer &p, const Sharing &s, bool tensor_cores = false)
+      : p_(p), s_(s), tensor_cores_(tensor_cores) {}
 
   // Returns whether every output element e was written by the thread that owns e in a shared
   // loop (what CustomizedEmitter's barrier placement needs to know).
   bool emit(const Operator &op, const std::vector<Ref> &in, const std::vector<Ref> &out) {
     if (op.kind == OpKind::kMatmul) {
+      if (tensor_core_matmul(in[0], in[1], out[0])) return false;
       if (tiled_matmul(in[0], in[1], out[0])) return false;
       matmul(in[0], in[1], out[0]);
       return true;
@@ -116,6 +162,60 @@ class ComputeEmitter {
   }
 
  private:
+  // A matmul of shared-memory tiles (block level) on tensor cores, for compact tiles whose n and
+  // k are multiples of 8: each warp computes 16×8 output tiles with mma.m16n8k8 in TF32 (float32
+  // accumulation), rows past m reading row m − 1 and never stored. Devices before sm_80 get the
+  // float4 or scalar loop instead (#else). Returns false (emitting nothing) where it does not
+  // apply. Every lane of a warp runs the same items: mma is warp-synchronous.
+  bool tensor_core_matmul(const Ref &a, const Ref &b, const Ref &o) {
+    const size_t rank = o.dims.size();
+    const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = o.dims[rank - 1];
+    if (!tensor_cores_ || s_.start != kBlockWide.start || n % 8 != 0 || k % 8 != 0 ||
+        !a.strides.empty() || !b.strides.empty()) {
+      return false;
+    }
+    Dims sa = a.element_strides(), sb = b.element_strides();
+    for (size_t d = 0; d + 2 < rank; ++d) {
+      if (a.dims[d] == 1 && o.dims[d] != 1) sa[d] = 0;
+      if (b.dims[d] == 1 && o.dims[d] != 1) sb[d] = 0;
+    }
+    const Dims so = row_major_strides(o.dims);
+    Dims items = o.dims;
+    items[rank - 2] = (m + 15) / 16;
+    items[rank - 1] = n / 8;
+    const std::string M = std::to_string(m), K = std::to_string(k), N = std::to_string(n);
+    p_.line("#if __CUDA_ARCH__ >= 800");
+    const Sharing per_warp = {"static_cast<int64_t>(threadIdx.x >> 5)", "static_cast<int64_t>(blockDim.x >> 5)"};
+    shared_loop(p_, per_warp, items, "w", [&](const std::vector<std::string> &v) {
+      std::vector<std::string> batch = v;
+      batch[rank - 2] = batch[rank - 1] = "0";
+      p_.line("const int grp = (threadIdx.x & 31) >> 2, tig = threadIdx.x & 3;");
+      p_.line("const int r0 = " + v[rank - 2] + " * 16 + grp, r1 = r0 + 8, col = " + v[rank - 1] + " * 8;");
+      p_.line("const float *a0 = " + a.ptr + " + " + index_expr(batch, sa) + " + (r0 < " + M + " ? r0 : " +
+              std::to_string(m - 1) + ") * " + K + " + tig;");
+      p_.line("const float *a1 = " + a.ptr + " + " + index_expr(batch, sa) + " + (r1 < " + M + " ? r1 : " +
+              std::to_string(m - 1) + ") * " + K + " + tig;");
+      p_.line("const float *bp = " + b.ptr + " + " + index_expr(batch, sb) + " + tig * " + N + " + col + grp;");
+      p_.line("float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f;");
+      p_.line("#pragma unroll 4");
+      p_.open("for (int kk = 0; kk < " + K + "; kk += 8)");
+      p_.line("const unsigned x0 = yr_tf32(a0[kk]), x1 = yr_tf32(a1[kk]), x2 = yr_tf32(a0[kk + 4]), "
+              "x3 = yr_tf32(a1[kk + 4]);");
+      p_.line("const unsigned y0 = yr_tf32(bp[kk * " + N + "]), y1 = yr_tf32(bp[(kk + 4) * " + N + "]);");
+      p_.line("asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+              "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\" : \"+f\"(c0), \"+f\"(c1), \"+f\"(c2), "
+              "\"+f\"(c3) : \"r\"(x0), \"r\"(x1), \"r\"(x2), \"r\"(x3), \"r\"(y0), \"r\"(y1));");
+      p_.close();
+      p_.line("float *po = " + o.ptr + " + " + index_expr(batch, so) + " + col + 2 * tig;");
+      p_.line("if (r0 < " + M + ") { po[r0 * " + N + "] = c0; po[r0 * " + N + " + 1] = c1; }");
+      p_.line("if (r1 < " + M + ") { po[r1 * " + N + "] = c2; po[r1 * " + N + " + 1] = c3; }");
+    });
+    p_.line("#else");
+    if (!tiled_matmul(a, b, o)) matmul(a, b, o);
+    p_.line("#endif");
+    return true;
+  }
+
   // A matmul of shared-memory tiles (block level) whose n is a multiple of 4: each iteration
   // computes 4 adjacent outputs of a row, reading A once and B as one float4 per k, with four
   // independent FMA chains. Returns false (emitting nothing) where it does not apply.
@@ -191,12 +291,14 @@ class ComputeEmitter {
 
   Printer &p_;
   Sharing s_;
+  bool tensor_cores_;
 };
 
 // The customized operator: one CUDA block per µGraph block, tiles in dynamic shared memory.
 class CustomizedEmitter {
  public:
-  CustomizedEmitter(Printer &p, const BlockGraph &bg) : p_(p), bg_(bg) {}
+  CustomizedEmitter(Printer &p, const BlockGraph &bg, bool tensor_cores)
+      : p_(p), bg_(bg), tensor_cores_(tensor_cores) {}
 
   // Emits the body; returns the dynamic shared memory it needs, in bytes.
   int64_t emit() {
@@ -293,7 +395,7 @@ class CustomizedEmitter {
     std::vector<Ref> in, out;
     for (TensorId id : op.inputs) in.push_back({tile(id), dims_of(id), {}});
     for (TensorId id : op.outputs) out.push_back({tile(id), dims_of(id), {}});
-    same_index_ = ComputeEmitter(p_, kBlockWide).emit(op, in, out);
+    same_index_ = ComputeEmitter(p_, kBlockWide, tensor_cores_).emit(op, in, out);
   }
 
   // Runs `statement` (over element e) for every e < n, shared by the block's threads.
@@ -421,6 +523,7 @@ class CustomizedEmitter {
 
   Printer &p_;
   const BlockGraph &bg_;
+  bool tensor_cores_;
   BlockLayout layout_;
 };
 
@@ -495,6 +598,95 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
   p.line("yr_st(" + o.ptr + " + bt * " + std::to_string(m * n) + " + ii * " + std::to_string(n) + " + jj, sum);");
   p.close();
   return {blocks, kMatmulWarps * 32};
+}
+
+// A pre-defined matmul whose B rows are compact and split into 16-byte groups (n a multiple of
+// 8 for 16-bit dtypes, of 4 for float32): the weight products of the benchmarks, where m is small
+// and reading B once at full bandwidth is the whole cost. Each lane owns one 16-byte group of
+// columns (one vector load per k row) and every row of the block's row tile; a warp covers 4
+// groups × 8 k rows per step, and the block's warps split k. Partial sums meet through shuffles
+// (the 8 k lanes of a group), then shared memory (the warps). Returns {blocks, threads}, or
+// {0, 0} when B does not have that shape.
+constexpr int64_t kGroupLanes = 4, kKLanes = 32 / kGroupLanes;
+MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype) {
+  const size_t rank = o.dims.size();
+  const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
+  const int64_t group = 16 / static_cast<int64_t>(dtype_size(dtype));
+  const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
+  Dims sa = a.element_strides(), sb = b.element_strides();
+  if (n % group != 0 || sb[rank - 1] != 1 || sb[rank - 2] != n) return {0, 0};
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    if (a.dims[d] == 1 && batch_out[d] != 1) sa[d] = 0;
+    if (b.dims[d] == 1 && batch_out[d] != 1) sb[d] = 0;
+  }
+  const int64_t rows = std::min(m, kMatmulRows), tile_cols = kGroupLanes * group;
+  const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + tile_cols - 1) / tile_cols;
+  const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
+  // Enough warps that each k lane has at least 16 rows, at most 32 (one block per SM's worth).
+  const int64_t warps = std::clamp<int64_t>(k / (kKLanes * 16), 1, 32);
+  const int64_t slice = ((k + warps - 1) / warps + kKLanes - 1) / kKLanes * kKLanes;
+  const std::string R = std::to_string(rows), G = std::to_string(group), N = std::to_string(n);
+  p.line("__shared__ float partial[" + std::to_string(warps) + "][" + R + "][" + std::to_string(tile_cols) + "];");
+  p.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
+  p.line("const int gl = lane % " + std::to_string(kGroupLanes) + ", kl = lane / " + std::to_string(kGroupLanes) + ";");
+  p.line("int64_t block = blockIdx.x;");
+  p.line("const int64_t cb = block % " + std::to_string(col_blocks) + "; block /= " + std::to_string(col_blocks) + ";");
+  p.line("const int64_t rb = block % " + std::to_string(row_blocks) + ", bt = block / " + std::to_string(row_blocks) + ";");
+  p.line("int64_t ia = 0, ib = 0, rest = bt;");
+  for (size_t d = batch_out.size(); d-- > 0;) {
+    p.line("{ const int64_t c = rest % " + std::to_string(batch_out[d]) + "; rest /= " +
+           std::to_string(batch_out[d]) + "; ia += c * " + std::to_string(sa[d]) + "; ib += c * " +
+           std::to_string(sb[d]) + "; }");
+  }
+  p.line("(void)rest;");
+  p.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
+  p.line("const int64_t p1 = warp * " + std::to_string(slice) + " + " + std::to_string(slice) + " < " +
+         std::to_string(k) + " ? warp * " + std::to_string(slice) + " + " + std::to_string(slice) + " : " +
+         std::to_string(k) + ";");
+  p.line("float acc[" + R + "][" + G + "];");
+  p.line("#pragma unroll");
+  p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c) acc[r][c] = 0.0f;");
+  // The batch offset, group start and row starts are multiples of the group: B's alignment is
+  // its base's.
+  p.line("const bool aligned = (reinterpret_cast<unsigned long long>(" + b.ptr + ") & 15) == 0;");
+  p.open("if (j0 < " + N + ")");
+  p.line("const auto *pb = " + b.ptr + " + ib + j0;");
+  p.line("const auto *pa = " + a.ptr + " + ia;");
+  p.line("int64_t row[" + R + "];");
+  p.line("#pragma unroll");
+  p.line("for (int r = 0; r < " + R + "; ++r) row[r] = (i0 + r < " + std::to_string(m) + " ? i0 + r : " +
+         std::to_string(m - 1) + ") * " + std::to_string(sa[rank - 2]) + ";");
+  p.line("#pragma unroll 4");
+  p.open("for (int64_t q = warp * " + std::to_string(slice) + " + kl; q < p1; q += " + std::to_string(kKLanes) + ")");
+  p.line("float bv[" + G + "];");
+  p.line("yr_ld16(pb + q * " + N + ", bv, aligned);");
+  p.line("#pragma unroll");
+  p.open("for (int r = 0; r < " + R + "; ++r)");
+  p.line("const float av = yr_ld(pa + row[r] + q * " + std::to_string(sa[rank - 1]) + ");");
+  p.line("#pragma unroll");
+  p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
+  p.close();
+  p.close();
+  p.close();
+  // The k lanes of a group are lanes gl, gl + 4, …: xor offsets 4, 8, 16 keep gl.
+  p.line("#pragma unroll");
+  p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c)");
+  p.line("  for (int off = " + std::to_string(kGroupLanes) + "; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);");
+  p.open("if (kl == 0)");
+  p.line("#pragma unroll");
+  p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c) partial[warp][r][gl * " + G + " + c] = acc[r][c];");
+  p.close();
+  p.line("__syncthreads();");
+  p.open("for (int t = threadIdx.x; t < " + std::to_string(rows * tile_cols) + "; t += blockDim.x)");
+  p.line("const int64_t r = t / " + std::to_string(tile_cols) + ", jj = cb * " + std::to_string(tile_cols) + " + t % " +
+         std::to_string(tile_cols) + ", ii = i0 + r;");
+  p.line("if (jj >= " + N + " || ii >= " + std::to_string(m) + ") continue;");
+  p.line("float sum = 0.0f;");
+  p.line("#pragma unroll");
+  p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) sum += partial[w][r][t % " + std::to_string(tile_cols) + "];");
+  p.line("yr_st(" + o.ptr + " + bt * " + std::to_string(m * n) + " + ii * " + N + " + jj, sum);");
+  p.close();
+  return {blocks, warps * 32};
 }
 
 // Sums (or maxes) `value` across a warp; every lane gets the result.
@@ -590,7 +782,12 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
     const int64_t threads = bg.config().block_threads;
     const int64_t blocks = kernel.grid[0] * kernel.grid[1] * kernel.grid[2];
     kernel.block_threads = std::clamp<int64_t>((threads + 31) / 32 * 32, blocks < 256 ? 1024 : kThreads, 1024);
-    kernel.shared_bytes = CustomizedEmitter(p, bg).emit();
+    // TF32 tensor cores round matmul operands to 10 mantissa bits: exact for 16-bit inputs and
+    // within float16/bfloat16 tolerance for computed tiles, not within float32's.
+    bool sixteen_bit = true;
+    for (TensorId id : g.inputs()) sixteen_bit = sixteen_bit && dtype_size(g.tensor(id).dtype) == 2;
+    for (TensorId id : g.outputs()) sixteen_bit = sixteen_bit && dtype_size(g.tensor(id).dtype) == 2;
+    kernel.shared_bytes = CustomizedEmitter(p, bg, sixteen_bit).emit();
     if (max_shared_bytes > 0 && kernel.shared_bytes > max_shared_bytes) {
       throw Error(ErrorCode::kUnsupported,
                   "cuda codegen: the µGraph's tiles need " + std::to_string(kernel.shared_bytes) +
@@ -598,7 +795,9 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
                       std::to_string(max_shared_bytes));
     }
   } else if (op.kind == OpKind::kMatmul) {
-    const MatmulLaunch launch = matmul_kernel(p, in[0], in[1], out[0]);
+    const DType dtype = g.tensor(g.inputs()[1]).dtype;
+    MatmulLaunch launch = vector_matmul_kernel(p, in[0], in[1], out[0], dtype);
+    if (launch.blocks == 0) launch = matmul_kernel(p, in[0], in[1], out[0]);
     kernel.block_threads = launch.threads;
     kernel.any_block_threads = false;  // one k slice per warp
     kernel.grid = {launch.blocks, 1, 1};
