@@ -39,39 +39,31 @@ static __device__ __forceinline__ void yr_st(yr_bf16 *p, float v) {
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
   p->bits = h;
 }
-// 16 bytes of consecutive elements as floats: one 16-byte load when p is 16-byte aligned, else
-// element by element (a caller's tensor may start anywhere).
-static __device__ __forceinline__ void yr_ld16(const float *p, float *v, bool aligned) {
-  if (aligned) {
-    const float4 w = *reinterpret_cast<const float4 *>(p);
-    v[0] = w.x; v[1] = w.y; v[2] = w.z; v[3] = w.w;
-  } else {
-    for (int c = 0; c < 4; ++c) v[c] = p[c];
+// 16 bytes of consecutive elements as floats, in one 16-byte load (p must be 16-byte aligned);
+// yr_ld16u loads them one by one from anywhere (a caller's tensor may start anywhere).
+static __device__ __forceinline__ void yr_ld16(const float *p, float *v) {
+  const float4 w = *reinterpret_cast<const float4 *>(p);
+  v[0] = w.x; v[1] = w.y; v[2] = w.z; v[3] = w.w;
+}
+static __device__ __forceinline__ void yr_ld16(const yr_f16 *p, float *v) {
+  const uint4 w = *reinterpret_cast<const uint4 *>(p);
+  const unsigned words[4] = {w.x, w.y, w.z, w.w};
+  for (int c = 0; c < 4; ++c) {
+    asm("cvt.f32.f16 %0, %1;" : "=f"(v[2 * c]) : "h"(static_cast<uint16_t>(words[c] & 0xffffu)));
+    asm("cvt.f32.f16 %0, %1;" : "=f"(v[2 * c + 1]) : "h"(static_cast<uint16_t>(words[c] >> 16)));
   }
 }
-static __device__ __forceinline__ void yr_ld16(const yr_f16 *p, float *v, bool aligned) {
-  if (aligned) {
-    const uint4 w = *reinterpret_cast<const uint4 *>(p);
-    const unsigned words[4] = {w.x, w.y, w.z, w.w};
-    for (int c = 0; c < 4; ++c) {
-      asm("cvt.f32.f16 %0, %1;" : "=f"(v[2 * c]) : "h"(static_cast<uint16_t>(words[c] & 0xffffu)));
-      asm("cvt.f32.f16 %0, %1;" : "=f"(v[2 * c + 1]) : "h"(static_cast<uint16_t>(words[c] >> 16)));
-    }
-  } else {
-    for (int c = 0; c < 8; ++c) v[c] = yr_ld(p + c);
+static __device__ __forceinline__ void yr_ld16(const yr_bf16 *p, float *v) {
+  const uint4 w = *reinterpret_cast<const uint4 *>(p);
+  const unsigned words[4] = {w.x, w.y, w.z, w.w};
+  for (int c = 0; c < 4; ++c) {
+    v[2 * c] = __uint_as_float(words[c] << 16);
+    v[2 * c + 1] = __uint_as_float(words[c] & 0xffff0000u);
   }
 }
-static __device__ __forceinline__ void yr_ld16(const yr_bf16 *p, float *v, bool aligned) {
-  if (aligned) {
-    const uint4 w = *reinterpret_cast<const uint4 *>(p);
-    const unsigned words[4] = {w.x, w.y, w.z, w.w};
-    for (int c = 0; c < 4; ++c) {
-      v[2 * c] = __uint_as_float(words[c] << 16);
-      v[2 * c + 1] = __uint_as_float(words[c] & 0xffff0000u);
-    }
-  } else {
-    for (int c = 0; c < 8; ++c) v[c] = yr_ld(p + c);
-  }
+template <typename T>
+static __device__ __forceinline__ void yr_ld16u(const T *p, float *v) {
+  for (int c = 0; c < static_cast<int>(16 / sizeof(T)); ++c) v[c] = yr_ld(p + c);
 }
 #if __CUDA_ARCH__ >= 800
 // A float rounded to TensorFloat-32 (10 mantissa bits) for mma: exact for float16/bfloat16 data.
@@ -622,8 +614,10 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   const int64_t rows = std::min(m, kMatmulRows), tile_cols = kGroupLanes * group;
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + tile_cols - 1) / tile_cols;
   const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
-  // Enough warps that each k lane has at least 16 rows, at most 32 (one block per SM's worth).
-  const int64_t warps = std::clamp<int64_t>(k / (kKLanes * 16), 1, 32);
+  // 8 warps (fewer when k is short: at least 16 rows per k lane). Small blocks keep every block
+  // of the grid resident at once (1024-thread blocks with 64 accumulators do not even fit their
+  // registers), and 8 warps with 8 loads each in flight still cover the memory latency.
+  const int64_t warps = std::clamp<int64_t>(k / (kKLanes * 16), 1, 8);
   const int64_t slice = ((k + warps - 1) / warps + kKLanes - 1) / kKLanes * kKLanes;
   const std::string R = std::to_string(rows), G = std::to_string(group), N = std::to_string(n);
   p.line("__shared__ float partial[" + std::to_string(warps) + "][" + R + "][" + std::to_string(tile_cols) + "];");
@@ -656,17 +650,23 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   p.line("#pragma unroll");
   p.line("for (int r = 0; r < " + R + "; ++r) row[r] = (i0 + r < " + std::to_string(m) + " ? i0 + r : " +
          std::to_string(m - 1) + ") * " + std::to_string(sa[rank - 2]) + ";");
-  p.line("#pragma unroll 4");
-  p.open("for (int64_t q = warp * " + std::to_string(slice) + " + kl; q < p1; q += " + std::to_string(kKLanes) + ")");
-  p.line("float bv[" + G + "];");
-  p.line("yr_ld16(pb + q * " + N + ", bv, aligned);");
-  p.line("#pragma unroll");
-  p.open("for (int r = 0; r < " + R + "; ++r)");
-  p.line("const float av = yr_ld(pa + row[r] + q * " + std::to_string(sa[rank - 1]) + ");");
-  p.line("#pragma unroll");
-  p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
-  p.close();
-  p.close();
+  // The alignment test stays outside the k loop: a branch per iteration would keep its loads
+  // from being issued together.
+  for (const char *load : {"yr_ld16", "yr_ld16u"}) {
+    p.open(std::string(load) == "yr_ld16" ? "if (aligned)" : "else");
+    p.line("#pragma unroll 8");
+    p.open("for (int64_t q = warp * " + std::to_string(slice) + " + kl; q < p1; q += " + std::to_string(kKLanes) + ")");
+    p.line("float bv[" + G + "];");
+    p.line(std::string(load) + "(pb + q * " + N + ", bv);");
+    p.line("#pragma unroll");
+    p.open("for (int r = 0; r < " + R + "; ++r)");
+    p.line("const float av = yr_ld(pa + row[r] + q * " + std::to_string(sa[rank - 1]) + ");");
+    p.line("#pragma unroll");
+    p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
+    p.close();
+    p.close();
+    p.close();
+  }
   p.close();
   // The k lanes of a group are lanes gl, gl + 4, …: xor offsets 4, 8, 16 keep gl.
   p.line("#pragma unroll");
