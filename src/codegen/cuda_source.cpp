@@ -39,22 +39,23 @@ static __device__ __forceinline__ void yr_st(yr_bf16 *p, float v) {
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
   p->bits = h;
 }
-// 16 bytes of consecutive elements as floats, in one 16-byte load (p must be 16-byte aligned);
+// 16 bytes of consecutive elements: yr_raw16 loads them in one instruction (p must be 16-byte
+// aligned), yr_cvt16 converts them to floats (the pointer only picks the element type);
 // yr_ld16u loads them one by one from anywhere (a caller's tensor may start anywhere).
-static __device__ __forceinline__ void yr_ld16(const float *p, float *v) {
-  const float4 w = *reinterpret_cast<const float4 *>(p);
-  v[0] = w.x; v[1] = w.y; v[2] = w.z; v[3] = w.w;
+template <typename T>
+static __device__ __forceinline__ uint4 yr_raw16(const T *p) { return *reinterpret_cast<const uint4 *>(p); }
+static __device__ __forceinline__ void yr_cvt16(const float *, uint4 w, float *v) {
+  v[0] = __uint_as_float(w.x); v[1] = __uint_as_float(w.y);
+  v[2] = __uint_as_float(w.z); v[3] = __uint_as_float(w.w);
 }
-static __device__ __forceinline__ void yr_ld16(const yr_f16 *p, float *v) {
-  const uint4 w = *reinterpret_cast<const uint4 *>(p);
+static __device__ __forceinline__ void yr_cvt16(const yr_f16 *, uint4 w, float *v) {
   const unsigned words[4] = {w.x, w.y, w.z, w.w};
   for (int c = 0; c < 4; ++c) {
     asm("cvt.f32.f16 %0, %1;" : "=f"(v[2 * c]) : "h"(static_cast<uint16_t>(words[c] & 0xffffu)));
     asm("cvt.f32.f16 %0, %1;" : "=f"(v[2 * c + 1]) : "h"(static_cast<uint16_t>(words[c] >> 16)));
   }
 }
-static __device__ __forceinline__ void yr_ld16(const yr_bf16 *p, float *v) {
-  const uint4 w = *reinterpret_cast<const uint4 *>(p);
+static __device__ __forceinline__ void yr_cvt16(const yr_bf16 *, uint4 w, float *v) {
   const unsigned words[4] = {w.x, w.y, w.z, w.w};
   for (int c = 0; c < 4; ++c) {
     v[2 * c] = __uint_as_float(words[c] << 16);
@@ -650,23 +651,48 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   p.line("#pragma unroll");
   p.line("for (int r = 0; r < " + R + "; ++r) row[r] = (i0 + r < " + std::to_string(m) + " ? i0 + r : " +
          std::to_string(m - 1) + ") * " + std::to_string(sa[rank - 2]) + ";");
-  // The alignment test stays outside the k loop: a branch per iteration would keep its loads
-  // from being issued together.
-  for (const char *load : {"yr_ld16", "yr_ld16u"}) {
-    p.open(std::string(load) == "yr_ld16" ? "if (aligned)" : "else");
-    p.line("#pragma unroll 8");
-    p.open("for (int64_t q = warp * " + std::to_string(slice) + " + kl; q < p1; q += " + std::to_string(kKLanes) + ")");
+  // Aligned B: U rows' 16-byte loads are issued together before any is used (the compiler does
+  // not hoist them across the FMAs on its own), then a remainder loop. The alignment test stays
+  // outside the loops; unaligned B has a scalar twin.
+  const int64_t batch = rows * group <= 32 ? 8 : 4;
+  const std::string U = std::to_string(batch), KL = std::to_string(kKLanes);
+  auto fma_row = [&](const std::string &q, const std::string &raw) {
     p.line("float bv[" + G + "];");
-    p.line(std::string(load) + "(pb + q * " + N + ", bv);");
+    p.line("yr_cvt16(pb, " + raw + ", bv);");
     p.line("#pragma unroll");
     p.open("for (int r = 0; r < " + R + "; ++r)");
-    p.line("const float av = yr_ld(pa + row[r] + q * " + std::to_string(sa[rank - 1]) + ");");
+    p.line("const float av = yr_ld(pa + row[r] + (" + q + ") * " + std::to_string(sa[rank - 1]) + ");");
     p.line("#pragma unroll");
     p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
     p.close();
-    p.close();
-    p.close();
-  }
+  };
+  p.line("int64_t q = warp * " + std::to_string(slice) + " + kl;");
+  p.open("if (aligned)");
+  p.open("for (; q + " + std::to_string((batch - 1) * kKLanes) + " < p1; q += " + std::to_string(batch * kKLanes) + ")");
+  p.line("uint4 raw[" + U + "];");
+  p.line("#pragma unroll");
+  p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = yr_raw16(pb + (q + u * " + KL + ") * " + N + ");");
+  p.line("#pragma unroll");
+  p.open("for (int u = 0; u < " + U + "; ++u)");
+  fma_row("q + u * " + KL, "raw[u]");
+  p.close();
+  p.close();
+  p.open("for (; q < p1; q += " + KL + ")");
+  fma_row("q", "yr_raw16(pb + q * " + N + ")");
+  p.close();
+  p.close();
+  p.open("else");
+  p.open("for (; q < p1; q += " + KL + ")");
+  p.line("float bv[" + G + "];");
+  p.line("yr_ld16u(pb + q * " + N + ", bv);");
+  p.line("#pragma unroll");
+  p.open("for (int r = 0; r < " + R + "; ++r)");
+  p.line("const float av = yr_ld(pa + row[r] + q * " + std::to_string(sa[rank - 1]) + ");");
+  p.line("#pragma unroll");
+  p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
+  p.close();
+  p.close();
+  p.close();
   p.close();
   // The k lanes of a group are lanes gl, gl + 4, …: xor offsets 4, 8, 16 keep gl.
   p.line("#pragma unroll");
@@ -710,6 +736,9 @@ int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &
   p.line("const auto *row = " + x.ptr + " + r * " + c + ";");
   p.line("auto *out_row = " + o.ptr + " + r * " + c + ";");
   p.line("float s = 0.0f;");
+  // Unrolled so a thread's loads are in flight together (a row of a few thousand elements is
+  // otherwise a chain of dependent-latency iterations).
+  p.line("#pragma unroll 8");
   p.line("for (int64_t c = threadIdx.x; c < " + c + "; c += blockDim.x) { const float v = yr_ld(row + c); s += v * v; }");
   p.line(warp_reduce("s", false));
   p.line("if (lane == 0) squares_of[warp] = s;");
@@ -719,6 +748,7 @@ int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &
   p.line("const float rms = yr_sqrt(s / " + literal(static_cast<double>(cols)) + " + " +
          literal(op.attributes.eps) + ");");
   const std::string weight = op.attributes.has_weight ? " * yr_ld(" + in[1].ptr + " + c)" : std::string();
+  p.line("#pragma unroll 8");
   p.line("for (int64_t c = threadIdx.x; c < " + c + "; c += blockDim.x) yr_st(out_row + c, yr_ld(row + c) / rms" + weight + ");");
   p.line("__syncthreads();  // squares_of is reused by the next row");
   p.close();
