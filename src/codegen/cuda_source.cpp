@@ -615,10 +615,11 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   const int64_t rows = std::min(m, kMatmulRows), tile_cols = kGroupLanes * group;
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + tile_cols - 1) / tile_cols;
   const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
-  // 8 warps (fewer when k is short: at least 16 rows per k lane). Small blocks keep every block
-  // of the grid resident at once (1024-thread blocks with 64 accumulators do not even fit their
-  // registers), and 8 warps with 8 loads each in flight still cover the memory latency.
-  const int64_t warps = std::clamp<int64_t>(k / (kKLanes * 16), 1, 8);
+  // Many warps per block (fewer when k is short: at least 16 rows per k lane): a warp's batches
+  // of loads run one after another, so the latency is hidden by other warps. 32 with few
+  // accumulators, 16 with many (__launch_bounds__ keeps the registers within that).
+  const int64_t max_warps = rows * group <= 32 ? 32 : 16;
+  const int64_t warps = std::clamp<int64_t>(k / (kKLanes * 16), 1, max_warps);
   const int64_t slice = ((k + warps - 1) / warps + kKLanes - 1) / kKLanes * kKLanes;
   const std::string R = std::to_string(rows), G = std::to_string(group), N = std::to_string(n);
   p.line("__shared__ float partial[" + std::to_string(warps) + "][" + R + "][" + std::to_string(tile_cols) + "];");
@@ -735,11 +736,23 @@ int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &
   p.open("for (int64_t r = blockIdx.x; r < " + std::to_string(rows) + "; r += gridDim.x)");
   p.line("const auto *row = " + x.ptr + " + r * " + c + ";");
   p.line("auto *out_row = " + o.ptr + " + r * " + c + ";");
+  const std::string weight = op.attributes.has_weight ? " * yr_ld(" + in[1].ptr + " + c)" : std::string();
+  // Rows of up to 32 elements per thread are held in registers: every load is issued before the
+  // first is used, and the row is read once. Longer rows stream through twice.
+  const int64_t per_thread = (cols + kThreads - 1) / kThreads;
+  const bool in_registers = per_thread <= 32;
+  const std::string E = std::to_string(per_thread), T = std::to_string(kThreads);
   p.line("float s = 0.0f;");
-  // Unrolled so a thread's loads are in flight together (a row of a few thousand elements is
-  // otherwise a chain of dependent-latency iterations).
-  p.line("#pragma unroll 8");
-  p.line("for (int64_t c = threadIdx.x; c < " + c + "; c += blockDim.x) { const float v = yr_ld(row + c); s += v * v; }");
+  if (in_registers) {
+    p.line("float v[" + E + "];");
+    p.line("#pragma unroll");
+    p.line("for (int e = 0; e < " + E + "; ++e) { const int64_t c = threadIdx.x + e * " + T + "; v[e] = c < " + c +
+           " ? yr_ld(row + c) : 0.0f; }");
+    p.line("#pragma unroll");
+    p.line("for (int e = 0; e < " + E + "; ++e) s += v[e] * v[e];");
+  } else {
+    p.line("for (int64_t c = threadIdx.x; c < " + c + "; c += blockDim.x) { const float v = yr_ld(row + c); s += v * v; }");
+  }
   p.line(warp_reduce("s", false));
   p.line("if (lane == 0) squares_of[warp] = s;");
   p.line("__syncthreads();");
@@ -747,9 +760,13 @@ int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &
   p.line("for (int w = 0; w < " + std::to_string(kThreads / 32) + "; ++w) s += squares_of[w];");
   p.line("const float rms = yr_sqrt(s / " + literal(static_cast<double>(cols)) + " + " +
          literal(op.attributes.eps) + ");");
-  const std::string weight = op.attributes.has_weight ? " * yr_ld(" + in[1].ptr + " + c)" : std::string();
-  p.line("#pragma unroll 8");
-  p.line("for (int64_t c = threadIdx.x; c < " + c + "; c += blockDim.x) yr_st(out_row + c, yr_ld(row + c) / rms" + weight + ");");
+  if (in_registers) {
+    p.line("#pragma unroll");
+    p.line("for (int e = 0; e < " + E + "; ++e) { const int64_t c = threadIdx.x + e * " + T + "; if (c < " + c +
+           ") yr_st(out_row + c, v[e] / rms" + weight + "); }");
+  } else {
+    p.line("for (int64_t c = threadIdx.x; c < " + c + "; c += blockDim.x) yr_st(out_row + c, yr_ld(row + c) / rms" + weight + ");");
+  }
   p.line("__syncthreads();  // squares_of is reused by the next row");
   p.close();
   return std::clamp<int64_t>(rows, 1, int64_t{1} << 20);
@@ -847,6 +864,14 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
   }
   p.close();
   kernel.source = p.str();
+  if (!kernel.any_block_threads && op.kind == OpKind::kMatmul) {
+    // The matmul kernels need exactly block_threads threads: tell ptxas, so their registers
+    // never stop a block of that size from launching.
+    const std::string head = std::string("__global__ void ") + kCudaKernelSymbol;
+    kernel.source.replace(kernel.source.find(head), head.size(),
+                          "__global__ void __launch_bounds__(" + std::to_string(kernel.block_threads) + ") " +
+                              kCudaKernelSymbol);
+  }
   return kernel;
 }
 
