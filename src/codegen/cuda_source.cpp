@@ -615,10 +615,10 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   const int64_t rows = std::min(m, kMatmulRows), tile_cols = kGroupLanes * group;
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + tile_cols - 1) / tile_cols;
   const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
-  // Many warps per block (fewer when k is short: at least 16 rows per k lane): a warp's batches
-  // of loads run one after another, so the latency is hidden by other warps. 32 with few
-  // accumulators, 16 with many (__launch_bounds__ keeps the registers within that).
-  const int64_t max_warps = rows * group <= 32 ? 32 : 16;
+  // 16 warps per block (fewer when k is short: at least 16 rows per k lane), so two blocks fit
+  // an SM where registers allow (1024-thread blocks ran the benchmark's 192 blocks in two waves
+  // on 132 SMs); __launch_bounds__ keeps the registers within one block of 512.
+  const int64_t max_warps = 16;
   const int64_t warps = std::clamp<int64_t>(k / (kKLanes * 16), 1, max_warps);
   const int64_t slice = ((k + warps - 1) / warps + kKLanes - 1) / kKLanes * kKLanes;
   const std::string R = std::to_string(rows), G = std::to_string(group), N = std::to_string(n);
@@ -669,14 +669,23 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   };
   p.line("int64_t q = warp * " + std::to_string(slice) + " + kl;");
   p.open("if (aligned)");
-  p.open("for (; q + " + std::to_string((batch - 1) * kKLanes) + " < p1; q += " + std::to_string(batch * kKLanes) + ")");
-  p.line("uint4 raw[" + U + "];");
+  // Software pipelined: the next batch's loads are issued before this batch is computed.
+  const std::string last = std::to_string((batch - 1) * kKLanes), step = std::to_string(batch * kKLanes);
+  p.line("uint4 raw[" + U + "], next[" + U + "];");
   p.line("#pragma unroll");
-  p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = yr_raw16(pb + (q + u * " + KL + ") * " + N + ");");
+  p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = q + " + last + " < p1 ? yr_raw16(pb + (q + u * " + KL +
+         ") * " + N + ") : make_uint4(0, 0, 0, 0);");
+  p.open("for (; q + " + last + " < p1; q += " + step + ")");
+  p.line("const bool more = q + " + step + " + " + last + " < p1;");
+  p.line("#pragma unroll");
+  p.line("for (int u = 0; u < " + U + "; ++u) if (more) next[u] = yr_raw16(pb + (q + " + step + " + u * " + KL +
+         ") * " + N + ");");
   p.line("#pragma unroll");
   p.open("for (int u = 0; u < " + U + "; ++u)");
   fma_row("q + u * " + KL, "raw[u]");
   p.close();
+  p.line("#pragma unroll");
+  p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = next[u];");
   p.close();
   p.open("for (; q < p1; q += " + KL + ")");
   fma_row("q", "yr_raw16(pb + q * " + N + ")");
