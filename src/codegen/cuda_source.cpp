@@ -529,6 +529,7 @@ class CustomizedEmitter {
 constexpr int64_t kMatmulRows = 8;
 struct MatmulLaunch {
   int64_t blocks, threads;
+  int64_t min_blocks_per_sm = 1;  // for __launch_bounds__: caps registers so that many fit an SM
 };
 MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o) {
   const size_t rank = o.dims.size();
@@ -655,7 +656,7 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   // Aligned B: U rows' 16-byte loads are issued together before any is used (the compiler does
   // not hoist them across the FMAs on its own), then a remainder loop. The alignment test stays
   // outside the loops; unaligned B has a scalar twin.
-  const int64_t batch = rows * group <= 32 ? 8 : 4;
+  const int64_t batch = 4;
   const std::string U = std::to_string(batch), KL = std::to_string(kKLanes);
   auto fma_row = [&](const std::string &q, const std::string &raw) {
     p.line("float bv[" + G + "];");
@@ -722,7 +723,9 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) sum += partial[w][r][t % " + std::to_string(tile_cols) + "];");
   p.line("yr_st(" + o.ptr + " + bt * " + std::to_string(m * n) + " + ii * " + N + " + jj, sum);");
   p.close();
-  return {blocks, warps * 32};
+  // Few accumulators: ask for two resident blocks per SM (registers capped at 64), so grids of
+  // up to twice the SM count run in one wave.
+  return {blocks, warps * 32, rows * group <= 32 ? 2 : 1};
 }
 
 // Sums (or maxes) `value` across a warp; every lane gets the result.
@@ -827,6 +830,7 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
     out.push_back({name, t.dims, {}});
   }
   CudaKernel kernel;
+  MatmulLaunch launch{0, 0};  // set for matmuls
   p.open(std::string("extern \"C\" __global__ void ") + kCudaKernelSymbol + "(" + params + ")");
   if (op.kind == OpKind::kCustomized) {
     const BlockGraph &bg = *op.block_graph;
@@ -852,7 +856,7 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
     }
   } else if (op.kind == OpKind::kMatmul) {
     const DType dtype = g.tensor(g.inputs()[1]).dtype;
-    MatmulLaunch launch = vector_matmul_kernel(p, in[0], in[1], out[0], dtype);
+    launch = vector_matmul_kernel(p, in[0], in[1], out[0], dtype);
     if (launch.blocks == 0) launch = matmul_kernel(p, in[0], in[1], out[0]);
     kernel.block_threads = launch.threads;
     kernel.any_block_threads = false;  // one k slice per warp
@@ -878,8 +882,8 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
     // never stop a block of that size from launching.
     const std::string head = std::string("__global__ void ") + kCudaKernelSymbol;
     kernel.source.replace(kernel.source.find(head), head.size(),
-                          "__global__ void __launch_bounds__(" + std::to_string(kernel.block_threads) + ") " +
-                              kCudaKernelSymbol);
+                          "__global__ void __launch_bounds__(" + std::to_string(kernel.block_threads) + ", " +
+                              std::to_string(launch.min_blocks_per_sm) + ") " + kCudaKernelSymbol);
   }
   return kernel;
 }
