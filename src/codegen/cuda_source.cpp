@@ -596,12 +596,12 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
 
 // A pre-defined matmul whose B rows are compact and split into 16-byte groups (n a multiple of
 // 8 for 16-bit dtypes, of 4 for float32): the weight products of the benchmarks, where m is small
-// and reading B once at full bandwidth is the whole cost. A warp's 32 lanes are 4 column lanes
-// (each owns one 16-byte group: one vector load per k row), 1 or 2 row lanes (splitting the
-// block's row tile, so a lane keeps at most 32 accumulators) and the rest k lanes; the block's
-// 16 warps split k. Partial sums meet through shuffles (the k lanes), then shared memory (the
-// warps). Returns {0, 0} when B does not have that shape.
-constexpr int64_t kGroupLanes = 4;
+// and reading B once at full bandwidth is the whole cost. Each lane owns one 16-byte group of
+// columns (one vector load per k row) and every row of the block's row tile; a warp covers 4
+// groups × 8 k rows per step, and the block's warps split k. Partial sums meet through shuffles
+// (the 8 k lanes of a group), then shared memory (the warps). Returns {blocks, threads}, or
+// {0, 0} when B does not have that shape.
+constexpr int64_t kGroupLanes = 4, kKLanes = 32 / kGroupLanes;
 MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype) {
   const size_t rank = o.dims.size();
   const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
@@ -614,22 +614,18 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
     if (b.dims[d] == 1 && batch_out[d] != 1) sb[d] = 0;
   }
   const int64_t rows = std::min(m, kMatmulRows), tile_cols = kGroupLanes * group;
-  const int64_t row_lanes = rows * group > 32 ? 2 : 1, lane_rows = (rows + row_lanes - 1) / row_lanes;
-  const int64_t k_lanes = 32 / (kGroupLanes * row_lanes);
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + tile_cols - 1) / tile_cols;
   const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
-  // 16 warps (fewer when k is short: at least 16 rows per k lane), 512 threads: with at most 32
-  // accumulators per lane, two blocks fit an SM (1024-thread blocks ran the benchmark's 192
-  // blocks in two waves on 132 SMs); __launch_bounds__(512, 2) keeps the registers at 64.
-  const int64_t warps = std::clamp<int64_t>(k / (k_lanes * 16), 1, 16);
-  const int64_t slice = ((k + warps - 1) / warps + k_lanes - 1) / k_lanes * k_lanes;
-  const std::string LR = std::to_string(lane_rows), G = std::to_string(group), N = std::to_string(n),
-                    M = std::to_string(m), KL = std::to_string(k_lanes), TC = std::to_string(tile_cols),
-                    SLICE = std::to_string(slice), SAK = std::to_string(sa[rank - 1]);
-  p.line("__shared__ float partial[" + std::to_string(warps) + "][" + std::to_string(rows) + "][" + TC + "];");
+  // 16 warps per block (fewer when k is short: at least 16 rows per k lane), so two blocks fit
+  // an SM where registers allow (1024-thread blocks ran the benchmark's 192 blocks in two waves
+  // on 132 SMs); __launch_bounds__ keeps the registers within one block of 512.
+  const int64_t max_warps = 16;
+  const int64_t warps = std::clamp<int64_t>(k / (kKLanes * 16), 1, max_warps);
+  const int64_t slice = ((k + warps - 1) / warps + kKLanes - 1) / kKLanes * kKLanes;
+  const std::string R = std::to_string(rows), G = std::to_string(group), N = std::to_string(n);
+  p.line("__shared__ float partial[" + std::to_string(warps) + "][" + R + "][" + std::to_string(tile_cols) + "];");
   p.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
-  p.line("const int gl = lane % " + std::to_string(kGroupLanes) + ", rl = (lane / " + std::to_string(kGroupLanes) +
-         ") % " + std::to_string(row_lanes) + ", kl = lane / " + std::to_string(kGroupLanes * row_lanes) + ";");
+  p.line("const int gl = lane % " + std::to_string(kGroupLanes) + ", kl = lane / " + std::to_string(kGroupLanes) + ";");
   p.line("int64_t block = blockIdx.x;");
   p.line("const int64_t cb = block % " + std::to_string(col_blocks) + "; block /= " + std::to_string(col_blocks) + ";");
   p.line("const int64_t rb = block % " + std::to_string(row_blocks) + ", bt = block / " + std::to_string(row_blocks) + ";");
@@ -640,42 +636,42 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
            std::to_string(sb[d]) + "; }");
   }
   p.line("(void)rest;");
-  // This lane's rows of the tile are i0 + rl * LR + r; rows past m read row m − 1 (in bounds)
-  // and are never stored: no branch in the inner loop.
-  p.line("const int64_t j0 = cb * " + TC + " + gl * " + G + ", i0 = rb * " + std::to_string(rows) + " + rl * " + LR + ";");
-  p.line("const int64_t p1 = warp * " + SLICE + " + " + SLICE + " < " + std::to_string(k) + " ? warp * " + SLICE +
-         " + " + SLICE + " : " + std::to_string(k) + ";");
-  p.line("float acc[" + LR + "][" + G + "];");
+  p.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
+  p.line("const int64_t p1 = warp * " + std::to_string(slice) + " + " + std::to_string(slice) + " < " +
+         std::to_string(k) + " ? warp * " + std::to_string(slice) + " + " + std::to_string(slice) + " : " +
+         std::to_string(k) + ";");
+  p.line("float acc[" + R + "][" + G + "];");
   p.line("#pragma unroll");
-  p.line("for (int r = 0; r < " + LR + "; ++r) for (int c = 0; c < " + G + "; ++c) acc[r][c] = 0.0f;");
+  p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c) acc[r][c] = 0.0f;");
   // The batch offset, group start and row starts are multiples of the group: B's alignment is
   // its base's.
   p.line("const bool aligned = (reinterpret_cast<unsigned long long>(" + b.ptr + ") & 15) == 0;");
   p.open("if (j0 < " + N + ")");
   p.line("const auto *pb = " + b.ptr + " + ib + j0;");
   p.line("const auto *pa = " + a.ptr + " + ia;");
-  p.line("int64_t row[" + LR + "];");
+  p.line("int64_t row[" + R + "];");
   p.line("#pragma unroll");
-  p.line("for (int r = 0; r < " + LR + "; ++r) row[r] = (i0 + r < " + M + " ? i0 + r : " + std::to_string(m - 1) +
-         ") * " + std::to_string(sa[rank - 2]) + ";");
-  // bv holds k row q's group of B as floats; this adds its products to the accumulators.
-  auto fma_row = [&](const std::string &q) {
+  p.line("for (int r = 0; r < " + R + "; ++r) row[r] = (i0 + r < " + std::to_string(m) + " ? i0 + r : " +
+         std::to_string(m - 1) + ") * " + std::to_string(sa[rank - 2]) + ";");
+  // Aligned B: U rows' 16-byte loads are issued together before any is used (the compiler does
+  // not hoist them across the FMAs on its own), then a remainder loop. The alignment test stays
+  // outside the loops; unaligned B has a scalar twin.
+  const int64_t batch = 4;
+  const std::string U = std::to_string(batch), KL = std::to_string(kKLanes);
+  auto fma_row = [&](const std::string &q, const std::string &raw) {
+    p.line("float bv[" + G + "];");
+    p.line("yr_cvt16(pb, " + raw + ", bv);");
     p.line("#pragma unroll");
-    p.open("for (int r = 0; r < " + LR + "; ++r)");
-    p.line("const float av = yr_ld(pa + row[r] + (" + q + ") * " + SAK + ");");
+    p.open("for (int r = 0; r < " + R + "; ++r)");
+    p.line("const float av = yr_ld(pa + row[r] + (" + q + ") * " + std::to_string(sa[rank - 1]) + ");");
     p.line("#pragma unroll");
     p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
     p.close();
   };
-  // Aligned B, software pipelined: a batch of U rows' 16-byte loads is issued together, and the
-  // next batch's before this one is computed (the compiler does not hoist loads across the FMAs
-  // on its own); then a remainder loop. The alignment test stays outside the loops; unaligned B
-  // has a scalar twin.
-  constexpr int64_t kBatch = 4;
-  const std::string U = std::to_string(kBatch), last = std::to_string((kBatch - 1) * k_lanes),
-                    step = std::to_string(kBatch * k_lanes);
-  p.line("int64_t q = warp * " + SLICE + " + kl;");
+  p.line("int64_t q = warp * " + std::to_string(slice) + " + kl;");
   p.open("if (aligned)");
+  // Software pipelined: the next batch's loads are issued before this batch is computed.
+  const std::string last = std::to_string((batch - 1) * kKLanes), step = std::to_string(batch * kKLanes);
   p.line("uint4 raw[" + U + "], next[" + U + "];");
   p.line("#pragma unroll");
   p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = q + " + last + " < p1 ? yr_raw16(pb + (q + u * " + KL +
@@ -687,47 +683,49 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
          ") * " + N + ");");
   p.line("#pragma unroll");
   p.open("for (int u = 0; u < " + U + "; ++u)");
-  p.line("float bv[" + G + "];");
-  p.line("yr_cvt16(pb, raw[u], bv);");
-  fma_row("q + u * " + KL);
+  fma_row("q + u * " + KL, "raw[u]");
   p.close();
   p.line("#pragma unroll");
   p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = next[u];");
   p.close();
   p.open("for (; q < p1; q += " + KL + ")");
-  p.line("float bv[" + G + "];");
-  p.line("yr_cvt16(pb, yr_raw16(pb + q * " + N + "), bv);");
-  fma_row("q");
+  fma_row("q", "yr_raw16(pb + q * " + N + ")");
   p.close();
   p.close();
-  p.open("else for (; q < p1; q += " + KL + ")");
+  p.open("else");
+  p.open("for (; q < p1; q += " + KL + ")");
   p.line("float bv[" + G + "];");
   p.line("yr_ld16u(pb + q * " + N + ", bv);");
-  fma_row("q");
-  p.close();
-  p.close();
-  // The k lanes of a column and row lane differ in the bits above gl and rl: xor offsets from
-  // 4 · row_lanes up to 16 keep both.
   p.line("#pragma unroll");
-  p.line("for (int r = 0; r < " + LR + "; ++r) for (int c = 0; c < " + G + "; ++c)");
-  p.line("  for (int off = " + std::to_string(kGroupLanes * row_lanes) +
-         "; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);");
+  p.open("for (int r = 0; r < " + R + "; ++r)");
+  p.line("const float av = yr_ld(pa + row[r] + q * " + std::to_string(sa[rank - 1]) + ");");
+  p.line("#pragma unroll");
+  p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
+  p.close();
+  p.close();
+  p.close();
+  p.close();
+  // The k lanes of a group are lanes gl, gl + 4, …: xor offsets 4, 8, 16 keep gl.
+  p.line("#pragma unroll");
+  p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c)");
+  p.line("  for (int off = " + std::to_string(kGroupLanes) + "; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);");
   p.open("if (kl == 0)");
   p.line("#pragma unroll");
-  p.line("for (int r = 0; r < " + LR + "; ++r) if (rl * " + LR + " + r < " + std::to_string(rows) +
-         ") for (int c = 0; c < " + G + "; ++c) partial[warp][rl * " + LR + " + r][gl * " + G + " + c] = acc[r][c];");
+  p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c) partial[warp][r][gl * " + G + " + c] = acc[r][c];");
   p.close();
   p.line("__syncthreads();");
   p.open("for (int t = threadIdx.x; t < " + std::to_string(rows * tile_cols) + "; t += blockDim.x)");
-  p.line("const int64_t r = t / " + TC + ", jj = cb * " + TC + " + t % " + TC + ", ii = rb * " +
-         std::to_string(rows) + " + r;");
-  p.line("if (jj >= " + N + " || ii >= " + M + ") continue;");
+  p.line("const int64_t r = t / " + std::to_string(tile_cols) + ", jj = cb * " + std::to_string(tile_cols) + " + t % " +
+         std::to_string(tile_cols) + ", ii = i0 + r;");
+  p.line("if (jj >= " + N + " || ii >= " + std::to_string(m) + ") continue;");
   p.line("float sum = 0.0f;");
   p.line("#pragma unroll");
-  p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) sum += partial[w][r][t % " + TC + "];");
+  p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) sum += partial[w][r][t % " + std::to_string(tile_cols) + "];");
   p.line("yr_st(" + o.ptr + " + bt * " + std::to_string(m * n) + " + ii * " + N + " + jj, sum);");
   p.close();
-  return {blocks, warps * 32, 2};
+  // Few accumulators: ask for two resident blocks per SM (registers capped at 64), so grids of
+  // up to twice the SM count run in one wave.
+  return {blocks, warps * 32, rows * group <= 32 ? 2 : 1};
 }
 
 // Sums (or maxes) `value` across a warp; every lane gets the result.
