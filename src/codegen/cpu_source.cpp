@@ -133,13 +133,8 @@ class ComputeEmitter {
     const size_t rank = o.dims.size();
     const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
     const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
-    // Element strides of the operands (views keep their parent's), 0 along broadcast batch dims.
-    Dims sa = a.element_strides(), sb = b.element_strides();
+    const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
     const int64_t a_row = sa[rank - 2], b_row = sb[rank - 2];
-    for (size_t d = 0; d + 2 < rank; ++d) {
-      if (a.dims[d] == 1 && batch_out[d] != 1) sa[d] = 0;
-      if (b.dims[d] == 1 && batch_out[d] != 1) sb[d] = 0;
-    }
     const int64_t batches = num_elements(batch_out);
     const int64_t rows = std::min(m, kMatmulRows), cols = std::min(n, kMatmulCols);
     const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + cols - 1) / cols;

@@ -167,11 +167,7 @@ class ComputeEmitter {
         !a.strides.empty() || !b.strides.empty()) {
       return false;
     }
-    Dims sa = a.element_strides(), sb = b.element_strides();
-    for (size_t d = 0; d + 2 < rank; ++d) {
-      if (a.dims[d] == 1 && o.dims[d] != 1) sa[d] = 0;
-      if (b.dims[d] == 1 && o.dims[d] != 1) sb[d] = 0;
-    }
+    const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
     const Dims so = row_major_strides(o.dims);
     Dims items = o.dims;
     items[rank - 2] = (m + 15) / 16;
@@ -218,11 +214,7 @@ class ComputeEmitter {
     if (s_.start != kBlockWide.start || n % 4 != 0 || !a.strides.empty() || !b.strides.empty()) {
       return false;
     }
-    Dims sa = a.element_strides(), sb = b.element_strides();
-    for (size_t d = 0; d + 2 < rank; ++d) {
-      if (a.dims[d] == 1 && o.dims[d] != 1) sa[d] = 0;
-      if (b.dims[d] == 1 && o.dims[d] != 1) sb[d] = 0;
-    }
+    const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
     Dims groups = o.dims;
     groups[rank - 1] = n / 4;
     shared_loop(p_, s_, groups, "g", [&](const std::vector<std::string> &v) {
@@ -249,11 +241,7 @@ class ComputeEmitter {
   void matmul(const Ref &a, const Ref &b, const Ref &o) {
     const size_t rank = o.dims.size();
     const int64_t k = a.dims[rank - 1];
-    Dims sa = a.element_strides(), sb = b.element_strides();
-    for (size_t d = 0; d + 2 < rank; ++d) {
-      if (a.dims[d] == 1 && o.dims[d] != 1) sa[d] = 0;
-      if (b.dims[d] == 1 && o.dims[d] != 1) sb[d] = 0;
-    }
+    const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
     const Dims so = row_major_strides(o.dims);
     shared_loop(p_, s_, o.dims, "m", [&](const std::vector<std::string> &v) {
       std::vector<std::string> va = v, vb = v;
@@ -520,6 +508,39 @@ class CustomizedEmitter {
   BlockLayout layout_;
 };
 
+// The block's place in a pre-defined matmul's grid: column block cb (fastest), row block rb and
+// batch bt, with ia / ib the batch offsets into A and B.
+void emit_matmul_block_origin(Printer &p, int64_t col_blocks, int64_t row_blocks, const Dims &batch_out,
+                              const Dims &sa, const Dims &sb) {
+  p.line("int64_t block = blockIdx.x;");
+  p.line("const int64_t cb = block % " + std::to_string(col_blocks) + "; block /= " + std::to_string(col_blocks) + ";");
+  p.line("const int64_t rb = block % " + std::to_string(row_blocks) + ", bt = block / " + std::to_string(row_blocks) + ";");
+  p.line("int64_t ia = 0, ib = 0, rest = bt;");
+  for (size_t d = batch_out.size(); d-- > 0;) {
+    p.line("{ const int64_t c = rest % " + std::to_string(batch_out[d]) + "; rest /= " +
+           std::to_string(batch_out[d]) + "; ia += c * " + std::to_string(sa[d]) + "; ib += c * " +
+           std::to_string(sb[d]) + "; }");
+  }
+  p.line("(void)rest;");
+}
+
+// After every warp stored its partial sums of the block's rows × tile_cols outputs in
+// partial[warp][row][column]: sums them over the warps and stores the outputs inside m × n.
+void emit_matmul_partial_sums(Printer &p, int64_t warps, int64_t rows, int64_t tile_cols, int64_t m, int64_t n,
+                              const Ref &o) {
+  const std::string TC = std::to_string(tile_cols), N = std::to_string(n);
+  p.line("__syncthreads();");
+  p.open("for (int t = threadIdx.x; t < " + std::to_string(rows * tile_cols) + "; t += blockDim.x)");
+  p.line("const int64_t r = t / " + TC + ", jj = cb * " + TC + " + t % " + TC + ", ii = rb * " +
+         std::to_string(rows) + " + r;");
+  p.line("if (jj >= " + N + " || ii >= " + std::to_string(m) + ") continue;");
+  p.line("float sum = 0.0f;");
+  p.line("#pragma unroll");
+  p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) sum += partial[w][r][t % " + TC + "];");
+  p.line("yr_st(" + o.ptr + " + bt * " + std::to_string(m * n) + " + ii * " + N + " + jj, sum);");
+  p.close();
+}
+
 // A pre-defined matmul, split along k: each block computes kMatmulRows rows × 32 columns of
 // one batch; each of its warps (16, or 32 when there are few blocks: enough loads in flight)
 // accumulates a slice of k in registers (a lane per column, so
@@ -535,11 +556,7 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
   const size_t rank = o.dims.size();
   const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
   const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
-  Dims sa = a.element_strides(), sb = b.element_strides();
-  for (size_t d = 0; d + 2 < rank; ++d) {
-    if (a.dims[d] == 1 && batch_out[d] != 1) sa[d] = 0;
-    if (b.dims[d] == 1 && batch_out[d] != 1) sb[d] = 0;
-  }
+  const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
   const int64_t rows = std::min(m, kMatmulRows);
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + 31) / 32;
   const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
@@ -548,16 +565,7 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
   const std::string R = std::to_string(rows);
   p.line("__shared__ float partial[" + std::to_string(kMatmulWarps) + "][" + R + "][32];");
   p.line("const int64_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
-  p.line("int64_t block = blockIdx.x;");
-  p.line("const int64_t cb = block % " + std::to_string(col_blocks) + "; block /= " + std::to_string(col_blocks) + ";");
-  p.line("const int64_t rb = block % " + std::to_string(row_blocks) + ", bt = block / " + std::to_string(row_blocks) + ";");
-  p.line("int64_t ia = 0, ib = 0, rest = bt;");
-  for (size_t d = batch_out.size(); d-- > 0;) {
-    p.line("{ const int64_t c = rest % " + std::to_string(batch_out[d]) + "; rest /= " +
-           std::to_string(batch_out[d]) + "; ia += c * " + std::to_string(sa[d]) + "; ib += c * " +
-           std::to_string(sb[d]) + "; }");
-  }
-  p.line("(void)rest;");
+  emit_matmul_block_origin(p, col_blocks, row_blocks, batch_out, sa, sb);
   p.line("const int64_t j = cb * 32 + lane, i0 = rb * " + R + ";");
   p.line("const int64_t p0 = warp * " + std::to_string(slice) + ", p1 = p0 + " + std::to_string(slice) +
          " < " + std::to_string(k) + " ? p0 + " + std::to_string(slice) + " : " + std::to_string(k) + ";");
@@ -582,15 +590,7 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
   p.close();
   p.line("#pragma unroll");
   p.line("for (int r = 0; r < " + R + "; ++r) partial[warp][r][lane] = acc[r];");
-  p.line("__syncthreads();");
-  p.open("for (int64_t t = threadIdx.x; t < " + std::to_string(rows * 32) + "; t += blockDim.x)");
-  p.line("const int64_t r = t / 32, jj = cb * 32 + t % 32, ii = i0 + r;");
-  p.line("if (jj >= " + std::to_string(n) + " || ii >= " + std::to_string(m) + ") continue;");
-  p.line("float sum = 0.0f;");
-  p.line("#pragma unroll");
-  p.line("for (int w = 0; w < " + std::to_string(kMatmulWarps) + "; ++w) sum += partial[w][r][t % 32];");
-  p.line("yr_st(" + o.ptr + " + bt * " + std::to_string(m * n) + " + ii * " + std::to_string(n) + " + jj, sum);");
-  p.close();
+  emit_matmul_partial_sums(p, kMatmulWarps, rows, 32, m, n, o);
   return {blocks, kMatmulWarps * 32};
 }
 
@@ -607,12 +607,8 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
   const int64_t group = 16 / static_cast<int64_t>(dtype_size(dtype));
   const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
-  Dims sa = a.element_strides(), sb = b.element_strides();
+  const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
   if (n % group != 0 || sb[rank - 1] != 1 || sb[rank - 2] != n) return {0, 0};
-  for (size_t d = 0; d + 2 < rank; ++d) {
-    if (a.dims[d] == 1 && batch_out[d] != 1) sa[d] = 0;
-    if (b.dims[d] == 1 && batch_out[d] != 1) sb[d] = 0;
-  }
   const int64_t rows = std::min(m, kMatmulRows), tile_cols = kGroupLanes * group;
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + tile_cols - 1) / tile_cols;
   const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
@@ -626,16 +622,7 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   p.line("__shared__ float partial[" + std::to_string(warps) + "][" + R + "][" + std::to_string(tile_cols) + "];");
   p.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
   p.line("const int gl = lane % " + std::to_string(kGroupLanes) + ", kl = lane / " + std::to_string(kGroupLanes) + ";");
-  p.line("int64_t block = blockIdx.x;");
-  p.line("const int64_t cb = block % " + std::to_string(col_blocks) + "; block /= " + std::to_string(col_blocks) + ";");
-  p.line("const int64_t rb = block % " + std::to_string(row_blocks) + ", bt = block / " + std::to_string(row_blocks) + ";");
-  p.line("int64_t ia = 0, ib = 0, rest = bt;");
-  for (size_t d = batch_out.size(); d-- > 0;) {
-    p.line("{ const int64_t c = rest % " + std::to_string(batch_out[d]) + "; rest /= " +
-           std::to_string(batch_out[d]) + "; ia += c * " + std::to_string(sa[d]) + "; ib += c * " +
-           std::to_string(sb[d]) + "; }");
-  }
-  p.line("(void)rest;");
+  emit_matmul_block_origin(p, col_blocks, row_blocks, batch_out, sa, sb);
   p.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
   p.line("const int64_t p1 = warp * " + std::to_string(slice) + " + " + std::to_string(slice) + " < " +
          std::to_string(k) + " ? warp * " + std::to_string(slice) + " + " + std::to_string(slice) + " : " +
@@ -713,16 +700,7 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   p.line("#pragma unroll");
   p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c) partial[warp][r][gl * " + G + " + c] = acc[r][c];");
   p.close();
-  p.line("__syncthreads();");
-  p.open("for (int t = threadIdx.x; t < " + std::to_string(rows * tile_cols) + "; t += blockDim.x)");
-  p.line("const int64_t r = t / " + std::to_string(tile_cols) + ", jj = cb * " + std::to_string(tile_cols) + " + t % " +
-         std::to_string(tile_cols) + ", ii = i0 + r;");
-  p.line("if (jj >= " + N + " || ii >= " + std::to_string(m) + ") continue;");
-  p.line("float sum = 0.0f;");
-  p.line("#pragma unroll");
-  p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) sum += partial[w][r][t % " + std::to_string(tile_cols) + "];");
-  p.line("yr_st(" + o.ptr + " + bt * " + std::to_string(m * n) + " + ii * " + N + " + jj, sum);");
-  p.close();
+  emit_matmul_partial_sums(p, warps, rows, tile_cols, m, n, o);
   // Few accumulators: ask for two resident blocks per SM (registers capped at 64), so grids of
   // up to twice the SM count run in one wave.
   return {blocks, warps * 32, rows * group <= 32 ? 2 : 1};
@@ -830,8 +808,9 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
     out.push_back({name, t.dims, {}});
   }
   CudaKernel kernel;
-  MatmulLaunch launch{0, 0};  // set for matmuls
-  p.open(std::string("extern \"C\" __global__ void ") + kCudaKernelSymbol + "(" + params + ")");
+  // The body is printed first: the head's launch bounds depend on what it chose.
+  Printer body(1);
+  std::string launch_bounds;
   if (op.kind == OpKind::kCustomized) {
     const BlockGraph &bg = *op.block_graph;
     kernel.grid = bg.config().grid;
@@ -847,7 +826,7 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
     bool sixteen_bit = true;
     for (TensorId id : g.inputs()) sixteen_bit = sixteen_bit && dtype_size(g.tensor(id).dtype) == 2;
     for (TensorId id : g.outputs()) sixteen_bit = sixteen_bit && dtype_size(g.tensor(id).dtype) == 2;
-    kernel.shared_bytes = CustomizedEmitter(p, bg, sixteen_bit).emit();
+    kernel.shared_bytes = CustomizedEmitter(body, bg, sixteen_bit).emit();
     if (max_shared_bytes > 0 && kernel.shared_bytes > max_shared_bytes) {
       throw Error(ErrorCode::kUnsupported,
                   "cuda codegen: the µGraph's tiles need " + std::to_string(kernel.shared_bytes) +
@@ -856,35 +835,33 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
     }
   } else if (op.kind == OpKind::kMatmul) {
     const DType dtype = g.tensor(g.inputs()[1]).dtype;
-    launch = vector_matmul_kernel(p, in[0], in[1], out[0], dtype);
-    if (launch.blocks == 0) launch = matmul_kernel(p, in[0], in[1], out[0]);
+    MatmulLaunch launch = vector_matmul_kernel(body, in[0], in[1], out[0], dtype);
+    if (launch.blocks == 0) launch = matmul_kernel(body, in[0], in[1], out[0]);
     kernel.block_threads = launch.threads;
     kernel.any_block_threads = false;  // one k slice per warp
     kernel.grid = {launch.blocks, 1, 1};
+    // Exactly block_threads threads: tell ptxas, so their registers never stop a block of that
+    // size (or min_blocks_per_sm of them per SM) from launching.
+    launch_bounds = "__launch_bounds__(" + std::to_string(launch.threads) + ", " +
+                    std::to_string(launch.min_blocks_per_sm) + ") ";
   } else if (op.kind == OpKind::kRmsNorm) {
     kernel.block_threads = kThreads;
-    kernel.grid = {rms_norm_kernel(p, op, in, out[0]), 1, 1};
+    kernel.grid = {rms_norm_kernel(body, op, in, out[0]), 1, 1};
     kernel.any_block_threads = false;  // one partial sum per warp of kThreads
   } else if (op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax) {
     kernel.block_threads = kThreads;
-    kernel.grid = {reduction_kernel(p, op, in[0], out[0]), 1, 1};
+    kernel.grid = {reduction_kernel(body, op, in[0], out[0]), 1, 1};
   } else {
     int64_t work = 0;  // the largest loop the operator shares across the grid
     for (const Ref &r : out) work = std::max(work, num_elements(r.dims));
     kernel.block_threads = kThreads;
     kernel.grid = {std::clamp<int64_t>((work + kThreads - 1) / kThreads, 1, int64_t{1} << 16), 1, 1};
-    ComputeEmitter(p, kGridWide).emit(op, in, out);
+    ComputeEmitter(body, kGridWide).emit(op, in, out);
   }
+  p.open(std::string("extern \"C\" __global__ void ") + launch_bounds + kCudaKernelSymbol + "(" + params + ")");
+  p.text(body.str());
   p.close();
   kernel.source = p.str();
-  if (!kernel.any_block_threads && op.kind == OpKind::kMatmul) {
-    // The matmul kernels need exactly block_threads threads: tell ptxas, so their registers
-    // never stop a block of that size from launching.
-    const std::string head = std::string("__global__ void ") + kCudaKernelSymbol;
-    kernel.source.replace(kernel.source.find(head), head.size(),
-                          "__global__ void __launch_bounds__(" + std::to_string(kernel.block_threads) + ", " +
-                              std::to_string(launch.min_blocks_per_sm) + ") " + kCudaKernelSymbol);
-  }
   return kernel;
 }
 

@@ -26,6 +26,14 @@ Dims broadcast_strides(const Dims &dims, const Dims &out) {
   return strides;
 }
 
+Dims matmul_operand_strides(const Ref &x, const Dims &out) {
+  Dims strides = x.element_strides();
+  for (size_t d = 0; d + 2 < out.size(); ++d) {
+    if (x.dims[d] == 1 && out[d] != 1) strides[d] = 0;
+  }
+  return strides;
+}
+
 std::string index_expr(const std::vector<std::string> &vars, const Dims &strides) {
   std::string expr;
   for (size_t d = 0; d < vars.size(); ++d) {

@@ -37,6 +37,10 @@ struct Ref {
 // Strides of `dims` when broadcast to `out` (same rank): 0 along dims of size 1.
 Dims broadcast_strides(const Dims &dims, const Dims &out);
 
+// A matmul operand's element strides (a view keeps its parent's), 0 along the batch dims (all
+// but the last two) where it has size 1 and the output `out` does not.
+Dims matmul_operand_strides(const Ref &x, const Dims &out);
+
 // Σ vars[d] · strides[d], skipping zero strides ("0" when nothing is left).
 std::string index_expr(const std::vector<std::string> &vars, const Dims &strides);
 
@@ -46,7 +50,11 @@ std::string binary_expr(OpKind kind, const std::string &a, const std::string &b)
 
 class Printer {
  public:
+  // indent: the nesting level lines start at (a body printed before its enclosing head).
+  explicit Printer(int indent = 0) : indent_(indent) {}
   void line(const std::string &text) { out_ << std::string(2 * indent_, ' ') << text << '\n'; }
+  // Appends text printed elsewhere, as it is.
+  void text(const std::string &printed) { out_ << printed; }
   void open(const std::string &head) {
     line(head + " {");
     ++indent_;
