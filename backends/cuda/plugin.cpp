@@ -174,7 +174,8 @@ yirage::codegen::KernelProgram parse(const void *program, size_t size) {
 
 std::string arch_of(const Device &d) { return "sm_" + std::to_string(d.cc_major * 10 + d.cc_minor); }
 
-// The cubin for `source`, from the cache or from NVRTC.
+// The cubin for `source`, from the cache or from NVRTC. The source is kept beside it as
+// `<key>.cu` (docs/backends/cuda.md: inspecting what was generated and launched).
 std::string cubin_for(const yirage_backend_instance *instance, const std::string &source,
                       const std::string &arch) {
   const yirage::cuda::Nvrtc &nvrtc = yirage::cuda::Nvrtc::load();
@@ -184,6 +185,7 @@ std::string cubin_for(const yirage_backend_instance *instance, const std::string
   const std::string path = instance->cache_dir + "/" + key + ".cubin";
   if (auto cached = yirage::codegen::read_cached(path)) return *cached;
   std::string cubin = nvrtc.compile(source, arch);
+  yirage::codegen::store_cached(instance->cache_dir + "/" + key + ".cu", source);
   yirage::codegen::store_cached(path, cubin);
   return cubin;
 }

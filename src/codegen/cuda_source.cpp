@@ -62,6 +62,31 @@ static __device__ __forceinline__ void yr_cvt16(const yr_bf16 *, uint4 w, float 
     v[2 * c + 1] = __uint_as_float(words[c] & 0xffff0000u);
   }
 }
+// yr_pack16 rounds 16 bytes' worth of floats to the element type (the pointer only picks it)
+// and packs them for one 16-byte store.
+static __device__ __forceinline__ uint4 yr_pack16(const float *, const float *v) {
+  return make_uint4(__float_as_uint(v[0]), __float_as_uint(v[1]), __float_as_uint(v[2]), __float_as_uint(v[3]));
+}
+static __device__ __forceinline__ uint4 yr_pack16(const yr_f16 *, const float *v) {
+  unsigned w[4];
+  for (int c = 0; c < 4; ++c) {
+    uint16_t lo, hi;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(lo) : "f"(v[2 * c]));
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(hi) : "f"(v[2 * c + 1]));
+    w[c] = static_cast<unsigned>(lo) | (static_cast<unsigned>(hi) << 16);
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+static __device__ __forceinline__ uint4 yr_pack16(const yr_bf16 *, const float *v) {
+  unsigned w[4];
+  for (int c = 0; c < 4; ++c) {
+    uint16_t lo, hi;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(lo) : "f"(v[2 * c]));
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(hi) : "f"(v[2 * c + 1]));
+    w[c] = static_cast<unsigned>(lo) | (static_cast<unsigned>(hi) << 16);
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
 template <typename T>
 static __device__ __forceinline__ void yr_ld16u(const T *p, float *v) {
   for (int c = 0; c < static_cast<int>(16 / sizeof(T)); ++c) v[c] = yr_ld(p + c);
@@ -92,14 +117,86 @@ constexpr int64_t kThreads = 256;
 
 // How a loop's iterations are shared: each thread starts at `start` and steps by `step` — the
 // whole grid for a pre-defined operator, one block's threads inside a customized one (so at block
-// level element e of every loop belongs to thread e % blockDim, which the barrier placement of
-// CustomizedEmitter relies on).
+// level element e of every loop belongs to thread e % threads, which the barrier placement of
+// CustomizedEmitter relies on). A customized kernel's thread count is a constant of its source:
+// loops with constant bounds and steps unroll, and their index arithmetic folds.
 struct Sharing {
   std::string start, step;
 };
 const Sharing kGridWide = {"static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x",
                            "static_cast<int64_t>(gridDim.x) * blockDim.x"};
-const Sharing kBlockWide = {"static_cast<int64_t>(threadIdx.x)", "static_cast<int64_t>(blockDim.x)"};
+Sharing block_wide(int64_t threads) { return {"static_cast<int64_t>(threadIdx.x)", std::to_string(threads)}; }
+
+// What block-level code knows about its block: the thread count (a multiple of 32) and a
+// shared-memory scratch array of one float per warp for reductions across warps.
+struct BlockShape {
+  int64_t threads = 0;
+  // Two scratch arrays used in turn: a reduction writes one while threads still behind may read
+  // the other from the reduction before (each use is followed by a barrier before its reads).
+  std::string scratch[2];
+  int next_scratch = 0;
+  int64_t warps() const { return threads / 32; }
+};
+
+// Sums (or maxes) `value` across a warp; every lane gets the result.
+std::string warp_reduce(const std::string &value, bool is_max) {
+  return "for (int off = 16; off > 0; off /= 2) " + value + " = " +
+         (is_max ? "yr_max(" + value + ", __shfl_xor_sync(0xffffffffu, " + value + ", off));"
+                 : value + " + __shfl_xor_sync(0xffffffffu, " + value + ", off);");
+}
+
+// A reduction of `rows` rows of `cols` values at block level, then a per-row step.
+struct RowReduce {
+  int64_t rows = 0, cols = 0;
+  bool is_max = false;
+  std::string value;  // the value at row r, column c (an expression of the variables r and c)
+  // Runs in every lane of the row's warps with `r`, `total` (the row's sum or max), and `rl` / RL
+  // (the lane's index among the row's lanes and their count, to share a pass over the row).
+  std::function<void(const std::string &RL)> finish;
+};
+
+// Each row is shared by a group of warps (one warp, looping over rows, when there are at least as
+// many rows as warps), lanes striding along the row: a row's values are read by 32 or more
+// threads at once instead of one thread walking it. Partial results meet through warp shuffles
+// and, across a row's warps, the block's scratch array after a barrier (every thread reaches it).
+void emit_block_row_reduce(Printer &p, BlockShape &block, const RowReduce &rr) {
+  const int64_t warps = block.warps();
+  const int64_t row_warps = rr.rows >= warps ? 1 : std::clamp<int64_t>(warps / rr.rows, 1, (rr.cols + 31) / 32);
+  const std::string init = rr.is_max ? "-INFINITY" : "0.0f";
+  const std::string rows = std::to_string(rr.rows), cols = std::to_string(rr.cols);
+  const std::string RL = std::to_string(row_warps * 32);
+  auto accumulate = [&](const std::string &into, const std::string &v) {
+    return rr.is_max ? into + " = yr_max(" + into + ", " + v + ");" : into + " += " + v + ";";
+  };
+  p.open("");
+  p.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
+  if (row_warps == 1) {
+    p.open("for (int r = warp; r < " + rows + "; r += " + std::to_string(warps) + ")");
+    p.line("const int rl = lane;");
+    p.line("float total = " + init + ";");
+    p.line("for (int c = rl; c < " + cols + "; c += 32) " + accumulate("total", rr.value));
+    p.line(warp_reduce("total", rr.is_max));
+    rr.finish(RL);
+    p.close();
+  } else {
+    const std::string RW = std::to_string(row_warps);
+    p.line("const int r = warp / " + RW + ", rl = (warp % " + RW + ") * 32 + lane;");
+    p.line("float total = " + init + ";");
+    p.line("if (r < " + rows + ") for (int c = rl; c < " + cols + "; c += " + RL + ") " +
+           accumulate("total", rr.value));
+    p.line(warp_reduce("total", rr.is_max));
+    const std::string scratch = block.scratch[block.next_scratch];
+    block.next_scratch ^= 1;
+    p.line("if (lane == 0) " + scratch + "[warp] = total;");
+    p.line("__syncthreads();");
+    p.open("if (r < " + rows + ")");
+    p.line("total = " + init + ";");
+    p.line("for (int w = 0; w < " + RW + "; ++w) " + accumulate("total", scratch + "[r * " + RW + " + w]"));
+    rr.finish(RL);
+    p.close();
+  }
+  p.close();
+}
 
 // Runs body(vars) for every index of `dims`, the row-major linear index shared as `s` says.
 void shared_loop(Printer &p, const Sharing &s, const Dims &dims, const std::string &prefix,
@@ -126,13 +223,14 @@ void shared_loop(Printer &p, const Sharing &s, const Dims &dims, const std::stri
   p.close();
 }
 
-// One compute operator, on typed tensors (kernel level) or float tiles (block level).
+// One compute operator, on typed tensors (kernel level) or float tiles (block level, where
+// `block` describes the block).
 class ComputeEmitter {
  public:
   // tensor_cores: block-level matmuls may use TF32 mma (only where rounding operands to TF32
   // stays within the graph's dtype tolerance: 16-bit graphs).
-  ComputeEmitter(Printer &p, const Sharing &s, bool tensor_cores = false)
-      : p_(p), s_(s), tensor_cores_(tensor_cores) {}
+  ComputeEmitter(Printer &p, const Sharing &s, BlockShape *block = nullptr, bool tensor_cores = false)
+      : p_(p), s_(s), block_(block), tensor_cores_(tensor_cores) {}
 
   // Returns whether every output element e was written by the thread that owns e in a shared
   // loop (what CustomizedEmitter's barrier placement needs to know).
@@ -143,6 +241,14 @@ class ComputeEmitter {
       matmul(in[0], in[1], out[0]);
       return true;
     }
+    if (block_ != nullptr && op.kind == OpKind::kRmsNorm) {
+      block_rms_norm(op, in, out[0]);
+      return false;
+    }
+    if (block_ != nullptr && (op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax)) {
+      block_reduction(op, in[0], out[0]);
+      return false;
+    }
     const LoopNest loop = [this](const Dims &dims, const std::string &prefix,
                                  const std::function<void(const std::vector<std::string> &)> &body) {
       shared_loop(p_, s_, dims, prefix, body);
@@ -151,10 +257,43 @@ class ComputeEmitter {
       throw Error(ErrorCode::kUnsupported,
                   std::string("cuda codegen: operator ") + op_name(op.kind) + " is not supported");
     }
-    return op.kind != OpKind::kRmsNorm;  // rms_norm writes a row per thread
+    return true;
   }
 
  private:
+  // rms_norm of float tiles: x / sqrt(mean(x²) + eps) (· weight) along each row.
+  void block_rms_norm(const Operator &op, const std::vector<Ref> &in, const Ref &o) {
+    const Ref &x = in[0];
+    int64_t cols = 1;
+    for (size_t d = x.dims.size() - op.attributes.sizes.size(); d < x.dims.size(); ++d) cols *= x.dims[d];
+    const std::string C = std::to_string(cols);
+    RowReduce rr;
+    rr.rows = num_elements(x.dims) / cols;
+    rr.cols = cols;
+    rr.value = x.ptr + "[r * " + C + " + c] * " + x.ptr + "[r * " + C + " + c]";
+    rr.finish = [&](const std::string &RL) {
+      p_.line("const float rms = yr_sqrt(total / " + literal(static_cast<double>(cols)) + " + " +
+              literal(op.attributes.eps) + ");");
+      const std::string weight = op.attributes.has_weight ? " * " + in[1].ptr + "[c]" : std::string();
+      p_.line("for (int c = rl; c < " + C + "; c += " + RL + ") " + o.ptr + "[r * " + C + " + c] = " + x.ptr +
+              "[r * " + C + " + c] / rms" + weight + ";");
+    };
+    emit_block_row_reduce(p_, *block_, rr);
+  }
+
+  // A sum or max along one dim of a float tile: row r is (outer, inner) = (r / inner, r % inner).
+  void block_reduction(const Operator &op, const Ref &x, const Ref &o) {
+    const AxisView v = axis_view(x.dims, static_cast<size_t>(op.attributes.dim));
+    const std::string I = std::to_string(v.inner);
+    RowReduce rr;
+    rr.rows = v.outer * v.inner;
+    rr.cols = v.extent;
+    rr.is_max = op.kind == OpKind::kReductionMax;
+    rr.value = x.ptr + "[((r / " + I + ") * " + std::to_string(v.extent) + " + c) * " + I + " + r % " + I + "]";
+    rr.finish = [&](const std::string &) { p_.line("if (rl == 0) " + o.ptr + "[r] = total;"); };
+    emit_block_row_reduce(p_, *block_, rr);
+  }
+
   // A matmul of shared-memory tiles (block level) on tensor cores, for compact tiles whose n and
   // k are multiples of 8: each warp computes 16×8 output tiles with mma.m16n8k8 in TF32 (float32
   // accumulation), rows past m reading row m − 1 and never stored. Devices before sm_80 get the
@@ -163,7 +302,7 @@ class ComputeEmitter {
   bool tensor_core_matmul(const Ref &a, const Ref &b, const Ref &o) {
     const size_t rank = o.dims.size();
     const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = o.dims[rank - 1];
-    if (!tensor_cores_ || s_.start != kBlockWide.start || n % 8 != 0 || k % 8 != 0 ||
+    if (!tensor_cores_ || block_ == nullptr || n % 8 != 0 || k % 8 != 0 ||
         !a.strides.empty() || !b.strides.empty()) {
       return false;
     }
@@ -174,7 +313,7 @@ class ComputeEmitter {
     items[rank - 1] = n / 8;
     const std::string M = std::to_string(m), K = std::to_string(k), N = std::to_string(n);
     p_.line("#if __CUDA_ARCH__ >= 800");
-    const Sharing per_warp = {"static_cast<int64_t>(threadIdx.x >> 5)", "static_cast<int64_t>(blockDim.x >> 5)"};
+    const Sharing per_warp = {"static_cast<int64_t>(threadIdx.x >> 5)", std::to_string(block_->warps())};
     shared_loop(p_, per_warp, items, "w", [&](const std::vector<std::string> &v) {
       std::vector<std::string> batch = v;
       batch[rank - 2] = batch[rank - 1] = "0";
@@ -185,16 +324,27 @@ class ComputeEmitter {
       p_.line("const float *a1 = " + a.ptr + " + " + index_expr(batch, sa) + " + (r1 < " + M + " ? r1 : " +
               std::to_string(m - 1) + ") * " + K + " + tig;");
       p_.line("const float *bp = " + b.ptr + " + " + index_expr(batch, sb) + " + tig * " + N + " + col + grp;");
-      p_.line("float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f;");
+      // Two accumulator sets where k allows: the mma of one k step need not wait for the last.
+      const bool two_chains = k % 16 == 0;
+      auto step = [&](const std::string &kk, const std::string &c) {
+        p_.line("{");
+        p_.line("  const unsigned x0 = yr_tf32(a0[" + kk + "]), x1 = yr_tf32(a1[" + kk + "]), x2 = yr_tf32(a0[" + kk +
+                " + 4]), x3 = yr_tf32(a1[" + kk + " + 4]);");
+        p_.line("  const unsigned y0 = yr_tf32(bp[(" + kk + ") * " + N + "]), y1 = yr_tf32(bp[(" + kk + " + 4) * " + N +
+                "]);");
+        p_.line("  asm(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+                "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\" : \"+f\"(" + c + "[0]), \"+f\"(" + c +
+                "[1]), \"+f\"(" + c + "[2]), \"+f\"(" + c + "[3]) : \"r\"(x0), \"r\"(x1), \"r\"(x2), \"r\"(x3), "
+                "\"r\"(y0), \"r\"(y1));");
+        p_.line("}");
+      };
+      p_.line("float c[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d[4] = {0.0f, 0.0f, 0.0f, 0.0f};");
       p_.line("#pragma unroll 4");
-      p_.open("for (int kk = 0; kk < " + K + "; kk += 8)");
-      p_.line("const unsigned x0 = yr_tf32(a0[kk]), x1 = yr_tf32(a1[kk]), x2 = yr_tf32(a0[kk + 4]), "
-              "x3 = yr_tf32(a1[kk + 4]);");
-      p_.line("const unsigned y0 = yr_tf32(bp[kk * " + N + "]), y1 = yr_tf32(bp[(kk + 4) * " + N + "]);");
-      p_.line("asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
-              "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\" : \"+f\"(c0), \"+f\"(c1), \"+f\"(c2), "
-              "\"+f\"(c3) : \"r\"(x0), \"r\"(x1), \"r\"(x2), \"r\"(x3), \"r\"(y0), \"r\"(y1));");
+      p_.open("for (int kk = 0; kk < " + K + "; kk += " + (two_chains ? "16" : "8") + ")");
+      step("kk", "c");
+      if (two_chains) step("kk + 8", "d");
       p_.close();
+      p_.line("const float c0 = c[0] + d[0], c1 = c[1] + d[1], c2 = c[2] + d[2], c3 = c[3] + d[3];");
       p_.line("float *po = " + o.ptr + " + " + index_expr(batch, so) + " + col + 2 * tig;");
       p_.line("if (r0 < " + M + ") { po[r0 * " + N + "] = c0; po[r0 * " + N + " + 1] = c1; }");
       p_.line("if (r1 < " + M + ") { po[r1 * " + N + "] = c2; po[r1 * " + N + " + 1] = c3; }");
@@ -211,7 +361,7 @@ class ComputeEmitter {
   bool tiled_matmul(const Ref &a, const Ref &b, const Ref &o) {
     const size_t rank = o.dims.size();
     const int64_t k = a.dims[rank - 1], n = o.dims[rank - 1];
-    if (s_.start != kBlockWide.start || n % 4 != 0 || !a.strides.empty() || !b.strides.empty()) {
+    if (block_ == nullptr || n % 4 != 0 || !a.strides.empty() || !b.strides.empty()) {
       return false;
     }
     const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
@@ -272,23 +422,34 @@ class ComputeEmitter {
 
   Printer &p_;
   Sharing s_;
+  BlockShape *block_;
   bool tensor_cores_;
 };
 
 // The customized operator: one CUDA block per µGraph block, tiles in dynamic shared memory.
 class CustomizedEmitter {
  public:
-  CustomizedEmitter(Printer &p, const BlockGraph &bg, bool tensor_cores)
-      : p_(p), bg_(bg), tensor_cores_(tensor_cores) {}
+  // threads: the block's thread count, a multiple of 32; output_dtypes: the element types of the
+  // kernel's outputs, in order.
+  CustomizedEmitter(Printer &p, const BlockGraph &bg, int64_t threads, std::vector<DType> output_dtypes,
+                    bool tensor_cores)
+      : p_(p), bg_(bg), output_dtypes_(std::move(output_dtypes)), tensor_cores_(tensor_cores) {
+    block_.threads = threads;
+  }
 
   // Emits the body; returns the dynamic shared memory it needs, in bytes.
   int64_t emit() {
     const auto &ops = bg_.operators();
-    // 16-byte aligned tiles (float4 reads).
+    // 16-byte aligned tiles (float4 reads), then the two scratch arrays of reductions.
     layout_ = plan_block_layout(bg_, 4);
+    const int64_t scratch_floats = (block_.warps() + 3) / 4 * 4;
+    block_.scratch[0] = at(layout_.floats);
+    block_.scratch[1] = at(layout_.floats + scratch_floats);
+    layout_.floats += 2 * scratch_floats;
     p_.line("extern __shared__ float smem[];");
     p_.line("const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;");
     p_.line("(void)bx; (void)by; (void)bz;");
+    declare_alignment(ops);
     for (size_t i = 0; i < ops.size(); ++i) start_accumulator(i);
     p_.open("for (int64_t it = 0; it < " + std::to_string(bg_.config().forloop_range) + "; ++it)");
     size_t input_index = 0, output_index = 0;
@@ -339,36 +500,109 @@ class CustomizedEmitter {
   LoopPhase phase(TensorId id) const { return bg_.tensor(id).phase; }
   std::string at(int64_t offset) const { return "(smem + " + std::to_string(offset) + ")"; }
   std::string tile(TensorId id) const { return at(layout_.tile[static_cast<size_t>(id)]); }
+  Sharing block_wide() const { return codegen::block_wide(block_.threads); }
 
-  // The element offset of a block's (and iteration's) tile in the kernel-level tensor.
-  std::string tile_base(const Operator &op, const Dims &tile_dims, const std::string &it) const {
-    return codegen::tile_base(bg_, op, tile_dims, it);
+  // ---- tile transfers ----
+  // A tile moves in 16-byte groups of consecutive elements (one load or store of global memory,
+  // converted in registers, and one or two float4 accesses of shared memory) when every group
+  // starts at a multiple of the group in the kernel-level tensor and in the tile; the tensor's
+  // base must then be 16-byte aligned, which the kernel tests once at its start (a caller's
+  // tensor may start anywhere: unaligned ones take the element-wise copy).
+  int64_t group_of(const Operator &op, const Dims &tile_dims, DType dtype) const {
+    const int64_t group = 16 / static_cast<int64_t>(dtype_size(dtype));
+    if (tile_dims.back() % group != 0 || op.attributes.sizes.back() % group != 0) return 1;
+    if (tile_base_granule(bg_, op, tile_dims) % group != 0) return 1;
+    return group;
+  }
+  static std::string aligned_name(const std::string &tensor) { return tensor + "_16"; }
+
+  void declare_alignment(const std::vector<Operator> &ops) {
+    size_t input = 0, output = 0;
+    for (const Operator &op : ops) {
+      std::string name;
+      if (op.kind == OpKind::kInputIterator) {
+        name = "in" + std::to_string(input);
+        if (group_of(op, dims_of(op.outputs[0]), op.attributes.dtype) == 1) name.clear();
+        ++input;
+      } else if (op.kind == OpKind::kOutputSaver) {
+        name = "out" + std::to_string(output);
+        if (group_of(op, dims_of(op.inputs[0]), output_dtypes_[output]) == 1) name.clear();
+        ++output;
+      }
+      if (!name.empty()) {
+        p_.line("const bool " + aligned_name(name) + " = (reinterpret_cast<unsigned long long>(" + name +
+                ") & 15) == 0;");
+      }
+    }
   }
 
+  // Copies between a tile (float, in shared memory) and its place in a kernel-level tensor:
+  // body(group expression in the tensor, in the tile) per element or 16-byte group.
+  void transfer(const std::string &tensor, const Operator &op, const Dims &tile_dims, int64_t group,
+                const std::function<void(const std::string &, const std::string &)> &element,
+                const std::function<void(const std::string &, const std::string &)> &vector) {
+    const Dims sg = row_major_strides(op.attributes.sizes), st = row_major_strides(tile_dims);
+    // Unrolled so that each thread has several global loads in flight: a tile load is otherwise
+    // one memory latency per element a thread copies.
+    auto copy = [&](int64_t g, const std::function<void(const std::string &, const std::string &)> &body) {
+      Dims groups = tile_dims, gg = sg, gt = st;
+      groups.back() /= g;
+      gg.back() = gt.back() = g;
+      shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
+        body(index_expr(v, gg), index_expr(v, gt));
+      }, 8);
+    };
+    if (group == 1) {
+      copy(1, element);
+      return;
+    }
+    p_.open("if (" + aligned_name(tensor) + ")");
+    copy(group, vector);
+    p_.close();
+    p_.open("else");
+    copy(1, element);
+    p_.close();
+  }
 
   void read_tile(const Operator &op, size_t input) {
     const Dims &tile_dims = dims_of(op.outputs[0]);
-    const Dims sg = row_major_strides(op.attributes.sizes), st = row_major_strides(tile_dims);
+    const std::string tensor = "in" + std::to_string(input), t = tile(op.outputs[0]);
+    const int64_t group = group_of(op, tile_dims, op.attributes.dtype);
     p_.open("");
-    p_.line("const auto *src = in" + std::to_string(input) + " + " + tile_base(op, tile_dims, "it") + ";");
-    // Unrolled so that each thread has several global loads in flight: a tile load is otherwise
-    // one memory latency per element a thread copies.
-    shared_loop(p_, kBlockWide, tile_dims, "t", [&](const std::vector<std::string> &v) {
-      p_.line(tile(op.outputs[0]) + "[" + index_expr(v, st) + "] = yr_ld(src + " + index_expr(v, sg) + ");");
-    }, 8);
+    p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, op, tile_dims, "it") + ";");
+    transfer(tensor, op, tile_dims, group,
+             [&](const std::string &g, const std::string &s) { p_.line(t + "[" + s + "] = yr_ld(src + " + g + ");"); },
+             [&](const std::string &g, const std::string &s) {
+               p_.line("float v[" + std::to_string(group) + "];");
+               p_.line("yr_cvt16(src, yr_raw16(src + " + g + "), v);");
+               for (int64_t q = 0; q < group; q += 4) {
+                 p_.line("*reinterpret_cast<float4 *>(" + t + " + " + s + " + " + std::to_string(q) +
+                         ") = make_float4(v[" + std::to_string(q) + "], v[" + std::to_string(q + 1) + "], v[" +
+                         std::to_string(q + 2) + "], v[" + std::to_string(q + 3) + "]);");
+               }
+             });
     p_.close();
-    wrote(op.outputs, true);
+    wrote(op.outputs, group == 1);
   }
 
   void save_tile(const Operator &op, size_t output, const std::string &it) {
     const Dims &tile_dims = dims_of(op.inputs[0]);
-    const Dims sg = row_major_strides(op.attributes.sizes), st = row_major_strides(tile_dims);
-    barrier_before({{op.inputs[0], true}});
+    const std::string tensor = "out" + std::to_string(output), t = tile(op.inputs[0]);
+    const int64_t group = group_of(op, tile_dims, output_dtypes_[output]);
+    barrier_before({{op.inputs[0], group == 1}});
     p_.open("");
-    p_.line("auto *dst = out" + std::to_string(output) + " + " + tile_base(op, tile_dims, it) + ";");
-    shared_loop(p_, kBlockWide, tile_dims, "t", [&](const std::vector<std::string> &v) {
-      p_.line("yr_st(dst + " + index_expr(v, sg) + ", " + tile(op.inputs[0]) + "[" + index_expr(v, st) + "]);");
-    }, 8);
+    p_.line("auto *dst = " + tensor + " + " + tile_base(bg_, op, tile_dims, it) + ";");
+    transfer(tensor, op, tile_dims, group,
+             [&](const std::string &g, const std::string &s) { p_.line("yr_st(dst + " + g + ", " + t + "[" + s + "]);"); },
+             [&](const std::string &g, const std::string &s) {
+               p_.line("float v[" + std::to_string(group) + "];");
+               for (int64_t q = 0; q < group; q += 4) {
+                 p_.line("{ const float4 f = *reinterpret_cast<const float4 *>(" + t + " + " + s + " + " +
+                         std::to_string(q) + "); v[" + std::to_string(q) + "] = f.x; v[" + std::to_string(q + 1) +
+                         "] = f.y; v[" + std::to_string(q + 2) + "] = f.z; v[" + std::to_string(q + 3) + "] = f.w; }");
+               }
+               p_.line("*reinterpret_cast<uint4 *>(dst + " + g + ") = yr_pack16(dst, v);");
+             });
     p_.close();
   }
 
@@ -376,12 +610,13 @@ class CustomizedEmitter {
     std::vector<Ref> in, out;
     for (TensorId id : op.inputs) in.push_back({tile(id), dims_of(id), {}});
     for (TensorId id : op.outputs) out.push_back({tile(id), dims_of(id), {}});
-    same_index_ = ComputeEmitter(p_, kBlockWide, tensor_cores_).emit(op, in, out);
+    same_index_ = ComputeEmitter(p_, block_wide(), &block_, tensor_cores_).emit(op, in, out);
   }
 
   // Runs `statement` (over element e) for every e < n, shared by the block's threads.
   void each(int64_t n, const std::string &statement) {
-    p_.line("for (int e = threadIdx.x; e < " + std::to_string(n) + "; e += blockDim.x) " + statement);
+    p_.line("for (int e = threadIdx.x; e < " + std::to_string(n) + "; e += " + std::to_string(block_.threads) + ") " +
+            statement);
   }
 
   void start_accumulator(size_t i) {
@@ -424,7 +659,7 @@ class CustomizedEmitter {
         each(mn, next + "[e] = yr_max(" + running + "[e], " + m + "[e]);");
         sync();
         const Dims sx = row_major_strides(x_dims), sm = broadcast_strides(m_dims, x_dims);
-        shared_loop(p_, kBlockWide, x_dims, "a", [&](const std::vector<std::string> &v) {
+        shared_loop(p_, block_wide(), x_dims, "a", [&](const std::vector<std::string> &v) {
           const std::string xi = index_expr(v, sx), mj = index_expr(v, sm);
           p_.line(acc + "[" + xi + "] = " + acc + "[" + xi + "] * yr_exp(" + running + "[" + mj + "] - " +
                   next + "[" + mj + "]) + " + x + "[" + xi + "] * yr_exp(" + m + "[" + mj + "] - " + next +
@@ -448,19 +683,21 @@ class CustomizedEmitter {
       return;  // the running value is the result
     }
     const Dims &x_dims = dims_of(op.inputs[0]);
-    const int64_t last = x_dims.back(), rows = num_elements(x_dims) / last;
+    const int64_t last = x_dims.back();
     const std::string state = at(layout_.state[i]);
     barrier_before({{state_key(i), false}});
-    p_.open("for (int r = threadIdx.x; r < " + std::to_string(rows) + "; r += blockDim.x)");
-    p_.line("float s = 0.0f;");
-    p_.line("for (int64_t c = 0; c < " + std::to_string(last) + "; ++c) s += " + state + "[r * " +
-            std::to_string(last) + " + c];");
-    const std::string count = literal(static_cast<double>(last * bg_.config().forloop_range));
-    if (op.kind == OpKind::kAccumReduceMean) p_.line("s = s / " + count + ";");
-    if (op.kind == OpKind::kAccumReduceRms) p_.line("s = yr_sqrt(s / " + count + ");");
-    p_.line(tile(op.outputs[0]) + "[r] = s;");
-    p_.close();
-    wrote(op.outputs, true);
+    RowReduce rr;
+    rr.rows = num_elements(x_dims) / last;
+    rr.cols = last;
+    rr.value = state + "[r * " + std::to_string(last) + " + c]";
+    rr.finish = [&](const std::string &) {
+      const std::string count = literal(static_cast<double>(last * bg_.config().forloop_range));
+      if (op.kind == OpKind::kAccumReduceMean) p_.line("total = total / " + count + ";");
+      if (op.kind == OpKind::kAccumReduceRms) p_.line("total = yr_sqrt(total / " + count + ");");
+      p_.line("if (rl == 0) " + tile(op.outputs[0]) + "[r] = total;");
+    };
+    emit_block_row_reduce(p_, block_, rr);
+    wrote(op.outputs, false);
   }
 
   // ---- barriers ----
@@ -504,7 +741,9 @@ class CustomizedEmitter {
 
   Printer &p_;
   const BlockGraph &bg_;
+  std::vector<DType> output_dtypes_;
   bool tensor_cores_;
+  BlockShape block_;
   BlockLayout layout_;
 };
 
@@ -706,13 +945,6 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   return {blocks, warps * 32, rows * group <= 32 ? 2 : 1};
 }
 
-// Sums (or maxes) `value` across a warp; every lane gets the result.
-std::string warp_reduce(const std::string &value, bool is_max) {
-  return "for (int off = 16; off > 0; off /= 2) " + value + " = " +
-         (is_max ? "yr_max(" + value + ", __shfl_xor_sync(0xffffffffu, " + value + ", off));"
-                 : value + " + __shfl_xor_sync(0xffffffffu, " + value + ", off);");
-}
-
 // A pre-defined rms_norm: one block per row (rows shared grid-wide), the sum of squares reduced
 // across the block through warp shuffles and shared memory. Returns the number of blocks.
 int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &in, const Ref &o) {
@@ -814,19 +1046,27 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
   if (op.kind == OpKind::kCustomized) {
     const BlockGraph &bg = *op.block_graph;
     kernel.grid = bg.config().grid;
-    // Every block-level loop is shared by however many threads there are (the µGraph's own count
-    // is a cost-model parameter, not a requirement of the code). Block-level operators are chains
-    // of dependent shared-memory loads and FMAs, so a block gets at least 256 threads, and 1024
-    // when there are few blocks: one block per SM then still has 32 warps to hide latency.
+    // The µGraph's own thread count is a cost-model parameter, not a requirement of the code.
+    // Block-level operators are chains of dependent shared-memory loads and FMAs, so a block gets
+    // at least 256 threads, and 1024 when there are few blocks: one block per SM then still has
+    // 32 warps to hide latency. The count is a constant of the source, and __launch_bounds__
+    // keeps the registers within what a block of that many threads may use.
     const int64_t threads = bg.config().block_threads;
     const int64_t blocks = kernel.grid[0] * kernel.grid[1] * kernel.grid[2];
     kernel.block_threads = std::clamp<int64_t>((threads + 31) / 32 * 32, blocks < 256 ? 1024 : kThreads, 1024);
+    kernel.any_block_threads = false;
+    launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";
     // TF32 tensor cores round matmul operands to 10 mantissa bits: exact for 16-bit inputs and
     // within float16/bfloat16 tolerance for computed tiles, not within float32's.
     bool sixteen_bit = true;
+    std::vector<DType> output_dtypes;
     for (TensorId id : g.inputs()) sixteen_bit = sixteen_bit && dtype_size(g.tensor(id).dtype) == 2;
-    for (TensorId id : g.outputs()) sixteen_bit = sixteen_bit && dtype_size(g.tensor(id).dtype) == 2;
-    kernel.shared_bytes = CustomizedEmitter(body, bg, sixteen_bit).emit();
+    for (TensorId id : g.outputs()) {
+      sixteen_bit = sixteen_bit && dtype_size(g.tensor(id).dtype) == 2;
+      output_dtypes.push_back(g.tensor(id).dtype);
+    }
+    kernel.shared_bytes =
+        CustomizedEmitter(body, bg, kernel.block_threads, std::move(output_dtypes), sixteen_bit).emit();
     if (max_shared_bytes > 0 && kernel.shared_bytes > max_shared_bytes) {
       throw Error(ErrorCode::kUnsupported,
                   "cuda codegen: the µGraph's tiles need " + std::to_string(kernel.shared_bytes) +

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 
 #include "ir/block_graph.hpp"
 #include "util/error.hpp"
@@ -116,25 +117,44 @@ BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align) {
   return layout;
 }
 
-std::string tile_base(const BlockGraph &bg, const Operator &op, const Dims &tile_dims,
-                      const std::string &it) {
+namespace {
+
+// The terms of tile_base: (variable, coefficient).
+std::vector<std::pair<std::string, int64_t>> tile_base_terms(const BlockGraph &bg, const Operator &op,
+                                                             const Dims &tile_dims, const std::string &it) {
   static const char *block_vars[3] = {"bx", "by", "bz"};
   const Dims &full = op.attributes.sizes;
   const Dims strides = row_major_strides(full);
-  std::string expr;
-  auto add = [&](const std::string &term) { expr += (expr.empty() ? "" : " + ") + term; };
+  std::vector<std::pair<std::string, int64_t>> terms;
   for (size_t a = 0; a < 3; ++a) {
     const int32_t d = op.attributes.grid_map[a];
     if (d < 0) continue;
     const auto du = static_cast<size_t>(d);
     const int64_t part = op.kind == OpKind::kOutputSaver ? tile_dims[du] : full[du] / bg.config().grid[a];
-    add(std::string(block_vars[a]) + " * " + std::to_string(part * strides[du]));
+    terms.emplace_back(block_vars[a], part * strides[du]);
   }
   if (op.attributes.forloop_dim >= 0) {
     const auto f = static_cast<size_t>(op.attributes.forloop_dim);
-    add(it + " * " + std::to_string(tile_dims[f] * strides[f]));
+    terms.emplace_back(it, tile_dims[f] * strides[f]);
+  }
+  return terms;
+}
+
+}  // namespace
+
+std::string tile_base(const BlockGraph &bg, const Operator &op, const Dims &tile_dims,
+                      const std::string &it) {
+  std::string expr;
+  for (const auto &[var, coefficient] : tile_base_terms(bg, op, tile_dims, it)) {
+    expr += (expr.empty() ? "" : " + ") + var + " * " + std::to_string(coefficient);
   }
   return expr.empty() ? "0" : expr;
+}
+
+int64_t tile_base_granule(const BlockGraph &bg, const Operator &op, const Dims &tile_dims) {
+  int64_t granule = 0;
+  for (const auto &term : tile_base_terms(bg, op, tile_dims, "it")) granule = std::gcd(granule, term.second);
+  return granule;
 }
 
 const char *element_type(DType dtype) {

@@ -97,6 +97,9 @@ BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align);
 // saver `op` handles in block (bx, by, bz) at for-loop iteration `it` (an expression).
 std::string tile_base(const BlockGraph &bg, const Operator &op, const Dims &tile_dims,
                       const std::string &it);
+// The largest number every term of that offset is a multiple of, whatever the block and
+// iteration (0 when the offset is always 0).
+int64_t tile_base_granule(const BlockGraph &bg, const Operator &op, const Dims &tile_dims);
 
 // The generated name of an element type: float, yr_f16, yr_bf16 (each prelude defines the last two
 // and yr_ld/yr_st for all three).
