@@ -8,7 +8,6 @@
 
 #include "benchmark_ugraphs.hpp"
 #include "codegen/kernel_program.hpp"
-#include "ir/block_graph.hpp"
 #include "runtime/measure.hpp"
 #include "suite.hpp"
 
@@ -191,34 +190,11 @@ void check_fused(Session &s, const std::string &benchmark, DType dt, const std::
   check_graph(s, unfused, fused, seed_of(name), benchmark + " fused against unfused");
 }
 
-// Block-level reductions and rms_norm (with a weight) on odd shapes, so no tile moves in 16-byte
-// groups: rows shared by several warps (fewer rows than warps) and a warp per row (more), on
-// three blocks; checked against the same operators at kernel level.
+// Block-level reductions and rms_norm on odd shapes, against the same operators at kernel level.
 void check_block_reductions(Session &s, DType dt, const std::string &name) {
   s.need_dtype(dt);
-  const Dims dims = {6, 5, 37};
-  auto body = [](auto &g, TensorId x, TensorId w) {
-    const TensorId normed = g.rms_norm(x, {37}, 1e-5, w);
-    return std::vector<TensorId>{g.reduction(OpKind::kReduction, normed, 1),
-                                 g.reduction(OpKind::kReductionMax, x, 2)};
-  };
-  KernelGraph reference;
-  {
-    const TensorId x = reference.new_input(dims, dt), w = reference.new_input({37}, dt);
-    for (TensorId out : body(reference, x, w)) reference.mark_output(out);
-  }
-  KernelGraph fused;
-  const TensorId x = fused.new_input(dims, dt), w = fused.new_input({37}, dt);
-  BlockGraphConfig config;
-  config.grid = {3, 1, 1};
-  config.block_threads = 128;
-  config.forloop_range = 1;
-  auto bg = std::make_shared<BlockGraph>(config);
-  const TensorId xt = bg->new_input(dims, dt, {0, -1, -1}, -1);
-  const TensorId wt = bg->new_input({37}, dt, {-1, -1, -1}, -1);
-  for (TensorId out : body(*bg, xt, wt)) bg->new_output(out, {0, -1, -1}, -1);
-  for (TensorId out : fused.customized({x, w}, bg)) fused.mark_output(out);
-  check_graph(s, reference, fused, seed_of(name), "block-level reductions against kernel-level ones");
+  check_graph(s, bench::build_block_reductions(false, dt), bench::build_block_reductions(true, dt), seed_of(name),
+              "block-level reductions against kernel-level ones");
 }
 
 // ---- concurrency and timers ----

@@ -90,6 +90,46 @@ TEST_F(CudaCodegen, FusedBenchmarkUGraphs) {
   }
 }
 
+TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
+  for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
+    expect_compiles(bench::build_block_reductions(true, dt), std::string("block reductions ") + dtype_name(dt), seen_);
+  }
+  // The benchmark shapes: tiles of whole 16-byte groups, cp.async stages as deep as they fit.
+  for (const std::string &name : bench::benchmark_names()) {
+    expect_compiles(bench::build_fused(name, 1, DType::kFloat16, 1), name + " at full size", seen_);
+  }
+}
+
+// The customized operator's source for `graph` under a shared-memory limit.
+codegen::CudaKernel customized_source(const KernelGraph &graph, int64_t max_shared_bytes) {
+  for (size_t i = 0; i < graph.operators().size(); ++i) {
+    if (graph.operators()[i].kind == OpKind::kCustomized) {
+      return codegen::cuda_source(codegen::make_kernel_program(graph, i), max_shared_bytes);
+    }
+  }
+  throw Error(ErrorCode::kInternal, "no customized operator");
+}
+
+// Per-iteration tiles go through a cp.async ring as deep as shared memory allows (4 stages on an
+// H100), shallower under a tighter limit, and are read directly when not even 2 stages fit.
+TEST(CudaCodegenPipeline, StagesFollowSharedMemory) {
+  const KernelGraph fused = bench::build_fused("rmsnorm_linear", 1, DType::kFloat16, 1);
+  codegen::CudaKernel kernel = customized_source(fused, kH100SharedBytes);
+  EXPECT_NE(kernel.source.find("yr_cp_wait<3>();"), std::string::npos) << "4 stages fit an H100";
+  EXPECT_NE(customized_source(fused, 0).source.find("yr_cp_wait<3>();"), std::string::npos) << "no limit";
+  for (int depth = 3; depth >= 2; --depth) {
+    const int64_t limit = kernel.shared_bytes - 1;
+    kernel = customized_source(fused, limit);
+    EXPECT_LE(kernel.shared_bytes, limit);
+    EXPECT_NE(kernel.source.find("yr_cp_wait<" + std::to_string(depth - 1) + ">();"), std::string::npos)
+        << depth << " stages under " << limit << " bytes";
+  }
+  const int64_t limit = kernel.shared_bytes - 1;
+  kernel = customized_source(fused, limit);
+  EXPECT_LE(kernel.shared_bytes, limit);
+  EXPECT_EQ(kernel.source.find("yr_cp_commit();"), std::string::npos) << "2 stages do not fit " << limit;
+}
+
 TEST(CudaCodegenLimits, TilesOverSharedMemoryAreUnsupported) {
   const KernelGraph fused = bench::build_fused("gated_mlp", 8, DType::kFloat16, 1);
   const std::vector<bool> live = live_operators(fused);

@@ -191,6 +191,27 @@ void check_request(const std::string &name, int64_t b, int64_t scale) {
 
 }  // namespace
 
+KernelGraph build_block_reductions(bool fused, DType dtype) {
+  const Dims dims = {6, 5, 37};
+  auto body = [](auto &g, TensorId x, TensorId w) {
+    const TensorId normed = g.rms_norm(x, {37}, 1e-5, w);
+    return std::vector<TensorId>{g.reduction(OpKind::kReduction, normed, 1),
+                                 g.reduction(OpKind::kReductionMax, x, 2)};
+  };
+  KernelGraph g;
+  const TensorId x = g.new_input(dims, dtype), w = g.new_input({37}, dtype);
+  if (!fused) {
+    for (TensorId out : body(g, x, w)) g.mark_output(out);
+    return g;
+  }
+  auto bg = std::make_shared<BlockGraph>(config(3, 1, 1));
+  const TensorId xt = bg->new_input(dims, dtype, kX0, -1);
+  const TensorId wt = bg->new_input({37}, dtype, {-1, -1, -1}, -1);
+  for (TensorId out : body(*bg, xt, wt)) bg->new_output(out, kX0, -1);
+  for (TensorId out : g.customized({x, w}, bg)) g.mark_output(out);
+  return g;
+}
+
 const std::vector<std::string> &benchmark_names() {
   static const std::vector<std::string> names = {"gqa",  "qknorm",    "rmsnorm_linear",
                                                  "lora", "gated_mlp", "ntrans"};

@@ -91,6 +91,29 @@ template <typename T>
 static __device__ __forceinline__ void yr_ld16u(const T *p, float *v) {
   for (int c = 0; c < static_cast<int>(16 / sizeof(T)); ++c) v[c] = yr_ld(p + c);
 }
+// Asynchronous 16-byte copies from global to shared memory (cp.async, sm_80+; a plain copy
+// before), committed as one group per for-loop iteration; yr_cp_wait<n>() waits until at most n
+// groups are pending.
+static __device__ __forceinline__ void yr_cp16(void *dst, const void *src) {
+#if __CUDA_ARCH__ >= 800
+  unsigned d;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(d) : "l"(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(d), "l"(src) : "memory");
+#else
+  *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
+#endif
+}
+static __device__ __forceinline__ void yr_cp_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+template <int N>
+static __device__ __forceinline__ void yr_cp_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+#endif
+}
 #if __CUDA_ARCH__ >= 800
 // A float rounded to TensorFloat-32 (10 mantissa bits) for mma: exact for float16/bfloat16 data.
 static __device__ __forceinline__ unsigned yr_tf32(float x) {
@@ -122,10 +145,11 @@ constexpr int64_t kThreads = 256;
 // loops with constant bounds and steps unroll, and their index arithmetic folds.
 struct Sharing {
   std::string start, step;
+  int64_t threads = 0;  // the step when it is a constant (block level)
 };
 const Sharing kGridWide = {"static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x",
                            "static_cast<int64_t>(gridDim.x) * blockDim.x"};
-Sharing block_wide(int64_t threads) { return {"static_cast<int64_t>(threadIdx.x)", std::to_string(threads)}; }
+Sharing block_wide(int64_t threads) { return {"static_cast<int64_t>(threadIdx.x)", std::to_string(threads), threads}; }
 
 // What block-level code knows about its block: the thread count (a multiple of 32) and a
 // shared-memory scratch array of one float per warp for reductions across warps.
@@ -198,6 +222,9 @@ void emit_block_row_reduce(Printer &p, BlockShape &block, const RowReduce &rr) {
   p.close();
 }
 
+std::vector<std::string> index_vars(Printer &p, const std::string &type, const std::string &e, const Dims &dims,
+                                    const std::string &prefix);
+
 // Runs body(vars) for every index of `dims`, the row-major linear index shared as `s` says.
 void shared_loop(Printer &p, const Sharing &s, const Dims &dims, const std::string &prefix,
                  const std::function<void(const std::vector<std::string> &)> &body,
@@ -207,9 +234,26 @@ void shared_loop(Printer &p, const Sharing &s, const Dims &dims, const std::stri
   // 32-bit indices wherever they fit: 64-bit division by a constant costs many instructions on
   // a GPU, and a tile loop divides for every element.
   const std::string type = n <= 0x7fffffff ? "int" : "int64_t";
-  if (unroll > 1) p.line("#pragma unroll " + std::to_string(unroll));
-  p.open("for (" + type + " " + e + " = static_cast<" + type + ">(" + s.start + "); " + e + " < " +
-         std::to_string(n) + "; " + e + " += static_cast<" + type + ">(" + s.step + "))");
+  const std::string first = "static_cast<" + type + ">(" + s.start + ")";
+  if (s.threads > 0 && n <= s.threads) {  // at most one element per thread: no loop
+    p.open(n < s.threads ? "if (" + first + " < " + std::to_string(n) + ")" : "");
+    p.line("const " + type + " " + e + " = " + first + ";");
+  } else if (s.threads > 0 && n % s.threads == 0) {  // the same count for every thread
+    p.line("#pragma unroll " + std::to_string(std::max(unroll, 1)));
+    p.open("for (int u = 0; u < " + std::to_string(n / s.threads) + "; ++u)");
+    p.line("const " + type + " " + e + " = " + first + " + u * " + std::to_string(s.threads) + ";");
+  } else {
+    if (unroll > 1) p.line("#pragma unroll " + std::to_string(unroll));
+    p.open("for (" + type + " " + e + " = " + first + "; " + e + " < " + std::to_string(n) + "; " + e +
+           " += static_cast<" + type + ">(" + s.step + "))");
+  }
+  body(index_vars(p, type, e, dims, prefix));
+  p.close();
+}
+
+// Declares prefix0, prefix1, … as the row-major index of linear element `e` in `dims`.
+std::vector<std::string> index_vars(Printer &p, const std::string &type, const std::string &e, const Dims &dims,
+                                    const std::string &prefix) {
   std::vector<std::string> vars;
   const Dims strides = row_major_strides(dims);
   for (size_t d = 0; d < dims.size(); ++d) {
@@ -219,8 +263,7 @@ void shared_loop(Printer &p, const Sharing &s, const Dims &dims, const std::stri
     p.line("const " + type + " " + v + " = " + expr + ";");
     vars.push_back(v);
   }
-  body(vars);
-  p.close();
+  return vars;
 }
 
 // One compute operator, on typed tensors (kernel level) or float tiles (block level, where
@@ -313,7 +356,8 @@ class ComputeEmitter {
     items[rank - 1] = n / 8;
     const std::string M = std::to_string(m), K = std::to_string(k), N = std::to_string(n);
     p_.line("#if __CUDA_ARCH__ >= 800");
-    const Sharing per_warp = {"static_cast<int64_t>(threadIdx.x >> 5)", std::to_string(block_->warps())};
+    const Sharing per_warp = {"static_cast<int64_t>(threadIdx.x >> 5)", std::to_string(block_->warps()),
+                              block_->warps()};
     shared_loop(p_, per_warp, items, "w", [&](const std::vector<std::string> &v) {
       std::vector<std::string> batch = v;
       batch[rank - 2] = batch[rank - 1] = "0";
@@ -431,9 +475,11 @@ class CustomizedEmitter {
  public:
   // threads: the block's thread count, a multiple of 32; output_dtypes: the element types of the
   // kernel's outputs, in order.
+  // max_shared_bytes: what a block may have (0: no limit), which bounds the load pipeline.
   CustomizedEmitter(Printer &p, const BlockGraph &bg, int64_t threads, std::vector<DType> output_dtypes,
-                    bool tensor_cores)
-      : p_(p), bg_(bg), output_dtypes_(std::move(output_dtypes)), tensor_cores_(tensor_cores) {
+                    bool tensor_cores, int64_t max_shared_bytes)
+      : p_(p), bg_(bg), output_dtypes_(std::move(output_dtypes)), tensor_cores_(tensor_cores),
+        max_shared_bytes_(max_shared_bytes) {
     block_.threads = threads;
   }
 
@@ -450,8 +496,11 @@ class CustomizedEmitter {
     p_.line("const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;");
     p_.line("(void)bx; (void)by; (void)bz;");
     declare_alignment(ops);
+    plan_stages(ops);
+    start_pipeline();
     for (size_t i = 0; i < ops.size(); ++i) start_accumulator(i);
     p_.open("for (int64_t it = 0; it < " + std::to_string(bg_.config().forloop_range) + "; ++it)");
+    advance_pipeline();
     size_t input_index = 0, output_index = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operator &op = ops[i];
@@ -564,7 +613,135 @@ class CustomizedEmitter {
     p_.close();
   }
 
+  // ---- the load pipeline ----
+  // Tiles the for-loop reads anew every iteration, in 16-byte groups, are copied with cp.async
+  // into a ring of `depth_` raw (unconverted) stages in shared memory, depth − 1 iterations
+  // ahead: global loads are in flight while the block computes. At the top of each iteration the
+  // copies for iteration it + depth − 1 are issued, then the block waits for iteration it's (its
+  // own copies, then a barrier for everyone's); at the tile's turn its stage is converted into the
+  // float tile. The stage written at iteration it was read in iteration it − 1, before the barrier
+  // that ends it.
+  struct Stage {
+    size_t input;
+    const Operator *op;
+    int64_t group, offset, floats;  // the ring's place in shared memory and one stage's size
+  };
+
+  // Chooses the staged inputs and the depth (the deepest of 4, 3, 2 whose stages fit beside the
+  // tiles in `max_shared_bytes`; none if 2 do not fit).
+  void plan_stages(const std::vector<Operator> &ops) {
+    if (bg_.config().forloop_range < 2) return;
+    size_t input = 0;
+    int64_t stage_floats = 0;
+    for (const Operator &op : ops) {
+      if (op.kind != OpKind::kInputIterator) continue;
+      const size_t i = input++;
+      const Dims &tile_dims = dims_of(op.outputs[0]);
+      const int64_t group = group_of(op, tile_dims, op.attributes.dtype);
+      if (group == 1 || phase(op.outputs[0]) != LoopPhase::kPerIteration) continue;
+      const int64_t floats = (num_elements(tile_dims) * static_cast<int64_t>(dtype_size(op.attributes.dtype)) / 4 + 3) / 4 * 4;
+      stages_.push_back({i, &op, group, 0, floats});
+      stage_floats += floats;
+    }
+    if (stages_.empty()) return;
+    for (depth_ = 4; depth_ >= 2; --depth_) {
+      if (max_shared_bytes_ <= 0 || (layout_.floats + depth_ * stage_floats) * 4 <= max_shared_bytes_) break;
+    }
+    if (depth_ < 2) {
+      stages_.clear();
+      depth_ = 0;
+      return;
+    }
+    for (Stage &st : stages_) {
+      st.offset = layout_.floats;
+      layout_.floats += depth_ * st.floats;
+    }
+  }
+  const Stage *stage_of(size_t input) const {
+    for (const Stage &st : stages_) {
+      if (st.input == input) return &st;
+    }
+    return nullptr;
+  }
+  // The raw stage for iteration `it` (an expression) as a pointer to the input's element type.
+  std::string stage_ptr(const Stage &st, const std::string &it) const {
+    return "reinterpret_cast<" + std::string(element_type(st.op->attributes.dtype)) + " *>(smem + " +
+           std::to_string(st.offset) + " + (static_cast<int>(" + it + ") % " + std::to_string(depth_) + ") * " +
+           std::to_string(st.floats) + ")";
+  }
+
+  // Issues the copies of iteration `it` (when it is < the loop's range) and commits them as one
+  // group (empty past the end, so that the count of pending groups stays the iteration's).
+  void issue_stages(const std::string &it) {
+    p_.open("if (" + it + " < " + std::to_string(bg_.config().forloop_range) + ")");
+    for (const Stage &st : stages_) {
+      const std::string tensor = "in" + std::to_string(st.input);
+      const Dims &tile_dims = dims_of(st.op->outputs[0]);
+      Dims gg = row_major_strides(st.op->attributes.sizes), gt = row_major_strides(tile_dims);
+      gg.back() = gt.back() = st.group;
+      p_.open("if (" + aligned_name(tensor) + ")");
+      p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, *st.op, tile_dims, "(" + it + ")") + ";");
+      p_.line("auto *stage = " + stage_ptr(st, it) + ";");
+      shared_loop(p_, block_wide(), groups_of(tile_dims, st.group), "t", [&](const std::vector<std::string> &v) {
+        p_.line("yr_cp16(stage + " + index_expr(v, gt) + ", src + " + index_expr(v, gg) + ");");
+      }, 8);
+      p_.close();
+    }
+    p_.close();
+    p_.line("yr_cp_commit();");
+  }
+
+  void start_pipeline() {
+    for (int64_t s = 0; s + 1 < depth_; ++s) issue_stages(std::to_string(s));
+  }
+  // At the top of an iteration.
+  void advance_pipeline() {
+    if (depth_ == 0) return;
+    issue_stages("it + " + std::to_string(depth_ - 1));
+    p_.line("yr_cp_wait<" + std::to_string(depth_ - 1) + ">();");
+    sync();
+  }
+
+  Dims groups_of(const Dims &tile_dims, int64_t group) const {
+    Dims groups = tile_dims;
+    groups.back() /= group;
+    return groups;
+  }
+
+  // Stores 16 bytes of elements of the tensor's type, held in `raw`, as floats at tile + offset.
+  void store_group(const std::string &tensor, const std::string &raw, const std::string &tile_at, int64_t group) {
+    p_.line("float v[" + std::to_string(group) + "];");
+    p_.line("yr_cvt16(" + tensor + ", " + raw + ", v);");
+    for (int64_t q = 0; q < group; q += 4) {
+      p_.line("*reinterpret_cast<float4 *>(" + tile_at + " + " + std::to_string(q) + ") = make_float4(v[" +
+              std::to_string(q) + "], v[" + std::to_string(q + 1) + "], v[" + std::to_string(q + 2) + "], v[" +
+              std::to_string(q + 3) + "]);");
+    }
+  }
+
+  void read_staged(const Stage &st) {
+    const Operator &op = *st.op;
+    const Dims &tile_dims = dims_of(op.outputs[0]);
+    const std::string tensor = "in" + std::to_string(st.input), t = tile(op.outputs[0]);
+    Dims gt = row_major_strides(tile_dims);
+    gt.back() = st.group;
+    p_.open("");
+    p_.line("const auto *stage = " + stage_ptr(st, "it") + ";");
+    p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, op, tile_dims, "it") + ";");
+    transfer(tensor, op, tile_dims, st.group,
+             [&](const std::string &g, const std::string &s) { p_.line(t + "[" + s + "] = yr_ld(src + " + g + ");"); },
+             [&](const std::string &, const std::string &s) {
+               store_group(tensor, "yr_raw16(stage + " + s + ")", t + " + " + s, st.group);
+             });
+    p_.close();
+    wrote(op.outputs, false);
+  }
+
   void read_tile(const Operator &op, size_t input) {
+    if (const Stage *st = stage_of(input)) {
+      read_staged(*st);
+      return;
+    }
     const Dims &tile_dims = dims_of(op.outputs[0]);
     const std::string tensor = "in" + std::to_string(input), t = tile(op.outputs[0]);
     const int64_t group = group_of(op, tile_dims, op.attributes.dtype);
@@ -573,13 +750,7 @@ class CustomizedEmitter {
     transfer(tensor, op, tile_dims, group,
              [&](const std::string &g, const std::string &s) { p_.line(t + "[" + s + "] = yr_ld(src + " + g + ");"); },
              [&](const std::string &g, const std::string &s) {
-               p_.line("float v[" + std::to_string(group) + "];");
-               p_.line("yr_cvt16(src, yr_raw16(src + " + g + "), v);");
-               for (int64_t q = 0; q < group; q += 4) {
-                 p_.line("*reinterpret_cast<float4 *>(" + t + " + " + s + " + " + std::to_string(q) +
-                         ") = make_float4(v[" + std::to_string(q) + "], v[" + std::to_string(q + 1) + "], v[" +
-                         std::to_string(q + 2) + "], v[" + std::to_string(q + 3) + "]);");
-               }
+               store_group(tensor, "yr_raw16(src + " + g + ")", t + " + " + s, group);
              });
     p_.close();
     wrote(op.outputs, group == 1);
@@ -744,6 +915,9 @@ class CustomizedEmitter {
   std::vector<DType> output_dtypes_;
   bool tensor_cores_;
   BlockShape block_;
+  int64_t max_shared_bytes_;
+  std::vector<Stage> stages_;
+  int64_t depth_ = 0;  // of the load pipeline; 0: none
   BlockLayout layout_;
 };
 
@@ -1047,13 +1221,14 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
     const BlockGraph &bg = *op.block_graph;
     kernel.grid = bg.config().grid;
     // The µGraph's own thread count is a cost-model parameter, not a requirement of the code.
-    // Block-level operators are chains of dependent shared-memory loads and FMAs, so a block gets
-    // at least 256 threads, and 1024 when there are few blocks: one block per SM then still has
-    // 32 warps to hide latency. The count is a constant of the source, and __launch_bounds__
-    // keeps the registers within what a block of that many threads may use.
+    // A block gets at least 256 threads: fewer leave the scalar parts of block-level operators
+    // (elementwise chains, reductions) latency-bound. More cost issue slots: every operator's
+    // code runs in every warp, and 1024-thread blocks measured 5-30% slower than 256-thread
+    // ones on the benchmark µGraphs on an H100 (benchmarks/gpu/RESULTS.md). The count is a
+    // constant of the source, and __launch_bounds__ keeps the registers within what a block of
+    // that many threads may use.
     const int64_t threads = bg.config().block_threads;
-    const int64_t blocks = kernel.grid[0] * kernel.grid[1] * kernel.grid[2];
-    kernel.block_threads = std::clamp<int64_t>((threads + 31) / 32 * 32, blocks < 256 ? 1024 : kThreads, 1024);
+    kernel.block_threads = std::clamp<int64_t>((threads + 31) / 32 * 32, kThreads, 1024);
     kernel.any_block_threads = false;
     launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";
     // TF32 tensor cores round matmul operands to 10 mantissa bits: exact for 16-bit inputs and
@@ -1066,7 +1241,8 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
       output_dtypes.push_back(g.tensor(id).dtype);
     }
     kernel.shared_bytes =
-        CustomizedEmitter(body, bg, kernel.block_threads, std::move(output_dtypes), sixteen_bit).emit();
+        CustomizedEmitter(body, bg, kernel.block_threads, std::move(output_dtypes), sixteen_bit, max_shared_bytes)
+            .emit();
     if (max_shared_bytes > 0 && kernel.shared_bytes > max_shared_bytes) {
       throw Error(ErrorCode::kUnsupported,
                   "cuda codegen: the µGraph's tiles need " + std::to_string(kernel.shared_bytes) +
