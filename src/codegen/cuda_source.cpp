@@ -363,31 +363,51 @@ class ComputeEmitter {
       batch[rank - 2] = batch[rank - 1] = "0";
       p_.line("const int grp = (threadIdx.x & 31) >> 2, tig = threadIdx.x & 3;");
       p_.line("const int r0 = " + v[rank - 2] + " * 16 + grp, r1 = r0 + 8, col = " + v[rank - 1] + " * 8;");
-      p_.line("const float *a0 = " + a.ptr + " + " + index_expr(batch, sa) + " + (r0 < " + M + " ? r0 : " +
-              std::to_string(m - 1) + ") * " + K + " + tig;");
-      p_.line("const float *a1 = " + a.ptr + " + " + index_expr(batch, sa) + " + (r1 < " + M + " ? r1 : " +
-              std::to_string(m - 1) + ") * " + K + " + tig;");
-      p_.line("const float *bp = " + b.ptr + " + " + index_expr(batch, sb) + " + tig * " + N + " + col + grp;");
-      // Two accumulator sets where k allows: the mma of one k step need not wait for the last.
-      const bool two_chains = k % 16 == 0;
-      auto step = [&](const std::string &kk, const std::string &c) {
-        p_.line("{");
-        p_.line("  const unsigned x0 = yr_tf32(a0[" + kk + "]), x1 = yr_tf32(a1[" + kk + "]), x2 = yr_tf32(a0[" + kk +
-                " + 4]), x3 = yr_tf32(a1[" + kk + " + 4]);");
-        p_.line("  const unsigned y0 = yr_tf32(bp[(" + kk + ") * " + N + "]), y1 = yr_tf32(bp[(" + kk + " + 4) * " + N +
-                "]);");
-        p_.line("  asm(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
-                "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\" : \"+f\"(" + c + "[0]), \"+f\"(" + c +
-                "[1]), \"+f\"(" + c + "[2]), \"+f\"(" + c + "[3]) : \"r\"(x0), \"r\"(x1), \"r\"(x2), \"r\"(x3), "
-                "\"r\"(y0), \"r\"(y1));");
-        p_.line("}");
+      auto mma = [&](const std::string &c, const std::string &x0, const std::string &x1, const std::string &x2,
+                     const std::string &x3, const std::string &y0, const std::string &y1) {
+        p_.line("asm(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                "{%8, %9}, {%0, %1, %2, %3};\" : \"+f\"(" + c + "[0]), \"+f\"(" + c + "[1]), \"+f\"(" + c +
+                "[2]), \"+f\"(" + c + "[3]) : \"r\"(" + x0 + "), \"r\"(" + x1 + "), \"r\"(" + x2 + "), \"r\"(" +
+                x3 + "), \"r\"(" + y0 + "), \"r\"(" + y1 + "));");
       };
+      auto row_of = [&](const std::string &r) {
+        return a.ptr + " + " + index_expr(batch, sa) + " + (" + r + " < " + M + " ? " + r + " : " +
+               std::to_string(m - 1) + ") * " + K;
+      };
+      // Rows r1 = r0 + 8 exist only where m > 8; below, their operands are zeros, never stored.
+      const bool upper_rows = m > 8;
       p_.line("float c[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d[4] = {0.0f, 0.0f, 0.0f, 0.0f};");
-      p_.line("#pragma unroll 4");
-      p_.open("for (int kk = 0; kk < " + K + "; kk += " + (two_chains ? "16" : "8") + ")");
-      step("kk", "c");
-      if (two_chains) step("kk + 8", "d");
-      p_.close();
+      if (k % 16 == 0) {
+        // Sixteen k at a time in two mma with their own accumulators (the second need not wait
+        // for the first), k permuted so that a lane's A operands are 4 consecutive floats of its
+        // rows: lane tig takes k = 4·tig … 4·tig + 3 of the sixteen, the first mma the first two
+        // (as its k slots tig and tig + 4), the second the other two, and B's rows follow. One
+        // float4 read instead of four scalar ones, each conflicting 8 ways in a tile whose row
+        // length is a multiple of 32 floats.
+        p_.line("const float *a0 = " + row_of("r0") + " + 4 * tig;");
+        if (upper_rows) p_.line("const float *a1 = " + row_of("r1") + " + 4 * tig;");
+        p_.line("const float *bp = " + b.ptr + " + " + index_expr(batch, sb) + " + 4 * tig * " + N + " + col + grp;");
+        p_.line("#pragma unroll 4");
+        p_.open("for (int kk = 0; kk < " + K + "; kk += 16)");
+        p_.line("const float4 p = *reinterpret_cast<const float4 *>(a0 + kk);");
+        p_.line(upper_rows ? "const float4 q = *reinterpret_cast<const float4 *>(a1 + kk);"
+                           : "const float4 q = make_float4(0.0f, 0.0f, 0.0f, 0.0f);");
+        p_.line("unsigned y[4];");
+        p_.line("#pragma unroll");
+        p_.line("for (int j = 0; j < 4; ++j) y[j] = yr_tf32(bp[(kk + j) * " + N + "]);");
+        mma("c", "yr_tf32(p.x)", "yr_tf32(q.x)", "yr_tf32(p.y)", "yr_tf32(q.y)", "y[0]", "y[1]");
+        mma("d", "yr_tf32(p.z)", "yr_tf32(q.z)", "yr_tf32(p.w)", "yr_tf32(q.w)", "y[2]", "y[3]");
+        p_.close();
+      } else {
+        p_.line("const float *a0 = " + row_of("r0") + " + tig;");
+        p_.line("const float *a1 = " + row_of("r1") + " + tig;");
+        p_.line("const float *bp = " + b.ptr + " + " + index_expr(batch, sb) + " + tig * " + N + " + col + grp;");
+        p_.line("#pragma unroll 4");
+        p_.open("for (int kk = 0; kk < " + K + "; kk += 8)");
+        mma("c", "yr_tf32(a0[kk])", "yr_tf32(a1[kk])", "yr_tf32(a0[kk + 4])", "yr_tf32(a1[kk + 4])",
+            "yr_tf32(bp[kk * " + N + "])", "yr_tf32(bp[(kk + 4) * " + N + "])");
+        p_.close();
+      }
       p_.line("const float c0 = c[0] + d[0], c1 = c[1] + d[1], c2 = c[2] + d[2], c3 = c[3] + d[3];");
       p_.line("float *po = " + o.ptr + " + " + index_expr(batch, so) + " + col + 2 * tig;");
       p_.line("if (r0 < " + M + ") { po[r0 * " + N + "] = c0; po[r0 * " + N + " + 1] = c1; }");
