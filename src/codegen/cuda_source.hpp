@@ -5,11 +5,13 @@
 // taking one pointer per program input, then per output, on compact row-major tensors; it is
 // launched with the grid, block and dynamic shared memory of CudaKernel.
 //
-// A customized operator runs one CUDA block per µGraph block: every tile lives in dynamic shared
-// memory as float32, block-level operators are loops over their output elements shared by the
-// block's threads with a barrier after each, the for-loop is a loop, and accumulators are float32
-// arrays in shared memory. Pre-defined operators are grid-stride loops over their outputs (rms_norm
-// one row per thread; matmul one output per thread, accumulating in float32).
+// A customized operator runs one CUDA block per µGraph block, with a thread count fixed in the
+// source: every tile lives in dynamic shared memory as float32, block-level operators are loops
+// shared by the block's threads (rows of reductions shared by warps) with barriers only where a
+// thread reads what another wrote, the for-loop is a loop fed by a cp.async ring of raw tiles,
+// and accumulators are float32 arrays in shared memory. Pre-defined operators have kernels of
+// their own (split-k matmuls, a block per rms_norm row, a warp per reduction output) or are
+// grid-stride loops. docs/backends/cuda.md describes them.
 #pragma once
 
 #include <array>
