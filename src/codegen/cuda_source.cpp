@@ -67,23 +67,14 @@ static __device__ __forceinline__ void yr_cvt16(const yr_bf16 *, uint4 w, float 
 static __device__ __forceinline__ uint4 yr_pack16(const float *, const float *v) {
   return make_uint4(__float_as_uint(v[0]), __float_as_uint(v[1]), __float_as_uint(v[2]), __float_as_uint(v[3]));
 }
-static __device__ __forceinline__ uint4 yr_pack16(const yr_f16 *, const float *v) {
+template <typename T>  // yr_f16, yr_bf16: rounded by yr_st
+static __device__ __forceinline__ uint4 yr_pack16(const T *, const float *v) {
   unsigned w[4];
   for (int c = 0; c < 4; ++c) {
-    uint16_t lo, hi;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(lo) : "f"(v[2 * c]));
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(hi) : "f"(v[2 * c + 1]));
-    w[c] = static_cast<unsigned>(lo) | (static_cast<unsigned>(hi) << 16);
-  }
-  return make_uint4(w[0], w[1], w[2], w[3]);
-}
-static __device__ __forceinline__ uint4 yr_pack16(const yr_bf16 *, const float *v) {
-  unsigned w[4];
-  for (int c = 0; c < 4; ++c) {
-    uint16_t lo, hi;
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(lo) : "f"(v[2 * c]));
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(hi) : "f"(v[2 * c + 1]));
-    w[c] = static_cast<unsigned>(lo) | (static_cast<unsigned>(hi) << 16);
+    T lo, hi;
+    yr_st(&lo, v[2 * c]);
+    yr_st(&hi, v[2 * c + 1]);
+    w[c] = static_cast<unsigned>(lo.bits) | (static_cast<unsigned>(hi.bits) << 16);
   }
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
