@@ -230,7 +230,9 @@ void shared_loop(Printer &p, const Sharing &s, const Dims &dims, const std::stri
     p.open(n < s.threads ? "if (" + first + " < " + std::to_string(n) + ")" : "");
     p.line("const " + type + " " + e + " = " + first + ";");
   } else if (s.threads > 0 && n % s.threads == 0) {  // the same count for every thread
-    p.line("#pragma unroll " + std::to_string(std::max(unroll, 1)));
+    // A few iterations unroll fully: independent elements interleave, indices fold.
+    if (unroll > 1) p.line("#pragma unroll " + std::to_string(unroll));
+    if (unroll <= 1 && n / s.threads <= 8) p.line("#pragma unroll");
     p.open("for (int u = 0; u < " + std::to_string(n / s.threads) + "; ++u)");
     p.line("const " + type + " " + e + " = " + first + " + u * " + std::to_string(s.threads) + ";");
   } else {
@@ -366,6 +368,7 @@ class ComputeEmitter {
     p_.line("#if __CUDA_ARCH__ >= 800");
     const Sharing per_warp = {"static_cast<int64_t>(threadIdx.x >> 5)", std::to_string(block_->warps()),
                               block_->warps()};
+    // A warp's items (at most 4) are unrolled, so that their mma chains can interleave.
     shared_loop(p_, per_warp, items, "w", [&](const std::vector<std::string> &v) {
       std::vector<std::string> batch = v;
       batch[rank - 2] = batch[rank - 1] = "0";
@@ -418,9 +421,10 @@ class ComputeEmitter {
       }
       p_.line("const float c0 = c[0] + d[0], c1 = c[1] + d[1], c2 = c[2] + d[2], c3 = c[3] + d[3];");
       p_.line("float *po = " + o.ptr + " + " + index_expr(batch, so) + " + col + 2 * tig;");
-      p_.line("if (r0 < " + M + ") { po[r0 * " + N + "] = c0; po[r0 * " + N + " + 1] = c1; }");
-      p_.line("if (r1 < " + M + ") { po[r1 * " + N + "] = c2; po[r1 * " + N + " + 1] = c3; }");
-    });
+      // A lane's two outputs of a row are adjacent (8-byte aligned: n and col are even).
+      p_.line("if (r0 < " + M + ") *reinterpret_cast<float2 *>(po + r0 * " + N + ") = make_float2(c0, c1);");
+      p_.line("if (r1 < " + M + ") *reinterpret_cast<float2 *>(po + r1 * " + N + ") = make_float2(c2, c3);");
+    }, 4);
     p_.line("#else");
     if (!tiled_matmul(a, b, o)) matmul(a, b, o);
     p_.line("#endif");
