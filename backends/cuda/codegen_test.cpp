@@ -130,6 +130,23 @@ TEST(CudaCodegenPipeline, StagesFollowSharedMemory) {
   EXPECT_EQ(kernel.source.find("yr_cp_commit();"), std::string::npos) << "2 stages do not fit " << limit;
 }
 
+// A float16 B tile read only by mma is read from its cp.async stage (no float copy) while the
+// stages fit, and converted into a float tile as before when they do not.
+TEST(CudaCodegenPipeline, MmaReadsSixteenBitStagesWhileTheyFit) {
+  const KernelGraph fused = bench::build_fused("rmsnorm_linear", 1, DType::kFloat16, 1);
+  const std::string from_stage = "const auto *bp = reinterpret_cast<yr_f16 *>(smem";
+  EXPECT_NE(customized_source(fused, kH100SharedBytes).source.find(from_stage), std::string::npos);
+  codegen::CudaKernel kernel = customized_source(fused, kH100SharedBytes);
+  while (kernel.source.find("yr_cp_commit();") != std::string::npos) {
+    kernel = customized_source(fused, kernel.shared_bytes - 1);
+  }
+  EXPECT_EQ(kernel.source.find(from_stage), std::string::npos);
+  EXPECT_NE(kernel.source.find("const auto *bp = (smem"), std::string::npos) << "the float tile";
+  // float32 graphs keep FMA loops: no mma, nothing read from stages by it.
+  const KernelGraph fp32 = bench::build_fused("rmsnorm_linear", 1, DType::kFloat32, 1);
+  EXPECT_EQ(customized_source(fp32, kH100SharedBytes).source.find("mma.sync"), std::string::npos);
+}
+
 TEST(CudaCodegenLimits, TilesOverSharedMemoryAreUnsupported) {
   const KernelGraph fused = bench::build_fused("gated_mlp", 8, DType::kFloat16, 1);
   const std::vector<bool> live = live_operators(fused);

@@ -397,7 +397,7 @@ class ComputeEmitter {
         // length is a multiple of 32 floats.
         p_.line("const float *a0 = " + row_of("r0") + " + 4 * tig;");
         if (upper_rows) p_.line("const float *a1 = " + row_of("r1") + " + 4 * tig;");
-        p_.line("const float *bp = " + b.ptr + " + " + index_expr(batch, sb) + " + 4 * tig * " + BS + " + col + grp;");
+        p_.line("const auto *bp = " + b.ptr + " + " + index_expr(batch, sb) + " + 4 * tig * " + BS + " + col + grp;");
         p_.line("#pragma unroll 4");
         p_.open("for (int kk = 0; kk < " + K + "; kk += 16)");
         p_.line("const float4 p = *reinterpret_cast<const float4 *>(a0 + kk);");
@@ -405,18 +405,18 @@ class ComputeEmitter {
                            : "const float4 q = make_float4(0.0f, 0.0f, 0.0f, 0.0f);");
         p_.line("unsigned y[4];");
         p_.line("#pragma unroll");
-        p_.line("for (int j = 0; j < 4; ++j) y[j] = " + tf32(b, "bp[(kk + j) * " + BS + "]") + ";");
+        p_.line("for (int j = 0; j < 4; ++j) y[j] = " + tf32(b, "yr_ld(bp + (kk + j) * " + BS + ")") + ";");
         mma("c", tf32(a, "p.x"), tf32(a, "q.x"), tf32(a, "p.y"), tf32(a, "q.y"), "y[0]", "y[1]");
         mma("d", tf32(a, "p.z"), tf32(a, "q.z"), tf32(a, "p.w"), tf32(a, "q.w"), "y[2]", "y[3]");
         p_.close();
       } else {
         p_.line("const float *a0 = " + row_of("r0") + " + tig;");
         p_.line("const float *a1 = " + row_of("r1") + " + tig;");
-        p_.line("const float *bp = " + b.ptr + " + " + index_expr(batch, sb) + " + tig * " + BS + " + col + grp;");
+        p_.line("const auto *bp = " + b.ptr + " + " + index_expr(batch, sb) + " + tig * " + BS + " + col + grp;");
         p_.line("#pragma unroll 4");
         p_.open("for (int kk = 0; kk < " + K + "; kk += 8)");
         mma("c", tf32(a, "a0[kk]"), tf32(a, "a1[kk]"), tf32(a, "a0[kk + 4]"), tf32(a, "a1[kk + 4]"),
-            tf32(b, "bp[kk * " + BS + "]"), tf32(b, "bp[(kk + 4) * " + BS + "]"));
+            tf32(b, "yr_ld(bp + kk * " + BS + ")"), tf32(b, "yr_ld(bp + (kk + 4) * " + BS + ")"));
         p_.close();
       }
       p_.line("const float c0 = c[0] + d[0], c1 = c[1] + d[1], c2 = c[2] + d[2], c3 = c[3] + d[3];");
@@ -443,7 +443,7 @@ class ComputeEmitter {
   bool tiled_matmul(const Ref &a, const Ref &b, const Ref &o) {
     const size_t rank = o.dims.size();
     const int64_t k = a.dims[rank - 1], n = o.dims[rank - 1];
-    if (block_ == nullptr || n % 4 != 0 || !a.strides.empty() || !b.strides.empty()) {
+    if (block_ == nullptr || n % 4 != 0 || !a.strides.empty() || !b.strides.empty() || b.raw_16bit) {
       return false;
     }
     const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
@@ -524,18 +524,12 @@ class CustomizedEmitter {
   // Emits the body; returns the dynamic shared memory it needs, in bytes.
   int64_t emit() {
     const auto &ops = bg_.operators();
-    // 16-byte aligned tiles (float4 reads), then the two scratch arrays of reductions.
     plan_row_padding();
-    layout_ = plan_block_layout(bg_, 4, row_pad_);
-    const int64_t scratch_floats = (block_.warps() + 3) / 4 * 4;
-    block_.scratch[0] = at(layout_.floats);
-    block_.scratch[1] = at(layout_.floats + scratch_floats);
-    layout_.floats += 2 * scratch_floats;
+    plan_shared_memory(ops);
     p_.line("extern __shared__ float smem[];");
     p_.line("const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;");
     p_.line("(void)bx; (void)by; (void)bz;");
     declare_alignment(ops);
-    plan_stages(ops);
     start_pipeline();
     for (size_t i = 0; i < ops.size(); ++i) start_accumulator(i);
     p_.open("for (int64_t it = 0; it < " + std::to_string(bg_.config().forloop_range) + "; ++it)");
@@ -615,6 +609,33 @@ class CustomizedEmitter {
       if (only_b) row_pad_[static_cast<size_t>(t)] = 4;
     }
   }
+  // The layout: 16-byte aligned tiles (float4 reads), the two scratch arrays of reductions, the
+  // load pipeline's stages. A 16-bit B tile that is staged (padded, above) is read by the mma
+  // straight from its stage (`direct_`: no float copy, no conversion pass; the widening is
+  // exact), unless the stages then do not fit, when every tile is planned again.
+  void plan_shared_memory(const std::vector<Operator> &ops) {
+    direct_.assign(bg_.num_tensors(), false);
+    for (const Operator &op : ops) {
+      const TensorId t = op.kind == OpKind::kInputIterator ? op.outputs[0] : -1;
+      if (t < 0 || row_pad_[static_cast<size_t>(t)] == 0 || dtype_size(op.attributes.dtype) != 2) continue;
+      direct_[static_cast<size_t>(t)] = phase(t) == LoopPhase::kPerIteration && bg_.config().forloop_range >= 2 &&
+                                        group_of(op, dims_of(t), op.attributes.dtype) > 1;
+    }
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      layout_ = plan_block_layout(bg_, 4, row_pad_, direct_);
+      const int64_t scratch_floats = (block_.warps() + 3) / 4 * 4;
+      block_.scratch[0] = at(layout_.floats);
+      block_.scratch[1] = at(layout_.floats + scratch_floats);
+      layout_.floats += 2 * scratch_floats;
+      stages_.clear();
+      depth_ = 0;
+      plan_stages(ops);
+      if (depth_ > 0 || std::find(direct_.begin(), direct_.end(), true) == direct_.end()) return;
+      direct_.assign(bg_.num_tensors(), false);
+    }
+  }
+  bool direct(TensorId t) const { return direct_[static_cast<size_t>(t)]; }
+
   // A tile's element strides (its rows padded or not).
   Dims tile_strides(TensorId t) const {
     Dims dims = dims_of(t);
@@ -623,6 +644,14 @@ class CustomizedEmitter {
     return strides;
   }
   Ref tile_ref(TensorId t) const {
+    if (direct(t)) {
+      for (const Stage &st : stages_) {
+        if (st.op->outputs[0] != t) continue;
+        Ref ref{stage_ptr(st, "it"), dims_of(t), st.strides};
+        ref.widened_16bit = ref.raw_16bit = true;
+        return ref;
+      }
+    }
     Ref ref{tile(t), dims_of(t), row_pad_[static_cast<size_t>(t)] > 0 ? tile_strides(t) : Dims{}};
     for (const Operator &op : bg_.operators()) {
       if (op.kind == OpKind::kInputIterator && op.outputs[0] == t) ref.widened_16bit = dtype_size(op.attributes.dtype) == 2;
@@ -706,6 +735,7 @@ class CustomizedEmitter {
     size_t input;
     const Operator *op;
     int64_t group, offset, floats;  // the ring's place in shared memory and one stage's size
+    Dims strides;                   // of a stage, in elements: compact, or padded rows if direct
   };
 
   // Chooses the staged inputs and the depth (the deepest of 4, 3, 2 whose stages fit beside the
@@ -720,9 +750,13 @@ class CustomizedEmitter {
       const Dims &tile_dims = dims_of(op.outputs[0]);
       const int64_t group = group_of(op, tile_dims, op.attributes.dtype);
       if (group == 1 || phase(op.outputs[0]) != LoopPhase::kPerIteration) continue;
+      // A direct stage's rows are padded by 8 elements: 16 bytes keep cp.async aligned, and rows
+      // 4 apart then fall 2 ways into the banks instead of 4.
+      Dims padded = tile_dims;
+      if (direct(op.outputs[0])) padded.back() += 8;
       const int64_t floats =
-          (num_elements(tile_dims) * static_cast<int64_t>(dtype_size(op.attributes.dtype)) / 4 + 3) / 4 * 4;
-      stages_.push_back({i, &op, group, 0, floats});
+          (num_elements(padded) * static_cast<int64_t>(dtype_size(op.attributes.dtype)) / 4 + 3) / 4 * 4;
+      stages_.push_back({i, &op, group, 0, floats, row_major_strides(padded)});
       stage_floats += floats;
     }
     if (stages_.empty()) return;
@@ -759,8 +793,7 @@ class CustomizedEmitter {
     for (const Stage &st : stages_) {
       const std::string tensor = "in" + std::to_string(st.input);
       const Dims &tile_dims = dims_of(st.op->outputs[0]);
-      // A stage is a compact tile in elements of the input's type.
-      Dims gg = row_major_strides(st.op->attributes.sizes), gt = row_major_strides(tile_dims);
+      Dims gg = row_major_strides(st.op->attributes.sizes), gt = st.strides;
       gg.back() = gt.back() = st.group;
       p_.open("if (" + aligned_name(tensor) + ")");
       p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, *st.op, tile_dims, "(" + it + ")") + ";");
@@ -808,10 +841,24 @@ class CustomizedEmitter {
   static constexpr int64_t kMaxStageGroupsPerThread = 8;
   void read_staged(const Stage &st) {
     const Operator &op = *st.op;
+    if (direct(op.outputs[0])) {  // the mma reads the stage; unaligned tensors fill it here
+      const std::string tensor = "in" + std::to_string(st.input);
+      const Dims &tile_dims = dims_of(op.outputs[0]);
+      p_.open("if (!" + aligned_name(tensor) + ")");
+      p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, op, tile_dims, "it") + ";");
+      p_.line("auto *stage = " + stage_ptr(st, "it") + ";");
+      const Dims sg = row_major_strides(op.attributes.sizes);
+      shared_loop(p_, block_wide(), tile_dims, "t", [&](const std::vector<std::string> &v) {
+        p_.line("stage[" + index_expr(v, st.strides) + "] = src[" + index_expr(v, sg) + "];");
+      }, 8);
+      p_.close();
+      wrote(op.outputs, false);
+      return;
+    }
     const Dims &tile_dims = dims_of(op.outputs[0]);
     const std::string tensor = "in" + std::to_string(st.input), t = tile(op.outputs[0]);
     const Dims groups = groups_of(tile_dims, st.group);
-    Dims gt = tile_strides(op.outputs[0]), gc = row_major_strides(tile_dims);
+    Dims gt = tile_strides(op.outputs[0]), gc = st.strides;
     gt.back() = gc.back() = st.group;
     p_.open("");
     p_.line("const auto *stage = " + stage_ptr(st, "it") + ";");
@@ -1027,6 +1074,7 @@ class CustomizedEmitter {
   BlockShape block_;
   int64_t max_shared_bytes_;
   std::vector<int64_t> row_pad_;  // per tensor: floats after each row of its tile
+  std::vector<bool> direct_;      // per tensor: read by the mma from its 16-bit stage
   std::vector<Stage> stages_;
   int64_t depth_ = 0;  // of the load pipeline; 0: none
   BlockLayout layout_;

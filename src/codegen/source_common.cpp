@@ -89,7 +89,8 @@ void Printer::nest(const Dims &dims, const std::string &prefix, const std::strin
   for (size_t d = 0; d < dims.size(); ++d) close();
 }
 
-BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::vector<int64_t> &row_pad) {
+BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::vector<int64_t> &row_pad,
+                              const std::vector<bool> &elsewhere) {
   BlockLayout layout;
   auto reserve = [&](int64_t floats) {
     const int64_t offset = layout.floats;
@@ -99,7 +100,8 @@ BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::ve
   for (size_t t = 0; t < bg.num_tensors(); ++t) {
     const Dims &dims = bg.tensor(static_cast<TensorId>(t)).dims;
     const int64_t pad = t < row_pad.size() ? row_pad[t] : 0;
-    layout.tile.push_back(reserve(num_elements(dims) / dims.back() * (dims.back() + pad)));
+    const bool none = t < elsewhere.size() && elsewhere[t];
+    layout.tile.push_back(reserve(none ? 0 : num_elements(dims) / dims.back() * (dims.back() + pad)));
   }
   const auto &ops = bg.operators();
   layout.state.assign(ops.size(), -1);

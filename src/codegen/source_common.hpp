@@ -33,6 +33,8 @@ struct Ref {
   // Every value is a 16-bit float widened (a tile read from a float16/bfloat16 tensor): exact in
   // any format with 8 exponent and 10 mantissa bits, TensorFloat-32 included.
   bool widened_16bit = false;
+  // ptr points at the 16-bit elements themselves (typed yr_f16 / yr_bf16), not at floats.
+  bool raw_16bit = false;
 
   Dims element_strides() const { return strides.empty() ? row_major_strides(dims) : strides; }
 };
@@ -94,8 +96,11 @@ struct BlockLayout {
   std::vector<int64_t> running_max;  // per operator: a rescale accumulator's running max
   int64_t floats = 0;                // the region's size
 };
-// row_pad (empty, or one entry per tensor): floats left after each row (last dim) of a tile.
-BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::vector<int64_t> &row_pad = {});
+// row_pad (empty, or one entry per tensor): floats left after each row (last dim) of a tile;
+// elsewhere (empty, or one entry per tensor): tensors whose values the caller keeps elsewhere
+// (they get no room).
+BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::vector<int64_t> &row_pad = {},
+                              const std::vector<bool> &elsewhere = {});
 
 // The element offset, in the kernel-level tensor, of the tile that input iterator or output
 // saver `op` handles in block (bx, by, bz) at for-loop iteration `it` (an expression).
