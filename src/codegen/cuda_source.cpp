@@ -35,9 +35,15 @@ static __device__ __forceinline__ float yr_ld(const yr_bf16 *p) {
   return __uint_as_float(static_cast<unsigned>(p->bits) << 16);
 }
 static __device__ __forceinline__ void yr_st(yr_bf16 *p, float v) {
+#if __CUDA_ARCH__ >= 800
   uint16_t h;
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
   p->bits = h;
+#else  // no bfloat16 cvt before sm_80: round to nearest even by hand, NaN kept quiet
+  const unsigned u = __float_as_uint(v);
+  p->bits = (u & 0x7fffffffu) > 0x7f800000u ? static_cast<uint16_t>((u >> 16) | 0x40u)
+                                             : static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#endif
 }
 // 16 bytes of consecutive elements: yr_raw16 loads them in one instruction (p must be 16-byte
 // aligned), yr_cvt16 converts them to floats (the pointer only picks the element type);
@@ -286,6 +292,15 @@ class ComputeEmitter {
 
   // Returns whether every output element e was written by the thread that owns e in a shared
   // loop (what CustomizedEmitter's barrier placement needs to know).
+  // A unary operator applied to a tensor-core matmul's results before they are stored, into
+  // `out` instead of the matmul's own output (which then is never written). fused() says
+  // whether emit() could.
+  void set_epilogue(const Operator *unary, const Ref &out) {
+    epilogue_ = unary;
+    epilogue_out_ = out;
+  }
+  bool fused() const { return fused_; }
+
   bool emit(const Operator &op, const std::vector<Ref> &in, const std::vector<Ref> &out) {
     if (op.kind == OpKind::kMatmul) {
       if (tensor_core_matmul(in[0], in[1], out[0])) return false;
@@ -420,14 +435,29 @@ class ComputeEmitter {
         p_.close();
       }
       p_.line("const float c0 = c[0] + d[0], c1 = c[1] + d[1], c2 = c[2] + d[2], c3 = c[3] + d[3];");
-      p_.line("float *po = " + o.ptr + " + " + index_expr(batch, so) + " + col + 2 * tig;");
+      p_.line("float *po = " + (epilogue_ ? epilogue_out_.ptr : o.ptr) + " + " + index_expr(batch, so) +
+              " + col + 2 * tig;");
       // A lane's two outputs of a row are adjacent (8-byte aligned: n and col are even).
-      p_.line("if (r0 < " + M + ") *reinterpret_cast<float2 *>(po + r0 * " + N + ") = make_float2(c0, c1);");
-      p_.line("if (r1 < " + M + ") *reinterpret_cast<float2 *>(po + r1 * " + N + ") = make_float2(c2, c3);");
+      auto result = [&](const std::string &c) {
+        return epilogue_ ? unary_expr(epilogue_->kind, epilogue_->attributes, c) : c;
+      };
+      p_.line("if (r0 < " + M + ") *reinterpret_cast<float2 *>(po + r0 * " + N + ") = make_float2(" + result("c0") +
+              ", " + result("c1") + ");");
+      p_.line("if (r1 < " + M + ") *reinterpret_cast<float2 *>(po + r1 * " + N + ") = make_float2(" + result("c2") +
+              ", " + result("c3") + ");");
     }, 4);
     p_.line("#else");
     if (!tiled_matmul(a, b, o)) matmul(a, b, o);
+    if (epilogue_) {  // here the unary runs after the matmul, over its stored results
+      p_.line("__syncthreads();");
+      const LoopNest loop = [this](const Dims &dims, const std::string &prefix,
+                                   const std::function<void(const std::vector<std::string> &)> &body) {
+        shared_loop(p_, s_, dims, prefix, body);
+      };
+      emit_portable_operator(p_, loop, *epilogue_, {o}, {epilogue_out_});
+    }
     p_.line("#endif");
+    fused_ = epilogue_ != nullptr;
     return true;
   }
 
@@ -506,6 +536,9 @@ class ComputeEmitter {
   Sharing s_;
   BlockShape *block_;
   bool tensor_cores_;
+  const Operator *epilogue_ = nullptr;
+  Ref epilogue_out_;
+  bool fused_ = false;
 };
 
 // The customized operator: one CUDA block per µGraph block, tiles in dynamic shared memory.
@@ -548,13 +581,18 @@ class CustomizedEmitter {
       } else if (op.kind == OpKind::kOutputSaver) {
         if (phase(op.inputs[0]) == LoopPhase::kPerIteration) save_tile(op, output_index, "it");
         ++output_index;
-      } else if (phase(op.outputs[0]) != LoopPhase::kAfterLoop) {
+      } else if (fused_into_.count(i) == 0 && phase(op.outputs[0]) != LoopPhase::kAfterLoop) {
         const bool invariant = phase(op.outputs[0]) == LoopPhase::kInvariant;
+        const Operator *epilogue = unary_consumer(op);
         barrier_before(compute_reads(op));  // outside the `if`: every thread must reach it
         if (invariant) p_.open("if (it == 0)");
-        compute(op);
+        const bool fused = compute(op, epilogue);
         if (invariant) p_.close();
         wrote(op.outputs, same_index_);
+        if (fused) {
+          fused_into_.insert(static_cast<size_t>(epilogue - ops.data()));
+          wrote(epilogue->outputs, false);
+        }
       }
     }
     // The next iteration overwrites this one's tiles, which other threads may still be reading.
@@ -934,11 +972,33 @@ class CustomizedEmitter {
     p_.close();
   }
 
-  void compute(const Operator &op) {
+  // Emits op, with `epilogue` (a unary operator reading only op's output) applied to its results
+  // in registers where the emitter can; returns whether it did.
+  bool compute(const Operator &op, const Operator *epilogue = nullptr) {
     std::vector<Ref> in, out;
     for (TensorId id : op.inputs) in.push_back(tile_ref(id));
     for (TensorId id : op.outputs) out.push_back(tile_ref(id));
-    same_index_ = ComputeEmitter(p_, block_wide(), &block_, tensor_cores_).emit(op, in, out);
+    ComputeEmitter emitter(p_, block_wide(), &block_, tensor_cores_);
+    if (epilogue != nullptr) emitter.set_epilogue(epilogue, tile_ref(epilogue->outputs[0]));
+    same_index_ = emitter.emit(op, in, out);
+    return emitter.fused();
+  }
+
+  // The unary operator that is the only reader of a matmul's output, in the same loop phase: its
+  // work can be done on the matmul's results before they are stored (saving a pass through
+  // shared memory and a barrier); nullptr if there is none.
+  const Operator *unary_consumer(const Operator &op) const {
+    if (op.kind != OpKind::kMatmul) return nullptr;
+    const Operator *found = nullptr;
+    for (const Operator &user : bg_.operators()) {
+      for (TensorId t : user.inputs) {
+        if (t != op.outputs[0]) continue;
+        if (found != nullptr || !is_unary(user.kind)) return nullptr;
+        found = &user;
+      }
+    }
+    if (found == nullptr || phase(found->outputs[0]) != phase(op.outputs[0]) || direct(found->outputs[0])) return nullptr;
+    return found;
   }
 
   // Runs `statement` (over element e) for every e < n, shared by the block's threads.
@@ -1075,6 +1135,7 @@ class CustomizedEmitter {
   int64_t max_shared_bytes_;
   std::vector<int64_t> row_pad_;  // per tensor: floats after each row of its tile
   std::vector<bool> direct_;      // per tensor: read by the mma from its 16-bit stage
+  std::set<size_t> fused_into_;   // unary operators done in the epilogue of a matmul
   std::vector<Stage> stages_;
   int64_t depth_ = 0;  // of the load pipeline; 0: none
   BlockLayout layout_;
