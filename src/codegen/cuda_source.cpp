@@ -222,6 +222,9 @@ void emit_block_row_reduce(Printer &p, BlockShape &block, const RowReduce &rr) {
 std::vector<std::string> index_vars(Printer &p, const std::string &type, const std::string &e, const Dims &dims,
                                     const std::string &prefix);
 
+// How many elements of `dims` each of `threads` threads owns, at most.
+int64_t per_thread(const Dims &dims, int64_t threads) { return (num_elements(dims) + threads - 1) / threads; }
+
 // Runs body(vars) for every index of `dims`, the row-major linear index shared as `s` says.
 void shared_loop(Printer &p, const Sharing &s, const Dims &dims, const std::string &prefix,
                  const std::function<void(const std::vector<std::string> &)> &body,
@@ -232,37 +235,25 @@ void shared_loop(Printer &p, const Sharing &s, const Dims &dims, const std::stri
   // a GPU, and a tile loop divides for every element.
   const std::string type = n <= 0x7fffffff ? "int" : "int64_t";
   const std::string first = "static_cast<" + type + ">(" + s.start + ")";
-  if (s.threads > 0 && n <= s.threads) {  // at most one element per thread: no loop
-    p.open(n < s.threads ? "if (" + first + " < " + std::to_string(n) + ")" : "");
-    p.line("const " + type + " " + e + " = " + first + ";");
-  } else if (s.threads > 0 && n % s.threads == 0) {  // the same count for every thread
-    // A few iterations unroll fully: independent elements interleave, indices fold.
+  if (s.threads > 0) {
+    // Block level: every thread's count is known here, so the loop counts a thread's elements
+    // (u, which callers may use to index per-thread register arrays) and a few iterations unroll
+    // fully: independent elements interleave, indices fold.
+    const int64_t count = per_thread(dims, s.threads);
     if (unroll > 1) p.line("#pragma unroll " + std::to_string(unroll));
-    if (unroll <= 1 && n / s.threads <= 8) p.line("#pragma unroll");
-    p.open("for (int u = 0; u < " + std::to_string(n / s.threads) + "; ++u)");
+    if (unroll <= 1 && count <= 8) p.line("#pragma unroll");
+    p.open("for (int u = 0; u < " + std::to_string(count) + "; ++u)");
     p.line("const " + type + " " + e + " = " + first + " + u * " + std::to_string(s.threads) + ";");
-  } else {
-    if (unroll > 1) p.line("#pragma unroll " + std::to_string(unroll));
-    p.open("for (" + type + " " + e + " = " + first + "; " + e + " < " + std::to_string(n) + "; " + e +
-           " += static_cast<" + type + ">(" + s.step + "))");
+    if (n % s.threads != 0) p.open("if (" + e + " < " + std::to_string(n) + ")");
+    body(index_vars(p, type, e, dims, prefix));
+    if (n % s.threads != 0) p.close();
+    p.close();
+    return;
   }
+  if (unroll > 1) p.line("#pragma unroll " + std::to_string(unroll));
+  p.open("for (" + type + " " + e + " = " + first + "; " + e + " < " + std::to_string(n) + "; " + e +
+         " += static_cast<" + type + ">(" + s.step + "))");
   body(index_vars(p, type, e, dims, prefix));
-  p.close();
-}
-
-// The elements of `dims` a block's thread owns (e = threadIdx.x + u · threads), unrolled so that
-// body(vars) may index a register array by u; per_thread(dims, threads) slots.
-int64_t per_thread(const Dims &dims, int64_t threads) { return (num_elements(dims) + threads - 1) / threads; }
-void register_loop(Printer &p, int64_t threads, const Dims &dims, const std::string &prefix,
-                   const std::function<void(const std::vector<std::string> &)> &body) {
-  const int64_t n = num_elements(dims);
-  const std::string e = prefix + "_e";
-  p.line("#pragma unroll");
-  p.open("for (int u = 0; u < " + std::to_string(per_thread(dims, threads)) + "; ++u)");
-  p.line("const int " + e + " = static_cast<int>(threadIdx.x) + u * " + std::to_string(threads) + ";");
-  if (n % threads != 0) p.open("if (" + e + " < " + std::to_string(n) + ")");
-  body(index_vars(p, "int", e, dims, prefix));
-  if (n % threads != 0) p.close();
   p.close();
 }
 
@@ -290,8 +281,6 @@ class ComputeEmitter {
   ComputeEmitter(Printer &p, const Sharing &s, BlockShape *block = nullptr, bool tensor_cores = false)
       : p_(p), s_(s), block_(block), tensor_cores_(tensor_cores) {}
 
-  // Returns whether every output element e was written by the thread that owns e in a shared
-  // loop (what CustomizedEmitter's barrier placement needs to know).
   // A unary operator applied to a tensor-core matmul's results before they are stored, into
   // `out` instead of the matmul's own output (which then is never written). fused() says
   // whether emit() could.
@@ -301,6 +290,8 @@ class ComputeEmitter {
   }
   bool fused() const { return fused_; }
 
+  // Returns whether every output element e was written by the thread that owns e in a shared
+  // loop (what CustomizedEmitter's barrier placement needs to know).
   bool emit(const Operator &op, const std::vector<Ref> &in, const std::vector<Ref> &out) {
     if (op.kind == OpKind::kMatmul) {
       if (tensor_core_matmul(in[0], in[1], out[0])) return false;
@@ -732,7 +723,6 @@ class CustomizedEmitter {
   }
 
   // Copies between a tile (float, in shared memory) and its place in a kernel-level tensor:
-  // body(group expression in the tensor, in the tile) per element or 16-byte group.
   // body(index in the tensor, in the tile) per element or 16-byte group.
   using TransferBody = std::function<void(const std::string &, const std::string &)>;
   void transfer(const std::string &tensor, const Operator &op, TensorId tile_id, int64_t group,
@@ -904,12 +894,12 @@ class CustomizedEmitter {
     const int64_t slots = per_thread(groups, block_.threads);
     if (slots <= kMaxStageGroupsPerThread) {
       p_.line("uint4 raw[" + std::to_string(slots) + "];");
-      register_loop(p_, block_.threads, groups, "t", [&](const std::vector<std::string> &v) {
+      shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
         p_.line("raw[u] = yr_raw16(stage + " + index_expr(v, gc) + ");");
-      });
-      register_loop(p_, block_.threads, groups, "t", [&](const std::vector<std::string> &v) {
+      }, kMaxStageGroupsPerThread);
+      shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
         store_group(tensor, "raw[u]", t + " + " + index_expr(v, gt), st.group);
-      });
+      }, kMaxStageGroupsPerThread);
     } else {
       shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
         store_group(tensor, "yr_raw16(stage + " + index_expr(v, gc) + ")", t + " + " + index_expr(v, gt), st.group);
