@@ -148,6 +148,33 @@ TEST(CudaCodegenPipeline, MmaReadsSixteenBitStagesWhileTheyFit) {
   EXPECT_EQ(customized_source(fp32, kH100SharedBytes).source.find("mma.sync"), std::string::npos);
 }
 
+// ntrans's µGraph: x + α·(rms_norm(h) − x) is one loop whose two intermediate tiles are never
+// stored, so the block keeps 6 tiles of 4096 floats (the 3 inputs, the 2 rms_norms, the sum)
+// and two scratch arrays of one float per warp, not 8 tiles.
+TEST(CudaCodegenBlocks, ElementwiseChainsAreNotStored) {
+  const codegen::CudaKernel kernel =
+      customized_source(bench::build_fused("ntrans", 1, DType::kFloat16, 1), kH100SharedBytes);
+  const int64_t scratch = 2 * ((kernel.block_threads / 32 + 3) / 4 * 4);
+  EXPECT_EQ(kernel.shared_bytes, (6 * 4096 + scratch) * 4);
+  // A tile with a second reader is stored: in the block-reduction graph, x − max feeds only the
+  // square (inlined), while the max is also an output (stored, read through a broadcast).
+  const codegen::CudaKernel reductions =
+      customized_source(bench::build_block_reductions(true, DType::kFloat32), kH100SharedBytes);
+  EXPECT_NE(reductions.source.find(" = c0 - c1;"), std::string::npos) << reductions.source;
+}
+
+// Tiles read once are all loaded into registers before the first is converted: ntrans's three
+// input tiles' loads are in flight together.
+TEST(CudaCodegenBlocks, InvariantTilesAreLoadedTogether) {
+  const std::string source =
+      customized_source(bench::build_fused("ntrans", 1, DType::kFloat16, 1), kH100SharedBytes).source;
+  const size_t last_load = source.rfind("] = yr_raw16(src");
+  const size_t first_conversion = source.find("yr_cvt16(in");
+  ASSERT_NE(last_load, std::string::npos) << source;
+  ASSERT_NE(first_conversion, std::string::npos);
+  EXPECT_LT(last_load, first_conversion);
+}
+
 TEST(CudaCodegenLimits, TilesOverSharedMemoryAreUnsupported) {
   const KernelGraph fused = bench::build_fused("gated_mlp", 8, DType::kFloat16, 1);
   const std::vector<bool> live = live_operators(fused);

@@ -195,8 +195,11 @@ KernelGraph build_block_reductions(bool fused, DType dtype) {
   const Dims dims = {6, 5, 37};
   auto body = [](auto &g, TensorId x, TensorId w) {
     const TensorId normed = g.rms_norm(x, {37}, 1e-5, w);
-    return std::vector<TensorId>{g.reduction(OpKind::kReduction, normed, 1),
-                                 g.reduction(OpKind::kReductionMax, x, 2)};
+    const TensorId row_max = g.reduction(OpKind::kReductionMax, x, 2);
+    // (x − max)²: an elementwise chain with a broadcast operand, which CUDA µGraph code
+    // computes in one pass (the difference never stored).
+    const TensorId spread = g.unary(OpKind::kSquare, g.binary(OpKind::kSub, x, row_max));
+    return std::vector<TensorId>{g.reduction(OpKind::kReduction, normed, 1), row_max, spread};
   };
   KernelGraph g;
   const TensorId x = g.new_input(dims, dtype), w = g.new_input({37}, dtype);

@@ -20,7 +20,8 @@ KernelGraph build_unfused(const std::string &name, int64_t b, DType dtype, int64
 KernelGraph build_fused(const std::string &name, int64_t b, DType dtype, int64_t scale = 1);
 
 // Not a benchmark: block-level rms_norm (with a weight), sum and max reductions on odd shapes
-// (no tile moves in 16-byte groups), with fewer and more rows than a block has warps, on three
+// (no tile moves in 16-byte groups), with fewer and more rows than a block has warps, and an
+// elementwise chain with a broadcast operand, (x − max)², on three
 // blocks (`fused`: one customized operator) and the same operators at kernel level (`unfused`).
 // Code generators' tests use it.
 KernelGraph build_block_reductions(bool fused, DType dtype);

@@ -156,6 +156,10 @@ struct BlockShape {
   // the other from the reduction before (each use is followed by a barrier before its reads).
   std::string scratch[2];
   int next_scratch = 0;
+  // The warp that takes the next tensor-core matmul's first item. Items are dealt to warps in
+  // turn across matmuls, so that a matmul with fewer items than warps leaves the rest to the next
+  // one: independent small matmuls (lora's X·W and X·A) run side by side, not one after another.
+  int64_t next_warp = 0;
   int64_t warps() const { return threads / 32; }
 };
 
@@ -330,11 +334,13 @@ class ComputeEmitter {
     rr.cols = cols;
     rr.value = x.ptr + "[r * " + C + " + c] * " + x.ptr + "[r * " + C + " + c]";
     rr.finish = [&](const std::string &RL) {
-      p_.line("const float rms = yr_sqrt(total / " + literal(static_cast<double>(cols)) + " + " +
+      // One division per row, a multiplication per element (an IEEE division is a dozen
+      // instructions, and this pass is on the block's critical path).
+      p_.line("const float inv = 1.0f / yr_sqrt(total / " + literal(static_cast<double>(cols)) + " + " +
               literal(op.attributes.eps) + ");");
       const std::string weight = op.attributes.has_weight ? " * " + in[1].ptr + "[c]" : std::string();
       p_.line("for (int c = rl; c < " + C + "; c += " + RL + ") " + o.ptr + "[r * " + C + " + c] = " + x.ptr +
-              "[r * " + C + " + c] / rms" + weight + ";");
+              "[r * " + C + " + c] * inv" + weight + ";");
     };
     emit_block_row_reduce(p_, *block_, rr);
   }
@@ -372,8 +378,12 @@ class ComputeEmitter {
     const std::string M = std::to_string(m), K = std::to_string(k), N = std::to_string(n);
     const std::string BS = std::to_string(sb[rank - 2]);  // B's row stride (its rows may be padded)
     p_.line("#if __CUDA_ARCH__ >= 800");
-    const Sharing per_warp = {"static_cast<int64_t>(threadIdx.x >> 5)", std::to_string(block_->warps()),
-                              block_->warps()};
+    const int64_t warps = block_->warps(), first = block_->next_warp % warps;
+    const std::string warp = first == 0 ? "threadIdx.x >> 5"
+                                        : "((threadIdx.x >> 5) + " + std::to_string(warps - first) + ") % " +
+                                              std::to_string(warps);
+    block_->next_warp = (first + num_elements(items)) % warps;
+    const Sharing per_warp = {"static_cast<int64_t>(" + warp + ")", std::to_string(warps), warps};
     // A warp's items (at most 4) are unrolled, so that their mma chains can interleave.
     shared_loop(p_, per_warp, items, "w", [&](const std::vector<std::string> &v) {
       std::vector<std::string> batch = v;
@@ -548,6 +558,7 @@ class CustomizedEmitter {
   // Emits the body; returns the dynamic shared memory it needs, in bytes.
   int64_t emit() {
     const auto &ops = bg_.operators();
+    plan_inlining();
     plan_row_padding();
     plan_shared_memory(ops);
     p_.line("extern __shared__ float smem[];");
@@ -558,11 +569,13 @@ class CustomizedEmitter {
     for (size_t i = 0; i < ops.size(); ++i) start_accumulator(i);
     p_.open("for (int64_t it = 0; it < " + std::to_string(bg_.config().forloop_range) + "; ++it)");
     advance_pipeline();
+    prefetch_invariant_tiles(ops);
     size_t input_index = 0, output_index = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operator &op = ops[i];
       if (op.kind == OpKind::kInputIterator) {
         const size_t input = input_index++;
+        if (prefetched_.count(input)) continue;
         const bool invariant = phase(op.outputs[0]) == LoopPhase::kInvariant;
         if (invariant) p_.open("if (it == 0)");
         read_tile(op, input);
@@ -572,7 +585,8 @@ class CustomizedEmitter {
       } else if (op.kind == OpKind::kOutputSaver) {
         if (phase(op.inputs[0]) == LoopPhase::kPerIteration) save_tile(op, output_index, "it");
         ++output_index;
-      } else if (fused_into_.count(i) == 0 && phase(op.outputs[0]) != LoopPhase::kAfterLoop) {
+      } else if (fused_into_.count(i) == 0 && !inlined(op.outputs[0]) &&
+                 phase(op.outputs[0]) != LoopPhase::kAfterLoop) {
         const bool invariant = phase(op.outputs[0]) == LoopPhase::kInvariant;
         const Operator *epilogue = unary_consumer(op);
         barrier_before(compute_reads(op));  // outside the `if`: every thread must reach it
@@ -597,7 +611,8 @@ class CustomizedEmitter {
       } else if (op.kind == OpKind::kOutputSaver) {
         if (phase(op.inputs[0]) != LoopPhase::kPerIteration) save_tile(op, output_index, "0");
         ++output_index;
-      } else if (op.kind != OpKind::kInputIterator && phase(op.outputs[0]) == LoopPhase::kAfterLoop) {
+      } else if (op.kind != OpKind::kInputIterator && !inlined(op.outputs[0]) &&
+                 phase(op.outputs[0]) == LoopPhase::kAfterLoop) {
         barrier_before(compute_reads(op));
         compute(op);
         wrote(op.outputs, same_index_);
@@ -612,6 +627,84 @@ class CustomizedEmitter {
   std::string at(int64_t offset) const { return "(smem + " + std::to_string(offset) + ")"; }
   std::string tile(TensorId id) const { return at(layout_.tile[static_cast<size_t>(id)]); }
   Sharing block_wide() const { return codegen::block_wide(block_.threads); }
+
+  // ---- elementwise chains ----
+  // A tile made by an elementwise operator and read by exactly one elementwise operator, at that
+  // operator's own output index (same dims) and in the same loop phase, is never stored: its
+  // reader computes it in the reader's own loop. x + a·(y − x) is then one pass over shared
+  // memory instead of three, with one tile instead of three, and no barriers between. A unary
+  // operator done in a matmul's epilogue (unary_consumer) stays as it is.
+  void plan_inlining() {
+    inlined_.assign(bg_.num_tensors(), false);
+    std::vector<int> readers(bg_.num_tensors(), 0);
+    for (const Operator &op : bg_.operators()) {
+      for (TensorId t : op.inputs) ++readers[static_cast<size_t>(t)];
+    }
+    for (const Operator &op : bg_.operators()) {
+      if (!is_elementwise(op.kind)) continue;
+      for (TensorId t : op.inputs) {
+        const Operator *made_by = producer(t);
+        if (made_by == nullptr || !is_elementwise(made_by->kind) || readers[static_cast<size_t>(t)] != 1 ||
+            dims_of(t) != dims_of(op.outputs[0]) || phase(t) != phase(op.outputs[0]) || in_epilogue(*made_by)) {
+          continue;
+        }
+        inlined_[static_cast<size_t>(t)] = true;
+      }
+    }
+  }
+  bool inlined(TensorId t) const { return inlined_[static_cast<size_t>(t)]; }
+  static bool is_elementwise(OpKind kind) { return is_unary(kind) || is_binary(kind); }
+  const Operator *producer(TensorId t) const {
+    for (const Operator &op : bg_.operators()) {
+      if (std::find(op.outputs.begin(), op.outputs.end(), t) != op.outputs.end()) return &op;
+    }
+    return nullptr;
+  }
+  // Whether `op` is the unary operator that some matmul applies in its epilogue.
+  bool in_epilogue(const Operator &op) const {
+    const Operator *matmul = is_unary(op.kind) ? producer(op.inputs[0]) : nullptr;
+    return matmul != nullptr && unary_consumer(*matmul) == &op;
+  }
+
+  // An elementwise operator with inlined inputs: one loop over its output, each element's chain
+  // of values in registers.
+  void compute_chain(const Operator &op) {
+    // Without broadcasts every tile is read at the output's linear index: one flat loop.
+    bool broadcast = false;
+    for_each_leaf(op, [&](TensorId t) { broadcast = broadcast || dims_of(t) != dims_of(op.outputs[0]); });
+    const Dims out = broadcast ? dims_of(op.outputs[0]) : Dims{num_elements(dims_of(op.outputs[0]))};
+    const std::string o = tile(op.outputs[0]);
+    shared_loop(p_, block_wide(), out, "i", [&](const std::vector<std::string> &v) {
+      int next = 0;
+      const std::string value = chain_value(op, v, out, next);
+      p_.line("yr_st(" + o + " + " + index_expr(v, row_major_strides(out)) + ", " + value + ");");
+    });
+  }
+  // Calls f on every stored tile an operator's chain reads.
+  void for_each_leaf(const Operator &op, const std::function<void(TensorId)> &f) const {
+    for (TensorId t : op.inputs) {
+      if (inlined(t)) for_each_leaf(*producer(t), f);
+      else f(t);
+    }
+  }
+  // Declares op's value at index `v` of `out` (and the values it needs first); returns its name.
+  std::string chain_value(const Operator &op, const std::vector<std::string> &v, const Dims &out, int &next) {
+    std::vector<std::string> args;
+    for (TensorId t : op.inputs) {
+      if (inlined(t)) {
+        args.push_back(chain_value(*producer(t), v, out, next));
+        continue;
+      }
+      args.push_back("c" + std::to_string(next++));
+      const Dims strides = v.size() == dims_of(t).size() ? broadcast_strides(dims_of(t), out) : Dims{1};
+      p_.line("const float " + args.back() + " = yr_ld(" + tile(t) + " + " + index_expr(v, strides) + ");");
+    }
+    const std::string name = "c" + std::to_string(next++);
+    p_.line("const float " + name + " = " +
+            (is_unary(op.kind) ? unary_expr(op.kind, op.attributes, args[0]) : binary_expr(op.kind, args[0], args[1])) +
+            ";");
+    return name;
+  }
 
   // ---- padded tiles ----
   // A tile read only as the B operand of tensor-core matmuls has its rows padded by 4 floats
@@ -651,7 +744,9 @@ class CustomizedEmitter {
                                         group_of(op, dims_of(t), op.attributes.dtype) > 1;
     }
     for (int attempt = 0; attempt < 2; ++attempt) {
-      layout_ = plan_block_layout(bg_, 4, row_pad_, direct_);
+      std::vector<bool> elsewhere = direct_;
+      for (size_t t = 0; t < elsewhere.size(); ++t) elsewhere[t] = elsewhere[t] || inlined_[t];
+      layout_ = plan_block_layout(bg_, 4, row_pad_, elsewhere);
       const int64_t scratch_floats = (block_.warps() + 3) / 4 * 4;
       block_.scratch[0] = at(layout_.floats);
       block_.scratch[1] = at(layout_.floats + scratch_floats);
@@ -918,6 +1013,62 @@ class CustomizedEmitter {
     wrote(op.outputs, false);
   }
 
+  // Tiles read once (at it == 0) in 16-byte groups are loaded into registers all together
+  // before any is converted and stored: every such load of a thread is in flight at once, one
+  // memory latency in all instead of one per tile (the compiler does not move a tile's global
+  // loads above the previous tile's shared-memory stores; on an H100 the lora µGraph spent a
+  // third of its time waiting on them one tile after another). Up to kMaxPrefetchGroups groups
+  // per thread; further tiles are read as usual.
+  static constexpr int64_t kMaxPrefetchGroups = 16;
+  void prefetch_invariant_tiles(const std::vector<Operator> &ops) {
+    struct Tile {
+      const Operator *op;
+      size_t input;
+      int64_t group;
+    };
+    std::vector<Tile> tiles;
+    int64_t slots = 0;
+    size_t input = 0;
+    for (const Operator &op : ops) {
+      if (op.kind != OpKind::kInputIterator) continue;
+      const size_t index = input++;
+      const Dims &tile_dims = dims_of(op.outputs[0]);
+      const int64_t group = group_of(op, tile_dims, op.attributes.dtype);
+      if (phase(op.outputs[0]) != LoopPhase::kInvariant || stage_of(index) != nullptr || group == 1) continue;
+      const int64_t n = per_thread(groups_of(tile_dims, group), block_.threads);
+      if (slots + n > kMaxPrefetchGroups) continue;
+      slots += n;
+      tiles.push_back({&op, index, group});
+    }
+    if (tiles.size() < 2) return;  // one tile gains nothing
+    p_.open("if (it == 0)");
+    for (const Tile &tl : tiles) {
+      const Dims &tile_dims = dims_of(tl.op->outputs[0]);
+      const Dims groups = groups_of(tile_dims, tl.group);
+      Dims gg = row_major_strides(tl.op->attributes.sizes);
+      gg.back() = tl.group;
+      const std::string tensor = "in" + std::to_string(tl.input), raw = "raw" + std::to_string(tl.input);
+      p_.line("const auto *src" + std::to_string(tl.input) + " = " + tensor + " + " +
+              tile_base(bg_, *tl.op, tile_dims, "it") + ";");
+      p_.line("uint4 " + raw + "[" + std::to_string(per_thread(groups, block_.threads)) + "];");
+      p_.open("if (" + aligned_name(tensor) + ")");
+      shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
+        p_.line(raw + "[u] = yr_raw16(src" + std::to_string(tl.input) + " + " + index_expr(v, gg) + ");");
+      }, 8);
+      p_.close();
+    }
+    for (const Tile &tl : tiles) {
+      const std::string tensor = "in" + std::to_string(tl.input), t = tile(tl.op->outputs[0]);
+      const std::string src = "src" + std::to_string(tl.input), raw = "raw" + std::to_string(tl.input);
+      transfer(tensor, *tl.op, tl.op->outputs[0], tl.group,
+               [&](const std::string &g, const std::string &s) { p_.line(t + "[" + s + "] = yr_ld(" + src + " + " + g + ");"); },
+               [&](const std::string &, const std::string &s) { store_group(tensor, raw + "[u]", t + " + " + s, tl.group); });
+      wrote(tl.op->outputs, false);
+      prefetched_.insert(tl.input);
+    }
+    p_.close();
+  }
+
   void read_tile(const Operator &op, size_t input) {
     if (const Stage *st = stage_of(input)) {
       read_staged(*st);
@@ -965,6 +1116,11 @@ class CustomizedEmitter {
   // Emits op, with `epilogue` (a unary operator reading only op's output) applied to its results
   // in registers where the emitter can; returns whether it did.
   bool compute(const Operator &op, const Operator *epilogue = nullptr) {
+    if (std::any_of(op.inputs.begin(), op.inputs.end(), [&](TensorId t) { return inlined(t); })) {
+      compute_chain(op);
+      same_index_ = true;
+      return false;
+    }
     std::vector<Ref> in, out;
     for (TensorId id : op.inputs) in.push_back(tile_ref(id));
     for (TensorId id : op.outputs) out.push_back(tile_ref(id));
@@ -1111,7 +1267,13 @@ class CustomizedEmitter {
     std::vector<std::pair<Key, bool>> reads;
     const Dims &out = dims_of(op.outputs[0]);
     const bool elementwise = is_unary(op.kind) || is_binary(op.kind);
-    for (TensorId in : op.inputs) reads.push_back({in, elementwise && dims_of(in) == out});
+    for (TensorId in : op.inputs) {
+      if (inlined(in)) {  // read where the inlined operator would have read them
+        for (const auto &read : compute_reads(*producer(in))) reads.push_back(read);
+      } else {
+        reads.push_back({in, elementwise && dims_of(in) == out});
+      }
+    }
     return reads;
   }
   std::set<Key> dirty_same_index_, dirty_other_;
@@ -1125,7 +1287,9 @@ class CustomizedEmitter {
   int64_t max_shared_bytes_;
   std::vector<int64_t> row_pad_;  // per tensor: floats after each row of its tile
   std::vector<bool> direct_;      // per tensor: read by the mma from its 16-bit stage
+  std::vector<bool> inlined_;     // per tensor: computed by its only reader, never stored
   std::set<size_t> fused_into_;   // unary operators done in the epilogue of a matmul
+  std::set<size_t> prefetched_;   // inputs whose tiles prefetch_invariant_tiles reads
   std::vector<Stage> stages_;
   int64_t depth_ = 0;  // of the load pipeline; 0: none
   BlockLayout layout_;
@@ -1364,14 +1528,14 @@ int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &
   p.line("__syncthreads();");
   p.line("s = 0.0f;");
   p.line("for (int w = 0; w < " + std::to_string(kThreads / 32) + "; ++w) s += squares_of[w];");
-  p.line("const float rms = yr_sqrt(s / " + literal(static_cast<double>(cols)) + " + " +
+  p.line("const float inv = 1.0f / yr_sqrt(s / " + literal(static_cast<double>(cols)) + " + " +
          literal(op.attributes.eps) + ");");
   if (in_registers) {
     p.line("#pragma unroll");
     p.line("for (int e = 0; e < " + E + "; ++e) { const int64_t c = threadIdx.x + e * " + T + "; if (c < " + c +
-           ") yr_st(out_row + c, v[e] / rms" + weight + "); }");
+           ") yr_st(out_row + c, v[e] * inv" + weight + "); }");
   } else {
-    p.line("for (int64_t c = threadIdx.x; c < " + c + "; c += blockDim.x) yr_st(out_row + c, yr_ld(row + c) / rms" + weight + ");");
+    p.line("for (int64_t c = threadIdx.x; c < " + c + "; c += blockDim.x) yr_st(out_row + c, yr_ld(row + c) * inv" + weight + ");");
   }
   p.line("__syncthreads();  // squares_of is reused by the next row");
   p.close();

@@ -224,10 +224,10 @@ void emit_rms_norm(Printer &p, const LoopNest &loop, const Operator &op, const s
     p.line("auto *out_row = " + o.ptr + " + " + r[0] + " * " + c + ";");
     p.line("float squares = 0.0f;");
     p.line("for (int64_t c = 0; c < " + c + "; ++c) { const float v = yr_ld(row + c); squares += v * v; }");
-    p.line("const float rms = yr_sqrt(squares / " + literal(static_cast<double>(cols)) + " + " +
+    p.line("const float inv = 1.0f / yr_sqrt(squares / " + literal(static_cast<double>(cols)) + " + " +
            literal(op.attributes.eps) + ");");
     const std::string weight = op.attributes.has_weight ? " * yr_ld(" + in[1].ptr + " + c)" : std::string();
-    p.line("for (int64_t c = 0; c < " + c + "; ++c) yr_st(out_row + c, yr_ld(row + c) / rms" + weight + ");");
+    p.line("for (int64_t c = 0; c < " + c + "; ++c) yr_st(out_row + c, yr_ld(row + c) * inv" + weight + ");");
   });
 }
 
