@@ -569,7 +569,7 @@ class CustomizedEmitter {
     for (size_t i = 0; i < ops.size(); ++i) start_accumulator(i);
     p_.open("for (int64_t it = 0; it < " + std::to_string(bg_.config().forloop_range) + "; ++it)");
     advance_pipeline();
-    prefetch_invariant_tiles(ops);
+    prefetch_invariant_tiles();
     size_t input_index = 0, output_index = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operator &op = ops[i];
@@ -753,7 +753,7 @@ class CustomizedEmitter {
       layout_.floats += 2 * scratch_floats;
       stages_.clear();
       depth_ = 0;
-      plan_stages(ops);
+      plan_stages();
       if (depth_ > 0 || std::find(direct_.begin(), direct_.end(), true) == direct_.end()) return;
       direct_.assign(bg_.num_tensors(), false);
     }
@@ -863,25 +863,20 @@ class CustomizedEmitter {
 
   // Chooses the staged inputs and the depth (the deepest of 4, 3, 2 whose stages fit beside the
   // tiles in `max_shared_bytes`; none if 2 do not fit).
-  void plan_stages(const std::vector<Operator> &ops) {
+  void plan_stages() {
     if (bg_.config().forloop_range < 2) return;
-    size_t input = 0;
     int64_t stage_floats = 0;
-    for (const Operator &op : ops) {
-      if (op.kind != OpKind::kInputIterator) continue;
-      const size_t i = input++;
-      const Dims &tile_dims = dims_of(op.outputs[0]);
-      const int64_t group = group_of(op, tile_dims, op.attributes.dtype);
-      if (group == 1 || phase(op.outputs[0]) != LoopPhase::kPerIteration) continue;
+    each_input_tile([&](const Operator &op, size_t input, const Dims &tile_dims, int64_t group) {
+      if (group == 1 || phase(op.outputs[0]) != LoopPhase::kPerIteration) return;
       // A direct stage's rows are padded by 8 elements: 16 bytes keep cp.async aligned, and rows
       // 4 apart then fall 2 ways into the banks instead of 4.
       Dims padded = tile_dims;
       if (direct(op.outputs[0])) padded.back() += 8;
       const int64_t floats =
           (num_elements(padded) * static_cast<int64_t>(dtype_size(op.attributes.dtype)) / 4 + 3) / 4 * 4;
-      stages_.push_back({i, &op, group, 0, floats, row_major_strides(padded)});
+      stages_.push_back({input, &op, group, 0, floats, row_major_strides(padded)});
       stage_floats += floats;
-    }
+    });
     if (stages_.empty()) return;
     for (depth_ = 4; depth_ >= 2; --depth_) {
       if (max_shared_bytes_ <= 0 || (layout_.floats + depth_ * stage_floats) * 4 <= max_shared_bytes_) break;
@@ -894,6 +889,15 @@ class CustomizedEmitter {
     for (Stage &st : stages_) {
       st.offset = layout_.floats;
       layout_.floats += depth_ * st.floats;
+    }
+  }
+  // Calls f(op, input index, tile dims, 16-byte group) for every input iterator, in order.
+  void each_input_tile(const std::function<void(const Operator &, size_t, const Dims &, int64_t)> &f) const {
+    size_t input = 0;
+    for (const Operator &op : bg_.operators()) {
+      if (op.kind != OpKind::kInputIterator) continue;
+      const Dims &tile_dims = dims_of(op.outputs[0]);
+      f(op, input++, tile_dims, group_of(op, tile_dims, op.attributes.dtype));
     }
   }
   const Stage *stage_of(size_t input) const {
@@ -1020,7 +1024,7 @@ class CustomizedEmitter {
   // third of its time waiting on them one tile after another). Up to kMaxPrefetchGroups groups
   // per thread; further tiles are read as usual.
   static constexpr int64_t kMaxPrefetchGroups = 16;
-  void prefetch_invariant_tiles(const std::vector<Operator> &ops) {
+  void prefetch_invariant_tiles() {
     struct Tile {
       const Operator *op;
       size_t input;
@@ -1028,18 +1032,13 @@ class CustomizedEmitter {
     };
     std::vector<Tile> tiles;
     int64_t slots = 0;
-    size_t input = 0;
-    for (const Operator &op : ops) {
-      if (op.kind != OpKind::kInputIterator) continue;
-      const size_t index = input++;
-      const Dims &tile_dims = dims_of(op.outputs[0]);
-      const int64_t group = group_of(op, tile_dims, op.attributes.dtype);
-      if (phase(op.outputs[0]) != LoopPhase::kInvariant || stage_of(index) != nullptr || group == 1) continue;
+    each_input_tile([&](const Operator &op, size_t input, const Dims &tile_dims, int64_t group) {
+      if (phase(op.outputs[0]) != LoopPhase::kInvariant || stage_of(input) != nullptr || group == 1) return;
       const int64_t n = per_thread(groups_of(tile_dims, group), block_.threads);
-      if (slots + n > kMaxPrefetchGroups) continue;
+      if (slots + n > kMaxPrefetchGroups) return;
       slots += n;
-      tiles.push_back({&op, index, group});
-    }
+      tiles.push_back({&op, input, group});
+    });
     if (tiles.size() < 2) return;  // one tile gains nothing
     p_.open("if (it == 0)");
     for (const Tile &tl : tiles) {
