@@ -643,9 +643,9 @@ class CustomizedEmitter {
     for (const Operator &op : bg_.operators()) {
       if (!is_elementwise(op.kind)) continue;
       for (TensorId t : op.inputs) {
-        const Operator *made_by = producer(t);
-        if (made_by == nullptr || !is_elementwise(made_by->kind) || readers[static_cast<size_t>(t)] != 1 ||
-            dims_of(t) != dims_of(op.outputs[0]) || phase(t) != phase(op.outputs[0]) || in_epilogue(*made_by)) {
+        const Operator &made_by = producer(t);
+        if (!is_elementwise(made_by.kind) || readers[static_cast<size_t>(t)] != 1 ||
+            dims_of(t) != dims_of(op.outputs[0]) || phase(t) != phase(op.outputs[0]) || in_epilogue(made_by)) {
           continue;
         }
         inlined_[static_cast<size_t>(t)] = true;
@@ -654,16 +654,12 @@ class CustomizedEmitter {
   }
   bool inlined(TensorId t) const { return inlined_[static_cast<size_t>(t)]; }
   static bool is_elementwise(OpKind kind) { return is_unary(kind) || is_binary(kind); }
-  const Operator *producer(TensorId t) const {
-    for (const Operator &op : bg_.operators()) {
-      if (std::find(op.outputs.begin(), op.outputs.end(), t) != op.outputs.end()) return &op;
-    }
-    return nullptr;
+  const Operator &producer(TensorId t) const {
+    return bg_.operators()[static_cast<size_t>(bg_.tensor(t).producer)];
   }
   // Whether `op` is the unary operator that some matmul applies in its epilogue.
   bool in_epilogue(const Operator &op) const {
-    const Operator *matmul = is_unary(op.kind) ? producer(op.inputs[0]) : nullptr;
-    return matmul != nullptr && unary_consumer(*matmul) == &op;
+    return is_unary(op.kind) && unary_consumer(producer(op.inputs[0])) == &op;
   }
 
   // An elementwise operator with inlined inputs: one loop over its output, each element's chain
@@ -683,7 +679,7 @@ class CustomizedEmitter {
   // Calls f on every stored tile an operator's chain reads.
   void for_each_leaf(const Operator &op, const std::function<void(TensorId)> &f) const {
     for (TensorId t : op.inputs) {
-      if (inlined(t)) for_each_leaf(*producer(t), f);
+      if (inlined(t)) for_each_leaf(producer(t), f);
       else f(t);
     }
   }
@@ -692,7 +688,7 @@ class CustomizedEmitter {
     std::vector<std::string> args;
     for (TensorId t : op.inputs) {
       if (inlined(t)) {
-        args.push_back(chain_value(*producer(t), v, out, next));
+        args.push_back(chain_value(producer(t), v, out, next));
         continue;
       }
       args.push_back("c" + std::to_string(next++));
@@ -1265,10 +1261,10 @@ class CustomizedEmitter {
   std::vector<std::pair<Key, bool>> compute_reads(const Operator &op) const {
     std::vector<std::pair<Key, bool>> reads;
     const Dims &out = dims_of(op.outputs[0]);
-    const bool elementwise = is_unary(op.kind) || is_binary(op.kind);
+    const bool elementwise = is_elementwise(op.kind);
     for (TensorId in : op.inputs) {
       if (inlined(in)) {  // read where the inlined operator would have read them
-        for (const auto &read : compute_reads(*producer(in))) reads.push_back(read);
+        for (const auto &read : compute_reads(producer(in))) reads.push_back(read);
       } else {
         reads.push_back({in, elementwise && dims_of(in) == out});
       }
