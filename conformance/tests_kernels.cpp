@@ -140,6 +140,17 @@ std::vector<OpCase> op_cases() {
                      const Dims b = variant == 0 ? Dims{1, k, n} : Dims{2, k, 8};
                      g.mark_output(g.matmul(g.new_input(a, dt), g.new_input(b, dt)));
                    }});
+  cases.push_back({"matmul_long_k",
+                   [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+                     // A few rows against a long k (a weight product at batch 1-4), which
+                     // backends may split over many blocks; k and n leave partial steps and
+                     // column tiles.
+                     const int64_t m = variant == 0 ? odd_size(rng, 2, 4) : 1, k = odd_size(rng, 2100, 5000),
+                                   n = 8 * odd_size(rng, 5, 40);
+                     const Dims a = variant == 0 ? Dims{m, k} : Dims{2, m, k};
+                     const Dims b = variant == 0 ? Dims{k, n} : Dims{2, k, n};
+                     g.mark_output(g.matmul(g.new_input(a, dt), g.new_input(b, dt)));
+                   }});
   cases.push_back({op_name(OpKind::kReduction), reduction_case(OpKind::kReduction)});
   cases.push_back({op_name(OpKind::kReductionMax), reduction_case(OpKind::kReductionMax)});
   cases.push_back({op_name(OpKind::kRmsNorm),

@@ -24,18 +24,22 @@ const Nvrtc *nvrtc_or_null() {
   }
 }
 
-// Compiles every live operator of `graph` for both architectures; identical sources once.
+codegen::CudaTarget h100_like(int compute_capability) { return {compute_capability, kH100SharedBytes}; }
+
+// Generates every live operator of `graph` for each architecture and compiles it; identical
+// sources once.
 void expect_compiles(const KernelGraph &graph, const std::string &what, std::set<std::string> &seen) {
   const Nvrtc *nvrtc = nvrtc_or_null();
   const std::vector<bool> live = live_operators(graph);
   for (size_t i = 0; i < graph.operators().size(); ++i) {
     if (!live[i] || graph.operators()[i].kind == OpKind::kInput) continue;
-    const codegen::CudaKernel kernel =
-        codegen::cuda_source(codegen::make_kernel_program(graph, i), kH100SharedBytes);
-    EXPECT_GT(kernel.block_threads, 0);
-    EXPECT_GE(kernel.grid[0], 1);
-    if (!seen.insert(kernel.source).second) continue;
-    for (const char *arch : {"sm_75", "sm_80", "sm_90"}) {
+    for (int cc : {75, 80, 90}) {
+      const codegen::CudaKernel kernel = codegen::cuda_source(codegen::make_kernel_program(graph, i), h100_like(cc));
+      EXPECT_GT(kernel.block_threads, 0);
+      EXPECT_GE(kernel.grid[0], 1);
+      EXPECT_EQ(kernel.grid[0] % kernel.cluster, 0);
+      if (!seen.insert(kernel.source + std::to_string(cc)).second) continue;
+      const std::string arch = "sm_" + std::to_string(cc);
       try {
         const std::string cubin = nvrtc->compile(kernel.source, arch);
         EXPECT_GT(cubin.size(), 100u) << what;
@@ -101,11 +105,38 @@ TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
   }
 }
 
+// The matmul of rmsnorm_linear at full size, [2,4096]·[4096,6144] in float16: on sm_90 its k is
+// split over clusters of 4 blocks (128-byte B row pieces: 96 column tiles), before sm_90 over
+// the 16 warps of one block per 32 columns.
+TEST_F(CudaCodegen, SmallMatmulsSplitKOverClusters) {
+  const KernelGraph graph = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 1);
+  size_t matmul = 0;
+  while (graph.operators()[matmul].kind != OpKind::kMatmul) ++matmul;
+  const auto program = codegen::make_kernel_program(graph, matmul);
+  const codegen::CudaKernel hopper = codegen::cuda_source(program, h100_like(90));
+  EXPECT_EQ(hopper.cluster, 4);
+  EXPECT_EQ(hopper.grid[0], 96 * 4);
+  EXPECT_EQ(hopper.block_threads, 256);
+  EXPECT_NE(hopper.source.find("__cluster_dims__(4, 1, 1)"), std::string::npos);
+  EXPECT_NE(hopper.source.find("yr_ld_cluster(&partial[w][r][c], b)"), std::string::npos);
+  const codegen::CudaKernel ampere = codegen::cuda_source(program, h100_like(80));
+  EXPECT_EQ(ampere.cluster, 1);
+  EXPECT_EQ(ampere.grid[0], 6144 / 32);
+  EXPECT_EQ(ampere.source.find("__cluster_dims__"), std::string::npos);
+  for (const auto &[kernel, arch] : {std::pair{&hopper, "sm_90"}, std::pair{&ampere, "sm_80"}}) {
+    try {
+      EXPECT_GT(nvrtc_or_null()->compile(kernel->source, arch).size(), 100u);
+    } catch (const Error &e) {
+      ADD_FAILURE() << arch << ": " << e.what();
+    }
+  }
+}
+
 // The customized operator's source for `graph` under a shared-memory limit.
 codegen::CudaKernel customized_source(const KernelGraph &graph, int64_t max_shared_bytes) {
   for (size_t i = 0; i < graph.operators().size(); ++i) {
     if (graph.operators()[i].kind == OpKind::kCustomized) {
-      return codegen::cuda_source(codegen::make_kernel_program(graph, i), max_shared_bytes);
+      return codegen::cuda_source(codegen::make_kernel_program(graph, i), {90, max_shared_bytes});
     }
   }
   throw Error(ErrorCode::kInternal, "no customized operator");
@@ -168,7 +199,7 @@ TEST(CudaCodegenBlocks, ElementwiseChainsAreNotStored) {
 TEST(CudaCodegenBlocks, InvariantTilesAreLoadedTogether) {
   const std::string source =
       customized_source(bench::build_fused("ntrans", 1, DType::kFloat16, 1), kH100SharedBytes).source;
-  const size_t last_load = source.rfind("] = yr_raw16(src");
+  const size_t last_load = source.rfind("] = yr_stream16(src");
   const size_t first_conversion = source.find("yr_cvt16(in");
   ASSERT_NE(last_load, std::string::npos) << source;
   ASSERT_NE(first_conversion, std::string::npos);
@@ -184,7 +215,7 @@ TEST(CudaCodegenLimits, TilesOverSharedMemoryAreUnsupported) {
     ++checked;
     const auto program = codegen::make_kernel_program(fused, i);
     try {
-      codegen::cuda_source(program, 1024);
+      codegen::cuda_source(program, {90, 1024});
       ADD_FAILURE() << "1 KiB of shared memory was enough";
     } catch (const Error &e) {
       EXPECT_EQ(e.code(), ErrorCode::kUnsupported);

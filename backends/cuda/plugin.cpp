@@ -173,6 +173,7 @@ yirage::codegen::KernelProgram parse(const void *program, size_t size) {
 }
 
 std::string arch_of(const Device &d) { return "sm_" + std::to_string(d.cc_major * 10 + d.cc_minor); }
+yirage::codegen::CudaTarget target_of(const Device &d) { return {d.cc_major * 10 + d.cc_minor, d.max_shared_optin}; }
 
 // The cubin for `source`, from the cache or from NVRTC. The source is kept beside it as
 // `<key>.cu` (docs/backends/cuda.md: inspecting what was generated and launched).
@@ -327,7 +328,7 @@ yirage_status supports(yirage_backend_instance *instance, int32_t device, const 
         throw Error(ErrorCode::kUnsupported, "cuda: bfloat16 needs sm_80 or newer");
       }
     }
-    (void)yirage::codegen::cuda_source(parsed, d.max_shared_optin);
+    (void)yirage::codegen::cuda_source(parsed, target_of(d));
   });
 }
 
@@ -342,7 +343,7 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     auto executable = std::make_unique<yirage_backend_executable_s>();
     executable->instance = instance;
     executable->device = device;
-    executable->launch = yirage::codegen::cuda_source(parsed, d.max_shared_optin);
+    executable->launch = yirage::codegen::cuda_source(parsed, target_of(d));
     const std::string cubin = cubin_for(instance, executable->launch.source, arch_of(d));
     const Driver &driver = enter(instance, device);
     driver.check(driver.cuModuleLoadData(&executable->module, cubin.data()), "cuModuleLoadData");

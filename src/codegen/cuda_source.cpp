@@ -50,6 +50,17 @@ static __device__ __forceinline__ void yr_st(yr_bf16 *p, float v) {
 // yr_ld16u loads them one by one from anywhere (a caller's tensor may start anywhere).
 template <typename T>
 static __device__ __forceinline__ uint4 yr_raw16(const T *p) { return *reinterpret_cast<const uint4 *>(p); }
+// yr_stream16 is yr_raw16 for a kernel input in global memory (read-only while the kernel runs):
+// through the non-coherent path without a place in L1. On an H100 after an L2 flush that left
+// dirty lines (as timing harnesses do), it streamed the benchmark's weights 10-15% faster than
+// plain loads (benchmarks/gpu/RESULTS.md, fifth session).
+template <typename T>
+static __device__ __forceinline__ uint4 yr_stream16(const T *p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
 static __device__ __forceinline__ void yr_cvt16(const float *, uint4 w, float *v) {
   v[0] = __uint_as_float(w.x); v[1] = __uint_as_float(w.y);
   v[2] = __uint_as_float(w.z); v[3] = __uint_as_float(w.w);
@@ -111,6 +122,22 @@ static __device__ __forceinline__ void yr_cp_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 #endif
 }
+#if __CUDA_ARCH__ >= 900
+// Thread block clusters: a barrier of all the cluster's threads whose release / acquire orders
+// shared-memory writes before the other blocks' reads, and the float at p's address in the
+// shared memory of the cluster's block `rank`.
+static __device__ __forceinline__ void yr_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+static __device__ __forceinline__ float yr_ld_cluster(const float *p, unsigned rank) {
+  unsigned local, remote;
+  float v;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(local) : "l"(p));
+  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+}
+#endif
 #if __CUDA_ARCH__ >= 800
 // A float rounded to TensorFloat-32 (10 mantissa bits) for mma: exact for float16/bfloat16 data.
 static __device__ __forceinline__ unsigned yr_tf32(float x) {
@@ -1048,7 +1075,7 @@ class CustomizedEmitter {
       p_.line("uint4 " + raw + "[" + std::to_string(per_thread(groups, block_.threads)) + "];");
       p_.open("if (" + aligned_name(tensor) + ")");
       shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
-        p_.line(raw + "[u] = yr_raw16(src" + std::to_string(tl.input) + " + " + index_expr(v, gg) + ");");
+        p_.line(raw + "[u] = yr_stream16(src" + std::to_string(tl.input) + " + " + index_expr(v, gg) + ");");
       }, 8);
       p_.close();
     }
@@ -1079,7 +1106,7 @@ class CustomizedEmitter {
                p_.line(t + "[" + s + "] = yr_ld(src + " + g + ");");
              },
              [&](const std::string &g, const std::string &s) {
-               store_group(tensor, "yr_raw16(src + " + g + ")", t + " + " + s, group);
+               store_group(tensor, "yr_stream16(src + " + g + ")", t + " + " + s, group);
              });
     p_.close();
     wrote(op.outputs, group == 1);
@@ -1290,11 +1317,11 @@ class CustomizedEmitter {
   BlockLayout layout_;
 };
 
-// The block's place in a pre-defined matmul's grid: column block cb (fastest), row block rb and
-// batch bt, with ia / ib the batch offsets into A and B.
-void emit_matmul_block_origin(Printer &p, int64_t col_blocks, int64_t row_blocks, const Dims &batch_out,
-                              const Dims &sa, const Dims &sb) {
-  p.line("int64_t block = blockIdx.x;");
+// The place of tile `tile` (an expression) in a pre-defined matmul's grid: column block cb
+// (fastest), row block rb and batch bt, with ia / ib the batch offsets into A and B.
+void emit_matmul_block_origin(Printer &p, const std::string &tile, int64_t col_blocks, int64_t row_blocks,
+                              const Dims &batch_out, const Dims &sa, const Dims &sb) {
+  p.line("int64_t block = " + tile + ";");
   p.line("const int64_t cb = block % " + std::to_string(col_blocks) + "; block /= " + std::to_string(col_blocks) + ";");
   p.line("const int64_t rb = block % " + std::to_string(row_blocks) + ", bt = block / " + std::to_string(row_blocks) + ";");
   p.line("int64_t ia = 0, ib = 0, rest = bt;");
@@ -1307,20 +1334,30 @@ void emit_matmul_block_origin(Printer &p, int64_t col_blocks, int64_t row_blocks
 }
 
 // After every warp stored its partial sums of the block's rows × tile_cols outputs in
-// partial[warp][row][column]: sums them over the warps and stores the outputs inside m × n.
-void emit_matmul_partial_sums(Printer &p, int64_t warps, int64_t rows, int64_t tile_cols, int64_t m, int64_t n,
-                              const Ref &o) {
-  const std::string TC = std::to_string(tile_cols), N = std::to_string(n);
-  p.line("__syncthreads();");
-  p.open("for (int t = threadIdx.x; t < " + std::to_string(rows * tile_cols) + "; t += blockDim.x)");
-  p.line("const int64_t r = t / " + TC + ", jj = cb * " + TC + " + t % " + TC + ", ii = rb * " +
-         std::to_string(rows) + " + r;");
+// partial[warp][row][column]: sums them over the warps and stores the outputs inside m × n. In a
+// cluster of blocks that split k (rank: the block's place in it), each block finishes
+// tile_cols / cluster of the columns, reading every block's partial sums of them.
+void emit_matmul_partial_sums(Printer &p, int64_t warps, int64_t cluster, int64_t rows, int64_t tile_cols, int64_t m,
+                              int64_t n, const Ref &o) {
+  const int64_t cols = tile_cols / cluster;
+  const std::string TC = std::to_string(tile_cols), C = std::to_string(cols), N = std::to_string(n);
+  p.line(cluster > 1 ? "yr_cluster_sync();" : "__syncthreads();");
+  p.open("for (int t = threadIdx.x; t < " + std::to_string(rows * cols) + "; t += blockDim.x)");
+  p.line("const int64_t r = t / " + C + ", c = " + (cluster > 1 ? "rank * " + C + " + " : std::string()) + "t % " +
+         C + ", jj = cb * " + TC + " + c, ii = rb * " + std::to_string(rows) + " + r;");
   p.line("if (jj >= " + N + " || ii >= " + std::to_string(m) + ") continue;");
   p.line("float sum = 0.0f;");
-  p.line("#pragma unroll");
-  p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) sum += partial[w][r][t % " + TC + "];");
+  if (cluster > 1) {
+    p.line("for (unsigned b = 0; b < " + std::to_string(cluster) + "; ++b)");
+    p.line("#pragma unroll");
+    p.line("  for (int w = 0; w < " + std::to_string(warps) + "; ++w) sum += yr_ld_cluster(&partial[w][r][c], b);");
+  } else {
+    p.line("#pragma unroll");
+    p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) sum += partial[w][r][c];");
+  }
   p.line("yr_st(" + o.ptr + " + bt * " + std::to_string(m * n) + " + ii * " + N + " + jj, sum);");
   p.close();
+  if (cluster > 1) p.line("yr_cluster_sync();  // no block exits while another reads its partial sums");
 }
 
 // A pre-defined matmul, split along k: each block computes kMatmulRows rows × 32 columns of
@@ -1333,6 +1370,7 @@ constexpr int64_t kMatmulRows = 8;
 struct MatmulLaunch {
   int64_t blocks, threads;
   int64_t min_blocks_per_sm = 1;  // for __launch_bounds__: caps registers so that many fit an SM
+  int64_t cluster = 1;            // blocks per thread block cluster (__cluster_dims__)
 };
 MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o) {
   const size_t rank = o.dims.size();
@@ -1347,7 +1385,7 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
   const std::string R = std::to_string(rows);
   p.line("__shared__ float partial[" + std::to_string(kMatmulWarps) + "][" + R + "][32];");
   p.line("const int64_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
-  emit_matmul_block_origin(p, col_blocks, row_blocks, batch_out, sa, sb);
+  emit_matmul_block_origin(p, "blockIdx.x", col_blocks, row_blocks, batch_out, sa, sb);
   p.line("const int64_t j = cb * 32 + lane, i0 = rb * " + R + ";");
   p.line("const int64_t p0 = warp * " + std::to_string(slice) + ", p1 = p0 + " + std::to_string(slice) +
          " < " + std::to_string(k) + " ? p0 + " + std::to_string(slice) + " : " + std::to_string(k) + ";");
@@ -1372,43 +1410,76 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
   p.close();
   p.line("#pragma unroll");
   p.line("for (int r = 0; r < " + R + "; ++r) partial[warp][r][lane] = acc[r];");
-  emit_matmul_partial_sums(p, kMatmulWarps, rows, 32, m, n, o);
+  emit_matmul_partial_sums(p, kMatmulWarps, 1, rows, 32, m, n, o);
   return {blocks, kMatmulWarps * 32};
 }
 
 // A pre-defined matmul whose B rows are compact and split into 16-byte groups (n a multiple of
 // 8 for 16-bit dtypes, of 4 for float32): the weight products of the benchmarks, where m is small
 // and reading B once at full bandwidth is the whole cost. Each lane owns one 16-byte group of
-// columns (one vector load per k row) and every row of the block's row tile; a warp covers 4
-// groups × 8 k rows per step, and the block's warps split k. Partial sums meet through shuffles
-// (the 8 k lanes of a group), then shared memory (the warps). Returns {blocks, threads}, or
-// {0, 0} when B does not have that shape.
-constexpr int64_t kGroupLanes = 4, kKLanes = 32 / kGroupLanes;
-MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype) {
+// columns (one vector load per k row) and every row of the block's row tile; a warp covers
+// `group_lanes` groups × 32 / group_lanes k rows per step, and the block's warps split k (as do
+// the blocks of a cluster, where there are clusters). Partial sums meet through shuffles (the k
+// lanes of a group), then shared memory (the warps, and the cluster's blocks). Returns {blocks,
+// threads}, or {0, 0} when B does not have that shape.
+struct VectorMatmulShape {
+  int64_t group_lanes;  // lanes reading consecutive 16-byte groups of one B row
+  int64_t warps;        // per block
+  int64_t cluster;      // blocks per cluster, splitting k further; 1: no cluster
+  int64_t min_blocks_per_sm;
+};
+constexpr int64_t kVectorBatch = 4;  // B rows a lane loads before using any
+VectorMatmulShape vector_matmul_shape(int64_t rows, int64_t group, int64_t k, const CudaTarget &target) {
+  // Few accumulators per lane (64 registers), on a device with clusters: 128-byte row pieces
+  // (8 groups), 8 warps, and k split over up to 8 blocks while each warp keeps at least 8
+  // batches of rows. On an H100 this ran rmsnorm_linear's [2,4096]·[4096,6144] in 31.3 µs
+  // against 34.0 for the layout below (benchmarks/gpu/RESULTS.md, fifth session).
+  if (rows * group <= 32 && target.clusters()) {
+    const int64_t group_lanes = 8, warps = 8, k_lanes = 32 / group_lanes;
+    int64_t cluster = 8;
+    while (cluster > 1 && k < cluster * warps * k_lanes * kVectorBatch * 8) cluster /= 2;
+    if (cluster > 1) return {group_lanes, warps, cluster, 4};
+  }
+  // Otherwise 16 warps per block (fewer when k is short: at least 16 rows per k lane), so two
+  // blocks fit an SM where registers allow (1024-thread blocks ran the benchmark's 192 blocks in
+  // two waves on 132 SMs); with few accumulators, two resident blocks per SM (registers capped
+  // at 64), so grids of up to twice the SM count run in one wave.
+  const int64_t group_lanes = 4, k_lanes = 32 / group_lanes;
+  return {group_lanes, std::clamp<int64_t>(k / (k_lanes * 16), 1, 16), 1, rows * group <= 32 ? 2 : 1};
+}
+MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
+                                  const CudaTarget &target) {
   const size_t rank = o.dims.size();
   const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
   const int64_t group = 16 / static_cast<int64_t>(dtype_size(dtype));
   const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
   const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
   if (n % group != 0 || sb[rank - 1] != 1 || sb[rank - 2] != n) return {0, 0};
-  const int64_t rows = std::min(m, kMatmulRows), tile_cols = kGroupLanes * group;
+  const int64_t rows = std::min(m, kMatmulRows);
+  const VectorMatmulShape shape = vector_matmul_shape(rows, group, k, target);
+  const int64_t GLn = shape.group_lanes, KLn = 32 / GLn, warps = shape.warps, cluster = shape.cluster;
+  const int64_t tile_cols = GLn * group;
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + tile_cols - 1) / tile_cols;
-  const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
-  // 16 warps per block (fewer when k is short: at least 16 rows per k lane), so two blocks fit
-  // an SM where registers allow (1024-thread blocks ran the benchmark's 192 blocks in two waves
-  // on 132 SMs); __launch_bounds__ keeps the registers within one block of 512.
-  const int64_t max_warps = 16;
-  const int64_t warps = std::clamp<int64_t>(k / (kKLanes * 16), 1, max_warps);
-  const int64_t slice = ((k + warps - 1) / warps + kKLanes - 1) / kKLanes * kKLanes;
+  const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks) * cluster;
+  // k in cluster × warps slices of whole k-lane steps; slice i = rank * warps + warp.
+  const int64_t slices = cluster * warps;
+  const int64_t slice = ((k + slices - 1) / slices + KLn - 1) / KLn * KLn;
   const std::string R = std::to_string(rows), G = std::to_string(group), N = std::to_string(n);
+  const std::string SL = std::to_string(slice), K = std::to_string(k);
+  if (cluster > 1) p.line("// k split over a cluster of " + std::to_string(cluster) + " blocks");
   p.line("__shared__ float partial[" + std::to_string(warps) + "][" + R + "][" + std::to_string(tile_cols) + "];");
   p.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
-  p.line("const int gl = lane % " + std::to_string(kGroupLanes) + ", kl = lane / " + std::to_string(kGroupLanes) + ";");
-  emit_matmul_block_origin(p, col_blocks, row_blocks, batch_out, sa, sb);
+  p.line("const int gl = lane % " + std::to_string(GLn) + ", kl = lane / " + std::to_string(GLn) + ";");
+  if (cluster > 1) {
+    p.line("const unsigned rank = blockIdx.x % " + std::to_string(cluster) + ";");
+    p.line("const int64_t slice = rank * " + std::to_string(warps) + " + warp;");
+  } else {
+    p.line("const int64_t slice = warp;");
+  }
+  emit_matmul_block_origin(p, cluster > 1 ? "blockIdx.x / " + std::to_string(cluster) : "blockIdx.x", col_blocks,
+                           row_blocks, batch_out, sa, sb);
   p.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
-  p.line("const int64_t p1 = warp * " + std::to_string(slice) + " + " + std::to_string(slice) + " < " +
-         std::to_string(k) + " ? warp * " + std::to_string(slice) + " + " + std::to_string(slice) + " : " +
-         std::to_string(k) + ";");
+  p.line("const int64_t p1 = slice * " + SL + " + " + SL + " < " + K + " ? slice * " + SL + " + " + SL + " : " + K + ";");
   p.line("float acc[" + R + "][" + G + "];");
   p.line("#pragma unroll");
   p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c) acc[r][c] = 0.0f;");
@@ -1425,8 +1496,8 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   // Aligned B: U rows' 16-byte loads are issued together before any is used (the compiler does
   // not hoist them across the FMAs on its own), then a remainder loop. The alignment test stays
   // outside the loops; unaligned B has a scalar twin.
-  const int64_t batch = 4;
-  const std::string U = std::to_string(batch), KL = std::to_string(kKLanes);
+  const int64_t batch = kVectorBatch;
+  const std::string U = std::to_string(batch), KL = std::to_string(KLn);
   auto fma_row = [&](const std::string &q, const std::string &raw) {
     p.line("float bv[" + G + "];");
     p.line("yr_cvt16(pb, " + raw + ", bv);");
@@ -1437,18 +1508,18 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
     p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
     p.close();
   };
-  p.line("int64_t q = warp * " + std::to_string(slice) + " + kl;");
+  p.line("int64_t q = slice * " + SL + " + kl;");
   p.open("if (aligned)");
   // Software pipelined: the next batch's loads are issued before this batch is computed.
-  const std::string last = std::to_string((batch - 1) * kKLanes), step = std::to_string(batch * kKLanes);
+  const std::string last = std::to_string((batch - 1) * KLn), step = std::to_string(batch * KLn);
   p.line("uint4 raw[" + U + "], next[" + U + "];");
   p.line("#pragma unroll");
-  p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = q + " + last + " < p1 ? yr_raw16(pb + (q + u * " + KL +
+  p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = q + " + last + " < p1 ? yr_stream16(pb + (q + u * " + KL +
          ") * " + N + ") : make_uint4(0, 0, 0, 0);");
   p.open("for (; q + " + last + " < p1; q += " + step + ")");
   p.line("const bool more = q + " + step + " + " + last + " < p1;");
   p.line("#pragma unroll");
-  p.line("for (int u = 0; u < " + U + "; ++u) if (more) next[u] = yr_raw16(pb + (q + " + step + " + u * " + KL +
+  p.line("for (int u = 0; u < " + U + "; ++u) if (more) next[u] = yr_stream16(pb + (q + " + step + " + u * " + KL +
          ") * " + N + ");");
   p.line("#pragma unroll");
   p.open("for (int u = 0; u < " + U + "; ++u)");
@@ -1458,7 +1529,7 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = next[u];");
   p.close();
   p.open("for (; q < p1; q += " + KL + ")");
-  fma_row("q", "yr_raw16(pb + q * " + N + ")");
+  fma_row("q", "yr_stream16(pb + q * " + N + ")");
   p.close();
   p.close();
   p.open("else");
@@ -1474,18 +1545,17 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   p.close();
   p.close();
   p.close();
-  // The k lanes of a group are lanes gl, gl + 4, …: xor offsets 4, 8, 16 keep gl.
+  // The k lanes of a group are lanes gl, gl + group_lanes, …: xor offsets from group_lanes up
+  // keep gl.
   p.line("#pragma unroll");
   p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c)");
-  p.line("  for (int off = " + std::to_string(kGroupLanes) + "; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);");
+  p.line("  for (int off = " + std::to_string(GLn) + "; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);");
   p.open("if (kl == 0)");
   p.line("#pragma unroll");
   p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c) partial[warp][r][gl * " + G + " + c] = acc[r][c];");
   p.close();
-  emit_matmul_partial_sums(p, warps, rows, tile_cols, m, n, o);
-  // Few accumulators: ask for two resident blocks per SM (registers capped at 64), so grids of
-  // up to twice the SM count run in one wave.
-  return {blocks, warps * 32, rows * group <= 32 ? 2 : 1};
+  emit_matmul_partial_sums(p, warps, cluster, rows, tile_cols, m, n, o);
+  return {blocks, warps * 32, shape.min_blocks_per_sm, cluster};
 }
 
 // A pre-defined rms_norm: one block per row (rows shared grid-wide), the sum of squares reduced
@@ -1561,7 +1631,8 @@ int64_t reduction_kernel(Printer &p, const Operator &op, const Ref &x, const Ref
 
 }  // namespace
 
-CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
+CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
+  const int64_t max_shared_bytes = target.max_shared_bytes;
   const KernelGraph &g = program.graph;
   const Operator &op = program.op();
   Printer p;
@@ -1620,7 +1691,7 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
     }
   } else if (op.kind == OpKind::kMatmul) {
     const DType dtype = g.tensor(g.inputs()[1]).dtype;
-    MatmulLaunch launch = vector_matmul_kernel(body, in[0], in[1], out[0], dtype);
+    MatmulLaunch launch = vector_matmul_kernel(body, in[0], in[1], out[0], dtype, target);
     if (launch.blocks == 0) launch = matmul_kernel(body, in[0], in[1], out[0]);
     kernel.block_threads = launch.threads;
     kernel.any_block_threads = false;  // one k slice per warp
@@ -1629,6 +1700,9 @@ CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes) {
     // size (or min_blocks_per_sm of them per SM) from launching.
     launch_bounds = "__launch_bounds__(" + std::to_string(launch.threads) + ", " +
                     std::to_string(launch.min_blocks_per_sm) + ") ";
+    // A compile-time cluster size: a plain launch forms the clusters (the grid is a multiple).
+    if (launch.cluster > 1) launch_bounds += "__cluster_dims__(" + std::to_string(launch.cluster) + ", 1, 1) ";
+    kernel.cluster = launch.cluster;
   } else if (op.kind == OpKind::kRmsNorm) {
     kernel.block_threads = kThreads;
     kernel.grid = {rms_norm_kernel(body, op, in, out[0]), 1, 1};

@@ -31,10 +31,19 @@ struct CudaKernel {
   // fewer when the compiled kernel's registers do not allow block_threads).
   bool any_block_threads = true;
   int64_t shared_bytes = 0;  // dynamic shared memory per block
+  int64_t cluster = 1;       // blocks per thread block cluster, fixed in the source (sm_90+)
+};
+
+// What the generated source may use on the device it is for.
+struct CudaTarget {
+  int compute_capability = 0;    // major * 10 + minor, e.g. 90 for sm_90
+  int64_t max_shared_bytes = 0;  // per block, opted in; 0: no limit
+  // Thread block clusters (sm_90 and newer): blocks of a cluster read each other's shared memory.
+  bool clusters() const { return compute_capability >= 90; }
 };
 
 // Throws Error(kUnsupported) for an operator it cannot generate, or a customized operator whose
-// tiles need more than `max_shared_bytes` of shared memory (0: no limit).
-CudaKernel cuda_source(const KernelProgram &program, int64_t max_shared_bytes);
+// tiles need more than `target.max_shared_bytes` of shared memory.
+CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target);
 
 }  // namespace yirage::codegen
