@@ -132,6 +132,27 @@ TEST_F(CudaCodegen, SmallMatmulsSplitKOverClusters) {
   }
 }
 
+// On sm_90 every kernel waits for the previous kernel in the stream before touching memory, so
+// the plugin may launch it as a programmatic dependent; before sm_90 there is no such wait.
+TEST_F(CudaCodegen, KernelsWaitForThePreviousOneOnHopper) {
+  const KernelGraph graph = bench::build_unfused("gated_mlp", 1, DType::kFloat16, 16);
+  const std::vector<bool> live = live_operators(graph);
+  for (size_t i = 0; i < graph.operators().size(); ++i) {
+    if (!live[i] || graph.operators()[i].kind == OpKind::kInput) continue;
+    const auto program = codegen::make_kernel_program(graph, i);
+    const codegen::CudaKernel hopper = codegen::cuda_source(program, h100_like(90));
+    EXPECT_TRUE(hopper.waits_for_previous);
+    const size_t body = hopper.source.find(codegen::kCudaKernelSymbol);
+    const size_t wait = hopper.source.find("griddepcontrol.wait;", body);
+    ASSERT_NE(wait, std::string::npos) << op_name(graph.operators()[i].kind);
+    // The wait is the body's first statement: no load or store comes before it.
+    EXPECT_EQ(hopper.source.find(';', hopper.source.find('{', body)), hopper.source.find(';', wait));
+    const codegen::CudaKernel ampere = codegen::cuda_source(program, h100_like(80));
+    EXPECT_FALSE(ampere.waits_for_previous);
+    EXPECT_EQ(ampere.source.find("griddepcontrol"), std::string::npos);
+  }
+}
+
 // The customized operator's source for `graph` under a shared-memory limit.
 codegen::CudaKernel customized_source(const KernelGraph &graph, int64_t max_shared_bytes) {
   for (size_t i = 0; i < graph.operators().size(); ++i) {

@@ -28,6 +28,7 @@ const Driver *Driver::load(std::string &why) {
     if (elapsed == nullptr) elapsed = dlsym(handle, "cuEventElapsedTime");
     driver.cuEventElapsedTime = reinterpret_cast<decltype(driver.cuEventElapsedTime)>(elapsed);
     if (elapsed == nullptr && failure.empty()) failure = "cuda: the driver lacks cuEventElapsedTime";
+    driver.cuLaunchKernelEx = reinterpret_cast<decltype(driver.cuLaunchKernelEx)>(dlsym(handle, "cuLaunchKernelEx"));
   });
   why = failure;
   return failure.empty() ? &driver : nullptr;

@@ -41,6 +41,8 @@ struct Driver {
 #undef YIRAGE_DECLARE
   // cuEventElapsedTime_v2 where the driver has it, else the original (same signature).
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent) = nullptr;
+  // Drivers of CUDA 12 and newer; nullptr before (launches then go through cuLaunchKernel).
+  decltype(&::cuLaunchKernelEx) cuLaunchKernelEx = nullptr;
 
   // Opens libcuda.so.1 (once per process); nullptr with `why` set when it cannot.
   static const Driver *load(std::string &why);

@@ -409,6 +409,25 @@ yirage_status launch(yirage_backend_executable *executable, void *stream,
     for (CUdeviceptr &p : pointers) args.push_back(&p);
     const Driver &driver = enter(executable->instance, executable->device);
     const auto &l = executable->launch;
+    if (l.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
+      // Programmatic dependent launch: the kernel may start while the previous kernel in the
+      // stream runs; it touches no memory before griddepcontrol.wait returns.
+      CUlaunchAttribute overlap{};
+      overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      overlap.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig config{};
+      config.gridDimX = static_cast<unsigned>(l.grid[0]);
+      config.gridDimY = static_cast<unsigned>(l.grid[1]);
+      config.gridDimZ = static_cast<unsigned>(l.grid[2]);
+      config.blockDimX = static_cast<unsigned>(l.block_threads);
+      config.blockDimY = config.blockDimZ = 1;
+      config.sharedMemBytes = static_cast<unsigned>(l.shared_bytes);
+      config.hStream = static_cast<CUstream>(stream);
+      config.attrs = &overlap;
+      config.numAttrs = 1;
+      driver.check(driver.cuLaunchKernelEx(&config, executable->function, args.data(), nullptr), "cuLaunchKernelEx");
+      return;
+    }
     driver.check(driver.cuLaunchKernel(executable->function, static_cast<unsigned>(l.grid[0]),
                                        static_cast<unsigned>(l.grid[1]), static_cast<unsigned>(l.grid[2]),
                                        static_cast<unsigned>(l.block_threads), 1, 1,

@@ -1427,25 +1427,25 @@ struct VectorMatmulShape {
   int64_t warps;        // per block
   int64_t cluster;      // blocks per cluster, splitting k further; 1: no cluster
   int64_t min_blocks_per_sm;
+  int64_t batch;        // B rows a lane loads before using any (2 measured slower for gated_mlp)
 };
-constexpr int64_t kVectorBatch = 4;  // B rows a lane loads before using any
 VectorMatmulShape vector_matmul_shape(int64_t rows, int64_t group, int64_t k, const CudaTarget &target) {
   // Few accumulators per lane (64 registers), on a device with clusters: 128-byte row pieces
   // (8 groups), 8 warps, and k split over up to 8 blocks while each warp keeps at least 8
   // batches of rows. On an H100 this ran rmsnorm_linear's [2,4096]·[4096,6144] in 31.3 µs
   // against 34.0 for the layout below (benchmarks/gpu/RESULTS.md, fifth session).
   if (rows * group <= 32 && target.clusters()) {
-    const int64_t group_lanes = 8, warps = 8, k_lanes = 32 / group_lanes;
+    const int64_t group_lanes = 8, warps = 8, k_lanes = 32 / group_lanes, batch = 4;
     int64_t cluster = 8;
-    while (cluster > 1 && k < cluster * warps * k_lanes * kVectorBatch * 8) cluster /= 2;
-    if (cluster > 1) return {group_lanes, warps, cluster, 4};
+    while (cluster > 1 && k < cluster * warps * k_lanes * batch * 8) cluster /= 2;
+    if (cluster > 1) return {group_lanes, warps, cluster, 4, batch};
   }
   // Otherwise 16 warps per block (fewer when k is short: at least 16 rows per k lane), so two
   // blocks fit an SM where registers allow (1024-thread blocks ran the benchmark's 192 blocks in
   // two waves on 132 SMs); with few accumulators, two resident blocks per SM (registers capped
   // at 64), so grids of up to twice the SM count run in one wave.
   const int64_t group_lanes = 4, k_lanes = 32 / group_lanes;
-  return {group_lanes, std::clamp<int64_t>(k / (k_lanes * 16), 1, 16), 1, rows * group <= 32 ? 2 : 1};
+  return {group_lanes, std::clamp<int64_t>(k / (k_lanes * 16), 1, 16), 1, rows * group <= 32 ? 2 : 1, 4};
 }
 MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
                                   const CudaTarget &target) {
@@ -1496,7 +1496,7 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   // Aligned B: U rows' 16-byte loads are issued together before any is used (the compiler does
   // not hoist them across the FMAs on its own), then a remainder loop. The alignment test stays
   // outside the loops; unaligned B has a scalar twin.
-  const int64_t batch = kVectorBatch;
+  const int64_t batch = shape.batch;
   const std::string U = std::to_string(batch), KL = std::to_string(KLn);
   auto fma_row = [&](const std::string &q, const std::string &raw) {
     p.line("float bv[" + G + "];");
@@ -1718,6 +1718,14 @@ CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
     ComputeEmitter(body, kGridWide).emit(op, in, out);
   }
   p.open(std::string("extern \"C\" __global__ void ") + launch_bounds + kCudaKernelSymbol + "(" + params + ")");
+  if (target.dependent_launch()) {
+    // Launched while the previous kernel in the stream may still run: nothing is read or
+    // written before its writes are visible. Letting the next kernel launch at once only hides
+    // its launch: it waits here in turn.
+    p.line("asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");");
+    p.line("asm volatile(\"griddepcontrol.launch_dependents;\");");
+    kernel.waits_for_previous = true;
+  }
   p.text(body.str());
   p.close();
   kernel.source = p.str();
