@@ -37,7 +37,6 @@ void expect_compiles(const KernelGraph &graph, const std::string &what, std::set
       const codegen::CudaKernel kernel = codegen::cuda_source(codegen::make_kernel_program(graph, i), h100_like(cc));
       EXPECT_GT(kernel.block_threads, 0);
       EXPECT_GE(kernel.grid[0], 1);
-      EXPECT_EQ(kernel.grid[0] % kernel.cluster, 0);
       if (!seen.insert(kernel.source + std::to_string(cc)).second) continue;
       const std::string arch = "sm_" + std::to_string(cc);
       try {
@@ -105,30 +104,18 @@ TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
   }
 }
 
-// The matmul of rmsnorm_linear at full size, [2,4096]·[4096,6144] in float16: on sm_90 its k is
-// split over clusters of 4 blocks (128-byte B row pieces: 96 column tiles), before sm_90 over
-// the 16 warps of one block per 32 columns.
-TEST_F(CudaCodegen, SmallMatmulsSplitKOverClusters) {
-  const KernelGraph graph = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 1);
-  size_t matmul = 0;
-  while (graph.operators()[matmul].kind != OpKind::kMatmul) ++matmul;
-  const auto program = codegen::make_kernel_program(graph, matmul);
-  const codegen::CudaKernel hopper = codegen::cuda_source(program, h100_like(90));
-  EXPECT_EQ(hopper.cluster, 4);
-  EXPECT_EQ(hopper.grid[0], 96 * 4);
-  EXPECT_EQ(hopper.block_threads, 256);
-  EXPECT_NE(hopper.source.find("__cluster_dims__(4, 1, 1)"), std::string::npos);
-  EXPECT_NE(hopper.source.find("yr_ld_cluster(&partial[w][r][c], b)"), std::string::npos);
-  const codegen::CudaKernel ampere = codegen::cuda_source(program, h100_like(80));
-  EXPECT_EQ(ampere.cluster, 1);
-  EXPECT_EQ(ampere.grid[0], 6144 / 32);
-  EXPECT_EQ(ampere.source.find("__cluster_dims__"), std::string::npos);
-  for (const auto &[kernel, arch] : {std::pair{&hopper, "sm_90"}, std::pair{&ampere, "sm_80"}}) {
-    try {
-      EXPECT_GT(nvrtc_or_null()->compile(kernel->source, arch).size(), 100u);
-    } catch (const Error &e) {
-      ADD_FAILURE() << arch << ": " << e.what();
-    }
+// The matmul of rmsnorm_linear at full size, [2,4096]·[4096,6144] in float16: B streamed past L1
+// in batches of 2 rows (few accumulators); gated_mlp's 8 rows take batches of 4.
+TEST_F(CudaCodegen, WeightsStreamPastL1) {
+  for (const auto &[name, batch] : {std::pair{"rmsnorm_linear", "uint4 raw[2], next[2];"},
+                                    std::pair{"gated_mlp", "uint4 raw[4], next[4];"}}) {
+    const KernelGraph graph = bench::build_unfused(name, 1, DType::kFloat16, 1);
+    size_t matmul = 0;
+    while (graph.operators()[matmul].kind != OpKind::kMatmul) ++matmul;
+    const codegen::CudaKernel kernel = codegen::cuda_source(codegen::make_kernel_program(graph, matmul), h100_like(90));
+    EXPECT_NE(kernel.source.find(batch), std::string::npos) << name;
+    EXPECT_NE(kernel.source.find("yr_stream16(pb + (q + u * 8)"), std::string::npos) << name;
+    EXPECT_EQ(kernel.source.find("yr_raw16(pb"), std::string::npos) << name;
   }
 }
 

@@ -122,22 +122,6 @@ static __device__ __forceinline__ void yr_cp_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 #endif
 }
-#if __CUDA_ARCH__ >= 900
-// Thread block clusters: a barrier of all the cluster's threads whose release / acquire orders
-// shared-memory writes before the other blocks' reads, and the float at p's address in the
-// shared memory of the cluster's block `rank`.
-static __device__ __forceinline__ void yr_cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-static __device__ __forceinline__ float yr_ld_cluster(const float *p, unsigned rank) {
-  unsigned local, remote;
-  float v;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(local) : "l"(p));
-  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
-  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
-  return v;
-}
-#endif
 #if __CUDA_ARCH__ >= 800
 // A float rounded to TensorFloat-32 (10 mantissa bits) for mma: exact for float16/bfloat16 data.
 static __device__ __forceinline__ unsigned yr_tf32(float x) {
@@ -1317,11 +1301,11 @@ class CustomizedEmitter {
   BlockLayout layout_;
 };
 
-// The place of tile `tile` (an expression) in a pre-defined matmul's grid: column block cb
-// (fastest), row block rb and batch bt, with ia / ib the batch offsets into A and B.
-void emit_matmul_block_origin(Printer &p, const std::string &tile, int64_t col_blocks, int64_t row_blocks,
-                              const Dims &batch_out, const Dims &sa, const Dims &sb) {
-  p.line("int64_t block = " + tile + ";");
+// The block's place in a pre-defined matmul's grid: column block cb (fastest), row block rb and
+// batch bt, with ia / ib the batch offsets into A and B.
+void emit_matmul_block_origin(Printer &p, int64_t col_blocks, int64_t row_blocks, const Dims &batch_out,
+                              const Dims &sa, const Dims &sb) {
+  p.line("int64_t block = blockIdx.x;");
   p.line("const int64_t cb = block % " + std::to_string(col_blocks) + "; block /= " + std::to_string(col_blocks) + ";");
   p.line("const int64_t rb = block % " + std::to_string(row_blocks) + ", bt = block / " + std::to_string(row_blocks) + ";");
   p.line("int64_t ia = 0, ib = 0, rest = bt;");
@@ -1334,30 +1318,20 @@ void emit_matmul_block_origin(Printer &p, const std::string &tile, int64_t col_b
 }
 
 // After every warp stored its partial sums of the block's rows × tile_cols outputs in
-// partial[warp][row][column]: sums them over the warps and stores the outputs inside m × n. In a
-// cluster of blocks that split k (rank: the block's place in it), each block finishes
-// tile_cols / cluster of the columns, reading every block's partial sums of them.
-void emit_matmul_partial_sums(Printer &p, int64_t warps, int64_t cluster, int64_t rows, int64_t tile_cols, int64_t m,
-                              int64_t n, const Ref &o) {
-  const int64_t cols = tile_cols / cluster;
-  const std::string TC = std::to_string(tile_cols), C = std::to_string(cols), N = std::to_string(n);
-  p.line(cluster > 1 ? "yr_cluster_sync();" : "__syncthreads();");
-  p.open("for (int t = threadIdx.x; t < " + std::to_string(rows * cols) + "; t += blockDim.x)");
-  p.line("const int64_t r = t / " + C + ", c = " + (cluster > 1 ? "rank * " + C + " + " : std::string()) + "t % " +
-         C + ", jj = cb * " + TC + " + c, ii = rb * " + std::to_string(rows) + " + r;");
+// partial[warp][row][column]: sums them over the warps and stores the outputs inside m × n.
+void emit_matmul_partial_sums(Printer &p, int64_t warps, int64_t rows, int64_t tile_cols, int64_t m, int64_t n,
+                              const Ref &o) {
+  const std::string TC = std::to_string(tile_cols), N = std::to_string(n);
+  p.line("__syncthreads();");
+  p.open("for (int t = threadIdx.x; t < " + std::to_string(rows * tile_cols) + "; t += blockDim.x)");
+  p.line("const int64_t r = t / " + TC + ", jj = cb * " + TC + " + t % " + TC + ", ii = rb * " +
+         std::to_string(rows) + " + r;");
   p.line("if (jj >= " + N + " || ii >= " + std::to_string(m) + ") continue;");
   p.line("float sum = 0.0f;");
-  if (cluster > 1) {
-    p.line("for (unsigned b = 0; b < " + std::to_string(cluster) + "; ++b)");
-    p.line("#pragma unroll");
-    p.line("  for (int w = 0; w < " + std::to_string(warps) + "; ++w) sum += yr_ld_cluster(&partial[w][r][c], b);");
-  } else {
-    p.line("#pragma unroll");
-    p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) sum += partial[w][r][c];");
-  }
+  p.line("#pragma unroll");
+  p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) sum += partial[w][r][t % " + TC + "];");
   p.line("yr_st(" + o.ptr + " + bt * " + std::to_string(m * n) + " + ii * " + N + " + jj, sum);");
   p.close();
-  if (cluster > 1) p.line("yr_cluster_sync();  // no block exits while another reads its partial sums");
 }
 
 // A pre-defined matmul, split along k: each block computes kMatmulRows rows × 32 columns of
@@ -1370,7 +1344,6 @@ constexpr int64_t kMatmulRows = 8;
 struct MatmulLaunch {
   int64_t blocks, threads;
   int64_t min_blocks_per_sm = 1;  // for __launch_bounds__: caps registers so that many fit an SM
-  int64_t cluster = 1;            // blocks per thread block cluster (__cluster_dims__)
 };
 MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o) {
   const size_t rank = o.dims.size();
@@ -1385,7 +1358,7 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
   const std::string R = std::to_string(rows);
   p.line("__shared__ float partial[" + std::to_string(kMatmulWarps) + "][" + R + "][32];");
   p.line("const int64_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
-  emit_matmul_block_origin(p, "blockIdx.x", col_blocks, row_blocks, batch_out, sa, sb);
+  emit_matmul_block_origin(p, col_blocks, row_blocks, batch_out, sa, sb);
   p.line("const int64_t j = cb * 32 + lane, i0 = rb * " + R + ";");
   p.line("const int64_t p0 = warp * " + std::to_string(slice) + ", p1 = p0 + " + std::to_string(slice) +
          " < " + std::to_string(k) + " ? p0 + " + std::to_string(slice) + " : " + std::to_string(k) + ";");
@@ -1410,76 +1383,46 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
   p.close();
   p.line("#pragma unroll");
   p.line("for (int r = 0; r < " + R + "; ++r) partial[warp][r][lane] = acc[r];");
-  emit_matmul_partial_sums(p, kMatmulWarps, 1, rows, 32, m, n, o);
+  emit_matmul_partial_sums(p, kMatmulWarps, rows, 32, m, n, o);
   return {blocks, kMatmulWarps * 32};
 }
 
 // A pre-defined matmul whose B rows are compact and split into 16-byte groups (n a multiple of
 // 8 for 16-bit dtypes, of 4 for float32): the weight products of the benchmarks, where m is small
 // and reading B once at full bandwidth is the whole cost. Each lane owns one 16-byte group of
-// columns (one vector load per k row) and every row of the block's row tile; a warp covers
-// `group_lanes` groups × 32 / group_lanes k rows per step, and the block's warps split k (as do
-// the blocks of a cluster, where there are clusters). Partial sums meet through shuffles (the k
-// lanes of a group), then shared memory (the warps, and the cluster's blocks). Returns {blocks,
-// threads}, or {0, 0} when B does not have that shape.
-struct VectorMatmulShape {
-  int64_t group_lanes;  // lanes reading consecutive 16-byte groups of one B row
-  int64_t warps;        // per block
-  int64_t cluster;      // blocks per cluster, splitting k further; 1: no cluster
-  int64_t min_blocks_per_sm;
-  int64_t batch;        // B rows a lane loads before using any (2 measured slower for gated_mlp)
-};
-VectorMatmulShape vector_matmul_shape(int64_t rows, int64_t group, int64_t k, const CudaTarget &target) {
-  // Few accumulators per lane (64 registers), on a device with clusters: 128-byte row pieces
-  // (8 groups), 8 warps, and k split over up to 8 blocks while each warp keeps at least 8
-  // batches of rows. On an H100 this ran rmsnorm_linear's [2,4096]·[4096,6144] in 31.3 µs
-  // against 34.0 for the layout below (benchmarks/gpu/RESULTS.md, fifth session).
-  if (rows * group <= 32 && target.clusters()) {
-    const int64_t group_lanes = 8, warps = 8, k_lanes = 32 / group_lanes, batch = 4;
-    int64_t cluster = 8;
-    while (cluster > 1 && k < cluster * warps * k_lanes * batch * 8) cluster /= 2;
-    if (cluster > 1) return {group_lanes, warps, cluster, 4, batch};
-  }
-  // Otherwise 16 warps per block (fewer when k is short: at least 16 rows per k lane), so two
-  // blocks fit an SM where registers allow (1024-thread blocks ran the benchmark's 192 blocks in
-  // two waves on 132 SMs); with few accumulators, two resident blocks per SM (registers capped
-  // at 64), so grids of up to twice the SM count run in one wave.
-  const int64_t group_lanes = 4, k_lanes = 32 / group_lanes;
-  return {group_lanes, std::clamp<int64_t>(k / (k_lanes * 16), 1, 16), 1, rows * group <= 32 ? 2 : 1, 4};
-}
-MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
-                                  const CudaTarget &target) {
+// columns (one vector load per k row) and every row of the block's row tile; a warp covers 4
+// groups × 8 k rows per step, and the block's warps split k. Partial sums meet through shuffles
+// (the 8 k lanes of a group), then shared memory (the warps). Returns {blocks, threads}, or
+// {0, 0} when B does not have that shape.
+//
+// 16 warps per block (fewer when k is short: at least 16 rows per k lane), so two blocks fit an
+// SM where registers allow (1024-thread blocks ran the benchmark's 192 blocks in two waves on 132
+// SMs); with few accumulators (at most 32 per lane), two resident blocks per SM (registers capped
+// at 64), so grids of up to twice the SM count run in one wave, and B rows in batches of 2; with
+// more, batches of 4. Both batch sizes, and k split further over thread block clusters, were
+// measured on an H100 (benchmarks/gpu/RESULTS.md, fifth session).
+constexpr int64_t kGroupLanes = 4, kKLanes = 32 / kGroupLanes;
+MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype) {
   const size_t rank = o.dims.size();
   const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
   const int64_t group = 16 / static_cast<int64_t>(dtype_size(dtype));
   const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
   const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
   if (n % group != 0 || sb[rank - 1] != 1 || sb[rank - 2] != n) return {0, 0};
-  const int64_t rows = std::min(m, kMatmulRows);
-  const VectorMatmulShape shape = vector_matmul_shape(rows, group, k, target);
-  const int64_t GLn = shape.group_lanes, KLn = 32 / GLn, warps = shape.warps, cluster = shape.cluster;
-  const int64_t tile_cols = GLn * group;
+  const int64_t rows = std::min(m, kMatmulRows), tile_cols = kGroupLanes * group;
+  const bool few_accumulators = rows * group <= 32;
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + tile_cols - 1) / tile_cols;
-  const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks) * cluster;
-  // k in cluster × warps slices of whole k-lane steps; slice i = rank * warps + warp.
-  const int64_t slices = cluster * warps;
-  const int64_t slice = ((k + slices - 1) / slices + KLn - 1) / KLn * KLn;
+  const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
+  const int64_t warps = std::clamp<int64_t>(k / (kKLanes * 16), 1, 16);
+  const int64_t slice = ((k + warps - 1) / warps + kKLanes - 1) / kKLanes * kKLanes;
   const std::string R = std::to_string(rows), G = std::to_string(group), N = std::to_string(n);
   const std::string SL = std::to_string(slice), K = std::to_string(k);
-  if (cluster > 1) p.line("// k split over a cluster of " + std::to_string(cluster) + " blocks");
   p.line("__shared__ float partial[" + std::to_string(warps) + "][" + R + "][" + std::to_string(tile_cols) + "];");
   p.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
-  p.line("const int gl = lane % " + std::to_string(GLn) + ", kl = lane / " + std::to_string(GLn) + ";");
-  if (cluster > 1) {
-    p.line("const unsigned rank = blockIdx.x % " + std::to_string(cluster) + ";");
-    p.line("const int64_t slice = rank * " + std::to_string(warps) + " + warp;");
-  } else {
-    p.line("const int64_t slice = warp;");
-  }
-  emit_matmul_block_origin(p, cluster > 1 ? "blockIdx.x / " + std::to_string(cluster) : "blockIdx.x", col_blocks,
-                           row_blocks, batch_out, sa, sb);
+  p.line("const int gl = lane % " + std::to_string(kGroupLanes) + ", kl = lane / " + std::to_string(kGroupLanes) + ";");
+  emit_matmul_block_origin(p, col_blocks, row_blocks, batch_out, sa, sb);
   p.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
-  p.line("const int64_t p1 = slice * " + SL + " + " + SL + " < " + K + " ? slice * " + SL + " + " + SL + " : " + K + ";");
+  p.line("const int64_t p1 = warp * " + SL + " + " + SL + " < " + K + " ? warp * " + SL + " + " + SL + " : " + K + ";");
   p.line("float acc[" + R + "][" + G + "];");
   p.line("#pragma unroll");
   p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c) acc[r][c] = 0.0f;");
@@ -1496,8 +1439,8 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   // Aligned B: U rows' 16-byte loads are issued together before any is used (the compiler does
   // not hoist them across the FMAs on its own), then a remainder loop. The alignment test stays
   // outside the loops; unaligned B has a scalar twin.
-  const int64_t batch = shape.batch;
-  const std::string U = std::to_string(batch), KL = std::to_string(KLn);
+  const int64_t batch = few_accumulators ? 2 : 4;
+  const std::string U = std::to_string(batch), KL = std::to_string(kKLanes);
   auto fma_row = [&](const std::string &q, const std::string &raw) {
     p.line("float bv[" + G + "];");
     p.line("yr_cvt16(pb, " + raw + ", bv);");
@@ -1508,10 +1451,10 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
     p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
     p.close();
   };
-  p.line("int64_t q = slice * " + SL + " + kl;");
+  p.line("int64_t q = warp * " + SL + " + kl;");
   p.open("if (aligned)");
   // Software pipelined: the next batch's loads are issued before this batch is computed.
-  const std::string last = std::to_string((batch - 1) * KLn), step = std::to_string(batch * KLn);
+  const std::string last = std::to_string((batch - 1) * kKLanes), step = std::to_string(batch * kKLanes);
   p.line("uint4 raw[" + U + "], next[" + U + "];");
   p.line("#pragma unroll");
   p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = q + " + last + " < p1 ? yr_stream16(pb + (q + u * " + KL +
@@ -1545,17 +1488,16 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   p.close();
   p.close();
   p.close();
-  // The k lanes of a group are lanes gl, gl + group_lanes, …: xor offsets from group_lanes up
-  // keep gl.
+  // The k lanes of a group are lanes gl, gl + 4, …: xor offsets 4, 8, 16 keep gl.
   p.line("#pragma unroll");
   p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c)");
-  p.line("  for (int off = " + std::to_string(GLn) + "; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);");
+  p.line("  for (int off = " + std::to_string(kGroupLanes) + "; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);");
   p.open("if (kl == 0)");
   p.line("#pragma unroll");
   p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c) partial[warp][r][gl * " + G + " + c] = acc[r][c];");
   p.close();
-  emit_matmul_partial_sums(p, warps, cluster, rows, tile_cols, m, n, o);
-  return {blocks, warps * 32, shape.min_blocks_per_sm, cluster};
+  emit_matmul_partial_sums(p, warps, rows, tile_cols, m, n, o);
+  return {blocks, warps * 32, few_accumulators ? 2 : 1};
 }
 
 // A pre-defined rms_norm: one block per row (rows shared grid-wide), the sum of squares reduced
@@ -1691,7 +1633,7 @@ CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
     }
   } else if (op.kind == OpKind::kMatmul) {
     const DType dtype = g.tensor(g.inputs()[1]).dtype;
-    MatmulLaunch launch = vector_matmul_kernel(body, in[0], in[1], out[0], dtype, target);
+    MatmulLaunch launch = vector_matmul_kernel(body, in[0], in[1], out[0], dtype);
     if (launch.blocks == 0) launch = matmul_kernel(body, in[0], in[1], out[0]);
     kernel.block_threads = launch.threads;
     kernel.any_block_threads = false;  // one k slice per warp
@@ -1700,9 +1642,6 @@ CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
     // size (or min_blocks_per_sm of them per SM) from launching.
     launch_bounds = "__launch_bounds__(" + std::to_string(launch.threads) + ", " +
                     std::to_string(launch.min_blocks_per_sm) + ") ";
-    // A compile-time cluster size: a plain launch forms the clusters (the grid is a multiple).
-    if (launch.cluster > 1) launch_bounds += "__cluster_dims__(" + std::to_string(launch.cluster) + ", 1, 1) ";
-    kernel.cluster = launch.cluster;
   } else if (op.kind == OpKind::kRmsNorm) {
     kernel.block_threads = kThreads;
     kernel.grid = {rms_norm_kernel(body, op, in, out[0]), 1, 1};

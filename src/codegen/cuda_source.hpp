@@ -31,7 +31,6 @@ struct CudaKernel {
   // fewer when the compiled kernel's registers do not allow block_threads).
   bool any_block_threads = true;
   int64_t shared_bytes = 0;  // dynamic shared memory per block
-  int64_t cluster = 1;       // blocks per thread block cluster, fixed in the source (sm_90+)
   // The kernel starts with griddepcontrol.wait (sm_90+): it may be launched as a programmatic
   // dependent of the previous kernel in the stream, whose end it waits for before touching
   // memory.
@@ -42,8 +41,6 @@ struct CudaKernel {
 struct CudaTarget {
   int compute_capability = 0;    // major * 10 + minor, e.g. 90 for sm_90
   int64_t max_shared_bytes = 0;  // per block, opted in; 0: no limit
-  // Thread block clusters (sm_90 and newer): blocks of a cluster read each other's shared memory.
-  bool clusters() const { return compute_capability >= 90; }
   // Programmatic dependent launch (sm_90 and newer): griddepcontrol in the kernel.
   bool dependent_launch() const { return compute_capability >= 90; }
 };
