@@ -98,63 +98,6 @@ __global__ void __launch_bounds__(W * 32) gemv(const __half *__restrict__ A, con
   if (S > 1) cluster_sync();
 }
 
-// The current yirage layout (4 group lanes x 8 k lanes, 32 columns per block, W warps split k).
-template <int R>
-__global__ void __launch_bounds__(512, R <= 4 ? 2 : 1) current(const __half *__restrict__ A, const __half *__restrict__ B, __half *__restrict__ O, int m, int k, int n) {
-  constexpr int W = 16, GL = 4, KL = 8, C = 32, U = 4;
-  __shared__ float red[R][C];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, gl = lane % GL, kl = lane / GL;
-  for (int t = threadIdx.x; t < R * C; t += blockDim.x) (&red[0][0])[t] = 0.f;
-  const int j0 = blockIdx.x * C + gl * 8;
-  const int kw = k / W, q0 = warp * kw, q1 = q0 + kw;
-  float acc[R][8];
-#pragma unroll
-  for (int r = 0; r < R; ++r) for (int c = 0; c < 8; ++c) acc[r][c] = 0.f;
-  const __half *pb = B + j0;
-  uint4 raw[U], nxt[U];
-  int q = q0 + kl;
-#pragma unroll
-  for (int u = 0; u < U; ++u) raw[u] = *reinterpret_cast<const uint4 *>(pb + (size_t)(q + u * KL) * n);
-  for (; q < q1; q += U * KL) {
-    const bool more = q + U * KL < q1;
-#pragma unroll
-    for (int u = 0; u < U; ++u) if (more) nxt[u] = *reinterpret_cast<const uint4 *>(pb + (size_t)(q + U * KL + u * KL) * n);
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const __half2 *h = reinterpret_cast<const __half2 *>(&raw[u]);
-      float bv[8];
-#pragma unroll
-      for (int c = 0; c < 4; ++c) { float2 f = __half22float2(h[c]); bv[2*c] = f.x; bv[2*c+1] = f.y; }
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        const float av = __half2float(A[(size_t)min(r, m - 1) * k + q + u * KL]);
-#pragma unroll
-        for (int c = 0; c < 8; ++c) acc[r][c] += av * bv[c];
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) raw[u] = nxt[u];
-  }
-#pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int c = 0; c < 8; ++c)
-#pragma unroll
-    for (int off = GL; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);
-  __syncthreads();
-  if (kl == 0) {
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-#pragma unroll
-      for (int c = 0; c < 8; ++c) atomicAdd(&red[r][gl * 8 + c], acc[r][c]);
-  }
-  __syncthreads();
-  for (int t = threadIdx.x; t < R * C; t += blockDim.x) {
-    const int r = t / C, c = t % C;
-    if (r < m) O[(size_t)r * n + blockIdx.x * C + c] = __float2half(red[r][c]);
-  }
-}
-
 __global__ void readall(const uint4 *__restrict__ B, size_t n16, float *sink) {
   uint4 acc = make_uint4(0,0,0,0);
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n16; i += (size_t)gridDim.x * blockDim.x) {
@@ -235,13 +178,6 @@ template <int R> void run_shape(const Shape &sh) {
   cudaMemcpy(A, ha.data(), ha.size() * 2, cudaMemcpyHostToDevice); cudaMemcpy(B, hb.data(), hb.size() * 2, cudaMemcpyHostToDevice);
   float *sink; cudaMalloc(&sink, 4);
   printf("%-16s %-36s %27.2f us (B bytes / 3.02 TB/s = %.2f us)\n", sh.name, "read B only, 132x4x512", time_it([&] { readall<<<528, 512>>>((const uint4 *)B, hb.size() / 8, sink); }), hb.size() * 2 / 3.02e6);
-  {
-    auto launch = [&] { current<R><<<sh.n / 32, 512>>>(A, B, O, sh.m, sh.k, sh.n); };
-    cudaMemset(O, 0xff, sh.m * sh.n * 2); launch(); cudaDeviceSynchronize();
-    std::vector<__half> h(sh.m * sh.n); cudaMemcpy(h.data(), O, h.size() * 2, cudaMemcpyDeviceToHost);
-    double err = 0, nrm = 0; for (size_t i = 0; i < h.size(); ++i) { double d = __half2float(h[i]) - ref[i]; err += d * d; nrm += ref[i] * ref[i]; }
-    printf("%-16s %-36s blocks %4d x %4d  %7.2f us  relerr %.1e\n", sh.name, "current (32 cols, 16 warps)", sh.n / 32, 512, time_it(launch), std::sqrt(err / nrm));
-  }
   run_variant<4, 16, 1, R, 4, 0>(sh, A, B, O, ref, "GL4 W16 S1 U4 plain");
   run_variant<4, 16, 1, R, 4, 3>(sh, A, B, O, ref, "GL4 W16 S1 U4 nc");
   run_variant<4, 16, 1, R, 2, 3>(sh, A, B, O, ref, "GL4 W16 S1 U2 nc");
@@ -293,8 +229,8 @@ int main() {
 
   }
   if (getenv("PAIRS")) {
-  run_pair<4, 16, 1, 4>(false, "GL4 W16 S1 U4 (current) plain");
-  run_pair<4, 16, 1, 4>(true, "GL4 W16 S1 U4 (current) PDL");
+  run_pair<4, 16, 1, 4>(false, "GL4 W16 S1 U4 plain");
+  run_pair<4, 16, 1, 4>(true, "GL4 W16 S1 U4 PDL");
   run_pair<8, 8, 4, 4>(false, "GL8 W8 S4 U4 plain");
   run_pair<8, 8, 4, 4>(true, "GL8 W8 S4 U4 PDL");
   run_pair<8, 4, 8, 4>(false, "GL8 W4 S8 U4 plain");
