@@ -142,11 +142,14 @@ std::vector<OpCase> op_cases() {
                    }});
   cases.push_back({"matmul_long_k",
                    [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
-                     // A few rows against a long k (a weight product at batch 1-4), which
-                     // backends may split over many blocks; k and n leave partial steps and
-                     // column tiles.
-                     const int64_t m = variant == 0 ? odd_size(rng, 2, 4) : 1, k = odd_size(rng, 2100, 5000),
-                                   n = 8 * odd_size(rng, 5, 40);
+                     // A few rows against a long k (weight products at small batch), which
+                     // backends may split over many warps or blocks or give to matrix units.
+                     // Variant 0: 5-20 rows, k a multiple of 16 and n of 32 (whole steps and
+                     // tiles, with an odd count of them); variant 1: 3 rows, k and n leaving
+                     // partial steps and column tiles, a batched B.
+                     const int64_t m = variant == 0 ? odd_size(rng, 5, 20) : 3;
+                     const int64_t k = variant == 0 ? 16 * odd_size(rng, 130, 310) : odd_size(rng, 2100, 5000);
+                     const int64_t n = variant == 0 ? 32 * odd_size(rng, 3, 12) : 8 * odd_size(rng, 5, 40);
                      const Dims a = variant == 0 ? Dims{m, k} : Dims{2, m, k};
                      const Dims b = variant == 0 ? Dims{k, n} : Dims{2, k, n};
                      g.mark_output(g.matmul(g.new_input(a, dt), g.new_input(b, dt)));

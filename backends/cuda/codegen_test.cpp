@@ -104,19 +104,30 @@ TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
   }
 }
 
-// The matmul of rmsnorm_linear at full size, [2,4096]·[4096,6144] in float16: B streamed past L1
-// in batches of 2 rows (few accumulators); gated_mlp's 8 rows take batches of 4.
-TEST_F(CudaCodegen, WeightsStreamPastL1) {
-  for (const auto &[name, batch] : {std::pair{"rmsnorm_linear", "uint4 raw[2], next[2];"},
-                                    std::pair{"gated_mlp", "uint4 raw[4], next[4];"}}) {
-    const KernelGraph graph = bench::build_unfused(name, 1, DType::kFloat16, 1);
-    size_t matmul = 0;
-    while (graph.operators()[matmul].kind != OpKind::kMatmul) ++matmul;
-    const codegen::CudaKernel kernel = codegen::cuda_source(codegen::make_kernel_program(graph, matmul), h100_like(90));
-    EXPECT_NE(kernel.source.find(batch), std::string::npos) << name;
-    EXPECT_NE(kernel.source.find("yr_stream16(pb + (q + u * 8)"), std::string::npos) << name;
-    EXPECT_EQ(kernel.source.find("yr_raw16(pb"), std::string::npos) << name;
+// The kernel-level matmul of `name` (unfused, full size, float16) generated for `cc`.
+codegen::CudaKernel unfused_matmul(const std::string &name, int cc) {
+  const KernelGraph graph = bench::build_unfused(name, 1, DType::kFloat16, 1);
+  size_t matmul = 0;
+  while (graph.operators()[matmul].kind != OpKind::kMatmul) ++matmul;
+  return codegen::cuda_source(codegen::make_kernel_program(graph, matmul), h100_like(cc));
+}
+
+// Weight products stream B past L1: rmsnorm_linear's 2 rows on the FMA units in batches of 2 B
+// rows; gated_mlp's 8 rows on tensor cores from sm_80 (batches of 4), on the FMA units before.
+TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
+  const codegen::CudaKernel two_rows = unfused_matmul("rmsnorm_linear", 90);
+  EXPECT_NE(two_rows.source.find("uint4 raw[2], next[2];"), std::string::npos);
+  EXPECT_NE(two_rows.source.find("yr_stream16(pb + (q + u * 8)"), std::string::npos);
+  EXPECT_EQ(two_rows.source.find("yr_mma16(pb"), std::string::npos);
+  for (int cc : {80, 90}) {
+    const codegen::CudaKernel eight_rows = unfused_matmul("gated_mlp", cc);
+    EXPECT_NE(eight_rows.source.find("yr_stream16(pbg + (base + u * 8)"), std::string::npos) << cc;
+    EXPECT_NE(eight_rows.source.find("yr_mma16(pb, tc[j], a0, a2, yr_transpose8x8(lo[j])"), std::string::npos) << cc;
   }
+  const codegen::CudaKernel turing = unfused_matmul("gated_mlp", 75);
+  EXPECT_EQ(turing.source.find("yr_mma16(pb"), std::string::npos);
+  EXPECT_NE(turing.source.find("uint4 raw[4], next[4];"), std::string::npos);
+  EXPECT_EQ(turing.source.find("yr_raw16(pb"), std::string::npos);
 }
 
 // On sm_90 every kernel waits for the previous kernel in the stream before touching memory, so
@@ -184,7 +195,7 @@ TEST(CudaCodegenPipeline, MmaReadsSixteenBitStagesWhileTheyFit) {
   EXPECT_NE(kernel.source.find("const auto *bp = (smem"), std::string::npos) << "the float tile";
   // float32 graphs keep FMA loops: no mma, nothing read from stages by it.
   const KernelGraph fp32 = bench::build_fused("rmsnorm_linear", 1, DType::kFloat32, 1);
-  EXPECT_EQ(customized_source(fp32, kH100SharedBytes).source.find("mma.sync"), std::string::npos);
+  EXPECT_EQ(customized_source(fp32, kH100SharedBytes).source.find("mma.sync.aligned.m16n8k8"), std::string::npos);
 }
 
 // ntrans's µGraph: x + α·(rms_norm(h) − x) is one loop whose two intermediate tiles are never

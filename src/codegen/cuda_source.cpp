@@ -122,6 +122,35 @@ static __device__ __forceinline__ void yr_cp_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 #endif
 }
+template <typename T>  // yr_f16, yr_bf16: two consecutive elements as one 32-bit word
+static __device__ __forceinline__ unsigned yr_pair16(const T *p) {
+  return static_cast<unsigned>(p[0].bits) | (static_cast<unsigned>(p[1].bits) << 16);
+}
+#if __CUDA_ARCH__ >= 800
+// mma.m16n8k16 on 16-bit operands (the pointer picks the type) with float accumulators, A's rows
+// 8-15 zero: a0 / a2 hold row lane/4's k pairs 2(lane%4) and 2(lane%4) + 8, c[0..1] its results.
+static __device__ __forceinline__ void yr_mma16(const yr_f16 *, float *c, unsigned a0, unsigned a2, unsigned b0,
+                                                unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
+}
+static __device__ __forceinline__ void yr_mma16(const yr_bf16 *, float *c, unsigned a0, unsigned a2, unsigned b0,
+                                                unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
+}
+// The transpose of an 8×8 tile of 16-bit values held as one pair per lane (lane l: row l/4,
+// columns 2(l%4) and 2(l%4) + 1), in the same layout.
+static __device__ __forceinline__ unsigned yr_transpose8x8(unsigned x) {
+  unsigned y;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(y) : "r"(x));
+  return y;
+}
+#endif
 #if __CUDA_ARCH__ >= 800
 // A float rounded to TensorFloat-32 (10 mantissa bits) for mma: exact for float16/bfloat16 data.
 static __device__ __forceinline__ unsigned yr_tf32(float x) {
@@ -1387,6 +1416,63 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
   return {blocks, kMatmulWarps * 32};
 }
 
+// The aligned part of a vector matmul on tensor cores, for up to 8 rows of 16-bit data (inside
+// `if (aligned)`, after pb / pa and before the partial sums). A warp's 16-byte loads of 8 B rows
+// × 32 columns (lane l: row l/4, columns 8(l%4)…+7, as in the FMA loop) are four 8×8 tiles whose
+// columns interleave (tile j: columns 8c + 2j and 8c + 2j + 1 for c = 0…3); movmatrix turns each
+// into an mma.m16n8k16 B operand (k pairs of one column per lane), two tiles of 8 rows making
+// one k step of 16, and A is X's rows, 8-15 zero. Lane l ends with row l/4's sums for columns
+// 8(l%4) + 2j and + 1 in its accumulator j. Steps are warp-uniform: slices are whole 8-row
+// blocks (k is a multiple of 16), and a last lone block is paired with zeros.
+void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int64_t slice, int64_t a_row_stride) {
+  const std::string N = std::to_string(n), SL = std::to_string(slice);
+  const int64_t batch = 4;  // 8-row blocks loaded before use: two k steps
+  const std::string U = std::to_string(batch), STEP = std::to_string(batch * 8);
+  p.line("const int g = kl, t = gl;  // the mma fragment's row and k pair / column group");
+  p.line("const bool a_row = i0 + g < " + std::to_string(m) + ";");
+  p.line("const auto *pag = pa + (a_row ? (i0 + g) * " + std::to_string(a_row_stride) + " : 0) + 2 * t;");
+  p.line("const auto *pbg = pb + g * " + N + ";");
+  p.line("float tc[4][4];");
+  p.line("#pragma unroll");
+  p.line("for (int j = 0; j < 4; ++j) for (int e = 0; e < 4; ++e) tc[j][e] = 0.0f;");
+  auto step = [&](const std::string &kk, const std::string &lo, const std::string &hi, const std::string &a2_ok) {
+    p.open("");
+    p.line("const unsigned a0 = a_row ? yr_pair16(pag + " + kk + ") : 0u;");
+    p.line("const unsigned a2 = a_row" + a2_ok + " ? yr_pair16(pag + " + kk + " + 8) : 0u;");
+    p.line("const unsigned lo[4] = {" + lo + ".x, " + lo + ".y, " + lo + ".z, " + lo + ".w};");
+    p.line("const unsigned hi[4] = {" + hi + ".x, " + hi + ".y, " + hi + ".z, " + hi + ".w};");
+    p.line("#pragma unroll");
+    p.line("for (int j = 0; j < 4; ++j) yr_mma16(pb, tc[j], a0, a2, yr_transpose8x8(lo[j]), yr_transpose8x8(hi[j]));");
+    p.close();
+  };
+  p.line("int64_t base = warp * " + SL + ";");
+  p.line("uint4 raw[" + U + "], next[" + U + "];");
+  p.line("#pragma unroll");
+  p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = base + " + STEP + " <= p1 ? yr_stream16(pbg + (base + u * 8) * " +
+         N + ") : make_uint4(0, 0, 0, 0);");
+  p.open("for (; base + " + STEP + " <= p1; base += " + STEP + ")");
+  p.line("const bool more = base + 2 * " + STEP + " <= p1;");
+  p.line("#pragma unroll");
+  p.line("for (int u = 0; u < " + U + "; ++u) if (more) next[u] = yr_stream16(pbg + (base + " + STEP + " + u * 8) * " +
+         N + ");");
+  p.line("#pragma unroll");
+  p.open("for (int s = 0; s < " + std::to_string(batch / 2) + "; ++s)");
+  step("base + s * 16", "raw[2 * s]", "raw[2 * s + 1]", "");
+  p.close();
+  p.line("#pragma unroll");
+  p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = next[u];");
+  p.close();
+  p.open("for (; base < p1; base += 16)");
+  p.line("const uint4 first = yr_stream16(pbg + base * " + N + ");");
+  p.line("const uint4 second = base + 8 < p1 ? yr_stream16(pbg + (base + 8) * " + N + ") : make_uint4(0, 0, 0, 0);");
+  step("base", "first", "second", " && base + 8 < p1");
+  p.close();
+  p.open("if (g < " + std::to_string(rows) + ")");
+  p.line("#pragma unroll");
+  p.line("for (int j = 0; j < 4; ++j) { partial[warp][g][8 * t + 2 * j] = tc[j][0]; partial[warp][g][8 * t + 2 * j + 1] = tc[j][1]; }");
+  p.close();
+}
+
 // A pre-defined matmul whose B rows are compact and split into 16-byte groups (n a multiple of
 // 8 for 16-bit dtypes, of 4 for float32): the weight products of the benchmarks, where m is small
 // and reading B once at full bandwidth is the whole cost. Each lane owns one 16-byte group of
@@ -1399,10 +1485,12 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
 // SM where registers allow (1024-thread blocks ran the benchmark's 192 blocks in two waves on 132
 // SMs); with few accumulators (at most 32 per lane), two resident blocks per SM (registers capped
 // at 64), so grids of up to twice the SM count run in one wave, and B rows in batches of 2; with
-// more, batches of 4. Both batch sizes, and k split further over thread block clusters, were
-// measured on an H100 (benchmarks/gpu/RESULTS.md, fifth session).
+// more, batches of 4, and on sm_80+ for 16-bit data the products on tensor cores (see
+// emit_vector_matmul_mma). The batch sizes, the tensor cores, and k split further over thread
+// block clusters were measured on an H100 (benchmarks/gpu/RESULTS.md, fifth session).
 constexpr int64_t kGroupLanes = 4, kKLanes = 32 / kGroupLanes;
-MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype) {
+MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
+                                  const CudaTarget &target) {
   const size_t rank = o.dims.size();
   const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
   const int64_t group = 16 / static_cast<int64_t>(dtype_size(dtype));
@@ -1411,6 +1499,10 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   if (n % group != 0 || sb[rank - 1] != 1 || sb[rank - 2] != n) return {0, 0};
   const int64_t rows = std::min(m, kMatmulRows), tile_cols = kGroupLanes * group;
   const bool few_accumulators = rows * group <= 32;
+  // Many rows of 16-bit data on sm_80+: the products on tensor cores (emit_vector_matmul_mma)
+  // where every warp step is whole (k a multiple of 16, whole column tiles, A compact along k).
+  const bool tensor_cores = !few_accumulators && group == 8 && target.compute_capability >= 80 && k % 16 == 0 &&
+                            n % tile_cols == 0 && sa[rank - 1] == 1;
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + tile_cols - 1) / tile_cols;
   const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
   const int64_t warps = std::clamp<int64_t>(k / (kKLanes * 16), 1, 16);
@@ -1453,6 +1545,9 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   };
   p.line("int64_t q = warp * " + SL + " + kl;");
   p.open("if (aligned)");
+  if (tensor_cores) {
+    emit_vector_matmul_mma(p, rows, m, n, slice, sa[rank - 2]);
+  } else {
   // Software pipelined: the next batch's loads are issued before this batch is computed.
   const std::string last = std::to_string((batch - 1) * kKLanes), step = std::to_string(batch * kKLanes);
   p.line("uint4 raw[" + U + "], next[" + U + "];");
@@ -1474,6 +1569,7 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   p.open("for (; q < p1; q += " + KL + ")");
   fma_row("q", "yr_stream16(pb + q * " + N + ")");
   p.close();
+  }
   p.close();
   p.open("else");
   p.open("for (; q < p1; q += " + KL + ")");
@@ -1488,7 +1584,9 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   p.close();
   p.close();
   p.close();
-  // The k lanes of a group are lanes gl, gl + 4, …: xor offsets 4, 8, 16 keep gl.
+  // The k lanes of a group are lanes gl, gl + 4, …: xor offsets 4, 8, 16 keep gl. (The tensor
+  // cores' results are in partial already.)
+  if (tensor_cores) p.open("if (!aligned)");
   p.line("#pragma unroll");
   p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c)");
   p.line("  for (int off = " + std::to_string(kGroupLanes) + "; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);");
@@ -1496,6 +1594,7 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   p.line("#pragma unroll");
   p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c) partial[warp][r][gl * " + G + " + c] = acc[r][c];");
   p.close();
+  if (tensor_cores) p.close();
   emit_matmul_partial_sums(p, warps, rows, tile_cols, m, n, o);
   return {blocks, warps * 32, few_accumulators ? 2 : 1};
 }
@@ -1633,7 +1732,7 @@ CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
     }
   } else if (op.kind == OpKind::kMatmul) {
     const DType dtype = g.tensor(g.inputs()[1]).dtype;
-    MatmulLaunch launch = vector_matmul_kernel(body, in[0], in[1], out[0], dtype);
+    MatmulLaunch launch = vector_matmul_kernel(body, in[0], in[1], out[0], dtype, target);
     if (launch.blocks == 0) launch = matmul_kernel(body, in[0], in[1], out[0]);
     kernel.block_threads = launch.threads;
     kernel.any_block_threads = false;  // one k slice per warp

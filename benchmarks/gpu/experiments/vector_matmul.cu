@@ -158,6 +158,60 @@ __global__ void __launch_bounds__(W * 32, MINB) gemv8(const __half *__restrict__
   }
 }
 
+
+// Tensor cores for a few rows: a warp's 16-byte loads of 8 B rows × 32 columns (lane l: row l/4,
+// columns 8(l%4)…+7) are four 8×8 tiles whose columns are interleaved; movmatrix.trans turns
+// each into the B operand of mma.m16n8k16 (k pairs of one column per lane), and A is X's rows
+// (rows 8-15 zero). Lane l ends with row l/4, columns 8(l%4)…+7 of the block's 32.
+__device__ __forceinline__ unsigned movtrans(unsigned x) {
+  unsigned y; asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(y) : "r"(x)); return y;
+}
+__device__ __forceinline__ void mma16816(float *c, unsigned a0, unsigned a1, unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(a0), "r"(0u), "r"(a1), "r"(0u), "r"(b0), "r"(b1));
+}
+template <int W, int U, int MINB>
+__global__ void __launch_bounds__(W * 32, MINB) gemv_tc(const __half *__restrict__ A, const __half *__restrict__ B, __half *__restrict__ O, int m, int k, int n) {
+  constexpr int C = 32, R = 8;
+  __shared__ float red[R][C];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  for (int i = threadIdx.x; i < R * C; i += blockDim.x) (&red[0][0])[i] = 0.f;
+  const int kw = k / W, q0 = warp * kw, q1 = q0 + kw;
+  float acc[4][4] = {};
+  const __half *pb = B + blockIdx.x * C + t * 8 + (size_t)g * n;  // row q + g
+  const __half *pa = A + (size_t)min(g, m - 1) * k + 2 * t;
+  uint4 raw[U], nxt[U];
+  int q = q0;
+#pragma unroll
+  for (int u = 0; u < U; ++u) raw[u] = ldb<3>(pb + (size_t)(q + u * 8) * n);
+  for (; q < q1; q += U * 8) {
+    const bool more = q + U * 8 < q1;
+#pragma unroll
+    for (int u = 0; u < U; ++u) if (more) nxt[u] = ldb<3>(pb + (size_t)(q + U * 8 + u * 8) * n);
+#pragma unroll
+    for (int s = 0; s < U / 2; ++s) {
+      const int kk = q + s * 16;
+      const unsigned a0 = g < m ? *reinterpret_cast<const unsigned *>(pa + kk) : 0u;
+      const unsigned a1 = g < m ? *reinterpret_cast<const unsigned *>(pa + kk + 8) : 0u;
+      const unsigned lo[4] = {raw[2 * s].x, raw[2 * s].y, raw[2 * s].z, raw[2 * s].w};
+      const unsigned hi[4] = {raw[2 * s + 1].x, raw[2 * s + 1].y, raw[2 * s + 1].z, raw[2 * s + 1].w};
+#pragma unroll
+      for (int j = 0; j < 4; ++j) mma16816(acc[j], a0, a1, movtrans(lo[j]), movtrans(hi[j]));
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) raw[u] = nxt[u];
+  }
+  __syncthreads();
+  // acc[j][0..1]: row g, tile columns 2t, 2t+1 of tile j -> actual columns 8t + 2j, 8t + 2j + 1.
+#pragma unroll
+  for (int j = 0; j < 4; ++j) { atomicAdd(&red[g][8 * t + 2 * j], acc[j][0]); atomicAdd(&red[g][8 * t + 2 * j + 1], acc[j][1]); }
+  __syncthreads();
+  for (int i = threadIdx.x; i < R * C; i += blockDim.x) {
+    const int r = i / C, c = i % C;
+    if (r < m) O[(size_t)r * n + blockIdx.x * C + c] = __float2half(red[r][c]);
+  }
+}
+
 __global__ void readall(const uint4 *__restrict__ B, size_t n16, float *sink) {
   uint4 acc = make_uint4(0,0,0,0);
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n16; i += (size_t)gridDim.x * blockDim.x) {
@@ -241,6 +295,20 @@ void run_variant8(const Shape &sh, __half *A, __half *B, __half *O, const std::v
   printf("%-16s %-36s blocks %4d x %4d  %7.2f us  relerr %.1e\n", sh.name, label, blocks, W * 32, time_it(launch), std::sqrt(err / nrm));
 }
 
+
+template <int W, int U, int MINB>
+void run_tc(const Shape &sh, __half *A, __half *B, __half *O, const std::vector<float> &ref, const char *label) {
+  const int blocks = sh.n / 32;
+  if ((sh.k / W) % (U * 8) != 0) return;
+  auto launch = [&] { gemv_tc<W, U, MINB><<<blocks, W * 32>>>(A, B, O, sh.m, sh.k, sh.n); };
+  cudaMemset(O, 0xff, sh.m * sh.n * 2);
+  launch(); cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) { printf("%s: %s\n", label, cudaGetErrorString(e)); exit(1); }
+  std::vector<__half> h(sh.m * sh.n); cudaMemcpy(h.data(), O, h.size() * 2, cudaMemcpyDeviceToHost);
+  double err = 0, nrm = 0; for (size_t i = 0; i < h.size(); ++i) { double d = __half2float(h[i]) - ref[i]; err += d * d; nrm += ref[i] * ref[i]; }
+  printf("%-16s %-36s blocks %4d x %4d  %7.2f us  relerr %.1e\n", sh.name, label, blocks, W * 32, time_it(launch), std::sqrt(err / nrm));
+}
+
 template <int R> void run_shape(const Shape &sh) {
   std::vector<__half> ha(sh.m * sh.k), hb((size_t)sh.k * sh.n);
   srand(1);
@@ -262,6 +330,12 @@ template <int R> void run_shape(const Shape &sh) {
   run_variant<8, 4, 8, R, 4, 3>(sh, A, B, O, ref, "GL8 W4 S8 U4 nc");
   run_variant<8, 16, 2, R, 4, 3>(sh, A, B, O, ref, "GL8 W16 S2 U4 nc");
   run_variant<32, 8, 8, R, 4, 3>(sh, A, B, O, ref, "GL32 W8 S8 U4 nc");
+  run_tc<16, 4, 2>(sh, A, B, O, ref, "tensor cores W16 U4, 2/SM");
+  run_tc<16, 4, 1>(sh, A, B, O, ref, "tensor cores W16 U4, 1/SM");
+  run_tc<16, 8, 2>(sh, A, B, O, ref, "tensor cores W16 U8, 2/SM");
+  run_tc<16, 2, 2>(sh, A, B, O, ref, "tensor cores W16 U2, 2/SM");
+  run_tc<8, 4, 4>(sh, A, B, O, ref, "tensor cores W8 U4, 4/SM");
+  run_tc<8, 8, 4>(sh, A, B, O, ref, "tensor cores W8 U8, 4/SM");
   run_variant8<8, 16, R, 4, 2>(sh, A, B, O, ref, "8-byte GL8 W16 U4 nc, 2/SM");
   run_variant8<8, 16, R, 8, 2>(sh, A, B, O, ref, "8-byte GL8 W16 U8 nc, 2/SM");
   run_variant8<8, 16, R, 4, 1>(sh, A, B, O, ref, "8-byte GL8 W16 U4 nc, 1/SM");
