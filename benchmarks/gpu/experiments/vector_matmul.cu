@@ -170,15 +170,16 @@ __device__ __forceinline__ void mma16816(float *c, unsigned a0, unsigned a1, uns
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(a0), "r"(0u), "r"(a1), "r"(0u), "r"(b0), "r"(b1));
 }
-template <int W, int U, int MINB>
+template <int W, int U, int MINB, int S = 1>
 __global__ void __launch_bounds__(W * 32, MINB) gemv_tc(const __half *__restrict__ A, const __half *__restrict__ B, __half *__restrict__ O, int m, int k, int n) {
   constexpr int C = 32, R = 8;
   __shared__ float red[R][C];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int tile = blockIdx.x / S, s = S > 1 ? (int)cta_rank() : 0;
   for (int i = threadIdx.x; i < R * C; i += blockDim.x) (&red[0][0])[i] = 0.f;
-  const int kw = k / W, q0 = warp * kw, q1 = q0 + kw;
+  const int kw = k / S / W, q0 = (s * W + warp) * kw, q1 = q0 + kw;
   float acc[4][4] = {};
-  const __half *pb = B + blockIdx.x * C + t * 8 + (size_t)g * n;  // row q + g
+  const __half *pb = B + tile * C + t * 8 + (size_t)g * n;  // row q + g
   const __half *pa = A + (size_t)min(g, m - 1) * k + 2 * t;
   uint4 raw[U], nxt[U];
   int q = q0;
@@ -205,11 +206,15 @@ __global__ void __launch_bounds__(W * 32, MINB) gemv_tc(const __half *__restrict
   // acc[j][0..1]: row g, tile columns 2t, 2t+1 of tile j -> actual columns 8t + 2j, 8t + 2j + 1.
 #pragma unroll
   for (int j = 0; j < 4; ++j) { atomicAdd(&red[g][8 * t + 2 * j], acc[j][0]); atomicAdd(&red[g][8 * t + 2 * j + 1], acc[j][1]); }
-  __syncthreads();
-  for (int i = threadIdx.x; i < R * C; i += blockDim.x) {
-    const int r = i / C, c = i % C;
-    if (r < m) O[(size_t)r * n + blockIdx.x * C + c] = __float2half(red[r][c]);
+  if (S > 1) cluster_sync(); else __syncthreads();
+  constexpr int CS = C / S;
+  for (int i = threadIdx.x; i < R * CS; i += blockDim.x) {
+    const int r = i / CS, c = s * CS + i % CS;
+    float sum = 0.f;
+    if (S > 1) { for (int b = 0; b < S; ++b) sum += ld_remote(&red[r][c], b); } else sum = red[r][c];
+    if (r < m) O[(size_t)r * n + tile * C + c] = __float2half(sum);
   }
+  if (S > 1) cluster_sync();
 }
 
 __global__ void readall(const uint4 *__restrict__ B, size_t n16, float *sink) {
@@ -296,11 +301,15 @@ void run_variant8(const Shape &sh, __half *A, __half *B, __half *O, const std::v
 }
 
 
-template <int W, int U, int MINB>
+template <int W, int U, int MINB, int S = 1>
 void run_tc(const Shape &sh, __half *A, __half *B, __half *O, const std::vector<float> &ref, const char *label) {
-  const int blocks = sh.n / 32;
-  if ((sh.k / W) % (U * 8) != 0) return;
-  auto launch = [&] { gemv_tc<W, U, MINB><<<blocks, W * 32>>>(A, B, O, sh.m, sh.k, sh.n); };
+  const int blocks = sh.n / 32 * S;
+  if ((sh.k / S / W) % (U * 8) != 0) return;
+  cudaLaunchConfig_t cfg = {}; cfg.gridDim = blocks; cfg.blockDim = W * 32;
+  cudaLaunchAttribute at[1]; at[0].id = cudaLaunchAttributeClusterDimension; at[0].val.clusterDim.x = S; at[0].val.clusterDim.y = 1; at[0].val.clusterDim.z = 1;
+  cfg.attrs = at; cfg.numAttrs = 1;
+  auto kern = gemv_tc<W, U, MINB, S>;
+  auto launch = [&] { cudaLaunchKernelEx(&cfg, kern, (const __half *)A, (const __half *)B, O, sh.m, sh.k, sh.n); };
   cudaMemset(O, 0xff, sh.m * sh.n * 2);
   launch(); cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess) { printf("%s: %s\n", label, cudaGetErrorString(e)); exit(1); }
@@ -331,6 +340,11 @@ template <int R> void run_shape(const Shape &sh) {
   run_variant<8, 16, 2, R, 4, 3>(sh, A, B, O, ref, "GL8 W16 S2 U4 nc");
   run_variant<32, 8, 8, R, 4, 3>(sh, A, B, O, ref, "GL32 W8 S8 U4 nc");
   run_tc<16, 4, 2>(sh, A, B, O, ref, "tensor cores W16 U4, 2/SM");
+  run_tc<16, 4, 2, 2>(sh, A, B, O, ref, "tensor cores W16 U4 S2, 2/SM");
+  run_tc<8, 4, 4, 2>(sh, A, B, O, ref, "tensor cores W8 U4 S2, 4/SM");
+  run_tc<8, 4, 4, 4>(sh, A, B, O, ref, "tensor cores W8 U4 S4, 4/SM");
+  run_tc<16, 2, 2, 2>(sh, A, B, O, ref, "tensor cores W16 U2 S2, 2/SM");
+  run_tc<8, 2, 4, 4>(sh, A, B, O, ref, "tensor cores W8 U2 S4, 4/SM");
   run_tc<16, 4, 1>(sh, A, B, O, ref, "tensor cores W16 U4, 1/SM");
   run_tc<16, 8, 2>(sh, A, B, O, ref, "tensor cores W16 U8, 2/SM");
   run_tc<16, 2, 2>(sh, A, B, O, ref, "tensor cores W16 U2, 2/SM");
