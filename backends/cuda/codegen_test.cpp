@@ -76,6 +76,8 @@ TEST_F(CudaCodegen, EveryOperatorKindInEveryDType) {
     g.mark_output(g.matmul(g.new_input({2, 1, 19, 33}, dt), g.new_input({1, 3, 33, 130}, dt)));
     // B rows of whole 16-byte groups: the vectorized matmul.
     g.mark_output(g.matmul(g.new_input({2, 1, 19, 300}, dt), g.new_input({1, 3, 300, 136}, dt)));
+    // Up to 8 rows, k a multiple of 16, n of 32: tensor cores from sm_80 for 16-bit data.
+    g.mark_output(g.matmul(g.new_input({6, 64}, dt), g.new_input({64, 96}, dt)));
     g.mark_output(g.reduction(OpKind::kReduction, x, 2));
     g.mark_output(g.reduction(OpKind::kReductionMax, x, 0));
     g.mark_output(g.rms_norm(x, {7}, 1e-6, g.new_input({7}, dt)));

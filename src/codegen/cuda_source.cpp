@@ -129,20 +129,17 @@ static __device__ __forceinline__ unsigned yr_pair16(const T *p) {
 #if __CUDA_ARCH__ >= 800
 // mma.m16n8k16 on 16-bit operands (the pointer picks the type) with float accumulators, A's rows
 // 8-15 zero: a0 / a2 hold row lane/4's k pairs 2(lane%4) and 2(lane%4) + 8, c[0..1] its results.
-static __device__ __forceinline__ void yr_mma16(const yr_f16 *, float *c, unsigned a0, unsigned a2, unsigned b0,
-                                                unsigned b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-               "{%0, %1, %2, %3};"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
-}
-static __device__ __forceinline__ void yr_mma16(const yr_bf16 *, float *c, unsigned a0, unsigned a2, unsigned b0,
-                                                unsigned b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-               "{%0, %1, %2, %3};"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
-}
+#define YR_MMA16(T, PTX_TYPE)                                                                            \
+  static __device__ __forceinline__ void yr_mma16(const T *, float *c, unsigned a0, unsigned a2, unsigned b0,  \
+                                                  unsigned b1) {                                         \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." PTX_TYPE "." PTX_TYPE ".f32 {%0, %1, %2, %3}, "   \
+                 "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"                                         \
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                        \
+                 : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));                                \
+  }
+YR_MMA16(yr_f16, "f16")
+YR_MMA16(yr_bf16, "bf16")
+#undef YR_MMA16
 // The transpose of an 8×8 tile of 16-bit values held as one pair per lane (lane l: row l/4,
 // columns 2(l%4) and 2(l%4) + 1), in the same layout.
 static __device__ __forceinline__ unsigned yr_transpose8x8(unsigned x) {
