@@ -99,66 +99,6 @@ __global__ void __launch_bounds__(W * 32) gemv(const __half *__restrict__ A, con
 }
 
 
-// 8-byte column groups: half the accumulators per lane of the 16-byte layout (4 columns a lane),
-// so a block of 512 threads may keep two per SM even with 8 rows.
-template <int GL, int W, int R, int U, int MINB>
-__global__ void __launch_bounds__(W * 32, MINB) gemv8(const __half *__restrict__ A, const __half *__restrict__ B, __half *__restrict__ O, int m, int k, int n) {
-  constexpr int KL = 32 / GL, C = GL * 4;
-  __shared__ float red[R][C];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, gl = lane % GL, kl = lane / GL;
-  for (int t = threadIdx.x; t < R * C; t += blockDim.x) (&red[0][0])[t] = 0.f;
-  const int j0 = blockIdx.x * C + gl * 4;
-  const int kw = k / W, q0 = warp * kw, q1 = q0 + kw;
-  float acc[R][4];
-#pragma unroll
-  for (int r = 0; r < R; ++r) for (int c = 0; c < 4; ++c) acc[r][c] = 0.f;
-  const __half *pb = B + j0;
-  uint2 raw[U], nxt[U];
-  auto ld8 = [](const __half *p) { uint2 v; asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p)); return v; };
-  int q = q0 + kl;
-#pragma unroll
-  for (int u = 0; u < U; ++u) raw[u] = ld8(pb + (size_t)(q + u * KL) * n);
-  for (; q < q1; q += U * KL) {
-    const bool more = q + U * KL < q1;
-#pragma unroll
-    for (int u = 0; u < U; ++u) if (more) nxt[u] = ld8(pb + (size_t)(q + U * KL + u * KL) * n);
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const __half2 *h = reinterpret_cast<const __half2 *>(&raw[u]);
-      float bv[4];
-#pragma unroll
-      for (int c = 0; c < 2; ++c) { float2 f = __half22float2(h[c]); bv[2*c] = f.x; bv[2*c+1] = f.y; }
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        const float av = __half2float(A[(size_t)min(r, m - 1) * k + q + u * KL]);
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[r][c] += av * bv[c];
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) raw[u] = nxt[u];
-  }
-#pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int c = 0; c < 4; ++c)
-#pragma unroll
-    for (int off = GL; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);
-  __syncthreads();
-  if (kl == 0) {
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) atomicAdd(&red[r][gl * 4 + c], acc[r][c]);
-  }
-  __syncthreads();
-  for (int t = threadIdx.x; t < R * C; t += blockDim.x) {
-    const int r = t / C, c = t % C;
-    if (r < m) O[(size_t)r * n + blockIdx.x * C + c] = __float2half(red[r][c]);
-  }
-}
-
-
 // Tensor cores for a few rows: a warp's 16-byte loads of 8 B rows × 32 columns (lane l: row l/4,
 // columns 8(l%4)…+7) are four 8×8 tiles whose columns are interleaved; movmatrix.trans turns
 // each into the B operand of mma.m16n8k16 (k pairs of one column per lane), and A is X's rows
@@ -287,18 +227,6 @@ void run_variant(const Shape &sh, __half *A, __half *B, __half *O, const std::ve
 }
 
 
-template <int GL, int W, int R, int U, int MINB>
-void run_variant8(const Shape &sh, __half *A, __half *B, __half *O, const std::vector<float> &ref, const char *label) {
-  constexpr int C = GL * 4;
-  const int blocks = sh.n / C;
-  if ((sh.k / W) % (U * (32 / GL)) != 0) return;
-  auto launch = [&] { gemv8<GL, W, R, U, MINB><<<blocks, W * 32>>>(A, B, O, sh.m, sh.k, sh.n); };
-  cudaMemset(O, 0xff, sh.m * sh.n * 2);
-  launch(); cudaDeviceSynchronize();
-  std::vector<__half> h(sh.m * sh.n); cudaMemcpy(h.data(), O, h.size() * 2, cudaMemcpyDeviceToHost);
-  double err = 0, nrm = 0; for (size_t i = 0; i < h.size(); ++i) { double d = __half2float(h[i]) - ref[i]; err += d * d; nrm += ref[i] * ref[i]; }
-  printf("%-16s %-36s blocks %4d x %4d  %7.2f us  relerr %.1e\n", sh.name, label, blocks, W * 32, time_it(launch), std::sqrt(err / nrm));
-}
 
 
 template <int W, int U, int MINB, int S = 1>
@@ -350,13 +278,6 @@ template <int R> void run_shape(const Shape &sh) {
   run_tc<16, 2, 2>(sh, A, B, O, ref, "tensor cores W16 U2, 2/SM");
   run_tc<8, 4, 4>(sh, A, B, O, ref, "tensor cores W8 U4, 4/SM");
   run_tc<8, 8, 4>(sh, A, B, O, ref, "tensor cores W8 U8, 4/SM");
-  run_variant8<8, 16, R, 4, 2>(sh, A, B, O, ref, "8-byte GL8 W16 U4 nc, 2/SM");
-  run_variant8<8, 16, R, 8, 2>(sh, A, B, O, ref, "8-byte GL8 W16 U8 nc, 2/SM");
-  run_variant8<8, 16, R, 4, 1>(sh, A, B, O, ref, "8-byte GL8 W16 U4 nc, 1/SM");
-  run_variant8<8, 8, R, 4, 4>(sh, A, B, O, ref, "8-byte GL8 W8 U4 nc, 4/SM");
-  run_variant8<8, 8, R, 8, 4>(sh, A, B, O, ref, "8-byte GL8 W8 U8 nc, 4/SM");
-  run_variant8<16, 16, R, 4, 2>(sh, A, B, O, ref, "8-byte GL16 W16 U4 nc, 2/SM");
-  run_variant8<4, 16, R, 4, 2>(sh, A, B, O, ref, "8-byte GL4 W16 U4 nc, 2/SM");
   cudaFree(A); cudaFree(B); cudaFree(O);
 }
 
