@@ -104,8 +104,7 @@ static __device__ __forceinline__ void yr_ld16u(const T *p, float *v) {
 // groups are pending.
 static __device__ __forceinline__ void yr_cp16(void *dst, const void *src) {
 #if __CUDA_ARCH__ >= 800
-  unsigned d;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(d) : "l"(dst));
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));  // folds into the address
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(d), "l"(src) : "memory");
 #else
   *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
@@ -156,6 +155,13 @@ static __device__ __forceinline__ unsigned yr_tf32(float x) {
   return r;
 }
 #endif
+// Adds x and y to the two floats at p (8-byte aligned).
+static __device__ __forceinline__ void yr_add2(float *p, float x, float y) {
+  float2 s = *reinterpret_cast<float2 *>(p);
+  s.x += x;
+  s.y += y;
+  *reinterpret_cast<float2 *>(p) = s;
+}
 static __device__ __forceinline__ float yr_exp(float x) { return expf(x); }
 static __device__ __forceinline__ float yr_erf(float x) { return erff(x); }
 static __device__ __forceinline__ float yr_sqrt(float x) { return sqrtf(x); }
@@ -330,6 +336,15 @@ class ComputeEmitter {
     epilogue_out_ = out;
   }
   bool fused() const { return fused_; }
+  // Running sums (for-loop accumulators, laid out like the result) that the tensor-core path
+  // adds its results to in registers, as it stores them or, where `store_result` is false (no
+  // other reader), instead. accumulated() says whether emit() did; devices before sm_80 (the
+  // #else branch) store the result and leave the sums to the caller.
+  void set_sums(std::vector<std::string> sums, bool store_result) {
+    sums_ = std::move(sums);
+    store_result_ = store_result;
+  }
+  bool accumulated() const { return accumulated_; }
 
   // Returns whether every output element e was written by the thread that owns e in a shared
   // loop (what CustomizedEmitter's barrier placement needs to know).
@@ -473,17 +488,31 @@ class ComputeEmitter {
         p_.close();
       }
       p_.line("const float c0 = c[0] + d[0], c1 = c[1] + d[1], c2 = c[2] + d[2], c3 = c[3] + d[3];");
-      p_.line("float *po = " + (epilogue_ ? epilogue_out_.ptr : o.ptr) + " + " + index_expr(batch, so) +
-              " + col + 2 * tig;");
-      // A lane's two outputs of a row are adjacent (8-byte aligned: n and col are even).
       auto result = [&](const std::string &c) {
         return epilogue_ ? unary_expr(epilogue_->kind, epilogue_->attributes, c) : c;
       };
-      p_.line("if (r0 < " + M + ") *reinterpret_cast<float2 *>(po + r0 * " + N + ") = make_float2(" + result("c0") +
-              ", " + result("c1") + ");");
-      p_.line("if (r1 < " + M + ") *reinterpret_cast<float2 *>(po + r1 * " + N + ") = make_float2(" + result("c2") +
-              ", " + result("c3") + ");");
+      p_.line("const float v0 = " + result("c0") + ", v1 = " + result("c1") + ", v2 = " + result("c2") +
+              ", v3 = " + result("c3") + ";");
+      // A lane's two results of a row are adjacent (8-byte aligned: n and col are even).
+      const std::string at = index_expr(batch, so) + " + col + 2 * tig";
+      // statement(address, values) for rows r0 and r1 where they exist.
+      using RowStatement = std::function<std::string(const std::string &, const std::string &)>;
+      auto for_rows = [&](const std::string &base, const RowStatement &statement) {
+        p_.line("if (r0 < " + M + ") " + statement(base + " + r0 * " + N, "v0, v1"));
+        p_.line("if (r1 < " + M + ") " + statement(base + " + r1 * " + N, "v2, v3"));
+      };
+      if (store_result_ || sums_.empty()) {
+        for_rows((epilogue_ ? epilogue_out_.ptr : o.ptr) + " + " + at, [](const std::string &a, const std::string &v) {
+          return "*reinterpret_cast<float2 *>(" + a + ") = make_float2(" + v + ");";
+        });
+      }
+      for (const std::string &sum : sums_) {
+        for_rows(sum + " + " + at, [](const std::string &a, const std::string &v) {
+          return "yr_add2(" + a + ", " + v + ");";
+        });
+      }
     }, 4);
+    accumulated_ = !sums_.empty();
     p_.line("#else");
     if (!tiled_matmul(a, b, o)) matmul(a, b, o);
     if (epilogue_) {  // here the unary runs after the matmul, over its stored results
@@ -577,6 +606,8 @@ class ComputeEmitter {
   const Operator *epilogue_ = nullptr;
   Ref epilogue_out_;
   bool fused_ = false;
+  std::vector<std::string> sums_;
+  bool store_result_ = true, accumulated_ = false;
 };
 
 // The customized operator: one CUDA block per µGraph block, tiles in dynamic shared memory.
@@ -604,7 +635,7 @@ class CustomizedEmitter {
     declare_alignment(ops);
     start_pipeline();
     for (size_t i = 0; i < ops.size(); ++i) start_accumulator(i);
-    p_.open("for (int64_t it = 0; it < " + std::to_string(bg_.config().forloop_range) + "; ++it)");
+    p_.open("for (int it = 0; it < " + std::to_string(bg_.config().forloop_range) + "; ++it)");
     advance_pipeline();
     prefetch_invariant_tiles();
     size_t input_index = 0, output_index = 0;
@@ -626,9 +657,12 @@ class CustomizedEmitter {
                  phase(op.outputs[0]) != LoopPhase::kAfterLoop) {
         const bool invariant = phase(op.outputs[0]) == LoopPhase::kInvariant;
         const Operator *epilogue = unary_consumer(op);
-        barrier_before(compute_reads(op));  // outside the `if`: every thread must reach it
+        const std::vector<size_t> sums = epilogue_sums(op, epilogue);
+        std::vector<std::pair<Key, bool>> reads = compute_reads(op);
+        for (size_t sum : sums) reads.push_back({accumulator_key(sum), false});
+        barrier_before(reads);  // outside the `if`: every thread must reach it
         if (invariant) p_.open("if (it == 0)");
-        const bool fused = compute(op, epilogue);
+        const bool fused = compute(op, epilogue, sums);
         if (invariant) p_.close();
         wrote(op.outputs, same_index_);
         if (fused) {
@@ -1147,7 +1181,9 @@ class CustomizedEmitter {
 
   // Emits op, with `epilogue` (a unary operator reading only op's output) applied to its results
   // in registers where the emitter can; returns whether it did.
-  bool compute(const Operator &op, const Operator *epilogue = nullptr) {
+  // `sums`: accumulators (operator indices, from epilogue_sums) that the matmul adds its
+  // results to where it can (recorded in summed_in_epilogue_).
+  bool compute(const Operator &op, const Operator *epilogue = nullptr, const std::vector<size_t> &sums = {}) {
     if (std::any_of(op.inputs.begin(), op.inputs.end(), [&](TensorId t) { return inlined(t); })) {
       compute_chain(op);
       same_index_ = true;
@@ -1158,8 +1194,51 @@ class CustomizedEmitter {
     for (TensorId id : op.outputs) out.push_back(tile_ref(id));
     ComputeEmitter emitter(p_, block_wide(), &block_, tensor_cores_);
     if (epilogue != nullptr) emitter.set_epilogue(epilogue, tile_ref(epilogue->outputs[0]));
+    if (!sums.empty()) {
+      std::vector<std::string> targets;
+      for (size_t sum : sums) targets.push_back(accumulator_target(sum));
+      const TensorId result = epilogue != nullptr ? epilogue->outputs[0] : op.outputs[0];
+      emitter.set_sums(targets, readers_of(result) > sums.size());
+    }
     same_index_ = emitter.emit(op, in, out);
+    if (emitter.accumulated()) {
+      for (size_t sum : sums) {
+        summed_in_epilogue_.insert(sum);
+        wrote_key(accumulator_key(sum), false);
+      }
+    }
     return emitter.fused();
+  }
+
+  // The for-loop accumulators that sum a matmul's per-iteration result (after its epilogue)
+  // as they are, which its tensor-core path can update in registers instead of a pass over
+  // the stored result after a barrier: sums, and the sums behind a sum or mean of rows.
+  std::vector<size_t> epilogue_sums(const Operator &op, const Operator *epilogue) const {
+    if (op.kind != OpKind::kMatmul) return {};
+    const TensorId result = epilogue != nullptr ? epilogue->outputs[0] : op.outputs[0];
+    if (phase(result) != LoopPhase::kPerIteration) return {};
+    std::vector<size_t> sums;
+    const auto &ops = bg_.operators();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const OpKind kind = ops[i].kind;
+      if ((kind == OpKind::kAccumSum || kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean) &&
+          ops[i].inputs[0] == result) {
+        sums.push_back(i);
+      }
+    }
+    return sums;
+  }
+  size_t readers_of(TensorId t) const {
+    size_t n = 0;
+    for (const Operator &op : bg_.operators()) n += static_cast<size_t>(std::count(op.inputs.begin(), op.inputs.end(), t));
+    return n;
+  }
+  // Where accumulator i keeps its running value (accumulator_key: that array's barrier key).
+  bool has_state(size_t i) const {
+    return layout_.state[i] >= 0 && bg_.operators()[i].kind != OpKind::kAccumRescale;
+  }
+  std::string accumulator_target(size_t i) const {
+    return has_state(i) ? at(layout_.state[i]) : tile(bg_.operators()[i].outputs[0]);
   }
 
   // The unary operator that is the only reader of a matmul's output, in the same loop phase: its
@@ -1179,20 +1258,24 @@ class CustomizedEmitter {
     return found;
   }
 
-  // Runs `statement` (over element e) for every e < n, shared by the block's threads.
+  // Runs `statement` (over element e) for every e < n, shared by the block's threads (element e
+  // is thread e % threads's, as in every block-wide loop). The count per thread is a
+  // constant: the loop unrolls, without the remainder loop a bound of threadIdx.x would need.
   void each(int64_t n, const std::string &statement) {
-    p_.line("for (int e = threadIdx.x; e < " + std::to_string(n) + "; e += " + std::to_string(block_.threads) + ") " +
-            statement);
+    const int64_t threads = block_.threads, count = per_thread({n}, threads);
+    p_.line(count <= 8 ? "#pragma unroll" : "#pragma unroll 4");
+    p_.open("for (int u = 0; u < " + std::to_string(count) + "; ++u)");
+    p_.line("const int e = static_cast<int>(threadIdx.x) + u * " + std::to_string(threads) + ";");
+    p_.line(n % threads == 0 ? statement : "if (e < " + std::to_string(n) + ") " + statement);
+    p_.close();
   }
 
   void start_accumulator(size_t i) {
     const Operator &op = bg_.operators()[i];
     if (!is_accumulator(op.kind)) return;
-    const bool has_state = layout_.state[i] >= 0 && op.kind != OpKind::kAccumRescale;
-    const std::string target = has_state ? at(layout_.state[i]) : tile(op.outputs[0]);
     const char *init = op.kind == OpKind::kAccumMax ? "-INFINITY" : "0.0f";
-    each(num_elements(dims_of(op.inputs[0])), target + "[e] = " + init + ";");
-    wrote_key(has_state ? state_key(i) : op.outputs[0], true);
+    each(num_elements(dims_of(op.inputs[0])), accumulator_target(i) + "[e] = " + init + ";");
+    wrote_key(accumulator_key(i), true);
     if (op.kind == OpKind::kAccumRescale) {
       each(num_elements(dims_of(op.inputs[1])), at(layout_.running_max[i]) + "[e] = -INFINITY;");
       wrote_key(max_key(i), true);
@@ -1204,10 +1287,20 @@ class CustomizedEmitter {
     const std::string x = tile(op.inputs[0]);
     const int64_t n = num_elements(dims_of(op.inputs[0]));
     const std::string acc = tile(op.outputs[0]);
+    if (summed_in_epilogue_.count(i)) {
+      // The matmul's tensor-core path added its results; before sm_80 the sum is done here, with
+      // barriers of its own (the barrier bookkeeping follows the tensor-core path).
+      p_.line("#if __CUDA_ARCH__ < 800");
+      p_.line("__syncthreads();");
+      each(n, accumulator_target(i) + "[e] += " + x + "[e];");
+      p_.line("__syncthreads();");
+      p_.line("#endif");
+      return;
+    }
     if (op.kind != OpKind::kAccumRescale) {
       // Element e of the input, the accumulator and its state all belong to one thread.
       barrier_before({{op.inputs[0], true}});
-      wrote_key(layout_.state[i] >= 0 ? state_key(i) : op.outputs[0], true);
+      wrote_key(accumulator_key(i), true);
     }
     switch (op.kind) {
       case OpKind::kAccumSum: each(n, acc + "[e] += " + x + "[e];"); break;
@@ -1275,6 +1368,7 @@ class CustomizedEmitter {
   using Key = int64_t;
   Key state_key(size_t op) const { return -2 * static_cast<Key>(op) - 2; }
   Key max_key(size_t op) const { return -2 * static_cast<Key>(op) - 3; }
+  Key accumulator_key(size_t i) const { return has_state(i) ? state_key(i) : bg_.operators()[i].outputs[0]; }
 
   void sync() {
     p_.line("__syncthreads();");
@@ -1321,6 +1415,7 @@ class CustomizedEmitter {
   std::vector<bool> direct_;      // per tensor: read by the mma from its 16-bit stage
   std::vector<bool> inlined_;     // per tensor: computed by its only reader, never stored
   std::set<size_t> fused_into_;   // unary operators done in the epilogue of a matmul
+  std::set<size_t> summed_in_epilogue_;  // accumulators a matmul's tensor-core path updates
   std::set<size_t> prefetched_;   // inputs whose tiles prefetch_invariant_tiles reads
   std::vector<Stage> stages_;
   int64_t depth_ = 0;  // of the load pipeline; 0: none

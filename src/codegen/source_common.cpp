@@ -35,6 +35,15 @@ Dims matmul_operand_strides(const Ref &x, const Dims &out) {
   return strides;
 }
 
+namespace {
+// A sum in parentheses, so that `pointer + sum` adds one offset to the pointer: unparenthesized,
+// each term is a pointer addition of its own, which on a GPU is a 64-bit add (and a sign
+// extension) per term, per element.
+std::string grouped(const std::string &sum) {
+  return sum.find(' ') == std::string::npos ? sum : "(" + sum + ")";
+}
+}  // namespace
+
 std::string index_expr(const std::vector<std::string> &vars, const Dims &strides) {
   std::string expr;
   for (size_t d = 0; d < vars.size(); ++d) {
@@ -42,7 +51,7 @@ std::string index_expr(const std::vector<std::string> &vars, const Dims &strides
     if (!expr.empty()) expr += " + ";
     expr += strides[d] == 1 ? vars[d] : vars[d] + " * " + std::to_string(strides[d]);
   }
-  return expr.empty() ? "0" : expr;
+  return expr.empty() ? "0" : grouped(expr);
 }
 
 std::string unary_expr(OpKind kind, const OpAttributes &a, const std::string &v) {
@@ -152,7 +161,7 @@ std::string tile_base(const BlockGraph &bg, const Operator &op, const Dims &tile
   for (const auto &[var, coefficient] : tile_base_terms(bg, op, tile_dims, it)) {
     expr += (expr.empty() ? "" : " + ") + var + " * " + std::to_string(coefficient);
   }
-  return expr.empty() ? "0" : expr;
+  return expr.empty() ? "0" : grouped(expr);
 }
 
 int64_t tile_base_granule(const BlockGraph &bg, const Operator &op, const Dims &tile_dims) {
