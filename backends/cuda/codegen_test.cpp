@@ -124,7 +124,8 @@ TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
   for (int cc : {80, 90}) {
     const codegen::CudaKernel eight_rows = unfused_matmul("gated_mlp", cc);
     EXPECT_NE(eight_rows.source.find("yr_stream16(pbg + (base + u * 8)"), std::string::npos) << cc;
-    EXPECT_NE(eight_rows.source.find("yr_mma16(pb, tc[j], a0, a2, yr_transpose8x8(lo[j])"), std::string::npos) << cc;
+    EXPECT_NE(eight_rows.source.find("yr_mma16(pb, tc[j], a0, 0u, a2, 0u, yr_transpose8x8(lo[j])"), std::string::npos)
+        << cc;
   }
   const codegen::CudaKernel turing = unfused_matmul("gated_mlp", 75);
   EXPECT_EQ(turing.source.find("yr_mma16(pb"), std::string::npos);
@@ -183,11 +184,16 @@ TEST(CudaCodegenPipeline, StagesFollowSharedMemory) {
   EXPECT_EQ(kernel.source.find("yr_cp_commit();"), std::string::npos) << "2 stages do not fit " << limit;
 }
 
+// The generated kernel's body, without the helpers before it.
+std::string kernel_body(const codegen::CudaKernel &kernel) {
+  return kernel.source.substr(kernel.source.find("yirage_cuda_kernel("));
+}
+
 // A float16 B tile read only by mma is read from its cp.async stage (no float copy) while the
 // stages fit, and converted into a float tile as before when they do not.
 TEST(CudaCodegenPipeline, MmaReadsSixteenBitStagesWhileTheyFit) {
   const KernelGraph fused = bench::build_fused("rmsnorm_linear", 1, DType::kFloat16, 1);
-  const std::string from_stage = "const auto *bp = reinterpret_cast<yr_f16 *>(smem";
+  const std::string from_stage = "const auto *pb = reinterpret_cast<yr_f16 *>(smem";
   EXPECT_NE(customized_source(fused, kH100SharedBytes).source.find(from_stage), std::string::npos);
   codegen::CudaKernel kernel = customized_source(fused, kH100SharedBytes);
   while (kernel.source.find("yr_cp_commit();") != std::string::npos) {
@@ -197,7 +203,25 @@ TEST(CudaCodegenPipeline, MmaReadsSixteenBitStagesWhileTheyFit) {
   EXPECT_NE(kernel.source.find("const auto *bp = (smem"), std::string::npos) << "the float tile";
   // float32 graphs keep FMA loops: no mma, nothing read from stages by it.
   const KernelGraph fp32 = bench::build_fused("rmsnorm_linear", 1, DType::kFloat32, 1);
-  EXPECT_EQ(customized_source(fp32, kH100SharedBytes).source.find("mma.sync.aligned.m16n8k8"), std::string::npos);
+  EXPECT_EQ(kernel_body(customized_source(fp32, kH100SharedBytes)).find("yr_mma"), std::string::npos);
+}
+
+// Matmuls of at most 8 rows against a 16-bit stage run transposed (B's columns as the mma's
+// rows), their fragments read by ldmatrix. In the attention µGraph at half size (8 query rows
+// per block): Q·K on float16 mma (Q's values are float16, exact),
+// E·V on TF32 (E = exp(Q·K) is computed), each adding its results to the for-loop sum that reads
+// them (the sum after the loop is only there before sm_80).
+TEST(CudaCodegenBlocks, FewRowMatmulsRunTransposedOnTensorCores) {
+  const std::string body = kernel_body(customized_source(bench::build_fused("gqa", 1, DType::kFloat16, 2), kH100SharedBytes));
+  EXPECT_NE(body.find("yr_ldmatrix_t4(pb + (kk) * "), std::string::npos);
+  EXPECT_NE(body.find("yr_mma16(pb, c, t[0], t[1], t[2], t[3], yr_pack2(pb, x0.x, x0.y)"), std::string::npos);
+  EXPECT_NE(body.find("yr_mma_tf32(c, lo[0], lo[1], hi[0], hi[1], yr_tf32(x0.x), yr_tf32(x0.y));"), std::string::npos);
+  EXPECT_NE(body.find("] += v0;"), std::string::npos) << "a sum updated in the epilogue";
+  EXPECT_NE(body.find("#if __CUDA_ARCH__ < 800"), std::string::npos) << "the sums' own loops, before sm_80";
+  // 16 rows (lora's X) take the 16×8 tiles of the untransposed form.
+  const std::string lora = kernel_body(customized_source(bench::build_fused("lora", 1, DType::kFloat16, 1), kH100SharedBytes));
+  EXPECT_EQ(lora.find("yr_ldmatrix_t4("), std::string::npos);
+  EXPECT_NE(lora.find("yr_mma_tf32(c, "), std::string::npos);
 }
 
 // ntrans's µGraph: x + α·(rms_norm(h) − x) is one loop whose two intermediate tiles are never

@@ -126,19 +126,61 @@ static __device__ __forceinline__ unsigned yr_pair16(const T *p) {
   return static_cast<unsigned>(p[0].bits) | (static_cast<unsigned>(p[1].bits) << 16);
 }
 #if __CUDA_ARCH__ >= 800
-// mma.m16n8k16 on 16-bit operands (the pointer picks the type) with float accumulators, A's rows
-// 8-15 zero: a0 / a2 hold row lane/4's k pairs 2(lane%4) and 2(lane%4) + 8, c[0..1] its results.
+// mma.m16n8k16 on 16-bit operands (the pointer picks the type) with float accumulators: a0 / a2
+// hold row lane/4's k pairs 2(lane%4) and 2(lane%4) + 8, a1 / a3 the same of row lane/4 + 8.
 #define YR_MMA16(T, PTX_TYPE)                                                                            \
-  static __device__ __forceinline__ void yr_mma16(const T *, float *c, unsigned a0, unsigned a2, unsigned b0,  \
-                                                  unsigned b1) {                                         \
+  static __device__ __forceinline__ void yr_mma16(const T *, float *c, unsigned a0, unsigned a1, unsigned a2,  \
+                                                  unsigned a3, unsigned b0, unsigned b1) {               \
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." PTX_TYPE "." PTX_TYPE ".f32 {%0, %1, %2, %3}, "   \
                  "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"                                         \
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                        \
-                 : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));                                \
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));                                \
   }
 YR_MMA16(yr_f16, "f16")
 YR_MMA16(yr_bf16, "bf16")
 #undef YR_MMA16
+// mma.m16n8k8 on TF32 operands, the same layout with k pairs replaced by k and k + 4.
+static __device__ __forceinline__ void yr_mma_tf32(float *c, unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                                                   unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+               "{%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+// Four 8×8 tiles of 16-bit values from shared memory, transposed (ldmatrix .trans): lane l gives
+// the 16-byte aligned address of row l % 8 of tile l / 8 and receives, of each tile, column l / 4
+// at rows 2(l % 4) and 2(l % 4) + 1, the first in the low half.
+static __device__ __forceinline__ void yr_ldmatrix_t4(const void *row, unsigned *r) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address)
+               : "memory");
+}
+// A pair of 16-bit values (the pointer picks the type) widened to floats' bits, the low half in
+// lo: exact TF32 operands.
+static __device__ __forceinline__ void yr_widen2(const yr_f16 *, unsigned w, unsigned &lo, unsigned &hi) {
+  float x, y;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(static_cast<uint16_t>(w & 0xffffu)));
+  asm("cvt.f32.f16 %0, %1;" : "=f"(y) : "h"(static_cast<uint16_t>(w >> 16)));
+  lo = __float_as_uint(x);
+  hi = __float_as_uint(y);
+}
+static __device__ __forceinline__ void yr_widen2(const yr_bf16 *, unsigned w, unsigned &lo, unsigned &hi) {
+  lo = w << 16;
+  hi = w & 0xffff0000u;
+}
+// Two floats rounded to the 16-bit type (the pointer picks it) as a pair, x in the low half.
+static __device__ __forceinline__ unsigned yr_pack2(const yr_f16 *, float x, float y) {
+  unsigned r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(y), "f"(x));
+  return r;
+}
+static __device__ __forceinline__ unsigned yr_pack2(const yr_bf16 *, float x, float y) {
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(y), "f"(x));
+  return r;
+}
 // The transpose of an 8×8 tile of 16-bit values held as one pair per lane (lane l: row l/4,
 // columns 2(l%4) and 2(l%4) + 1), in the same layout.
 static __device__ __forceinline__ unsigned yr_transpose8x8(unsigned x) {
@@ -350,6 +392,7 @@ class ComputeEmitter {
   // loop (what CustomizedEmitter's barrier placement needs to know).
   bool emit(const Operator &op, const std::vector<Ref> &in, const std::vector<Ref> &out) {
     if (op.kind == OpKind::kMatmul) {
+      if (skinny_tensor_core_matmul(in[0], in[1], out[0])) return false;
       if (tensor_core_matmul(in[0], in[1], out[0])) return false;
       if (tiled_matmul(in[0], in[1], out[0])) return false;
       matmul(in[0], in[1], out[0]);
@@ -430,24 +473,15 @@ class ComputeEmitter {
     const std::string M = std::to_string(m), K = std::to_string(k), N = std::to_string(n);
     const std::string BS = std::to_string(sb[rank - 2]);  // B's row stride (its rows may be padded)
     p_.line("#if __CUDA_ARCH__ >= 800");
-    const int64_t warps = block_->warps(), first = block_->next_warp % warps;
-    const std::string warp = first == 0 ? "threadIdx.x >> 5"
-                                        : "((threadIdx.x >> 5) + " + std::to_string(warps - first) + ") % " +
-                                              std::to_string(warps);
-    block_->next_warp = (first + num_elements(items)) % warps;
-    const Sharing per_warp = {"static_cast<int64_t>(" + warp + ")", std::to_string(warps), warps};
     // A warp's items (at most 4) are unrolled, so that their mma chains can interleave.
-    shared_loop(p_, per_warp, items, "w", [&](const std::vector<std::string> &v) {
+    shared_loop(p_, warp_items(items), items, "w", [&](const std::vector<std::string> &v) {
       std::vector<std::string> batch = v;
       batch[rank - 2] = batch[rank - 1] = "0";
       p_.line("const int grp = (threadIdx.x & 31) >> 2, tig = threadIdx.x & 3;");
       p_.line("const int r0 = " + v[rank - 2] + " * 16 + grp, r1 = r0 + 8, col = " + v[rank - 1] + " * 8;");
       auto mma = [&](const std::string &c, const std::string &x0, const std::string &x1, const std::string &x2,
                      const std::string &x3, const std::string &y0, const std::string &y1) {
-        p_.line("asm(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-                "{%8, %9}, {%0, %1, %2, %3};\" : \"+f\"(" + c + "[0]), \"+f\"(" + c + "[1]), \"+f\"(" + c +
-                "[2]), \"+f\"(" + c + "[3]) : \"r\"(" + x0 + "), \"r\"(" + x1 + "), \"r\"(" + x2 + "), \"r\"(" +
-                x3 + "), \"r\"(" + y0 + "), \"r\"(" + y1 + "));");
+        p_.line("yr_mma_tf32(" + c + ", " + x0 + ", " + x1 + ", " + x2 + ", " + x3 + ", " + y0 + ", " + y1 + ");");
       };
       auto row_of = [&](const std::string &r) {
         return a.ptr + " + " + index_expr(batch, sa) + " + (" + r + " < " + M + " ? " + r + " : " +
@@ -512,10 +546,112 @@ class ComputeEmitter {
         });
       }
     }, 4);
+    finish_tensor_cores(a, b, o);
+    return true;
+  }
+
+  // A matmul of at most 8 rows against a 16-bit B tile that the mma reads from its stage,
+  // computed transposed: Cᵀ = Bᵀ·Aᵀ puts 16 of B's columns in the mma's 16 rows and A's rows in
+  // its 8 columns, where the plain form would spend half of every mma on rows of zeros (and
+  // moves to make them). ldmatrix .trans reads Bᵀ's fragments, four 8×8 tiles per instruction.
+  // Where A's values are widened from B's type (exact), each k16 step is one mma.m16n8k16 on A
+  // repacked; otherwise two TF32 mma.m16n8k8 on B widened and A rounded to TF32, k permuted so
+  // that a lane's two k are adjacent (one float2 of A, one ldmatrix pair of B). Returns false
+  // (emitting nothing) where it does not apply.
+  bool skinny_tensor_core_matmul(const Ref &a, const Ref &b, const Ref &o) {
+    const size_t rank = o.dims.size();
+    const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = o.dims[rank - 1];
+    if (!tensor_cores_ || block_ == nullptr || m > 8 || k % 16 != 0 || n % 16 != 0 || !a.strides.empty() ||
+        !b.raw_16bit) {
+      return false;
+    }
+    const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
+    // ldmatrix reads 16-byte rows: B's rows and batches start at multiples of 8 elements.
+    if (sb[rank - 1] != 1) return false;
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      if (sb[d] % 8 != 0) return false;
+    }
+    const bool exact = a.widened_16bit && a.element == b.element;
+    Dims items = o.dims;
+    items[rank - 2] = 1;
+    items[rank - 1] = n / 16;
+    const std::string M = std::to_string(m), K = std::to_string(k), N = std::to_string(n);
+    const std::string BS = std::to_string(sb[rank - 2]);
+    p_.line("#if __CUDA_ARCH__ >= 800");
+    shared_loop(p_, warp_items(items), items, "w", [&](const std::vector<std::string> &v) {
+      std::vector<std::string> batch = v;
+      batch[rank - 2] = batch[rank - 1] = "0";
+      p_.line("const int lane = threadIdx.x & 31, grp = lane >> 2, tig = lane & 3, col = " + v[rank - 1] + " * 16;");
+      // This lane's row of A (rows past m read row m − 1, never stored) at k = 2·tig, and its
+      // ldmatrix row: k (lane / 16)·8 + lane % 8 of B, columns from col + 8·((lane / 8) % 2).
+      p_.line("const float *pa = " + a.ptr + " + " + index_expr(batch, sa) + " + (grp < " + M + " ? grp : " +
+              std::to_string(m - 1) + ") * " + K + " + 2 * tig;");
+      p_.line("const auto *pb = " + b.ptr + " + " + index_expr(batch, sb) + " + ((lane >> 4) * 8 + (lane & 7)) * " +
+              BS + " + col + ((lane >> 3) & 1) * 8;");
+      p_.line("float c[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d[4] = {0.0f, 0.0f, 0.0f, 0.0f};");
+      // Two k16 steps per iteration, into c and d: the second mma need not wait for the first.
+      auto step = [&](const std::string &kk, const std::string &acc) {
+        p_.line("unsigned t[4];");
+        p_.line("yr_ldmatrix_t4(pb + (" + kk + ") * " + BS + ", t);");
+        p_.line("const float2 x0 = *reinterpret_cast<const float2 *>(pa + " + kk + ");");
+        p_.line("const float2 x1 = *reinterpret_cast<const float2 *>(pa + " + kk + " + 8);");
+        if (exact) {
+          p_.line("yr_mma16(pb, " + acc + ", t[0], t[1], t[2], t[3], yr_pack2(pb, x0.x, x0.y), yr_pack2(pb, x1.x, x1.y));");
+          return;
+        }
+        p_.line("unsigned lo[4], hi[4];");
+        p_.line("#pragma unroll");
+        p_.line("for (int j = 0; j < 4; ++j) yr_widen2(pb, t[j], lo[j], hi[j]);");
+        p_.line("yr_mma_tf32(" + acc + ", lo[0], lo[1], hi[0], hi[1], " + tf32(a, "x0.x") + ", " + tf32(a, "x0.y") + ");");
+        p_.line("yr_mma_tf32(" + acc + ", lo[2], lo[3], hi[2], hi[3], " + tf32(a, "x1.x") + ", " + tf32(a, "x1.y") + ");");
+      };
+      p_.line("#pragma unroll 2");
+      p_.open("for (int kk = 0; kk < " + K + "; kk += 32)");
+      p_.open("");
+      step("kk", "c");
+      p_.close();
+      p_.open(k % 32 == 0 ? "" : "if (kk + 16 < " + K + ")");
+      step("kk + 16", "d");
+      p_.close();
+      p_.close();
+      // c[0] is C[2·tig][col + grp], c[1] the row below; c[2] and c[3] are 8 columns on.
+      auto result = [&](const std::string &c) {
+        return epilogue_ ? unary_expr(epilogue_->kind, epilogue_->attributes, c) : c;
+      };
+      p_.line("const float v0 = " + result("c[0] + d[0]") + ", v1 = " + result("c[1] + d[1]") + ", v2 = " +
+              result("c[2] + d[2]") + ", v3 = " + result("c[3] + d[3]") + ";");
+      const std::string at = index_expr(batch, row_major_strides(o.dims)) + " + col + grp";
+      auto for_rows = [&](const std::string &base, const std::string &op) {
+        p_.line("if (2 * tig < " + M + ") { " + base + "[" + at + " + 2 * tig * " + N + "] " + op + " v0; " + base +
+                "[" + at + " + 2 * tig * " + N + " + 8] " + op + " v2; }");
+        p_.line("if (2 * tig + 1 < " + M + ") { " + base + "[" + at + " + (2 * tig + 1) * " + N + "] " + op + " v1; " +
+                base + "[" + at + " + (2 * tig + 1) * " + N + " + 8] " + op + " v3; }");
+      };
+      if (store_result_ || sums_.empty()) for_rows("(" + (epilogue_ ? epilogue_out_.ptr : o.ptr) + ")", "=");
+      for (const std::string &sum : sums_) for_rows("(" + sum + ")", "+=");
+    }, 4);
+    finish_tensor_cores(a, b, o);
+    return true;
+  }
+
+  // The warps' share of `items` (of a warp each), starting after the warps the previous
+  // tensor-core operator left busiest.
+  Sharing warp_items(const Dims &items) {
+    const int64_t warps = block_->warps(), first = block_->next_warp % warps;
+    const std::string warp = first == 0 ? "threadIdx.x >> 5"
+                                        : "((threadIdx.x >> 5) + " + std::to_string(warps - first) + ") % " +
+                                              std::to_string(warps);
+    block_->next_warp = (first + num_elements(items)) % warps;
+    return {"static_cast<int64_t>(" + warp + ")", std::to_string(warps), warps};
+  }
+
+  // Ends a tensor-core matmul: devices before sm_80 (#else) get the float4 or scalar loop, and
+  // the epilogue's unary after it, over the stored results.
+  void finish_tensor_cores(const Ref &a, const Ref &b, const Ref &o) {
     accumulated_ = !sums_.empty();
     p_.line("#else");
     if (!tiled_matmul(a, b, o)) matmul(a, b, o);
-    if (epilogue_) {  // here the unary runs after the matmul, over its stored results
+    if (epilogue_) {
       p_.line("__syncthreads();");
       const LoopNest loop = [this](const Dims &dims, const std::string &prefix,
                                    const std::function<void(const std::vector<std::string> &)> &body) {
@@ -525,7 +661,6 @@ class ComputeEmitter {
     }
     p_.line("#endif");
     fused_ = epilogue_ != nullptr;
-    return true;
   }
 
   // An mma operand from a float of `x`: rounded to TF32, or its bits as they are where the value
@@ -840,12 +975,15 @@ class CustomizedEmitter {
         if (st.op->outputs[0] != t) continue;
         Ref ref{stage_ptr(st, "it"), dims_of(t), st.strides};
         ref.widened_16bit = ref.raw_16bit = true;
+        ref.element = st.op->attributes.dtype;
         return ref;
       }
     }
     Ref ref{tile(t), dims_of(t), row_pad_[static_cast<size_t>(t)] > 0 ? tile_strides(t) : Dims{}};
     for (const Operator &op : bg_.operators()) {
-      if (op.kind == OpKind::kInputIterator && op.outputs[0] == t) ref.widened_16bit = dtype_size(op.attributes.dtype) == 2;
+      if (op.kind != OpKind::kInputIterator || op.outputs[0] != t) continue;
+      ref.widened_16bit = dtype_size(op.attributes.dtype) == 2;
+      ref.element = op.attributes.dtype;
     }
     return ref;
   }
@@ -1534,7 +1672,7 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
     p.line("const unsigned lo[4] = {" + lo + ".x, " + lo + ".y, " + lo + ".z, " + lo + ".w};");
     p.line("const unsigned hi[4] = {" + hi + ".x, " + hi + ".y, " + hi + ".z, " + hi + ".w};");
     p.line("#pragma unroll");
-    p.line("for (int j = 0; j < 4; ++j) yr_mma16(pb, tc[j], a0, a2, yr_transpose8x8(lo[j]), yr_transpose8x8(hi[j]));");
+    p.line("for (int j = 0; j < 4; ++j) yr_mma16(pb, tc[j], a0, 0u, a2, 0u, yr_transpose8x8(lo[j]), yr_transpose8x8(hi[j]));");
     p.close();
   };
   p.line("int64_t base = warp * " + SL + ";");

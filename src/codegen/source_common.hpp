@@ -35,6 +35,8 @@ struct Ref {
   bool widened_16bit = false;
   // ptr points at the 16-bit elements themselves (typed yr_f16 / yr_bf16), not at floats.
   bool raw_16bit = false;
+  // The 16-bit type of widened or raw values.
+  DType element = DType::kFloat32;
 
   Dims element_strides() const { return strides.empty() ? row_major_strides(dims) : strides; }
 };
