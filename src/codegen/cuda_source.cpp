@@ -351,11 +351,19 @@ std::vector<std::string> index_vars(Printer &p, const std::string &type, const s
                                     const std::string &prefix) {
   std::vector<std::string> vars;
   const Dims strides = row_major_strides(dims);
+  // Divided as unsigned (e is never negative): a signed division or remainder by a power of 2
+  // costs a sign fix-up of several instructions, an unsigned one a shift or a mask.
+  const std::string unsigned_e = "static_cast<" + std::string(type == "int" ? "unsigned" : "uint64_t") + ">(" + e + ")";
   for (size_t d = 0; d < dims.size(); ++d) {
     const std::string v = prefix + std::to_string(d);
-    std::string expr = strides[d] == 1 ? e : "(" + e + " / " + std::to_string(strides[d]) + ")";
-    if (d > 0) expr += " % " + std::to_string(dims[d]);
-    p.line("const " + type + " " + v + " = " + expr + ";");
+    if (dims.size() == 1) {
+      p.line("const " + type + " " + v + " = " + e + ";");
+      vars.push_back(v);
+      continue;
+    }
+    std::string expr = strides[d] == 1 ? unsigned_e : unsigned_e + " / " + std::to_string(strides[d]) + "u";
+    if (d > 0) expr += " % " + std::to_string(dims[d]) + "u";
+    p.line("const " + type + " " + v + " = static_cast<" + type + ">(" + expr + ");");
     vars.push_back(v);
   }
   return vars;
@@ -588,9 +596,11 @@ class ComputeEmitter {
               std::to_string(m - 1) + ") * " + K + " + 2 * tig;");
       p_.line("const auto *pb = " + b.ptr + " + " + index_expr(batch, sb) + " + ((lane >> 4) * 8 + (lane & 7)) * " +
               BS + " + col + ((lane >> 3) & 1) * 8;");
-      p_.line("float c[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d[4] = {0.0f, 0.0f, 0.0f, 0.0f};");
-      // Two k16 steps per iteration, into c and d: the second mma need not wait for the first.
-      auto step = [&](const std::string &kk, const std::string &acc) {
+      // Two k16 steps per iteration, into c and d (on TF32, whose steps are two mma, the second
+      // mma into e and f): no mma waits for the one before.
+      p_.line(std::string("float c[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d[4] = {0.0f, 0.0f, 0.0f, 0.0f}") +
+              (exact ? ";" : ", e[4] = {0.0f, 0.0f, 0.0f, 0.0f}, f[4] = {0.0f, 0.0f, 0.0f, 0.0f};"));
+      auto step = [&](const std::string &kk, const std::string &acc, const std::string &acc2) {
         p_.line("unsigned t[4];");
         p_.line("yr_ldmatrix_t4(pb + (" + kk + ") * " + BS + ", t);");
         p_.line("const float2 x0 = *reinterpret_cast<const float2 *>(pa + " + kk + ");");
@@ -603,23 +613,26 @@ class ComputeEmitter {
         p_.line("#pragma unroll");
         p_.line("for (int j = 0; j < 4; ++j) yr_widen2(pb, t[j], lo[j], hi[j]);");
         p_.line("yr_mma_tf32(" + acc + ", lo[0], lo[1], hi[0], hi[1], " + tf32(a, "x0.x") + ", " + tf32(a, "x0.y") + ");");
-        p_.line("yr_mma_tf32(" + acc + ", lo[2], lo[3], hi[2], hi[3], " + tf32(a, "x1.x") + ", " + tf32(a, "x1.y") + ");");
+        p_.line("yr_mma_tf32(" + acc2 + ", lo[2], lo[3], hi[2], hi[3], " + tf32(a, "x1.x") + ", " + tf32(a, "x1.y") + ");");
       };
       p_.line("#pragma unroll 2");
       p_.open("for (int kk = 0; kk < " + K + "; kk += 32)");
       p_.open("");
-      step("kk", "c");
+      step("kk", "c", "e");
       p_.close();
       p_.open(k % 32 == 0 ? "" : "if (kk + 16 < " + K + ")");
-      step("kk + 16", "d");
+      step("kk + 16", "d", "f");
       p_.close();
       p_.close();
       // c[0] is C[2·tig][col + grp], c[1] the row below; c[2] and c[3] are 8 columns on.
       auto result = [&](const std::string &c) {
         return epilogue_ ? unary_expr(epilogue_->kind, epilogue_->attributes, c) : c;
       };
-      p_.line("const float v0 = " + result("c[0] + d[0]") + ", v1 = " + result("c[1] + d[1]") + ", v2 = " +
-              result("c[2] + d[2]") + ", v3 = " + result("c[3] + d[3]") + ";");
+      auto total = [&](int j) {
+        const std::string i = "[" + std::to_string(j) + "]";
+        return result(exact ? "c" + i + " + d" + i : "(c" + i + " + d" + i + ") + (e" + i + " + f" + i + ")");
+      };
+      p_.line("const float v0 = " + total(0) + ", v1 = " + total(1) + ", v2 = " + total(2) + ", v3 = " + total(3) + ";");
       const std::string at = index_expr(batch, row_major_strides(o.dims)) + " + col + grp";
       auto for_rows = [&](const std::string &base, const std::string &op) {
         p_.line("if (2 * tig < " + M + ") { " + base + "[" + at + " + 2 * tig * " + N + "] " + op + " v0; " + base +
