@@ -783,44 +783,27 @@ class CustomizedEmitter {
     declare_alignment(ops);
     start_pipeline();
     for (size_t i = 0; i < ops.size(); ++i) start_accumulator(i);
+    emit_invariant_part();
     p_.open("for (int it = 0; it < " + std::to_string(bg_.config().forloop_range) + "; ++it)");
     advance_pipeline();
-    prefetch_invariant_tiles();
     size_t input_index = 0, output_index = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operator &op = ops[i];
       if (op.kind == OpKind::kInputIterator) {
         const size_t input = input_index++;
-        if (prefetched_.count(input)) continue;
-        const bool invariant = phase(op.outputs[0]) == LoopPhase::kInvariant;
-        if (invariant) p_.open("if (it == 0)");
-        read_tile(op, input);
-        if (invariant) p_.close();
+        if (phase(op.outputs[0]) != LoopPhase::kInvariant) read_tile(op, input);
       } else if (is_accumulator(op.kind)) {
         update_accumulator(i);
       } else if (op.kind == OpKind::kOutputSaver) {
         if (phase(op.inputs[0]) == LoopPhase::kPerIteration) save_tile(op, output_index, "it");
         ++output_index;
-      } else if (fused_into_.count(i) == 0 && !inlined(op.outputs[0]) &&
-                 phase(op.outputs[0]) != LoopPhase::kAfterLoop) {
-        const bool invariant = phase(op.outputs[0]) == LoopPhase::kInvariant;
-        const Operator *epilogue = unary_consumer(op);
-        const std::vector<size_t> sums = epilogue_sums(op, epilogue);
-        std::vector<std::pair<Key, bool>> reads = compute_reads(op);
-        for (size_t sum : sums) reads.push_back({accumulator_key(sum), false});
-        barrier_before(reads);  // outside the `if`: every thread must reach it
-        if (invariant) p_.open("if (it == 0)");
-        const bool fused = compute(op, epilogue, sums);
-        if (invariant) p_.close();
-        wrote(op.outputs, same_index_);
-        if (fused) {
-          fused_into_.insert(static_cast<size_t>(epilogue - ops.data()));
-          wrote(epilogue->outputs, false);
-        }
+      } else if (phase(op.outputs[0]) == LoopPhase::kPerIteration) {
+        emit_compute(i);
       }
     }
-    // The next iteration overwrites this one's tiles, which other threads may still be reading.
-    sync();
+    // The next iteration overwrites this one's tiles, which other threads may still be reading:
+    // a barrier here, or the one at the top of the next iteration where the pipeline has one.
+    if (depth_ == 0) sync();
     p_.close();
     output_index = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -838,6 +821,52 @@ class CustomizedEmitter {
       }
     }
     return layout_.floats * 4;
+  }
+
+  // The loop-invariant part before the loop: tiles read once and what is computed from them
+  // only. Done once, ahead of the loop's first iteration, and followed by one barrier instead of
+  // costing one in every iteration.
+  void emit_invariant_part() {
+    const auto &ops = bg_.operators();
+    const bool any = std::any_of(ops.begin(), ops.end(), [&](const Operator &op) {
+      return op.kind != OpKind::kOutputSaver && !is_accumulator(op.kind) && phase(op.outputs[0]) == LoopPhase::kInvariant;
+    });
+    if (!any) return;
+    p_.open("");
+    p_.line("const int it = 0;  // invariant tiles do not move with the loop");
+    p_.line("(void)it;");
+    prefetch_invariant_tiles();
+    size_t input_index = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Operator &op = ops[i];
+      if (op.kind == OpKind::kInputIterator) {
+        const size_t input = input_index++;
+        if (phase(op.outputs[0]) == LoopPhase::kInvariant && !prefetched_.count(input)) read_tile(op, input);
+      } else if (!is_accumulator(op.kind) && op.kind != OpKind::kOutputSaver &&
+                 phase(op.outputs[0]) == LoopPhase::kInvariant) {
+        emit_compute(i);
+      }
+    }
+    p_.close();
+    sync();
+  }
+
+  // A compute operator in the loop or before it (not one inlined into its reader or done in a
+  // matmul's epilogue), with its barrier.
+  void emit_compute(size_t i) {
+    const Operator &op = bg_.operators()[i];
+    if (fused_into_.count(i) != 0 || inlined(op.outputs[0])) return;
+    const Operator *epilogue = unary_consumer(op);
+    const std::vector<size_t> sums = epilogue_sums(op, epilogue);
+    std::vector<std::pair<Key, bool>> reads = compute_reads(op);
+    for (size_t sum : sums) reads.push_back({accumulator_key(sum), false});
+    barrier_before(reads);
+    const bool fused = compute(op, epilogue, sums);
+    wrote(op.outputs, same_index_);
+    if (fused) {
+      fused_into_.insert(static_cast<size_t>(epilogue - bg_.operators().data()));
+      wrote(epilogue->outputs, false);
+    }
   }
 
  private:
@@ -1068,10 +1097,9 @@ class CustomizedEmitter {
   // Tiles the for-loop reads anew every iteration, in 16-byte groups, are copied with cp.async
   // into a ring of `depth_` raw (unconverted) stages in shared memory, depth − 1 iterations
   // ahead: global loads are in flight while the block computes. At the top of each iteration the
-  // copies for iteration it + depth − 1 are issued, then the block waits for iteration it's (its
-  // own copies, then a barrier for everyone's); at the tile's turn its stage is converted into the
-  // float tile. The stage written at iteration it was read in iteration it − 1, before the barrier
-  // that ends it.
+  // block waits for iteration it's copies (its own, then a barrier for everyone's), then issues
+  // those of iteration it + depth − 1; at the tile's turn its stage is converted into the float
+  // tile. The stage written at iteration it was read in iteration it − 1, before that barrier.
   struct Stage {
     size_t input;
     const Operator *op;
@@ -1190,11 +1218,35 @@ class CustomizedEmitter {
     for (int64_t s = 0; s + 1 < depth_; ++s) issue_stages(std::to_string(s));
   }
   // At the top of an iteration.
+  // The block waits for iteration it's copies (its own, then everyone's through the barrier),
+  // and only then issues those of iteration it + depth − 1 into the stage that iteration it − 1
+  // read: past the barrier no thread still reads it, so the loop needs no barrier at its end.
   void advance_pipeline() {
     if (depth_ == 0) return;
-    issue_stages("it + " + std::to_string(depth_ - 1));
-    p_.line("yr_cp_wait<" + std::to_string(depth_ - 1) + ">();");
+    fill_unaligned_stages();
+    p_.line("yr_cp_wait<" + std::to_string(depth_ - 2) + ">();");
     sync();
+    issue_stages("it + " + std::to_string(depth_ - 1));
+  }
+  // A stage the mma reads directly, of a tensor not 16-byte aligned (no cp.async), is filled by
+  // plain copies at the top of its own iteration, before the barrier that the iteration's
+  // copies wait on (so that it needs none of its own). No thread still reads that stage: the
+  // one read in the previous iteration is another (depth ≥ 2).
+  void fill_unaligned_stages() {
+    for (const Stage &st : stages_) {
+      const Operator &op = *st.op;
+      if (!direct(op.outputs[0])) continue;
+      const std::string tensor = "in" + std::to_string(st.input);
+      const Dims &tile_dims = dims_of(op.outputs[0]);
+      p_.open("if (!" + aligned_name(tensor) + ")");
+      p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, op, tile_dims, "it") + ";");
+      p_.line("auto *stage = " + stage_ptr(st, "it") + ";");
+      const Dims sg = row_major_strides(op.attributes.sizes);
+      shared_loop(p_, block_wide(), tile_dims, "t", [&](const std::vector<std::string> &v) {
+        p_.line("stage[" + index_expr(v, st.strides) + "] = src[" + index_expr(v, sg) + "];");
+      }, 8);
+      p_.close();
+    }
   }
 
   Dims groups_of(const Dims &tile_dims, int64_t group) const {
@@ -1220,20 +1272,7 @@ class CustomizedEmitter {
   static constexpr int64_t kMaxStageGroupsPerThread = 8;
   void read_staged(const Stage &st) {
     const Operator &op = *st.op;
-    if (direct(op.outputs[0])) {  // the mma reads the stage; unaligned tensors fill it here
-      const std::string tensor = "in" + std::to_string(st.input);
-      const Dims &tile_dims = dims_of(op.outputs[0]);
-      p_.open("if (!" + aligned_name(tensor) + ")");
-      p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, op, tile_dims, "it") + ";");
-      p_.line("auto *stage = " + stage_ptr(st, "it") + ";");
-      const Dims sg = row_major_strides(op.attributes.sizes);
-      shared_loop(p_, block_wide(), tile_dims, "t", [&](const std::vector<std::string> &v) {
-        p_.line("stage[" + index_expr(v, st.strides) + "] = src[" + index_expr(v, sg) + "];");
-      }, 8);
-      p_.close();
-      wrote(op.outputs, false);
-      return;
-    }
+    if (direct(op.outputs[0])) return;  // the mma reads the stage (fill_unaligned_stages)
     const Dims &tile_dims = dims_of(op.outputs[0]);
     const std::string tensor = "in" + std::to_string(st.input), t = tile(op.outputs[0]);
     const Dims groups = groups_of(tile_dims, st.group);
@@ -1292,7 +1331,6 @@ class CustomizedEmitter {
       tiles.push_back({&op, input, group});
     });
     if (tiles.size() < 2) return;  // one tile gains nothing
-    p_.open("if (it == 0)");
     for (const Tile &tl : tiles) {
       const Dims &tile_dims = dims_of(tl.op->outputs[0]);
       const Dims groups = groups_of(tile_dims, tl.group);
@@ -1317,7 +1355,6 @@ class CustomizedEmitter {
       wrote(tl.op->outputs, false);
       prefetched_.insert(tl.input);
     }
-    p_.close();
   }
 
   void read_tile(const Operator &op, size_t input) {
