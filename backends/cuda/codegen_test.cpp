@@ -209,14 +209,22 @@ TEST(CudaCodegenPipeline, MmaReadsSixteenBitStagesWhileTheyFit) {
 
 // Matmuls of at most 8 rows against a 16-bit stage run transposed (B's columns as the mma's
 // rows), their fragments read by ldmatrix. In the attention µGraph at half size (8 query rows
-// per block): Q·K on float16 mma (Q's values are float16, exact),
-// E·V on TF32 (E = exp(Q·K) is computed), each adding its results to the for-loop sum that reads
-// them (the sum after the loop is only there before sm_80).
+// per block): Q·K on float16 mma (Q's values are float16, exact; Q does not change in the loop,
+// so its operands are packed into registers once, before it), E·V on TF32 (E = exp(Q·K) is
+// computed, and read in every iteration), each adding its results to the for-loop sum that
+// reads them (the sum after the loop is only there before sm_80).
 TEST(CudaCodegenBlocks, FewRowMatmulsRunTransposedOnTensorCores) {
   const std::string body = kernel_body(customized_source(bench::build_fused("gqa", 1, DType::kFloat16, 2), kH100SharedBytes));
   EXPECT_NE(body.find("yr_ldmatrix_t4(pb + (kk) * "), std::string::npos);
-  EXPECT_NE(body.find("yr_mma16(pb, c, t[0], t[1], t[2], t[3], yr_pack2(pb, x0.x, x0.y)"), std::string::npos);
+  EXPECT_LT(body.find("a_fragments3[j] = yr_pack2(static_cast<const yr_f16 *>(nullptr), x.x, x.y);"),
+            body.find("for (int it = 0;"));
+  EXPECT_NE(body.find("yr_mma16(pb, c, t[0], t[1], t[2], t[3], a_fragments3[(kk) / 8], a_fragments3[(kk) / 8 + 1]);"),
+            std::string::npos);
   EXPECT_NE(body.find("yr_mma_tf32(c, lo[0], lo[1], hi[0], hi[1], yr_tf32(x0.x), yr_tf32(x0.y));"), std::string::npos);
+  // gated_mlp's X changes every iteration: read and repacked in the loop.
+  const std::string gated =
+      kernel_body(customized_source(bench::build_fused("gated_mlp", 1, DType::kFloat16, 1), kH100SharedBytes));
+  EXPECT_NE(gated.find("yr_mma16(pb, c, t[0], t[1], t[2], t[3], yr_pack2(pb, x0.x, x0.y)"), std::string::npos);
   EXPECT_NE(body.find("] += v0;"), std::string::npos) << "a sum updated in the epilogue";
   EXPECT_NE(body.find("#if __CUDA_ARCH__ < 800"), std::string::npos) << "the sums' own loops, before sm_80";
   // 16 rows (lora's X) take the 16×8 tiles of the untransposed form.

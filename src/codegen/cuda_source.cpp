@@ -1,6 +1,7 @@
 #include "codegen/cuda_source.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "codegen/source_common.hpp"
@@ -395,6 +396,44 @@ class ComputeEmitter {
     store_result_ = store_result;
   }
   bool accumulated() const { return accumulated_; }
+  // The transposed path takes A's operands from `fragments`, a per-lane register array that
+  // register_fragments() filled before the loop (for an A that does not change in it).
+  void set_a_fragments(std::string fragments) { a_fragments_ = std::move(fragments); }
+
+  // For a transposed matmul whose A (without batch dims) does not change in the loop: declares
+  // `name`, the lane's A operands for every k16 step (2 registers per step on 16-bit mma, 4 on
+  // TF32), and fills it from A's tile. Returns false (emitting nothing) where it does not apply or
+  // would take more than 16 registers.
+  bool register_fragments(const std::string &name, const Ref &a, const Ref &b, const Ref &o) {
+    const size_t rank = o.dims.size();
+    const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1];
+    const bool exact = exact_a(a, b);
+    const int64_t count = exact ? k / 8 : k / 4;
+    if (!transposes(a, b, o, tensor_cores_) || count > 16) return false;
+    for (size_t d = 0; d + 2 < rank; ++d) {
+      if (a.dims[d] != 1) return false;
+    }
+    const std::string type = element_type(b.element);
+    p_.line("unsigned " + name + "[" + std::to_string(count) + "];");
+    p_.line("#if __CUDA_ARCH__ >= 800");
+    p_.open("");
+    p_.line("const int lane = threadIdx.x & 31, grp = lane >> 2, tig = lane & 3;");
+    p_.line("const float *pa = " + a.ptr + " + (grp < " + std::to_string(m) + " ? grp : " + std::to_string(m - 1) +
+            ") * " + std::to_string(k) + " + 2 * tig;");
+    p_.line("#pragma unroll");
+    p_.open("for (int j = 0; j < " + std::to_string(k / 8) + "; ++j)");
+    p_.line("const float2 x = *reinterpret_cast<const float2 *>(pa + 8 * j);");
+    if (exact) {
+      p_.line(name + "[j] = yr_pack2(static_cast<const " + type + " *>(nullptr), x.x, x.y);");
+    } else {
+      p_.line(name + "[2 * j] = " + tf32(a, "x.x") + ";");
+      p_.line(name + "[2 * j + 1] = " + tf32(a, "x.y") + ";");
+    }
+    p_.close();
+    p_.close();
+    p_.line("#endif");
+    return true;
+  }
 
   // Returns whether every output element e was written by the thread that owns e in a shared
   // loop (what CustomizedEmitter's barrier placement needs to know).
@@ -567,19 +606,11 @@ class ComputeEmitter {
   // that a lane's two k are adjacent (one float2 of A, one ldmatrix pair of B). Returns false
   // (emitting nothing) where it does not apply.
   bool skinny_tensor_core_matmul(const Ref &a, const Ref &b, const Ref &o) {
+    if (block_ == nullptr || !transposes(a, b, o, tensor_cores_)) return false;
     const size_t rank = o.dims.size();
     const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = o.dims[rank - 1];
-    if (!tensor_cores_ || block_ == nullptr || m > 8 || k % 16 != 0 || n % 16 != 0 || !a.strides.empty() ||
-        !b.raw_16bit) {
-      return false;
-    }
     const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
-    // ldmatrix reads 16-byte rows: B's rows and batches start at multiples of 8 elements.
-    if (sb[rank - 1] != 1) return false;
-    for (size_t d = 0; d + 1 < rank; ++d) {
-      if (sb[d] % 8 != 0) return false;
-    }
-    const bool exact = a.widened_16bit && a.element == b.element;
+    const bool exact = exact_a(a, b);
     Dims items = o.dims;
     items[rank - 2] = 1;
     items[rank - 1] = n / 16;
@@ -600,22 +631,35 @@ class ComputeEmitter {
       // mma into e and f): no mma waits for the one before.
       p_.line(std::string("float c[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d[4] = {0.0f, 0.0f, 0.0f, 0.0f}") +
               (exact ? ";" : ", e[4] = {0.0f, 0.0f, 0.0f, 0.0f}, f[4] = {0.0f, 0.0f, 0.0f, 0.0f};"));
+      // The B operands of a k16 step (A's values at k, k + 1 and k + 8, k + 9): from the lane's
+      // registers where A's fragments were loaded before the loop (a_fragments_), else read now.
+      auto a_operands = [&](const std::string &kk) -> std::vector<std::string> {
+        if (!a_fragments_.empty()) {
+          const std::string f = a_fragments_ + "[(" + kk + ") / " + (exact ? "8" : "4");
+          if (exact) return {f + "]", f + " + 1]"};
+          return {f + "]", f + " + 1]", f + " + 2]", f + " + 3]"};
+        }
+        p_.line("const float2 x0 = *reinterpret_cast<const float2 *>(pa + " + kk + ");");
+        p_.line("const float2 x1 = *reinterpret_cast<const float2 *>(pa + " + kk + " + 8);");
+        if (exact) return {"yr_pack2(pb, x0.x, x0.y)", "yr_pack2(pb, x1.x, x1.y)"};
+        return {tf32(a, "x0.x"), tf32(a, "x0.y"), tf32(a, "x1.x"), tf32(a, "x1.y")};
+      };
       auto step = [&](const std::string &kk, const std::string &acc, const std::string &acc2) {
         p_.line("unsigned t[4];");
         p_.line("yr_ldmatrix_t4(pb + (" + kk + ") * " + BS + ", t);");
-        p_.line("const float2 x0 = *reinterpret_cast<const float2 *>(pa + " + kk + ");");
-        p_.line("const float2 x1 = *reinterpret_cast<const float2 *>(pa + " + kk + " + 8);");
+        const std::vector<std::string> x = a_operands(kk);
         if (exact) {
-          p_.line("yr_mma16(pb, " + acc + ", t[0], t[1], t[2], t[3], yr_pack2(pb, x0.x, x0.y), yr_pack2(pb, x1.x, x1.y));");
+          p_.line("yr_mma16(pb, " + acc + ", t[0], t[1], t[2], t[3], " + x[0] + ", " + x[1] + ");");
           return;
         }
         p_.line("unsigned lo[4], hi[4];");
         p_.line("#pragma unroll");
         p_.line("for (int j = 0; j < 4; ++j) yr_widen2(pb, t[j], lo[j], hi[j]);");
-        p_.line("yr_mma_tf32(" + acc + ", lo[0], lo[1], hi[0], hi[1], " + tf32(a, "x0.x") + ", " + tf32(a, "x0.y") + ");");
-        p_.line("yr_mma_tf32(" + acc2 + ", lo[2], lo[3], hi[2], hi[3], " + tf32(a, "x1.x") + ", " + tf32(a, "x1.y") + ");");
+        p_.line("yr_mma_tf32(" + acc + ", lo[0], lo[1], hi[0], hi[1], " + x[0] + ", " + x[1] + ");");
+        p_.line("yr_mma_tf32(" + acc2 + ", lo[2], lo[3], hi[2], hi[3], " + x[2] + ", " + x[3] + ");");
       };
-      p_.line("#pragma unroll 2");
+      // Fully unrolled when A's fragments are in registers (their indices must be constants).
+      p_.line(a_fragments_.empty() ? "#pragma unroll 2" : "#pragma unroll");
       p_.open("for (int kk = 0; kk < " + K + "; kk += 32)");
       p_.open("");
       step("kk", "c", "e");
@@ -646,6 +690,22 @@ class ComputeEmitter {
     finish_tensor_cores(a, b, o);
     return true;
   }
+
+  // Whether skinny_tensor_core_matmul takes the matmul a·b = o.
+  static bool transposes(const Ref &a, const Ref &b, const Ref &o, bool tensor_cores) {
+    const size_t rank = o.dims.size();
+    const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = o.dims[rank - 1];
+    if (!tensor_cores || m > 8 || k % 16 != 0 || n % 16 != 0 || !a.strides.empty() || !b.raw_16bit) return false;
+    // ldmatrix reads 16-byte rows: B's rows and batches start at multiples of 8 elements.
+    const Dims sb = matmul_operand_strides(b, o.dims);
+    if (sb[rank - 1] != 1) return false;
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      if (sb[d] % 8 != 0) return false;
+    }
+    return true;
+  }
+  // Whether A's values are B's 16-bit type widened: the mma then takes them repacked, exactly.
+  static bool exact_a(const Ref &a, const Ref &b) { return a.widened_16bit && a.element == b.element; }
 
   // The warps' share of `items` (of a warp each), starting after the warps the previous
   // tensor-core operator left busiest.
@@ -756,6 +816,7 @@ class ComputeEmitter {
   bool fused_ = false;
   std::vector<std::string> sums_;
   bool store_result_ = true, accumulated_ = false;
+  std::string a_fragments_;
 };
 
 // The customized operator: one CUDA block per µGraph block, tiles in dynamic shared memory.
@@ -849,6 +910,20 @@ class CustomizedEmitter {
     }
     p_.close();
     sync();
+    // A per-iteration matmul's invariant A: its operands into registers once, not read (with
+    // bank conflicts) in every iteration.
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Operator &op = ops[i];
+      if (op.kind != OpKind::kMatmul || phase(op.outputs[0]) != LoopPhase::kPerIteration ||
+          phase(op.inputs[0]) != LoopPhase::kInvariant) {
+        continue;
+      }
+      const std::string name = "a_fragments" + std::to_string(i);
+      ComputeEmitter emitter(p_, block_wide(), &block_, tensor_cores_);
+      if (emitter.register_fragments(name, tile_ref(op.inputs[0]), tile_ref(op.inputs[1]), tile_ref(op.outputs[0]))) {
+        fragment_arrays_[i] = name;
+      }
+    }
   }
 
   // A compute operator in the loop or before it (not one inlined into its reader or done in a
@@ -1416,6 +1491,8 @@ class CustomizedEmitter {
     for (TensorId id : op.outputs) out.push_back(tile_ref(id));
     ComputeEmitter emitter(p_, block_wide(), &block_, tensor_cores_);
     if (epilogue != nullptr) emitter.set_epilogue(epilogue, tile_ref(epilogue->outputs[0]));
+    const auto fragments = fragment_arrays_.find(static_cast<size_t>(&op - bg_.operators().data()));
+    if (fragments != fragment_arrays_.end()) emitter.set_a_fragments(fragments->second);
     if (!sums.empty()) {
       std::vector<std::string> targets;
       for (size_t sum : sums) targets.push_back(accumulator_target(sum));
@@ -1638,6 +1715,7 @@ class CustomizedEmitter {
   std::vector<bool> inlined_;     // per tensor: computed by its only reader, never stored
   std::set<size_t> fused_into_;   // unary operators done in the epilogue of a matmul
   std::set<size_t> summed_in_epilogue_;  // accumulators a matmul's tensor-core path updates
+  std::map<size_t, std::string> fragment_arrays_;  // matmuls whose A's operands are in registers
   std::set<size_t> prefetched_;   // inputs whose tiles prefetch_invariant_tiles reads
   std::vector<Stage> stages_;
   int64_t depth_ = 0;  // of the load pipeline; 0: none
