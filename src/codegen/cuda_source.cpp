@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "codegen/source_common.hpp"
@@ -399,6 +400,27 @@ class ComputeEmitter {
   // The transposed path takes A's operands from `fragments`, a per-lane register array that
   // register_fragments() filled before the loop (for an A that does not change in it).
   void set_a_fragments(std::string fragments) { a_fragments_ = std::move(fragments); }
+  // Where the transposed path reads A from and stores its results instead of the tiles
+  // (a private copy with padded rows, see CustomizedEmitter::plan_tensor_core_views).
+  void set_views(std::optional<Ref> a_view, std::optional<Ref> out_view) {
+    a_view_ = std::move(a_view);
+    out_view_ = std::move(out_view);
+  }
+  // Whether skinny_tensor_core_matmul takes the matmul a·b = o.
+  static bool transposes(const Ref &a, const Ref &b, const Ref &o, bool tensor_cores) {
+    const size_t rank = o.dims.size();
+    const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = o.dims[rank - 1];
+    if (!tensor_cores || m > 8 || k % 16 != 0 || n % 16 != 0 || !a.strides.empty() || !b.raw_16bit) return false;
+    // ldmatrix reads 16-byte rows: B's rows and batches start at multiples of 8 elements.
+    const Dims sb = matmul_operand_strides(b, o.dims);
+    if (sb[rank - 1] != 1) return false;
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      if (sb[d] % 8 != 0) return false;
+    }
+    return true;
+  }
+  // Whether A's values are B's 16-bit type widened: the mma then takes them repacked, exactly.
+  static bool exact_a(const Ref &a, const Ref &b) { return a.widened_16bit && a.element == b.element; }
 
   // For a transposed matmul whose A (without batch dims) does not change in the loop: declares
   // `name`, the lane's A operands for every k16 step (2 registers per step on 16-bit mma, 4 on
@@ -623,8 +645,10 @@ class ComputeEmitter {
       p_.line("const int lane = threadIdx.x & 31, grp = lane >> 2, tig = lane & 3, col = " + v[rank - 1] + " * 16;");
       // This lane's row of A (rows past m read row m − 1, never stored) at k = 2·tig, and its
       // ldmatrix row: k (lane / 16)·8 + lane % 8 of B, columns from col + 8·((lane / 8) % 2).
-      p_.line("const float *pa = " + a.ptr + " + " + index_expr(batch, sa) + " + (grp < " + M + " ? grp : " +
-              std::to_string(m - 1) + ") * " + K + " + 2 * tig;");
+      const Ref &ta = a_view_ ? *a_view_ : a;  // A as this path reads it (its rows may be padded)
+      const Dims sta = matmul_operand_strides(ta, o.dims);
+      p_.line("const float *pa = " + ta.ptr + " + " + index_expr(batch, sta) + " + (grp < " + M + " ? grp : " +
+              std::to_string(m - 1) + ") * " + std::to_string(sta[rank - 2]) + " + 2 * tig;");
       p_.line("const auto *pb = " + b.ptr + " + " + index_expr(batch, sb) + " + ((lane >> 4) * 8 + (lane & 7)) * " +
               BS + " + col + ((lane >> 3) & 1) * 8;");
       // Two k16 steps per iteration, into c and d (on TF32, whose steps are two mma, the second
@@ -677,35 +701,24 @@ class ComputeEmitter {
         return result(exact ? "c" + i + " + d" + i : "(c" + i + " + d" + i + ") + (e" + i + " + f" + i + ")");
       };
       p_.line("const float v0 = " + total(0) + ", v1 = " + total(1) + ", v2 = " + total(2) + ", v3 = " + total(3) + ";");
-      const std::string at = index_expr(batch, row_major_strides(o.dims)) + " + col + grp";
-      auto for_rows = [&](const std::string &base, const std::string &op) {
-        p_.line("if (2 * tig < " + M + ") { " + base + "[" + at + " + 2 * tig * " + N + "] " + op + " v0; " + base +
-                "[" + at + " + 2 * tig * " + N + " + 8] " + op + " v2; }");
-        p_.line("if (2 * tig + 1 < " + M + ") { " + base + "[" + at + " + (2 * tig + 1) * " + N + "] " + op + " v1; " +
-                base + "[" + at + " + (2 * tig + 1) * " + N + " + 8] " + op + " v3; }");
+      // Into `base`, laid out with `strides` (the result's own, or its view's padded rows).
+      auto for_rows = [&](const std::string &base, const Dims &strides, const std::string &op) {
+        const std::string at = index_expr(batch, strides) + " + col + grp", R = std::to_string(strides[rank - 2]);
+        p_.line("if (2 * tig < " + M + ") { " + base + "[" + at + " + 2 * tig * " + R + "] " + op + " v0; " + base +
+                "[" + at + " + 2 * tig * " + R + " + 8] " + op + " v2; }");
+        p_.line("if (2 * tig + 1 < " + M + ") { " + base + "[" + at + " + (2 * tig + 1) * " + R + "] " + op + " v1; " +
+                base + "[" + at + " + (2 * tig + 1) * " + R + " + 8] " + op + " v3; }");
       };
-      if (store_result_ || sums_.empty()) for_rows("(" + (epilogue_ ? epilogue_out_.ptr : o.ptr) + ")", "=");
-      for (const std::string &sum : sums_) for_rows("(" + sum + ")", "+=");
+      if (store_result_ || sums_.empty()) {
+        const Ref &out = out_view_ ? *out_view_ : epilogue_ ? epilogue_out_ : o;
+        for_rows("(" + out.ptr + ")", out.element_strides(), "=");
+      }
+      for (const std::string &sum : sums_) for_rows("(" + sum + ")", row_major_strides(o.dims), "+=");
     }, 4);
     finish_tensor_cores(a, b, o);
     return true;
   }
 
-  // Whether skinny_tensor_core_matmul takes the matmul a·b = o.
-  static bool transposes(const Ref &a, const Ref &b, const Ref &o, bool tensor_cores) {
-    const size_t rank = o.dims.size();
-    const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = o.dims[rank - 1];
-    if (!tensor_cores || m > 8 || k % 16 != 0 || n % 16 != 0 || !a.strides.empty() || !b.raw_16bit) return false;
-    // ldmatrix reads 16-byte rows: B's rows and batches start at multiples of 8 elements.
-    const Dims sb = matmul_operand_strides(b, o.dims);
-    if (sb[rank - 1] != 1) return false;
-    for (size_t d = 0; d + 1 < rank; ++d) {
-      if (sb[d] % 8 != 0) return false;
-    }
-    return true;
-  }
-  // Whether A's values are B's 16-bit type widened: the mma then takes them repacked, exactly.
-  static bool exact_a(const Ref &a, const Ref &b) { return a.widened_16bit && a.element == b.element; }
 
   // The warps' share of `items` (of a warp each), starting after the warps the previous
   // tensor-core operator left busiest.
@@ -817,6 +830,7 @@ class ComputeEmitter {
   std::vector<std::string> sums_;
   bool store_result_ = true, accumulated_ = false;
   std::string a_fragments_;
+  std::optional<Ref> a_view_, out_view_;
 };
 
 // The customized operator: one CUDA block per µGraph block, tiles in dynamic shared memory.
@@ -838,6 +852,7 @@ class CustomizedEmitter {
     plan_inlining();
     plan_row_padding();
     plan_shared_memory(ops);
+    plan_tensor_core_views();
     p_.line("extern __shared__ float smem[];");
     p_.line("const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;");
     p_.line("(void)bx; (void)by; (void)bz;");
@@ -924,6 +939,64 @@ class CustomizedEmitter {
         fragment_arrays_[i] = name;
       }
     }
+  }
+
+  // ---- tensor-core views ----
+  // A transposed matmul reads each lane's A row at the same columns as 7 other lanes' rows: in a
+  // tile whose rows are a multiple of 32 floats long those are 8-way bank conflicts, on the
+  // matmul's critical path (E in attention's E·V). Where a per-iteration result of a transposed
+  // matmul is read, on sm_80+, only by transposed matmuls as A (and by sums its epilogue
+  // updates), the tensor-core code stores it in a copy of its own whose rows are 8 floats longer
+  // (conflict-free reads, 2-way stores) and reads it from there; the tile itself is what devices
+  // before sm_80 use. Views are placed past everything else, where they fit.
+  void plan_tensor_core_views() {
+    if (!tensor_cores_) return;
+    const auto &ops = bg_.operators();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Operator &op = ops[i];
+      if (op.kind != OpKind::kMatmul || phase(op.outputs[0]) != LoopPhase::kPerIteration ||
+          !ComputeEmitter::transposes(tile_ref(op.inputs[0]), tile_ref(op.inputs[1]), tile_ref(op.outputs[0]), true)) {
+        continue;
+      }
+      const Operator *epilogue = unary_consumer(op);
+      const TensorId result = epilogue != nullptr ? epilogue->outputs[0] : op.outputs[0];
+      const Dims &dims = dims_of(result);
+      if (dims.back() % 32 != 0 || direct(result) || inlined(result)) continue;
+      const std::vector<size_t> sums = epilogue_sums(op, epilogue);
+      bool only_transposed = true, read_as_a = false;
+      for (size_t r = 0; r < ops.size(); ++r) {
+        const Operator &reader = ops[r];
+        for (size_t k = 0; k < reader.inputs.size(); ++k) {
+          if (reader.inputs[k] != result) continue;
+          const bool as_a = reader.kind == OpKind::kMatmul && k == 0 && reader.inputs[1] != result &&
+                            ComputeEmitter::transposes(tile_ref(result), tile_ref(reader.inputs[1]),
+                                                       tile_ref(reader.outputs[0]), true);
+          read_as_a = read_as_a || as_a;
+          only_transposed = only_transposed && (as_a || std::count(sums.begin(), sums.end(), r) > 0);
+        }
+      }
+      if (!only_transposed || !read_as_a) continue;
+      Dims padded = dims;
+      padded.back() += 8;
+      const std::string at = allocate_spare(num_elements(padded));
+      if (at.empty()) continue;
+      Ref view = tile_ref(result);
+      view.ptr = at;
+      view.strides = row_major_strides(padded);
+      tensor_core_views_.emplace(result, view);
+    }
+  }
+  std::optional<Ref> tensor_core_view(TensorId t) const {
+    const auto found = tensor_core_views_.find(t);
+    return found == tensor_core_views_.end() ? std::nullopt : std::optional<Ref>(found->second);
+  }
+  // Shared memory past everything planned, for `floats` more floats, when it fits the block's
+  // limit: a pointer expression, or "" when it does not fit.
+  std::string allocate_spare(int64_t floats) {
+    const int64_t offset = (layout_.floats + 3) / 4 * 4;
+    if (max_shared_bytes_ > 0 && (offset + floats) * 4 > max_shared_bytes_) return "";
+    layout_.floats = offset + floats;
+    return at(offset);
   }
 
   // A compute operator in the loop or before it (not one inlined into its reader or done in a
@@ -1493,6 +1566,10 @@ class CustomizedEmitter {
     if (epilogue != nullptr) emitter.set_epilogue(epilogue, tile_ref(epilogue->outputs[0]));
     const auto fragments = fragment_arrays_.find(static_cast<size_t>(&op - bg_.operators().data()));
     if (fragments != fragment_arrays_.end()) emitter.set_a_fragments(fragments->second);
+    if (op.kind == OpKind::kMatmul) {
+      emitter.set_views(tensor_core_view(op.inputs[0]),
+                        tensor_core_view(epilogue != nullptr ? epilogue->outputs[0] : op.outputs[0]));
+    }
     if (!sums.empty()) {
       std::vector<std::string> targets;
       for (size_t sum : sums) targets.push_back(accumulator_target(sum));
@@ -1716,6 +1793,7 @@ class CustomizedEmitter {
   std::set<size_t> fused_into_;   // unary operators done in the epilogue of a matmul
   std::set<size_t> summed_in_epilogue_;  // accumulators a matmul's tensor-core path updates
   std::map<size_t, std::string> fragment_arrays_;  // matmuls whose A's operands are in registers
+  std::map<TensorId, Ref> tensor_core_views_;      // tiles the tensor-core code keeps a padded copy of
   std::set<size_t> prefetched_;   // inputs whose tiles prefetch_invariant_tiles reads
   std::vector<Stage> stages_;
   int64_t depth_ = 0;  // of the load pipeline; 0: none
