@@ -197,10 +197,11 @@ void check_op(Session &s, const OpCase &op, DType dt, const std::string &name) {
 
 // ---- the fused benchmark µGraphs ----
 
-void check_fused(Session &s, const std::string &benchmark, DType dt, const std::string &name) {
+void check_fused(Session &s, const std::string &benchmark, DType dt, const std::string &name, int64_t b = 2,
+                 int64_t scale = 16) {
   s.need_dtype(dt);
-  const KernelGraph unfused = bench::build_unfused(benchmark, 2, dt, 16);
-  const KernelGraph fused = bench::build_fused(benchmark, 2, dt, 16);
+  const KernelGraph unfused = bench::build_unfused(benchmark, b, dt, scale);
+  const KernelGraph fused = bench::build_fused(benchmark, b, dt, scale);
   check_graph(s, unfused, fused, seed_of(name), benchmark + " fused against unfused");
 }
 
@@ -294,6 +295,12 @@ void add_kernel_tests(std::vector<TestCase> &tests) {
       const std::string name = "kernels.fused." + benchmark + "." + dtype_name(dt);
       tests.push_back({name, [benchmark, dt, name](Session &s) { check_fused(s, benchmark, dt, name); }});
     }
+  }
+  // Attention at half size: 8 query rows per block against 128-key tiles, the tile shapes of
+  // the fast paths (few-row tensor-core products, tiles of 32-float rows).
+  for (DType dt : kDTypes) {
+    const std::string name = std::string("kernels.fused_half.gqa.") + dtype_name(dt);
+    tests.push_back({name, [dt, name](Session &s) { check_fused(s, "gqa", dt, name, 1, 2); }});
   }
   for (DType dt : kDTypes) {
     const std::string name = std::string("kernels.block_reductions.") + dtype_name(dt);
