@@ -879,6 +879,7 @@ class CustomizedEmitter {
     }
     // The next iteration overwrites this one's tiles, which other threads may still be reading:
     // a barrier here, or the one at the top of the next iteration where the pipeline has one.
+    issue_next_stages();
     if (depth_ == 0) sync();
     p_.close();
     output_index = 0;
@@ -1365,16 +1366,22 @@ class CustomizedEmitter {
     }
     for (int64_t s = 0; s + 1 < depth_; ++s) issue_stages(std::to_string(s));
   }
-  // At the top of an iteration.
-  // The block waits for iteration it's copies (its own, then everyone's through the barrier),
-  // and only then issues those of iteration it + depth − 1 into the stage that iteration it − 1
-  // read: past the barrier no thread still reads it, so the loop needs no barrier at its end.
+  // At the top of an iteration the block waits for iteration it's copies (its own, then
+  // everyone's through the barrier). Those of iteration it + depth − 1 go into the stage that
+  // iteration it − 1 read, which no thread reads past that barrier: they are issued at the end
+  // of iteration it (issue_next_stages), and the loop needs no barrier at its end.
   void advance_pipeline() {
     if (depth_ == 0) return;
     fill_unaligned_stages();
     p_.line("yr_cp_wait<" + std::to_string(depth_ - 2) + ">();");
     sync();
-    issue_stages("it + " + std::to_string(depth_ - 1));
+  }
+  // At the end of the iteration, after its work: a cp.async holds its address registers until
+  // its read is under way, and the instructions after it that reuse them wait (on an H100 a
+  // tenth of the attention µGraph's stalls when the copies were issued before the work); here
+  // that wait overlaps the one at the next iteration's barrier.
+  void issue_next_stages() {
+    if (depth_ > 0) issue_stages("it + " + std::to_string(depth_ - 1));
   }
   // A stage the mma reads directly, of a tensor not 16-byte aligned (no cp.async), is filled by
   // plain copies at the top of its own iteration, before the barrier that the iteration's
