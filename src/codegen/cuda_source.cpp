@@ -391,8 +391,14 @@ class ComputeEmitter {
   // Running sums (for-loop accumulators, laid out like the result) that the tensor-core path
   // adds its results to in registers, as it stores them or, where `store_result` is false (no
   // other reader), instead. accumulated() says whether emit() did; devices before sm_80 (the
-  // #else branch) store the result and leave the sums to the caller.
-  void set_sums(std::vector<std::string> sums, bool store_result) {
+  // #else branch) store the result and leave the sums to the caller. A sum that only matters
+  // row by row (its accumulator totals each row after the loop) takes a lane's two results of a
+  // row as one addition.
+  struct Sum {
+    std::string ptr;
+    bool row_total;
+  };
+  void set_sums(std::vector<Sum> sums, bool store_result) {
     sums_ = std::move(sums);
     store_result_ = store_result;
   }
@@ -609,9 +615,10 @@ class ComputeEmitter {
           return "*reinterpret_cast<float2 *>(" + a + ") = make_float2(" + v + ");";
         });
       }
-      for (const std::string &sum : sums_) {
-        for_rows(sum + " + " + at, [](const std::string &a, const std::string &v) {
-          return "yr_add2(" + a + ", " + v + ");";
+      for (const Sum &sum : sums_) {
+        for_rows(sum.ptr + " + " + at, [&](const std::string &a, const std::string &v) {
+          if (!sum.row_total) return "yr_add2(" + a + ", " + v + ");";
+          return "*(" + a + ") += " + std::string(v == "v0, v1" ? "v0 + v1" : "v2 + v3") + ";";
         });
       }
     }, 4);
@@ -666,7 +673,7 @@ class ComputeEmitter {
         p_.line("const float2 x0 = *reinterpret_cast<const float2 *>(pa + " + kk + ");");
         p_.line("const float2 x1 = *reinterpret_cast<const float2 *>(pa + " + kk + " + 8);");
         if (exact) return {"yr_pack2(pb, x0.x, x0.y)", "yr_pack2(pb, x1.x, x1.y)"};
-        return {tf32(a, "x0.x"), tf32(a, "x0.y"), tf32(a, "x1.x"), tf32(a, "x1.y")};
+        return {tf32(ta, "x0.x"), tf32(ta, "x0.y"), tf32(ta, "x1.x"), tf32(ta, "x1.y")};
       };
       auto step = [&](const std::string &kk, const std::string &acc, const std::string &acc2) {
         p_.line("unsigned t[4];");
@@ -702,18 +709,35 @@ class ComputeEmitter {
       };
       p_.line("const float v0 = " + total(0) + ", v1 = " + total(1) + ", v2 = " + total(2) + ", v3 = " + total(3) + ";");
       // Into `base`, laid out with `strides` (the result's own, or its view's padded rows).
-      auto for_rows = [&](const std::string &base, const Dims &strides, const std::string &op) {
+      // Values v0…v3 (or those named `value`0…3), with `op` (= or +=).
+      auto for_rows = [&](const std::string &base, const Dims &strides, const std::string &op,
+                          const std::string &value = "v") {
         const std::string at = index_expr(batch, strides) + " + col + grp", R = std::to_string(strides[rank - 2]);
-        p_.line("if (2 * tig < " + M + ") { " + base + "[" + at + " + 2 * tig * " + R + "] " + op + " v0; " + base +
-                "[" + at + " + 2 * tig * " + R + " + 8] " + op + " v2; }");
-        p_.line("if (2 * tig + 1 < " + M + ") { " + base + "[" + at + " + (2 * tig + 1) * " + R + "] " + op + " v1; " +
-                base + "[" + at + " + (2 * tig + 1) * " + R + " + 8] " + op + " v3; }");
+        const std::string x = " " + op + " " + value;
+        p_.line("if (2 * tig < " + M + ") { " + base + "[" + at + " + 2 * tig * " + R + "]" + x + "0; " + base +
+                "[" + at + " + 2 * tig * " + R + " + 8]" + x + "2; }");
+        p_.line("if (2 * tig + 1 < " + M + ") { " + base + "[" + at + " + (2 * tig + 1) * " + R + "]" + x + "1; " +
+                base + "[" + at + " + (2 * tig + 1) * " + R + " + 8]" + x + "3; }");
       };
       if (store_result_ || sums_.empty()) {
         const Ref &out = out_view_ ? *out_view_ : epilogue_ ? epilogue_out_ : o;
-        for_rows("(" + out.ptr + ")", out.element_strides(), "=");
+        if (out.tf32_rounded) {  // a view read only by TF32 mma: rounded once, here
+          p_.line("const float r0 = __uint_as_float(yr_tf32(v0)), r1 = __uint_as_float(yr_tf32(v1)), r2 = "
+                  "__uint_as_float(yr_tf32(v2)), r3 = __uint_as_float(yr_tf32(v3));");
+        }
+        for_rows("(" + out.ptr + ")", out.element_strides(), "=", out.tf32_rounded ? "r" : "v");
       }
-      for (const std::string &sum : sums_) for_rows("(" + sum + ")", row_major_strides(o.dims), "+=");
+      for (const Sum &sum : sums_) {
+        if (!sum.row_total) {
+          for_rows("(" + sum.ptr + ")", row_major_strides(o.dims), "+=");
+          continue;
+        }
+        // Row 2·tig's two results (8 columns apart) into one element of the row, row 2·tig + 1's
+        // into the next row's.
+        const std::string at = index_expr(batch, row_major_strides(o.dims)) + " + col + grp";
+        p_.line("if (2 * tig < " + M + ") (" + sum.ptr + ")[" + at + " + 2 * tig * " + N + "] += v0 + v2;");
+        p_.line("if (2 * tig + 1 < " + M + ") (" + sum.ptr + ")[" + at + " + (2 * tig + 1) * " + N + "] += v1 + v3;");
+      }
     }, 4);
     finish_tensor_cores(a, b, o);
     return true;
@@ -752,7 +776,7 @@ class ComputeEmitter {
   // An mma operand from a float of `x`: rounded to TF32, or its bits as they are where the value
   // is a widened 16-bit float (exact: the rounding would change nothing).
   static std::string tf32(const Ref &x, const std::string &value) {
-    return x.widened_16bit ? "__float_as_uint(" + value + ")" : "yr_tf32(" + value + ")";
+    return x.widened_16bit || x.tf32_rounded ? "__float_as_uint(" + value + ")" : "yr_tf32(" + value + ")";
   }
 
   // A matmul of shared-memory tiles (block level) whose n is a multiple of 4: each iteration
@@ -827,7 +851,7 @@ class ComputeEmitter {
   const Operator *epilogue_ = nullptr;
   Ref epilogue_out_;
   bool fused_ = false;
-  std::vector<std::string> sums_;
+  std::vector<Sum> sums_;
   bool store_result_ = true, accumulated_ = false;
   std::string a_fragments_;
   std::optional<Ref> a_view_, out_view_;
@@ -984,6 +1008,9 @@ class CustomizedEmitter {
       Ref view = tile_ref(result);
       view.ptr = at;
       view.strides = row_major_strides(padded);
+      // Its readers are TF32 mma (a computed result is never B's 16-bit type widened): it holds
+      // the values rounded to TF32 once, by the writer, instead of by every read.
+      view.tf32_rounded = !view.widened_16bit;
       tensor_core_views_.emplace(result, view);
     }
   }
@@ -1578,8 +1605,11 @@ class CustomizedEmitter {
                         tensor_core_view(epilogue != nullptr ? epilogue->outputs[0] : op.outputs[0]));
     }
     if (!sums.empty()) {
-      std::vector<std::string> targets;
-      for (size_t sum : sums) targets.push_back(accumulator_target(sum));
+      std::vector<ComputeEmitter::Sum> targets;
+      for (size_t sum : sums) {
+        const OpKind kind = bg_.operators()[sum].kind;
+        targets.push_back({accumulator_target(sum), kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean});
+      }
       const TensorId result = epilogue != nullptr ? epilogue->outputs[0] : op.outputs[0];
       emitter.set_sums(targets, readers_of(result) > sums.size());
     }

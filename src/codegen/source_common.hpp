@@ -37,6 +37,8 @@ struct Ref {
   bool raw_16bit = false;
   // The 16-bit type of widened or raw values.
   DType element = DType::kFloat32;
+  // Every value is already rounded to TensorFloat-32 (a tensor-core view, CUDA).
+  bool tf32_rounded = false;
 
   Dims element_strides() const { return strides.empty() ? row_major_strides(dims) : strides; }
 };
