@@ -227,6 +227,9 @@ TEST(CudaCodegenBlocks, FewRowMatmulsRunTransposedOnTensorCores) {
   EXPECT_NE(body.find("yr_mma_tf32(c, lo[0], lo[1], hi[0], hi[1], __float_as_uint(x0.x), __float_as_uint(x0.y));"),
             std::string::npos);
   EXPECT_NE(body.find("] += v0 + v2;"), std::string::npos) << "Σ E only matters row by row";
+  // E·V's 4 column blocks leave 4 of the 8 warps without work: those issue the next copies.
+  EXPECT_NE(body.find("const int copier = (static_cast<int>(threadIdx.x) + 128) % 256;"), std::string::npos);
+  EXPECT_NE(body.find("if (copier < 128)"), std::string::npos);
   // gated_mlp's X changes every iteration: read and repacked in the loop.
   const std::string gated =
       kernel_body(customized_source(bench::build_fused("gated_mlp", 1, DType::kFloat16, 1), kH100SharedBytes));
