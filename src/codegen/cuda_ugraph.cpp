@@ -1,0 +1,1027 @@
+#include "codegen/cuda_ugraph.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "codegen/cuda_compute_emitter.hpp"
+
+namespace yirage::codegen::cuda {
+namespace {
+
+// The customized operator: one CUDA block per µGraph block, tiles in dynamic shared memory.
+class CustomizedEmitter {
+ public:
+  // threads: the block's thread count, a multiple of 32; output_dtypes: the element types of the
+  // kernel's outputs, in order.
+  // max_shared_bytes: what a block may have (0: no limit), which bounds the load pipeline.
+  CustomizedEmitter(Printer &p, const BlockGraph &bg, int64_t threads, std::vector<DType> output_dtypes,
+                    bool tensor_cores, int64_t max_shared_bytes)
+      : p_(p), bg_(bg), output_dtypes_(std::move(output_dtypes)), tensor_cores_(tensor_cores),
+        max_shared_bytes_(max_shared_bytes) {
+    block_.threads = threads;
+  }
+
+  // Emits the body; returns the dynamic shared memory it needs, in bytes.
+  int64_t emit() {
+    const auto &ops = bg_.operators();
+    plan_inlining();
+    plan_row_padding();
+    plan_shared_memory(ops);
+    plan_tensor_core_views();
+    p_.line("extern __shared__ float smem[];");
+    p_.line("const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;");
+    p_.line("(void)bx; (void)by; (void)bz;");
+    declare_alignment(ops);
+    start_pipeline();
+    for (size_t i = 0; i < ops.size(); ++i) start_accumulator(i);
+    emit_invariant_part();
+    p_.open("for (int it = 0; it < " + std::to_string(bg_.config().forloop_range) + "; ++it)");
+    advance_pipeline();
+    size_t input_index = 0, output_index = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Operator &op = ops[i];
+      if (op.kind == OpKind::kInputIterator) {
+        const size_t input = input_index++;
+        if (phase(op.outputs[0]) != LoopPhase::kInvariant) read_tile(op, input);
+      } else if (is_accumulator(op.kind)) {
+        update_accumulator(i);
+      } else if (op.kind == OpKind::kOutputSaver) {
+        if (phase(op.inputs[0]) == LoopPhase::kPerIteration) save_tile(op, output_index, "it");
+        ++output_index;
+      } else if (phase(op.outputs[0]) == LoopPhase::kPerIteration) {
+        emit_compute(i);
+      }
+    }
+    // The next iteration overwrites this one's tiles, which other threads may still be reading:
+    // a barrier here, or the one at the top of the next iteration where the pipeline has one.
+    issue_next_stages();
+    if (depth_ == 0) sync();
+    p_.close();
+    output_index = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Operator &op = ops[i];
+      if (is_accumulator(op.kind)) {
+        finish_accumulator(i);
+      } else if (op.kind == OpKind::kOutputSaver) {
+        if (phase(op.inputs[0]) != LoopPhase::kPerIteration) save_tile(op, output_index, "0");
+        ++output_index;
+      } else if (op.kind != OpKind::kInputIterator && !inlined(op.outputs[0]) &&
+                 phase(op.outputs[0]) == LoopPhase::kAfterLoop) {
+        barrier_before(compute_reads(op));
+        compute(op);
+        wrote(op.outputs, same_index_);
+      }
+    }
+    return layout_.floats * 4;
+  }
+
+  // The loop-invariant part before the loop: tiles read once and what is computed from them
+  // only. Done once, ahead of the loop's first iteration, and followed by one barrier instead of
+  // costing one in every iteration.
+  void emit_invariant_part() {
+    const auto &ops = bg_.operators();
+    const bool any = std::any_of(ops.begin(), ops.end(), [&](const Operator &op) {
+      return op.kind != OpKind::kOutputSaver && !is_accumulator(op.kind) && phase(op.outputs[0]) == LoopPhase::kInvariant;
+    });
+    if (!any) return;
+    p_.open("");
+    p_.line("const int it = 0;  // invariant tiles do not move with the loop");
+    p_.line("(void)it;");
+    prefetch_invariant_tiles();
+    size_t input_index = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Operator &op = ops[i];
+      if (op.kind == OpKind::kInputIterator) {
+        const size_t input = input_index++;
+        if (phase(op.outputs[0]) == LoopPhase::kInvariant && !prefetched_.count(input)) read_tile(op, input);
+      } else if (!is_accumulator(op.kind) && op.kind != OpKind::kOutputSaver &&
+                 phase(op.outputs[0]) == LoopPhase::kInvariant) {
+        emit_compute(i);
+      }
+    }
+    p_.close();
+    sync();
+    // A per-iteration matmul's invariant A: its operands into registers once, not read (with
+    // bank conflicts) in every iteration.
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Operator &op = ops[i];
+      if (op.kind != OpKind::kMatmul || phase(op.outputs[0]) != LoopPhase::kPerIteration ||
+          phase(op.inputs[0]) != LoopPhase::kInvariant) {
+        continue;
+      }
+      const std::string name = "a_fragments" + std::to_string(i);
+      ComputeEmitter emitter(p_, block_wide(), &block_, tensor_cores_);
+      if (emitter.register_fragments(name, tile_ref(op.inputs[0]), tile_ref(op.inputs[1]), tile_ref(op.outputs[0]))) {
+        fragment_arrays_[i] = name;
+      }
+    }
+  }
+
+  // ---- tensor-core views ----
+  // A transposed matmul reads each lane's A row at the same columns as 7 other lanes' rows: in a
+  // tile whose rows are a multiple of 32 floats long those are 8-way bank conflicts, on the
+  // matmul's critical path (E in attention's E·V). Where a per-iteration result of a transposed
+  // matmul is read, on sm_80+, only by transposed matmuls as A (and by sums its epilogue
+  // updates), the tensor-core code stores it in a copy of its own whose rows are 8 floats longer
+  // (conflict-free reads, 2-way stores) and reads it from there; the tile itself is what devices
+  // before sm_80 use. Views are placed past everything else, where they fit.
+  void plan_tensor_core_views() {
+    if (!tensor_cores_) return;
+    const auto &ops = bg_.operators();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Operator &op = ops[i];
+      if (op.kind != OpKind::kMatmul || phase(op.outputs[0]) != LoopPhase::kPerIteration ||
+          !ComputeEmitter::transposes(tile_ref(op.inputs[0]), tile_ref(op.inputs[1]), tile_ref(op.outputs[0]), true)) {
+        continue;
+      }
+      const Operator *epilogue = unary_consumer(op);
+      const TensorId result = epilogue != nullptr ? epilogue->outputs[0] : op.outputs[0];
+      const Dims &dims = dims_of(result);
+      if (dims.back() % 32 != 0 || direct(result) || inlined(result)) continue;
+      const std::vector<size_t> sums = epilogue_sums(op, epilogue);
+      bool only_transposed = true, read_as_a = false;
+      for (size_t r = 0; r < ops.size(); ++r) {
+        const Operator &reader = ops[r];
+        for (size_t k = 0; k < reader.inputs.size(); ++k) {
+          if (reader.inputs[k] != result) continue;
+          const bool as_a = reader.kind == OpKind::kMatmul && k == 0 && reader.inputs[1] != result &&
+                            ComputeEmitter::transposes(tile_ref(result), tile_ref(reader.inputs[1]),
+                                                       tile_ref(reader.outputs[0]), true);
+          read_as_a = read_as_a || as_a;
+          only_transposed = only_transposed && (as_a || std::count(sums.begin(), sums.end(), r) > 0);
+        }
+      }
+      if (!only_transposed || !read_as_a) continue;
+      Dims padded = dims;
+      padded.back() += 8;
+      const std::string at = allocate_spare(num_elements(padded));
+      if (at.empty()) continue;
+      Ref view = tile_ref(result);
+      view.ptr = at;
+      view.strides = row_major_strides(padded);
+      // Its readers are TF32 mma (a computed result is never B's 16-bit type widened): it holds
+      // the values rounded to TF32 once, by the writer, instead of by every read.
+      view.tf32_rounded = !view.widened_16bit;
+      tensor_core_views_.emplace(result, view);
+    }
+  }
+  std::optional<Ref> tensor_core_view(TensorId t) const {
+    const auto found = tensor_core_views_.find(t);
+    return found == tensor_core_views_.end() ? std::nullopt : std::optional<Ref>(found->second);
+  }
+  // Shared memory past everything planned, for `floats` more floats, when it fits the block's
+  // limit: a pointer expression, or "" when it does not fit.
+  std::string allocate_spare(int64_t floats) {
+    const int64_t offset = (layout_.floats + 3) / 4 * 4;
+    if (max_shared_bytes_ > 0 && (offset + floats) * 4 > max_shared_bytes_) return "";
+    layout_.floats = offset + floats;
+    return at(offset);
+  }
+
+  // A compute operator in the loop or before it (not one inlined into its reader or done in a
+  // matmul's epilogue), with its barrier.
+  void emit_compute(size_t i) {
+    const Operator &op = bg_.operators()[i];
+    if (fused_into_.count(i) != 0 || inlined(op.outputs[0])) return;
+    const Operator *epilogue = unary_consumer(op);
+    const std::vector<size_t> sums = epilogue_sums(op, epilogue);
+    std::vector<std::pair<Key, bool>> reads = compute_reads(op);
+    for (size_t sum : sums) reads.push_back({accumulator_key(sum), false});
+    barrier_before(reads);
+    const bool fused = compute(op, epilogue, sums);
+    wrote(op.outputs, same_index_);
+    if (fused) {
+      fused_into_.insert(static_cast<size_t>(epilogue - bg_.operators().data()));
+      wrote(epilogue->outputs, false);
+    }
+  }
+
+ private:
+  const Dims &dims_of(TensorId id) const { return bg_.tensor(id).dims; }
+  LoopPhase phase(TensorId id) const { return bg_.tensor(id).phase; }
+  std::string at(int64_t offset) const { return "(smem + " + std::to_string(offset) + ")"; }
+  std::string tile(TensorId id) const { return at(layout_.tile[static_cast<size_t>(id)]); }
+  Sharing block_wide() const { return cuda::block_wide(block_.threads); }
+
+  // ---- elementwise chains ----
+  // A tile made by an elementwise operator and read by exactly one elementwise operator, at that
+  // operator's own output index (same dims) and in the same loop phase, is never stored: its
+  // reader computes it in the reader's own loop. x + a·(y − x) is then one pass over shared
+  // memory instead of three, with one tile instead of three, and no barriers between. A unary
+  // operator done in a matmul's epilogue (unary_consumer) stays as it is.
+  void plan_inlining() {
+    inlined_.assign(bg_.num_tensors(), false);
+    std::vector<int> readers(bg_.num_tensors(), 0);
+    for (const Operator &op : bg_.operators()) {
+      for (TensorId t : op.inputs) ++readers[static_cast<size_t>(t)];
+    }
+    for (const Operator &op : bg_.operators()) {
+      if (!is_elementwise(op.kind)) continue;
+      for (TensorId t : op.inputs) {
+        const Operator &made_by = producer(t);
+        if (!is_elementwise(made_by.kind) || readers[static_cast<size_t>(t)] != 1 ||
+            dims_of(t) != dims_of(op.outputs[0]) || phase(t) != phase(op.outputs[0]) || in_epilogue(made_by)) {
+          continue;
+        }
+        inlined_[static_cast<size_t>(t)] = true;
+      }
+    }
+  }
+  bool inlined(TensorId t) const { return inlined_[static_cast<size_t>(t)]; }
+  static bool is_elementwise(OpKind kind) { return is_unary(kind) || is_binary(kind); }
+  const Operator &producer(TensorId t) const {
+    return bg_.operators()[static_cast<size_t>(bg_.tensor(t).producer)];
+  }
+  // Whether `op` is the unary operator that some matmul applies in its epilogue.
+  bool in_epilogue(const Operator &op) const {
+    return is_unary(op.kind) && unary_consumer(producer(op.inputs[0])) == &op;
+  }
+
+  // An elementwise operator with inlined inputs: one loop over its output, each element's chain
+  // of values in registers.
+  void compute_chain(const Operator &op) {
+    // Without broadcasts every tile is read at the output's linear index: one flat loop.
+    bool broadcast = false;
+    for_each_leaf(op, [&](TensorId t) { broadcast = broadcast || dims_of(t) != dims_of(op.outputs[0]); });
+    const Dims out = broadcast ? dims_of(op.outputs[0]) : Dims{num_elements(dims_of(op.outputs[0]))};
+    const std::string o = tile(op.outputs[0]);
+    shared_loop(p_, block_wide(), out, "i", [&](const std::vector<std::string> &v) {
+      int next = 0;
+      const std::string value = chain_value(op, v, out, next);
+      p_.line("yr_st(" + o + " + " + index_expr(v, row_major_strides(out)) + ", " + value + ");");
+    });
+  }
+  // Calls f on every stored tile an operator's chain reads.
+  void for_each_leaf(const Operator &op, const std::function<void(TensorId)> &f) const {
+    for (TensorId t : op.inputs) {
+      if (inlined(t)) for_each_leaf(producer(t), f);
+      else f(t);
+    }
+  }
+  // Declares op's value at index `v` of `out` (and the values it needs first); returns its name.
+  std::string chain_value(const Operator &op, const std::vector<std::string> &v, const Dims &out, int &next) {
+    std::vector<std::string> args;
+    for (TensorId t : op.inputs) {
+      if (inlined(t)) {
+        args.push_back(chain_value(producer(t), v, out, next));
+        continue;
+      }
+      args.push_back("c" + std::to_string(next++));
+      const Dims strides = v.size() == dims_of(t).size() ? broadcast_strides(dims_of(t), out) : Dims{1};
+      p_.line("const float " + args.back() + " = yr_ld(" + tile(t) + " + " + index_expr(v, strides) + ");");
+    }
+    const std::string name = "c" + std::to_string(next++);
+    p_.line("const float " + name + " = " +
+            (is_unary(op.kind) ? unary_expr(op.kind, op.attributes, args[0]) : binary_expr(op.kind, args[0], args[1])) +
+            ";");
+    return name;
+  }
+
+  // ---- padded tiles ----
+  // A tile read only as the B operand of tensor-core matmuls has its rows padded by 4 floats
+  // when their length is a multiple of 32. The lanes of an mma read B in one column at rows 4
+  // apart (k is permuted, see tensor_core_matmul), which in an unpadded tile all fall in one bank
+  // (4-way conflicts); 4 floats of padding halve that and keep rows 16-byte aligned for float4
+  // stores (8 floats would change nothing: 4 rows · 8 = 32). On an H100 this made the attention
+  // µGraphs 12% faster.
+  void plan_row_padding() {
+    row_pad_.assign(bg_.num_tensors(), 0);
+    if (!tensor_cores_) return;
+    for (const Operator &op : bg_.operators()) {
+      if (op.kind != OpKind::kInputIterator) continue;
+      const TensorId t = op.outputs[0];
+      const Dims &dims = dims_of(t);
+      bool only_b = dims.size() >= 2 && dims.back() % 32 == 0;
+      for (const Operator &user : bg_.operators()) {
+        for (size_t i = 0; i < user.inputs.size(); ++i) {
+          if (user.inputs[i] != t) continue;
+          const bool as_b = user.kind == OpKind::kMatmul && i == 1 && dims_of(user.inputs[0]).back() % 8 == 0;
+          only_b = only_b && as_b;
+        }
+      }
+      if (only_b) row_pad_[static_cast<size_t>(t)] = 4;
+    }
+  }
+  // The layout: 16-byte aligned tiles (float4 reads), the two scratch arrays of reductions, the
+  // load pipeline's stages. A 16-bit B tile that is staged (padded, above) is read by the mma
+  // straight from its stage (`direct_`: no float copy, no conversion pass; the widening is
+  // exact), unless the stages then do not fit, when every tile is planned again.
+  void plan_shared_memory(const std::vector<Operator> &ops) {
+    direct_.assign(bg_.num_tensors(), false);
+    for (const Operator &op : ops) {
+      const TensorId t = op.kind == OpKind::kInputIterator ? op.outputs[0] : -1;
+      if (t < 0 || row_pad_[static_cast<size_t>(t)] == 0 || dtype_size(op.attributes.dtype) != 2) continue;
+      direct_[static_cast<size_t>(t)] = phase(t) == LoopPhase::kPerIteration && bg_.config().forloop_range >= 2 &&
+                                        group_of(op, dims_of(t), op.attributes.dtype) > 1;
+    }
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      std::vector<bool> elsewhere = direct_;
+      for (size_t t = 0; t < elsewhere.size(); ++t) elsewhere[t] = elsewhere[t] || inlined_[t];
+      layout_ = plan_block_layout(bg_, 4, row_pad_, elsewhere);
+      const int64_t scratch_floats = (block_.warps() + 3) / 4 * 4;
+      block_.scratch[0] = at(layout_.floats);
+      block_.scratch[1] = at(layout_.floats + scratch_floats);
+      layout_.floats += 2 * scratch_floats;
+      stages_.clear();
+      depth_ = 0;
+      plan_stages();
+      if (depth_ > 0 || std::find(direct_.begin(), direct_.end(), true) == direct_.end()) return;
+      direct_.assign(bg_.num_tensors(), false);
+    }
+  }
+  bool direct(TensorId t) const { return direct_[static_cast<size_t>(t)]; }
+
+  // A tile's element strides (its rows padded or not).
+  Dims tile_strides(TensorId t) const {
+    Dims dims = dims_of(t);
+    dims.back() += row_pad_[static_cast<size_t>(t)];
+    Dims strides = row_major_strides(dims);
+    return strides;
+  }
+  Ref tile_ref(TensorId t) const {
+    if (direct(t)) {
+      for (const Stage &st : stages_) {
+        if (st.op->outputs[0] != t) continue;
+        Ref ref{stage_ptr(st, "it"), dims_of(t), st.strides};
+        ref.widened_16bit = ref.raw_16bit = true;
+        ref.element = st.op->attributes.dtype;
+        return ref;
+      }
+    }
+    Ref ref{tile(t), dims_of(t), row_pad_[static_cast<size_t>(t)] > 0 ? tile_strides(t) : Dims{}};
+    for (const Operator &op : bg_.operators()) {
+      if (op.kind != OpKind::kInputIterator || op.outputs[0] != t) continue;
+      ref.widened_16bit = dtype_size(op.attributes.dtype) == 2;
+      ref.element = op.attributes.dtype;
+    }
+    return ref;
+  }
+
+  // ---- tile transfers ----
+  // A tile moves in 16-byte groups of consecutive elements (one load or store of global memory,
+  // converted in registers, and one or two float4 accesses of shared memory) when every group
+  // starts at a multiple of the group in the kernel-level tensor and in the tile; the tensor's
+  // base must then be 16-byte aligned, which the kernel tests once at its start (a caller's
+  // tensor may start anywhere: unaligned ones take the element-wise copy).
+  int64_t group_of(const Operator &op, const Dims &tile_dims, DType dtype) const {
+    const int64_t group = 16 / static_cast<int64_t>(dtype_size(dtype));
+    if (tile_dims.back() % group != 0 || op.attributes.sizes.back() % group != 0) return 1;
+    if (tile_base_granule(bg_, op, tile_dims) % group != 0) return 1;
+    return group;
+  }
+  static std::string aligned_name(const std::string &tensor) { return tensor + "_16"; }
+
+  void declare_alignment(const std::vector<Operator> &ops) {
+    size_t input = 0, output = 0;
+    for (const Operator &op : ops) {
+      std::string name;
+      if (op.kind == OpKind::kInputIterator) {
+        name = "in" + std::to_string(input);
+        if (group_of(op, dims_of(op.outputs[0]), op.attributes.dtype) == 1) name.clear();
+        ++input;
+      } else if (op.kind == OpKind::kOutputSaver) {
+        name = "out" + std::to_string(output);
+        if (group_of(op, dims_of(op.inputs[0]), output_dtypes_[output]) == 1) name.clear();
+        ++output;
+      }
+      if (!name.empty()) {
+        p_.line("const bool " + aligned_name(name) + " = (reinterpret_cast<unsigned long long>(" + name +
+                ") & 15) == 0;");
+      }
+    }
+  }
+
+  // Copies between a tile (float, in shared memory) and its place in a kernel-level tensor:
+  // body(index in the tensor, in the tile) per element or 16-byte group.
+  using TransferBody = std::function<void(const std::string &, const std::string &)>;
+  void transfer(const std::string &tensor, const Operator &op, TensorId tile_id, int64_t group,
+                const TransferBody &element, const TransferBody &vector) {
+    const Dims &tile_dims = dims_of(tile_id);
+    const Dims sg = row_major_strides(op.attributes.sizes), st = tile_strides(tile_id);
+    // Unrolled so that each thread has several global loads in flight: a tile load is otherwise
+    // one memory latency per element a thread copies.
+    auto copy = [&](int64_t g, const TransferBody &body) {
+      Dims groups = tile_dims, gg = sg, gt = st;
+      groups.back() /= g;
+      gg.back() = gt.back() = g;
+      shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
+        body(index_expr(v, gg), index_expr(v, gt));
+      }, 8);
+    };
+    if (group == 1) {
+      copy(1, element);
+      return;
+    }
+    p_.open("if (" + aligned_name(tensor) + ")");
+    copy(group, vector);
+    p_.close();
+    p_.open("else");
+    copy(1, element);
+    p_.close();
+  }
+
+  // ---- the load pipeline ----
+  // Tiles the for-loop reads anew every iteration, in 16-byte groups, are copied with cp.async
+  // into a ring of `depth_` raw (unconverted) stages in shared memory, depth − 1 iterations
+  // ahead: global loads are in flight while the block computes. At the top of each iteration the
+  // block waits for iteration it's copies (its own, then a barrier for everyone's), then issues
+  // those of iteration it + depth − 1; at the tile's turn its stage is converted into the float
+  // tile. The stage written at iteration it was read in iteration it − 1, before that barrier.
+  struct Stage {
+    size_t input;
+    const Operator *op;
+    int64_t group, offset, floats;  // the ring's place in shared memory and one stage's size
+    Dims strides;                   // of a stage, in elements: compact, or padded rows if direct
+  };
+
+  // Chooses the staged inputs and the depth (the deepest of 4, 3, 2 whose stages fit beside the
+  // tiles in `max_shared_bytes`; none if 2 do not fit).
+  void plan_stages() {
+    if (bg_.config().forloop_range < 2) return;
+    int64_t stage_floats = 0;
+    each_input_tile([&](const Operator &op, size_t input, const Dims &tile_dims, int64_t group) {
+      if (group == 1 || phase(op.outputs[0]) != LoopPhase::kPerIteration) return;
+      // A direct stage's rows are padded by 8 elements: 16 bytes keep cp.async aligned, and rows
+      // 4 apart then fall 2 ways into the banks instead of 4.
+      Dims padded = tile_dims;
+      if (direct(op.outputs[0])) padded.back() += 8;
+      const int64_t floats =
+          (num_elements(padded) * static_cast<int64_t>(dtype_size(op.attributes.dtype)) / 4 + 3) / 4 * 4;
+      stages_.push_back({input, &op, group, 0, floats, row_major_strides(padded)});
+      stage_floats += floats;
+    });
+    if (stages_.empty()) return;
+    for (depth_ = 4; depth_ >= 2; --depth_) {
+      if (max_shared_bytes_ <= 0 || (layout_.floats + depth_ * stage_floats) * 4 <= max_shared_bytes_) break;
+    }
+    if (depth_ < 2) {
+      stages_.clear();
+      depth_ = 0;
+      return;
+    }
+    for (Stage &st : stages_) {
+      st.offset = layout_.floats;
+      layout_.floats += depth_ * st.floats;
+    }
+  }
+  // Calls f(op, input index, tile dims, 16-byte group) for every input iterator, in order.
+  void each_input_tile(const std::function<void(const Operator &, size_t, const Dims &, int64_t)> &f) const {
+    size_t input = 0;
+    for (const Operator &op : bg_.operators()) {
+      if (op.kind != OpKind::kInputIterator) continue;
+      const Dims &tile_dims = dims_of(op.outputs[0]);
+      f(op, input++, tile_dims, group_of(op, tile_dims, op.attributes.dtype));
+    }
+  }
+  const Stage *stage_of(size_t input) const {
+    for (const Stage &st : stages_) {
+      if (st.input == input) return &st;
+    }
+    return nullptr;
+  }
+  // The raw stage for iteration `it` (an expression) as a pointer to the input's element type.
+  std::string stage_ptr(const Stage &st, const std::string &it) const {
+    return "reinterpret_cast<" + std::string(element_type(st.op->attributes.dtype)) + " *>(smem + " +
+           std::to_string(st.offset) + " + (static_cast<int>(" + it + ") % " + std::to_string(depth_) + ") * " +
+           std::to_string(st.floats) + ")";
+  }
+
+  // Issues the copies of iteration `it` (when it is < the loop's range) and commits them as one
+  // group (empty past the end, so that the count of pending groups stays the iteration's).
+  // `copiers`: the threads that issue them (all the block's, or some warps' only).
+  void issue_stages(const std::string &it, const std::optional<Sharing> &copiers = std::nullopt) {
+    p_.open("if (" + it + " < " + std::to_string(bg_.config().forloop_range) + ")");
+    for (const Stage &st : stages_) {
+      const std::string tensor = "in" + std::to_string(st.input);
+      const Dims &tile_dims = dims_of(st.op->outputs[0]);
+      Dims gg = row_major_strides(st.op->attributes.sizes), gt = st.strides;
+      gg.back() = gt.back() = st.group;
+      p_.open("if (" + aligned_name(tensor) + ")");
+      p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, *st.op, tile_dims, "(" + it + ")") + ";");
+      p_.line("auto *stage = " + stage_ptr(st, it) + ";");
+      const Dims groups = groups_of(tile_dims, st.group);
+      if (copiers) {
+        shared_loop(p_, *copiers, groups, "t", [&](const std::vector<std::string> &v) {
+          p_.line("yr_cp16(stage + " + index_expr(v, gt) + ", src + " + index_expr(v, gg) + ");");
+        }, 8);
+      } else if (hoisted(st)) {
+        const std::string n = std::to_string(num_elements(groups)), threads = std::to_string(block_.threads);
+        const std::string offsets = "cp" + std::to_string(st.input);
+        p_.line("#pragma unroll");
+        p_.open("for (int u = 0; u < " + std::to_string(per_thread(groups, block_.threads)) + "; ++u)");
+        if (num_elements(groups) % block_.threads != 0) p_.open("if (threadIdx.x + u * " + threads + " < " + n + ")");
+        p_.line("yr_cp16(stage + " + offsets + "_stage[u], src + " + offsets + "_src[u]);");
+        if (num_elements(groups) % block_.threads != 0) p_.close();
+        p_.close();
+      } else {
+        shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
+          p_.line("yr_cp16(stage + " + index_expr(v, gt) + ", src + " + index_expr(v, gg) + ");");
+        }, 8);
+      }
+      p_.close();
+    }
+    p_.close();
+    p_.line("yr_cp_commit();");
+  }
+  // Whether a thread's copy offsets into a stage (and its tensor) are computed once before the
+  // loop, in registers, instead of at every iteration's copies: for 3 or 4 copies per thread.
+  // The compiler does not hoist them itself; in the attention µGraph (4 copies of each of two
+  // stages) they were 40% of the instructions, and hoisting them made it 5% faster on an H100.
+  // With 1-2 copies per thread it measured no faster (gated_mlp's µGraph) or slower
+  // (rmsnorm_linear's, 40 -> 47 us), and more would hold too many registers.
+  bool hoisted(const Stage &st) const {
+    const int64_t copies = per_thread(groups_of(dims_of(st.op->outputs[0]), st.group), block_.threads);
+    return copies >= 3 && copies <= 4;
+  }
+
+  void start_pipeline() {
+    for (const Stage &st : stages_) {
+      if (!hoisted(st)) continue;
+      const Dims groups = groups_of(dims_of(st.op->outputs[0]), st.group);
+      Dims gg = row_major_strides(st.op->attributes.sizes), gt = st.strides;
+      gg.back() = gt.back() = st.group;
+      const std::string offsets = "cp" + std::to_string(st.input), count = std::to_string(per_thread(groups, block_.threads));
+      p_.line("int " + offsets + "_src[" + count + "], " + offsets + "_stage[" + count + "];");
+      shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
+        p_.line(offsets + "_src[u] = " + index_expr(v, gg) + ";");
+        p_.line(offsets + "_stage[u] = " + index_expr(v, gt) + ";");
+      });
+    }
+    for (int64_t s = 0; s + 1 < depth_; ++s) issue_stages(std::to_string(s));
+  }
+  // At the top of an iteration the block waits for iteration it's copies (its own, then
+  // everyone's through the barrier). Those of iteration it + depth − 1 go into the stage that
+  // iteration it − 1 read, which no thread reads past that barrier: they are issued at the end
+  // of iteration it (issue_next_stages), and the loop needs no barrier at its end.
+  void advance_pipeline() {
+    if (depth_ == 0) return;
+    fill_unaligned_stages();
+    p_.line("yr_cp_wait<" + std::to_string(depth_ - 2) + ">();");
+    sync();
+  }
+  // At the end of the iteration, after its work: a cp.async holds its address registers until
+  // its read is under way, and the instructions after it that reuse them wait (on an H100 a
+  // tenth of the attention µGraph's stalls when the copies were issued before the work); here
+  // that wait overlaps the one at the next iteration's barrier.
+  // Where the iteration's last tensor-core matmul leaves up to half the warps without work
+  // (attention's E·V: 4 column blocks for 8 warps), those warps issue the copies while the
+  // others finish it. On the H100 (same run): attention 43.0 -> 39.1 us, but qknorm 40.4 -> 41.1
+  // and attention at grid 2×64 45.0 -> 46.2; with more idle warps than busy ones (gated_mlp: 2 of
+  // 8 busy) 35.4 -> 37.8, so those keep every thread copying.
+  void issue_next_stages() {
+    if (depth_ == 0) return;
+    const std::string next = "it + " + std::to_string(depth_ - 1);
+    const int64_t warps = block_.warps(), idle = block_.idle_warps;
+    if (idle == 0 || idle > warps - idle) {
+      issue_stages(next);
+      return;
+    }
+    // The idle warps follow next_warp (mod warps): their threads, renumbered from 0.
+    const int64_t first = block_.next_warp % warps;
+    const std::string copier = "copier";
+    p_.line("const int " + copier + " = (static_cast<int>(threadIdx.x) + " + std::to_string((warps - first) * 32) +
+            ") % " + std::to_string(block_.threads) + ";");
+    p_.open("if (" + copier + " < " + std::to_string(idle * 32) + ")");
+    issue_stages(next, Sharing{"static_cast<int64_t>(" + copier + ")", std::to_string(idle * 32), idle * 32});
+    p_.close();
+    p_.open("else");
+    p_.line("yr_cp_commit();  // an empty group: every thread commits one per iteration");
+    p_.close();
+  }
+  // A stage the mma reads directly, of a tensor not 16-byte aligned (no cp.async), is filled by
+  // plain copies at the top of its own iteration, before the barrier that the iteration's
+  // copies wait on (so that it needs none of its own). No thread still reads that stage: the
+  // one read in the previous iteration is another (depth ≥ 2).
+  void fill_unaligned_stages() {
+    for (const Stage &st : stages_) {
+      const Operator &op = *st.op;
+      if (!direct(op.outputs[0])) continue;
+      const std::string tensor = "in" + std::to_string(st.input);
+      const Dims &tile_dims = dims_of(op.outputs[0]);
+      p_.open("if (!" + aligned_name(tensor) + ")");
+      p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, op, tile_dims, "it") + ";");
+      p_.line("auto *stage = " + stage_ptr(st, "it") + ";");
+      const Dims sg = row_major_strides(op.attributes.sizes);
+      shared_loop(p_, block_wide(), tile_dims, "t", [&](const std::vector<std::string> &v) {
+        p_.line("stage[" + index_expr(v, st.strides) + "] = src[" + index_expr(v, sg) + "];");
+      }, 8);
+      p_.close();
+    }
+  }
+
+  Dims groups_of(const Dims &tile_dims, int64_t group) const {
+    Dims groups = tile_dims;
+    groups.back() /= group;
+    return groups;
+  }
+
+  // Stores 16 bytes of elements of the tensor's type, held in `raw`, as floats at tile + offset.
+  void store_group(const std::string &tensor, const std::string &raw, const std::string &tile_at, int64_t group) {
+    p_.line("float v[" + std::to_string(group) + "];");
+    p_.line("yr_cvt16(" + tensor + ", " + raw + ", v);");
+    for (int64_t q = 0; q < group; q += 4) {
+      p_.line("*reinterpret_cast<float4 *>(" + tile_at + " + " + std::to_string(q) + ") = make_float4(v[" +
+              std::to_string(q) + "], v[" + std::to_string(q + 1) + "], v[" + std::to_string(q + 2) + "], v[" +
+              std::to_string(q + 3) + "]);");
+    }
+  }
+
+  // Converts the iteration's stage into the tile: every 16-byte group a thread converts is read
+  // first (the compiler would not move those reads above the stores into the tile, which may
+  // alias them as far as it knows), then converted and stored.
+  static constexpr int64_t kMaxStageGroupsPerThread = 8;
+  void read_staged(const Stage &st) {
+    const Operator &op = *st.op;
+    if (direct(op.outputs[0])) return;  // the mma reads the stage (fill_unaligned_stages)
+    const Dims &tile_dims = dims_of(op.outputs[0]);
+    const std::string tensor = "in" + std::to_string(st.input), t = tile(op.outputs[0]);
+    const Dims groups = groups_of(tile_dims, st.group);
+    Dims gt = tile_strides(op.outputs[0]), gc = st.strides;
+    gt.back() = gc.back() = st.group;
+    p_.open("");
+    p_.line("const auto *stage = " + stage_ptr(st, "it") + ";");
+    p_.open("if (" + aligned_name(tensor) + ")");
+    const int64_t slots = per_thread(groups, block_.threads);
+    if (slots <= kMaxStageGroupsPerThread) {
+      p_.line("uint4 raw[" + std::to_string(slots) + "];");
+      shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
+        p_.line("raw[u] = yr_raw16(stage + " + index_expr(v, gc) + ");");
+      }, kMaxStageGroupsPerThread);
+      shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
+        store_group(tensor, "raw[u]", t + " + " + index_expr(v, gt), st.group);
+      }, kMaxStageGroupsPerThread);
+    } else {
+      shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
+        store_group(tensor, "yr_raw16(stage + " + index_expr(v, gc) + ")", t + " + " + index_expr(v, gt), st.group);
+      }, 8);
+    }
+    p_.close();
+    p_.open("else");
+    p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, op, tile_dims, "it") + ";");
+    transfer(tensor, op, op.outputs[0], 1,
+             [&](const std::string &g, const std::string &s) {
+               p_.line(t + "[" + s + "] = yr_ld(src + " + g + ");");
+             },
+             nullptr);
+    p_.close();
+    p_.close();
+    wrote(op.outputs, false);
+  }
+
+  // Tiles read once (at it == 0) in 16-byte groups are loaded into registers all together
+  // before any is converted and stored: every such load of a thread is in flight at once, one
+  // memory latency in all instead of one per tile (the compiler does not move a tile's global
+  // loads above the previous tile's shared-memory stores; on an H100 the lora µGraph spent a
+  // third of its time waiting on them one tile after another). Up to kMaxPrefetchGroups groups
+  // per thread; further tiles are read as usual.
+  static constexpr int64_t kMaxPrefetchGroups = 16;
+  void prefetch_invariant_tiles() {
+    struct Tile {
+      const Operator *op;
+      size_t input;
+      int64_t group;
+    };
+    std::vector<Tile> tiles;
+    int64_t slots = 0;
+    each_input_tile([&](const Operator &op, size_t input, const Dims &tile_dims, int64_t group) {
+      if (phase(op.outputs[0]) != LoopPhase::kInvariant || stage_of(input) != nullptr || group == 1) return;
+      const int64_t n = per_thread(groups_of(tile_dims, group), block_.threads);
+      if (slots + n > kMaxPrefetchGroups) return;
+      slots += n;
+      tiles.push_back({&op, input, group});
+    });
+    if (tiles.size() < 2) return;  // one tile gains nothing
+    for (const Tile &tl : tiles) {
+      const Dims &tile_dims = dims_of(tl.op->outputs[0]);
+      const Dims groups = groups_of(tile_dims, tl.group);
+      Dims gg = row_major_strides(tl.op->attributes.sizes);
+      gg.back() = tl.group;
+      const std::string tensor = "in" + std::to_string(tl.input), raw = "raw" + std::to_string(tl.input);
+      p_.line("const auto *src" + std::to_string(tl.input) + " = " + tensor + " + " +
+              tile_base(bg_, *tl.op, tile_dims, "it") + ";");
+      p_.line("uint4 " + raw + "[" + std::to_string(per_thread(groups, block_.threads)) + "];");
+      p_.open("if (" + aligned_name(tensor) + ")");
+      shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
+        p_.line(raw + "[u] = yr_stream16(src" + std::to_string(tl.input) + " + " + index_expr(v, gg) + ");");
+      }, 8);
+      p_.close();
+    }
+    for (const Tile &tl : tiles) {
+      const std::string tensor = "in" + std::to_string(tl.input), t = tile(tl.op->outputs[0]);
+      const std::string src = "src" + std::to_string(tl.input), raw = "raw" + std::to_string(tl.input);
+      transfer(tensor, *tl.op, tl.op->outputs[0], tl.group,
+               [&](const std::string &g, const std::string &s) { p_.line(t + "[" + s + "] = yr_ld(" + src + " + " + g + ");"); },
+               [&](const std::string &, const std::string &s) { store_group(tensor, raw + "[u]", t + " + " + s, tl.group); });
+      wrote(tl.op->outputs, false);
+      prefetched_.insert(tl.input);
+    }
+  }
+
+  void read_tile(const Operator &op, size_t input) {
+    if (const Stage *st = stage_of(input)) {
+      read_staged(*st);
+      return;
+    }
+    const Dims &tile_dims = dims_of(op.outputs[0]);
+    const std::string tensor = "in" + std::to_string(input), t = tile(op.outputs[0]);
+    const int64_t group = group_of(op, tile_dims, op.attributes.dtype);
+    p_.open("");
+    p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, op, tile_dims, "it") + ";");
+    transfer(tensor, op, op.outputs[0], group,
+             [&](const std::string &g, const std::string &s) {
+               p_.line(t + "[" + s + "] = yr_ld(src + " + g + ");");
+             },
+             [&](const std::string &g, const std::string &s) {
+               store_group(tensor, "yr_stream16(src + " + g + ")", t + " + " + s, group);
+             });
+    p_.close();
+    wrote(op.outputs, group == 1);
+  }
+
+  void save_tile(const Operator &op, size_t output, const std::string &it) {
+    const Dims &tile_dims = dims_of(op.inputs[0]);
+    const std::string tensor = "out" + std::to_string(output), t = tile(op.inputs[0]);
+    const int64_t group = group_of(op, tile_dims, output_dtypes_[output]);
+    barrier_before({{op.inputs[0], group == 1}});
+    p_.open("");
+    p_.line("auto *dst = " + tensor + " + " + tile_base(bg_, op, tile_dims, it) + ";");
+    transfer(tensor, op, op.inputs[0], group,
+             [&](const std::string &g, const std::string &s) {
+               p_.line("yr_st(dst + " + g + ", " + t + "[" + s + "]);");
+             },
+             [&](const std::string &g, const std::string &s) {
+               p_.line("float v[" + std::to_string(group) + "];");
+               for (int64_t q = 0; q < group; q += 4) {
+                 p_.line("{ const float4 f = *reinterpret_cast<const float4 *>(" + t + " + " + s + " + " +
+                         std::to_string(q) + "); v[" + std::to_string(q) + "] = f.x; v[" + std::to_string(q + 1) +
+                         "] = f.y; v[" + std::to_string(q + 2) + "] = f.z; v[" + std::to_string(q + 3) + "] = f.w; }");
+               }
+               p_.line("*reinterpret_cast<uint4 *>(dst + " + g + ") = yr_pack16(dst, v);");
+             });
+    p_.close();
+  }
+
+  // Emits op, with `epilogue` (a unary operator reading only op's output) applied to its results
+  // in registers where the emitter can; returns whether it did.
+  // `sums`: accumulators (operator indices, from epilogue_sums) that the matmul adds its
+  // results to where it can (recorded in summed_in_epilogue_).
+  bool compute(const Operator &op, const Operator *epilogue = nullptr, const std::vector<size_t> &sums = {}) {
+    if (std::any_of(op.inputs.begin(), op.inputs.end(), [&](TensorId t) { return inlined(t); })) {
+      compute_chain(op);
+      same_index_ = true;
+      return false;
+    }
+    std::vector<Ref> in, out;
+    for (TensorId id : op.inputs) in.push_back(tile_ref(id));
+    for (TensorId id : op.outputs) out.push_back(tile_ref(id));
+    ComputeEmitter emitter(p_, block_wide(), &block_, tensor_cores_);
+    if (epilogue != nullptr) emitter.set_epilogue(epilogue, tile_ref(epilogue->outputs[0]));
+    const auto fragments = fragment_arrays_.find(static_cast<size_t>(&op - bg_.operators().data()));
+    if (fragments != fragment_arrays_.end()) emitter.set_a_fragments(fragments->second);
+    if (op.kind == OpKind::kMatmul) {
+      emitter.set_views(tensor_core_view(op.inputs[0]),
+                        tensor_core_view(epilogue != nullptr ? epilogue->outputs[0] : op.outputs[0]));
+    }
+    if (!sums.empty()) {
+      std::vector<ComputeEmitter::Sum> targets;
+      for (size_t sum : sums) {
+        const OpKind kind = bg_.operators()[sum].kind;
+        targets.push_back({accumulator_target(sum), kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean});
+      }
+      const TensorId result = epilogue != nullptr ? epilogue->outputs[0] : op.outputs[0];
+      emitter.set_sums(targets, readers_of(result) > sums.size());
+    }
+    same_index_ = emitter.emit(op, in, out);
+    if (emitter.accumulated()) {
+      for (size_t sum : sums) {
+        summed_in_epilogue_.insert(sum);
+        wrote_key(accumulator_key(sum), false);
+      }
+    }
+    return emitter.fused();
+  }
+
+  // The for-loop accumulators that sum a matmul's per-iteration result (after its epilogue)
+  // as they are, which its tensor-core path can update in registers instead of a pass over
+  // the stored result after a barrier: sums, and the sums behind a sum or mean of rows.
+  std::vector<size_t> epilogue_sums(const Operator &op, const Operator *epilogue) const {
+    if (op.kind != OpKind::kMatmul) return {};
+    const TensorId result = epilogue != nullptr ? epilogue->outputs[0] : op.outputs[0];
+    if (phase(result) != LoopPhase::kPerIteration) return {};
+    std::vector<size_t> sums;
+    const auto &ops = bg_.operators();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const OpKind kind = ops[i].kind;
+      if ((kind == OpKind::kAccumSum || kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean) &&
+          ops[i].inputs[0] == result) {
+        sums.push_back(i);
+      }
+    }
+    return sums;
+  }
+  size_t readers_of(TensorId t) const {
+    size_t n = 0;
+    for (const Operator &op : bg_.operators()) n += static_cast<size_t>(std::count(op.inputs.begin(), op.inputs.end(), t));
+    return n;
+  }
+  // Where accumulator i keeps its running value (accumulator_key: that array's barrier key).
+  bool has_state(size_t i) const {
+    return layout_.state[i] >= 0 && bg_.operators()[i].kind != OpKind::kAccumRescale;
+  }
+  std::string accumulator_target(size_t i) const {
+    return has_state(i) ? at(layout_.state[i]) : tile(bg_.operators()[i].outputs[0]);
+  }
+
+  // The unary operator that is the only reader of a matmul's output, in the same loop phase: its
+  // work can be done on the matmul's results before they are stored (saving a pass through
+  // shared memory and a barrier); nullptr if there is none.
+  const Operator *unary_consumer(const Operator &op) const {
+    if (op.kind != OpKind::kMatmul) return nullptr;
+    const Operator *found = nullptr;
+    for (const Operator &user : bg_.operators()) {
+      for (TensorId t : user.inputs) {
+        if (t != op.outputs[0]) continue;
+        if (found != nullptr || !is_unary(user.kind)) return nullptr;
+        found = &user;
+      }
+    }
+    if (found == nullptr || phase(found->outputs[0]) != phase(op.outputs[0]) || direct(found->outputs[0])) return nullptr;
+    return found;
+  }
+
+  // Runs `statement` (over element e) for every e < n, shared by the block's threads (element e
+  // is thread e % threads's, as in every block-wide loop). The count per thread is a
+  // constant: the loop unrolls, without the remainder loop a bound of threadIdx.x would need.
+  void each(int64_t n, const std::string &statement) {
+    const int64_t threads = block_.threads, count = per_thread({n}, threads);
+    p_.line(count <= 8 ? "#pragma unroll" : "#pragma unroll 4");
+    p_.open("for (int u = 0; u < " + std::to_string(count) + "; ++u)");
+    p_.line("const int e = static_cast<int>(threadIdx.x) + u * " + std::to_string(threads) + ";");
+    p_.line(n % threads == 0 ? statement : "if (e < " + std::to_string(n) + ") " + statement);
+    p_.close();
+  }
+
+  void start_accumulator(size_t i) {
+    const Operator &op = bg_.operators()[i];
+    if (!is_accumulator(op.kind)) return;
+    const char *init = op.kind == OpKind::kAccumMax ? "-INFINITY" : "0.0f";
+    each(num_elements(dims_of(op.inputs[0])), accumulator_target(i) + "[e] = " + init + ";");
+    wrote_key(accumulator_key(i), true);
+    if (op.kind == OpKind::kAccumRescale) {
+      each(num_elements(dims_of(op.inputs[1])), at(layout_.running_max[i]) + "[e] = -INFINITY;");
+      wrote_key(max_key(i), true);
+    }
+  }
+
+  void update_accumulator(size_t i) {
+    const Operator &op = bg_.operators()[i];
+    const std::string x = tile(op.inputs[0]);
+    const int64_t n = num_elements(dims_of(op.inputs[0]));
+    const std::string acc = tile(op.outputs[0]);
+    if (summed_in_epilogue_.count(i)) {
+      // The matmul's tensor-core path added its results; before sm_80 the sum is done here, with
+      // barriers of its own (the barrier bookkeeping follows the tensor-core path).
+      p_.line("#if __CUDA_ARCH__ < 800");
+      p_.line("__syncthreads();");
+      each(n, accumulator_target(i) + "[e] += " + x + "[e];");
+      p_.line("__syncthreads();");
+      p_.line("#endif");
+      return;
+    }
+    if (op.kind != OpKind::kAccumRescale) {
+      // Element e of the input, the accumulator and its state all belong to one thread.
+      barrier_before({{op.inputs[0], true}});
+      wrote_key(accumulator_key(i), true);
+    }
+    switch (op.kind) {
+      case OpKind::kAccumSum: each(n, acc + "[e] += " + x + "[e];"); break;
+      case OpKind::kAccumReduceSum:
+      case OpKind::kAccumReduceMean: each(n, at(layout_.state[i]) + "[e] += " + x + "[e];"); break;
+      case OpKind::kAccumReduceRms: each(n, at(layout_.state[i]) + "[e] += " + x + "[e] * " + x + "[e];"); break;
+      case OpKind::kAccumMax: each(n, acc + "[e] = yr_max(" + acc + "[e], " + x + "[e]);"); break;
+      case OpKind::kAccumRescale: {
+        // acc' = acc·exp(M − M') + x·exp(m − M') with M' = max(M, m), as the reference does.
+        const Dims &x_dims = dims_of(op.inputs[0]);
+        const Dims &m_dims = dims_of(op.inputs[1]);
+        const std::string m = tile(op.inputs[1]), running = at(layout_.running_max[i]), next = at(layout_.state[i]);
+        const int64_t mn = num_elements(m_dims);
+        sync();
+        each(mn, next + "[e] = yr_max(" + running + "[e], " + m + "[e]);");
+        sync();
+        const Dims sx = row_major_strides(x_dims), sm = broadcast_strides(m_dims, x_dims);
+        shared_loop(p_, block_wide(), x_dims, "a", [&](const std::vector<std::string> &v) {
+          const std::string xi = index_expr(v, sx), mj = index_expr(v, sm);
+          p_.line(acc + "[" + xi + "] = " + acc + "[" + xi + "] * yr_exp(" + running + "[" + mj + "] - " +
+                  next + "[" + mj + "]) + " + x + "[" + xi + "] * yr_exp(" + m + "[" + mj + "] - " + next +
+                  "[" + mj + "]);");
+        });
+        sync();
+        each(mn, running + "[e] = " + next + "[e];");
+        wrote_key(max_key(i), true);
+        wrote_key(state_key(i), true);
+        wrote_key(op.outputs[0], true);
+        break;
+      }
+      default: throw Error(ErrorCode::kInternal, "cuda codegen: not an accumulator");
+    }
+  }
+
+  void finish_accumulator(size_t i) {
+    const Operator &op = bg_.operators()[i];
+    if (op.kind != OpKind::kAccumReduceSum && op.kind != OpKind::kAccumReduceMean &&
+        op.kind != OpKind::kAccumReduceRms) {
+      return;  // the running value is the result
+    }
+    const Dims &x_dims = dims_of(op.inputs[0]);
+    const int64_t last = x_dims.back();
+    const std::string state = at(layout_.state[i]);
+    barrier_before({{state_key(i), false}});
+    RowReduce rr;
+    rr.rows = num_elements(x_dims) / last;
+    rr.cols = last;
+    rr.value = state + "[r * " + std::to_string(last) + " + c]";
+    rr.finish = [&](const std::string &) {
+      const std::string count = literal(static_cast<double>(last * bg_.config().forloop_range));
+      if (op.kind == OpKind::kAccumReduceMean) p_.line("total = total / " + count + ";");
+      if (op.kind == OpKind::kAccumReduceRms) p_.line("total = yr_sqrt(total / " + count + ");");
+      p_.line("if (rl == 0) " + tile(op.outputs[0]) + "[r] = total;");
+    };
+    emit_block_row_reduce(p_, block_, rr);
+    wrote(op.outputs, false);
+  }
+
+  // ---- barriers ----
+  // Every block-level loop hands element e to thread e % blockDim, so an operator may read a
+  // tile written since the last barrier without one only at the index it was written (by the
+  // same thread). Anything else — a matmul's rows and columns, a broadcast, a reduction, a row
+  // per thread — needs a barrier first. Keys are tensor ids, and negative ids for the
+  // accumulators' state arrays.
+  using Key = int64_t;
+  Key state_key(size_t op) const { return -2 * static_cast<Key>(op) - 2; }
+  Key max_key(size_t op) const { return -2 * static_cast<Key>(op) - 3; }
+  Key accumulator_key(size_t i) const { return has_state(i) ? state_key(i) : bg_.operators()[i].outputs[0]; }
+
+  void sync() {
+    p_.line("__syncthreads();");
+    dirty_same_index_.clear();
+    dirty_other_.clear();
+  }
+  void barrier_before(const std::vector<std::pair<Key, bool>> &reads) {
+    for (const auto &[key, same_index] : reads) {
+      if (dirty_other_.count(key) || (!same_index && dirty_same_index_.count(key))) {
+        sync();
+        return;
+      }
+    }
+  }
+  void wrote_key(Key key, bool same_index) { (same_index ? dirty_same_index_ : dirty_other_).insert(key); }
+  void wrote(const std::vector<TensorId> &tensors, bool same_index) {
+    for (TensorId t : tensors) wrote_key(t, same_index);
+  }
+  // How a compute operator reads its inputs: at its own output index (elementwise without
+  // broadcast) or anywhere.
+  std::vector<std::pair<Key, bool>> compute_reads(const Operator &op) const {
+    std::vector<std::pair<Key, bool>> reads;
+    const Dims &out = dims_of(op.outputs[0]);
+    const bool elementwise = is_elementwise(op.kind);
+    for (TensorId in : op.inputs) {
+      if (inlined(in)) {  // read where the inlined operator would have read them
+        for (const auto &read : compute_reads(producer(in))) reads.push_back(read);
+      } else {
+        reads.push_back({in, elementwise && dims_of(in) == out});
+      }
+    }
+    return reads;
+  }
+  std::set<Key> dirty_same_index_, dirty_other_;
+  bool same_index_ = true;  // how the last compute operator wrote its outputs
+
+  Printer &p_;
+  const BlockGraph &bg_;
+  std::vector<DType> output_dtypes_;
+  bool tensor_cores_;
+  BlockShape block_;
+  int64_t max_shared_bytes_;
+  std::vector<int64_t> row_pad_;  // per tensor: floats after each row of its tile
+  std::vector<bool> direct_;      // per tensor: read by the mma from its 16-bit stage
+  std::vector<bool> inlined_;     // per tensor: computed by its only reader, never stored
+  std::set<size_t> fused_into_;   // unary operators done in the epilogue of a matmul
+  std::set<size_t> summed_in_epilogue_;  // accumulators a matmul's tensor-core path updates
+  std::map<size_t, std::string> fragment_arrays_;  // matmuls whose A's operands are in registers
+  std::map<TensorId, Ref> tensor_core_views_;      // tiles the tensor-core code keeps a padded copy of
+  std::set<size_t> prefetched_;   // inputs whose tiles prefetch_invariant_tiles reads
+  std::vector<Stage> stages_;
+  int64_t depth_ = 0;  // of the load pipeline; 0: none
+  BlockLayout layout_;
+};
+
+}  // namespace
+
+int64_t emit_customized_body(Printer &p, const BlockGraph &bg, int64_t threads, std::vector<DType> output_dtypes,
+                             bool tensor_cores, int64_t max_shared_bytes) {
+  return CustomizedEmitter(p, bg, threads, std::move(output_dtypes), tensor_cores, max_shared_bytes).emit();
+}
+
+}  // namespace yirage::codegen::cuda
