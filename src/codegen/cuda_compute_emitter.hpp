@@ -241,8 +241,7 @@ class ComputeEmitter {
     p_.line("#if __CUDA_ARCH__ >= 800");
     p_.open("");
     p_.line("const int lane = threadIdx.x & 31, grp = lane >> 2, tig = lane & 3;");
-    p_.line("const float *pa = " + a.ptr + " + (grp < " + std::to_string(m) + " ? grp : " + std::to_string(m - 1) +
-            ") * " + std::to_string(k) + " + 2 * tig;");
+    p_.line("const float *pa = " + transposed_a_lane(a.ptr, m, k) + ";");
     p_.line("#pragma unroll");
     p_.open("for (int j = 0; j < " + std::to_string(k / 8) + "; ++j)");
     p_.line("const float2 x = *reinterpret_cast<const float2 *>(pa + 8 * j);");
@@ -392,11 +391,8 @@ class ComputeEmitter {
         p_.close();
       }
       p_.line("const float c0 = c[0] + d[0], c1 = c[1] + d[1], c2 = c[2] + d[2], c3 = c[3] + d[3];");
-      auto result = [&](const std::string &c) {
-        return epilogue_ ? unary_expr(epilogue_->kind, epilogue_->attributes, c) : c;
-      };
-      p_.line("const float v0 = " + result("c0") + ", v1 = " + result("c1") + ", v2 = " + result("c2") +
-              ", v3 = " + result("c3") + ";");
+      p_.line("const float v0 = " + epilogue_value("c0") + ", v1 = " + epilogue_value("c1") + ", v2 = " +
+              epilogue_value("c2") + ", v3 = " + epilogue_value("c3") + ";");
       // A lane's two results of a row are adjacent (8-byte aligned: n and col are even).
       const std::string at = index_expr(batch, so) + " + col + 2 * tig";
       // statement(address, values) for rows r0 and r1 where they exist.
@@ -449,8 +445,7 @@ class ComputeEmitter {
       // ldmatrix row: k (lane / 16)·8 + lane % 8 of B, columns from col + 8·((lane / 8) % 2).
       const Ref &ta = a_view_ ? *a_view_ : a;  // A as this path reads it (its rows may be padded)
       const Dims sta = matmul_operand_strides(ta, o.dims);
-      p_.line("const float *pa = " + ta.ptr + " + " + index_expr(batch, sta) + " + (grp < " + M + " ? grp : " +
-              std::to_string(m - 1) + ") * " + std::to_string(sta[rank - 2]) + " + 2 * tig;");
+      p_.line("const float *pa = " + transposed_a_lane(ta.ptr + " + " + index_expr(batch, sta), m, sta[rank - 2]) + ";");
       p_.line("const auto *pb = " + b.ptr + " + " + index_expr(batch, sb) + " + ((lane >> 4) * 8 + (lane & 7)) * " +
               BS + " + col + ((lane >> 3) & 1) * 8;");
       // Two k16 steps per iteration, into c and d (on TF32, whose steps are two mma, the second
@@ -495,12 +490,9 @@ class ComputeEmitter {
       p_.close();
       p_.close();
       // c[0] is C[2·tig][col + grp], c[1] the row below; c[2] and c[3] are 8 columns on.
-      auto result = [&](const std::string &c) {
-        return epilogue_ ? unary_expr(epilogue_->kind, epilogue_->attributes, c) : c;
-      };
       auto total = [&](int j) {
         const std::string i = "[" + std::to_string(j) + "]";
-        return result(exact ? "c" + i + " + d" + i : "(c" + i + " + d" + i + ") + (e" + i + " + f" + i + ")");
+        return epilogue_value(exact ? "c" + i + " + d" + i : "(c" + i + " + d" + i + ") + (e" + i + " + f" + i + ")");
       };
       p_.line("const float v0 = " + total(0) + ", v1 = " + total(1) + ", v2 = " + total(2) + ", v3 = " + total(3) + ";");
       // Into `base`, laid out with `strides` (the result's own, or its view's padded rows).
@@ -538,6 +530,18 @@ class ComputeEmitter {
     return true;
   }
 
+
+  // The address of the first A value a lane of a transposed matmul reads: row lane / 4 of the
+  // m rows at `base` (rows past m read row m − 1, whose results are never stored), column
+  // 2·(lane % 4). Its next values are 8 columns apart (one k8 block each).
+  static std::string transposed_a_lane(const std::string &base, int64_t m, int64_t row_stride) {
+    return base + " + (grp < " + std::to_string(m) + " ? grp : " + std::to_string(m - 1) + ") * " +
+           std::to_string(row_stride) + " + 2 * tig";
+  }
+  // A tensor-core result after the unary epilogue, if there is one.
+  std::string epilogue_value(const std::string &c) const {
+    return epilogue_ ? unary_expr(epilogue_->kind, epilogue_->attributes, c) : c;
+  }
 
   // The warps' share of `items` (of a warp each), starting after the warps the previous
   // tensor-core operator left busiest.

@@ -502,53 +502,15 @@ class CustomizedEmitter {
       p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, *st.op, tile_dims, "(" + it + ")") + ";");
       p_.line("auto *stage = " + stage_ptr(st, it) + ";");
       const Dims groups = groups_of(tile_dims, st.group);
-      if (copiers) {
-        shared_loop(p_, *copiers, groups, "t", [&](const std::vector<std::string> &v) {
-          p_.line("yr_cp16(stage + " + index_expr(v, gt) + ", src + " + index_expr(v, gg) + ");");
-        }, 8);
-      } else if (hoisted(st)) {
-        const std::string n = std::to_string(num_elements(groups)), threads = std::to_string(block_.threads);
-        const std::string offsets = "cp" + std::to_string(st.input);
-        p_.line("#pragma unroll");
-        p_.open("for (int u = 0; u < " + std::to_string(per_thread(groups, block_.threads)) + "; ++u)");
-        if (num_elements(groups) % block_.threads != 0) p_.open("if (threadIdx.x + u * " + threads + " < " + n + ")");
-        p_.line("yr_cp16(stage + " + offsets + "_stage[u], src + " + offsets + "_src[u]);");
-        if (num_elements(groups) % block_.threads != 0) p_.close();
-        p_.close();
-      } else {
-        shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
-          p_.line("yr_cp16(stage + " + index_expr(v, gt) + ", src + " + index_expr(v, gg) + ");");
-        }, 8);
-      }
+      shared_loop(p_, copiers.value_or(block_wide()), groups, "t", [&](const std::vector<std::string> &v) {
+        p_.line("yr_cp16(stage + " + index_expr(v, gt) + ", src + " + index_expr(v, gg) + ");");
+      }, 8);
       p_.close();
     }
     p_.close();
     p_.line("yr_cp_commit();");
   }
-  // Whether a thread's copy offsets into a stage (and its tensor) are computed once before the
-  // loop, in registers, instead of at every iteration's copies: for 3 or 4 copies per thread.
-  // The compiler does not hoist them itself; in the attention µGraph (4 copies of each of two
-  // stages) they were 40% of the instructions, and hoisting them made it 5% faster on an H100.
-  // With 1-2 copies per thread it measured no faster (gated_mlp's µGraph) or slower
-  // (rmsnorm_linear's, 40 -> 47 us), and more would hold too many registers.
-  bool hoisted(const Stage &st) const {
-    const int64_t copies = per_thread(groups_of(dims_of(st.op->outputs[0]), st.group), block_.threads);
-    return copies >= 3 && copies <= 4;
-  }
-
   void start_pipeline() {
-    for (const Stage &st : stages_) {
-      if (!hoisted(st)) continue;
-      const Dims groups = groups_of(dims_of(st.op->outputs[0]), st.group);
-      Dims gg = row_major_strides(st.op->attributes.sizes), gt = st.strides;
-      gg.back() = gt.back() = st.group;
-      const std::string offsets = "cp" + std::to_string(st.input), count = std::to_string(per_thread(groups, block_.threads));
-      p_.line("int " + offsets + "_src[" + count + "], " + offsets + "_stage[" + count + "];");
-      shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
-        p_.line(offsets + "_src[u] = " + index_expr(v, gg) + ";");
-        p_.line(offsets + "_stage[u] = " + index_expr(v, gt) + ";");
-      });
-    }
     for (int64_t s = 0; s + 1 < depth_; ++s) issue_stages(std::to_string(s));
   }
   // At the top of an iteration the block waits for iteration it's copies (its own, then

@@ -27,6 +27,22 @@ __device__ __forceinline__ float ld_remote(const float *p, unsigned rank) {
 __device__ __forceinline__ unsigned cta_rank() { unsigned r; asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
 
 // GL group lanes (16 B each) per warp row, KL = 32/GL k lanes, W warps, S blocks per cluster split k, R rows.
+// After every block of a cluster of S added its partial sums into red[R][C]: block s of the
+// cluster totals its C / S columns over the cluster's blocks and stores the rows below m.
+template <int R, int C, int S>
+__device__ __forceinline__ void store_cluster_sums(float (&red)[R][C], __half *__restrict__ O, int m, int n, int tile,
+                                                   int s) {
+  if (S > 1) cluster_sync(); else __syncthreads();
+  constexpr int CS = C / S;  // columns this block finishes
+  for (int t = threadIdx.x; t < R * CS; t += blockDim.x) {
+    const int r = t / CS, c = s * CS + t % CS;
+    float sum = 0.f;
+    if (S > 1) { for (int b = 0; b < S; ++b) sum += ld_remote(&red[r][c], b); } else sum = red[r][c];
+    if (r < m) O[(size_t)r * n + tile * C + c] = __float2half(sum);
+  }
+  if (S > 1) cluster_sync();
+}
+
 template <int LM> __device__ __forceinline__ uint4 ldb(const __half *p) {
   uint4 v;
   if (LM == 0) return *reinterpret_cast<const uint4 *>(p);
@@ -87,15 +103,7 @@ __global__ void __launch_bounds__(W * 32) gemv(const __half *__restrict__ A, con
 #pragma unroll
       for (int c = 0; c < 8; ++c) atomicAdd(&red[r][gl * 8 + c], acc[r][c]);
   }
-  if (S > 1) cluster_sync(); else __syncthreads();
-  constexpr int CS = C / S;  // columns this block finishes
-  for (int t = threadIdx.x; t < R * CS; t += blockDim.x) {
-    const int r = t / CS, c = s * CS + t % CS;
-    float sum = 0.f;
-    if (S > 1) { for (int b = 0; b < S; ++b) sum += ld_remote(&red[r][c], b); } else sum = red[r][c];
-    if (r < m) O[(size_t)r * n + tile * C + c] = __float2half(sum);
-  }
-  if (S > 1) cluster_sync();
+  store_cluster_sums<R, C, S>(red, O, m, n, tile, s);
 }
 
 
@@ -146,15 +154,7 @@ __global__ void __launch_bounds__(W * 32, MINB) gemv_tc(const __half *__restrict
   // acc[j][0..1]: row g, tile columns 2t, 2t+1 of tile j -> actual columns 8t + 2j, 8t + 2j + 1.
 #pragma unroll
   for (int j = 0; j < 4; ++j) { atomicAdd(&red[g][8 * t + 2 * j], acc[j][0]); atomicAdd(&red[g][8 * t + 2 * j + 1], acc[j][1]); }
-  if (S > 1) cluster_sync(); else __syncthreads();
-  constexpr int CS = C / S;
-  for (int i = threadIdx.x; i < R * CS; i += blockDim.x) {
-    const int r = i / CS, c = s * CS + i % CS;
-    float sum = 0.f;
-    if (S > 1) { for (int b = 0; b < S; ++b) sum += ld_remote(&red[r][c], b); } else sum = red[r][c];
-    if (r < m) O[(size_t)r * n + tile * C + c] = __float2half(sum);
-  }
-  if (S > 1) cluster_sync();
+  store_cluster_sums<R, C, S>(red, O, m, n, tile, s);
 }
 
 __global__ void readall(const uint4 *__restrict__ B, size_t n16, float *sink) {
