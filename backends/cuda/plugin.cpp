@@ -173,7 +173,10 @@ yirage::codegen::KernelProgram parse(const void *program, size_t size) {
 }
 
 std::string arch_of(const Device &d) { return "sm_" + std::to_string(d.cc_major * 10 + d.cc_minor); }
-yirage::codegen::CudaTarget target_of(const Device &d) { return {d.cc_major * 10 + d.cc_minor, d.max_shared_optin}; }
+yirage::codegen::CudaTarget target_of(const Device &d) {
+  return {d.cc_major * 10 + d.cc_minor, d.max_shared_optin, d.info.target.compute_units,
+          d.info.target.shared_memory_per_compute_unit};
+}
 
 // The cubin for `source`, from the cache or from NVRTC. The source is kept beside it as
 // `<key>.cu` (docs/backends/cuda.md: inspecting what was generated and launched).

@@ -608,16 +608,16 @@ CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
     kernel.any_block_threads = false;
     launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";
     // TF32 tensor cores round matmul operands to 10 mantissa bits: exact for 16-bit inputs and
-    // within float16/bfloat16 tolerance for computed tiles, not within float32's.
+    // within float16/bfloat16 tolerance for computed tiles, not within float32's. The precision
+    // owed is that of the tiles: a 16-bit tile written as float32 (a partial sum that its
+    // consumer adds up, kept in float32 for its range) is still a 16-bit result.
     bool sixteen_bit = true;
-    std::vector<DType> output_dtypes;
     for (TensorId id : g.inputs()) sixteen_bit = sixteen_bit && dtype_size(g.tensor(id).dtype) == 2;
-    for (TensorId id : g.outputs()) {
-      sixteen_bit = sixteen_bit && dtype_size(g.tensor(id).dtype) == 2;
-      output_dtypes.push_back(g.tensor(id).dtype);
-    }
+    for (TensorId saved : bg.outputs()) sixteen_bit = sixteen_bit && dtype_size(bg.tensor(saved).dtype) == 2;
+    std::vector<DType> output_dtypes;
+    for (TensorId id : g.outputs()) output_dtypes.push_back(g.tensor(id).dtype);
     kernel.shared_bytes =
-        cuda::emit_customized_body(body, bg, kernel.block_threads, std::move(output_dtypes), sixteen_bit, max_shared_bytes);
+        cuda::emit_customized_body(body, bg, kernel.block_threads, std::move(output_dtypes), sixteen_bit, target);
     if (max_shared_bytes > 0 && kernel.shared_bytes > max_shared_bytes) {
       throw Error(ErrorCode::kUnsupported,
                   "cuda codegen: the µGraph's tiles need " + std::to_string(kernel.shared_bytes) +

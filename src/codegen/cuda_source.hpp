@@ -41,6 +41,9 @@ struct CudaKernel {
 struct CudaTarget {
   int compute_capability = 0;    // major * 10 + minor, e.g. 90 for sm_90
   int64_t max_shared_bytes = 0;  // per block, opted in; 0: no limit
+  // For the load pipeline's depth (see cuda_ugraph.cpp); 0: unknown.
+  int64_t multiprocessors = 0;
+  int64_t shared_bytes_per_multiprocessor = 0;
   // Programmatic dependent launch (sm_90 and newer): griddepcontrol in the kernel.
   bool dependent_launch() const { return compute_capability >= 90; }
 };

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "codegen/cuda_source.hpp"
 #include "codegen/source_common.hpp"
 #include "ir/block_graph.hpp"
 
@@ -12,9 +13,9 @@ namespace yirage::codegen::cuda {
 
 // Emits the kernel body of µGraph `bg` for blocks of `threads` threads (a multiple of 32);
 // output_dtypes: the element types of the kernel's outputs, in order; tensor_cores: block-level
-// matmuls may use mma (16-bit graphs on sm_80+); max_shared_bytes: what a block may have (0: no
-// limit). Returns the dynamic shared memory the body needs, in bytes.
+// matmuls may use mma (16-bit graphs on sm_80+); target: the device's shared memory (see
+// CudaTarget). Returns the dynamic shared memory the body needs, in bytes.
 int64_t emit_customized_body(Printer &p, const BlockGraph &bg, int64_t threads, std::vector<DType> output_dtypes,
-                             bool tensor_cores, int64_t max_shared_bytes);
+                             bool tensor_cores, const CudaTarget &target);
 
 }  // namespace yirage::codegen::cuda

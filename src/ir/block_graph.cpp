@@ -147,9 +147,14 @@ TensorId BlockGraph::accumulate_rescale(TensorId x_id, TensorId m_id) {
                 LoopPhase::kAfterLoop)[0];
 }
 
-void BlockGraph::new_output(TensorId s_id, const GridMap &omap, int32_t forloop_dim) {
+void BlockGraph::new_output(TensorId s_id, const GridMap &omap, int32_t forloop_dim,
+                            std::optional<DType> dtype) {
   const char *op = "block new_output";
   const Tensor &s = checked(op, "S", s_id);
+  if (dtype && !is_valid_dtype(static_cast<int32_t>(*dtype))) {
+    invalid_argument(std::string(op) + ": dtype " + std::to_string(static_cast<int32_t>(*dtype)) +
+                     " is not a yirage_dtype");
+  }
   check_grid_map(op, "omap", omap, s.dims, true);
   const bool per_iteration = s.phase == LoopPhase::kPerIteration;
   const auto rank = static_cast<int32_t>(s.dims.size());
@@ -178,6 +183,7 @@ void BlockGraph::new_output(TensorId s_id, const GridMap &omap, int32_t forloop_
   attributes.sizes = out;
   attributes.grid_map = omap;
   attributes.forloop_dim = forloop_dim;
+  attributes.dtype = dtype.value_or(s.dtype);
   Transaction transaction(*this);
   append(OpKind::kOutputSaver, {s_id}, attributes, {}, s.dtype, s.phase);
   outputs_.push_back(s_id);

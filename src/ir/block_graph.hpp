@@ -15,6 +15,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <vector>
 
 #include "ir/operator_graph.hpp"
@@ -46,8 +47,10 @@ class BlockGraph : public OperatorGraph {
   TensorId accumulate_rescale(TensorId x, TensorId m);
   // Writes tile `s` to the next kernel-level output. For a per-iteration tile, forloop_dim names
   // the output dim the iterations' tiles are laid out along (-1 allowed only if
-  // forloop_range is 1); otherwise it must be -1.
-  void new_output(TensorId s, const GridMap &omap, int32_t forloop_dim);
+  // forloop_range is 1); otherwise it must be -1. `dtype` is the element type written (the
+  // tile's by default): a partial sum that its consumer still adds up is kept in float32.
+  void new_output(TensorId s, const GridMap &omap, int32_t forloop_dim,
+                  std::optional<DType> dtype = std::nullopt);
 
   // Indices (into operators()) of the operators of `kind`, in creation order.
   std::vector<int32_t> operator_indices(OpKind kind) const;

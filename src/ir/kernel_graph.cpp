@@ -47,10 +47,10 @@ std::vector<TensorId> KernelGraph::customized(const std::vector<TensorId> &input
   std::vector<Dims> output_dims;
   for (int32_t s : savers)
     output_dims.push_back(bg.operators()[static_cast<size_t>(s)].attributes.sizes);
-  const DType dtype = bg.tensor(bg.outputs()[0]).dtype;
-  for (TensorId saved : bg.outputs()) {
-    if (bg.tensor(saved).dtype != dtype) {
-      invalid_argument("customized: the block graph's outputs have different dtypes");
+  const DType dtype = bg.operators()[static_cast<size_t>(savers[0])].attributes.dtype;
+  for (int32_t s : savers) {
+    if (bg.operators()[static_cast<size_t>(s)].attributes.dtype != dtype) {
+      invalid_argument("customized: the block graph's outputs are written in different dtypes");
     }
   }
   Transaction transaction(*this);

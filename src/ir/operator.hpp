@@ -78,7 +78,8 @@ struct OpAttributes {
   bool has_weight = false;         // rms_norm: inputs[1] is the weight
   GridMap grid_map = kReplicated;  // input iterator: imap; output saver: omap
   int32_t forloop_dim = -1;        // input iterator: fmap; output saver of per-iteration tiles
-  DType dtype = DType::kFloat32;   // input, input iterator: the element type read
+  DType dtype = DType::kFloat32;   // input, input iterator: the element type read; output
+                                   // saver: the element type written
 
   bool operator==(const OpAttributes &) const = default;
 };

@@ -95,7 +95,10 @@ std::vector<TensorId> add_operator(BlockGraph &graph, const Operator &op,
       return {graph.new_input(at.sizes, at.dtype, at.grid_map, at.forloop_dim)};
     case OpKind::kOutputSaver:
       if (inputs.size() != 1) invalid_argument("output_saver: expected 1 input");
-      graph.new_output(inputs[0], at.grid_map, at.forloop_dim);
+      // dtype 0: a graph file written before savers recorded theirs; they wrote the tile's.
+      graph.new_output(inputs[0], at.grid_map, at.forloop_dim,
+                       static_cast<int32_t>(at.dtype) == 0 ? std::nullopt
+                                                            : std::optional<DType>(at.dtype));
       return {};
     case OpKind::kAccumRescale:
       if (inputs.size() != 2) invalid_argument("accum_rescale: expected 2 inputs");

@@ -10,6 +10,7 @@
 #include "search/block_search.hpp"
 #include "search/cost_model.hpp"
 #include "search/dim_classes.hpp"
+#include "search/loop_split.hpp"
 #include "search/result_cache.hpp"
 #include "search/terms.hpp"
 #include "util/error.hpp"
@@ -17,6 +18,9 @@
 #include "verify/equivalence.hpp"
 
 namespace yirage::search {
+
+// A fused candidate's loop is also tried split over 2, 4, ... this many blocks (loop_split.hpp).
+constexpr int64_t kMaxLoopParts = 16;
 
 void validate(const SearchOptions &o) {
   validate(o.target);
@@ -387,6 +391,18 @@ class Superoptimizer {
               std::to_string(config.grid[1]) + "x" + std::to_string(config.grid[2]) + " loop " +
               std::to_string(config.forloop_range) + " (" +
               std::to_string(structure->operators().size()) + " block operators)";
+      // The loop split over more blocks; each split is its own structure for verification.
+      const size_t customized = g.operators().size() - 1;
+      for (int64_t parts = 2; parts <= kMaxLoopParts; parts *= 2) {
+        std::optional<KernelGraph> split = split_loop(g, customized, parts);
+        if (!split) continue;
+        const CostEstimate split_cost = estimate_cost(*split, options_.target);
+        if (!split_cost.feasible) continue;
+        auto key = split->operators()[customized].block_graph;
+        out.push_back(Found{std::move(*split), split_cost.seconds,
+                            what + ", loop split over " + std::to_string(parts) + " blocks", std::move(key),
+                            cut.prefix.empty()});
+      }
       out.push_back(Found{std::move(g), cost.seconds, std::move(what), structure,
                           cut.prefix.empty()});
     } catch (const Error &) {

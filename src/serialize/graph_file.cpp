@@ -25,12 +25,20 @@ constexpr size_t kMaxFileBytes = size_t{1} << 30;
 // ---- writing -------------------------------------------------------------------------------
 
 flatbuffers::Offset<fb::Operator> write_operator(flatbuffers::FlatBufferBuilder &b,
-                                                 const Operator &op);
+                                                 const Operator &op, bool with_dtype);
+
+// An output saver's dtype is written only where it differs from its tile's, so that files of
+// version 1 (which had none) load and save bit for bit.
+bool retyped_saver(const BlockGraph &bg, const Operator &op) {
+  return op.kind == OpKind::kOutputSaver && op.attributes.dtype != bg.tensor(op.inputs[0]).dtype;
+}
 
 flatbuffers::Offset<fb::BlockGraph> write_block_graph(flatbuffers::FlatBufferBuilder &b,
                                                       const BlockGraph &bg) {
   std::vector<flatbuffers::Offset<fb::Operator>> ops;
-  for (const Operator &op : bg.operators()) ops.push_back(write_operator(b, op));
+  for (const Operator &op : bg.operators()) {
+    ops.push_back(write_operator(b, op, op.kind == OpKind::kInputIterator || retyped_saver(bg, op)));
+  }
   const auto &c = bg.config();
   const std::vector<int64_t> grid(c.grid.begin(), c.grid.end());
   return fb::CreateBlockGraph(b, b.CreateVector(grid), c.block_threads, c.forloop_range,
@@ -38,7 +46,7 @@ flatbuffers::Offset<fb::BlockGraph> write_block_graph(flatbuffers::FlatBufferBui
 }
 
 flatbuffers::Offset<fb::Operator> write_operator(flatbuffers::FlatBufferBuilder &b,
-                                                 const Operator &op) {
+                                                 const Operator &op, bool with_dtype) {
   const OpAttributes &at = op.attributes;
   // Children first: flatbuffers builds bottom-up.
   const auto block = op.block_graph ? write_block_graph(b, *op.block_graph) : 0;
@@ -59,9 +67,7 @@ flatbuffers::Offset<fb::Operator> write_operator(flatbuffers::FlatBufferBuilder 
   w.add_has_weight(at.has_weight);
   if (mapped) w.add_grid_map(grid_map);
   w.add_forloop_dim(at.forloop_dim);
-  if (op.kind == OpKind::kInput || op.kind == OpKind::kInputIterator) {
-    w.add_dtype(static_cast<fb::DType>(at.dtype));
-  }
+  if (with_dtype) w.add_dtype(static_cast<fb::DType>(at.dtype));
   if (!block.IsNull()) w.add_block_graph(block);
   return w.Finish();
 }
@@ -217,10 +223,19 @@ flatbuffers::Parser &schema_parser(flatbuffers::Parser &parser) {
 std::vector<uint8_t> graph_to_bytes(const KernelGraph &graph, GraphFormat format) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::Operator>> ops;
-  for (const Operator &op : graph.operators()) ops.push_back(write_operator(b, op));
+  // Version 1 readers know everything but a saver's own dtype; they get version-1 files.
+  uint32_t version = 1;
+  for (const Operator &op : graph.operators()) {
+    ops.push_back(write_operator(b, op, op.kind == OpKind::kInput));
+    if (op.block_graph) {
+      for (const Operator &bop : op.block_graph->operators()) {
+        if (retyped_saver(*op.block_graph, bop)) version = 2;
+      }
+    }
+  }
   const auto operators = b.CreateVector(ops);
   const auto outputs = b.CreateVector(graph.outputs());
-  b.Finish(fb::CreateGraph(b, kGraphSchemaVersion, operators, outputs), fb::GraphIdentifier());
+  b.Finish(fb::CreateGraph(b, version, operators, outputs), fb::GraphIdentifier());
   if (format == GraphFormat::kBinary) {
     return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
   }

@@ -13,7 +13,8 @@
 
 namespace yirage::serialize {
 
-inline constexpr uint32_t kGraphSchemaVersion = 1;
+// 2: an output saver may write a dtype other than its tile's.
+inline constexpr uint32_t kGraphSchemaVersion = 2;
 
 enum class GraphFormat { kBinary, kJson };
 

@@ -139,11 +139,11 @@ TEST(GraphFile, SemanticErrorsAreCorruptDataWithTheOperator) {
 
 TEST(GraphFile, NewerSchemaIsAVersionMismatch) {
   try {
-    load(bytes_of(R"({"schema_version": 2, "operators": []})"));
+    load(bytes_of(R"({"schema_version": 3, "operators": []})"));
     FAIL();
   } catch (const Error &e) {
     EXPECT_EQ(e.code(), ErrorCode::kVersionMismatch);
-    EXPECT_STREQ(e.what(), "graph file: schema version 2 is newer than this library's 1");
+    EXPECT_STREQ(e.what(), "graph file: schema version 3 is newer than this library's 2");
   }
 }
 

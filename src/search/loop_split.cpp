@@ -1,0 +1,136 @@
+#include "search/loop_split.hpp"
+
+#include <algorithm>
+
+#include "ir/block_graph.hpp"
+#include "ir/rebuild.hpp"
+#include "util/error.hpp"
+
+namespace yirage::search {
+
+namespace {
+
+bool after_loop(const BlockGraph &bg, TensorId t) { return bg.tensor(t).phase == LoopPhase::kAfterLoop; }
+
+// Whether `bg` has the shape split_loop rewrites (see loop_split.hpp).
+bool splittable(const BlockGraph &bg) {
+  bool any_accumulator = false;
+  for (const Operator &op : bg.operators()) {
+    if (is_accumulator(op.kind)) {
+      if (op.kind != OpKind::kAccumSum && op.kind != OpKind::kAccumReduceSum) return false;
+      any_accumulator = true;
+    } else if (op.kind == OpKind::kOutputSaver) {
+      if (!after_loop(bg, op.inputs[0])) return false;
+    } else if (op.kind != OpKind::kInputIterator && after_loop(bg, op.outputs[0])) {
+      if (!is_unary(op.kind) && !is_binary(op.kind)) return false;
+      for (TensorId t : op.inputs) {
+        if (!after_loop(bg, t)) return false;
+      }
+    }
+  }
+  return any_accumulator;
+}
+
+// The grid map of a partial sum: the first output saver's omap for the original axes (a tile
+// of the same rank), `axis` on the last dim that is left.
+std::optional<GridMap> partial_map(const BlockGraph &bg, const Dims &partial_tile, size_t axis) {
+  const Operator &saver = bg.operators()[static_cast<size_t>(bg.operator_indices(OpKind::kOutputSaver).at(0))];
+  if (bg.tensor(saver.inputs[0]).dims.size() != partial_tile.size()) return std::nullopt;
+  GridMap map = saver.attributes.grid_map;
+  for (auto d = static_cast<int32_t>(partial_tile.size()); d-- > 0;) {
+    if (std::find(map.begin(), map.end(), d) == map.end()) {
+      map[axis] = d;
+      return map;
+    }
+  }
+  return std::nullopt;
+}
+
+struct Split {
+  std::shared_ptr<BlockGraph> chunks, total;
+};
+
+std::optional<Split> split_block_graph(const BlockGraph &bg, int64_t parts) {
+  const BlockGraphConfig &config = bg.config();
+  if (parts < 2 || config.forloop_range % parts != 0 || !splittable(bg)) return std::nullopt;
+  const auto free_axis = std::find(config.grid.begin(), config.grid.end(), 1);
+  if (free_axis == config.grid.end()) return std::nullopt;
+  const auto axis = static_cast<size_t>(free_axis - config.grid.begin());
+
+  BlockGraphConfig chunk_config = config;
+  chunk_config.grid[axis] = parts;
+  chunk_config.forloop_range = config.forloop_range / parts;
+  BlockGraphConfig total_config = config;
+  total_config.forloop_range = parts;
+  Split split{std::make_shared<BlockGraph>(chunk_config), std::make_shared<BlockGraph>(total_config)};
+
+  // Kernel 1: everything up to the accumulators, which it writes.
+  std::vector<TensorId> in_chunks(bg.num_tensors(), -1), in_total(bg.num_tensors(), -1);
+  auto mapped = [&](const Operator &op, const std::vector<TensorId> &ids) {
+    std::vector<TensorId> in;
+    for (TensorId t : op.inputs) in.push_back(ids[static_cast<size_t>(t)]);
+    return in;
+  };
+  std::vector<const Operator *> accumulators;
+  for (const Operator &op : bg.operators()) {
+    if (op.kind == OpKind::kOutputSaver || (!is_accumulator(op.kind) && op.kind != OpKind::kInputIterator &&
+                                            after_loop(bg, op.outputs[0]))) {
+      continue;
+    }
+    Operator copy = op;
+    if (op.kind == OpKind::kInputIterator && op.attributes.forloop_dim >= 0) {
+      copy.attributes.grid_map[axis] = op.attributes.forloop_dim;  // each block a chunk of the loop
+    }
+    in_chunks[static_cast<size_t>(op.outputs[0])] = add_operator(*split.chunks, copy, mapped(op, in_chunks))[0];
+    if (is_accumulator(op.kind)) accumulators.push_back(&op);
+  }
+  // Kernel 2: a loop over the chunks' partial sums, then the after-loop operators.
+  for (const Operator *acc : accumulators) {
+    const TensorId partial = in_chunks[static_cast<size_t>(acc->outputs[0])];
+    const std::optional<GridMap> map = partial_map(bg, split.chunks->tensor(partial).dims, axis);
+    if (!map) return std::nullopt;
+    split.chunks->new_output(partial, *map, -1, DType::kFloat32);
+    const Operator &saver = split.chunks->operators().back();
+    GridMap imap = *map;
+    imap[axis] = -1;
+    const TensorId chunk = split.total->new_input(saver.attributes.sizes, DType::kFloat32, imap, (*map)[axis]);
+    in_total[static_cast<size_t>(acc->outputs[0])] = split.total->accumulate(OpKind::kAccumSum, chunk);
+  }
+  for (const Operator &op : bg.operators()) {
+    if (op.kind == OpKind::kOutputSaver) {
+      split.total->new_output(in_total[static_cast<size_t>(op.inputs[0])], op.attributes.grid_map, -1,
+                              op.attributes.dtype);
+    } else if (!is_accumulator(op.kind) && op.kind != OpKind::kInputIterator && after_loop(bg, op.outputs[0])) {
+      in_total[static_cast<size_t>(op.outputs[0])] = add_operator(*split.total, op, mapped(op, in_total))[0];
+    }
+  }
+  return split;
+}
+
+}  // namespace
+
+std::optional<KernelGraph> split_loop(const KernelGraph &graph, size_t op_index, int64_t parts) {
+  const Operator &target = graph.operators().at(op_index);
+  if (target.kind != OpKind::kCustomized) return std::nullopt;
+  try {
+    const std::optional<Split> split = split_block_graph(*target.block_graph, parts);
+    if (!split) return std::nullopt;
+    KernelGraph g;
+    std::vector<TensorId> ids(graph.num_tensors(), -1);
+    for (size_t i = 0; i < graph.operators().size(); ++i) {
+      const Operator &op = graph.operators()[i];
+      std::vector<TensorId> in;
+      for (TensorId t : op.inputs) in.push_back(ids[static_cast<size_t>(t)]);
+      const std::vector<TensorId> outs =
+          i == op_index ? g.customized(g.customized(in, split->chunks), split->total) : add_operator(g, op, in);
+      for (size_t o = 0; o < outs.size(); ++o) ids[static_cast<size_t>(op.outputs[o])] = outs[o];
+    }
+    for (TensorId o : graph.outputs()) g.mark_output(ids[static_cast<size_t>(o)]);
+    return g;
+  } catch (const Error &e) {
+    if (e.code() != ErrorCode::kInvalidArgument) throw;
+    return std::nullopt;  // a limit of the target or a shape rule the chunks break
+  }
+}
+
+}  // namespace yirage::search
