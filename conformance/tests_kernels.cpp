@@ -3,12 +3,14 @@
 // result is checked against the reference executor (float64) on fresh random inputs, outputs
 // poisoned first, guard bytes after every output, inputs read back unchanged.
 #include <functional>
+#include <optional>
 #include <random>
 #include <thread>
 
 #include "benchmark_ugraphs.hpp"
 #include "codegen/kernel_program.hpp"
 #include "runtime/measure.hpp"
+#include "search/loop_split.hpp"
 #include "suite.hpp"
 
 namespace yirage::conformance {
@@ -205,6 +207,18 @@ void check_fused(Session &s, const std::string &benchmark, DType dt, const std::
   check_graph(s, unfused, fused, seed_of(name), benchmark + " fused against unfused");
 }
 
+// A fused µGraph with its loop split over `parts` blocks (search/loop_split.hpp): a kernel writing
+// float32 partial sums, then one adding them up.
+void check_split_loop(Session &s, const std::string &benchmark, DType dt, const std::string &name, int64_t b,
+                      int64_t scale, int64_t parts) {
+  s.need_dtype(dt);
+  const KernelGraph fused = bench::build_fused(benchmark, b, dt, scale);
+  const std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, parts);
+  expect(split.has_value(), benchmark + "'s fused µGraph does not split over " + std::to_string(parts) + " blocks");
+  check_graph(s, bench::build_unfused(benchmark, b, dt, scale), *split, seed_of(name),
+              benchmark + " split over " + std::to_string(parts) + " blocks against unfused");
+}
+
 // Block-level reductions and rms_norm on odd shapes, against the same operators at kernel level.
 void check_block_reductions(Session &s, DType dt, const std::string &name) {
   s.need_dtype(dt);
@@ -301,6 +315,13 @@ void add_kernel_tests(std::vector<TestCase> &tests) {
   for (DType dt : kDTypes) {
     const std::string name = std::string("kernels.fused_half.gqa.") + dtype_name(dt);
     tests.push_back({name, [dt, name](Session &s) { check_fused(s, "gqa", dt, name, 1, 2); }});
+  }
+  // The same attention and the gated MLP with their loops split across blocks.
+  for (DType dt : kDTypes) {
+    const std::string gqa = std::string("kernels.split_loop.gqa.") + dtype_name(dt);
+    tests.push_back({gqa, [dt, gqa](Session &s) { check_split_loop(s, "gqa", dt, gqa, 1, 2, 4); }});
+    const std::string mlp = std::string("kernels.split_loop.gated_mlp.") + dtype_name(dt);
+    tests.push_back({mlp, [dt, mlp](Session &s) { check_split_loop(s, "gated_mlp", dt, mlp, 1, 16, 2); }});
   }
   for (DType dt : kDTypes) {
     const std::string name = std::string("kernels.block_reductions.") + dtype_name(dt);

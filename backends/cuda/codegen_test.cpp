@@ -10,6 +10,8 @@
 #include "codegen/cuda_source.hpp"
 #include "driver.hpp"
 #include "ir/block_graph.hpp"
+#include "ir/rebuild.hpp"
+#include "search/loop_split.hpp"
 
 namespace yirage::cuda {
 namespace {
@@ -92,6 +94,17 @@ TEST_F(CudaCodegen, FusedBenchmarkUGraphs) {
   for (const std::string &name : bench::benchmark_names()) {
     for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
       expect_compiles(bench::build_fused(name, 2, dt, 16), name + " " + dtype_name(dt), seen_);
+    }
+  }
+}
+
+TEST_F(CudaCodegen, SplitLoopUGraphs) {
+  for (const std::string name : {"gqa", "gated_mlp"}) {
+    for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
+      const KernelGraph fused = bench::build_fused(name, 2, dt, 16);
+      const std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, 2);
+      ASSERT_TRUE(split.has_value()) << name;
+      expect_compiles(*split, name + " split " + dtype_name(dt), seen_);
     }
   }
 }
@@ -240,6 +253,39 @@ TEST(CudaCodegenBlocks, FewRowMatmulsRunTransposedOnTensorCores) {
   const std::string lora = kernel_body(customized_source(bench::build_fused("lora", 1, DType::kFloat16, 1), kH100SharedBytes));
   EXPECT_EQ(lora.find("yr_ldmatrix_t4("), std::string::npos);
   EXPECT_NE(lora.find("yr_mma_tf32(c, "), std::string::npos);
+}
+
+// Attention split over key chunks (search/loop_split.hpp): the chunks' kernel writes float32
+// partial sums of 16-bit tiles and keeps the tensor-core paths (its precision is the tiles');
+// on a device whose multiprocessors would hold only half of its 256 blocks with a 4-deep ring,
+// the ring is 2 deep so that all of them reside at once.
+TEST(CudaCodegenPipeline, SplitLoopsKeepTensorCoresAndResideAtOnce) {
+  // The attention the search keeps on an H100: blocks of 8 query rows, 128-key tiles.
+  const KernelGraph hand = bench::build_fused("gqa", 1, DType::kFloat16, 1);
+  BlockGraphConfig config = hand.operators().back().block_graph->config();
+  config.grid = {2, 32, 1};
+  config.forloop_range = 32;
+  KernelGraph fused;
+  std::vector<TensorId> inputs;
+  for (TensorId t : hand.inputs()) inputs.push_back(fused.new_input(hand.tensor(t).dims, hand.tensor(t).dtype));
+  fused.mark_output(
+      fused.customized(inputs, std::make_shared<BlockGraph>(rebuild(*hand.operators().back().block_graph, config)))[0]);
+  const std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, 4);
+  ASSERT_TRUE(split.has_value());
+  const codegen::KernelProgram chunks = codegen::make_kernel_program(*split, split->operators().size() - 2);
+  const codegen::CudaKernel alone = codegen::cuda_source(chunks, {90, kH100SharedBytes});
+  EXPECT_EQ(alone.grid[0] * alone.grid[1] * alone.grid[2], 256);
+  EXPECT_NE(alone.source.find("float *__restrict__ out0, float *__restrict__ out1"), std::string::npos);
+  EXPECT_NE(kernel_body(alone).find("yr_ldmatrix_t4(pb + (kk) * "), std::string::npos);
+  EXPECT_NE(alone.source.find("yr_cp_wait<2>();"), std::string::npos) << "4 stages when the device is unknown";
+  ASSERT_GT(alone.shared_bytes + 1024, kH100SharedBytes / 2) << "4 stages fit one block per multiprocessor";
+  const codegen::CudaKernel h100 = codegen::cuda_source(chunks, {90, kH100SharedBytes, 132, 233472});
+  EXPECT_NE(h100.source.find("yr_cp_wait<0>();"), std::string::npos);
+  EXPECT_LE((h100.shared_bytes + 1024) * 2, 233472) << "2 blocks per multiprocessor: 264 at once";
+  // The grid of the unsplit kernel fits at once with 4 stages: they stay.
+  const codegen::CudaKernel whole =
+      codegen::cuda_source(codegen::make_kernel_program(fused, fused.operators().size() - 1), {90, kH100SharedBytes, 132, 233472});
+  EXPECT_NE(whole.source.find("yr_cp_wait<2>();"), std::string::npos);
 }
 
 // ntrans's µGraph: x + α·(rms_norm(h) − x) is one loop whose two intermediate tiles are never

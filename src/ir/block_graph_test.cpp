@@ -101,6 +101,22 @@ TEST(BlockGraph, OutputErrors) {
             (Dims{2, 128}));
 }
 
+// A saver writes its tile's dtype unless told another; the customized operator's outputs take
+// what the savers write, one dtype for all of them.
+TEST(BlockGraph, OutputDTypes) {
+  auto bg = std::make_shared<BlockGraph>(config(1, 1, 2));
+  const TensorId x = bg->new_input({4, 8}, DType::kFloat16, kReplicated, 1);
+  const TensorId sum = bg->accumulate(OpKind::kAccumSum, x);
+  EXPECT_INVALID(bg->new_output(sum, kReplicated, -1, static_cast<DType>(7)), "dtype 7 is not a yirage_dtype");
+  EXPECT_EQ(bg->operator_indices(OpKind::kOutputSaver).size(), 0u);
+  bg->new_output(sum, kReplicated, -1, DType::kFloat32);
+  KernelGraph g;
+  const TensorId in = g.new_input({4, 8}, DType::kFloat16);
+  EXPECT_EQ(g.tensor(g.customized({in}, bg)[0]).dtype, DType::kFloat32);
+  bg->new_output(bg->accumulate(OpKind::kAccumReduceSum, x), kReplicated, -1);  // float16, its tile's
+  EXPECT_INVALID(g.customized({in}, bg), "customized: the block graph's outputs are written in different dtypes");
+}
+
 TEST(BlockGraph, SharedMemoryLimit) {
   BlockGraphConfig c = config(1, 1, 1);
   c.shared_memory_limit = 4000;

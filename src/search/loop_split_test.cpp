@@ -1,0 +1,112 @@
+#include "search/loop_split.hpp"
+
+#include <gtest/gtest.h>
+
+#include "benchmark_ugraphs.hpp"
+#include "ir/block_graph.hpp"
+#include "serialize/graph_file.hpp"
+#include "testing/test_support.hpp"
+#include "verify/equivalence.hpp"
+
+namespace yirage::search {
+namespace {
+
+const BlockGraph &block_graph_of(const KernelGraph &g, size_t op) { return *g.operators().at(op).block_graph; }
+
+size_t last_operator(const KernelGraph &g) { return g.operators().size() - 1; }
+
+// Attention (Q [2,64,64], K [2,64,1024], V [2,1024,64]; fused: grid 2x4, 16 iterations) split
+// over 4 blocks: 16 blocks of 4 iterations write float32 partial sums of E·V and of E's rows, a
+// second kernel on the fused grid adds the 4 parts and divides.
+TEST(LoopSplit, AttentionWritesFloat32PartialSumsThatASecondKernelAddsUp) {
+  const KernelGraph fused = bench::build_fused("gqa", 1, DType::kFloat16, 4);
+  const BlockGraphConfig &before = block_graph_of(fused, last_operator(fused)).config();
+  const std::optional<KernelGraph> split = split_loop(fused, last_operator(fused), 4);
+  ASSERT_TRUE(split.has_value());
+  ASSERT_EQ(split->operators().size(), fused.operators().size() + 1);
+
+  const size_t chunks_op = last_operator(*split) - 1;
+  const BlockGraph &chunks = block_graph_of(*split, chunks_op);
+  EXPECT_EQ(chunks.config().grid[0], before.grid[0]);
+  EXPECT_EQ(chunks.config().grid[1], before.grid[1]);
+  EXPECT_EQ(chunks.config().grid[2], 4);
+  EXPECT_EQ(chunks.config().forloop_range, before.forloop_range / 4);
+  const Operator &chunks_op_value = split->operators()[chunks_op];
+  ASSERT_EQ(chunks_op_value.outputs.size(), 2u);  // Σ E·V and Σ E over each chunk of keys
+  for (TensorId partial : chunks_op_value.outputs) {
+    EXPECT_EQ(split->tensor(partial).dtype, DType::kFloat32);
+    EXPECT_EQ(split->tensor(partial).dims.back() % 4, 0);  // the parts along the last dim
+  }
+  // K and V: each block iterates over its quarter of the keys.
+  for (int32_t i : chunks.operator_indices(OpKind::kInputIterator)) {
+    const OpAttributes &at = chunks.operators()[static_cast<size_t>(i)].attributes;
+    EXPECT_EQ(at.grid_map[2], at.forloop_dim);
+  }
+
+  const BlockGraph &total = block_graph_of(*split, last_operator(*split));
+  EXPECT_EQ(total.config().grid, before.grid);
+  EXPECT_EQ(total.config().forloop_range, 4);
+  EXPECT_EQ(total.operator_indices(OpKind::kAccumSum).size(), 2u);
+  const TensorId out = split->outputs().at(0);
+  EXPECT_EQ(split->tensor(out).dtype, DType::kFloat16);
+  EXPECT_EQ(split->tensor(out).dims, fused.tensor(fused.outputs()[0]).dims);
+
+  const KernelGraph unfused = bench::build_unfused("gqa", 1, DType::kFloat16, 4);
+  EXPECT_TRUE(verify::check_equivalence(unfused, *split, {}).equivalent);
+  const auto inputs = testing::random_inputs(unfused, 7);
+  EXPECT_LT(testing::relative_error(reference::evaluate(*split, inputs)[0], reference::evaluate(unfused, inputs)[0]),
+            1e-12);
+}
+
+// The gated MLP's output has rank 2 and its grid one split axis: the parts go along dim 0.
+TEST(LoopSplit, GatedMlpSplitsAndStaysEquivalent) {
+  const KernelGraph fused = bench::build_fused("gated_mlp", 1, DType::kBFloat16, 16);
+  const std::optional<KernelGraph> split = split_loop(fused, last_operator(fused), 2);
+  ASSERT_TRUE(split.has_value());
+  EXPECT_TRUE(verify::check_equivalence(bench::build_unfused("gated_mlp", 1, DType::kBFloat16, 16), *split, {})
+                  .equivalent);
+}
+
+// The written graph records the partials' dtype and needs a reader of version 2; it loads back
+// the same.
+TEST(LoopSplit, SplitGraphsRoundTripThroughGraphFiles) {
+  const KernelGraph fused = bench::build_fused("gqa", 1, DType::kFloat16, 4);
+  const KernelGraph split = *split_loop(fused, last_operator(fused), 2);
+  for (auto format : {serialize::GraphFormat::kBinary, serialize::GraphFormat::kJson}) {
+    const std::vector<uint8_t> bytes = serialize::graph_to_bytes(split, format);
+    const KernelGraph back = serialize::graph_from_bytes(bytes.data(), bytes.size());
+    EXPECT_EQ(serialize::graph_to_bytes(back, format), bytes);
+    EXPECT_EQ(back.tensor(back.operators()[last_operator(back) - 1].outputs[0]).dtype, DType::kFloat32);
+  }
+  const std::vector<uint8_t> json = serialize::graph_to_bytes(split, serialize::GraphFormat::kJson);
+  EXPECT_NE(std::string(json.begin(), json.end()).find("\"schema_version\": 2"), std::string::npos);
+  const std::vector<uint8_t> plain = serialize::graph_to_bytes(fused, serialize::GraphFormat::kJson);
+  EXPECT_EQ(std::string(plain.begin(), plain.end()).find("schema_version"), std::string::npos);
+}
+
+TEST(LoopSplit, RefusesWhatItCannotSplit) {
+  const KernelGraph gqa = bench::build_fused("gqa", 1, DType::kFloat16, 4);
+  const int64_t range = block_graph_of(gqa, last_operator(gqa)).config().forloop_range;
+  EXPECT_FALSE(split_loop(gqa, last_operator(gqa), 3));          // does not divide the loop
+  EXPECT_FALSE(split_loop(gqa, last_operator(gqa), 1));          // not a split
+  EXPECT_FALSE(split_loop(gqa, last_operator(gqa), 2 * range));  // more parts than iterations
+  EXPECT_TRUE(split_loop(gqa, last_operator(gqa), range));      // one iteration per block
+  EXPECT_FALSE(split_loop(gqa, 0, 2));                           // an input, not a customized operator
+  // rms_norm's accumulator is not a sum of the chunks' values.
+  const KernelGraph rms = bench::build_fused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  EXPECT_FALSE(split_loop(rms, last_operator(rms), 2));
+
+  // Every grid axis in use: no axis left for the parts.
+  BlockGraphConfig config;
+  config.grid = {2, 2, 2};
+  config.forloop_range = 4;
+  auto bg = std::make_shared<BlockGraph>(config);
+  const TensorId x = bg->new_input({2, 2, 2, 16}, DType::kFloat32, {0, 1, 2}, 3);
+  bg->new_output(bg->accumulate(OpKind::kAccumSum, x), {0, 1, 2}, -1);
+  KernelGraph g;
+  g.mark_output(g.customized({g.new_input({2, 2, 2, 16}, DType::kFloat32)}, bg)[0]);
+  EXPECT_FALSE(split_loop(g, 1, 2));
+}
+
+}  // namespace
+}  // namespace yirage::search
