@@ -19,8 +19,14 @@
 
 namespace yirage::search {
 
+namespace {
+
 // A fused candidate's loop is also tried split over 2, 4, ... this many blocks (loop_split.hpp).
 constexpr int64_t kMaxLoopParts = 16;
+
+size_t kernel_count(const KernelGraph &g) { return g.operators().size() - g.inputs().size(); }
+
+}  // namespace
 
 void validate(const SearchOptions &o) {
   validate(o.target);
@@ -413,7 +419,10 @@ class Superoptimizer {
   void verify(std::vector<Found> found) {
     result_.stats.candidates += static_cast<int64_t>(found.size());
     for (Found &f : found) {
-      if (static_cast<int>(result_.candidates.size()) >= options_.max_candidates) break;
+      const size_t kernels = kernel_count(f.graph);
+      if (static_cast<int>(result_.candidates.size()) >= options_.max_candidates && kernel_counts_.count(kernels)) {
+        continue;
+      }
       if (stopped()) break;
       if (rejected_.count(f.structure.get())) continue;  // a wrong structure is wrong at every size
       const verify::EquivalenceResult r = fingerprint_->check(f.graph);
@@ -427,6 +436,7 @@ class Superoptimizer {
       if (f.fully_fused && result_.stats.first_fused_seconds < 0) {
         result_.stats.first_fused_seconds = since(started_);
       }
+      kernel_counts_.insert(kernels);
       result_.candidates.push_back(
           SearchCandidate{std::move(f.graph), f.seconds, r.trials, std::move(f.description)});
     }
@@ -463,6 +473,7 @@ class Superoptimizer {
   std::vector<Cut> cuts_;
   std::unique_ptr<verify::FingerprintCheck> fingerprint_;
   std::set<const BlockGraph *> rejected_;
+  std::set<size_t> kernel_counts_;  // of the candidates verified
   BlockSearchStats block_stats_;
   SearchResult result_;
   SearchProgress progress_;
@@ -480,12 +491,15 @@ namespace {
 void profile(SearchResult &result, const KernelGraph &graph, const SearchOptions &options) {
   if (!options.measure) return;
   std::vector<SearchCandidate> correct, rest;
+  std::set<size_t> kernel_counts;  // those of the candidates profiled so far
   for (size_t i = 0; i < result.candidates.size(); ++i) {
     SearchCandidate &c = result.candidates[i];
-    if (static_cast<int>(i) >= options.profile_top_k) {
+    const size_t kernels = kernel_count(c.graph);
+    if (static_cast<int>(i) >= options.profile_top_k && kernel_counts.count(kernels) != 0) {
       rest.push_back(std::move(c));
       continue;
     }
+    kernel_counts.insert(kernels);
     ProfileRecord record{c.description, c.estimated_seconds, options.measure(c.graph)};
     if (record.measured.correct) {
       c.measured_seconds = record.measured.seconds;

@@ -86,6 +86,36 @@ TEST(Superoptimizer, IsDeterministicForAFixedSeedAndThreadCount) {
   EXPECT_EQ(a.stats.z3_queries, b.stats.z3_queries);
 }
 
+size_t kernel_count(const KernelGraph &g) { return g.operators().size() - g.inputs().size(); }
+
+// The gated MLP's fused µGraphs also come with their loops split over two kernels. With one
+// candidate to profile, profiling also measures the cheapest of the other kernel count, and a
+// split that measures slower loses to the one-kernel µGraph.
+TEST(Superoptimizer, ProfilesSplitLoopsAndTheCheapestOfEveryKernelCount) {
+  const KernelGraph g = bench::build_unfused("gated_mlp", 1, DType::kFloat16, 4);
+  SearchOptions o = small_options();
+  o.profile_top_k = 1;
+  std::vector<size_t> measured;
+  o.measure = [&](const KernelGraph &candidate) {
+    measured.push_back(kernel_count(candidate));
+    bool split = false;
+    for (const Operator &op : candidate.operators()) {
+      split = split || (op.kind == OpKind::kCustomized && op.block_graph->config().grid[2] > 1);
+    }
+    return Measured{true, split ? 2e-5 : 1e-5, 0, ""};
+  };
+  const SearchResult r = superoptimize(g, o);
+  bool any_split = false;
+  for (const SearchCandidate &c : r.candidates) any_split = any_split || c.description.find("loop split over") != std::string::npos;
+  EXPECT_TRUE(any_split);
+  ASSERT_EQ(measured.size(), 3u);  // the first candidate, the cheapest of the other count, the input graph
+  EXPECT_NE(measured[0], measured[1]);
+  EXPECT_EQ(std::min(measured[0], measured[1]), 1u);
+  // Measured faster, the one-kernel µGraph comes first.
+  EXPECT_EQ(kernel_count(r.candidates.front().graph), 1u);
+  EXPECT_EQ(r.candidates.front().measured_seconds, 1e-5);
+}
+
 TEST(Superoptimizer, StopsAtTheBudgetWithWhatItVerified) {
   const KernelGraph g = bench::build_unfused("qknorm", 1, DType::kFloat16, 1);
   SearchOptions o = small_options();
