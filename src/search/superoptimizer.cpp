@@ -397,9 +397,13 @@ class Superoptimizer {
               std::to_string(config.grid[1]) + "x" + std::to_string(config.grid[2]) + " loop " +
               std::to_string(config.forloop_range) + " (" +
               std::to_string(structure->operators().size()) + " block operators)";
-      // The loop split over more blocks; each split is its own structure for verification.
+      // The loop split over more blocks, where the blocks fill at most half of the device; each
+      // split is its own structure for verification. (gated_mlp's 128 blocks on an H100's 132
+      // multiprocessors, split in 2, measured 36.4 us against 34.1 in the search, and 46.0 against
+      // 42.5 in the benchmark: the cost model's per-iteration term overrates shorter loops.)
       const size_t customized = g.operators().size() - 1;
-      for (int64_t parts = 2; parts <= kMaxLoopParts; parts *= 2) {
+      const int64_t blocks = config.grid[0] * config.grid[1] * config.grid[2];
+      for (int64_t parts = 2; parts <= kMaxLoopParts && 2 * blocks <= options_.target.compute_units; parts *= 2) {
         std::optional<KernelGraph> split = split_loop(g, customized, parts);
         if (!split) continue;
         const CostEstimate split_cost = estimate_cost(*split, options_.target);

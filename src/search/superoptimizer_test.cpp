@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "benchmark_ugraphs.hpp"
 #include "ir/block_graph.hpp"
@@ -88,11 +89,11 @@ TEST(Superoptimizer, IsDeterministicForAFixedSeedAndThreadCount) {
 
 size_t kernel_count(const KernelGraph &g) { return g.operators().size() - g.inputs().size(); }
 
-// The gated MLP's fused µGraphs also come with their loops split over two kernels. With one
-// candidate to profile, profiling also measures the cheapest of the other kernel count, and a
-// split that measures slower loses to the one-kernel µGraph.
+// Attention's fused µGraphs (16 blocks at this size) also come with their loops split over two
+// kernels. With one candidate to profile, profiling also measures the cheapest of the other
+// kernel count, and a split that measures slower loses to the one-kernel µGraph.
 TEST(Superoptimizer, ProfilesSplitLoopsAndTheCheapestOfEveryKernelCount) {
-  const KernelGraph g = bench::build_unfused("gated_mlp", 1, DType::kFloat16, 4);
+  const KernelGraph g = bench::build_unfused("gqa", 1, DType::kFloat16, 4);
   SearchOptions o = small_options();
   o.profile_top_k = 1;
   std::vector<size_t> measured;
@@ -108,12 +109,16 @@ TEST(Superoptimizer, ProfilesSplitLoopsAndTheCheapestOfEveryKernelCount) {
   bool any_split = false;
   for (const SearchCandidate &c : r.candidates) any_split = any_split || c.description.find("loop split over") != std::string::npos;
   EXPECT_TRUE(any_split);
-  ASSERT_EQ(measured.size(), 3u);  // the first candidate, the cheapest of the other count, the input graph
-  EXPECT_NE(measured[0], measured[1]);
-  EXPECT_EQ(std::min(measured[0], measured[1]), 1u);
-  // Measured faster, the one-kernel µGraph comes first.
-  EXPECT_EQ(kernel_count(r.candidates.front().graph), 1u);
+  // The first candidate, the cheapest of every other kernel count, the input graph: 1 and 2
+  // kernels at least, each measured once.
+  ASSERT_GE(measured.size(), 3u);
+  const std::vector<size_t> candidates(measured.begin(), measured.end() - 1);
+  EXPECT_EQ(std::set<size_t>(candidates.begin(), candidates.end()).size(), candidates.size());
+  EXPECT_EQ(std::count(candidates.begin(), candidates.end(), 1u), 1);
+  EXPECT_EQ(std::count(candidates.begin(), candidates.end(), 2u), 1);
+  // Measured faster, an unsplit candidate comes first.
   EXPECT_EQ(r.candidates.front().measured_seconds, 1e-5);
+  EXPECT_EQ(r.candidates.front().description.find("loop split over"), std::string::npos);
 }
 
 TEST(Superoptimizer, StopsAtTheBudgetWithWhatItVerified) {
