@@ -205,7 +205,42 @@ static void test_equivalence(void) {
   yirage_graph_release(other);
 }
 
+/* A saver may write another dtype than its tile's: the customized operator's outputs take it,
+ * one dtype for all of them. */
+static void test_output_dtypes(void) {
+  const int64_t dims[2] = {4, 64};
+  const int32_t replicated[3] = {-1, -1, -1};
+  yirage_graph *g = NULL;
+  yirage_block_graph *bg = NULL;
+  yirage_block_graph_options options;
+  yirage_tensor *x, *xt, *sum, *rows, *out[2] = {NULL, NULL};
+  yirage_dtype dtype = YIRAGE_FLOAT16;
+  size_t n_outputs = 0;
+  OK(yirage_graph_create(&g));
+  OK(yirage_graph_new_input(g, 2, dims, YIRAGE_FLOAT16, &x));
+  yirage_block_graph_options_init(&options);
+  options.forloop_range = 4;
+  OK(yirage_block_graph_create(&options, &bg));
+  OK(yirage_block_graph_new_input(bg, x, replicated, 1, &xt));
+  OK(yirage_block_graph_accumulate(bg, xt, YIRAGE_ACCUM_SUM, &sum));
+  OK(yirage_block_graph_accumulate(bg, xt, YIRAGE_ACCUM_REDUCE_SUM, &rows));
+  EXPECT_INVALID(yirage_block_graph_new_output_as(bg, sum, replicated, -1, (yirage_dtype)7),
+                 "dtype 7 is not a yirage_dtype");
+  EXPECT_INVALID(yirage_block_graph_new_output_as(bg, sum, NULL, -1, YIRAGE_FLOAT32), "omap is NULL");
+  OK(yirage_block_graph_num_outputs(bg, &n_outputs));
+  CHECK(n_outputs == 0);
+  OK(yirage_block_graph_new_output_as(bg, sum, replicated, -1, YIRAGE_FLOAT32));
+  OK(yirage_graph_customized(g, bg, out));
+  OK(yirage_tensor_get_dtype(out[0], &dtype));
+  CHECK(dtype == YIRAGE_FLOAT32);
+  OK(yirage_block_graph_new_output(bg, rows, replicated, -1)); /* float16, its tile's */
+  EXPECT_INVALID(yirage_graph_customized(g, bg, out), "outputs are written in different dtypes");
+  yirage_block_graph_release(bg);
+  yirage_graph_release(g);
+}
+
 int main(void) {
+  test_output_dtypes();
   test_fused_matches_unfused();
   test_equivalence();
   test_errors();

@@ -471,6 +471,14 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_new_output(yirage_bl
                                                                        const int32_t *omap,
                                                                        int32_t forloop_dim);
 
+/* As yirage_block_graph_new_output, the tile written as `dtype` rather than its own dtype; the
+ * customized operator's outputs take it, so every saver of a block graph must write the same.
+ * For partial sums of a 16-bit graph that a later kernel adds up: float32 holds their range, and
+ * the precision owed stays that of the 16-bit tiles (docs/ugraphs.md, "Outputs"). */
+/* Thread safety: [modifies bg]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_new_output_as(
+    yirage_block_graph *bg, yirage_tensor *s, const int32_t *omap, int32_t forloop_dim, yirage_dtype dtype);
+
 /* Thread safety: [reads bg]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status
 yirage_block_graph_num_outputs(const yirage_block_graph *bg, size_t *out_count);

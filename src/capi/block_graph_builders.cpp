@@ -219,6 +219,16 @@ yirage_status yirage_block_graph_new_output(yirage_block_graph *block_graph, yir
   });
 }
 
+yirage_status yirage_block_graph_new_output_as(yirage_block_graph *block_graph, yirage_tensor *s,
+                                               const int32_t *omap, int32_t forloop_dim, yirage_dtype dtype) {
+  const char *function = "yirage_block_graph_new_output_as";
+  return guard([&] {
+    yirage_block_graph_s &bg = checked_holder(function, block_graph);
+    bg.graph.new_output(tensor_id(function, "S", &bg, s), grid_map_from(function, "omap", omap), forloop_dim,
+                        static_cast<yirage::DType>(dtype));
+  });
+}
+
 yirage_status yirage_block_graph_num_outputs(const yirage_block_graph *block_graph,
                                              size_t *out_count) {
   const char *function = "yirage_block_graph_num_outputs";

@@ -66,6 +66,9 @@ void list(std::ostringstream &out, const OperatorGraph &g, const std::string &in
     out << op_name(op.kind) << "(";
     for (size_t i = 0; i < op.inputs.size(); ++i) out << (i ? ", " : "") << prefix << op.inputs[i];
     out << ")" << attributes(op);
+    if (op.kind == OpKind::kOutputSaver && op.attributes.dtype != g.tensor(op.inputs[0]).dtype) {
+      out << " as " << dtype_name(op.attributes.dtype);
+    }
     if (!op.outputs.empty()) {
       const Tensor &t = g.tensor(op.outputs[0]);
       out << " : " << to_string(t.dims) << " " << dtype_name(t.dtype) << phase_name(t.phase);

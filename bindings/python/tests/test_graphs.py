@@ -152,6 +152,16 @@ def fused_rmsnorm_linear(rows=4, hidden=256, cols=128, tile=64):
     return g, plain, tb
 
 
+def test_output_written_as_another_dtype():
+    g = yr.new_kernel_graph()
+    X = g.new_input((4, 64), yr.float16)
+    tb = yr.new_threadblock_graph(grid_dim=(1, 1, 1), block_dim=(128, 1, 1), forloop_range=4)
+    acc = tb.forloop_accum(tb.new_input(dtensor=X, input_map=(-1, -1, -1), forloop_dim=1), "sum")
+    tb.new_output(acc, output_map=(-1, -1, -1), dtype=yr.float32)
+    (O,) = g.customized([X], tb)
+    assert O.dtype == yr.float32
+
+
 def test_ugraph_equivalence_and_reference():
     fused, plain, tb = fused_rmsnorm_linear()
     assert tb.shared_memory_bytes > 0

@@ -381,9 +381,15 @@ class ThreadblockGraph(_Graph):
     def forloop_accum_rescale(self, X, M):
         return self._tensor("accumulate_rescale", _handle(X, "X"), _handle(M, "M"))
 
-    def new_output(self, stensor, output_map, forloop_dim=-1):
-        self._call("new_output", _handle(stensor, "stensor"), _dims(output_map, "output_map"),
-                   int(forloop_dim))
+    def new_output(self, stensor, output_map, forloop_dim=-1, dtype=None):
+        """Saves the tile as the customized operator's next output; `dtype` writes it as another
+        dtype than its own (float32 partial sums of a 16-bit graph, docs/ugraphs.md)."""
+        if dtype is None:
+            self._call("new_output", _handle(stensor, "stensor"), _dims(output_map, "output_map"),
+                       int(forloop_dim))
+        else:
+            self._call("new_output_as", _handle(stensor, "stensor"),
+                       _dims(output_map, "output_map"), int(forloop_dim), _dtype(dtype).value)
 
     @property
     def shared_memory_bytes(self):

@@ -570,6 +570,15 @@ extern "C" {
     ) -> yirage_status;
 }
 extern "C" {
+    pub fn yirage_block_graph_new_output_as(
+        bg: *mut yirage_block_graph,
+        s: *mut yirage_tensor,
+        omap: *const i32,
+        forloop_dim: i32,
+        dtype: yirage_dtype,
+    ) -> yirage_status;
+}
+extern "C" {
     pub fn yirage_block_graph_num_outputs(
         bg: *const yirage_block_graph,
         out_count: *mut usize,

@@ -503,6 +503,14 @@ impl ThreadblockGraph {
     pub fn new_output(&mut self, s: Tensor, omap: [i32; 3], forloop_dim: i32) -> Result<()> {
         check(unsafe { sys::yirage_block_graph_new_output(self.raw, s.raw, omap.as_ptr(), forloop_dim) })
     }
+
+    /// As `new_output`, written as `dtype` rather than the tile's own dtype (float32 partial sums
+    /// of a 16-bit graph; docs/ugraphs.md).
+    pub fn new_output_as(&mut self, s: Tensor, omap: [i32; 3], forloop_dim: i32, dtype: DType) -> Result<()> {
+        check(unsafe {
+            sys::yirage_block_graph_new_output_as(self.raw, s.raw, omap.as_ptr(), forloop_dim, dtype.raw())
+        })
+    }
 }
 
 /// The library's release version.

@@ -115,6 +115,18 @@ fn reference_run_matches_naive_code() {
     }
 }
 
+#[test]
+fn output_written_as_another_dtype() {
+    let mut g = KernelGraph::new().unwrap();
+    let x = g.new_input(&[4, 64], DType::Float16).unwrap();
+    let mut tb = ThreadblockGraph::new([1, 1, 1], 128, 4).unwrap();
+    let tx = tb.new_input(x, [-1, -1, -1], 1).unwrap();
+    let acc = tb.accumulate(tx, Accumulator::Sum).unwrap();
+    tb.new_output_as(acc, [-1, -1, -1], -1, DType::Float32).unwrap();
+    let outs = g.customized(&tb).unwrap();
+    assert_eq!(outs[0].dtype().unwrap(), DType::Float32);
+}
+
 /// RMSNorm fused into the matmul as one customized operator.
 fn fused_rmsnorm_linear() -> (KernelGraph, KernelGraph) {
     let mut fused = KernelGraph::new().unwrap();

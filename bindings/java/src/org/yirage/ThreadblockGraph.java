@@ -75,6 +75,13 @@ public final class ThreadblockGraph extends GraphBuilder {
         Status.check(YirageNative.yirage_block_graph_new_output(handle(), Tensor.handleOf(s, "s"), omap, forloopDim));
     }
 
+    /** As {@link #newOutput(Tensor, int[], int)}, written as {@code dtype} rather than the tile's own
+     *  dtype (float32 partial sums of a 16-bit graph; docs/ugraphs.md). */
+    public void newOutput(Tensor s, int[] omap, int forloopDim, DType dtype) {
+        Status.check(YirageNative.yirage_block_graph_new_output_as(handle(), Tensor.handleOf(s, "s"), omap, forloopDim,
+                                                                  dtype.code));
+    }
+
     /** The shared-memory estimate of its tiles in bytes. */
     public long sharedMemoryBytes() {
         long[] out = new long[1];

@@ -179,6 +179,17 @@ class GraphsTest {
         assertEquals((short) 0x3f82, Float16Bits.floatToBFloat16(Float.intBitsToFloat(0x3f818000)));
     }
 
+    @Test
+    void outputWrittenAsAnotherDType() {
+        try (KernelGraph g = new KernelGraph();
+             ThreadblockGraph tb = new ThreadblockGraph(new long[] {1, 1, 1}, 128, 4)) {
+            Tensor x = g.newInput(new long[] {4, 64}, DType.FLOAT16);
+            Tensor acc = tb.accumulate(tb.newInput(x, new int[] {-1, -1, -1}, 1), Accumulator.SUM);
+            tb.newOutput(acc, new int[] {-1, -1, -1}, -1, DType.FLOAT32);
+            assertEquals(DType.FLOAT32, g.customized(tb)[0].dtype());
+        }
+    }
+
     /** RMSNorm fused into the matmul as one customized operator, and the plain graph. */
     static KernelGraph[] fusedRmsnormLinear() {
         KernelGraph fused = new KernelGraph();
