@@ -420,31 +420,47 @@ class Superoptimizer {
     }
   }
 
+  // Verifies candidates cheapest first until max_candidates pass. The last place goes to a
+  // candidate with another kernel count than all the others where one passes: the cost model
+  // compares graphs of one shape better than shapes (see SearchOptions::measure).
   void verify(std::vector<Found> found) {
     result_.stats.candidates += static_cast<int64_t>(found.size());
-    for (Found &f : found) {
-      const size_t kernels = kernel_count(f.graph);
-      if (static_cast<int>(result_.candidates.size()) >= options_.max_candidates && kernel_counts_.count(kernels)) {
+    size_t passed_over = found.size();  // the first candidate passed over for that place
+    for (size_t i = 0; i < found.size() && room() && !stopped(); ++i) {
+      if (keeps_place_for_another_shape(found[i])) {
+        passed_over = std::min(passed_over, i);
         continue;
       }
-      if (stopped()) break;
-      if (rejected_.count(f.structure.get())) continue;  // a wrong structure is wrong at every size
-      const verify::EquivalenceResult r = fingerprint_->check(f.graph);
-      ++result_.stats.fingerprint_checks;
-      result_.stats.fingerprint_seconds += r.seconds;
-      if (!r.equivalent) {
-        ++result_.stats.fingerprint_rejected;
-        rejected_.insert(f.structure.get());
-        continue;
-      }
-      if (f.fully_fused && result_.stats.first_fused_seconds < 0) {
-        result_.stats.first_fused_seconds = since(started_);
-      }
-      kernel_counts_.insert(kernels);
-      result_.candidates.push_back(
-          SearchCandidate{std::move(f.graph), f.seconds, r.trials, std::move(f.description)});
+      admit(found[i]);
     }
+    // No other kernel count passed: the place goes to the cheapest of the rest.
+    for (size_t i = passed_over; i < found.size() && room() && !stopped(); ++i) admit(found[i]);
     rejected_.clear();  // the structures die with `found`
+  }
+
+  bool room() const { return static_cast<int>(result_.candidates.size()) < options_.max_candidates; }
+
+  bool keeps_place_for_another_shape(const Found &f) const {
+    return options_.max_candidates >= 2 && static_cast<int>(result_.candidates.size()) + 1 == options_.max_candidates &&
+           kernel_counts_.size() == 1 && kernel_counts_.count(kernel_count(f.graph)) != 0;
+  }
+
+  // Fingerprints `f` and keeps it if it passes.
+  void admit(Found &f) {
+    if (rejected_.count(f.structure.get())) return;  // a wrong structure is wrong at every size
+    const verify::EquivalenceResult r = fingerprint_->check(f.graph);
+    ++result_.stats.fingerprint_checks;
+    result_.stats.fingerprint_seconds += r.seconds;
+    if (!r.equivalent) {
+      ++result_.stats.fingerprint_rejected;
+      rejected_.insert(f.structure.get());
+      return;
+    }
+    if (f.fully_fused && result_.stats.first_fused_seconds < 0) {
+      result_.stats.first_fused_seconds = since(started_);
+    }
+    kernel_counts_.insert(kernel_count(f.graph));
+    result_.candidates.push_back(SearchCandidate{std::move(f.graph), f.seconds, r.trials, std::move(f.description)});
   }
 
   void finish_stats() {
@@ -494,16 +510,29 @@ namespace {
 // slower than what the user had; see SearchOptions::measure.
 void profile(SearchResult &result, const KernelGraph &graph, const SearchOptions &options) {
   if (!options.measure) return;
+  // The profile_top_k cheapest, the last of them replaced by the cheapest candidate with another
+  // kernel count where they all share one.
+  std::vector<size_t> chosen;
+  for (size_t i = 0; i < result.candidates.size() && static_cast<int>(i) < options.profile_top_k; ++i) {
+    chosen.push_back(i);
+  }
+  std::set<size_t> counts;
+  for (size_t i : chosen) counts.insert(kernel_count(result.candidates[i].graph));
+  if (chosen.size() >= 2 && counts.size() == 1) {
+    for (size_t i = chosen.size(); i < result.candidates.size(); ++i) {
+      if (counts.count(kernel_count(result.candidates[i].graph)) == 0) {
+        chosen.back() = i;
+        break;
+      }
+    }
+  }
   std::vector<SearchCandidate> correct, rest;
-  std::set<size_t> kernel_counts;  // those of the candidates profiled so far
   for (size_t i = 0; i < result.candidates.size(); ++i) {
     SearchCandidate &c = result.candidates[i];
-    const size_t kernels = kernel_count(c.graph);
-    if (static_cast<int>(i) >= options.profile_top_k && kernel_counts.count(kernels) != 0) {
+    if (std::find(chosen.begin(), chosen.end(), i) == chosen.end()) {
       rest.push_back(std::move(c));
       continue;
     }
-    kernel_counts.insert(kernels);
     ProfileRecord record{c.description, c.estimated_seconds, options.measure(c.graph)};
     if (record.measured.correct) {
       c.measured_seconds = record.measured.seconds;

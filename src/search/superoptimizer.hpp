@@ -42,8 +42,8 @@ struct SearchOptions {
   std::vector<int64_t> forloop_candidates;  // for-loop ranges; empty: from the target
   std::optional<std::array<int64_t, 3>> fixed_grid;  // only this grid (like Mirage's override)
   std::optional<int64_t> fixed_forloop;              // only this for-loop range
-  // Verified candidates returned, cheapest first, and beyond them the cheapest of every other
-  // kernel count (see measure).
+  // Verified candidates returned, cheapest first; where candidates of another kernel count than
+  // the rest pass, the last place goes to the cheapest of them (see measure).
   int max_candidates = 4;
   int verify_trials = 2;   // fingerprint trials per candidate
   // Z3 resource limit per query (deterministic, unlike a time limit; 10000 is a few ms);
@@ -53,11 +53,11 @@ struct SearchOptions {
   std::function<void(const SearchProgress &)> progress;  // called from search threads, serialised
   std::function<bool()> cancelled;  // polled; true stops the search
   std::string cache_dir;  // empty: no cache
-  // Profiling: called on the profile_top_k cheapest verified candidates, and on the cheapest of
-  // every kernel count that they leave out (the cost model ranks graphs of one shape better than
-  // it compares shapes: a loop split over two kernels against the one-kernel µGraph), one at a
-  // time, after the search (and after a cache hit: measurements are never cached), then on the
-  // input graph.
+  // Profiling: called on the profile_top_k cheapest verified candidates, where they all have one
+  // kernel count the last of them replaced by the cheapest with another (the cost model ranks
+  // graphs of one shape better than it compares shapes: a loop split over two kernels against
+  // the one-kernel µGraph), one at a time, after the search (and after a cache hit:
+  // measurements are never cached), then on the input graph.
   // Incorrect ones are dropped; the correct ones come first, fastest first, so the input graph
   // itself is the result when no fused candidate beats it. Null: no profiling.
   std::function<Measured(const KernelGraph &)> measure;

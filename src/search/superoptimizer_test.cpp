@@ -90,12 +90,12 @@ TEST(Superoptimizer, IsDeterministicForAFixedSeedAndThreadCount) {
 size_t kernel_count(const KernelGraph &g) { return g.operators().size() - g.inputs().size(); }
 
 // Attention's fused µGraphs (16 blocks at this size) also come with their loops split over two
-// kernels. With one candidate to profile, profiling also measures the cheapest of the other
-// kernel count, and a split that measures slower loses to the one-kernel µGraph.
+// kernels. Of two candidates profiled, one has another kernel count than the first, and a split
+// that measures slower loses to a one-kernel µGraph.
 TEST(Superoptimizer, ProfilesSplitLoopsAndTheCheapestOfEveryKernelCount) {
   const KernelGraph g = bench::build_unfused("gqa", 1, DType::kFloat16, 4);
   SearchOptions o = small_options();
-  o.profile_top_k = 1;
+  o.profile_top_k = 2;
   std::vector<size_t> measured;
   o.measure = [&](const KernelGraph &candidate) {
     measured.push_back(kernel_count(candidate));
@@ -109,13 +109,11 @@ TEST(Superoptimizer, ProfilesSplitLoopsAndTheCheapestOfEveryKernelCount) {
   bool any_split = false;
   for (const SearchCandidate &c : r.candidates) any_split = any_split || c.description.find("loop split over") != std::string::npos;
   EXPECT_TRUE(any_split);
-  // The first candidate, the cheapest of every other kernel count, the input graph: 1 and 2
-  // kernels at least, each measured once.
-  ASSERT_GE(measured.size(), 3u);
-  const std::vector<size_t> candidates(measured.begin(), measured.end() - 1);
-  EXPECT_EQ(std::set<size_t>(candidates.begin(), candidates.end()).size(), candidates.size());
-  EXPECT_EQ(std::count(candidates.begin(), candidates.end(), 1u), 1);
-  EXPECT_EQ(std::count(candidates.begin(), candidates.end(), 2u), 1);
+  EXPECT_LE(r.candidates.size(), 5u);  // max_candidates, then the input graph once profiled
+  // The first candidate, the cheapest with another kernel count, the input graph.
+  ASSERT_EQ(measured.size(), 3u);
+  EXPECT_NE(measured[0], measured[1]);
+  EXPECT_EQ(std::min(measured[0], measured[1]), 1u);
   // Measured faster, an unsplit candidate comes first.
   EXPECT_EQ(r.candidates.front().measured_seconds, 1e-5);
   EXPECT_EQ(r.candidates.front().description.find("loop split over"), std::string::npos);
