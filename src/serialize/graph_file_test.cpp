@@ -8,6 +8,7 @@
 
 #include "benchmark_ugraphs.hpp"
 #include "ir/block_graph.hpp"
+#include "search/loop_split.hpp"
 #include "util/error.hpp"
 #include "verify/equivalence.hpp"
 
@@ -150,9 +151,15 @@ TEST(GraphFile, NewerSchemaIsAVersionMismatch) {
 // Every prefix of a valid file, and every single-bit flip of it, either loads (a flip can land
 // in a value that stays valid) or fails with CORRUPT_DATA / VERSION_MISMATCH — never a crash,
 // never another error. Run under ASan/UBSan in CI.
-TEST(GraphFile, TruncatedAndBitFlippedFilesAreRefusedCleanly) {
+// The files: lora's fused µGraph, and attention with its loop split over two kernels (version
+// 2: savers that write float32).
+class DamagedFiles : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DamagedFiles, AreRefusedCleanly) {
+  const KernelGraph lora = bench::build_fused("lora", 1, DType::kFloat16, 16);
+  const KernelGraph gqa = bench::build_fused("gqa", 1, DType::kFloat16, 16);
   const std::vector<uint8_t> good =
-      graph_to_bytes(bench::build_fused("lora", 1, DType::kFloat16, 16), GraphFormat::kBinary);
+      graph_to_bytes(GetParam() ? *search::split_loop(gqa, gqa.operators().size() - 1, 2) : lora, GraphFormat::kBinary);
   const int corrupt = static_cast<int>(ErrorCode::kCorruptData);
   const int version = static_cast<int>(ErrorCode::kVersionMismatch);
   for (size_t n = 0; n < good.size(); ++n) {
@@ -182,6 +189,9 @@ TEST(GraphFile, TruncatedAndBitFlippedFilesAreRefusedCleanly) {
     ASSERT_TRUE(code == -1 || code == corrupt || code == version) << "noise " << i;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(GraphFile, DamagedFiles, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool> &info) { return info.param ? "SplitLoop" : "Lora"; });
 
 }  // namespace
 }  // namespace yirage::serialize
