@@ -442,16 +442,14 @@ class CustomizedEmitter {
   // into 256 blocks of 8 iterations: 31.6 -> 27.1 us with 2 stages instead of 4).
   int ring_depth(int64_t stage_floats) const {
     const int64_t blocks = bg_.config().grid[0] * bg_.config().grid[1] * bg_.config().grid[2];
+    const bool known = target_.multiprocessors > 0 && target_.shared_bytes_per_multiprocessor > 0;
     int chosen = 0;
     for (int depth = 4; depth >= 2; --depth) {
       const int64_t bytes = (layout_.floats + depth * stage_floats) * 4;
       if (target_.max_shared_bytes > 0 && bytes > target_.max_shared_bytes) continue;
-      if (chosen == 0) chosen = depth;
-      if (target_.multiprocessors <= 0 || target_.shared_bytes_per_multiprocessor <= 0) break;
-      // sm_80 and newer reserve 1 KiB of a multiprocessor's shared memory per block.
-      const int64_t resident = target_.multiprocessors * (target_.shared_bytes_per_multiprocessor / (bytes + 1024));
       chosen = depth;
-      if (resident >= blocks) break;
+      // sm_80 and newer reserve 1 KiB of a multiprocessor's shared memory per block.
+      if (!known || target_.multiprocessors * (target_.shared_bytes_per_multiprocessor / (bytes + 1024)) >= blocks) break;
     }
     return chosen;
   }

@@ -59,9 +59,8 @@ void rebuild_operator(Graph &target, size_t index, Operator op, const OperatorEd
                       std::vector<TensorId> &ids) {
   const std::vector<TensorId> old_outputs = op.outputs;
   if (edit && !edit(index, op)) {
-    if (op.inputs.empty() || old_outputs.empty()) {
-      invalid_argument("rebuild: cannot drop an operator without inputs or outputs");
-    }
+    if (old_outputs.empty()) return;  // an output saver: nothing stands for it
+    if (op.inputs.empty()) invalid_argument("rebuild: cannot drop an operator without inputs");
     ids[static_cast<size_t>(old_outputs[0])] = ids[static_cast<size_t>(op.inputs[0])];
     return;
   }
@@ -95,10 +94,7 @@ std::vector<TensorId> add_operator(BlockGraph &graph, const Operator &op,
       return {graph.new_input(at.sizes, at.dtype, at.grid_map, at.forloop_dim)};
     case OpKind::kOutputSaver:
       if (inputs.size() != 1) invalid_argument("output_saver: expected 1 input");
-      // dtype 0: a graph file written before savers recorded theirs; they wrote the tile's.
-      graph.new_output(inputs[0], at.grid_map, at.forloop_dim,
-                       static_cast<int32_t>(at.dtype) == 0 ? std::nullopt
-                                                            : std::optional<DType>(at.dtype));
+      graph.new_output(inputs[0], at.grid_map, at.forloop_dim, at.dtype);
       return {};
     case OpKind::kAccumRescale:
       if (inputs.size() != 2) invalid_argument("accum_rescale: expected 2 inputs");

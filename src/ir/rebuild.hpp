@@ -21,7 +21,7 @@ std::vector<TensorId> add_operator(BlockGraph &graph, const Operator &op,
 
 // Called with each operator's index and a copy of it, which it may change, before the operator
 // is added; returning false drops the operator, its first output then standing for its first
-// input.
+// input (an output saver, which has none, is just left out).
 using OperatorEdit = std::function<bool(size_t index, Operator &op)>;
 
 // A copy of `graph`, built operator by operator (with `config` instead of its own).

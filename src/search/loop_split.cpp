@@ -12,6 +12,12 @@ namespace {
 
 bool after_loop(const BlockGraph &bg, TensorId t) { return bg.tensor(t).phase == LoopPhase::kAfterLoop; }
 
+// An operator that combines accumulated tiles after the loop (what the second kernel runs).
+bool after_the_accumulators(const BlockGraph &bg, const Operator &op) {
+  return !is_accumulator(op.kind) && op.kind != OpKind::kInputIterator && op.kind != OpKind::kOutputSaver &&
+         after_loop(bg, op.outputs[0]);
+}
+
 // Whether `bg` has the shape split_loop rewrites (see loop_split.hpp).
 bool splittable(const BlockGraph &bg) {
   bool any_accumulator = false;
@@ -21,7 +27,7 @@ bool splittable(const BlockGraph &bg) {
       any_accumulator = true;
     } else if (op.kind == OpKind::kOutputSaver) {
       if (!after_loop(bg, op.inputs[0])) return false;
-    } else if (op.kind != OpKind::kInputIterator && after_loop(bg, op.outputs[0])) {
+    } else if (after_the_accumulators(bg, op)) {
       if (!is_unary(op.kind) && !is_binary(op.kind)) return false;
       for (TensorId t : op.inputs) {
         if (!after_loop(bg, t)) return false;
@@ -62,31 +68,27 @@ std::optional<Split> split_block_graph(const BlockGraph &bg, int64_t parts) {
   chunk_config.forloop_range = config.forloop_range / parts;
   BlockGraphConfig total_config = config;
   total_config.forloop_range = parts;
-  Split split{std::make_shared<BlockGraph>(chunk_config), std::make_shared<BlockGraph>(total_config)};
 
-  // Kernel 1: everything up to the accumulators, which it writes.
-  std::vector<TensorId> in_chunks(bg.num_tensors(), -1), in_total(bg.num_tensors(), -1);
-  auto mapped = [&](const Operator &op, const std::vector<TensorId> &ids) {
-    std::vector<TensorId> in;
-    for (TensorId t : op.inputs) in.push_back(ids[static_cast<size_t>(t)]);
-    return in;
-  };
-  std::vector<const Operator *> accumulators;
-  for (const Operator &op : bg.operators()) {
-    if (op.kind == OpKind::kOutputSaver || (!is_accumulator(op.kind) && op.kind != OpKind::kInputIterator &&
-                                            after_loop(bg, op.outputs[0]))) {
-      continue;
-    }
-    Operator copy = op;
+  // Kernel 1: everything up to the accumulators, each block on a chunk of the loop.
+  const OperatorEdit up_to_the_accumulators = [&](size_t i, Operator &op) {
+    if (op.kind == OpKind::kOutputSaver || after_the_accumulators(bg, bg.operators()[i])) return false;
     if (op.kind == OpKind::kInputIterator && op.attributes.forloop_dim >= 0) {
-      copy.attributes.grid_map[axis] = op.attributes.forloop_dim;  // each block a chunk of the loop
+      op.attributes.grid_map[axis] = op.attributes.forloop_dim;
     }
-    in_chunks[static_cast<size_t>(op.outputs[0])] = add_operator(*split.chunks, copy, mapped(op, in_chunks))[0];
-    if (is_accumulator(op.kind)) accumulators.push_back(&op);
+    return true;
+  };
+  Split split{std::make_shared<BlockGraph>(rebuild(bg, chunk_config, up_to_the_accumulators)),
+              std::make_shared<BlockGraph>(total_config)};
+  // Kernel 1 writes every accumulator's partial sums; kernel 2 loops over them, then runs the
+  // after-loop operators. The accumulators are in the same order in both graphs.
+  std::vector<TensorId> partials, in_total(bg.num_tensors(), -1);
+  for (const Operator &op : split.chunks->operators()) {
+    if (is_accumulator(op.kind)) partials.push_back(op.outputs[0]);
   }
-  // Kernel 2: a loop over the chunks' partial sums, then the after-loop operators.
-  for (const Operator *acc : accumulators) {
-    const TensorId partial = in_chunks[static_cast<size_t>(acc->outputs[0])];
+  size_t next = 0;
+  for (const Operator &acc : bg.operators()) {
+    if (!is_accumulator(acc.kind)) continue;
+    const TensorId partial = partials.at(next++);
     const std::optional<GridMap> map = partial_map(bg, split.chunks->tensor(partial).dims, axis);
     if (!map) return std::nullopt;
     split.chunks->new_output(partial, *map, -1, DType::kFloat32);
@@ -94,14 +96,16 @@ std::optional<Split> split_block_graph(const BlockGraph &bg, int64_t parts) {
     GridMap imap = *map;
     imap[axis] = -1;
     const TensorId chunk = split.total->new_input(saver.attributes.sizes, DType::kFloat32, imap, (*map)[axis]);
-    in_total[static_cast<size_t>(acc->outputs[0])] = split.total->accumulate(OpKind::kAccumSum, chunk);
+    in_total[static_cast<size_t>(acc.outputs[0])] = split.total->accumulate(OpKind::kAccumSum, chunk);
   }
   for (const Operator &op : bg.operators()) {
     if (op.kind == OpKind::kOutputSaver) {
       split.total->new_output(in_total[static_cast<size_t>(op.inputs[0])], op.attributes.grid_map, -1,
                               op.attributes.dtype);
-    } else if (!is_accumulator(op.kind) && op.kind != OpKind::kInputIterator && after_loop(bg, op.outputs[0])) {
-      in_total[static_cast<size_t>(op.outputs[0])] = add_operator(*split.total, op, mapped(op, in_total))[0];
+    } else if (after_the_accumulators(bg, op)) {
+      std::vector<TensorId> in;
+      for (TensorId t : op.inputs) in.push_back(in_total[static_cast<size_t>(t)]);
+      in_total[static_cast<size_t>(op.outputs[0])] = add_operator(*split.total, op, in)[0];
     }
   }
   return split;

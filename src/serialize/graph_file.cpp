@@ -159,7 +159,12 @@ std::shared_ptr<const BlockGraph> read_block_graph(const fb::BlockGraph *in,
                    if (op.block_graph() != nullptr) {
                      corrupt("a block graph operator cannot hold a block graph");
                    }
-                   return add_operator(g, read_operator(op), inputs);
+                   Operator value = read_operator(op);
+                   // A saver without a dtype (every saver of a version-1 file) writes its tile's.
+                   if (value.kind == OpKind::kOutputSaver && op.dtype() == fb::DType::Invalid && inputs.size() == 1) {
+                     value.attributes.dtype = g.tensor(inputs[0]).dtype;
+                   }
+                   return add_operator(g, value, inputs);
                  });
   return bg;
 }
