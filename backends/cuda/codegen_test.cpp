@@ -220,39 +220,94 @@ TEST(CudaCodegenPipeline, MmaReadsSixteenBitStagesWhileTheyFit) {
   EXPECT_EQ(kernel_body(customized_source(fp32, kH100SharedBytes)).find("yr_mma"), std::string::npos);
 }
 
-// Matmuls of at most 8 rows against a 16-bit stage run transposed (B's columns as the mma's
-// rows), their fragments read by ldmatrix. In the attention µGraph at half size (8 query rows
-// per block): Q·K on float16 mma (Q's values are float16, exact; Q does not change in the loop,
-// so its operands are packed into registers once, before it), E·V on TF32 (E = exp(Q·K) is
+// The attention (or qknorm) µGraph at grid 2 × blocks, for-loop range `loop`: 256 / blocks query
+// rows per block against 4096 / loop keys per iteration.
+KernelGraph attention_at(const std::string &name, int64_t blocks, int64_t loop) {
+  const KernelGraph hand = bench::build_fused(name, 1, DType::kFloat16, 1);
+  BlockGraphConfig config = hand.operators().back().block_graph->config();
+  config.grid = {2, blocks, 1};
+  config.forloop_range = loop;
+  KernelGraph fused;
+  std::vector<TensorId> inputs;
+  for (TensorId t : hand.inputs()) inputs.push_back(fused.new_input(hand.tensor(t).dims, hand.tensor(t).dtype));
+  fused.mark_output(
+      fused.customized(inputs, std::make_shared<BlockGraph>(rebuild(*hand.operators().back().block_graph, config)))[0]);
+  return fused;
+}
+
+// Matmuls of at most 32 rows against a 16-bit stage run transposed (B's columns as the mma's
+// rows, each 8 of A's rows one mma tile), their fragments read by ldmatrix. In attention at 32
+// query rows per block (past what attention in registers takes) against 64 keys: Q·K on float16
+// mma (Q's values are float16, exact; Q does not change in the loop, so its operands are packed
+// into registers once, before it, for each of the 4 tiles), E·V on TF32 (E = exp(Q·K) is
 // computed, and read in every iteration), each adding its results to the for-loop sum that
 // reads them (the sum after the loop is only there before sm_80).
 TEST(CudaCodegenBlocks, FewRowMatmulsRunTransposedOnTensorCores) {
-  const std::string body = kernel_body(customized_source(bench::build_fused("gqa", 1, DType::kFloat16, 2), kH100SharedBytes));
+  const std::string body = kernel_body(customized_source(attention_at("gqa", 8, 64), kH100SharedBytes));
+  EXPECT_EQ(body.find("att_q"), std::string::npos) << "32 rows are not attention in registers";
   EXPECT_NE(body.find("yr_ldmatrix_t4(pb + (kk) * "), std::string::npos);
-  EXPECT_LT(body.find("a_fragments3[j] = yr_pack2(static_cast<const yr_f16 *>(nullptr), x.x, x.y);"),
+  EXPECT_LT(body.find("a_fragments3[24 + j] = yr_pack2(static_cast<const yr_f16 *>(nullptr), x.x, x.y);"),
             body.find("for (int it = 0;"));
-  EXPECT_NE(body.find("yr_mma16(pb, c, t[0], t[1], t[2], t[3], a_fragments3[(kk) / 8], a_fragments3[(kk) / 8 + 1]);"),
+  EXPECT_NE(body.find("yr_mma16(pb, acc[3], t[0], t[1], t[2], t[3], a_fragments3[24 + (kk) / 8], a_fragments3[24 + (kk) / 8 + 1]);"),
             std::string::npos);
-  // E (8×128 floats) is read as A by E·V only: the tensor-core code keeps it in a copy with rows
-  // of 136 floats, rounded to TF32 once by its writer.
+  // E (32×64 floats) is read as A by E·V only: the tensor-core code keeps it in a copy with rows
+  // of 72 floats, rounded to TF32 once by its writer.
   EXPECT_NE(body.find("const float r0 = __uint_as_float(yr_tf32(v0))"), std::string::npos);
-  EXPECT_NE(body.find(" * 136] = r0;"), std::string::npos);
-  EXPECT_NE(body.find("yr_mma_tf32(c, lo[0], lo[1], hi[0], hi[1], __float_as_uint(x0.x), __float_as_uint(x0.y));"),
+  EXPECT_NE(body.find(" * 72] = r0;"), std::string::npos);
+  EXPECT_NE(body.find("yr_mma_tf32(acc[7], lo[2], lo[3], hi[2], hi[3], __float_as_uint(y3.x), __float_as_uint(y3.y));"),
             std::string::npos);
   EXPECT_NE(body.find("] += v0 + v2;"), std::string::npos) << "Σ E only matters row by row";
+  EXPECT_EQ(body.find("(w1 * 8) + grp"), std::string::npos) << "TF32 tiles are not dealt out: B would be widened twice";
   // E·V's 4 column blocks leave 4 of the 8 warps without work: those issue the next copies.
-  EXPECT_NE(body.find("const int copier = (static_cast<int>(threadIdx.x) + 128) % 256;"), std::string::npos);
   EXPECT_NE(body.find("if (copier < 128)"), std::string::npos);
-  // gated_mlp's X changes every iteration: read and repacked in the loop.
-  const std::string gated =
-      kernel_body(customized_source(bench::build_fused("gated_mlp", 1, DType::kFloat16, 1), kH100SharedBytes));
-  EXPECT_NE(gated.find("yr_mma16(pb, c, t[0], t[1], t[2], t[3], yr_pack2(pb, x0.x, x0.y)"), std::string::npos);
   EXPECT_NE(body.find("] += v0;"), std::string::npos) << "a sum updated in the epilogue";
   EXPECT_NE(body.find("#if __CUDA_ARCH__ < 800"), std::string::npos) << "the sums' own loops, before sm_80";
-  // 16 rows (lora's X) take the 16×8 tiles of the untransposed form.
+  // gated_mlp's X (8 rows) changes every iteration: read and repacked in the loop.
+  const std::string gated =
+      kernel_body(customized_source(bench::build_fused("gated_mlp", 1, DType::kFloat16, 1), kH100SharedBytes));
+  EXPECT_NE(gated.find("yr_mma16(pb, acc[0], t[0], t[1], t[2], t[3], yr_pack2(pb, x0.x, x0.y)"), std::string::npos);
+  // lora's X (16 rows, float16) against 64 columns of W: 4 blocks of 16 columns for 8 warps, so
+  // each block's two 8-row tiles go to two warps.
   const std::string lora = kernel_body(customized_source(bench::build_fused("lora", 1, DType::kFloat16, 1), kH100SharedBytes));
-  EXPECT_EQ(lora.find("yr_ldmatrix_t4("), std::string::npos);
-  EXPECT_NE(lora.find("yr_mma_tf32(c, "), std::string::npos);
+  EXPECT_NE(lora.find("const float *pa0 = (smem + 0) + (0 * 64 + 0) + ((w0 * 8) + grp) * 64 + 2 * tig;"), std::string::npos);
+  EXPECT_NE(lora.find("if (((w0 * 8) + 2 * tig) < 16)"), std::string::npos);
+}
+
+// Attention of at most 16 query rows per block runs in registers on sm_80 and newer
+// (cuda_attention.hpp): Q's fragments packed once before the loop, Q·K and E·V on float16 mma
+// with the 16-bit E relative to each row's running maximum, the warps' sums meeting after the
+// loop in the load pipeline's stages, which are free then. Its per-iteration tiles get no room.
+TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
+  const KernelGraph attention = attention_at("gqa", 16, 32);
+  const codegen::CudaKernel kernel = customized_source(attention, kH100SharedBytes);
+  const std::string body = kernel_body(kernel);
+  const size_t loop = body.find("for (int it = 0;");
+  EXPECT_LT(body.find("unsigned att_q[4][4];"), loop);
+  EXPECT_LT(body.find("float att_o[8][4] = {};"), loop);
+  EXPECT_NE(body.find("yr_mma16(att_k, att_s[2 * j], att_q[s][0], att_q[s][1], att_q[s][2], att_q[s][3], t[0], t[1]);"),
+            std::string::npos);
+  EXPECT_NE(body.find("if (__any_sync(0xffffffffu, att_r0 != 1.0f || att_r1 != 1.0f))"), std::string::npos);
+  EXPECT_NE(body.find("yr_exp2(fmaf(att_s[2 * j + h][0], 1.4426950408889634f, -att_b0))"), std::string::npos);
+  EXPECT_NE(body.find("yr_mma16(att_v, att_o[2 * c], a0, a1, a2, a3, t[0], t[1]);"), std::string::npos);
+  EXPECT_EQ(body.find("yr_mma_tf32"), std::string::npos) << "no TF32 E·V";
+  EXPECT_EQ(body.find("atomicAdd"), std::string::npos) << "shared-memory float atomics are compare-and-swap loops";
+  // The sums meet in the stages after a barrier (warps may still read the last ones).
+  const size_t part = body.find("float *att_part = ");
+  ASSERT_NE(part, std::string::npos);
+  EXPECT_NE(body.rfind("__syncthreads();", part), std::string::npos);
+  EXPECT_GT(body.rfind("__syncthreads();", part), body.rfind("yr_mma16(att_v", part));
+  // No room for A, E, E·V (16 × 128, 16 × 128, 16 × 64 floats): less shared memory than the
+  // generic code on sm_75 with the same stages.
+  const codegen::CudaKernel turing = codegen::cuda_source(
+      codegen::make_kernel_program(attention, attention.operators().size() - 1), {75, kH100SharedBytes});
+  EXPECT_EQ(turing.source.find("att_q"), std::string::npos) << "sm_75: the generic code";
+  EXPECT_LE(kernel.shared_bytes + (2 * 16 * 128 + 16 * 64) * 4, turing.shared_bytes);
+  // qknorm's Q is an rms_norm without weight (|x| ≤ 8 here): in range of float16.
+  EXPECT_NE(kernel_body(customized_source(attention_at("qknorm", 16, 32), kH100SharedBytes)).find("att_q"),
+            std::string::npos);
+  // float32 graphs keep their float32 code.
+  const KernelGraph fp32 = bench::build_fused("gqa", 1, DType::kFloat32, 1);
+  EXPECT_EQ(kernel_body(customized_source(fp32, kH100SharedBytes)).find("att_q"), std::string::npos);
 }
 
 // Attention split over key chunks (search/loop_split.hpp): the chunks' kernel writes float32
@@ -260,25 +315,17 @@ TEST(CudaCodegenBlocks, FewRowMatmulsRunTransposedOnTensorCores) {
 // on a device whose multiprocessors would hold only half of its 256 blocks with a 4-deep ring,
 // the ring is 2 deep so that all of them reside at once.
 TEST(CudaCodegenPipeline, SplitLoopsKeepTensorCoresAndResideAtOnce) {
-  // The attention the search keeps on an H100: blocks of 8 query rows, 128-key tiles.
-  const KernelGraph hand = bench::build_fused("gqa", 1, DType::kFloat16, 1);
-  BlockGraphConfig config = hand.operators().back().block_graph->config();
-  config.grid = {2, 32, 1};
-  config.forloop_range = 32;
-  KernelGraph fused;
-  std::vector<TensorId> inputs;
-  for (TensorId t : hand.inputs()) inputs.push_back(fused.new_input(hand.tensor(t).dims, hand.tensor(t).dtype));
-  fused.mark_output(
-      fused.customized(inputs, std::make_shared<BlockGraph>(rebuild(*hand.operators().back().block_graph, config)))[0]);
+  // Blocks of 8 query rows, 128-key tiles.
+  const KernelGraph fused = attention_at("gqa", 32, 32);
   const std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, 4);
   ASSERT_TRUE(split.has_value());
   const codegen::KernelProgram chunks = codegen::make_kernel_program(*split, split->operators().size() - 2);
   const codegen::CudaKernel alone = codegen::cuda_source(chunks, {90, kH100SharedBytes});
   EXPECT_EQ(alone.grid[0] * alone.grid[1] * alone.grid[2], 256);
   EXPECT_NE(alone.source.find("float *__restrict__ out0, float *__restrict__ out1"), std::string::npos);
-  EXPECT_NE(kernel_body(alone).find("yr_ldmatrix_t4(pb + (kk) * "), std::string::npos);
+  EXPECT_NE(kernel_body(alone).find("yr_ldmatrix_t4(att_k + s * 16 * 136 + j * 16, t);"), std::string::npos);
   EXPECT_NE(alone.source.find("yr_cp_wait<2>();"), std::string::npos) << "4 stages when the device is unknown";
-  ASSERT_GT(alone.shared_bytes + 1024, kH100SharedBytes / 2) << "4 stages fit one block per multiprocessor";
+  ASSERT_GT(alone.shared_bytes + 1024, 233472 / 2) << "4 stages fit one block per multiprocessor";
   const codegen::CudaKernel h100 = codegen::cuda_source(chunks, {90, kH100SharedBytes, 132, 233472});
   EXPECT_NE(h100.source.find("yr_cp_wait<0>();"), std::string::npos);
   EXPECT_LE((h100.shared_bytes + 1024) * 2, 233472) << "2 blocks per multiprocessor: 264 at once";

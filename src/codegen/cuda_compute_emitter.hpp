@@ -207,11 +207,15 @@ class ComputeEmitter {
     a_view_ = std::move(a_view);
     out_view_ = std::move(out_view);
   }
+  // The most rows of A that skinny_tensor_core_matmul takes (4 mma tiles of 8).
+  static constexpr int64_t kMaxTransposedRows = 32;
   // Whether skinny_tensor_core_matmul takes the matmul a·b = o.
   static bool transposes(const Ref &a, const Ref &b, const Ref &o, bool tensor_cores) {
     const size_t rank = o.dims.size();
     const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = o.dims[rank - 1];
-    if (!tensor_cores || m > 8 || k % 16 != 0 || n % 16 != 0 || !a.strides.empty() || !b.raw_16bit) return false;
+    if (!tensor_cores || m > kMaxTransposedRows || k % 16 != 0 || n % 16 != 0 || !a.strides.empty() || !b.raw_16bit) {
+      return false;
+    }
     // ldmatrix reads 16-byte rows: B's rows and batches start at multiples of 8 elements.
     const Dims sb = matmul_operand_strides(b, o.dims);
     if (sb[rank - 1] != 1) return false;
@@ -224,15 +228,16 @@ class ComputeEmitter {
   static bool exact_a(const Ref &a, const Ref &b) { return a.widened_16bit && a.element == b.element; }
 
   // For a transposed matmul whose A (without batch dims) does not change in the loop: declares
-  // `name`, the lane's A operands for every k16 step (2 registers per step on 16-bit mma, 4 on
-  // TF32), and fills it from A's tile. Returns false (emitting nothing) where it does not apply or
-  // would take more than 16 registers.
+  // `name`, the lane's A operands for every mma tile and k16 step (2 registers per step on
+  // 16-bit mma, 4 on TF32; tile j's from j · k / 8 or j · k / 4), and fills it from A's tile.
+  // Returns false (emitting nothing) where it does not apply or would take more than 32
+  // registers.
   bool register_fragments(const std::string &name, const Ref &a, const Ref &b, const Ref &o) {
     const size_t rank = o.dims.size();
     const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1];
     const bool exact = exact_a(a, b);
-    const int64_t count = exact ? k / 8 : k / 4;
-    if (!transposes(a, b, o, tensor_cores_) || count > 16) return false;
+    const int64_t per_tile = exact ? k / 8 : k / 4, count = per_tile * row_tiles(m);
+    if (!transposes(a, b, o, tensor_cores_) || count > 32) return false;
     for (size_t d = 0; d + 2 < rank; ++d) {
       if (a.dims[d] != 1) return false;
     }
@@ -241,17 +246,22 @@ class ComputeEmitter {
     p_.line("#if __CUDA_ARCH__ >= 800");
     p_.open("");
     p_.line("const int lane = threadIdx.x & 31, grp = lane >> 2, tig = lane & 3;");
-    p_.line("const float *pa = " + transposed_a_lane(a.ptr, m, k) + ";");
-    p_.line("#pragma unroll");
-    p_.open("for (int j = 0; j < " + std::to_string(k / 8) + "; ++j)");
-    p_.line("const float2 x = *reinterpret_cast<const float2 *>(pa + 8 * j);");
-    if (exact) {
-      p_.line(name + "[j] = yr_pack2(static_cast<const " + type + " *>(nullptr), x.x, x.y);");
-    } else {
-      p_.line(name + "[2 * j] = " + tf32(a, "x.x") + ";");
-      p_.line(name + "[2 * j + 1] = " + tf32(a, "x.y") + ";");
+    for (int64_t t = 0; t < row_tiles(m); ++t) {
+      const std::string at = name + "[" + std::to_string(t * per_tile) + " + ";
+      p_.open("");
+      p_.line("const float *pa = " + transposed_a_lane(a.ptr, m, k, std::to_string(8 * t), 8 * t + 8 > m) + ";");
+      p_.line("#pragma unroll");
+      p_.open("for (int j = 0; j < " + std::to_string(k / 8) + "; ++j)");
+      p_.line("const float2 x = *reinterpret_cast<const float2 *>(pa + 8 * j);");
+      if (exact) {
+        p_.line(at + "j] = yr_pack2(static_cast<const " + type + " *>(nullptr), x.x, x.y);");
+      } else {
+        p_.line(at + "2 * j] = " + tf32(a, "x.x") + ";");
+        p_.line(at + "2 * j + 1] = " + tf32(a, "x.y") + ";");
+      }
+      p_.close();
+      p_.close();
     }
-    p_.close();
     p_.close();
     p_.line("#endif");
     return true;
@@ -417,23 +427,41 @@ class ComputeEmitter {
     return true;
   }
 
-  // A matmul of at most 8 rows against a 16-bit B tile that the mma reads from its stage,
+  // A matmul of at most 32 rows against a 16-bit B tile that the mma reads from its stage,
   // computed transposed: Cᵀ = Bᵀ·Aᵀ puts 16 of B's columns in the mma's 16 rows and A's rows in
   // its 8 columns, where the plain form would spend half of every mma on rows of zeros (and
   // moves to make them). ldmatrix .trans reads Bᵀ's fragments, four 8×8 tiles per instruction.
-  // Where A's values are widened from B's type (exact), each k16 step is one mma.m16n8k16 on A
-  // repacked; otherwise two TF32 mma.m16n8k8 on B widened and A rounded to TF32, k permuted so
-  // that a lane's two k are adjacent (one float2 of A, one ldmatrix pair of B). Returns false
-  // (emitting nothing) where it does not apply.
+  // A warp's item is 16 columns of all of A's rows: one ldmatrix of B per k16 step feeds an mma
+  // for each 8 of A's rows (B's fragments, the costly part, are read once per block of rows, not
+  // once per 8 rows). Where A's values are widened from B's type (exact), each k16 step is one
+  // mma.m16n8k16 per 8 rows on A repacked; otherwise two TF32 mma.m16n8k8 on B widened and A
+  // rounded to TF32, k permuted so that a lane's two k are adjacent (one float2 of A, one
+  // ldmatrix pair of B). Returns false (emitting nothing) where it does not apply.
   bool skinny_tensor_core_matmul(const Ref &a, const Ref &b, const Ref &o) {
     if (block_ == nullptr || !transposes(a, b, o, tensor_cores_)) return false;
     const size_t rank = o.dims.size();
     const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = o.dims[rank - 1];
     const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
     const bool exact = exact_a(a, b);
+    // The mma's 8-column tiles (8 of A's rows each). Where the blocks of 16 columns are fewer
+    // than the warps, the tiles are dealt to warps in `groups` (each group's B operands are then
+    // read once per group), unless A's operands are in registers, whose indices must be
+    // constants, or B's must be widened for TF32 (each group would widen them again: measured
+    // slower on attention's E·V). With one tile per item, two k16 steps run side by side into
+    // their own accumulators (no mma waits for the one before); with more, the tiles do.
+    const int64_t tiles = row_tiles(m), halves = exact ? 1 : 2;
     Dims items = o.dims;
     items[rank - 2] = 1;
     items[rank - 1] = n / 16;
+    int64_t groups = 1;
+    while (exact && a_fragments_.empty() && tiles % (groups * 2) == 0 && num_elements(items) * groups < block_->warps()) {
+      groups *= 2;
+    }
+    items[rank - 2] = groups;
+    const int64_t item_tiles = tiles / groups, steps = item_tiles == 1 ? 2 : 1;
+    auto acc = [&](int64_t j, int64_t s, int64_t h) {
+      return "acc[" + std::to_string((j * steps + s) * halves + h) + "]";
+    };
     const std::string M = std::to_string(m), K = std::to_string(k), N = std::to_string(n);
     const std::string BS = std::to_string(sb[rank - 2]);
     p_.line("#if __CUDA_ARCH__ >= 800");
@@ -441,102 +469,142 @@ class ComputeEmitter {
       std::vector<std::string> batch = v;
       batch[rank - 2] = batch[rank - 1] = "0";
       p_.line("const int lane = threadIdx.x & 31, grp = lane >> 2, tig = lane & 3, col = " + v[rank - 1] + " * 16;");
-      // This lane's row of A (rows past m read row m − 1, never stored) at k = 2·tig, and its
-      // ldmatrix row: k (lane / 16)·8 + lane % 8 of B, columns from col + 8·((lane / 8) % 2).
+      // The first of A's rows in the item's tile j.
+      auto first_row = [&](int64_t j) {
+        if (groups == 1) return std::to_string(8 * j);
+        return "(" + v[rank - 2] + " * " + std::to_string(8 * item_tiles) + (j == 0 ? "" : " + " + std::to_string(8 * j)) + ")";
+      };
+      // Whether tile j may hold rows past m.
+      auto partial = [&](int64_t j) { return groups == 1 ? 8 * j + 8 > m : m % 8 != 0; };
+      // This lane's rows of A (8·j + lane / 4 in the item; rows past m read row m − 1, never
+      // stored) at k = 2·tig, and its ldmatrix row: k (lane / 16)·8 + lane % 8 of B, columns
+      // from col + 8·((lane / 8) % 2).
       const Ref &ta = a_view_ ? *a_view_ : a;  // A as this path reads it (its rows may be padded)
       const Dims sta = matmul_operand_strides(ta, o.dims);
-      p_.line("const float *pa = " + transposed_a_lane(ta.ptr + " + " + index_expr(batch, sta), m, sta[rank - 2]) + ";");
+      if (a_fragments_.empty()) {
+        for (int64_t j = 0; j < item_tiles; ++j) {
+          p_.line("const float *pa" + std::to_string(j) + " = " +
+                  transposed_a_lane(ta.ptr + " + " + index_expr(batch, sta), m, sta[rank - 2], first_row(j), partial(j)) +
+                  ";");
+        }
+      }
       p_.line("const auto *pb = " + b.ptr + " + " + index_expr(batch, sb) + " + ((lane >> 4) * 8 + (lane & 7)) * " +
               BS + " + col + ((lane >> 3) & 1) * 8;");
-      // Two k16 steps per iteration, into c and d (on TF32, whose steps are two mma, the second
-      // mma into e and f): no mma waits for the one before.
-      p_.line(std::string("float c[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d[4] = {0.0f, 0.0f, 0.0f, 0.0f}") +
-              (exact ? ";" : ", e[4] = {0.0f, 0.0f, 0.0f, 0.0f}, f[4] = {0.0f, 0.0f, 0.0f, 0.0f};"));
-      // The B operands of a k16 step (A's values at k, k + 1 and k + 8, k + 9): from the lane's
-      // registers where A's fragments were loaded before the loop (a_fragments_), else read now.
-      auto a_operands = [&](const std::string &kk) -> std::vector<std::string> {
+      p_.line("float acc[" + std::to_string(item_tiles * steps * halves) + "][4] = {};");
+      // The B operands of tile j's k16 step (A's values at k, k + 1 and k + 8, k + 9): from the
+      // lane's registers where A's fragments were loaded before the loop (a_fragments_), else
+      // read now.
+      const int64_t per_tile = exact ? k / 8 : k / 4;
+      auto a_operands = [&](const std::string &kk, int64_t j) -> std::vector<std::string> {
         if (!a_fragments_.empty()) {
-          const std::string f = a_fragments_ + "[(" + kk + ") / " + (exact ? "8" : "4");
+          const std::string f = a_fragments_ + "[" + std::to_string(j * per_tile) + " + (" + kk + ") / " +
+                                (exact ? "8" : "4");
           if (exact) return {f + "]", f + " + 1]"};
           return {f + "]", f + " + 1]", f + " + 2]", f + " + 3]"};
         }
-        p_.line("const float2 x0 = *reinterpret_cast<const float2 *>(pa + " + kk + ");");
-        p_.line("const float2 x1 = *reinterpret_cast<const float2 *>(pa + " + kk + " + 8);");
-        if (exact) return {"yr_pack2(pb, x0.x, x0.y)", "yr_pack2(pb, x1.x, x1.y)"};
-        return {tf32(ta, "x0.x"), tf32(ta, "x0.y"), tf32(ta, "x1.x"), tf32(ta, "x1.y")};
+        const std::string J = std::to_string(j), pa = "pa" + J;
+        p_.line("const float2 x" + J + " = *reinterpret_cast<const float2 *>(" + pa + " + " + kk + ");");
+        p_.line("const float2 y" + J + " = *reinterpret_cast<const float2 *>(" + pa + " + " + kk + " + 8);");
+        if (exact) return {"yr_pack2(pb, x" + J + ".x, x" + J + ".y)", "yr_pack2(pb, y" + J + ".x, y" + J + ".y)"};
+        return {tf32(ta, "x" + J + ".x"), tf32(ta, "x" + J + ".y"), tf32(ta, "y" + J + ".x"), tf32(ta, "y" + J + ".y")};
       };
-      auto step = [&](const std::string &kk, const std::string &acc, const std::string &acc2) {
+      auto step = [&](const std::string &kk, int64_t s) {
         p_.line("unsigned t[4];");
         p_.line("yr_ldmatrix_t4(pb + (" + kk + ") * " + BS + ", t);");
-        const std::vector<std::string> x = a_operands(kk);
-        if (exact) {
-          p_.line("yr_mma16(pb, " + acc + ", t[0], t[1], t[2], t[3], " + x[0] + ", " + x[1] + ");");
-          return;
+        if (!exact) {
+          p_.line("unsigned lo[4], hi[4];");
+          p_.line("#pragma unroll");
+          p_.line("for (int j = 0; j < 4; ++j) yr_widen2(pb, t[j], lo[j], hi[j]);");
         }
-        p_.line("unsigned lo[4], hi[4];");
-        p_.line("#pragma unroll");
-        p_.line("for (int j = 0; j < 4; ++j) yr_widen2(pb, t[j], lo[j], hi[j]);");
-        p_.line("yr_mma_tf32(" + acc + ", lo[0], lo[1], hi[0], hi[1], " + x[0] + ", " + x[1] + ");");
-        p_.line("yr_mma_tf32(" + acc2 + ", lo[2], lo[3], hi[2], hi[3], " + x[2] + ", " + x[3] + ");");
+        for (int64_t j = 0; j < item_tiles; ++j) {
+          const std::vector<std::string> x = a_operands(kk, j);
+          if (exact) {
+            p_.line("yr_mma16(pb, " + acc(j, s, 0) + ", t[0], t[1], t[2], t[3], " + x[0] + ", " + x[1] + ");");
+            continue;
+          }
+          p_.line("yr_mma_tf32(" + acc(j, s, 0) + ", lo[0], lo[1], hi[0], hi[1], " + x[0] + ", " + x[1] + ");");
+          p_.line("yr_mma_tf32(" + acc(j, s, 1) + ", lo[2], lo[3], hi[2], hi[3], " + x[2] + ", " + x[3] + ");");
+        }
       };
       // Fully unrolled when A's fragments are in registers (their indices must be constants).
       p_.line(a_fragments_.empty() ? "#pragma unroll 2" : "#pragma unroll");
-      p_.open("for (int kk = 0; kk < " + K + "; kk += 32)");
-      p_.open("");
-      step("kk", "c", "e");
-      p_.close();
-      p_.open(k % 32 == 0 ? "" : "if (kk + 16 < " + K + ")");
-      step("kk + 16", "d", "f");
-      p_.close();
-      p_.close();
-      // c[0] is C[2·tig][col + grp], c[1] the row below; c[2] and c[3] are 8 columns on.
-      auto total = [&](int j) {
-        const std::string i = "[" + std::to_string(j) + "]";
-        return epilogue_value(exact ? "c" + i + " + d" + i : "(c" + i + " + d" + i + ") + (e" + i + " + f" + i + ")");
-      };
-      p_.line("const float v0 = " + total(0) + ", v1 = " + total(1) + ", v2 = " + total(2) + ", v3 = " + total(3) + ";");
-      // Into `base`, laid out with `strides` (the result's own, or its view's padded rows).
-      // Values v0…v3 (or those named `value`0…3), with `op` (= or +=).
-      auto for_rows = [&](const std::string &base, const Dims &strides, const std::string &op,
-                          const std::string &value = "v") {
-        const std::string at = index_expr(batch, strides) + " + col + grp", R = std::to_string(strides[rank - 2]);
-        const std::string x = " " + op + " " + value;
-        p_.line("if (2 * tig < " + M + ") { " + base + "[" + at + " + 2 * tig * " + R + "]" + x + "0; " + base +
-                "[" + at + " + 2 * tig * " + R + " + 8]" + x + "2; }");
-        p_.line("if (2 * tig + 1 < " + M + ") { " + base + "[" + at + " + (2 * tig + 1) * " + R + "]" + x + "1; " +
-                base + "[" + at + " + (2 * tig + 1) * " + R + " + 8]" + x + "3; }");
-      };
-      if (store_result_ || sums_.empty()) {
-        const Ref &out = out_view_ ? *out_view_ : epilogue_ ? epilogue_out_ : o;
-        if (out.tf32_rounded) {  // a view read only by TF32 mma: rounded once, here
-          p_.line("const float r0 = __uint_as_float(yr_tf32(v0)), r1 = __uint_as_float(yr_tf32(v1)), r2 = "
-                  "__uint_as_float(yr_tf32(v2)), r3 = __uint_as_float(yr_tf32(v3));");
-        }
-        for_rows("(" + out.ptr + ")", out.element_strides(), "=", out.tf32_rounded ? "r" : "v");
+      p_.open("for (int kk = 0; kk < " + K + "; kk += " + std::to_string(16 * steps) + ")");
+      for (int64_t s = 0; s < steps; ++s) {
+        const std::string kk = s == 0 ? "kk" : "kk + " + std::to_string(16 * s);
+        p_.open(s == 0 || k % (16 * steps) == 0 ? "" : "if (" + kk + " < " + K + ")");
+        step(kk, s);
+        p_.close();
       }
-      for (const Sum &sum : sums_) {
-        if (!sum.row_total) {
-          for_rows("(" + sum.ptr + ")", row_major_strides(o.dims), "+=");
-          continue;
+      p_.close();
+      for (int64_t j = 0; j < item_tiles; ++j) {
+        const std::string row = first_row(j);
+        const std::string R0 = row == "0" ? "2 * tig" : "(" + row + " + 2 * tig)";
+        const std::string R1 = row == "0" ? "(2 * tig + 1)" : "(" + row + " + 2 * tig + 1)";
+        p_.open("");
+        // acc[…][0] is C[8·j + 2·tig][col + grp], [1] the row below; [2] and [3] are 8 columns on.
+        auto total = [&](int i) {  // the partial sums added pairwise
+          std::vector<std::string> terms;
+          for (int64_t s = 0; s < steps; ++s) {
+            for (int64_t h = 0; h < halves; ++h) terms.push_back(acc(j, s, h) + "[" + std::to_string(i) + "]");
+          }
+          while (terms.size() > 1) {
+            std::vector<std::string> sums;
+            for (size_t t = 0; t + 1 < terms.size(); t += 2) sums.push_back("(" + terms[t] + " + " + terms[t + 1] + ")");
+            if (terms.size() % 2 == 1) sums.push_back(terms.back());
+            terms = std::move(sums);
+          }
+          return epilogue_value(terms[0]);
+        };
+        p_.line("const float v0 = " + total(0) + ", v1 = " + total(1) + ", v2 = " + total(2) + ", v3 = " + total(3) + ";");
+        // Into `base`, laid out with `strides` (the result's own, or its view's padded rows).
+        // Values v0…v3 (or those named `value`0…3), with `op` (= or +=).
+        auto for_rows = [&](const std::string &base, const Dims &strides, const std::string &op,
+                            const std::string &value = "v") {
+          const std::string at = index_expr(batch, strides) + " + col + grp", R = std::to_string(strides[rank - 2]);
+          const std::string x = " " + op + " " + value;
+          p_.line("if (" + R0 + " < " + M + ") { " + base + "[" + at + " + " + R0 + " * " + R + "]" + x + "0; " +
+                  base + "[" + at + " + " + R0 + " * " + R + " + 8]" + x + "2; }");
+          p_.line("if (" + R1 + " < " + M + ") { " + base + "[" + at + " + " + R1 + " * " + R + "]" + x + "1; " +
+                  base + "[" + at + " + " + R1 + " * " + R + " + 8]" + x + "3; }");
+        };
+        if (store_result_ || sums_.empty()) {
+          const Ref &out = out_view_ ? *out_view_ : epilogue_ ? epilogue_out_ : o;
+          if (out.tf32_rounded) {  // a view read only by TF32 mma: rounded once, here
+            p_.line("const float r0 = __uint_as_float(yr_tf32(v0)), r1 = __uint_as_float(yr_tf32(v1)), r2 = "
+                    "__uint_as_float(yr_tf32(v2)), r3 = __uint_as_float(yr_tf32(v3));");
+          }
+          for_rows("(" + out.ptr + ")", out.element_strides(), "=", out.tf32_rounded ? "r" : "v");
         }
-        // Row 2·tig's two results (8 columns apart) into one element of the row, row 2·tig + 1's
-        // into the next row's.
-        const std::string at = index_expr(batch, row_major_strides(o.dims)) + " + col + grp";
-        p_.line("if (2 * tig < " + M + ") (" + sum.ptr + ")[" + at + " + 2 * tig * " + N + "] += v0 + v2;");
-        p_.line("if (2 * tig + 1 < " + M + ") (" + sum.ptr + ")[" + at + " + (2 * tig + 1) * " + N + "] += v1 + v3;");
+        for (const Sum &sum : sums_) {
+          if (!sum.row_total) {
+            for_rows("(" + sum.ptr + ")", row_major_strides(o.dims), "+=");
+            continue;
+          }
+          // Row R0's two results (8 columns apart) into one element of the row, row R1's into
+          // the next row's.
+          const std::string at = index_expr(batch, row_major_strides(o.dims)) + " + col + grp";
+          p_.line("if (" + R0 + " < " + M + ") (" + sum.ptr + ")[" + at + " + " + R0 + " * " + N + "] += v0 + v2;");
+          p_.line("if (" + R1 + " < " + M + ") (" + sum.ptr + ")[" + at + " + " + R1 + " * " + N + "] += v1 + v3;");
+        }
+        p_.close();
       }
     }, 4);
     finish_tensor_cores(a, b, o);
     return true;
   }
 
+  // The mma tiles of 8 columns that a transposed matmul of m rows takes.
+  static int64_t row_tiles(int64_t m) { return (m + 7) / 8; }
 
-  // The address of the first A value a lane of a transposed matmul reads: row lane / 4 of the
-  // m rows at `base` (rows past m read row m − 1, whose results are never stored), column
-  // 2·(lane % 4). Its next values are 8 columns apart (one k8 block each).
-  static std::string transposed_a_lane(const std::string &base, int64_t m, int64_t row_stride) {
-    return base + " + (grp < " + std::to_string(m) + " ? grp : " + std::to_string(m - 1) + ") * " +
-           std::to_string(row_stride) + " + 2 * tig";
+  // The address of the first A value a lane of a transposed matmul reads for the mma tile whose
+  // rows start at `first`: row first + lane / 4 of the m rows at `base` (where the tile is
+  // `partial`, rows past m read row m − 1, whose results are never stored), column 2·(lane % 4).
+  // Its next values are 8 columns apart (one k8 block each).
+  static std::string transposed_a_lane(const std::string &base, int64_t m, int64_t row_stride, const std::string &first,
+                                       bool partial) {
+    const std::string row = first == "0" ? "grp" : "(" + first + " + grp)", M = std::to_string(m);
+    const std::string row_index = partial ? "(" + row + " < " + M + " ? " + row + " : " + std::to_string(m - 1) + ")" : row;
+    return base + " + " + row_index + " * " + std::to_string(row_stride) + " + 2 * tig";
   }
   // A tensor-core result after the unary epilogue, if there is one.
   std::string epilogue_value(const std::string &c) const {

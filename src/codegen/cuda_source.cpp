@@ -70,12 +70,15 @@ static __device__ __forceinline__ void yr_cvt16(const float *, uint4 w, float *v
   v[0] = __uint_as_float(w.x); v[1] = __uint_as_float(w.y);
   v[2] = __uint_as_float(w.z); v[3] = __uint_as_float(w.w);
 }
+// A pair of float16 values as floats, x from the low half. The halves are named in PTX (mov.b32
+// unpacks, free) so that each conversion reads its half in place: masking and shifting them out
+// in C++ first costs two integer instructions per pair, as many as the conversions.
+static __device__ __forceinline__ void yr_unpack_f16x2(unsigned w, float &x, float &y) {
+  asm("{ .reg .f16 l, h; mov.b32 {l, h}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, h; }" : "=f"(x), "=f"(y) : "r"(w));
+}
 static __device__ __forceinline__ void yr_cvt16(const yr_f16 *, uint4 w, float *v) {
   const unsigned words[4] = {w.x, w.y, w.z, w.w};
-  for (int c = 0; c < 4; ++c) {
-    asm("cvt.f32.f16 %0, %1;" : "=f"(v[2 * c]) : "h"(static_cast<uint16_t>(words[c] & 0xffffu)));
-    asm("cvt.f32.f16 %0, %1;" : "=f"(v[2 * c + 1]) : "h"(static_cast<uint16_t>(words[c] >> 16)));
-  }
+  for (int c = 0; c < 4; ++c) yr_unpack_f16x2(words[c], v[2 * c], v[2 * c + 1]);
 }
 static __device__ __forceinline__ void yr_cvt16(const yr_bf16 *, uint4 w, float *v) {
   const unsigned words[4] = {w.x, w.y, w.z, w.w};
@@ -166,8 +169,7 @@ static __device__ __forceinline__ void yr_ldmatrix_t4(const void *row, unsigned 
 // lo: exact TF32 operands.
 static __device__ __forceinline__ void yr_widen2(const yr_f16 *, unsigned w, unsigned &lo, unsigned &hi) {
   float x, y;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(static_cast<uint16_t>(w & 0xffffu)));
-  asm("cvt.f32.f16 %0, %1;" : "=f"(y) : "h"(static_cast<uint16_t>(w >> 16)));
+  yr_unpack_f16x2(w, x, y);
   lo = __float_as_uint(x);
   hi = __float_as_uint(y);
 }
@@ -210,6 +212,12 @@ static __device__ __forceinline__ void yr_add2(float *p, float x, float y) {
   *reinterpret_cast<float2 *>(p) = s;
 }
 static __device__ __forceinline__ float yr_exp(float x) { return expf(x); }
+// 2^x on the special-function unit (relative error about 2^-22; results below 2^-126 are 0).
+static __device__ __forceinline__ float yr_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 static __device__ __forceinline__ float yr_erf(float x) { return erff(x); }
 static __device__ __forceinline__ float yr_sqrt(float x) { return sqrtf(x); }
 static __device__ __forceinline__ float yr_log(float x) { return logf(x); }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "codegen/cuda_attention.hpp"
 #include "codegen/cuda_compute_emitter.hpp"
 
 namespace yirage::codegen::cuda {
@@ -44,6 +45,8 @@ class CustomizedEmitter {
       if (op.kind == OpKind::kInputIterator) {
         const size_t input = input_index++;
         if (phase(op.outputs[0]) != LoopPhase::kInvariant) read_tile(op, input);
+      } else if (attention_ && attention_->handles(i)) {
+        if (i == attention_->qk) emit_attention_iteration();
       } else if (is_accumulator(op.kind)) {
         update_accumulator(i);
       } else if (op.kind == OpKind::kOutputSaver) {
@@ -58,6 +61,7 @@ class CustomizedEmitter {
     issue_next_stages();
     if (depth_ == 0) sync();
     p_.close();
+    if (attention_) emit_attention_finish();
     output_index = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operator &op = ops[i];
@@ -102,12 +106,17 @@ class CustomizedEmitter {
     }
     p_.close();
     sync();
+    if (attention_) {
+      const Ref q = tile_ref(ops[attention_->qk].inputs[0]);
+      const Dims sq = q.element_strides();
+      attention_->emit_registers(p_, q.ptr, sq[sq.size() - 2]);
+    }
     // A per-iteration matmul's invariant A: its operands into registers once, not read (with
     // bank conflicts) in every iteration.
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operator &op = ops[i];
       if (op.kind != OpKind::kMatmul || phase(op.outputs[0]) != LoopPhase::kPerIteration ||
-          phase(op.inputs[0]) != LoopPhase::kInvariant) {
+          phase(op.inputs[0]) != LoopPhase::kInvariant || (attention_ && attention_->handles(i))) {
         continue;
       }
       const std::string name = "a_fragments" + std::to_string(i);
@@ -116,6 +125,117 @@ class CustomizedEmitter {
         fragment_arrays_[i] = name;
       }
     }
+  }
+
+  // ---- attention in registers (cuda_attention.hpp) ----
+  struct AttentionPlan : RegisterAttention {
+    size_t qk = 0, exp = 0, ev = 0, sum_ev = 0, sum_e = 0;  // the operators it runs
+    std::string scratch;  // warps × rows × cols floats where the warps' sums meet
+    bool scratch_in_ring = false;  // the load pipeline's stages, free after the loop
+    bool handles(size_t i) const { return i == qk || i == exp || i == ev || i == sum_ev || i == sum_e; }
+  };
+
+  std::vector<size_t> readers(TensorId t) const {
+    std::vector<size_t> found;
+    const auto &ops = bg_.operators();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (std::count(ops[i].inputs.begin(), ops[i].inputs.end(), t) > 0) found.push_back(i);
+    }
+    return found;
+  }
+  // Rows of Q, depth, keys and V's columns of a·b where every dim before the last two is 1.
+  static bool plain_matrix(const Dims &dims) {
+    return std::all_of(dims.begin(), dims.end() - 2, [](int64_t d) { return d == 1; });
+  }
+
+  // Finds A = Q·K, E = exp(A), Σ E (row sums), Σ E·V in the loop with Q loop-invariant, K and V
+  // read by the mma from their 16-bit stages, and no other reader of A, E or E·V.
+  void plan_register_attention() {
+    if (!tensor_cores_ || target_.compute_capability < 80) return;
+    const auto &ops = bg_.operators();
+    for (size_t qk = 0; qk < ops.size(); ++qk) {
+      const Operator &mm = ops[qk];
+      if (mm.kind != OpKind::kMatmul || phase(mm.outputs[0]) != LoopPhase::kPerIteration ||
+          phase(mm.inputs[0]) != LoopPhase::kInvariant) {
+        continue;
+      }
+      const std::vector<size_t> exps = readers(mm.outputs[0]);
+      if (exps.size() != 1 || ops[exps[0]].kind != OpKind::kExp) continue;
+      const TensorId e = ops[exps[0]].outputs[0];
+      std::optional<size_t> ev, sum_e;
+      bool other = false;
+      for (size_t r : readers(e)) {
+        if (!ev && ops[r].kind == OpKind::kMatmul && ops[r].inputs[0] == e && ops[r].inputs[1] != e) {
+          ev = r;
+        } else if (!sum_e && ops[r].kind == OpKind::kAccumReduceSum) {
+          sum_e = r;
+        } else {
+          other = true;
+        }
+      }
+      if (other || !ev || !sum_e) continue;
+      const std::vector<size_t> sums = readers(ops[*ev].outputs[0]);
+      if (sums.size() != 1 || ops[sums[0]].kind != OpKind::kAccumSum) continue;
+      // (Planned before the tiles' places: only what the graph says is used here.)
+      const TensorId q = mm.inputs[0], k = mm.inputs[1], v = ops[*ev].inputs[1];
+      if (!direct(k) || !direct(v) || inlined(mm.outputs[0]) || inlined(e) || inlined(q)) continue;
+      const Operator &q_source = producer(q), &k_source = producer(k), &v_source = producer(v);
+      const DType element = k_source.attributes.dtype;
+      if (!plain_matrix(dims_of(q)) || !plain_matrix(dims_of(k)) || !plain_matrix(dims_of(v)) ||
+          v_source.attributes.dtype != element) {
+        continue;
+      }
+      // Q goes to the mma in K's 16-bit type: exactly where its values are that type widened;
+      // an rms_norm without weight (|x| ≤ √depth) rounds as TF32 would, within range.
+      const bool q_exact = q_source.kind == OpKind::kInputIterator && q_source.attributes.dtype == element;
+      const bool q_bounded = q_source.kind == OpKind::kRmsNorm && !q_source.attributes.has_weight;
+      if (!q_exact && !q_bounded) continue;
+      AttentionPlan plan;
+      const size_t rank = dims_of(q).size();
+      plan.rows = dims_of(q)[rank - 2];
+      plan.depth = dims_of(q)[rank - 1];
+      plan.keys = dims_of(k)[rank - 1];
+      plan.cols = dims_of(v)[rank - 1];
+      plan.element = element_type(element);
+      if (!plan.fits(block_.warps())) continue;
+      plan.qk = qk;
+      plan.exp = exps[0];
+      plan.ev = *ev;
+      plan.sum_ev = sums[0];
+      plan.sum_e = *sum_e;
+      attention_ = plan;
+      return;
+    }
+  }
+  // The scratch array: the stages of the load pipeline where they are large enough (no copy is
+  // in flight after the loop), else room past everything else. False where neither fits.
+  bool place_attention_scratch() {
+    if (depth_ == 0) return false;
+    const int64_t floats = attention_->warps * attention_->rows * attention_->cols;
+    int64_t ring = 0;
+    for (const Stage &st : stages_) ring += depth_ * st.floats;
+    attention_->scratch_in_ring = ring >= floats;
+    attention_->scratch = attention_->scratch_in_ring ? at(stages_.front().offset) : allocate_spare(floats);
+    return !attention_->scratch.empty();
+  }
+  void emit_attention_iteration() {
+    const auto &ops = bg_.operators();
+    const Ref k = tile_ref(ops[attention_->qk].inputs[1]), v = tile_ref(ops[attention_->ev].inputs[1]);
+    const Dims sk = k.element_strides(), sv = v.element_strides();
+    attention_->emit_iteration(p_, k.ptr, sk[sk.size() - 2], v.ptr, sv[sv.size() - 2]);
+    // Warps without keys issue the next copies.
+    block_.next_warp = attention_->warps % block_.warps();
+    block_.idle_warps = block_.warps() - attention_->warps;
+  }
+  void emit_attention_finish() {
+    // Warps still reading the last stages must be done before the scratch overwrites them.
+    if (attention_->scratch_in_ring) p_.line("__syncthreads();");
+    attention_->emit_finish(p_, accumulator_target(attention_->sum_ev), accumulator_target(attention_->sum_e),
+                            attention_->scratch, block_.threads);
+    dirty_same_index_.clear();  // emit_finish's barrier
+    dirty_other_.clear();
+    wrote_key(accumulator_key(attention_->sum_ev), true);
+    wrote_key(accumulator_key(attention_->sum_e), false);
   }
 
   // ---- tensor-core views ----
@@ -132,7 +252,7 @@ class CustomizedEmitter {
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operator &op = ops[i];
       if (op.kind != OpKind::kMatmul || phase(op.outputs[0]) != LoopPhase::kPerIteration ||
-          !ComputeEmitter::transposes(tile_ref(op.inputs[0]), tile_ref(op.inputs[1]), tile_ref(op.outputs[0]), true)) {
+          (attention_ && attention_->handles(i)) || !ComputeEmitter::transposes(tile_ref(op.inputs[0]), tile_ref(op.inputs[1]), tile_ref(op.outputs[0]), true)) {
         continue;
       }
       const Operator *epilogue = unary_consumer(op);
@@ -316,16 +436,28 @@ class CustomizedEmitter {
                                         group_of(op, dims_of(t), op.attributes.dtype) > 1;
     }
     for (int attempt = 0; attempt < 2; ++attempt) {
-      std::vector<bool> elsewhere = direct_;
-      for (size_t t = 0; t < elsewhere.size(); ++t) elsewhere[t] = elsewhere[t] || inlined_[t];
-      layout_ = plan_block_layout(bg_, 4, row_pad_, elsewhere);
-      const int64_t scratch_floats = (block_.warps() + 3) / 4 * 4;
-      block_.scratch[0] = at(layout_.floats);
-      block_.scratch[1] = at(layout_.floats + scratch_floats);
-      layout_.floats += 2 * scratch_floats;
-      stages_.clear();
-      depth_ = 0;
-      plan_stages();
+      // With attention in registers where it applies (its per-iteration tiles then get no room),
+      // else without.
+      for (const bool registers : {true, false}) {
+        attention_.reset();
+        if (registers) plan_register_attention();
+        if (registers && !attention_) continue;
+        std::vector<bool> elsewhere = direct_;
+        for (size_t t = 0; t < elsewhere.size(); ++t) elsewhere[t] = elsewhere[t] || inlined_[t];
+        if (attention_) {
+          const auto &ops = bg_.operators();
+          for (size_t i : {attention_->qk, attention_->exp, attention_->ev}) elsewhere[static_cast<size_t>(ops[i].outputs[0])] = true;
+        }
+        layout_ = plan_block_layout(bg_, 4, row_pad_, elsewhere);
+        const int64_t scratch_floats = (block_.warps() + 3) / 4 * 4;
+        block_.scratch[0] = at(layout_.floats);
+        block_.scratch[1] = at(layout_.floats + scratch_floats);
+        layout_.floats += 2 * scratch_floats;
+        stages_.clear();
+        depth_ = 0;
+        plan_stages();
+        if (!attention_ || place_attention_scratch()) break;
+      }
       if (depth_ > 0 || std::find(direct_.begin(), direct_.end(), true) == direct_.end()) return;
       direct_.assign(bg_.num_tensors(), false);
     }
@@ -986,7 +1118,8 @@ class CustomizedEmitter {
   std::vector<bool> inlined_;     // per tensor: computed by its only reader, never stored
   std::set<size_t> fused_into_;   // unary operators done in the epilogue of a matmul
   std::set<size_t> summed_in_epilogue_;  // accumulators a matmul's tensor-core path updates
-  std::map<size_t, std::string> fragment_arrays_;  // matmuls whose A's operands are in registers
+  std::map<size_t, std::string> fragment_arrays_;
+  std::optional<AttentionPlan> attention_;  // matmuls whose A's operands are in registers
   std::map<TensorId, Ref> tensor_core_views_;      // tiles the tensor-core code keeps a padded copy of
   std::set<size_t> prefetched_;   // inputs whose tiles prefetch_invariant_tiles reads
   std::vector<Stage> stages_;

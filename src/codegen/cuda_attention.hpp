@@ -1,0 +1,200 @@
+// Attention in registers: the µGraph code's path for a for-loop whose iteration is
+//
+//   A = Q·K (Q loop-invariant, K a 16-bit stage), E = exp(A), ΣE += E (row sums), Σ(E·V) += E·V
+//
+// (attention without its max, as the benchmark graphs write it, and the chunks of its split
+// loop), on sm_80 and newer. The generic code keeps every tile in shared memory as float32 and
+// runs E·V on TF32 mma with V widened: about 4 500 warp instructions per iteration of 16 query
+// rows against 128 keys on an H100, a fifth of them converting V. Here the iteration stays in
+// registers, as FlashAttention-2 does it: each warp takes all of the block's (at most 16) query
+// rows against its own share of the iteration's keys; Q·K is one mma.m16n8k16 per 8 keys and
+// 16 of Q's columns, with Q's fragments loaded once before the loop; exp(A) is taken relative to
+// the warp's running maximum of each row, so that its values lie in [0, 1] and go to the next
+// mma in the graph's own 16-bit type (E itself overflows float16: exp(13) > 65 504), straight
+// from the accumulators of the first (their layout is the A operand's of the second); V is read
+// by ldmatrix .trans from its stage as it is. Whenever a row's maximum grows, the warp's running
+// sums of that row are scaled down by exp(old − new).
+//
+// After the loop each warp scales its sums back by exp(maximum) and adds them to the µGraph's
+// accumulators in shared memory (through a scratch array: warps hold the same rows), which the
+// generic code then finishes: the values are the accumulators' own (Σ exp(A)·V and Σ exp(A)), up to rounding,
+// the maximum only keeping the 16-bit operands in range.
+#pragma once
+
+#include <string>
+
+#include "codegen/source_common.hpp"
+
+namespace yirage::codegen::cuda {
+
+struct RegisterAttention {
+  int64_t rows = 0;   // query rows of the block (≤ 16)
+  int64_t depth = 0;  // Q's columns = K's rows (a multiple of 16)
+  int64_t keys = 0;   // K's columns = V's rows per iteration
+  int64_t cols = 0;   // V's columns (a multiple of 16)
+  int64_t warps = 0;  // the warps that take keys (keys / warps is a multiple of 16)
+  std::string element;  // the 16-bit C++ type of K and V (yr_f16 or yr_bf16)
+
+  int64_t keys_per_warp() const { return keys / warps; }
+
+  // Whether the shapes fit this path for a block of `block_warps` warps; sets `warps`.
+  bool fits(int64_t block_warps) {
+    if (rows < 1 || rows > 16 || depth % 16 != 0 || cols % 16 != 0 || keys % 16 != 0) return false;
+    warps = std::min<int64_t>(block_warps, keys / 16);
+    return (keys / 16) % warps == 0;
+  }
+
+  // Before the loop, after the barrier that follows Q's tile (float32 at `q`, row stride
+  // `q_stride`): the warp's registers and Q's mma operands (rows past `rows` are zeros).
+  void emit_registers(Printer &p, const std::string &q, int64_t q_stride) const {
+    const std::string D = std::to_string(depth), M = std::to_string(rows), QS = std::to_string(q_stride);
+    p.line("const int att_lane = threadIdx.x & 31, att_warp = threadIdx.x >> 5, att_grp = att_lane >> 2, att_tig = att_lane & 3;");
+    p.line("unsigned att_q[" + std::to_string(depth / 16) + "][4];");
+    p.line("float att_o[" + std::to_string(cols / 8) + "][4] = {};");
+    p.line("float att_m0 = -INFINITY, att_m1 = -INFINITY, att_l0 = 0.0f, att_l1 = 0.0f;");
+    p.line("#pragma unroll");
+    p.open("for (int s = 0; s < " + std::to_string(depth / 16) + "; ++s)");
+    p.line("const float *r0 = " + q + " + att_grp * " + QS + " + s * 16 + 2 * att_tig;");
+    p.line("const float *r1 = r0 + 8 * " + QS + ";");
+    const std::string type = "static_cast<const " + element + " *>(nullptr)";
+    p.line("att_q[s][0] = att_grp < " + M + " ? yr_pack2(" + type + ", r0[0], r0[1]) : 0u;");
+    p.line("att_q[s][1] = att_grp + 8 < " + M + " ? yr_pack2(" + type + ", r1[0], r1[1]) : 0u;");
+    p.line("att_q[s][2] = att_grp < " + M + " ? yr_pack2(" + type + ", r0[8], r0[9]) : 0u;");
+    p.line("att_q[s][3] = att_grp + 8 < " + M + " ? yr_pack2(" + type + ", r1[8], r1[9]) : 0u;");
+    p.close();
+  }
+
+  // One iteration: K's stage at `k` (depth × keys, row stride `k_stride`), V's at `v` (keys ×
+  // cols, row stride `v_stride`), both typed 16-bit pointer expressions.
+  void emit_iteration(Printer &p, const std::string &k, int64_t k_stride, const std::string &v, int64_t v_stride) const {
+    const int64_t steps = keys_per_warp() / 16;  // k16 steps of E·V, two 8-key tiles of A each
+    const std::string KS = std::to_string(k_stride), VS = std::to_string(v_stride), KPW = std::to_string(keys_per_warp());
+    const std::string log2e = "1.4426950408889634f";
+    p.open("if (att_warp < " + std::to_string(warps) + ")");
+    // ldmatrix .trans of four 8×8 tiles, lanes 8·i…8·i + 7 addressing tile i's rows: rows k,
+    // k + 8 of columns c, then the same rows of columns c + 8. t[0], t[1] are then the B
+    // operands of columns c…c + 7 for a k16 step, t[2], t[3] those of c + 8…c + 15, each pair in
+    // consecutive registers as the mma takes it (other orders cost register moves).
+    p.line("const " + element + " *att_k = " + k + " + (((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " + KS +
+           " + att_warp * " + KPW + " + (att_lane >> 4) * 8;");
+    p.line("float att_s[" + std::to_string(2 * steps) + "][4] = {};");
+    p.line("#pragma unroll");
+    p.open("for (int s = 0; s < " + std::to_string(depth / 16) + "; ++s)");
+    p.line("#pragma unroll");
+    p.open("for (int j = 0; j < " + std::to_string(steps) + "; ++j)");
+    p.line("unsigned t[4];");
+    p.line("yr_ldmatrix_t4(att_k + s * 16 * " + KS + " + j * 16, t);");
+    p.line("yr_mma16(att_k, att_s[2 * j], att_q[s][0], att_q[s][1], att_q[s][2], att_q[s][3], t[0], t[1]);");
+    p.line("yr_mma16(att_k, att_s[2 * j + 1], att_q[s][0], att_q[s][1], att_q[s][2], att_q[s][3], t[2], t[3]);");
+    p.close();
+    p.close();
+    // The rows' maxima over the warp's keys: a lane holds rows grp (values 0, 1) and grp + 8
+    // (values 2, 3); the 4 lanes of a row meet by shuffles.
+    p.line("float att_x0 = -INFINITY, att_x1 = -INFINITY;");
+    p.line("#pragma unroll");
+    p.open("for (int j = 0; j < " + std::to_string(2 * steps) + "; ++j)");
+    p.line("att_x0 = fmaxf(att_x0, fmaxf(att_s[j][0], att_s[j][1]));");
+    p.line("att_x1 = fmaxf(att_x1, fmaxf(att_s[j][2], att_s[j][3]));");
+    p.close();
+    p.open("for (int off = 1; off < 4; off *= 2)");
+    p.line("att_x0 = fmaxf(att_x0, __shfl_xor_sync(0xffffffffu, att_x0, off));");
+    p.line("att_x1 = fmaxf(att_x1, __shfl_xor_sync(0xffffffffu, att_x1, off));");
+    p.close();
+    // The new maxima (in log2 units; 0 while a row has seen only −∞, whose exp is 0 anyway),
+    // and the factor that brings the sums so far to them (0 at the first finite maximum).
+    p.line("const float att_n0 = fmaxf(att_m0, att_x0), att_n1 = fmaxf(att_m1, att_x1);");
+    p.line("const float att_b0 = att_n0 == -INFINITY ? 0.0f : att_n0 * " + log2e + ";");
+    p.line("const float att_b1 = att_n1 == -INFINITY ? 0.0f : att_n1 * " + log2e + ";");
+    p.line("const float att_r0 = yr_exp2(att_m0 * " + log2e + " - att_b0), att_r1 = yr_exp2(att_m1 * " + log2e + " - att_b1);");
+    p.line("att_m0 = att_n0;");
+    p.line("att_m1 = att_n1;");
+    // Only where some row's maximum grew (rarely, once the first keys are seen): a warp-wide
+    // test instead of 2 · cols multiplications per lane.
+    p.open("if (__any_sync(0xffffffffu, att_r0 != 1.0f || att_r1 != 1.0f))");
+    p.line("att_l0 *= att_r0;");
+    p.line("att_l1 *= att_r1;");
+    p.line("#pragma unroll");
+    p.open("for (int c = 0; c < " + std::to_string(cols / 8) + "; ++c)");
+    p.line("att_o[c][0] *= att_r0;");
+    p.line("att_o[c][1] *= att_r0;");
+    p.line("att_o[c][2] *= att_r1;");
+    p.line("att_o[c][3] *= att_r1;");
+    p.close();
+    p.close();
+    // exp(A − max) in [0, 1]: its float sums, and its 16-bit values as E·V's A operands (the two
+    // 8-key tiles of a k16 step: rows grp, grp + 8 at keys 2·tig, 2·tig + 1 and 8 keys on).
+    p.line("const " + element + " *att_v = " + v + " + (att_warp * " + KPW + " + ((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " +
+           VS + " + (att_lane >> 4) * 8;");
+    p.line("#pragma unroll");
+    p.open("for (int j = 0; j < " + std::to_string(steps) + "; ++j)");
+    p.line("float e[2][4];");
+    p.line("#pragma unroll");
+    p.open("for (int h = 0; h < 2; ++h)");
+    p.line("e[h][0] = yr_exp2(fmaf(att_s[2 * j + h][0], " + log2e + ", -att_b0));");
+    p.line("e[h][1] = yr_exp2(fmaf(att_s[2 * j + h][1], " + log2e + ", -att_b0));");
+    p.line("e[h][2] = yr_exp2(fmaf(att_s[2 * j + h][2], " + log2e + ", -att_b1));");
+    p.line("e[h][3] = yr_exp2(fmaf(att_s[2 * j + h][3], " + log2e + ", -att_b1));");
+    p.close();
+    p.line("att_l0 += (e[0][0] + e[0][1]) + (e[1][0] + e[1][1]);");
+    p.line("att_l1 += (e[0][2] + e[0][3]) + (e[1][2] + e[1][3]);");
+    p.line("const unsigned a0 = yr_pack2(att_v, e[0][0], e[0][1]), a1 = yr_pack2(att_v, e[0][2], e[0][3]);");
+    p.line("const unsigned a2 = yr_pack2(att_v, e[1][0], e[1][1]), a3 = yr_pack2(att_v, e[1][2], e[1][3]);");
+    p.line("#pragma unroll");
+    p.open("for (int c = 0; c < " + std::to_string(cols / 16) + "; ++c)");
+    p.line("unsigned t[4];");
+    p.line("yr_ldmatrix_t4(att_v + j * 16 * " + VS + " + c * 16, t);");
+    p.line("yr_mma16(att_v, att_o[2 * c], a0, a1, a2, a3, t[0], t[1]);");
+    p.line("yr_mma16(att_v, att_o[2 * c + 1], a0, a1, a2, a3, t[2], t[3]);");
+    p.close();
+    p.close();
+    p.close();
+  }
+
+  // After the loop: each warp's sums, scaled back by exp(maximum), into the accumulators: Σ E·V
+  // at `ev` (rows × cols, compact), by way of `scratch` (warps × rows × cols floats: each warp
+  // writes its share, a barrier, then every element is summed by the thread that owns it in
+  // block-wide loops; atomic float adds to shared memory are compare-and-swap loops, which 8
+  // warps adding to the same elements made slower than the whole iteration), and each row's Σ E
+  // into column `warp` of the row-sum state at `e_state` (rows × keys, compact; its row
+  // reduction comes after).
+  void emit_finish(Printer &p, const std::string &ev, const std::string &e_state, const std::string &scratch,
+                   int64_t threads) const {
+    const std::string M = std::to_string(rows), C = std::to_string(cols), N = std::to_string(keys);
+    const std::string share = std::to_string(rows * cols), log2e = "1.4426950408889634f";
+    p.open("if (att_warp < " + std::to_string(warps) + ")");
+    p.open("for (int off = 1; off < 4; off *= 2)");
+    p.line("att_l0 += __shfl_xor_sync(0xffffffffu, att_l0, off);");
+    p.line("att_l1 += __shfl_xor_sync(0xffffffffu, att_l1, off);");
+    p.close();
+    p.line("const float att_f0 = yr_exp2(att_m0 * " + log2e + "), att_f1 = yr_exp2(att_m1 * " + log2e + ");");
+    p.line("float *att_part = " + scratch + " + att_warp * " + share + " + 2 * att_tig;");
+    p.open("if (att_grp < " + M + ")");
+    p.line("#pragma unroll");
+    p.open("for (int c = 0; c < " + std::to_string(cols / 8) + "; ++c)");
+    p.line("*reinterpret_cast<float2 *>(att_part + att_grp * " + C + " + c * 8) = make_float2(att_o[c][0] * att_f0, att_o[c][1] * att_f0);");
+    p.close();
+    p.line("if (att_tig == 0) " + e_state + "[att_grp * " + N + " + att_warp] += att_l0 * att_f0;");
+    p.close();
+    p.open("if (att_grp + 8 < " + M + ")");
+    p.line("#pragma unroll");
+    p.open("for (int c = 0; c < " + std::to_string(cols / 8) + "; ++c)");
+    p.line("*reinterpret_cast<float2 *>(att_part + (att_grp + 8) * " + C + " + c * 8) = make_float2(att_o[c][2] * att_f1, att_o[c][3] * att_f1);");
+    p.close();
+    p.line("if (att_tig == 0) " + e_state + "[(att_grp + 8) * " + N + " + att_warp] += att_l1 * att_f1;");
+    p.close();
+    p.close();
+    p.line("__syncthreads();");
+    const int64_t n = rows * cols, count = (n + threads - 1) / threads;
+    p.line("#pragma unroll");
+    p.open("for (int u = 0; u < " + std::to_string(count) + "; ++u)");
+    p.line("const int e = static_cast<int>(threadIdx.x) + u * " + std::to_string(threads) + ";");
+    if (n % threads != 0) p.line("if (e >= " + std::to_string(n) + ") break;");
+    p.line("float total = 0.0f;");
+    p.line("#pragma unroll");
+    p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) total += " + scratch + "[w * " + share + " + e];");
+    p.line(ev + "[e] += total;");
+    p.close();
+  }
+};
+
+}  // namespace yirage::codegen::cuda
