@@ -17,9 +17,15 @@ namespace yirage::search {
 namespace {
 
 // Appends every property and option as text: readable when debugging, and exact.
+// The enumeration's revision, part of every request: a result cached by a search that tried
+// other candidates (other grid sizes, no split loops) answers another question. Raised whenever
+// what the search enumerates changes.
+constexpr int kSearchRevision = 2;
+
 std::string request_text(const SearchOptions &o) {
   std::ostringstream s;
   s.precision(17);
+  s << "search revision " << kSearchRevision << '\n';
   const TargetProperties &t = o.target;
   s << "target " << t.name << ' ' << static_cast<int>(t.kind) << ' ' << t.compute_units << ' '
     << t.max_threads_per_block << ' ' << t.max_blocks_per_compute_unit << ' '

@@ -77,8 +77,8 @@ std::vector<int64_t> spread_powers(int64_t extent, int64_t limit, size_t count) 
   return picked;
 }
 
-// Block counts to try on a grid axis splitting `extent` elements: enough blocks to fill the
-// device, not so many that tiles shrink below the SIMD / warp width.
+}  // namespace
+
 std::vector<int64_t> grid_sizes(const SearchOptions &o, int64_t extent, size_t axis) {
   if (o.fixed_grid) {
     const int64_t g = (*o.fixed_grid)[axis];
@@ -93,8 +93,23 @@ std::vector<int64_t> grid_sizes(const SearchOptions &o, int64_t extent, size_t a
   }
   const TargetProperties &t = o.target;
   const int64_t slots = t.compute_units * std::max<int64_t>(1, t.max_blocks_per_compute_unit);
-  return spread_powers(extent, std::max<int64_t>(2, 4 * slots), 3);
+  std::vector<int64_t> sizes = spread_powers(extent, std::max<int64_t>(2, 4 * slots), 3);
+  // Tiles as tall as the matrix unit, where that leaves fewer blocks than compute units (an
+  // axis the spread above jumps over: attention's 256 query rows get 256, 32 and 2 blocks, and
+  // 16 blocks of 16 rows, one mma tile each, run it fastest in registers on an H100).
+  const int64_t rows = t.matrix_unit[0];
+  if (rows > 1 && extent % rows == 0) {
+    const int64_t blocks = extent / rows;
+    if (blocks >= 2 && blocks < t.compute_units && (blocks & (blocks - 1)) == 0 &&
+        std::find(sizes.begin(), sizes.end(), blocks) == sizes.end()) {
+      sizes.push_back(blocks);
+      std::sort(sizes.rbegin(), sizes.rend());
+    }
+  }
+  return sizes;
 }
+
+namespace {
 
 std::vector<int64_t> loop_sizes(const SearchOptions &o, int64_t extent) {
   std::vector<int64_t> fit;

@@ -117,4 +117,10 @@ struct SearchResult {
 
 SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &options);
 
+// The block counts the search tries on grid axis `axis` (0-2) over `extent` elements, largest
+// first: options.fixed_grid's or options.grid_candidates' that divide it, else up to three
+// powers of two spread from the most that fill the device to 2, and the count whose tiles are as
+// tall as the target's matrix unit where that leaves fewer blocks than compute units.
+std::vector<int64_t> grid_sizes(const SearchOptions &options, int64_t extent, size_t axis);
+
 }  // namespace yirage::search

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <set>
 
 #include "benchmark_ugraphs.hpp"
 #include "ir/block_graph.hpp"
@@ -117,6 +116,23 @@ TEST(Superoptimizer, ProfilesSplitLoopsAndTheCheapestOfEveryKernelCount) {
   // Measured faster, an unsplit candidate comes first.
   EXPECT_EQ(r.candidates.front().measured_seconds, 1e-5);
   EXPECT_EQ(r.candidates.front().description.find("loop split over"), std::string::npos);
+}
+
+// Grid sizes: a spread of powers of two per axis plus, where it leaves fewer blocks than compute
+// units, the count whose tiles are as tall as the matrix unit (attention's 256 query rows: 256,
+// 32, 2 and 16 blocks of 16 rows on an H100).
+TEST(Superoptimizer, TriesTilesAsTallAsTheMatrixUnit) {
+  SearchOptions o = small_options();
+  EXPECT_EQ(grid_sizes(o, 256, 1), (std::vector<int64_t>{256, 32, 16, 2}));
+  EXPECT_EQ(grid_sizes(o, 64, 1), (std::vector<int64_t>{64, 16, 4, 2}));
+  EXPECT_EQ(grid_sizes(o, 4096, 1), (std::vector<int64_t>{4096, 128, 2})) << "256 tiles of 16 fill the device";
+  EXPECT_EQ(grid_sizes(o, 8, 0), (std::vector<int64_t>{8, 4, 2})) << "8 rows: no tile of 16";
+  o.target.matrix_unit = {8, 8, 8};
+  EXPECT_EQ(grid_sizes(o, 256, 1), (std::vector<int64_t>{256, 32, 2})) << "32 tiles of 8: already there";
+  o.target.matrix_unit = {0, 0, 0};
+  EXPECT_EQ(grid_sizes(o, 256, 1), (std::vector<int64_t>{256, 32, 2})) << "no matrix unit";
+  o.fixed_grid = std::array<int64_t, 3>{2, 16, 1};
+  EXPECT_EQ(grid_sizes(o, 256, 1), (std::vector<int64_t>{16}));
 }
 
 TEST(Superoptimizer, StopsAtTheBudgetWithWhatItVerified) {
