@@ -168,20 +168,19 @@ struct RegisterAttention {
     p.close();
     p.line("const float att_f0 = yr_exp2(att_m0 * " + log2e + "), att_f1 = yr_exp2(att_m1 * " + log2e + ");");
     p.line("float *att_part = " + scratch + " + att_warp * " + share + " + 2 * att_tig;");
-    p.open("if (att_grp < " + M + ")");
-    p.line("#pragma unroll");
-    p.open("for (int c = 0; c < " + std::to_string(cols / 8) + "; ++c)");
-    p.line("*reinterpret_cast<float2 *>(att_part + att_grp * " + C + " + c * 8) = make_float2(att_o[c][0] * att_f0, att_o[c][1] * att_f0);");
-    p.close();
-    p.line("if (att_tig == 0) " + e_state + "[att_grp * " + N + " + att_warp] += att_l0 * att_f0;");
-    p.close();
-    p.open("if (att_grp + 8 < " + M + ")");
-    p.line("#pragma unroll");
-    p.open("for (int c = 0; c < " + std::to_string(cols / 8) + "; ++c)");
-    p.line("*reinterpret_cast<float2 *>(att_part + (att_grp + 8) * " + C + " + c * 8) = make_float2(att_o[c][2] * att_f1, att_o[c][3] * att_f1);");
-    p.close();
-    p.line("if (att_tig == 0) " + e_state + "[(att_grp + 8) * " + N + " + att_warp] += att_l1 * att_f1;");
-    p.close();
+    // Rows grp (values 0, 1 of each accumulator) and grp + 8 (values 2, 3).
+    for (int r = 0; r < 2; ++r) {
+      const std::string row = r == 0 ? "att_grp" : "(att_grp + 8)", R = std::to_string(r);
+      const std::string f = "att_f" + R, first = std::to_string(2 * r), second = std::to_string(2 * r + 1);
+      p.open("if (" + row + " < " + M + ")");
+      p.line("#pragma unroll");
+      p.open("for (int c = 0; c < " + std::to_string(cols / 8) + "; ++c)");
+      p.line("*reinterpret_cast<float2 *>(att_part + " + row + " * " + C + " + c * 8) = make_float2(att_o[c][" + first +
+             "] * " + f + ", att_o[c][" + second + "] * " + f + ");");
+      p.close();
+      p.line("if (att_tig == 0) " + e_state + "[" + row + " * " + N + " + att_warp] += att_l" + R + " * " + f + ";");
+      p.close();
+    }
     p.close();
     p.line("__syncthreads();");
     const int64_t n = rows * cols, count = (n + threads - 1) / threads;
