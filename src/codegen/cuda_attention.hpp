@@ -6,8 +6,9 @@
 // loop), on sm_80 and newer. The generic code keeps every tile in shared memory as float32 and
 // runs E·V on TF32 mma with V widened: about 4 500 warp instructions per iteration of 16 query
 // rows against 128 keys on an H100, a fifth of them converting V. Here the iteration stays in
-// registers, as FlashAttention-2 does it: each warp takes all of the block's (at most 16) query
-// rows against its own share of the iteration's keys; Q·K is one mma.m16n8k16 per 8 keys and
+// registers, as FlashAttention-2 does it: each warp takes 16 of the block's query rows against
+// its share of the iteration's keys (all of them where the block has as many row tiles of 16 as
+// warps); Q·K is one mma.m16n8k16 per 8 keys and
 // 16 of Q's columns, with Q's fragments loaded once before the loop; exp(A) is taken relative to
 // the warp's running maximum of each row, so that its values lie in [0, 1] and go to the next
 // mma in the graph's own 16-bit type (E itself overflows float16: exp(13) > 65 504), straight
@@ -16,7 +17,7 @@
 // sums of that row are scaled down by exp(old − new).
 //
 // After the loop each warp scales its sums back by exp(maximum) and adds them to the µGraph's
-// accumulators in shared memory (through a scratch array: warps hold the same rows), which the
+// accumulators in shared memory (through a scratch array where warps hold the same rows), which the
 // generic code then finishes: the values are the accumulators' own (Σ exp(A)·V and Σ exp(A)), up to rounding,
 // the maximum only keeping the 16-bit operands in range.
 #pragma once
@@ -28,39 +29,56 @@
 namespace yirage::codegen::cuda {
 
 struct RegisterAttention {
-  int64_t rows = 0;   // query rows of the block (≤ 16)
+  int64_t rows = 0;   // query rows of the block (≤ 16 per warp)
   int64_t depth = 0;  // Q's columns = K's rows (a multiple of 16)
   int64_t keys = 0;   // K's columns = V's rows per iteration
   int64_t cols = 0;   // V's columns (a multiple of 16)
-  int64_t warps = 0;  // the warps that take keys (keys / warps is a multiple of 16)
+  // Warp w takes the 16 rows of row tile w % row_tiles against key share w / row_tiles; `warps`
+  // = row_tiles · shares take part, the block's others only issue copies.
+  int64_t row_tiles = 0;
+  int64_t shares = 0;
+  int64_t warps = 0;
   std::string element;  // the 16-bit C++ type of K and V (yr_f16 or yr_bf16)
 
-  int64_t keys_per_warp() const { return keys / warps; }
+  int64_t keys_per_warp() const { return keys / shares; }
+  // Where the shares of the same rows meet after the loop (none with one share): their Σ E·V,
+  // then their Σ E.
+  int64_t scratch_floats() const { return shares > 1 ? shares * rows * (cols + 1) : 0; }
 
-  // Whether the shapes fit this path for a block of `block_warps` warps; sets `warps`.
+  // Whether the shapes fit this path for a block of `block_warps` warps; sets the warps' split.
+  // Rows go to different warps first (each extra row tile reads K and V once more from shared
+  // memory, each extra share adds a scratch pass), then the keys: as many shares of a multiple
+  // of 16 keys as the remaining warps allow.
   bool fits(int64_t block_warps) {
-    if (rows < 1 || rows > 16 || depth % 16 != 0 || cols % 16 != 0 || keys % 16 != 0) return false;
-    warps = std::min<int64_t>(block_warps, keys / 16);
-    return (keys / 16) % warps == 0;
+    if (rows < 1 || depth % 16 != 0 || cols % 16 != 0 || keys % 16 != 0) return false;
+    row_tiles = (rows + 15) / 16;
+    if (row_tiles > block_warps) return false;
+    shares = std::min<int64_t>(block_warps / row_tiles, keys / 16);
+    while ((keys / 16) % shares != 0) --shares;
+    warps = row_tiles * shares;
+    return true;
   }
 
   // Before the loop, after the barrier that follows Q's tile (float32 at `q`, row stride
   // `q_stride`): the warp's registers and Q's mma operands (rows past `rows` are zeros).
   void emit_registers(Printer &p, const std::string &q, int64_t q_stride) const {
     const std::string D = std::to_string(depth), M = std::to_string(rows), QS = std::to_string(q_stride);
+    const std::string T = std::to_string(row_tiles);
     p.line("const int att_lane = threadIdx.x & 31, att_warp = threadIdx.x >> 5, att_grp = att_lane >> 2, att_tig = att_lane & 3;");
+    // The warp's first row and its share of the keys.
+    p.line("const int att_row = att_warp % " + T + " * 16, att_share = att_warp / " + T + ";");
     p.line("unsigned att_q[" + std::to_string(depth / 16) + "][4];");
     p.line("float att_o[" + std::to_string(cols / 8) + "][4] = {};");
     p.line("float att_m0 = -INFINITY, att_m1 = -INFINITY, att_l0 = 0.0f, att_l1 = 0.0f;");
     p.line("#pragma unroll");
     p.open("for (int s = 0; s < " + std::to_string(depth / 16) + "; ++s)");
-    p.line("const float *r0 = " + q + " + att_grp * " + QS + " + s * 16 + 2 * att_tig;");
+    p.line("const float *r0 = " + q + " + (att_row + att_grp) * " + QS + " + s * 16 + 2 * att_tig;");
     p.line("const float *r1 = r0 + 8 * " + QS + ";");
     const std::string type = "static_cast<const " + element + " *>(nullptr)";
-    p.line("att_q[s][0] = att_grp < " + M + " ? yr_pack2(" + type + ", r0[0], r0[1]) : 0u;");
-    p.line("att_q[s][1] = att_grp + 8 < " + M + " ? yr_pack2(" + type + ", r1[0], r1[1]) : 0u;");
-    p.line("att_q[s][2] = att_grp < " + M + " ? yr_pack2(" + type + ", r0[8], r0[9]) : 0u;");
-    p.line("att_q[s][3] = att_grp + 8 < " + M + " ? yr_pack2(" + type + ", r1[8], r1[9]) : 0u;");
+    p.line("att_q[s][0] = att_row + att_grp < " + M + " ? yr_pack2(" + type + ", r0[0], r0[1]) : 0u;");
+    p.line("att_q[s][1] = att_row + att_grp + 8 < " + M + " ? yr_pack2(" + type + ", r1[0], r1[1]) : 0u;");
+    p.line("att_q[s][2] = att_row + att_grp < " + M + " ? yr_pack2(" + type + ", r0[8], r0[9]) : 0u;");
+    p.line("att_q[s][3] = att_row + att_grp + 8 < " + M + " ? yr_pack2(" + type + ", r1[8], r1[9]) : 0u;");
     p.close();
   }
 
@@ -76,7 +94,7 @@ struct RegisterAttention {
     // operands of columns c…c + 7 for a k16 step, t[2], t[3] those of c + 8…c + 15, each pair in
     // consecutive registers as the mma takes it (other orders cost register moves).
     p.line("const " + element + " *att_k = " + k + " + (((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " + KS +
-           " + att_warp * " + KPW + " + (att_lane >> 4) * 8;");
+           " + att_share * " + KPW + " + (att_lane >> 4) * 8;");
     p.line("float att_s[" + std::to_string(2 * steps) + "][4] = {};");
     p.line("#pragma unroll");
     p.open("for (int s = 0; s < " + std::to_string(depth / 16) + "; ++s)");
@@ -123,7 +141,7 @@ struct RegisterAttention {
     p.close();
     // exp(A − max) in [0, 1]: its float sums, and its 16-bit values as E·V's A operands (the two
     // 8-key tiles of a k16 step: rows grp, grp + 8 at keys 2·tig, 2·tig + 1 and 8 keys on).
-    p.line("const " + element + " *att_v = " + v + " + (att_warp * " + KPW + " + ((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " +
+    p.line("const " + element + " *att_v = " + v + " + (att_share * " + KPW + " + ((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " +
            VS + " + (att_lane >> 4) * 8;");
     p.line("#pragma unroll");
     p.open("for (int j = 0; j < " + std::to_string(steps) + "; ++j)");
@@ -151,38 +169,46 @@ struct RegisterAttention {
   }
 
   // After the loop: each warp's sums, scaled back by exp(maximum), into the accumulators: Σ E·V
-  // at `ev` (rows × cols, compact), by way of `scratch` (warps × rows × cols floats: each warp
-  // writes its share, a barrier, then every element is summed by the thread that owns it in
-  // block-wide loops; atomic float adds to shared memory are compare-and-swap loops, which 8
-  // warps adding to the same elements made slower than the whole iteration), and each row's Σ E
-  // into column `warp` of the row-sum state at `e_state` (rows × keys, compact; its row
-  // reduction comes after).
-  void emit_finish(Printer &p, const std::string &ev, const std::string &e_state, const std::string &scratch,
+  // at `ev` (rows × cols, compact) and Σ E at `e_sum` (one per row: the row sums are the warps',
+  // the accumulator keeps no rows × keys state), then a barrier. With several shares of the
+  // keys, the shares of the same rows meet in `scratch` (scratch_floats(): each warp writes its
+  // part, a barrier, then every element is summed by the thread that owns it in block-wide
+  // loops; atomic float adds to shared memory are compare-and-swap loops, which 8 warps adding
+  // to the same elements made slower than the whole iteration).
+  void emit_finish(Printer &p, const std::string &ev, const std::string &e_sum, const std::string &scratch,
                    int64_t threads) const {
-    const std::string M = std::to_string(rows), C = std::to_string(cols), N = std::to_string(keys);
-    const std::string share = std::to_string(rows * cols), log2e = "1.4426950408889634f";
+    const std::string M = std::to_string(rows), C = std::to_string(cols);
+    const std::string part = std::to_string(rows * cols), log2e = "1.4426950408889634f";
+    const std::string sums = "(" + scratch + " + " + std::to_string(shares * rows * cols) + ")";  // the shares' Σ E
     p.open("if (att_warp < " + std::to_string(warps) + ")");
     p.open("for (int off = 1; off < 4; off *= 2)");
     p.line("att_l0 += __shfl_xor_sync(0xffffffffu, att_l0, off);");
     p.line("att_l1 += __shfl_xor_sync(0xffffffffu, att_l1, off);");
     p.close();
     p.line("const float att_f0 = yr_exp2(att_m0 * " + log2e + "), att_f1 = yr_exp2(att_m1 * " + log2e + ");");
-    p.line("float *att_part = " + scratch + " + att_warp * " + share + " + 2 * att_tig;");
+    // One share: each element has one owner, which adds to the accumulator itself.
+    const bool direct = shares == 1;
+    p.line("float *att_part = " + (direct ? ev : scratch + " + att_share * " + part) + " + 2 * att_tig;");
     // Rows grp (values 0, 1 of each accumulator) and grp + 8 (values 2, 3).
     for (int r = 0; r < 2; ++r) {
-      const std::string row = r == 0 ? "att_grp" : "(att_grp + 8)", R = std::to_string(r);
+      const std::string row = r == 0 ? "(att_row + att_grp)" : "(att_row + att_grp + 8)", R = std::to_string(r);
       const std::string f = "att_f" + R, first = std::to_string(2 * r), second = std::to_string(2 * r + 1);
       p.open("if (" + row + " < " + M + ")");
       p.line("#pragma unroll");
       p.open("for (int c = 0; c < " + std::to_string(cols / 8) + "; ++c)");
-      p.line("*reinterpret_cast<float2 *>(att_part + " + row + " * " + C + " + c * 8) = make_float2(att_o[c][" + first +
-             "] * " + f + ", att_o[c][" + second + "] * " + f + ");");
+      p.line("float2 *const to = reinterpret_cast<float2 *>(att_part + " + row + " * " + C + " + c * 8);");
+      const std::string value = "att_o[c][" + first + "] * " + f + ", att_o[c][" + second + "] * " + f;
+      p.line(direct ? "*to = make_float2(to->x + " + value.substr(0, value.find(',')) + ", to->y +" +
+                          value.substr(value.find(',') + 1) + ");"
+                    : "*to = make_float2(" + value + ");");
       p.close();
-      p.line("if (att_tig == 0) " + e_state + "[" + row + " * " + N + " + att_warp] += att_l" + R + " * " + f + ";");
+      const std::string sum = direct ? e_sum + "[" + row + "] +=" : sums + "[att_share * " + M + " + " + row + "] =";
+      p.line("if (att_tig == 0) " + sum + " att_l" + R + " * " + f + ";");
       p.close();
     }
     p.close();
     p.line("__syncthreads();");
+    if (direct) return;
     const int64_t n = rows * cols, count = (n + threads - 1) / threads;
     p.line("#pragma unroll");
     p.open("for (int u = 0; u < " + std::to_string(count) + "; ++u)");
@@ -190,8 +216,14 @@ struct RegisterAttention {
     if (n % threads != 0) p.line("if (e >= " + std::to_string(n) + ") break;");
     p.line("float total = 0.0f;");
     p.line("#pragma unroll");
-    p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) total += " + scratch + "[w * " + share + " + e];");
+    p.line("for (int w = 0; w < " + std::to_string(shares) + "; ++w) total += " + scratch + "[w * " + part + " + e];");
     p.line(ev + "[e] += total;");
+    p.close();
+    p.open("if (threadIdx.x < " + M + ")");
+    p.line("float total = 0.0f;");
+    p.line("#pragma unroll");
+    p.line("for (int w = 0; w < " + std::to_string(shares) + "; ++w) total += " + sums + "[w * " + M + " + threadIdx.x];");
+    p.line(e_sum + "[threadIdx.x] += total;");
     p.close();
   }
 };

@@ -118,6 +118,15 @@ static __device__ __forceinline__ void yr_cp16(void *dst, const void *src) {
   *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
 #endif
 }
+// 4 bytes (cp.async.ca: sizes under 16 go through L1): a float tile without 16-byte groups.
+static __device__ __forceinline__ void yr_cp4(void *dst, const void *src) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(d), "l"(src) : "memory");
+#else
+  *reinterpret_cast<unsigned *>(dst) = *reinterpret_cast<const unsigned *>(src);
+#endif
+}
 static __device__ __forceinline__ void yr_cp_commit() {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;" ::: "memory");

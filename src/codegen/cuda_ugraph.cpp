@@ -130,7 +130,7 @@ class CustomizedEmitter {
   // ---- attention in registers (cuda_attention.hpp) ----
   struct AttentionPlan : RegisterAttention {
     size_t qk = 0, exp = 0, ev = 0, sum_ev = 0, sum_e = 0;  // the operators it runs
-    std::string scratch;  // warps × rows × cols floats where the warps' sums meet
+    std::string scratch;  // scratch_floats() where the warps' sums meet (empty: none needed)
     bool scratch_in_ring = false;  // the load pipeline's stages, free after the loop
     bool handles(size_t i) const { return i == qk || i == exp || i == ev || i == sum_ev || i == sum_e; }
   };
@@ -210,8 +210,9 @@ class CustomizedEmitter {
   // The scratch array: the stages of the load pipeline where they are large enough (no copy is
   // in flight after the loop), else room past everything else. False where neither fits.
   bool place_attention_scratch() {
+    const int64_t floats = attention_->scratch_floats();
+    if (floats == 0) return true;
     if (depth_ == 0) return false;
-    const int64_t floats = attention_->warps * attention_->rows * attention_->cols;
     int64_t ring = 0;
     for (const Stage &st : stages_) ring += depth_ * st.floats;
     attention_->scratch_in_ring = ring >= floats;
@@ -442,13 +443,16 @@ class CustomizedEmitter {
         attention_.reset();
         if (registers) plan_register_attention();
         if (registers && !attention_) continue;
-        std::vector<bool> elsewhere = direct_;
+        std::vector<bool> elsewhere = direct_, sums_elsewhere;
         for (size_t t = 0; t < elsewhere.size(); ++t) elsewhere[t] = elsewhere[t] || inlined_[t];
         if (attention_) {
           const auto &ops = bg_.operators();
           for (size_t i : {attention_->qk, attention_->exp, attention_->ev}) elsewhere[static_cast<size_t>(ops[i].outputs[0])] = true;
+          // Σ E's row sums are the warps' (no rows × keys state to clear and reduce).
+          sums_elsewhere.assign(ops.size(), false);
+          sums_elsewhere[attention_->sum_e] = true;
         }
-        layout_ = plan_block_layout(bg_, 4, row_pad_, elsewhere);
+        layout_ = plan_block_layout(bg_, 4, row_pad_, elsewhere, sums_elsewhere);
         const int64_t scratch_floats = (block_.warps() + 3) / 4 * 4;
         block_.scratch[0] = at(layout_.floats);
         block_.scratch[1] = at(layout_.floats + scratch_floats);
@@ -568,15 +572,22 @@ class CustomizedEmitter {
   };
 
   // The ring's depth: the deepest of 4, 3, 2 whose stages fit beside the tiles in a block's
-  // shared memory (0 if 2 do not). Where the device is known and that leaves more blocks than
+  // shared memory (0 if 2 do not); up to the whole loop (at most 16) where all of its stages
+  // take at most 32 KiB: a loop that moves that little per iteration (a split loop's sum of
+  // parts) is bound by the latency of its copies, which are then all in flight from the start
+  // (on an H100, with 4-byte stages for its row sums: attention's sum of 8 parts 5.1 -> 4.4 us,
+  // of 4 parts 4.3 -> 3.8, Nsight Compute at boost clock). Where the device is known and that leaves more blocks than
   // its multiprocessors hold at once, the deepest that holds them all, or 2: blocks that wait
   // for a second wave cost more than a shallower ring (on an H100, attention split over keys
   // into 256 blocks of 8 iterations: 31.6 -> 27.1 us with 2 stages instead of 4).
+  static constexpr int64_t kSmallRingBytes = 32 * 1024, kMaxRingDepth = 16;
   int ring_depth(int64_t stage_floats) const {
     const int64_t blocks = bg_.config().grid[0] * bg_.config().grid[1] * bg_.config().grid[2];
     const bool known = target_.multiprocessors > 0 && target_.shared_bytes_per_multiprocessor > 0;
+    const int64_t range = bg_.config().forloop_range;
+    const int64_t deepest = range * stage_floats * 4 <= kSmallRingBytes ? std::min(range, kMaxRingDepth) : 4;
     int chosen = 0;
-    for (int depth = 4; depth >= 2; --depth) {
+    for (int depth = static_cast<int>(deepest); depth >= 2; --depth) {
       const int64_t bytes = (layout_.floats + depth * stage_floats) * 4;
       if (target_.max_shared_bytes > 0 && bytes > target_.max_shared_bytes) continue;
       chosen = depth;
@@ -591,7 +602,10 @@ class CustomizedEmitter {
     if (bg_.config().forloop_range < 2) return;
     int64_t stage_floats = 0;
     each_input_tile([&](const Operator &op, size_t input, const Dims &tile_dims, int64_t group) {
-      if (group == 1 || phase(op.outputs[0]) != LoopPhase::kPerIteration) return;
+      // float32 tiles without 16-byte groups are copied 4 bytes at a time (yr_cp4); 16-bit ones
+      // are read directly in the loop.
+      if (phase(op.outputs[0]) != LoopPhase::kPerIteration) return;
+      if (group == 1 && dtype_size(op.attributes.dtype) != 4) return;
       // A direct stage's rows are padded by 8 elements: 16 bytes keep cp.async aligned, and rows
       // 4 apart then fall 2 ways into the banks instead of 4.
       Dims padded = tile_dims;
@@ -645,12 +659,14 @@ class CustomizedEmitter {
       const Dims &tile_dims = dims_of(st.op->outputs[0]);
       Dims gg = row_major_strides(st.op->attributes.sizes), gt = st.strides;
       gg.back() = gt.back() = st.group;
-      p_.open("if (" + aligned_name(tensor) + ")");
+      const bool words = st.group == 1;  // 4-byte copies: any float tensor is aligned for them
+      p_.open(words ? "" : "if (" + aligned_name(tensor) + ")");
       p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, *st.op, tile_dims, "(" + it + ")") + ";");
       p_.line("auto *stage = " + stage_ptr(st, it) + ";");
       const Dims groups = groups_of(tile_dims, st.group);
+      const std::string copy = words ? "yr_cp4(stage + " : "yr_cp16(stage + ";
       shared_loop(p_, copiers.value_or(block_wide()), groups, "t", [&](const std::vector<std::string> &v) {
-        p_.line("yr_cp16(stage + " + index_expr(v, gt) + ", src + " + index_expr(v, gg) + ");");
+        p_.line(copy + index_expr(v, gt) + ", src + " + index_expr(v, gg) + ");");
       }, 8);
       p_.close();
     }
@@ -751,6 +767,14 @@ class CustomizedEmitter {
     gt.back() = gc.back() = st.group;
     p_.open("");
     p_.line("const auto *stage = " + stage_ptr(st, "it") + ";");
+    if (st.group == 1) {  // float32 words
+      shared_loop(p_, block_wide(), tile_dims, "t", [&](const std::vector<std::string> &v) {
+        p_.line(t + "[" + index_expr(v, gt) + "] = stage[" + index_expr(v, gc) + "];");
+      }, kMaxStageGroupsPerThread);
+      p_.close();
+      wrote(op.outputs, false);
+      return;
+    }
     p_.open("if (" + aligned_name(tensor) + ")");
     const int64_t slots = per_thread(groups, block_.threads);
     if (slots <= kMaxStageGroupsPerThread) {
@@ -976,7 +1000,7 @@ class CustomizedEmitter {
     const Operator &op = bg_.operators()[i];
     if (!is_accumulator(op.kind)) return;
     const char *init = op.kind == OpKind::kAccumMax ? "-INFINITY" : "0.0f";
-    each(num_elements(dims_of(op.inputs[0])), accumulator_target(i) + "[e] = " + init + ";");
+    each(num_elements(dims_of(has_state(i) ? op.inputs[0] : op.outputs[0])), accumulator_target(i) + "[e] = " + init + ";");
     wrote_key(accumulator_key(i), true);
     if (op.kind == OpKind::kAccumRescale) {
       each(num_elements(dims_of(op.inputs[1])), at(layout_.running_max[i]) + "[e] = -INFINITY;");
@@ -1039,8 +1063,8 @@ class CustomizedEmitter {
 
   void finish_accumulator(size_t i) {
     const Operator &op = bg_.operators()[i];
-    if (op.kind != OpKind::kAccumReduceSum && op.kind != OpKind::kAccumReduceMean &&
-        op.kind != OpKind::kAccumReduceRms) {
+    if ((op.kind != OpKind::kAccumReduceSum && op.kind != OpKind::kAccumReduceMean &&
+         op.kind != OpKind::kAccumReduceRms) || !has_state(i)) {
       return;  // the running value is the result
     }
     const Dims &x_dims = dims_of(op.inputs[0]);

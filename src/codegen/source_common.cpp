@@ -99,7 +99,7 @@ void Printer::nest(const Dims &dims, const std::string &prefix, const std::strin
 }
 
 BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::vector<int64_t> &row_pad,
-                              const std::vector<bool> &elsewhere) {
+                              const std::vector<bool> &elsewhere, const std::vector<bool> &sums_elsewhere) {
   BlockLayout layout;
   auto reserve = [&](int64_t floats) {
     const int64_t offset = layout.floats;
@@ -117,8 +117,9 @@ BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::ve
   layout.running_max.assign(ops.size(), -1);
   for (size_t i = 0; i < ops.size(); ++i) {
     const OpKind kind = ops[i].kind;
-    if (kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean ||
-        kind == OpKind::kAccumReduceRms) {
+    const bool own_sums = i >= sums_elsewhere.size() || !sums_elsewhere[i];
+    if (own_sums && (kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean ||
+                     kind == OpKind::kAccumReduceRms)) {
       layout.state[i] = reserve(num_elements(bg.tensor(ops[i].inputs[0]).dims));
     }
     if (kind == OpKind::kAccumRescale) {

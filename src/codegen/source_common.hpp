@@ -102,9 +102,10 @@ struct BlockLayout {
 };
 // row_pad (empty, or one entry per tensor): floats left after each row (last dim) of a tile;
 // elsewhere (empty, or one entry per tensor): tensors whose values the caller keeps elsewhere
-// (they get no room).
+// (they get no room); sums_elsewhere (empty, or one entry per operator): reducing accumulators
+// whose running sums the caller keeps elsewhere (they get no state).
 BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::vector<int64_t> &row_pad = {},
-                              const std::vector<bool> &elsewhere = {});
+                              const std::vector<bool> &elsewhere = {}, const std::vector<bool> &sums_elsewhere = {});
 
 // The element offset, in the kernel-level tensor, of the tile that input iterator or output
 // saver `op` handles in block (bx, by, bz) at for-loop iteration `it` (an expression).

@@ -8,8 +8,11 @@
 //             the loop's dim of every per-iteration input, forloop_range / parts iterations;
 //             it writes every accumulator's partial sum (float32: partial sums of a 16-bit
 //             graph can exceed the 16-bit range that the final quotient fits in).
-//   kernel 2: on the original grid, a for-loop over the parts that sums the partials
-//             (AccumSum), then the µGraph's after-loop operators and output savers.
+//   kernel 2: a for-loop over the parts that sums the partials (AccumSum), then the µGraph's
+//             after-loop operators and output savers, on the original grid with one axis up
+//             to `parts` times finer (as many blocks as kernel 1 where the tiles divide: its
+//             work is elementwise, and on the original grid each block would read `parts`
+//             times as much as a block of kernel 1 writes).
 //
 // The rewrite applies where every accumulator is a sum (kAccumSum, kAccumReduceSum: sums of
 // chunk sums), the after-loop operators are elementwise on after-loop tiles, no output is

@@ -17,7 +17,7 @@ size_t last_operator(const KernelGraph &g) { return g.operators().size() - 1; }
 
 // Attention (Q [2,64,64], K [2,64,1024], V [2,1024,64]; fused: grid 2x4, 16 iterations) split
 // over 4 blocks: 16 blocks of 4 iterations write float32 partial sums of E·V and of E's rows, a
-// second kernel on the fused grid adds the 4 parts and divides.
+// second kernel adds the 4 parts and divides.
 TEST(LoopSplit, AttentionWritesFloat32PartialSumsThatASecondKernelAddsUp) {
   const KernelGraph fused = bench::build_fused("gqa", 1, DType::kFloat16, 4);
   const BlockGraphConfig &before = block_graph_of(fused, last_operator(fused)).config();
@@ -44,7 +44,8 @@ TEST(LoopSplit, AttentionWritesFloat32PartialSumsThatASecondKernelAddsUp) {
   }
 
   const BlockGraph &total = block_graph_of(*split, last_operator(*split));
-  EXPECT_EQ(total.config().grid, before.grid);
+  // As many blocks as kernel 1: the fused grid with 4 times the blocks along the rows.
+  EXPECT_EQ(total.config().grid, (std::array<int64_t, 3>{before.grid[0], 4 * before.grid[1], 1}));
   EXPECT_EQ(total.config().forloop_range, 4);
   EXPECT_EQ(total.operator_indices(OpKind::kAccumSum).size(), 2u);
   const TensorId out = split->outputs().at(0);
@@ -56,6 +57,24 @@ TEST(LoopSplit, AttentionWritesFloat32PartialSumsThatASecondKernelAddsUp) {
   const auto inputs = testing::random_inputs(unfused, 7);
   EXPECT_LT(testing::relative_error(reference::evaluate(*split, inputs)[0], reference::evaluate(unfused, inputs)[0]),
             1e-12);
+}
+
+// Kernel 2's grid is finer only as far as its tiles divide: 8 rows on 4 blocks split into 4
+// parts leave 8 blocks of one row, not 16.
+TEST(LoopSplit, TheSecondKernelsGridIsFinerWhereTheTilesDivide) {
+  BlockGraphConfig config;
+  config.grid = {4, 1, 1};
+  config.forloop_range = 4;
+  auto bg = std::make_shared<BlockGraph>(config);
+  const TensorId x = bg->new_input({8, 16}, DType::kFloat32, {0, -1, -1}, 1);
+  bg->new_output(bg->accumulate(OpKind::kAccumSum, x), {0, -1, -1}, -1);
+  KernelGraph g;
+  g.mark_output(g.customized({g.new_input({8, 16}, DType::kFloat32)}, bg)[0]);
+  const std::optional<KernelGraph> split = split_loop(g, 1, 4);
+  ASSERT_TRUE(split.has_value());
+  EXPECT_EQ(block_graph_of(*split, last_operator(*split)).config().grid, (std::array<int64_t, 3>{8, 1, 1}));
+  const auto inputs = testing::random_inputs(g, 3);
+  EXPECT_LT(testing::relative_error(reference::evaluate(*split, inputs)[0], reference::evaluate(g, inputs)[0]), 1e-12);
 }
 
 // The gated MLP's output has rank 2 and its grid one split axis: the parts go along dim 0.
