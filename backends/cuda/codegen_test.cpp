@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 
 #include "benchmark_ugraphs.hpp"
 #include "codegen/cuda_source.hpp"
@@ -109,6 +110,21 @@ TEST_F(CudaCodegen, SplitLoopUGraphs) {
   }
 }
 
+// The attention (or qknorm) µGraph at grid 2 × blocks, for-loop range `loop`: 256 / blocks query
+// rows per block against 4096 / loop keys per iteration.
+KernelGraph attention_at(const std::string &name, int64_t blocks, int64_t loop, const OperatorEdit &edit = nullptr) {
+  const KernelGraph hand = bench::build_fused(name, 1, DType::kFloat16, 1);
+  BlockGraphConfig config = hand.operators().back().block_graph->config();
+  config.grid = {2, blocks, 1};
+  config.forloop_range = loop;
+  KernelGraph fused;
+  std::vector<TensorId> inputs;
+  for (TensorId t : hand.inputs()) inputs.push_back(fused.new_input(hand.tensor(t).dims, hand.tensor(t).dtype));
+  fused.mark_output(
+      fused.customized(inputs, std::make_shared<BlockGraph>(rebuild(*hand.operators().back().block_graph, config, edit)))[0]);
+  return fused;
+}
+
 TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
   for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
     expect_compiles(bench::build_block_reductions(true, dt), std::string("block reductions ") + dtype_name(dt), seen_);
@@ -116,6 +132,13 @@ TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
   // The benchmark shapes: tiles of whole 16-byte groups, cp.async stages as deep as they fit.
   for (const std::string &name : bench::benchmark_names()) {
     expect_compiles(bench::build_fused(name, 1, DType::kFloat16, 1), name + " at full size", seen_);
+  }
+  // Attention in registers with 4 row tiles in 2 shares of the keys, and 8 in one, split.
+  for (const auto &[blocks, loop, parts] : {std::tuple<int64_t, int64_t, int64_t>{4, 32, 8}, {2, 64, 32}}) {
+    const KernelGraph fused = attention_at("gqa", blocks, loop);
+    const std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, parts);
+    ASSERT_TRUE(split.has_value());
+    expect_compiles(*split, "gqa at " + std::to_string(256 / blocks) + " rows per block, split", seen_);
   }
 }
 
@@ -220,21 +243,6 @@ TEST(CudaCodegenPipeline, MmaReadsSixteenBitStagesWhileTheyFit) {
   EXPECT_EQ(kernel_body(customized_source(fp32, kH100SharedBytes)).find("yr_mma"), std::string::npos);
 }
 
-// The attention (or qknorm) µGraph at grid 2 × blocks, for-loop range `loop`: 256 / blocks query
-// rows per block against 4096 / loop keys per iteration.
-KernelGraph attention_at(const std::string &name, int64_t blocks, int64_t loop, const OperatorEdit &edit = nullptr) {
-  const KernelGraph hand = bench::build_fused(name, 1, DType::kFloat16, 1);
-  BlockGraphConfig config = hand.operators().back().block_graph->config();
-  config.grid = {2, blocks, 1};
-  config.forloop_range = loop;
-  KernelGraph fused;
-  std::vector<TensorId> inputs;
-  for (TensorId t : hand.inputs()) inputs.push_back(fused.new_input(hand.tensor(t).dims, hand.tensor(t).dtype));
-  fused.mark_output(
-      fused.customized(inputs, std::make_shared<BlockGraph>(rebuild(*hand.operators().back().block_graph, config, edit)))[0]);
-  return fused;
-}
-
 // Matmuls of at most 32 rows against a 16-bit stage run transposed (B's columns as the mma's
 // rows, each 8 of A's rows one mma tile), their fragments read by ldmatrix. In attention at 32
 // query rows per block against 64 keys, with sigmoid in place of exp (which attention in
@@ -307,6 +315,19 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
       codegen::make_kernel_program(attention, attention.operators().size() - 1), {75, kH100SharedBytes});
   EXPECT_EQ(turing.source.find("att_q"), std::string::npos) << "sm_75: the generic code";
   EXPECT_LE(kernel.shared_bytes + (2 * 16 * 128 + 16 * 64) * 4, turing.shared_bytes);
+  // Σ E's row sums are the warps': no rows × keys state is cleared or reduced.
+  EXPECT_EQ(body.find("r * 128 + c]"), std::string::npos);
+  EXPECT_NE(body.find("if (threadIdx.x < 16)"), std::string::npos) << "the shares' row sums added";
+  // 64 rows: a row tile of 16 per warp, 4 of them, the 8 warps in 2 shares of 64 keys.
+  const std::string rows64 = kernel_body(customized_source(attention_at("gqa", 4, 32), kH100SharedBytes));
+  EXPECT_NE(rows64.find("const int att_row = att_warp % 4 * 16, att_share = att_warp / 4;"), std::string::npos);
+  EXPECT_NE(rows64.find("for (int w = 0; w < 2; ++w)"), std::string::npos);
+  // 128 rows: one share; each warp adds its own rows' sums to the accumulators.
+  const std::string rows128 = kernel_body(customized_source(attention_at("gqa", 2, 32), kH100SharedBytes));
+  EXPECT_NE(rows128.find("const int att_row = att_warp % 8 * 16, att_share = att_warp / 8;"), std::string::npos);
+  EXPECT_NE(rows128.find("*to = make_float2(to->x + att_o[c][0] * att_f0, to->y + att_o[c][1] * att_f0);"),
+            std::string::npos);
+  EXPECT_EQ(rows128.find("total += "), std::string::npos) << "no scratch";
   // qknorm's Q is an rms_norm without weight (|x| ≤ 8 here): in range of float16.
   EXPECT_NE(kernel_body(customized_source(attention_at("qknorm", 16, 32), kH100SharedBytes)).find("att_q"),
             std::string::npos);
@@ -334,6 +355,14 @@ TEST(CudaCodegenPipeline, SplitLoopsKeepTensorCoresAndResideAtOnce) {
   const codegen::CudaKernel h100 = codegen::cuda_source(chunks, {90, kH100SharedBytes, 132, 233472});
   EXPECT_NE(h100.source.find("yr_cp_wait<1>();"), std::string::npos);
   EXPECT_LE((h100.shared_bytes + 1024) * 2, 233472) << "2 blocks per multiprocessor: 264 at once";
+  // The sum of the parts copies its float32 row sums (one per row and part: no 16-byte groups)
+  // 4 bytes at a time, all 8 parts' in flight from the start (a ring as deep as its loop).
+  const std::optional<KernelGraph> eight = search::split_loop(fused, fused.operators().size() - 1, 8);
+  ASSERT_TRUE(eight.has_value());
+  const codegen::CudaKernel total = codegen::cuda_source(
+      codegen::make_kernel_program(*eight, eight->operators().size() - 1), {90, kH100SharedBytes, 132, 233472});
+  EXPECT_NE(total.source.find("yr_cp4(stage + "), std::string::npos);
+  EXPECT_NE(total.source.find("yr_cp_wait<6>();"), std::string::npos);
   // The grid of the unsplit kernel fits at once with 4 stages: they stay.
   const codegen::CudaKernel whole =
       codegen::cuda_source(codegen::make_kernel_program(fused, fused.operators().size() - 1), {90, kH100SharedBytes, 132, 233472});
