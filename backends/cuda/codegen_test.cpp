@@ -369,6 +369,26 @@ TEST(CudaCodegenPipeline, SplitLoopsKeepTensorCoresAndResideAtOnce) {
   EXPECT_NE(whole.source.find("yr_cp_wait<2>();"), std::string::npos);
 }
 
+// A matmul's only reader is unary (silu in gated_mlp): whether its work goes into the matmul's
+// epilogue is decided before the tiles' places are planned (this read a vector not yet filled,
+// and crashed the benchmark's search on the H100 at grid 4096, loop 1).
+TEST(CudaCodegenBlocks, EpiloguesArePlannedBeforeTheLayout) {
+  BlockGraphConfig config;
+  config.grid = {4096, 1, 1};
+  config.block_threads = 128;
+  auto bg = std::make_shared<BlockGraph>(config);
+  const TensorId x = bg->new_input({8, 4096}, DType::kFloat16, {-1, -1, -1}, -1);
+  const TensorId w1 = bg->new_input({4096, 4096}, DType::kFloat16, {1, -1, -1}, -1);
+  const TensorId w2 = bg->new_input({4096, 4096}, DType::kFloat16, {1, -1, -1}, -1);
+  const TensorId gate = bg->unary(OpKind::kSilu, bg->matmul(x, w1));
+  bg->new_output(bg->binary(OpKind::kMul, gate, bg->matmul(x, w2)), {1, -1, -1}, -1);
+  KernelGraph g;
+  const TensorId gx = g.new_input({8, 4096}, DType::kFloat16), gw1 = g.new_input({4096, 4096}, DType::kFloat16),
+                 gw2 = g.new_input({4096, 4096}, DType::kFloat16);
+  g.mark_output(g.customized({gx, gw1, gw2}, bg)[0]);
+  EXPECT_NE(customized_source(g, kH100SharedBytes).source.find("yr_sigmoid("), std::string::npos);
+}
+
 // ntrans's µGraph: x + α·(rms_norm(h) − x) is one loop whose two intermediate tiles are never
 // stored, so the block keeps 6 tiles of 4096 floats (the 3 inputs, the 2 rms_norms, the sum)
 // and two scratch arrays of one float per warp, not 8 tiles.

@@ -466,7 +466,9 @@ class CustomizedEmitter {
       direct_.assign(bg_.num_tensors(), false);
     }
   }
-  bool direct(TensorId t) const { return direct_[static_cast<size_t>(t)]; }
+  // (False before plan_shared_memory: inlining is planned first, and only input iterators' tiles
+  // are ever read directly.)
+  bool direct(TensorId t) const { return static_cast<size_t>(t) < direct_.size() && direct_[static_cast<size_t>(t)]; }
 
   // A tile's element strides (its rows padded or not).
   Dims tile_strides(TensorId t) const {
