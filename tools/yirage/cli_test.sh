@@ -44,7 +44,7 @@ expect 0 'saved to' -- "$yirage" superoptimize "$small" -o "$work/best.yrg" --bu
 expect 0 'customized\(t[0-9], t1\)|matmul\(t2, t1\)' -- "$yirage" show "$work/best.yrg"
 expect 0 'the input graph, unchanged' -- "$yirage" superoptimize "$small" --budget 60 --top-k 1 --repeats 2 --quiet
 # --top-k profiles that many candidates, more than the search keeps by default (4).
-expect 0 '^  5 +[0-9.]+ us +[0-9.]+ us' -- "$yirage" superoptimize "$small" --budget 60 --top-k 6 --repeats 2 --quiet
+expect 0 '^  5 +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s' -- "$yirage" superoptimize "$small" --budget 60 --top-k 6 --repeats 2 --quiet
 expect 0 'correct' -- "$yirage" run "$work/best.yrg" --reference "$small" --repeats 3
 expect 0 'speedup [0-9.]+x' -- "$yirage" bench "$small" --budget 60 --top-k 2 --repeats 3 --quiet
 # A graph checked against a reference that computes something else is reported as wrong.
