@@ -34,6 +34,7 @@ class CustomizedEmitter {
     p_.line("const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;");
     p_.line("(void)bx; (void)by; (void)bz;");
     declare_alignment(ops);
+    load_invariant_tiles();
     start_pipeline();
     for (size_t i = 0; i < ops.size(); ++i) start_accumulator(i);
     emit_invariant_part();
@@ -92,7 +93,7 @@ class CustomizedEmitter {
     p_.open("");
     p_.line("const int it = 0;  // invariant tiles do not move with the loop");
     p_.line("(void)it;");
-    prefetch_invariant_tiles();
+    store_invariant_tiles();
     size_t input_index = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operator &op = ops[i];
@@ -812,30 +813,35 @@ class CustomizedEmitter {
   // third of its time waiting on them one tile after another). Up to kMaxPrefetchGroups groups
   // per thread; further tiles are read as usual.
   static constexpr int64_t kMaxPrefetchGroups = 16;
-  void prefetch_invariant_tiles() {
-    struct Tile {
-      const Operator *op;
-      size_t input;
-      int64_t group;
-    };
-    std::vector<Tile> tiles;
+  struct PrefetchedTile {
+    const Operator *op;
+    size_t input;
+    int64_t group;
+  };
+  // The global loads, first thing in the kernel (ahead of the pipeline's first copies, whose
+  // issue then hides their latency: attention's Q waited behind 3 stages of K and V).
+  void load_invariant_tiles() {
     int64_t slots = 0;
     each_input_tile([&](const Operator &op, size_t input, const Dims &tile_dims, int64_t group) {
       if (phase(op.outputs[0]) != LoopPhase::kInvariant || stage_of(input) != nullptr || group == 1) return;
       const int64_t n = per_thread(groups_of(tile_dims, group), block_.threads);
       if (slots + n > kMaxPrefetchGroups) return;
       slots += n;
-      tiles.push_back({&op, input, group});
+      prefetch_.push_back({&op, input, group});
     });
-    if (tiles.size() < 2) return;  // one tile gains nothing
-    for (const Tile &tl : tiles) {
+    // One tile gains nothing unless there are copies to overlap.
+    if (prefetch_.size() < (depth_ > 0 ? 1u : 2u)) {
+      prefetch_.clear();
+      return;
+    }
+    for (const PrefetchedTile &tl : prefetch_) {
       const Dims &tile_dims = dims_of(tl.op->outputs[0]);
       const Dims groups = groups_of(tile_dims, tl.group);
       Dims gg = row_major_strides(tl.op->attributes.sizes);
       gg.back() = tl.group;
       const std::string tensor = "in" + std::to_string(tl.input), raw = "raw" + std::to_string(tl.input);
       p_.line("const auto *src" + std::to_string(tl.input) + " = " + tensor + " + " +
-              tile_base(bg_, *tl.op, tile_dims, "it") + ";");
+              tile_base(bg_, *tl.op, tile_dims, "0") + ";");
       p_.line("uint4 " + raw + "[" + std::to_string(per_thread(groups, block_.threads)) + "];");
       p_.open("if (" + aligned_name(tensor) + ")");
       shared_loop(p_, block_wide(), groups, "t", [&](const std::vector<std::string> &v) {
@@ -843,7 +849,10 @@ class CustomizedEmitter {
       }, 8);
       p_.close();
     }
-    for (const Tile &tl : tiles) {
+  }
+  // Their conversion and stores, where the invariant part reads its tiles.
+  void store_invariant_tiles() {
+    for (const PrefetchedTile &tl : prefetch_) {
       const std::string tensor = "in" + std::to_string(tl.input), t = tile(tl.op->outputs[0]);
       const std::string src = "src" + std::to_string(tl.input), raw = "raw" + std::to_string(tl.input);
       transfer(tensor, *tl.op, tl.op->outputs[0], tl.group,
@@ -1147,7 +1156,8 @@ class CustomizedEmitter {
   std::map<size_t, std::string> fragment_arrays_;
   std::optional<AttentionPlan> attention_;  // matmuls whose A's operands are in registers
   std::map<TensorId, Ref> tensor_core_views_;      // tiles the tensor-core code keeps a padded copy of
-  std::set<size_t> prefetched_;   // inputs whose tiles prefetch_invariant_tiles reads
+  std::vector<PrefetchedTile> prefetch_;  // invariant tiles loaded into registers first
+  std::set<size_t> prefetched_;   // inputs whose tiles store_invariant_tiles stores
   std::vector<Stage> stages_;
   int64_t depth_ = 0;  // of the load pipeline; 0: none
   BlockLayout layout_;
