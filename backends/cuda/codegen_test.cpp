@@ -328,6 +328,29 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   EXPECT_NE(rows128.find("*to = make_float2(to->x + att_o[c][0] * att_f0, to->y + att_o[c][1] * att_f0);"),
             std::string::npos);
   EXPECT_EQ(rows128.find("total += "), std::string::npos) << "no scratch";
+  // Σ E written as the iteration's row sums, accumulated (as the search also finds it): the
+  // same code.
+  for (const OpKind accumulate : {OpKind::kAccumSum, OpKind::kAccumReduceSum}) {
+    BlockGraphConfig config;
+    config.grid = {2, 16, 1};
+    config.forloop_range = 32;
+    auto bg = std::make_shared<BlockGraph>(config);
+    const TensorId q = bg->new_input({2, 256, 64}, DType::kFloat16, {0, 1, -1}, -1);
+    const TensorId k = bg->new_input({2, 64, 4096}, DType::kFloat16, {0, -1, -1}, 2);
+    const TensorId v = bg->new_input({2, 4096, 64}, DType::kFloat16, {0, -1, -1}, 1);
+    const TensorId e = bg->unary(OpKind::kExp, bg->matmul(q, k));
+    const TensorId rows = bg->reduction(OpKind::kReduction, e, 2);
+    const TensorId ev = bg->matmul(e, v);
+    const TensorId sum = bg->accumulate(accumulate, rows);
+    bg->new_output(bg->binary(OpKind::kDiv, bg->accumulate(OpKind::kAccumSum, ev), sum), {0, 1, -1}, -1);
+    KernelGraph variant;
+    std::vector<TensorId> in;
+    for (TensorId t : attention.inputs()) in.push_back(variant.new_input(attention.tensor(t).dims, attention.tensor(t).dtype));
+    variant.mark_output(variant.customized(in, bg)[0]);
+    const codegen::CudaKernel same = customized_source(variant, kH100SharedBytes);
+    EXPECT_NE(same.source.find("float att_o[8][4] = {};"), std::string::npos) << op_name(accumulate);
+    EXPECT_EQ(same.shared_bytes, kernel.shared_bytes) << op_name(accumulate);
+  }
   // qknorm's Q is an rms_norm without weight (|x| ≤ 8 here): in range of float16.
   EXPECT_NE(kernel_body(customized_source(attention_at("qknorm", 16, 32), kH100SharedBytes)).find("att_q"),
             std::string::npos);

@@ -131,9 +131,10 @@ class CustomizedEmitter {
   // ---- attention in registers (cuda_attention.hpp) ----
   struct AttentionPlan : RegisterAttention {
     size_t qk = 0, exp = 0, ev = 0, sum_ev = 0, sum_e = 0;  // the operators it runs
+    std::optional<size_t> row_sum;  // E's rows summed in the iteration, then accumulated by sum_e
     std::string scratch;  // scratch_floats() where the warps' sums meet (empty: none needed)
     bool scratch_in_ring = false;  // the load pipeline's stages, free after the loop
-    bool handles(size_t i) const { return i == qk || i == exp || i == ev || i == sum_ev || i == sum_e; }
+    bool handles(size_t i) const { return i == qk || i == exp || i == ev || i == sum_ev || i == sum_e || i == row_sum; }
   };
 
   std::vector<size_t> readers(TensorId t) const {
@@ -163,13 +164,24 @@ class CustomizedEmitter {
       const std::vector<size_t> exps = readers(mm.outputs[0]);
       if (exps.size() != 1 || ops[exps[0]].kind != OpKind::kExp) continue;
       const TensorId e = ops[exps[0]].outputs[0];
-      std::optional<size_t> ev, sum_e;
+      std::optional<size_t> ev, sum_e, row_sum;
       bool other = false;
       for (size_t r : readers(e)) {
         if (!ev && ops[r].kind == OpKind::kMatmul && ops[r].inputs[0] == e && ops[r].inputs[1] != e) {
           ev = r;
         } else if (!sum_e && ops[r].kind == OpKind::kAccumReduceSum) {
           sum_e = r;
+        } else if (!sum_e && ops[r].kind == OpKind::kReduction &&
+                   ops[r].attributes.dim == static_cast<int32_t>(dims_of(e).size()) - 1) {
+          // Σ E written as the iteration's row sums, accumulated (AccumSum, or AccumReduceSum of
+          // a last dim of 1): the same sums.
+          const std::vector<size_t> acc = readers(ops[r].outputs[0]);
+          if (acc.size() == 1 && (ops[acc[0]].kind == OpKind::kAccumSum || ops[acc[0]].kind == OpKind::kAccumReduceSum)) {
+            row_sum = r;
+            sum_e = acc[0];
+          } else {
+            other = true;
+          }
         } else {
           other = true;
         }
@@ -204,6 +216,7 @@ class CustomizedEmitter {
       plan.ev = *ev;
       plan.sum_ev = sums[0];
       plan.sum_e = *sum_e;
+      plan.row_sum = row_sum;
       attention_ = plan;
       return;
     }
@@ -449,6 +462,7 @@ class CustomizedEmitter {
         if (attention_) {
           const auto &ops = bg_.operators();
           for (size_t i : {attention_->qk, attention_->exp, attention_->ev}) elsewhere[static_cast<size_t>(ops[i].outputs[0])] = true;
+          if (attention_->row_sum) elsewhere[static_cast<size_t>(ops[*attention_->row_sum].outputs[0])] = true;
           // Σ E's row sums are the warps' (no rows × keys state to clear and reduce).
           sums_elsewhere.assign(ops.size(), false);
           sums_elsewhere[attention_->sum_e] = true;
