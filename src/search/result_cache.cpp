@@ -19,8 +19,9 @@ namespace {
 // Appends every property and option as text: readable when debugging, and exact.
 // The enumeration's revision, part of every request: a result cached by a search that tried
 // other candidates (other grid sizes, no split loops) answers another question. Raised whenever
-// what the search enumerates changes.
-constexpr int kSearchRevision = 2;
+// what the search enumerates or keeps changes (3: configurations first, and split loops summed on
+// a finer grid).
+constexpr int kSearchRevision = 3;
 
 std::string request_text(const SearchOptions &o) {
   std::ostringstream s;

@@ -315,7 +315,35 @@ class Superoptimizer {
     result_.stats.plans += static_cast<int64_t>(tasks.size());
     std::stable_sort(all.begin(), all.end(),
                      [](const Found &a, const Found &b) { return a.seconds < b.seconds; });
-    return all;
+    return configurations_first(std::move(all));
+  }
+
+  // The kernels' grids and loop ranges: what structures found for the same sizes share.
+  static std::string configuration(const KernelGraph &g) {
+    std::string key;
+    for (const Operator &op : g.operators()) {
+      key += op_name(op.kind);
+      if (op.block_graph) {
+        const BlockGraphConfig &c = op.block_graph->config();
+        key += "(" + std::to_string(c.grid[0]) + "x" + std::to_string(c.grid[1]) + "x" + std::to_string(c.grid[2]) +
+               " loop " + std::to_string(c.forloop_range) + ")";
+      }
+      key += ";";
+    }
+    return key;
+  }
+  // Candidates sorted by estimate, each configuration's cheapest first, then the others: the
+  // places verification fills (and profiling measures) go to different configurations before
+  // further structures of one. Structures of the same configuration often estimate the same,
+  // and several of them would take every place (attention's three forms of Σ E at 8 query rows
+  // per block filled 3 of 4 places on the H100, 0.3 µs below the 16-row blocks that run 25%
+  // faster).
+  static std::vector<Found> configurations_first(std::vector<Found> sorted) {
+    std::set<std::string> seen;
+    std::vector<Found> first, rest;
+    for (Found &f : sorted) (seen.insert(configuration(f.graph)).second ? first : rest).push_back(std::move(f));
+    for (Found &f : rest) first.push_back(std::move(f));
+    return first;
   }
 
   void report(int64_t states, size_t candidates) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "benchmark_ugraphs.hpp"
 #include "ir/block_graph.hpp"
@@ -133,6 +134,27 @@ TEST(Superoptimizer, TriesTilesAsTallAsTheMatrixUnit) {
   EXPECT_EQ(grid_sizes(o, 256, 1), (std::vector<int64_t>{256, 32, 2})) << "no matrix unit";
   o.fixed_grid = std::array<int64_t, 3>{2, 16, 1};
   EXPECT_EQ(grid_sizes(o, 256, 1), (std::vector<int64_t>{16}));
+}
+
+// Several structures of one configuration (attention's three forms of Σ E) estimate the same:
+// the places go to different grids and loops first, so that profiling compares those.
+TEST(Superoptimizer, VerifiesDifferentConfigurationsFirst) {
+  const KernelGraph g = bench::build_unfused("gqa", 1, DType::kFloat16, 4);
+  SearchOptions o = small_options();
+  o.max_candidates = 4;
+  const SearchResult r = superoptimize(g, o);
+  ASSERT_EQ(r.candidates.size(), 4u);
+  std::set<std::string> configurations;
+  for (const SearchCandidate &c : r.candidates) {
+    std::string key;
+    for (const Operator &op : c.graph.operators()) {
+      if (!op.block_graph) continue;
+      const BlockGraphConfig &config = op.block_graph->config();
+      key += std::to_string(config.grid[0]) + "x" + std::to_string(config.grid[1]) + "x" +
+             std::to_string(config.grid[2]) + "/" + std::to_string(config.forloop_range) + ";";
+    }
+    EXPECT_TRUE(configurations.insert(key).second) << key << " twice: " << c.description;
+  }
 }
 
 TEST(Superoptimizer, StopsAtTheBudgetWithWhatItVerified) {
