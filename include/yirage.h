@@ -887,7 +887,8 @@ typedef struct yirage_search_options {
   /* Only this grid (all three > 0), like Mirage's grid override; zeros: free (default). */
   int64_t fixed_grid[3];
   int64_t fixed_forloop;     /* only this for-loop range (1: no loop); 0: free (default) */
-  uint32_t max_candidates;   /* verified candidates returned, >= 1 (default 4) */
+  uint32_t max_candidates;   /* verified candidates returned, >= 1 (default 4; at least
+                              * profile_top_k where profiling) */
   uint32_t verify_trials;    /* fingerprint trials per candidate, 1..16 (default 2) */
   uint32_t z3_rlimit;        /* Z3 resource limit per query (default 10000); 0: no Z3 */
   int32_t abstract_pruning;  /* 1: prune with abstract expressions (default); 0: do not */

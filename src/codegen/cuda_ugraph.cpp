@@ -99,7 +99,7 @@ class CustomizedEmitter {
       const Operator &op = ops[i];
       if (op.kind == OpKind::kInputIterator) {
         const size_t input = input_index++;
-        if (phase(op.outputs[0]) == LoopPhase::kInvariant && !prefetched_.count(input)) read_tile(op, input);
+        if (phase(op.outputs[0]) == LoopPhase::kInvariant && !prefetched(input)) read_tile(op, input);
       } else if (!is_accumulator(op.kind) && op.kind != OpKind::kOutputSaver &&
                  phase(op.outputs[0]) == LoopPhase::kInvariant) {
         emit_compute(i);
@@ -481,9 +481,7 @@ class CustomizedEmitter {
       direct_.assign(bg_.num_tensors(), false);
     }
   }
-  // (False before plan_shared_memory: inlining is planned first, and only input iterators' tiles
-  // are ever read directly.)
-  bool direct(TensorId t) const { return static_cast<size_t>(t) < direct_.size() && direct_[static_cast<size_t>(t)]; }
+  bool direct(TensorId t) const { return direct_[static_cast<size_t>(t)]; }
 
   // A tile's element strides (its rows padded or not).
   Dims tile_strides(TensorId t) const {
@@ -593,10 +591,11 @@ class CustomizedEmitter {
   // take at most 32 KiB: a loop that moves that little per iteration (a split loop's sum of
   // parts) is bound by the latency of its copies, which are then all in flight from the start
   // (on an H100, with 4-byte stages for its row sums: attention's sum of 8 parts 5.1 -> 4.4 us,
-  // of 4 parts 4.3 -> 3.8, Nsight Compute at boost clock). Where the device is known and that leaves more blocks than
-  // its multiprocessors hold at once, the deepest that holds them all, or 2: blocks that wait
-  // for a second wave cost more than a shallower ring (on an H100, attention split over keys
-  // into 256 blocks of 8 iterations: 31.6 -> 27.1 us with 2 stages instead of 4).
+  // of 4 parts 4.3 -> 3.8, Nsight Compute at boost clock). Where the device is known and that
+  // leaves more blocks than its multiprocessors hold at once, the deepest that holds them all,
+  // or 2: blocks that wait for a second wave cost more than a shallower ring (on an H100,
+  // attention split over keys into 256 blocks of 8 iterations: 31.6 -> 27.1 us with 2 stages
+  // instead of 4).
   static constexpr int64_t kSmallRingBytes = 32 * 1024, kMaxRingDepth = 16;
   int ring_depth(int64_t stage_floats) const {
     const int64_t blocks = bg_.config().grid[0] * bg_.config().grid[1] * bg_.config().grid[2];
@@ -873,8 +872,10 @@ class CustomizedEmitter {
                [&](const std::string &g, const std::string &s) { p_.line(t + "[" + s + "] = yr_ld(" + src + " + " + g + ");"); },
                [&](const std::string &, const std::string &s) { store_group(tensor, raw + "[u]", t + " + " + s, tl.group); });
       wrote(tl.op->outputs, false);
-      prefetched_.insert(tl.input);
     }
+  }
+  bool prefetched(size_t input) const {
+    return std::any_of(prefetch_.begin(), prefetch_.end(), [&](const PrefetchedTile &tl) { return tl.input == input; });
   }
 
   void read_tile(const Operator &op, size_t input) {
@@ -1005,7 +1006,7 @@ class CustomizedEmitter {
         found = &user;
       }
     }
-    if (found == nullptr || phase(found->outputs[0]) != phase(op.outputs[0]) || direct(found->outputs[0])) return nullptr;
+    if (found == nullptr || phase(found->outputs[0]) != phase(op.outputs[0])) return nullptr;
     return found;
   }
 
@@ -1167,11 +1168,10 @@ class CustomizedEmitter {
   std::vector<bool> inlined_;     // per tensor: computed by its only reader, never stored
   std::set<size_t> fused_into_;   // unary operators done in the epilogue of a matmul
   std::set<size_t> summed_in_epilogue_;  // accumulators a matmul's tensor-core path updates
-  std::map<size_t, std::string> fragment_arrays_;
-  std::optional<AttentionPlan> attention_;  // matmuls whose A's operands are in registers
+  std::map<size_t, std::string> fragment_arrays_;  // matmuls whose A's operands are in registers
+  std::optional<AttentionPlan> attention_;         // attention in registers, where it applies
   std::map<TensorId, Ref> tensor_core_views_;      // tiles the tensor-core code keeps a padded copy of
   std::vector<PrefetchedTile> prefetch_;  // invariant tiles loaded into registers first
-  std::set<size_t> prefetched_;   // inputs whose tiles store_invariant_tiles stores
   std::vector<Stage> stages_;
   int64_t depth_ = 0;  // of the load pipeline; 0: none
   BlockLayout layout_;

@@ -100,7 +100,7 @@ std::shared_ptr<BlockGraph> finest_total_graph(const BlockGraph &bg, const Block
   for (int64_t factor = parts; factor > 1; --factor) {
     if (parts % factor != 0) continue;
     for (size_t a = 0; a < 3; ++a) {
-      if (a == axis || bg.config().grid[a] == 1) continue;
+      if (bg.config().grid[a] == 1) continue;  // (the parts' axis among them)
       std::array<int64_t, 3> grid = bg.config().grid;
       grid[a] *= factor;
       try {

@@ -602,9 +602,12 @@ void profile(SearchResult &result, const KernelGraph &graph, const SearchOptions
 
 }  // namespace
 
-SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &options) {
-  validate(options);
+SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &requested) {
+  validate(requested);
   if (graph.outputs().empty()) invalid_argument("superoptimize: the graph has no outputs");
+  // Profiling takes the cheapest verified candidates: the search keeps at least as many.
+  SearchOptions options = requested;
+  if (options.measure) options.max_candidates = std::max(options.max_candidates, options.profile_top_k);
   const auto started = Clock::now();
   std::vector<uint8_t> request;
   SearchResult result;

@@ -42,8 +42,9 @@ struct SearchOptions {
   std::vector<int64_t> forloop_candidates;  // for-loop ranges; empty: from the target
   std::optional<std::array<int64_t, 3>> fixed_grid;  // only this grid (like Mirage's override)
   std::optional<int64_t> fixed_forloop;              // only this for-loop range
-  // Verified candidates returned, cheapest first; where candidates of another kernel count than
-  // the rest pass, the last place goes to the cheapest of them (see measure).
+  // Verified candidates returned, cheapest first (at least profile_top_k where profiling); where
+  // candidates of another kernel count than the rest pass, the last place goes to the cheapest of
+  // them (see measure).
   int max_candidates = 4;
   int verify_trials = 2;   // fingerprint trials per candidate
   // Z3 resource limit per query (deterministic, unlike a time limit; 10000 is a few ms);

@@ -223,8 +223,6 @@ static yirage_search_result *search(const options *o, const yirage_graph *graph,
   so.threads = o->threads;
   so.device = device;
   so.profile_top_k = o->top_k;
-  /* Profiling takes the cheapest verified candidates: keep at least as many as it is asked for. */
-  if (so.max_candidates < o->top_k) so.max_candidates = o->top_k;
   so.profile_repeats = o->repeats;
   so.cache_dir = o->cache;
   progress_state state = {o->budget};
