@@ -226,6 +226,14 @@ void check_block_reductions(Session &s, DType dt, const std::string &name) {
               "block-level reductions against kernel-level ones");
 }
 
+// A row chain without a for-loop (rms_norm, row sums and maxima, broadcasts), which the CUDA
+// backend keeps in registers, against the same operators at kernel level.
+void check_row_chain(Session &s, DType dt, const std::string &name) {
+  s.need_dtype(dt);
+  check_graph(s, bench::build_row_chain(false, dt), bench::build_row_chain(true, dt), seed_of(name),
+              "row chain against kernel-level operators");
+}
+
 // ---- concurrency and timers ----
 
 // Runs `body(i)` on two threads at once; the first failure fails the test.
@@ -326,6 +334,8 @@ void add_kernel_tests(std::vector<TestCase> &tests) {
   for (DType dt : kDTypes) {
     const std::string name = std::string("kernels.block_reductions.") + dtype_name(dt);
     tests.push_back({name, [dt, name](Session &s) { check_block_reductions(s, dt, name); }});
+    const std::string rows = std::string("kernels.row_chain.") + dtype_name(dt);
+    tests.push_back({rows, [dt, rows](Session &s) { check_row_chain(s, dt, rows); }});
   }
   tests.push_back({"concurrency.compiles", concurrent_compiles});
   tests.push_back({"concurrency.launches", concurrent_launches});

@@ -128,6 +128,7 @@ KernelGraph attention_at(const std::string &name, int64_t blocks, int64_t loop, 
 TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
   for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
     expect_compiles(bench::build_block_reductions(true, dt), std::string("block reductions ") + dtype_name(dt), seen_);
+    expect_compiles(bench::build_row_chain(true, dt), std::string("row chain ") + dtype_name(dt), seen_);
   }
   // The benchmark shapes: tiles of whole 16-byte groups, cp.async stages as deep as they fit.
   for (const std::string &name : bench::benchmark_names()) {
@@ -191,10 +192,13 @@ TEST_F(CudaCodegen, KernelsWaitForThePreviousOneOnHopper) {
 }
 
 // The customized operator's source for `graph` under a shared-memory limit.
-codegen::CudaKernel customized_source(const KernelGraph &graph, int64_t max_shared_bytes) {
+// rows_in_registers: false for the shared-memory code of µGraphs that would not get it.
+codegen::CudaKernel customized_source(const KernelGraph &graph, int64_t max_shared_bytes, bool rows_in_registers = true) {
   for (size_t i = 0; i < graph.operators().size(); ++i) {
     if (graph.operators()[i].kind == OpKind::kCustomized) {
-      return codegen::cuda_source(codegen::make_kernel_program(graph, i), {90, max_shared_bytes});
+      codegen::CudaTarget target{90, max_shared_bytes};
+      target.rows_in_registers = rows_in_registers;
+      return codegen::cuda_source(codegen::make_kernel_program(graph, i), target);
     }
   }
   throw Error(ErrorCode::kInternal, "no customized operator");
@@ -412,12 +416,12 @@ TEST(CudaCodegenBlocks, EpiloguesArePlannedBeforeTheLayout) {
   EXPECT_NE(customized_source(g, kH100SharedBytes).source.find("yr_sigmoid("), std::string::npos);
 }
 
-// ntrans's µGraph: x + α·(rms_norm(h) − x) is one loop whose two intermediate tiles are never
-// stored, so the block keeps 6 tiles of 4096 floats (the 3 inputs, the 2 rms_norms, the sum)
-// and two scratch arrays of one float per warp, not 8 tiles.
+// ntrans's µGraph in shared memory: x + α·(rms_norm(h) − x) is one loop whose two intermediate
+// tiles are never stored, so the block keeps 6 tiles of 4096 floats (the 3 inputs, the 2
+// rms_norms, the sum) and two scratch arrays of one float per warp, not 8 tiles.
 TEST(CudaCodegenBlocks, ElementwiseChainsAreNotStored) {
   const codegen::CudaKernel kernel =
-      customized_source(bench::build_fused("ntrans", 1, DType::kFloat16, 1), kH100SharedBytes);
+      customized_source(bench::build_fused("ntrans", 1, DType::kFloat16, 1), kH100SharedBytes, false);
   const int64_t scratch = 2 * ((kernel.block_threads / 32 + 3) / 4 * 4);
   EXPECT_EQ(kernel.shared_bytes, (6 * 4096 + scratch) * 4);
   // A tile with a second reader is stored: in the block-reduction graph, x − max feeds only the
@@ -431,12 +435,43 @@ TEST(CudaCodegenBlocks, ElementwiseChainsAreNotStored) {
 // input tiles' loads are in flight together.
 TEST(CudaCodegenBlocks, InvariantTilesAreLoadedTogether) {
   const std::string source =
-      customized_source(bench::build_fused("ntrans", 1, DType::kFloat16, 1), kH100SharedBytes).source;
+      customized_source(bench::build_fused("ntrans", 1, DType::kFloat16, 1), kH100SharedBytes, false).source;
   const size_t last_load = source.rfind("] = yr_stream16(src");
   const size_t first_conversion = source.find("yr_cvt16(in");
   ASSERT_NE(last_load, std::string::npos) << source;
   ASSERT_NE(first_conversion, std::string::npos);
   EXPECT_LT(last_load, first_conversion);
+}
+
+// Row chains without a for-loop are kept in registers: ntrans's tiles and the row-chain graph's
+// (row sums, maxima and broadcasts, some warps without a chunk) take only the warps' partial sums
+// in shared memory, two arrays of one float per warp chunk of 256 elements. Tiles whose rows are
+// not whole warp chunks (the block reductions' 37), µGraphs with a for-loop or a matmul, and an
+// rms_norm with a weight get the shared-memory code.
+TEST(CudaCodegenBlocks, RowChainsStayInRegisters) {
+  const std::string marker = "Rows in registers";
+  for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
+    const codegen::CudaKernel ntrans = customized_source(bench::build_fused("ntrans", 1, dt, 1), kH100SharedBytes);
+    EXPECT_NE(ntrans.source.find(marker), std::string::npos) << ntrans.source;
+    EXPECT_EQ(ntrans.shared_bytes, 2 * (4096 / 256) * 4);
+    size_t barriers = 0;  // one per rms_norm
+    for (size_t at = ntrans.source.find("__syncthreads();"); at != std::string::npos;
+         at = ntrans.source.find("__syncthreads();", at + 1)) {
+      ++barriers;
+    }
+    EXPECT_EQ(barriers, 2u);
+    const codegen::CudaKernel chain = customized_source(bench::build_row_chain(true, dt), kH100SharedBytes);
+    EXPECT_NE(chain.source.find(marker), std::string::npos) << chain.source;
+    EXPECT_EQ(chain.shared_bytes, 2 * (2 * 3 * 256 / 256) * 4);
+    EXPECT_NE(chain.source.find(">= 192) continue;"), std::string::npos) << "warps 6 and 7 have no chunk";
+    EXPECT_EQ(customized_source(bench::build_row_chain(true, dt), kH100SharedBytes, false).source.find(marker),
+              std::string::npos);
+  }
+  for (const KernelGraph &other : {bench::build_block_reductions(true, DType::kFloat16),
+                                   bench::build_fused("rmsnorm_linear", 1, DType::kFloat16, 1),
+                                   bench::build_fused("lora", 1, DType::kFloat16, 1)}) {
+    EXPECT_EQ(customized_source(other, kH100SharedBytes).source.find(marker), std::string::npos);
+  }
 }
 
 TEST(CudaCodegenLimits, TilesOverSharedMemoryAreUnsupported) {

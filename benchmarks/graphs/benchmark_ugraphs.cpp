@@ -215,6 +215,31 @@ KernelGraph build_block_reductions(bool fused, DType dtype) {
   return g;
 }
 
+KernelGraph build_row_chain(bool fused, DType dtype) {
+  const Dims dims = {6, 3, 256};
+  auto body = [](auto &g, TensorId x, TensorId y) {
+    const TensorId normed = g.rms_norm(x, {256}, 1e-5, std::nullopt);
+    const TensorId row_max = g.reduction(OpKind::kReductionMax, y, 2);
+    const TensorId row_sum = g.reduction(OpKind::kReduction, x, 2);
+    const TensorId weights = g.unary(OpKind::kExp, g.binary(OpKind::kSub, y, row_max));
+    const TensorId shift = g.mul_scalar(g.binary(OpKind::kAdd, row_sum, row_max), 0.01);
+    const TensorId mixed = g.binary(OpKind::kAdd, g.binary(OpKind::kMul, normed, weights), shift);
+    return std::vector<TensorId>{g.rms_norm(mixed, {256}, 0, std::nullopt), weights};
+  };
+  KernelGraph g;
+  const TensorId x = g.new_input(dims, dtype), y = g.new_input(dims, dtype);
+  if (!fused) {
+    for (TensorId out : body(g, x, y)) g.mark_output(out);
+    return g;
+  }
+  auto bg = std::make_shared<BlockGraph>(config(3, 1, 1));
+  const TensorId xt = bg->new_input(dims, dtype, kX0, -1);
+  const TensorId yt = bg->new_input(dims, dtype, kX0, -1);
+  for (TensorId out : body(*bg, xt, yt)) bg->new_output(out, kX0, -1);
+  for (TensorId out : g.customized({x, y}, bg)) g.mark_output(out);
+  return g;
+}
+
 const std::vector<std::string> &benchmark_names() {
   static const std::vector<std::string> names = {"gqa",  "qknorm",    "rmsnorm_linear",
                                                  "lora", "gated_mlp", "ntrans"};

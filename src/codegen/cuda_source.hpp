@@ -44,6 +44,9 @@ struct CudaTarget {
   // For the load pipeline's depth (see cuda_ugraph.cpp); 0: unknown.
   int64_t multiprocessors = 0;
   int64_t shared_bytes_per_multiprocessor = 0;
+  // Row chains without a for-loop kept in registers (cuda_rows.hpp); false: every µGraph gets
+  // the shared-memory code (its tests, A/B comparisons).
+  bool rows_in_registers = true;
   // Programmatic dependent launch (sm_90 and newer): griddepcontrol in the kernel.
   bool dependent_launch() const { return compute_capability >= 90; }
 };

@@ -7,6 +7,7 @@
 
 #include "codegen/cuda_attention.hpp"
 #include "codegen/cuda_compute_emitter.hpp"
+#include "codegen/cuda_rows.hpp"
 
 namespace yirage::codegen::cuda {
 namespace {
@@ -1181,6 +1182,9 @@ class CustomizedEmitter {
 
 int64_t emit_customized_body(Printer &p, const BlockGraph &bg, int64_t threads, std::vector<DType> output_dtypes,
                              bool tensor_cores, const CudaTarget &target) {
+  if (target.rows_in_registers) {
+    if (const std::optional<int64_t> bytes = emit_rows_in_registers(p, bg, threads, output_dtypes)) return *bytes;
+  }
   return CustomizedEmitter(p, bg, threads, std::move(output_dtypes), tensor_cores, target).emit();
 }
 
