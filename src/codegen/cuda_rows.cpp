@@ -1,6 +1,7 @@
 #include "codegen/cuda_rows.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "codegen/cuda_compute_emitter.hpp"
@@ -150,41 +151,40 @@ class RowsEmitter {
   }
 
   void load(const Operator &op, size_t input) {
-    const std::string tensor = "in" + std::to_string(input), v = value(op.outputs[0]);
-    const int64_t group = 16 / static_cast<int64_t>(dtype_size(op.attributes.dtype));
-    p_.open("");
-    p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, op, full_, "0") + ";");
-    p_.open("if ((reinterpret_cast<unsigned long long>(" + tensor + ") & 15) == 0)");
-    each_chunk_of_tensor(op, [&](const std::string &at) {
-      for (int64_t k = 0; k < kChunk; k += group) {
-        const std::string K = std::to_string(k);
-        p_.line("yr_cvt16(src, yr_stream16(src + " + at + " + " + K + "), " + v + "[u] + " + K + ");");
-      }
-    });
-    p_.close();
-    p_.open("else");
-    each_chunk_of_tensor(op, [&](const std::string &at) {
-      each_element(v + "[u][j] = yr_ld(src + " + at + " + j);");
-    });
-    p_.close();
-    p_.close();
+    const std::string v = value(op.outputs[0]);
+    move_chunks(op, "in" + std::to_string(input), op.attributes.dtype, "const auto *src",
+                [&](const std::string &at, const std::string &k) {
+                  return "yr_cvt16(src, yr_stream16(src + " + at + " + " + k + "), " + v + "[u] + " + k + ");";
+                },
+                [&](const std::string &at) { return v + "[u][j] = yr_ld(src + " + at + " + j);"; });
   }
 
   void store(const Operator &op, size_t output) {
-    const std::string tensor = "out" + std::to_string(output), v = value(op.inputs[0]);
-    const int64_t group = 16 / static_cast<int64_t>(dtype_size(output_dtypes_[output]));
+    const std::string v = value(op.inputs[0]);
+    move_chunks(op, "out" + std::to_string(output), output_dtypes_[output], "auto *dst",
+                [&](const std::string &at, const std::string &k) {
+                  return "*reinterpret_cast<uint4 *>(dst + " + at + " + " + k + ") = yr_pack16(dst, " + v + "[u] + " +
+                         k + ");";
+                },
+                [&](const std::string &at) { return "yr_st(dst + " + at + " + j, " + v + "[u][j]);"; });
+  }
+
+  // The thread's chunks of `tensor` (elements of `dtype`), through `pointer` (declared as the
+  // tile's start): group(at, k) per 16 bytes at chunk offset at + k where the tensor is 16-byte
+  // aligned, element(at) per element j of the chunk where it is not.
+  void move_chunks(const Operator &op, const std::string &tensor, DType dtype, const std::string &pointer,
+                   const std::function<std::string(const std::string &, const std::string &)> &group,
+                   const std::function<std::string(const std::string &)> &element) {
+    const int64_t elements_per_group = 16 / static_cast<int64_t>(dtype_size(dtype));
     p_.open("");
-    p_.line("auto *dst = " + tensor + " + " + tile_base(bg_, op, full_, "0") + ";");
+    p_.line(pointer + " = " + tensor + " + " + tile_base(bg_, op, full_, "0") + ";");
     p_.open("if ((reinterpret_cast<unsigned long long>(" + tensor + ") & 15) == 0)");
     each_chunk_of_tensor(op, [&](const std::string &at) {
-      for (int64_t k = 0; k < kChunk; k += group) {
-        const std::string K = std::to_string(k);
-        p_.line("*reinterpret_cast<uint4 *>(dst + " + at + " + " + K + ") = yr_pack16(dst, " + v + "[u] + " + K + ");");
-      }
+      for (int64_t k = 0; k < kChunk; k += elements_per_group) p_.line(group(at, std::to_string(k)));
     });
     p_.close();
     p_.open("else");
-    each_chunk_of_tensor(op, [&](const std::string &at) { each_element("yr_st(dst + " + at + " + j, " + v + "[u][j]);"); });
+    each_chunk_of_tensor(op, [&](const std::string &at) { each_element(element(at)); });
     p_.close();
     p_.close();
   }
