@@ -47,7 +47,6 @@ class RowsEmitter {
   }
 
   int64_t emit() {
-    const std::string W = std::to_string(threads_ / 32);
     p_.line("// Rows in registers (cuda_rows.cpp): " + std::to_string(per_thread_) + " chunk(s) of " +
             std::to_string(kChunk) + " elements per thread and tile.");
     p_.line("extern __shared__ float smem[];");
