@@ -446,8 +446,8 @@ TEST(CudaCodegenBlocks, InvariantTilesAreLoadedTogether) {
 // Row chains without a for-loop are kept in registers: ntrans's tiles and the row-chain graph's
 // (row sums, maxima and broadcasts, some warps without a chunk) take only the warps' partial sums
 // in shared memory, two arrays of one float per warp chunk of 256 elements. Tiles whose rows are
-// not whole warp chunks (the block reductions' 37), µGraphs with a for-loop or a matmul, and an
-// rms_norm with a weight get the shared-memory code.
+// not whole warp chunks (the block reductions' 37) and µGraphs with a for-loop or a matmul get
+// the shared-memory code.
 TEST(CudaCodegenBlocks, RowChainsStayInRegisters) {
   const std::string marker = "Rows in registers";
   for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {

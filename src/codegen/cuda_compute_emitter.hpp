@@ -52,6 +52,20 @@ inline std::string warp_reduce(const std::string &value, bool is_max) {
                  : value + " + __shfl_xor_sync(0xffffffffu, " + value + ", off);");
 }
 
+// A row sum's or max's starting value, and the statement adding (or maxing) `v` into `into`.
+inline std::string reduce_identity(bool is_max) { return is_max ? "-INFINITY" : "0.0f"; }
+inline std::string reduce_into(const std::string &into, const std::string &v, bool is_max) {
+  return is_max ? into + " = yr_max(" + into + ", " + v + ");" : into + " += " + v + ";";
+}
+
+// rms_norm's reciprocal of a row of `cols` whose squares sum to `total`, as `const float inv`:
+// one division per row, then a multiplication per element (an IEEE division is a dozen
+// instructions, and the pass is on the block's critical path).
+inline std::string rms_inverse(const std::string &total, int64_t cols, double eps) {
+  return "const float inv = 1.0f / yr_sqrt(" + total + " / " + literal(static_cast<double>(cols)) + " + " +
+         literal(eps) + ");";
+}
+
 // A reduction of `rows` rows of `cols` values at block level, then a per-row step.
 struct RowReduce {
   int64_t rows = 0, cols = 0;
@@ -69,12 +83,10 @@ struct RowReduce {
 inline void emit_block_row_reduce(Printer &p, BlockShape &block, const RowReduce &rr) {
   const int64_t warps = block.warps();
   const int64_t row_warps = rr.rows >= warps ? 1 : std::clamp<int64_t>(warps / rr.rows, 1, (rr.cols + 31) / 32);
-  const std::string init = rr.is_max ? "-INFINITY" : "0.0f";
+  const std::string init = reduce_identity(rr.is_max);
   const std::string rows = std::to_string(rr.rows), cols = std::to_string(rr.cols);
   const std::string RL = std::to_string(row_warps * 32);
-  auto accumulate = [&](const std::string &into, const std::string &v) {
-    return rr.is_max ? into + " = yr_max(" + into + ", " + v + ");" : into + " += " + v + ";";
-  };
+  auto accumulate = [&](const std::string &into, const std::string &v) { return reduce_into(into, v, rr.is_max); };
   p.open("");
   p.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
   if (row_warps == 1) {
@@ -308,10 +320,7 @@ class ComputeEmitter {
     rr.cols = cols;
     rr.value = x.ptr + "[r * " + C + " + c] * " + x.ptr + "[r * " + C + " + c]";
     rr.finish = [&](const std::string &RL) {
-      // One division per row, a multiplication per element (an IEEE division is a dozen
-      // instructions, and this pass is on the block's critical path).
-      p_.line("const float inv = 1.0f / yr_sqrt(total / " + literal(static_cast<double>(cols)) + " + " +
-              literal(op.attributes.eps) + ");");
+      p_.line(rms_inverse("total", cols, op.attributes.eps));
       const std::string weight = op.attributes.has_weight ? " * " + in[1].ptr + "[c]" : std::string();
       p_.line("for (int c = rl; c < " + C + "; c += " + RL + ") " + o.ptr + "[r * " + C + " + c] = " + x.ptr +
               "[r * " + C + " + c] * inv" + weight + ";");

@@ -96,7 +96,10 @@ class RowsEmitter {
       default:
         break;
     }
-    if (is_unary(op.kind)) return classify(op.inputs[0]) != std::nullopt && classify(op.inputs[0]) == classify(op.outputs[0]);
+    if (is_unary(op.kind)) {
+      const auto in = classify(op.inputs[0]);
+      return in && in == classify(op.outputs[0]);
+    }
     if (!is_binary(op.kind)) return false;
     const auto a = classify(op.inputs[0]), b = classify(op.inputs[1]), o = classify(op.outputs[0]);
     if (!a || !b || !o) return false;
@@ -120,6 +123,10 @@ class RowsEmitter {
     return g;
   }
   int64_t warp_chunks() const { return chunks_ / 32; }
+  // This thread's chunk u (an expression of u).
+  std::string chunk(const std::string &u) const {
+    return "(static_cast<int>(threadIdx.x) + " + u + " * " + std::to_string(threads_) + ")";
+  }
   std::string value(TensorId t) const { return "v" + std::to_string(t); }
   std::string element(TensorId t) const { return value(t) + (kind(t) == Kind::kFull ? "[u][j]" : "[u]"); }
 
@@ -128,8 +135,7 @@ class RowsEmitter {
     p_.line("#pragma unroll");
     p_.open("for (int u = 0; u < " + std::to_string(per_thread_) + "; ++u)");
     if (chunks_ % threads_ != 0) {
-      p_.line("if (static_cast<int>(threadIdx.x) + u * " + std::to_string(threads_) + " >= " +
-              std::to_string(chunks_) + ") continue;");
+      p_.line("if (" + chunk("u") + " >= " + std::to_string(chunks_) + ") continue;");
     }
     body();
     p_.close();
@@ -215,10 +221,8 @@ class RowsEmitter {
     const std::string slots = "(smem + " + std::to_string(next_slots_ * warp_chunks()) + ")";
     next_slots_ ^= 1;
     const std::string row_slots = std::to_string(full_.back() / kWarpElements);
-    const std::string init = is_max ? "-INFINITY" : "0.0f";
-    auto accumulate = [&](const std::string &into, const std::string &v) {
-      return is_max ? into + " = yr_max(" + into + ", " + v + ");" : into + " += " + v + ";";
-    };
+    const std::string init = reduce_identity(is_max);
+    auto accumulate = [&](const std::string &into, const std::string &v) { return reduce_into(into, v, is_max); };
     const std::string xj = value(x) + "[u][j]";
     p_.open("");
     p_.line("float total[" + std::to_string(per_thread_) + "];");
@@ -230,15 +234,12 @@ class RowsEmitter {
     });
     p_.line("__syncthreads();");
     each_chunk([&] {
-      const std::string row = "((static_cast<int>(threadIdx.x) + u * " + std::to_string(threads_) + ") / " +
-                              std::to_string(full_.back() / kChunk) + ")";
+      const std::string row = "(" + chunk("u") + " / " + std::to_string(full_.back() / kChunk) + ")";
       p_.line("const float *row = " + slots + " + " + row + " * " + row_slots + ";");
       p_.line("total[u] = " + init + ";");
       p_.line("for (int k = 0; k < " + row_slots + "; ++k) " + accumulate("total[u]", "row[k]"));
       if (squares) {
-        // One division per row, a multiplication per element, as the shared-memory rms_norm.
-        p_.line("const float inv = 1.0f / yr_sqrt(total[u] / " + literal(static_cast<double>(full_.back())) + " + " +
-                literal(op.attributes.eps) + ");");
+        p_.line(rms_inverse("total[u]", full_.back(), op.attributes.eps));
         each_element(value(op.outputs[0]) + "[u][j] = " + xj + " * inv;");
       } else {
         p_.line(value(op.outputs[0]) + "[u] = total[u];");
