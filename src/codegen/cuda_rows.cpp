@@ -19,13 +19,19 @@ constexpr int64_t kMaxChunksPerThread = 8;
 constexpr int64_t kMaxLoadedFloats = 128;
 // A warp's 32 chunks, 256 elements, must lie in one row for its partial sum to be that row's.
 constexpr int64_t kWarpElements = 32 * kChunk;
+// Input rows the TMA unit copies per tile (one bulk copy each, issued by the lanes of warp 0):
+// bulk copies of many short rows measured slower than 16-byte loads (lora's weight tile, 256
+// rows of 64 bytes: 7.9 → 13.3 µs, benchmarks/gpu/experiments/lora_one_kernel.cu); rows here are
+// at least 512 bytes.
+constexpr int64_t kMaxBulkRows = 32;
 
 enum class Kind { kFull, kRowStat };
 
 class RowsEmitter {
  public:
-  RowsEmitter(Printer &p, const BlockGraph &bg, int64_t threads, const std::vector<DType> &output_dtypes)
-      : p_(p), bg_(bg), threads_(threads), output_dtypes_(output_dtypes) {}
+  RowsEmitter(Printer &p, const BlockGraph &bg, int64_t threads, const std::vector<DType> &output_dtypes,
+              const CudaTarget &target)
+      : p_(p), bg_(bg), threads_(threads), output_dtypes_(output_dtypes), target_(target) {}
 
   bool plan() {
     const auto &ops = bg_.operators();
@@ -40,10 +46,15 @@ class RowsEmitter {
     int64_t loaded = 0;
     for (const Operator &op : ops) {
       if (!supported(op)) return false;
-      if (op.kind == OpKind::kInputIterator) loaded += per_thread_ * kChunk;
+      if (op.kind == OpKind::kInputIterator) {
+        loaded += per_thread_ * kChunk;
+        inputs_.push_back(&op);
+      }
       reductions_ += op.kind == OpKind::kRmsNorm || op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax;
     }
-    return loaded <= kMaxLoadedFloats;
+    if (loaded > kMaxLoadedFloats) return false;
+    plan_bulk_copies();
+    return true;
   }
 
   int64_t emit() {
@@ -60,11 +71,8 @@ class RowsEmitter {
                 (kind(t) == Kind::kFull ? "[" + std::to_string(kChunk) + "]" : "") + ";");
       }
     }
-    size_t input = 0, output = 0;
-    // Every input's loads first: their latencies overlap.
-    for (const Operator &op : bg_.operators()) {
-      if (op.kind == OpKind::kInputIterator) load(op, input++);
-    }
+    load_inputs();
+    size_t output = 0;
     for (const Operator &op : bg_.operators()) {
       if (op.kind == OpKind::kInputIterator) continue;
       if (op.kind == OpKind::kOutputSaver) {
@@ -75,7 +83,7 @@ class RowsEmitter {
         elementwise(op);
       }
     }
-    return reductions_ > 0 ? 2 * warp_chunks() * 4 : 0;
+    return bulk_ ? bar_offset_ + 8 : slot_bytes();
   }
 
  private:
@@ -155,41 +163,142 @@ class RowsEmitter {
     });
   }
 
-  void load(const Operator &op, size_t input) {
-    const std::string v = value(op.outputs[0]);
-    move_chunks(op, "in" + std::to_string(input), op.attributes.dtype, "const auto *src",
-                [&](const std::string &at, const std::string &k) {
-                  return "yr_cvt16(src, yr_stream16(src + " + at + " + " + k + "), " + v + "[u] + " + k + ");";
-                },
-                [&](const std::string &at) { return v + "[u][j] = yr_ld(src + " + at + " + j);"; });
+  int64_t slot_bytes() const { return reductions_ > 0 ? 2 * warp_chunks() * 4 : 0; }
+  std::string input_name(size_t i) const { return "in" + std::to_string(i); }
+  // Bytes of a 16-byte group and elements of input i per group.
+  int64_t group_elements(size_t i) const { return 16 / static_cast<int64_t>(dtype_size(inputs_[i]->attributes.dtype)); }
+  int64_t tile_bytes(size_t i) const {
+    return num_elements(full_) * static_cast<int64_t>(dtype_size(inputs_[i]->attributes.dtype));
+  }
+
+  // On sm_90 the TMA unit copies the input tiles' rows into shared memory (one bulk copy per row,
+  // counted on one mbarrier) where the rows are few and the tiles fit: on ntrans it took 5.1 →
+  // 4.5 µs against a thread's 16-byte loads (benchmarks/gpu/experiments/ntrans_one_kernel.cu).
+  // Shared memory: the reductions' slots, the tiles (16-byte aligned), the mbarrier.
+  void plan_bulk_copies() {
+    if (target_.compute_capability < 90 || num_elements(stat_) > kMaxBulkRows) return;
+    int64_t at = (slot_bytes() + 15) / 16 * 16;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      stage_offsets_.push_back(at);
+      at += tile_bytes(i);
+    }
+    if (target_.max_shared_bytes > 0 && at + 8 > target_.max_shared_bytes) {
+      stage_offsets_.clear();
+      return;
+    }
+    bar_offset_ = at;
+    bulk_ = true;
+  }
+
+  // Every input's chunks, all loads issued before any value is converted so that their latencies
+  // overlap: by bulk copies (sm_90), else by 16-byte loads into registers, where every input is
+  // 16-byte aligned (checked at run time: a caller's tensor may start anywhere), else element by
+  // element.
+  void load_inputs() {
+    std::string any_bits;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      any_bits += (i ? " | " : "") + std::string("reinterpret_cast<unsigned long long>(") + input_name(i) + ")";
+    }
+    p_.line("const bool inputs_16 = ((" + any_bits + ") & 15) == 0;");
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      p_.line("const auto *src" + std::to_string(i) + " = " + input_name(i) + " + " +
+              tile_base(bg_, *inputs_[i], full_, "0") + ";");
+    }
+    p_.open("if (inputs_16)");
+    if (bulk_) {
+      p_.line("#if __CUDA_ARCH__ >= 900");
+      bulk_loads();
+      p_.line("#else");
+    }
+    vector_loads();
+    if (bulk_) p_.line("#endif");
+    p_.close();
+    p_.open("else");
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const std::string v = value(inputs_[i]->outputs[0]), src = "src" + std::to_string(i);
+      each_chunk_of_tensor(*inputs_[i], [&](const std::string &at) {
+        each_element(v + "[u][j] = yr_ld(" + src + " + " + at + " + j);");
+      });
+    }
+    p_.close();
+  }
+
+  void vector_loads() {
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const int64_t g = group_elements(i);
+      const std::string raw = "raw" + std::to_string(i), src = "src" + std::to_string(i);
+      p_.line("uint4 " + raw + "[" + std::to_string(per_thread_) + "][" + std::to_string(kChunk / g) + "];");
+      each_chunk_of_tensor(*inputs_[i], [&](const std::string &at) {
+        for (int64_t k = 0; k < kChunk; k += g) {
+          p_.line(raw + "[u][" + std::to_string(k / g) + "] = yr_stream16(" + src + " + " + at + " + " +
+                  std::to_string(k) + ");");
+        }
+      });
+    }
+    convert_chunks([&](size_t i, int64_t k) {
+      return "raw" + std::to_string(i) + "[u][" + std::to_string(k / group_elements(i)) + "]";
+    });
+  }
+
+  // The lanes of warp 0 copy the tiles' rows (each row's elements are consecutive in the tensor
+  // and in the tile); every thread then reads its chunks from the copies.
+  void bulk_loads() {
+    int64_t bytes = 0;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const std::string type = element_type(inputs_[i]->attributes.dtype);
+      p_.line(type + " *stage" + std::to_string(i) + " = reinterpret_cast<" + type +
+              " *>(reinterpret_cast<char *>(smem) + " + std::to_string(stage_offsets_[i]) + ");");
+      bytes += tile_bytes(i);
+    }
+    p_.line("unsigned long long *bar = reinterpret_cast<unsigned long long *>(reinterpret_cast<char *>(smem) + " +
+            std::to_string(bar_offset_) + ");");
+    p_.line("if (threadIdx.x == 0) yr_bar_init(bar, " + std::to_string(bytes) + "u);");
+    p_.line("__syncthreads();  // the mbarrier set up before anyone waits on it");
+    p_.open("if (warp == 0)");
+    const int64_t row = full_.back();
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const Dims strides = row_major_strides(inputs_[i]->attributes.sizes);
+      const std::string row_bytes = std::to_string(row * static_cast<int64_t>(dtype_size(inputs_[i]->attributes.dtype)));
+      shared_loop(p_, Sharing{"lane", "32", 32}, stat_, "r", [&](const std::vector<std::string> &v) {
+        p_.line("yr_bulk_copy(stage" + std::to_string(i) + " + r_e * " + std::to_string(row) + ", src" +
+                std::to_string(i) + " + " + index_expr(v, strides) + ", " + row_bytes + "u, bar);");
+      });
+    }
+    p_.close();
+    p_.line("yr_bar_wait(bar);");
+    convert_chunks([&](size_t i, int64_t k) {
+      return "*reinterpret_cast<const uint4 *>(stage" + std::to_string(i) + " + " + chunk("u") + " * " +
+             std::to_string(kChunk) + " + " + std::to_string(k) + ")";
+    });
+  }
+
+  // Each chunk's 16-byte groups (group(input, first element k)) converted to the input's floats.
+  void convert_chunks(const std::function<std::string(size_t, int64_t)> &group) {
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const std::string v = value(inputs_[i]->outputs[0]);
+      each_chunk([&] {
+        for (int64_t k = 0; k < kChunk; k += group_elements(i)) {
+          p_.line("yr_cvt16(src" + std::to_string(i) + ", " + group(i, k) + ", " + v + "[u] + " + std::to_string(k) + ");");
+        }
+      });
+    }
   }
 
   void store(const Operator &op, size_t output) {
-    const std::string v = value(op.inputs[0]);
-    move_chunks(op, "out" + std::to_string(output), output_dtypes_[output], "auto *dst",
-                [&](const std::string &at, const std::string &k) {
-                  return "*reinterpret_cast<uint4 *>(dst + " + at + " + " + k + ") = yr_pack16(dst, " + v + "[u] + " +
-                         k + ");";
-                },
-                [&](const std::string &at) { return "yr_st(dst + " + at + " + j, " + v + "[u][j]);"; });
-  }
-
-  // The thread's chunks of `tensor` (elements of `dtype`), through `pointer` (declared as the
-  // tile's start): group(at, k) per 16 bytes at chunk offset at + k where the tensor is 16-byte
-  // aligned, element(at) per element j of the chunk where it is not.
-  void move_chunks(const Operator &op, const std::string &tensor, DType dtype, const std::string &pointer,
-                   const std::function<std::string(const std::string &, const std::string &)> &group,
-                   const std::function<std::string(const std::string &)> &element) {
-    const int64_t elements_per_group = 16 / static_cast<int64_t>(dtype_size(dtype));
+    const std::string v = value(op.inputs[0]), dst = "out" + std::to_string(output);
+    const int64_t g = 16 / static_cast<int64_t>(dtype_size(output_dtypes_[output]));
     p_.open("");
-    p_.line(pointer + " = " + tensor + " + " + tile_base(bg_, op, full_, "0") + ";");
-    p_.open("if ((reinterpret_cast<unsigned long long>(" + tensor + ") & 15) == 0)");
+    p_.line("auto *dst = " + dst + " + " + tile_base(bg_, op, full_, "0") + ";");
+    p_.open("if ((reinterpret_cast<unsigned long long>(" + dst + ") & 15) == 0)");
     each_chunk_of_tensor(op, [&](const std::string &at) {
-      for (int64_t k = 0; k < kChunk; k += elements_per_group) p_.line(group(at, std::to_string(k)));
+      for (int64_t k = 0; k < kChunk; k += g) {
+        const std::string kk = std::to_string(k);
+        p_.line("*reinterpret_cast<uint4 *>(dst + " + at + " + " + kk + ") = yr_pack16(dst, " + v + "[u] + " + kk + ");");
+      }
     });
     p_.close();
     p_.open("else");
-    each_chunk_of_tensor(op, [&](const std::string &at) { each_element(element(at)); });
+    each_chunk_of_tensor(op, [&](const std::string &at) { each_element("yr_st(dst + " + at + " + j, " + v + "[u][j]);"); });
     p_.close();
     p_.close();
   }
@@ -211,38 +320,67 @@ class RowsEmitter {
     });
   }
 
-  // Σ (or max) along each row, or rms_norm: each warp adds up its chunks (32 of them, one row's)
-  // with shuffles and leaves the sum in a slot per warp chunk; after a barrier each thread adds
-  // up its rows' slots. The slots alternate between two arrays: a thread still reading the one
-  // of the previous reduction has not passed the barrier that the writers of the next passed.
+  // Chunks of a thread that lie in one row, consecutive in u: with R = C / 8 chunks per row a
+  // multiple of the threads, chunk u of every thread lies in row u / (R / threads); otherwise a
+  // thread's chunks are taken one by one.
+  int64_t row_group() const {
+    const int64_t row_chunks = full_.back() / kChunk;
+    return row_chunks % threads_ == 0 ? row_chunks / threads_ : 1;
+  }
+
+  // Σ (or max) along each row, or rms_norm: each thread adds up its chunks of a row, each warp
+  // those of its lanes with shuffles into a slot per row and warp; after a barrier each thread
+  // adds up its rows' slots. The slots alternate between two arrays: a thread still reading the
+  // one of the previous reduction has not passed the barrier that the writers of the next passed.
   void row_reduction(const Operator &op) {
     const bool is_max = op.kind == OpKind::kReductionMax, squares = op.kind == OpKind::kRmsNorm;
     const TensorId x = op.inputs[0];
     const std::string slots = "(smem + " + std::to_string(next_slots_ * warp_chunks()) + ")";
     next_slots_ ^= 1;
-    const std::string row_slots = std::to_string(full_.back() / kWarpElements);
+    const int64_t group = row_group(), warps = threads_ / 32;
+    const std::string groups = std::to_string(per_thread_ / group), G = std::to_string(group);
     const std::string init = reduce_identity(is_max);
     auto accumulate = [&](const std::string &into, const std::string &v) { return reduce_into(into, v, is_max); };
     const std::string xj = value(x) + "[u][j]";
+    // Group g's chunks u; whole warps skip a missing chunk (only where groups are single chunks).
+    auto each_group = [&](const std::function<void()> &body) {
+      p_.line("#pragma unroll");
+      p_.open("for (int g = 0; g < " + groups + "; ++g)");
+      if (chunks_ % threads_ != 0) p_.line("if (" + chunk("g") + " >= " + std::to_string(chunks_) + ") continue;");
+      body();
+      p_.close();
+    };
+    auto each_chunk_of_group = [&](const std::string &statement) {
+      p_.line("#pragma unroll");
+      p_.open("for (int u = g * " + G + "; u < g * " + G + " + " + G + "; ++u)");
+      each_element(statement);
+      p_.close();
+    };
     p_.open("");
-    p_.line("float total[" + std::to_string(per_thread_) + "];");
-    each_chunk([&] {
-      p_.line("total[u] = " + init + ";");
-      each_element(accumulate("total[u]", squares ? xj + " * " + xj : xj));
-      p_.line(warp_reduce("total[u]", is_max));
-      p_.line("if (lane == 0) " + slots + "[warp + u * " + std::to_string(threads_ / 32) + "] = total[u];");
+    p_.line("float total[" + groups + "];");
+    each_group([&] {
+      p_.line("total[g] = " + init + ";");
+      each_chunk_of_group(accumulate("total[g]", squares ? xj + " * " + xj : xj));
+      p_.line(warp_reduce("total[g]", is_max));
+      p_.line("if (lane == 0) " + slots + "[g * " + std::to_string(warps) + " + warp] = total[g];");
     });
     p_.line("__syncthreads();");
-    each_chunk([&] {
-      const std::string row = "(" + chunk("u") + " / " + std::to_string(full_.back() / kChunk) + ")";
-      p_.line("const float *row = " + slots + " + " + row + " * " + row_slots + ";");
-      p_.line("total[u] = " + init + ";");
-      p_.line("for (int k = 0; k < " + row_slots + "; ++k) " + accumulate("total[u]", "row[k]"));
+    each_group([&] {
+      // A row's slots: one per warp where groups are rows, else one per warp chunk of the row.
+      const int64_t row_slots = group > 1 ? warps : full_.back() / kWarpElements;
+      const std::string first = group > 1 ? "g * " + std::to_string(warps)
+                                          : "(" + chunk("g") + " / " + std::to_string(full_.back() / kChunk) + ") * " +
+                                                std::to_string(row_slots);
+      p_.line("const float *row = " + slots + " + " + first + ";");
+      p_.line("total[g] = " + init + ";");
+      p_.line("for (int k = 0; k < " + std::to_string(row_slots) + "; ++k) " + accumulate("total[g]", "row[k]"));
       if (squares) {
-        p_.line(rms_inverse("total[u]", full_.back(), op.attributes.eps));
-        each_element(value(op.outputs[0]) + "[u][j] = " + xj + " * inv;");
+        p_.line(rms_inverse("total[g]", full_.back(), op.attributes.eps));
+        each_chunk_of_group(value(op.outputs[0]) + "[u][j] = " + xj + " * inv;");
       } else {
-        p_.line(value(op.outputs[0]) + "[u] = total[u];");
+        p_.line("#pragma unroll");
+        p_.line("for (int u = g * " + G + "; u < g * " + G + " + " + G + "; ++u) " + value(op.outputs[0]) +
+                "[u] = total[g];");
       }
     });
     p_.close();
@@ -252,16 +390,21 @@ class RowsEmitter {
   const BlockGraph &bg_;
   const int64_t threads_;
   const std::vector<DType> &output_dtypes_;
+  const CudaTarget &target_;
   Dims full_, stat_;
   int64_t chunks_ = 0, per_thread_ = 0, reductions_ = 0;
   int next_slots_ = 0;
+  std::vector<const Operator *> inputs_;  // the input iterators, in order (in0, in1, …)
+  bool bulk_ = false;                     // inputs by bulk copies on sm_90 (plan_bulk_copies)
+  std::vector<int64_t> stage_offsets_;    // bytes into shared memory: each input's tile
+  int64_t bar_offset_ = 0;                // and the mbarrier counting them
 };
 
 }  // namespace
 
 std::optional<int64_t> emit_rows_in_registers(Printer &p, const BlockGraph &bg, int64_t threads,
-                                              const std::vector<DType> &output_dtypes) {
-  RowsEmitter emitter(p, bg, threads, output_dtypes);
+                                              const std::vector<DType> &output_dtypes, const CudaTarget &target) {
+  RowsEmitter emitter(p, bg, threads, output_dtypes, target);
   if (!emitter.plan()) return std::nullopt;
   return emitter.emit();
 }

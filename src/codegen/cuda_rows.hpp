@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "codegen/cuda_source.hpp"
 #include "codegen/source_common.hpp"
 #include "ir/block_graph.hpp"
 
@@ -22,7 +23,9 @@ namespace yirage::codegen::cuda {
 // a reduction along another dim, tiles of other shapes than one [..., C] and its row statistics
 // [..., 1], a row C not a multiple of 256 elements (each warp's 32 chunks must lie in one row),
 // a tile base not a multiple of 8 elements, or more than 8 chunks per thread of one tile.
+// `target` decides whether the TMA unit copies the inputs (sm_90, few rows, the tiles within its
+// shared memory).
 std::optional<int64_t> emit_rows_in_registers(Printer &p, const BlockGraph &bg, int64_t threads,
-                                              const std::vector<DType> &output_dtypes);
+                                              const std::vector<DType> &output_dtypes, const CudaTarget &target);
 
 }  // namespace yirage::codegen::cuda

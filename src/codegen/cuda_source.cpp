@@ -138,6 +138,29 @@ static __device__ __forceinline__ void yr_cp_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 #endif
 }
+#if __CUDA_ARCH__ >= 900
+// Bulk copies by the TMA unit (sm_90+), counted on an mbarrier in shared memory: yr_bar_init sets
+// it up for one phase that ends when `bytes` have arrived; yr_bulk_copy moves `bytes` (a multiple
+// of 16, both addresses 16-byte aligned) from global to shared memory; yr_bar_wait returns once
+// the phase ended (parity 0: a barrier used once).
+static __device__ __forceinline__ void yr_bar_init(unsigned long long *bar, unsigned bytes) {
+  const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(bar));
+  asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(b) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
+}
+static __device__ __forceinline__ void yr_bulk_copy(void *dst, const void *src, unsigned bytes,
+                                                    unsigned long long *bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(dst))), "l"(src), "r"(bytes),
+                  "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar)))
+               : "memory");
+}
+static __device__ __forceinline__ void yr_bar_wait(unsigned long long *bar) {
+  asm volatile("{ .reg .pred done; WAIT: mbarrier.try_wait.parity.shared.b64 done, [%0], 0; @!done bra WAIT; }"
+               :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))) : "memory");
+}
+#endif
 template <typename T>  // yr_f16, yr_bf16: two consecutive elements as one 32-bit word
 static __device__ __forceinline__ unsigned yr_pair16(const T *p) {
   return static_cast<unsigned>(p[0].bits) | (static_cast<unsigned>(p[1].bits) << 16);

@@ -1183,7 +1183,7 @@ class CustomizedEmitter {
 int64_t emit_customized_body(Printer &p, const BlockGraph &bg, int64_t threads, std::vector<DType> output_dtypes,
                              bool tensor_cores, const CudaTarget &target) {
   if (target.rows_in_registers) {
-    if (const std::optional<int64_t> bytes = emit_rows_in_registers(p, bg, threads, output_dtypes)) return *bytes;
+    if (const std::optional<int64_t> bytes = emit_rows_in_registers(p, bg, threads, output_dtypes, target)) return *bytes;
   }
   return CustomizedEmitter(p, bg, threads, std::move(output_dtypes), tensor_cores, target).emit();
 }
