@@ -24,6 +24,7 @@ constexpr int64_t kWarpElements = 32 * kChunk;
 // rows of 64 bytes: 7.9 → 13.3 µs, benchmarks/gpu/experiments/lora_one_kernel.cu); rows here are
 // at least 512 bytes.
 constexpr int64_t kMaxBulkRows = 32;
+constexpr int64_t kPortableSharedBytes = 48 * 1024;
 
 enum class Kind { kFull, kRowStat };
 
@@ -182,7 +183,9 @@ class RowsEmitter {
       stage_offsets_.push_back(at);
       at += tile_bytes(i);
     }
-    if (target_.max_shared_bytes > 0 && at + 8 > target_.max_shared_bytes) {
+    // Where the device's limit is unknown, what every device gives a block without opting in.
+    const int64_t limit = target_.max_shared_bytes > 0 ? target_.max_shared_bytes : kPortableSharedBytes;
+    if (at + 8 > limit) {
       stage_offsets_.clear();
       return;
     }
