@@ -1,21 +1,17 @@
 // How fast can lora (O = X·W + (X·A)·B, X [16,256], W [256,4096], A [256,16], B [16,4096],
 // float16) be in one kernel? A hand-written kernel next to an empty one and, where given, the
-// kernel yirage generated, timed the way benchmarks/gpu/bench.py times kernels: CUDA events
-// around each launch after a 256 MB memset that flushes L2 and leaves it dirty (as
-// triton.testing.do_bench does); median of REPS (default 200). Not part of the build;
-// benchmarks/gpu/RESULTS.md (eleventh session) has the numbers and:
+// kernel yirage generated, timed as harness.cuh says (the way benchmarks/gpu/bench.py times
+// kernels). Not part of the build; benchmarks/gpu/RESULTS.md (eleventh session) has the numbers
+// and:
 //   nvcc -O3 -arch=sm_90 -std=c++17 lora_one_kernel.cu -o lora && ./lora
 //   # with yirage's kernel (the CUDA source of the chosen µGraph, without its typedef lines), its
 //   # grid and the dynamic shared memory it asks for (grid 128: 79168 bytes):
 //   nvcc -O3 -arch=sm_90 -std=c++17 -DGENERATED='"gen.cu"' -DGENERATED_GRID=128 -DGENERATED_SMEM=79168 \
 //     lora_one_kernel.cu -o lora && ./lora
-#include <cuda_fp16.h>
-#include <stdint.h>
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <vector>
+
+#include "harness.cuh"
 
 #ifdef GENERATED
 #include GENERATED
@@ -23,7 +19,6 @@
 
 constexpr int M = 16, K = 256, N = 4096, R = 16;
 
-__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void cp16(void *dst, const void *src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(dst)), "l"(src) : "memory");
 }
@@ -37,22 +32,6 @@ __device__ __forceinline__ uint4 ld_peer16(const void *p, unsigned rank) {
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(smem_addr(p)), "r"(rank));
   asm volatile("ld.shared::cluster.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(r) : "memory");
   return v;
-}
-// One thread's bulk copy (the TMA unit, sm_90) of `bytes` from global to shared memory, counted
-// on the mbarrier `bar`.
-__device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned bytes, uint64_t *bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-               ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
-}
-__device__ __forceinline__ void bar_init(uint64_t *bar) {
-  asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(smem_addr(bar)) : "memory");
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-__device__ __forceinline__ void bar_expect(uint64_t *bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void bar_wait(uint64_t *bar) {
-  asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" ::"r"(smem_addr(bar)) : "memory");
 }
 __device__ const __half *x_copies, *a_copies;  // ORDER 5: a private copy of X and A per block
 __device__ __forceinline__ void ldsm4(const void *p, unsigned *r) {
@@ -221,31 +200,8 @@ constexpr int hand_smem() {  // enough for every ORDER
   return (M * (K + 8) + K * (C + 8) + K * (R + 8) + R * C) * 2 + (8 * M * (C + R) + M * R) * 4;
 }
 
-static void *flush_buf;
-template <typename F>
-static float time_us(F launch) {
-  static int reps = getenv("REPS") ? atoi(getenv("REPS")) : 200;
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  std::vector<float> ts;
-  for (int r = 0; r < reps; ++r) {
-    cudaMemsetAsync(flush_buf, r & 0xff, 256 << 20);
-    cudaEventRecord(a);
-    launch();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms;
-    cudaEventElapsedTime(&ms, a, b);
-    ts.push_back(ms * 1000);
-  }
-  std::sort(ts.begin(), ts.end());
-  return ts[ts.size() / 2];
-}
-
 int main() {
   setvbuf(stdout, nullptr, _IONBF, 0);
-  cudaMalloc(&flush_buf, 256 << 20);
   std::vector<__half> hx(M * K), hw(K * N), ha(K * R), hb(R * N);
   std::vector<double> fx(M * K), fw(K * N), fa(K * R), fb(R * N);
   srand(1);

@@ -1,19 +1,16 @@
 // Where ntrans's time goes (O = rms_norm(X + α ⊙ (rms_norm(H) − X)), H, X, α [8,4096] float16,
 // one row per block): the loads alone, by 16-byte loads or by the TMA unit, on 8 blocks or spread
-// over more, next to a whole hand-written kernel and, where given, yirage's; timed like
-// lora_one_kernel.cu (events around each launch after a 256 MB memset). Not part of the build;
+// over more, next to a whole hand-written kernel and, where given, yirage's; timed as
+// harness.cuh says. Not part of the build;
 // benchmarks/gpu/RESULTS.md (eleventh session) has the numbers and:
 //   nvcc -O3 -arch=sm_90 -std=c++17 ntrans_one_kernel.cu -o ntrans && ./ntrans
 //   # with yirage's kernel (the CUDA source of the chosen µGraph, grid 8 and 256 threads, without
 //   # its typedef lines) and the dynamic shared memory it asks for:
 //   nvcc -O3 -arch=sm_90 -std=c++17 -DGENERATED='"gen.cu"' -DGENERATED_SMEM=24712 ntrans_one_kernel.cu -o ntrans
-#include <cuda_fp16.h>
-#include <stdint.h>
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <vector>
+
+#include "harness.cuh"
 
 #ifdef GENERATED
 #include GENERATED
@@ -21,21 +18,6 @@
 
 constexpr int ROWS = 8, COLS = 4096;
 
-__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned bytes, uint64_t *bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-               ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
-}
-__device__ __forceinline__ void bar_init(uint64_t *bar) {
-  asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(smem_addr(bar)) : "memory");
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-__device__ __forceinline__ void bar_expect(uint64_t *bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void bar_wait(uint64_t *bar) {
-  asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" ::"r"(smem_addr(bar)) : "memory");
-}
 __device__ __forceinline__ uint4 ld_stream(const void *p) {
   uint4 v;
   asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
@@ -66,6 +48,22 @@ __device__ __forceinline__ float block_sum(float x, float *slots) {
   return s;
 }
 
+// The TMA unit copies N elements of H, X and α from `base` into rows (thread 0 issues the
+// copies); every thread waits for them.
+template <int N>
+__device__ void copy_inputs(__half (*rows)[N], const __half *H, const __half *X, const __half *Al, size_t base,
+                            uint64_t *bar) {
+  if (threadIdx.x == 0) {
+    bar_init(bar);
+    bar_expect(bar, 3 * N * 2);
+    bulk_copy(rows[0], H + base, N * 2, bar);
+    bulk_copy(rows[1], X + base, N * 2, bar);
+    bulk_copy(rows[2], Al + base, N * 2, bar);
+  }
+  __syncthreads();
+  bar_wait(bar);
+}
+
 // The loads alone: block b reads 1/SPLIT of row b / SPLIT of H, X and α (by 16-byte loads of
 // each thread, or TMA: one bulk copy per input) and writes one value per thread.
 template <bool TMA, int SPLIT>
@@ -77,15 +75,7 @@ __global__ void __launch_bounds__(256) loads_only(const __half *H, const __half 
   const size_t base = static_cast<size_t>(blockIdx.x) * N;
   float s = 0;
   if (TMA) {
-    if (t == 0) {
-      bar_init(&bar);
-      bar_expect(&bar, 3 * N * 2);
-      bulk_copy(rows[0], H + base, N * 2, &bar);
-      bulk_copy(rows[1], X + base, N * 2, &bar);
-      bulk_copy(rows[2], Al + base, N * 2, &bar);
-    }
-    __syncthreads();
-    bar_wait(&bar);
+    copy_inputs<N>(rows, H, X, Al, base, &bar);
     for (int i = t * 8; i < N; i += 256 * 8) s += __half2float(rows[0][i]) + __half2float(rows[1][i]) + __half2float(rows[2][i]);
   } else {
     uint4 v[3][(N / 8 + 255) / 256];
@@ -102,22 +92,14 @@ __global__ void __launch_bounds__(256) loads_only(const __half *H, const __half 
 // ntrans, one row per block of 256 threads, 16 elements per thread (chunks t and t + 256).
 template <bool TMA>
 __global__ void __launch_bounds__(256) ntrans_hand(const __half *H, const __half *X, const __half *Al, __half *O) {
-  __shared__ __align__(16) __half rows[TMA ? 3 : 1][TMA ? COLS : 8];
+  __shared__ __align__(16) __half rows[3][COLS];  // used by the TMA path only
   __shared__ float slots[2][8];
   __shared__ uint64_t bar;
   const int t = threadIdx.x;
   const size_t base = static_cast<size_t>(blockIdx.x) * COLS;
   float h[16], x[16], a[16];
   if (TMA) {
-    if (t == 0) {
-      bar_init(&bar);
-      bar_expect(&bar, 3 * COLS * 2);
-      bulk_copy(rows[0], H + base, COLS * 2, &bar);
-      bulk_copy(rows[1], X + base, COLS * 2, &bar);
-      bulk_copy(rows[2], Al + base, COLS * 2, &bar);
-    }
-    __syncthreads();
-    bar_wait(&bar);
+    copy_inputs<COLS>(rows, H, X, Al, base, &bar);
     for (int u = 0; u < 2; ++u) {
       const int c = (u * 256 + t) * 8;
       unpack(*reinterpret_cast<const uint4 *>(&rows[0][c]), h + 8 * u);
@@ -146,31 +128,8 @@ __global__ void __launch_bounds__(256) ntrans_hand(const __half *H, const __half
   for (int u = 0; u < 2; ++u) *reinterpret_cast<uint4 *>(O + base + (u * 256 + t) * 8) = pack(y + 8 * u);
 }
 
-static void *flush_buf;
-template <typename F>
-static float time_us(F launch) {
-  static int reps = getenv("REPS") ? atoi(getenv("REPS")) : 200;
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  std::vector<float> ts;
-  for (int r = 0; r < reps; ++r) {
-    cudaMemsetAsync(flush_buf, r & 0xff, 256 << 20);
-    cudaEventRecord(a);
-    launch();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms;
-    cudaEventElapsedTime(&ms, a, b);
-    ts.push_back(ms * 1000);
-  }
-  std::sort(ts.begin(), ts.end());
-  return ts[ts.size() / 2];
-}
-
 int main() {
   setvbuf(stdout, nullptr, _IONBF, 0);
-  cudaMalloc(&flush_buf, 256 << 20);
   const int n = ROWS * COLS;
   std::vector<__half> hh(n), hx(n), ha(n);
   std::vector<double> ref(n);

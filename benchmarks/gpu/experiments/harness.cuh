@@ -1,0 +1,51 @@
+// What lora_one_kernel.cu and ntrans_one_kernel.cu share: the timing the way
+// benchmarks/gpu/bench.py times kernels (CUDA events around each launch after a 256 MB memset
+// that flushes L2 and leaves it dirty, as triton.testing.do_bench does; median of REPS, default
+// 200) and sm_90 bulk copies (the TMA unit) counted on an mbarrier.
+#pragma once
+#include <cuda_fp16.h>
+#include <stdint.h>
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+// One thread's bulk copy of `bytes` from global to shared memory, counted on the mbarrier `bar`.
+__device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned bytes, uint64_t *bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void bar_init(uint64_t *bar) {
+  asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(smem_addr(bar)) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void bar_expect(uint64_t *bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void bar_wait(uint64_t *bar) {
+  asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" ::"r"(smem_addr(bar)) : "memory");
+}
+
+// Median µs of launch() over REPS runs, each after the flush.
+template <typename F>
+static float time_us(F launch) {
+  static void *flush_buf = nullptr;
+  if (flush_buf == nullptr) cudaMalloc(&flush_buf, 256 << 20);
+  static int reps = getenv("REPS") ? atoi(getenv("REPS")) : 200;
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  std::vector<float> ts;
+  for (int r = 0; r < reps; ++r) {
+    cudaMemsetAsync(flush_buf, r & 0xff, 256 << 20);
+    cudaEventRecord(a);
+    launch();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms;
+    cudaEventElapsedTime(&ms, a, b);
+    ts.push_back(ms * 1000);
+  }
+  std::sort(ts.begin(), ts.end());
+  return ts[ts.size() / 2];
+}
