@@ -24,6 +24,7 @@ constexpr int64_t kWarpElements = 32 * kChunk;
 // rows of 64 bytes: 7.9 → 13.3 µs, benchmarks/gpu/experiments/lora_one_kernel.cu); rows here are
 // at least 512 bytes.
 constexpr int64_t kMaxBulkRows = 32;
+// Shared memory every CUDA device gives a block without opting in.
 constexpr int64_t kPortableSharedBytes = 48 * 1024;
 
 enum class Kind { kFull, kRowStat };
@@ -166,7 +167,7 @@ class RowsEmitter {
 
   int64_t slot_bytes() const { return reductions_ > 0 ? 2 * warp_chunks() * 4 : 0; }
   std::string input_name(size_t i) const { return "in" + std::to_string(i); }
-  // Bytes of a 16-byte group and elements of input i per group.
+  // Elements of input i in a 16-byte group.
   int64_t group_elements(size_t i) const { return 16 / static_cast<int64_t>(dtype_size(inputs_[i]->attributes.dtype)); }
   int64_t tile_bytes(size_t i) const {
     return num_elements(full_) * static_cast<int64_t>(dtype_size(inputs_[i]->attributes.dtype));
