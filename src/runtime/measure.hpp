@@ -32,6 +32,11 @@ struct MeasureOptions {
   // back after the run and must be unchanged.
   size_t guard_bytes = 0;
   bool check_inputs_unchanged = false;
+  // Before each timed run, a kernel reads and writes this many bytes (rounded up to float32
+  // elements) on the same stream, outside the timed span; 0: none. The search sets the GPU's L2
+  // size, so that each run starts with the graph's inputs out of L2 and L2 full of dirty lines
+  // (docs/search.md, "Profiling").
+  int64_t flush_bytes = 0;
 };
 
 // The relative-norm error of `got` against `want` (see above); INFINITY, with `why` set, when a
@@ -61,16 +66,26 @@ class Measurer {
   Measurement measure(const KernelGraph &candidate, bool time = true);
   // The same for an already compiled graph.
   Measurement measure(const CompiledGraph &compiled, bool time = true);
+  // How many times the flush kernel ran (flush_bytes), for tests.
+  int64_t flushes() const { return flushes_; }
 
  private:
   struct Inputs;
+  struct Flush;
   void prepare();
+  // The kernel run before each timed run (flush_bytes), or null: built on first use, kept for
+  // the Measurer's life. Throws (every time) when it cannot be built.
+  const Flush *flush();
 
   const Plugin &plugin_;
   int32_t device_;
   const KernelGraph &reference_;
   MeasureOptions options_;
   std::unique_ptr<Inputs> inputs_;
+  std::unique_ptr<Flush> flush_;
+  std::string flush_error_;  // why it cannot be built
+  ErrorCode flush_error_code_ = ErrorCode::kBackend;
+  int64_t flushes_ = 0;
 };
 
 }  // namespace yirage::runtime

@@ -194,6 +194,35 @@ TEST(CpuPlugin, MeasurerRejectsAWrongCandidate) {
   EXPECT_LE(ok.min_seconds, ok.median_seconds);
 }
 
+// flush_bytes: a kernel through the plugin before every timed run, outside the timed span; where
+// it cannot be built (here its buffers cannot be allocated), every timed measurement fails with
+// its error and nothing is timed warm instead.
+TEST(CpuPlugin, MeasurerFlushesBeforeEachTimedRun) {
+  auto plugin = cpu_plugin();
+  KernelGraph graph;
+  graph.mark_output(graph.unary(OpKind::kExp, graph.new_input({64}, DType::kFloat32)));
+  MeasureOptions options;
+  options.repeats = 5;
+  options.flush_bytes = 1 << 20;
+  Measurer measurer(*plugin, 0, graph, options);
+  EXPECT_TRUE(measurer.measure(graph, false).correct);
+  EXPECT_EQ(measurer.flushes(), 0) << "an untimed check flushes nothing";
+  const Measurement m = measurer.measure(graph);
+  EXPECT_TRUE(m.correct) << m.error;
+  EXPECT_GT(m.median_seconds, 0);
+  EXPECT_EQ(measurer.flushes(), 5);
+
+  options.flush_bytes = int64_t{1} << 50;
+  Measurer too_big(*plugin, 0, graph, options);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const Measurement failed = too_big.measure(graph);
+    EXPECT_FALSE(failed.correct);
+    EXPECT_LT(failed.median_seconds, 0);
+    EXPECT_EQ(failed.error.rfind("cache flush: ", 0), 0u) << failed.error;
+  }
+  EXPECT_EQ(too_big.flushes(), 0);
+}
+
 TEST(CpuPlugin, KernelCacheHitMissAndCorruption) {
   const std::string cache = test_cache_dir("cache-test");
   fs::remove_all(cache);
