@@ -101,8 +101,8 @@ yirage::search::SearchOptions from_c(const char *function, const yirage_search_o
     yirage::runtime::MeasureOptions mo;
     mo.repeats = narrow(in.profile_repeats);
     mo.seed = in.seed;
-    // On a GPU each timed run starts from a flushed L2, as the benchmarks time (docs/search.md,
-    // "Profiling"); a CPU's last-level cache costs more to flush than most runs take.
+    // On a GPU each timed run starts from a flushed L2, as the benchmarks time (docs/backends.md,
+    // "Profiling in the search"); a CPU's last-level cache costs more to flush than most runs take.
     const yirage::search::TargetProperties &target = device->plugin->device(device->index).target;
     if (target.kind == yirage::search::TargetKind::kGpu) mo.flush_bytes = target.l2_bytes;
     // One measurer for the whole search: the reference runs once, on the first candidate.

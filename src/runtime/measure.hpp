@@ -35,7 +35,7 @@ struct MeasureOptions {
   // Before each timed run, a kernel reads and writes this many bytes (rounded up to float32
   // elements) on the same stream, outside the timed span; 0: none. The search sets the GPU's L2
   // size, so that each run starts with the graph's inputs out of L2 and L2 full of dirty lines
-  // (docs/search.md, "Profiling").
+  // (docs/backends.md, "Profiling in the search").
   int64_t flush_bytes = 0;
 };
 
