@@ -1,5 +1,5 @@
 // Running a compiled graph on a device to check and time it: the measurement behind profiling in
-// the search (docs/search.md, "Profiling"), `yirage run` and `yirage bench`.
+// the search (docs/backends.md, "Profiling in the search"), `yirage run` and `yirage bench`.
 //
 // Inputs are fresh seeded random values in [-1, 1], rounded to their dtype on the host; the
 // reference executor evaluates the reference graph on exactly those rounded values in float64.
