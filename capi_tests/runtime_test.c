@@ -4,6 +4,7 @@
  * tensor, handle and option is refused with a message; a search with the device profiles its
  * candidates. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "bench_graphs.h"
@@ -129,6 +130,22 @@ int main(int argc, char **argv) {
   m.struct_size = sizeof m;
   OK(yirage_kernel_measure(kernel, NULL, NULL, &m));
   CHECK(m.correct == 1 && m.median_seconds > 0 && m.error[0] == '\0');
+  {
+    /* ABI 1.3: a cache flush before each timed run; an older caller's options end before it. */
+    yirage_measure_options mo;
+    yirage_measure_options_init(&mo);
+    CHECK(mo.flush_bytes == 0 && mo.repeats == 10);
+    mo.flush_bytes = 1u << 20;
+    OK(yirage_kernel_measure(kernel, NULL, &mo, &m));
+    CHECK(m.correct == 1 && m.median_seconds > 0);
+    mo.flush_bytes = (uint64_t)1 << 41;
+    EXPECT_INVALID(yirage_kernel_measure(kernel, NULL, &mo, &m), "flush_bytes");
+    mo.struct_size = offsetof(yirage_measure_options, flush_bytes);
+    OK(yirage_kernel_measure(kernel, NULL, &mo, &m)); /* not read */
+    CHECK(m.correct == 1);
+    mo.struct_size = offsetof(yirage_measure_options, repeats);
+    EXPECT_INVALID(yirage_kernel_measure(kernel, NULL, &mo, &m), "struct_size");
+  }
   yirage_kernel_release(kernel);
   yirage_kernel_release(kernel); /* dead handles are ignored */
   EXPECT_INVALID(yirage_kernel_measure(kernel, NULL, NULL, &m), "not a live yirage_kernel");

@@ -50,7 +50,7 @@ extern "C" {
  * (libyirage.so.1); it changes only when a change breaks existing callers. The minor version
  * grows when functions, enum values or option-struct fields are appended. */
 #define YIRAGE_ABI_VERSION_MAJOR 1
-#define YIRAGE_ABI_VERSION_MINOR 2
+#define YIRAGE_ABI_VERSION_MINOR 3
 #define YIRAGE_ABI_VERSION ((YIRAGE_ABI_VERSION_MAJOR << 16) | YIRAGE_ABI_VERSION_MINOR)
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A caller that
@@ -822,6 +822,13 @@ typedef struct yirage_measure_options {
   uint64_t seed;      /* random inputs in [-1, 1] derive from it (default 1) */
   uint32_t warmup;    /* untimed runs first (default 2) */
   uint32_t repeats;   /* timed runs, >= 1 (default 10) */
+  /* ABI 1.3: before each timed run, on the same stream and outside the timed span, a kernel
+   * reads and writes this many bytes on the device (at most 2^40). With the device's L2 size
+   * (yirage_device_info.target.l2_bytes) every run starts with cold caches, as a layer's weights
+   * usually are, and the timed span holds the device's time alone, not the host's launch
+   * latency (the start event waits behind the flush). 0 (default): none. Read only when
+   * struct_size covers it. */
+  uint64_t flush_bytes;
 } yirage_measure_options;
 
 /* Thread safety: [any thread]. */

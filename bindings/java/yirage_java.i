@@ -7,7 +7,7 @@
  *  - statuses are ints (YirageNativeConstants.YIRAGE_OK, ...): org.yirage.Status turns them into
  *    exceptions, with yirage_last_error_message() read on the same thread;
  *  - enums are int constants; size_t, int64_t are long; uint32_t is long (SWIG keeps it
- *    unsigned); uint64_t (only seeds) is long, reinterpreted;
+ *    unsigned); uint64_t (seeds, byte counts) is long, reinterpreted;
  *  - option and info structs are SWIG proxies whose constructor fills the C defaults and
  *    struct_size, and whose delete() frees them (no finalizers: the Java layer frees them in
  *    finally blocks);

@@ -1,5 +1,6 @@
 // yirage.h: contexts, backends, devices, compiled kernels and their measurement.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -243,6 +244,13 @@ yirage_status yirage_kernel_synchronize(const yirage_kernel *kernel, void *strea
   });
 }
 
+namespace {
+// yirage_measure_options as ABI 1.0 and 1.3 define it: older callers' struct_size is smaller.
+constexpr size_t kMeasureOptionsSizeV1_0 = offsetof(yirage_measure_options, repeats) + sizeof(uint32_t);
+constexpr size_t kMeasureOptionsSizeV1_3 = offsetof(yirage_measure_options, flush_bytes) + sizeof(uint64_t);
+constexpr uint64_t kMaxFlushBytes = uint64_t{1} << 40;
+}  // namespace
+
 void yirage_measure_options_init(yirage_measure_options *options) {
   if (options == nullptr) return;
   std::memset(options, 0, sizeof *options);
@@ -266,11 +274,18 @@ yirage_status yirage_kernel_measure(const yirage_kernel *kernel, const yirage_gr
                         sizeof(yirage_measurement));
     yirage::runtime::MeasureOptions o;
     if (options != nullptr) {
-      require_struct_size(function, "options", options->struct_size, sizeof(yirage_measure_options));
+      require_struct_size(function, "options", options->struct_size, kMeasureOptionsSizeV1_0);
       if (options->repeats < 1) yirage::invalid_argument(std::string(function) + ": repeats must be >= 1");
       o.seed = options->seed;
       o.warmup = static_cast<int>(std::min<uint32_t>(options->warmup, 1u << 20));
       o.repeats = static_cast<int>(std::min<uint32_t>(options->repeats, 1u << 20));
+      if (options->struct_size >= kMeasureOptionsSizeV1_3) {
+        if (options->flush_bytes > kMaxFlushBytes) {
+          yirage::invalid_argument(std::string(function) + ": flush_bytes " + std::to_string(options->flush_bytes) +
+                                   " is over 2^40");
+        }
+        o.flush_bytes = static_cast<int64_t>(options->flush_bytes);
+      }
     }
     const yirage::KernelGraph &g = k.compiled->graph();
     if (ref.inputs().size() != g.inputs().size() || ref.outputs().size() != g.outputs().size()) {

@@ -36,6 +36,7 @@ expect 1 'yirage: .*missing.json' -- "$yirage" run "$work/missing.json"
 expect 1 "no backend named 'nosuch'" -- "$yirage" run "$small" --backend nosuch
 expect 1 'cannot load plugin' -- "$yirage" devices --plugin "$work/nothing.so"
 expect 0 'correct \(relative error' -- "$yirage" run "$small" --repeats 3
+expect 0 'over 3 runs on cpu device 0, L2 flushed before each' -- "$yirage" run "$small" --repeats 3 --cold
 expect 1 "no C\+\+ compiler: 'no-such-c\+\+' could not be run" -- \
   env YIRAGE_CPU_CXX=no-such-c++ "$yirage" run "$small"
 expect 0 'saved to' -- "$yirage" superoptimize "$small" -o "$work/best.yrg" --budget 60 --top-k 2 --repeats 3 --quiet

@@ -38,6 +38,9 @@ static const char *kUsage =
     "  --threads N         search threads (default: all cores)\n"
     "  --top-k K           candidates profiled on the device (default 4)\n"
     "  --repeats N         timed runs per measurement (default 10)\n"
+    "  --cold              run, bench: before each timed run, flush the device's L2 (its size\n"
+    "                      as the device reports it) so that runs start with cold caches and\n"
+    "                      the timing holds the device's time alone (as the search's profiling)\n"
     "  --cache DIR         search result cache folder\n"
     "  --reference GRAPH   run: check against this graph instead of GRAPH itself\n"
     "  --quiet             no progress bar\n"
@@ -50,7 +53,7 @@ typedef struct options {
   int32_t device;
   double budget;
   uint32_t threads, top_k, repeats;
-  int quiet;
+  int quiet, cold;
 } options;
 
 static void fail(const char *format, ...) {
@@ -116,6 +119,7 @@ static void parse(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--cache")) { TAKES_VALUE(); o->cache = value; }
     else if (!strcmp(a, "--reference")) { TAKES_VALUE(); o->reference = value; }
     else if (!strcmp(a, "--quiet")) o->quiet = 1;
+    else if (!strcmp(a, "--cold")) o->cold = 1;
     else if (a[0] == '-') usage_error("unknown option %s", a);
     else if (o->graph == NULL) o->graph = a;
     else usage_error("unexpected argument %s", a);
@@ -307,6 +311,17 @@ static int measure(const options *o, const yirage_device *device, const yirage_g
   yirage_measure_options mo;
   yirage_measure_options_init(&mo);
   mo.repeats = o->repeats;
+  if (o->cold) {
+    yirage_device_info di;
+    memset(&di, 0, sizeof di);
+    di.struct_size = sizeof di;
+    check(yirage_device_get_info(device, &di), "reading the device");
+    if (di.target.l2_bytes <= 0) {
+      fail("--cold: %s reports no L2 size", di.name);
+      exit(EXIT_WORK_FAILED);
+    }
+    mo.flush_bytes = (uint64_t)di.target.l2_bytes;
+  }
   m->struct_size = sizeof *m;
   check(yirage_kernel_measure(kernel, reference, &mo, m), "measure");
   yirage_kernel_release(kernel);
@@ -325,7 +340,8 @@ static int cmd_run(const options *o) {
     print_seconds(m.median_seconds);
     printf(", min ");
     print_seconds(m.min_seconds);
-    printf(" over %u runs on %s device %d\n", o->repeats, o->backend, o->device);
+    printf(" over %u runs on %s device %d%s\n", o->repeats, o->backend, o->device,
+           o->cold ? ", L2 flushed before each" : "");
   } else {
     fail("wrong result: %s", m.error);
   }

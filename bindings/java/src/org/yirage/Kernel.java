@@ -78,12 +78,23 @@ public final class Kernel implements AutoCloseable {
      * first) and times it with the backend's timers; a wrong kernel is a result, not an error.
      */
     public Measurement measure(long seed, int warmup, int repeats) {
+        return measure(seed, warmup, repeats, 0);
+    }
+
+    /**
+     * The same, with a kernel that reads and writes {@code flushBytes} on the device before each
+     * timed run, outside the timed span: with the device's L2 size (the C API's
+     * {@code yirage_target_properties.l2_bytes}) each run starts with cold caches and the timing
+     * holds the device's time alone (ABI 1.3, {@code yirage_measure_options.flush_bytes}).
+     */
+    public Measurement measure(long seed, int warmup, int repeats, long flushBytes) {
         yirage_measure_options o = new yirage_measure_options();
         yirage_measurement m = new yirage_measurement();
         try {
             o.setSeed(seed);
             o.setWarmup(warmup);
             o.setRepeats(repeats);
+            o.setFlush_bytes(flushBytes);
             Status.check(YirageNative.yirage_kernel_measure(handle(), 0, o, m));
             return new Measurement(m.getCorrect() != 0, m.getRelative_error(), m.getMedian_seconds(),
                                    m.getMin_seconds(), m.getError());

@@ -70,6 +70,10 @@ class RuntimeTest {
                 Measurement m = k.measure(1, 1, 3);
                 assertTrue(m.correct(), m.error());
                 assertTrue(m.medianSeconds() > 0);
+                Measurement flushed = k.measure(1, 1, 3, 1 << 20);
+                assertTrue(flushed.correct(), flushed.error());
+                assertTrue(flushed.medianSeconds() > 0);
+                assertThrows(YirageException.InvalidArgument.class, () -> k.measure(1, 1, 3, 1L << 41));
                 // Wrong inputs are refused with the library's message.
                 YirageException e = assertThrows(YirageException.InvalidArgument.class,
                         () -> k.run(HostTensor.of(new float[4], 2, 2), inputs()[1]));
