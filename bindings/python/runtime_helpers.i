@@ -226,4 +226,27 @@ PyObject *yirage_py_kernel_run(const yirage_kernel *kernel, PyObject *inputs, Py
   free(outs);
   return yirage_py_result(status, NULL);
 }
+
+/* [status, dict]: yirage_kernel_measure against the kernel's own graph (the GIL released). */
+PyObject *yirage_py_kernel_measure(const yirage_kernel *kernel, unsigned long long seed,
+                                   unsigned int warmup, unsigned int repeats,
+                                   unsigned long long flush_bytes) {
+  yirage_measure_options options;
+  yirage_measurement m;
+  yirage_status status;
+  yirage_measure_options_init(&options);
+  options.seed = seed;
+  options.warmup = warmup;
+  options.repeats = repeats;
+  options.flush_bytes = flush_bytes;
+  memset(&m, 0, sizeof m);
+  m.struct_size = sizeof m;
+  Py_BEGIN_ALLOW_THREADS
+  status = yirage_kernel_measure(kernel, NULL, &options, &m);
+  Py_END_ALLOW_THREADS
+  return yirage_py_result(status, status == YIRAGE_OK ? Py_BuildValue(
+      "{s:O,s:d,s:d,s:d,s:s}", "correct", m.correct ? Py_True : Py_False, "relative_error",
+      m.relative_error, "median_seconds", m.median_seconds, "min_seconds", m.min_seconds, "error",
+      m.error) : NULL);
+}
 %}

@@ -57,6 +57,19 @@ def test_compile_and_call_checks_against_the_reference():
     assert same is given and relative_error(given, want) < 5e-3
 
 
+def test_measure_checks_and_times():
+    k = small_graph().compile(backend="cpu")
+    m = k.measure(repeats=3)
+    assert m["correct"] and m["error"] == "" and m["relative_error"] < 5e-3
+    assert 0 < m["min_seconds"] <= m["median_seconds"]
+    flushed = k.measure(repeats=3, flush_bytes=1 << 20)  # a cache flush before each timed run
+    assert flushed["correct"] and flushed["median_seconds"] > 0
+    with pytest.raises(yr.InvalidArgumentError, match="flush_bytes"):
+        k.measure(flush_bytes=1 << 41)
+    with pytest.raises(yr.InvalidArgumentError, match="repeats"):
+        k.measure(repeats=0)
+
+
 def test_superoptimize_and_run_a_small_graph():
     g = small_graph()
     calls = []
