@@ -352,7 +352,7 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     driver.check(driver.cuModuleLoadData(&executable->module, cubin.data()), "cuModuleLoadData");
     const CUresult found = driver.cuModuleGetFunction(&executable->function, executable->module,
                                                       yirage::codegen::kCudaKernelSymbol);
-    if (found == CUDA_SUCCESS && executable->launch.shared_bytes > 48 * 1024) {
+    if (found == CUDA_SUCCESS && executable->launch.shared_bytes > yirage::codegen::kCudaDefaultSharedBytes) {
       driver.check(driver.cuFuncSetAttribute(executable->function,
                                              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                              static_cast<int>(executable->launch.shared_bytes)),

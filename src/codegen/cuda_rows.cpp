@@ -24,8 +24,6 @@ constexpr int64_t kWarpElements = 32 * kChunk;
 // rows of 64 bytes: 7.9 → 13.3 µs, benchmarks/gpu/experiments/lora_one_kernel.cu); rows here are
 // at least 512 bytes.
 constexpr int64_t kMaxBulkRows = 32;
-// Shared memory every CUDA device gives a block without opting in.
-constexpr int64_t kPortableSharedBytes = 48 * 1024;
 
 enum class Kind { kFull, kRowStat };
 
@@ -167,8 +165,7 @@ class RowsEmitter {
 
   int64_t slot_bytes() const { return reductions_ > 0 ? 2 * warp_chunks() * 4 : 0; }
   std::string input_name(size_t i) const { return "in" + std::to_string(i); }
-  // Elements of input i in a 16-byte group.
-  int64_t group_elements(size_t i) const { return 16 / static_cast<int64_t>(dtype_size(inputs_[i]->attributes.dtype)); }
+  int64_t input_group(size_t i) const { return group_elements(inputs_[i]->attributes.dtype); }
   int64_t tile_bytes(size_t i) const {
     return num_elements(full_) * static_cast<int64_t>(dtype_size(inputs_[i]->attributes.dtype));
   }
@@ -185,7 +182,7 @@ class RowsEmitter {
       at += tile_bytes(i);
     }
     // Where the device's limit is unknown, what every device gives a block without opting in.
-    const int64_t limit = target_.max_shared_bytes > 0 ? target_.max_shared_bytes : kPortableSharedBytes;
+    const int64_t limit = target_.max_shared_bytes > 0 ? target_.max_shared_bytes : kCudaDefaultSharedBytes;
     if (at + 8 > limit) {
       stage_offsets_.clear();
       return;
@@ -229,7 +226,7 @@ class RowsEmitter {
 
   void vector_loads() {
     for (size_t i = 0; i < inputs_.size(); ++i) {
-      const int64_t g = group_elements(i);
+      const int64_t g = input_group(i);
       const std::string raw = "raw" + std::to_string(i), src = "src" + std::to_string(i);
       p_.line("uint4 " + raw + "[" + std::to_string(per_thread_) + "][" + std::to_string(kChunk / g) + "];");
       each_chunk_of_tensor(*inputs_[i], [&](const std::string &at) {
@@ -240,7 +237,7 @@ class RowsEmitter {
       });
     }
     convert_chunks([&](size_t i, int64_t k) {
-      return "raw" + std::to_string(i) + "[u][" + std::to_string(k / group_elements(i)) + "]";
+      return "raw" + std::to_string(i) + "[u][" + std::to_string(k / input_group(i)) + "]";
     });
   }
 
@@ -281,7 +278,7 @@ class RowsEmitter {
     for (size_t i = 0; i < inputs_.size(); ++i) {
       const std::string v = value(inputs_[i]->outputs[0]);
       each_chunk([&] {
-        for (int64_t k = 0; k < kChunk; k += group_elements(i)) {
+        for (int64_t k = 0; k < kChunk; k += input_group(i)) {
           p_.line("yr_cvt16(src" + std::to_string(i) + ", " + group(i, k) + ", " + v + "[u] + " + std::to_string(k) + ");");
         }
       });
@@ -290,7 +287,7 @@ class RowsEmitter {
 
   void store(const Operator &op, size_t output) {
     const std::string v = value(op.inputs[0]), dst = "out" + std::to_string(output);
-    const int64_t g = 16 / static_cast<int64_t>(dtype_size(output_dtypes_[output]));
+    const int64_t g = group_elements(output_dtypes_[output]);
     p_.open("");
     p_.line("auto *dst = " + dst + " + " + tile_base(bg_, op, full_, "0") + ";");
     p_.open("if ((reinterpret_cast<unsigned long long>(" + dst + ") & 15) == 0)");
@@ -354,17 +351,17 @@ class RowsEmitter {
       body();
       p_.close();
     };
-    auto each_chunk_of_group = [&](const std::string &statement) {
+    auto each_chunk_of_group = [&](const std::function<void()> &body) {
       p_.line("#pragma unroll");
       p_.open("for (int u = g * " + G + "; u < g * " + G + " + " + G + "; ++u)");
-      each_element(statement);
+      body();
       p_.close();
     };
     p_.open("");
     p_.line("float total[" + groups + "];");
     each_group([&] {
       p_.line("total[g] = " + init + ";");
-      each_chunk_of_group(accumulate("total[g]", squares ? xj + " * " + xj : xj));
+      each_chunk_of_group([&] { each_element(accumulate("total[g]", squares ? xj + " * " + xj : xj)); });
       p_.line(warp_reduce("total[g]", is_max));
       p_.line("if (lane == 0) " + slots + "[g * " + std::to_string(warps) + " + warp] = total[g];");
     });
@@ -378,14 +375,14 @@ class RowsEmitter {
       p_.line("const float *row = " + slots + " + " + first + ";");
       p_.line("total[g] = " + init + ";");
       p_.line("for (int k = 0; k < " + std::to_string(row_slots) + "; ++k) " + accumulate("total[g]", "row[k]"));
-      if (squares) {
-        p_.line(rms_inverse("total[g]", full_.back(), op.attributes.eps));
-        each_chunk_of_group(value(op.outputs[0]) + "[u][j] = " + xj + " * inv;");
-      } else {
-        p_.line("#pragma unroll");
-        p_.line("for (int u = g * " + G + "; u < g * " + G + " + " + G + "; ++u) " + value(op.outputs[0]) +
-                "[u] = total[g];");
-      }
+      if (squares) p_.line(rms_inverse("total[g]", full_.back(), op.attributes.eps));
+      each_chunk_of_group([&] {
+        if (squares) {
+          each_element(value(op.outputs[0]) + "[u][j] = " + xj + " * inv;");
+        } else {
+          p_.line(value(op.outputs[0]) + "[u] = total[g];");
+        }
+      });
     });
     p_.close();
   }

@@ -428,7 +428,7 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
                                   const CudaTarget &target) {
   const size_t rank = o.dims.size();
   const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
-  const int64_t group = 16 / static_cast<int64_t>(dtype_size(dtype));
+  const int64_t group = group_elements(dtype);
   const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
   const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
   if (n % group != 0 || sb[rank - 1] != 1 || sb[rank - 2] != n) return {0, 0};

@@ -22,6 +22,9 @@
 namespace yirage::codegen {
 
 inline constexpr const char *kCudaKernelSymbol = "yirage_cuda_kernel";
+// Dynamic shared memory every CUDA device gives a block without opting in (more needs
+// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+inline constexpr int64_t kCudaDefaultSharedBytes = 48 * 1024;
 
 struct CudaKernel {
   std::string source;

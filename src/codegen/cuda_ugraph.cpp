@@ -517,7 +517,7 @@ class CustomizedEmitter {
   // base must then be 16-byte aligned, which the kernel tests once at its start (a caller's
   // tensor may start anywhere: unaligned ones take the element-wise copy).
   int64_t group_of(const Operator &op, const Dims &tile_dims, DType dtype) const {
-    const int64_t group = 16 / static_cast<int64_t>(dtype_size(dtype));
+    const int64_t group = group_elements(dtype);
     if (tile_dims.back() % group != 0 || op.attributes.sizes.back() % group != 0) return 1;
     if (tile_base_granule(bg_, op, tile_dims) % group != 0) return 1;
     return group;

@@ -115,6 +115,9 @@ std::string tile_base(const BlockGraph &bg, const Operator &op, const Dims &tile
 // iteration (0 when the offset is always 0).
 int64_t tile_base_granule(const BlockGraph &bg, const Operator &op, const Dims &tile_dims);
 
+// Elements of `dtype` in 16 bytes: one vector load or store.
+inline int64_t group_elements(DType dtype) { return 16 / static_cast<int64_t>(dtype_size(dtype)); }
+
 // The generated name of an element type: float, yr_f16, yr_bf16 (each prelude defines the last two
 // and yr_ld/yr_st for all three).
 const char *element_type(DType dtype);
