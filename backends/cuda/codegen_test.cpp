@@ -383,14 +383,22 @@ TEST(CudaCodegenPipeline, SplitLoopsKeepTensorCoresAndResideAtOnce) {
   const codegen::CudaKernel h100 = codegen::cuda_source(chunks, {90, kH100SharedBytes, 132, 233472});
   EXPECT_NE(h100.source.find("yr_cp_wait<1>();"), std::string::npos);
   EXPECT_LE((h100.shared_bytes + 1024) * 2, 233472) << "2 blocks per multiprocessor: 264 at once";
-  // The sum of the parts copies its float32 row sums (one per row and part: no 16-byte groups)
-  // 4 bytes at a time, all 8 parts' in flight from the start (a ring as deep as its loop).
+  // The sum of the parts runs in registers (cuda_rows.cpp): every thread loads its chunks of all
+  // 8 parts (16-byte loads of Σ E·V, one float of Σ E per row) before it adds any up; no
+  // shared memory, no barrier.
   const std::optional<KernelGraph> eight = search::split_loop(fused, fused.operators().size() - 1, 8);
   ASSERT_TRUE(eight.has_value());
   const codegen::CudaKernel total = codegen::cuda_source(
       codegen::make_kernel_program(*eight, eight->operators().size() - 1), {90, kH100SharedBytes, 132, 233472});
-  EXPECT_NE(total.source.find("yr_cp4(stage + "), std::string::npos);
-  EXPECT_NE(total.source.find("yr_cp_wait<6>();"), std::string::npos);
+  const std::string sum = kernel_body(total);
+  EXPECT_NE(sum.find("Rows in registers"), std::string::npos);
+  EXPECT_EQ(sum.find("__syncthreads"), std::string::npos);
+  EXPECT_EQ(total.shared_bytes, 0);
+  EXPECT_NE(sum.find("uint4 raw0[8][1][2];"), std::string::npos) << sum;
+  EXPECT_NE(sum.find("float raw1[8][1];"), std::string::npos);
+  const size_t last_load = sum.rfind("yr_stream16("), first_sum = sum.find("yr_cvt16(in0, raw0[it][u][0], f0);");
+  ASSERT_NE(first_sum, std::string::npos);
+  EXPECT_LT(last_load, first_sum) << "loads of all parts before the sums";
   // The grid of the unsplit kernel fits at once with 4 stages: they stay.
   const codegen::CudaKernel whole =
       codegen::cuda_source(codegen::make_kernel_program(fused, fused.operators().size() - 1), {90, kH100SharedBytes, 132, 233472});

@@ -15,8 +15,9 @@ constexpr int64_t kChunk = 8;
 // Chunks per thread a tile may take: the loops over them unroll fully, so that the chunks are
 // registers (a partly unrolled loop would index the arrays at run time, from local memory).
 constexpr int64_t kMaxChunksPerThread = 8;
-// The input tiles' values a thread holds at once, all loaded before any is used.
-constexpr int64_t kMaxLoadedFloats = 128;
+// The input tiles' values a thread holds at once, all loaded before any is used (of a sum over
+// the loop, every iteration's: a split loop's sum of 16 parts of 8 floats and a row statistic).
+constexpr int64_t kMaxLoadedFloats = 144;
 // A warp's 32 chunks, 256 elements, must lie in one row for its partial sum to be that row's.
 constexpr int64_t kWarpElements = 32 * kChunk;
 // Input rows the TMA unit copies per tile (one bulk copy each, issued by the lanes of warp 0):
@@ -35,11 +36,14 @@ class RowsEmitter {
 
   bool plan() {
     const auto &ops = bg_.operators();
-    if (bg_.config().forloop_range != 1 || ops.empty() || ops[0].kind != OpKind::kInputIterator) return false;
-    full_ = bg_.tensor(ops[0].outputs[0]).dims;
-    if (full_.empty() || full_.back() % kWarpElements != 0) return false;
+    const std::vector<int> savers = bg_.operator_indices(OpKind::kOutputSaver);
+    if (savers.empty()) return false;
+    // The tiles are the outputs' (those of a sum's inputs are row statistics, [..., 1], or those).
+    full_ = bg_.tensor(ops[static_cast<size_t>(savers[0])].inputs[0]).dims;
+    if (full_.empty() || full_.back() % kChunk != 0) return false;
     stat_ = full_;
     stat_.back() = 1;
+    range_ = bg_.config().forloop_range;
     chunks_ = num_elements(full_) / kChunk;
     per_thread_ = per_thread(groups(), threads_);
     if (per_thread_ > kMaxChunksPerThread) return false;
@@ -47,13 +51,22 @@ class RowsEmitter {
     for (const Operator &op : ops) {
       if (!supported(op)) return false;
       if (op.kind == OpKind::kInputIterator) {
-        loaded += per_thread_ * kChunk;
+        loaded += per_thread_ * (kind(op.outputs[0]) == Kind::kFull ? kChunk : 1) * range_;
         inputs_.push_back(&op);
       }
+      summing_ = summing_ || op.kind == OpKind::kAccumSum;
       reductions_ += op.kind == OpKind::kRmsNorm || op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax;
     }
-    if (loaded > kMaxLoadedFloats) return false;
-    plan_bulk_copies();
+    if (loaded > kMaxLoadedFloats || (reductions_ > 0 && full_.back() % kWarpElements != 0)) return false;
+    if (!summing_) {
+      if (range_ != 1) return false;
+      for (const Operator *in : inputs_) {
+        if (kind(in->outputs[0]) != Kind::kFull) return false;
+      }
+      plan_bulk_copies();
+    } else if (!inputs_only_summed()) {
+      return false;
+    }
     return true;
   }
 
@@ -71,10 +84,14 @@ class RowsEmitter {
                 (kind(t) == Kind::kFull ? "[" + std::to_string(kChunk) + "]" : "") + ";");
       }
     }
-    load_inputs();
+    if (summing_) {
+      sum_inputs();
+    } else {
+      load_inputs();
+    }
     size_t output = 0;
     for (const Operator &op : bg_.operators()) {
-      if (op.kind == OpKind::kInputIterator) continue;
+      if (op.kind == OpKind::kInputIterator || op.kind == OpKind::kAccumSum) continue;
       if (op.kind == OpKind::kOutputSaver) {
         store(op, output++);
       } else if (op.kind == OpKind::kRmsNorm || op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax) {
@@ -91,7 +108,9 @@ class RowsEmitter {
     auto is = [&](TensorId t, Kind k) { return classify(t) == k; };
     switch (op.kind) {
       case OpKind::kInputIterator:
-        return is(op.outputs[0], Kind::kFull) && chunk_aligned(op);
+        return (is(op.outputs[0], Kind::kFull) && chunk_aligned(op)) || is(op.outputs[0], Kind::kRowStat);
+      case OpKind::kAccumSum:
+        return classify(op.inputs[0]) && classify(op.inputs[0]) == classify(op.outputs[0]);
       case OpKind::kOutputSaver:
         return is(op.inputs[0], Kind::kFull) && chunk_aligned(op);
       case OpKind::kRmsNorm:
@@ -120,6 +139,24 @@ class RowsEmitter {
     return std::nullopt;
   }
   Kind kind(TensorId t) const { return classify(t).value_or(Kind::kFull); }
+  static TensorId tile_of(const Operator &op) {
+    return op.kind == OpKind::kInputIterator ? op.outputs[0] : op.inputs[0];
+  }
+  // Where the µGraph sums over its loop: whether every input iterator feeds one accumulator and
+  // nothing else (and every accumulator an input iterator), so that sum_inputs computes them all.
+  bool inputs_only_summed() const {
+    std::vector<int> readers(bg_.num_tensors(), -1);  // -1: not an input tile
+    for (const Operator *in : inputs_) readers[static_cast<size_t>(in->outputs[0])] = 0;
+    for (const Operator &op : bg_.operators()) {
+      if (op.kind == OpKind::kInputIterator) continue;
+      for (TensorId t : op.inputs) {
+        const bool input_tile = readers[static_cast<size_t>(t)] >= 0;
+        if (input_tile != (op.kind == OpKind::kAccumSum)) return false;
+        if (input_tile && ++readers[static_cast<size_t>(t)] > 1) return false;
+      }
+    }
+    return std::none_of(readers.begin(), readers.end(), [](int r) { return r == 0; });
+  }
   // Chunks start at multiples of 8 elements of the kernel-level tensor, whatever the block.
   bool chunk_aligned(const Operator &op) const {
     return op.attributes.sizes.back() % kChunk == 0 && tile_base_granule(bg_, op, full_) % kChunk == 0;
@@ -155,9 +192,10 @@ class RowsEmitter {
 
   // A chunk's place in the tensor: Σ tile coordinates × the tensor's strides, the last dim in
   // chunks; body(offset).
+  // A row statistic's chunk is its row's one element.
   void each_chunk_of_tensor(const Operator &op, const std::function<void(const std::string &)> &body) {
     Dims gg = row_major_strides(op.attributes.sizes);
-    gg.back() = kChunk;
+    gg.back() = kind(tile_of(op)) == Kind::kRowStat ? 0 : kChunk;
     shared_loop(p_, block_wide(threads_), groups(), "t", [&](const std::vector<std::string> &v) {
       body(index_expr(v, gg));
     });
@@ -222,6 +260,104 @@ class RowsEmitter {
       });
     }
     p_.close();
+  }
+
+  // Σ over the loop's iterations of every input tile (a split loop's sum of parts): the loads of
+  // all iterations are issued before any value is added up, so that their latencies overlap (on
+  // an H100 the shared-memory pipeline of the generic code, a barrier per iteration, took 2 µs
+  // over an empty kernel for attention's 4 parts, 3.9 for 16: benchmarks/gpu/experiments/
+  // attention_split.cu). A row statistic is one element per chunk.
+  void sum_inputs() {
+    const std::string F = std::to_string(range_), n = std::to_string(per_thread_);
+    std::string any_bits;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (!stat(i)) any_bits += (any_bits.empty() ? "" : " | ") + std::string("reinterpret_cast<unsigned long long>(") + input_name(i) + ")";
+    }
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      each_chunk([&] {
+        if (stat(i)) {
+          p_.line(sum_of(i) + "[u] = 0.0f;");
+        } else {
+          each_element(sum_of(i) + "[u][j] = 0.0f;");
+        }
+      });
+    }
+    p_.open("if (" + (any_bits.empty() ? std::string("true") : "((" + any_bits + ") & 15) == 0") + ")");
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const std::string raw = "raw" + std::to_string(i);
+      p_.line(stat(i) ? "float " + raw + "[" + F + "][" + n + "];"
+                      : "uint4 " + raw + "[" + F + "][" + n + "][" + std::to_string(kChunk / input_group(i)) + "];");
+    }
+    each_iteration([&] {
+      for (size_t i = 0; i < inputs_.size(); ++i) {
+        const std::string raw = "raw" + std::to_string(i), src = "src" + std::to_string(i);
+        each_chunk_of_tensor(*inputs_[i], [&](const std::string &at) {
+          if (stat(i)) {
+            p_.line(raw + "[it][u] = yr_ld(" + src + " + " + at + ");");
+            return;
+          }
+          for (int64_t k = 0; k < kChunk; k += input_group(i)) {
+            p_.line(raw + "[it][u][" + std::to_string(k / input_group(i)) + "] = yr_stream16(" + src + " + " + at +
+                    " + " + std::to_string(k) + ");");
+          }
+        });
+      }
+    });
+    p_.line("#pragma unroll");
+    p_.open("for (int it = 0; it < " + F + "; ++it)");
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const std::string raw = "raw" + std::to_string(i), sum = sum_of(i);
+      each_chunk([&] {
+        if (stat(i)) {
+          p_.line(sum + "[u] += " + raw + "[it][u];");
+          return;
+        }
+        const int64_t g = input_group(i);
+        for (int64_t k = 0; k < kChunk; k += g) {
+          p_.line("float f" + std::to_string(k) + "[" + std::to_string(g) + "];");
+          p_.line("yr_cvt16(" + input_name(i) + ", " + raw + "[it][u][" + std::to_string(k / g) + "], f" + std::to_string(k) + ");");
+          p_.line("#pragma unroll");
+          p_.line("for (int j = 0; j < " + std::to_string(g) + "; ++j) " + sum + "[u][" + std::to_string(k) + " + j] += f" +
+                  std::to_string(k) + "[j];");
+        }
+      });
+    }
+    p_.close();
+    p_.close();
+    p_.open("else");
+    each_iteration([&] {
+      for (size_t i = 0; i < inputs_.size(); ++i) {
+        const std::string src = "src" + std::to_string(i), sum = sum_of(i);
+        each_chunk_of_tensor(*inputs_[i], [&](const std::string &at) {
+          if (stat(i)) {
+            p_.line(sum + "[u] += yr_ld(" + src + " + " + at + ");");
+          } else {
+            each_element(sum + "[u][j] += yr_ld(" + src + " + " + at + " + j);");
+          }
+        });
+      }
+    });
+    p_.close();
+  }
+  // body() inside the unrolled loop over iterations it, with src<i> at input i's tile.
+  void each_iteration(const std::function<void()> &body) {
+    p_.line("#pragma unroll");
+    p_.open("for (int it = 0; it < " + std::to_string(range_) + "; ++it)");
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      p_.line("const auto *src" + std::to_string(i) + " = " + input_name(i) + " + " +
+              tile_base(bg_, *inputs_[i], bg_.tensor(inputs_[i]->outputs[0]).dims, "it") + ";");
+    }
+    body();
+    p_.close();
+  }
+  bool stat(size_t i) const { return kind(inputs_[i]->outputs[0]) == Kind::kRowStat; }
+  // The values of the accumulator that sums input i.
+  std::string sum_of(size_t i) const {
+    const TensorId in = inputs_[i]->outputs[0];
+    for (const Operator &op : bg_.operators()) {
+      if (op.kind == OpKind::kAccumSum && op.inputs[0] == in) return value(op.outputs[0]);
+    }
+    throw Error(ErrorCode::kInternal, "cuda codegen: input " + std::to_string(i) + " of a sum feeds no accumulator");
   }
 
   void vector_loads() {
@@ -393,7 +529,8 @@ class RowsEmitter {
   const std::vector<DType> &output_dtypes_;
   const CudaTarget &target_;
   Dims full_, stat_;
-  int64_t chunks_ = 0, per_thread_ = 0, reductions_ = 0;
+  int64_t chunks_ = 0, per_thread_ = 0, reductions_ = 0, range_ = 1;
+  bool summing_ = false;  // accumulators over the loop: inputs_only_summed, sum_inputs
   int next_slots_ = 0;
   std::vector<const Operator *> inputs_;  // the input iterators, in order (in0, in1, …)
   bool bulk_ = false;                     // inputs by bulk copies on sm_90 (plan_bulk_copies)

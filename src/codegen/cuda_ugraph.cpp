@@ -587,12 +587,13 @@ class CustomizedEmitter {
     Dims strides;                   // of a stage, in elements: compact, or padded rows if direct
   };
 
-  // The ring's depth: the deepest of 4, 3, 2 whose stages fit beside the tiles in a block's
-  // shared memory (0 if 2 do not); up to the whole loop (at most 16) where all of its stages
-  // take at most 32 KiB: a loop that moves that little per iteration (a split loop's sum of
-  // parts) is bound by the latency of its copies, which are then all in flight from the start
-  // (on an H100, with 4-byte stages for its row sums: attention's sum of 8 parts 5.1 -> 4.4 us,
-  // of 4 parts 4.3 -> 3.8, Nsight Compute at boost clock). Where the device is known and that
+  // The ring's depth: the deepest of 4, 3, 2 (and at most the loop's range: deeper stages would
+  // never be filled) whose stages fit beside the tiles in a block's shared memory (0 if 2 do
+  // not); up to the whole loop (at most 16) where all of its stages take at most 32 KiB: a loop
+  // that moves that little per iteration is bound by the latency of its copies, which are then
+  // all in flight from the start (on an H100, with 4-byte stages for its row sums: attention's
+  // sum of 8 parts 5.1 -> 4.4 us, of 4 parts 4.3 -> 3.8, Nsight Compute at boost clock; those
+  // sums now run in registers, cuda_rows.cpp). Where the device is known and that
   // leaves more blocks than its multiprocessors hold at once, the deepest that holds them all,
   // or 2: blocks that wait for a second wave cost more than a shallower ring (on an H100,
   // attention split over keys into 256 blocks of 8 iterations: 31.6 -> 27.1 us with 2 stages
@@ -602,7 +603,7 @@ class CustomizedEmitter {
     const int64_t blocks = bg_.config().grid[0] * bg_.config().grid[1] * bg_.config().grid[2];
     const bool known = target_.multiprocessors > 0 && target_.shared_bytes_per_multiprocessor > 0;
     const int64_t range = bg_.config().forloop_range;
-    const int64_t deepest = range * stage_floats * 4 <= kSmallRingBytes ? std::min(range, kMaxRingDepth) : 4;
+    const int64_t deepest = std::min(range, range * stage_floats * 4 <= kSmallRingBytes ? kMaxRingDepth : 4);
     int chosen = 0;
     for (int depth = static_cast<int>(deepest); depth >= 2; --depth) {
       const int64_t bytes = (layout_.floats + depth * stage_floats) * 4;
