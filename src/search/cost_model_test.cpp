@@ -82,6 +82,23 @@ TEST(CostModel, WaveQuantization) {
   EXPECT_GT(spill.seconds - launch, 1.4 * (full.seconds - launch));
 }
 
+// L2 re-reads scale with the blocks that issue them (each compute unit takes in at most its share
+// of the L2 bandwidth): attention's fused µGraph, whose blocks each read their batch's K and V,
+// fills half of an H100 and reads its re-reads at half the L2 bandwidth.
+TEST(CostModel, FewBlocksReadL2AtTheirShare) {
+  TargetProperties h100 = builtin_target("h100");
+  h100.memory_bandwidth = h100.peak_flops_float16 = h100.peak_flops_bfloat16 = 1e30;
+  h100.peak_flops_float32 = h100.vector_flops_float32 = 1e30;
+  const CostEstimate e = estimate_cost(bench::build_fused("gqa", 1, DType::kFloat16), h100);
+  ASSERT_EQ(e.kernels.size(), 1u);
+  const KernelCost &k = e.kernels[0];
+  ASSERT_LT(k.blocks, h100.compute_units);
+  ASSERT_GT(k.l2_bytes, 0);
+  EXPECT_NEAR((k.seconds - h100.launch_overhead_seconds) * 1e6,
+              k.l2_bytes / h100.l2_bandwidth * static_cast<double>(h100.compute_units) / static_cast<double>(k.blocks) * 1e6,
+              1e-9);
+}
+
 TEST(CostModel, LoopIterationLatencyBoundsLongLoops) {
   // The rmsnorm_linear µGraph loops 64 times per block; with a backend that needs 1 µs per
   // iteration it cannot take less than 64 µs, whatever its bytes and FLOPs say.
