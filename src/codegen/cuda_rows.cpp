@@ -191,8 +191,7 @@ class RowsEmitter {
   }
 
   // A chunk's place in the tensor: Σ tile coordinates × the tensor's strides, the last dim in
-  // chunks; body(offset).
-  // A row statistic's chunk is its row's one element.
+  // chunks (a row statistic's chunk is its row's one element); body(offset).
   void each_chunk_of_tensor(const Operator &op, const std::function<void(const std::string &)> &body) {
     Dims gg = row_major_strides(op.attributes.sizes);
     gg.back() = kind(tile_of(op)) == Kind::kRowStat ? 0 : kChunk;
@@ -269,9 +268,11 @@ class RowsEmitter {
   // attention_split.cu). A row statistic is one element per chunk.
   void sum_inputs() {
     const std::string F = std::to_string(range_), n = std::to_string(per_thread_);
-    std::string any_bits;
+    std::string any_bits;  // the addresses of the inputs read 16 bytes at a time
     for (size_t i = 0; i < inputs_.size(); ++i) {
-      if (!stat(i)) any_bits += (any_bits.empty() ? "" : " | ") + std::string("reinterpret_cast<unsigned long long>(") + input_name(i) + ")";
+      if (stat(i)) continue;
+      any_bits += (any_bits.empty() ? "" : " | ") + std::string("reinterpret_cast<unsigned long long>(") +
+                  input_name(i) + ")";
     }
     for (size_t i = 0; i < inputs_.size(); ++i) {
       each_chunk([&] {
@@ -314,11 +315,11 @@ class RowsEmitter {
         }
         const int64_t g = input_group(i);
         for (int64_t k = 0; k < kChunk; k += g) {
-          p_.line("float f" + std::to_string(k) + "[" + std::to_string(g) + "];");
-          p_.line("yr_cvt16(" + input_name(i) + ", " + raw + "[it][u][" + std::to_string(k / g) + "], f" + std::to_string(k) + ");");
+          const std::string f = "f" + std::to_string(k), K = std::to_string(k);
+          p_.line("float " + f + "[" + std::to_string(g) + "];");
+          p_.line("yr_cvt16(" + input_name(i) + ", " + raw + "[it][u][" + std::to_string(k / g) + "], " + f + ");");
           p_.line("#pragma unroll");
-          p_.line("for (int j = 0; j < " + std::to_string(g) + "; ++j) " + sum + "[u][" + std::to_string(k) + " + j] += f" +
-                  std::to_string(k) + "[j];");
+          p_.line("for (int j = 0; j < " + std::to_string(g) + "; ++j) " + sum + "[u][" + K + " + j] += " + f + "[j];");
         }
       });
     }

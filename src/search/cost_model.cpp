@@ -54,7 +54,9 @@ double kernel_seconds(KernelCost &c, const TargetProperties &t, DType dtype) {
   const int64_t full_waves = c.blocks / c.slots, rest = c.blocks % c.slots;
   const double per_block = 1 / blocks;  // share of the work each block does
   const auto slots = static_cast<double>(c.slots);
-  auto wave = [&](double n) { return wave_seconds(dram * n * per_block, l2 * n * per_block, compute * n * per_block, n, t); };
+  auto wave = [&](double n) {  // a wave of n blocks
+    return wave_seconds(dram * n * per_block, l2 * n * per_block, compute * n * per_block, n, t);
+  };
   double seconds = static_cast<double>(full_waves) * wave(slots);
   if (rest > 0) seconds += wave(static_cast<double>(rest));
   seconds = std::max(seconds, c.serial_seconds);
