@@ -6,6 +6,7 @@
 
 #include "benchmark_ugraphs.hpp"
 #include "ir/block_graph.hpp"
+#include "search/loop_split.hpp"
 
 namespace yirage::search {
 namespace {
@@ -80,6 +81,26 @@ TEST(CostModel, WaveQuantization) {
   // One block more runs alone in a second wave, unable to pull the device's bandwidth.
   const double launch = h100.launch_overhead_seconds;
   EXPECT_GT(spill.seconds - launch, 1.4 * (full.seconds - launch));
+}
+
+// A loop that only adds up its input tiles (the sum of a split loop's parts) waits once, not once
+// per iteration: its loads do not depend on each other.
+TEST(CostModel, LoopsThatOnlySumTheirTilesWaitOnce) {
+  TargetProperties h100 = builtin_target("h100");
+  h100.loop_iteration_seconds = 1e-6;
+  const KernelGraph fused = bench::build_fused("gqa", 1, DType::kFloat16);
+  const std::optional<KernelGraph> split = split_loop(fused, fused.operators().size() - 1, 4);
+  ASSERT_TRUE(split.has_value());
+  const CostEstimate e = estimate_cost(*split, h100);
+  ASSERT_EQ(e.kernels.size(), 2u);
+  const KernelCost &chunks = e.kernels[0], &total = e.kernels[1];
+  const size_t last = split->operators().size() - 1;
+  ASSERT_EQ(split->operators()[last].block_graph->config().forloop_range, 4);
+  EXPECT_NEAR(total.serial_seconds, 1e-6 * static_cast<double>(total.waves), 1e-15);
+  const double chunk_iterations = static_cast<double>(split->operators()[last - 1].block_graph->config().forloop_range);
+  ASSERT_GT(chunk_iterations, 1);
+  EXPECT_NEAR(chunks.serial_seconds, 1e-6 * static_cast<double>(chunks.waves) * chunk_iterations, 1e-15)
+      << "the chunks' loop computes: one wait per iteration";
 }
 
 // L2 re-reads scale with the blocks that issue them (each compute unit takes in at most its share

@@ -20,7 +20,8 @@ namespace {
 // The enumeration's revision, part of every request: a result cached by a search that tried
 // other candidates (other grid sizes, no split loops) answers another question. Raised whenever
 // what the search enumerates or keeps changes (3: configurations first, and split loops summed on
-// a finer grid; 4: tiles of 2 and 4 matrix-unit heights, L2 re-reads at the blocks' share of L2).
+// a finer grid; 4: tiles of 2 and 4 matrix-unit heights, L2 re-reads at the blocks' share of L2,
+// one wait for a loop that only sums its tiles).
 constexpr int kSearchRevision = 4;
 
 std::string request_text(const SearchOptions &o) {
