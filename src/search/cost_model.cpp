@@ -170,7 +170,11 @@ CostEstimate estimate_cost(const KernelGraph &graph, const TargetProperties &tar
     } else {
       kernel = predefined_kernel(graph, op);
     }
-    kernel.seconds = kernel_seconds(kernel, target, graph.tensor(op.outputs.at(0)).dtype);
+    // Matrix units run at the rate of the operands' precision, the inputs' (a split loop's chunks
+    // write float32 partial sums of 16-bit products: at float32's peak they were estimated
+    // compute-bound, every split alike).
+    const TensorId operand = op.inputs.empty() ? op.outputs.at(0) : op.inputs[0];
+    kernel.seconds = kernel_seconds(kernel, target, graph.tensor(operand).dtype);
     estimate.seconds += kernel.seconds;
     estimate.kernels.push_back(std::move(kernel));
   }

@@ -103,6 +103,21 @@ TEST(CostModel, LoopsThatOnlySumTheirTilesWaitOnce) {
       << "the chunks' loop computes: one wait per iteration";
 }
 
+// A split loop's chunks write float32 partial sums of float16 products: their matrix work runs at
+// float16's rate, the operands', not at float32's.
+TEST(CostModel, MatrixWorkRunsAtTheOperandsRate) {
+  TargetProperties h100 = builtin_target("h100");
+  const KernelGraph fused = bench::build_fused("gqa", 1, DType::kFloat16);
+  const std::optional<KernelGraph> split = split_loop(fused, fused.operators().size() - 1, 4);
+  ASSERT_TRUE(split.has_value());
+  const double before = estimate_cost(*split, h100).kernels.at(0).seconds;
+  h100.peak_flops_float32 = 1e6;  // float32 matrix work would now take seconds
+  const CostEstimate e = estimate_cost(*split, h100);
+  ASSERT_EQ(e.kernels.size(), 2u);
+  EXPECT_GT(e.kernels[0].matrix_flops, 0);
+  EXPECT_DOUBLE_EQ(e.kernels[0].seconds, before);
+}
+
 // L2 re-reads scale with the blocks that issue them (each compute unit takes in at most its share
 // of the L2 bandwidth): attention's fused µGraph, whose blocks each read their batch's K and V,
 // fills half of an H100 and reads its re-reads at half the L2 bandwidth.
