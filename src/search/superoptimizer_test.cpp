@@ -96,6 +96,11 @@ TEST(Superoptimizer, ProfilesSplitLoopsAndTheCheapestOfEveryKernelCount) {
   const KernelGraph g = bench::build_unfused("gqa", 1, DType::kFloat16, 4);
   SearchOptions o = small_options();
   o.profile_top_k = 2;
+  // Grids of 2 and 64 blocks per axis only (the fused and split µGraphs this test needs), and room for
+  // the sanitizer build: with the default sizes the search ran past 120 s there before verifying
+  // a split (about 20 s in a plain build).
+  o.grid_candidates = {2, 64};
+  o.time_budget_seconds = 300;
   std::vector<size_t> measured;
   o.measure = [&](const KernelGraph &candidate) {
     measured.push_back(kernel_count(candidate));
