@@ -64,7 +64,7 @@ class RowsEmitter {
         if (kind(in->outputs[0]) != Kind::kFull) return false;
       }
       plan_bulk_copies();
-    } else if (!inputs_only_summed()) {
+    } else if (!bg_.loop_only_sums_inputs()) {
       return false;
     }
     return true;
@@ -142,21 +142,6 @@ class RowsEmitter {
   static TensorId tile_of(const Operator &op) {
     return op.kind == OpKind::kInputIterator ? op.outputs[0] : op.inputs[0];
   }
-  // Where the µGraph sums over its loop: whether every input iterator feeds one accumulator and
-  // nothing else (and every accumulator an input iterator), so that sum_inputs computes them all.
-  bool inputs_only_summed() const {
-    std::vector<int> readers(bg_.num_tensors(), -1);  // -1: not an input tile
-    for (const Operator *in : inputs_) readers[static_cast<size_t>(in->outputs[0])] = 0;
-    for (const Operator &op : bg_.operators()) {
-      if (op.kind == OpKind::kInputIterator) continue;
-      for (TensorId t : op.inputs) {
-        const bool input_tile = readers[static_cast<size_t>(t)] >= 0;
-        if (input_tile != (op.kind == OpKind::kAccumSum)) return false;
-        if (input_tile && ++readers[static_cast<size_t>(t)] > 1) return false;
-      }
-    }
-    return std::none_of(readers.begin(), readers.end(), [](int r) { return r == 0; });
-  }
   // Chunks start at multiples of 8 elements of the kernel-level tensor, whatever the block.
   bool chunk_aligned(const Operator &op) const {
     return op.attributes.sizes.back() % kChunk == 0 && tile_base_granule(bg_, op, full_) % kChunk == 0;
@@ -233,11 +218,7 @@ class RowsEmitter {
   // 16-byte aligned (checked at run time: a caller's tensor may start anywhere), else element by
   // element.
   void load_inputs() {
-    std::string any_bits;
-    for (size_t i = 0; i < inputs_.size(); ++i) {
-      any_bits += (i ? " | " : "") + std::string("reinterpret_cast<unsigned long long>(") + input_name(i) + ")";
-    }
-    p_.line("const bool inputs_16 = ((" + any_bits + ") & 15) == 0;");
+    p_.line("const bool inputs_16 = " + vector_inputs_aligned() + ";");
     for (size_t i = 0; i < inputs_.size(); ++i) {
       p_.line("const auto *src" + std::to_string(i) + " = " + input_name(i) + " + " +
               tile_base(bg_, *inputs_[i], full_, "0") + ";");
@@ -268,12 +249,6 @@ class RowsEmitter {
   // attention_split.cu). A row statistic is one element per chunk.
   void sum_inputs() {
     const std::string F = std::to_string(range_), n = std::to_string(per_thread_);
-    std::string any_bits;  // the addresses of the inputs read 16 bytes at a time
-    for (size_t i = 0; i < inputs_.size(); ++i) {
-      if (stat(i)) continue;
-      any_bits += (any_bits.empty() ? "" : " | ") + std::string("reinterpret_cast<unsigned long long>(") +
-                  input_name(i) + ")";
-    }
     for (size_t i = 0; i < inputs_.size(); ++i) {
       each_chunk([&] {
         if (stat(i)) {
@@ -283,7 +258,7 @@ class RowsEmitter {
         }
       });
     }
-    p_.open("if (" + (any_bits.empty() ? std::string("true") : "((" + any_bits + ") & 15) == 0") + ")");
+    p_.open("if (" + vector_inputs_aligned() + ")");
     for (size_t i = 0; i < inputs_.size(); ++i) {
       const std::string raw = "raw" + std::to_string(i);
       p_.line(stat(i) ? "float " + raw + "[" + F + "][" + n + "];"
@@ -339,6 +314,17 @@ class RowsEmitter {
       }
     });
     p_.close();
+  }
+  // Whether every input read 16 bytes at a time (all but row statistics) is 16-byte aligned, a
+  // run-time test: a caller's tensor may start anywhere.
+  std::string vector_inputs_aligned() const {
+    std::string any_bits;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (stat(i)) continue;
+      any_bits += (any_bits.empty() ? "" : " | ") + std::string("reinterpret_cast<unsigned long long>(") +
+                  input_name(i) + ")";
+    }
+    return any_bits.empty() ? "true" : "((" + any_bits + ") & 15) == 0";
   }
   // body() inside the unrolled loop over iterations it, with src<i> at input i's tile.
   void each_iteration(const std::function<void()> &body) {

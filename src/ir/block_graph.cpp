@@ -1,5 +1,6 @@
 #include "ir/block_graph.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "util/error.hpp"
@@ -196,6 +197,22 @@ std::vector<int32_t> BlockGraph::operator_indices(OpKind kind) const {
     if (operators_[i].kind == kind) indices.push_back(static_cast<int32_t>(i));
   }
   return indices;
+}
+
+bool BlockGraph::loop_only_sums_inputs() const {
+  std::vector<int> readers(tensors_.size(), -1);  // of each input tile; -1: not an input tile
+  for (const Operator &op : operators_) {
+    if (op.kind == OpKind::kInputIterator) readers[static_cast<size_t>(op.outputs[0])] = 0;
+  }
+  for (const Operator &op : operators_) {
+    if (op.kind == OpKind::kInputIterator) continue;
+    for (TensorId t : op.inputs) {
+      const bool input_tile = readers[static_cast<size_t>(t)] >= 0;
+      if (input_tile != (op.kind == OpKind::kAccumSum)) return false;
+      if (input_tile && ++readers[static_cast<size_t>(t)] > 1) return false;
+    }
+  }
+  return std::none_of(readers.begin(), readers.end(), [](int r) { return r == 0; });
 }
 
 int64_t BlockGraph::tile_bytes(const Dims &dims, DType dtype, LoopPhase phase) const {

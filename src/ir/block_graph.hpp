@@ -54,6 +54,10 @@ class BlockGraph : public OperatorGraph {
 
   // Indices (into operators()) of the operators of `kind`, in creation order.
   std::vector<int32_t> operator_indices(OpKind kind) const;
+  // Whether the for-loop only adds up its input tiles: each input iterator's tile is read by one
+  // operator, a kAccumSum, and every kAccumSum reads one (a split loop's sum of parts). No
+  // iteration then waits for another: all of their loads can be in flight at once.
+  bool loop_only_sums_inputs() const;
   // The estimate checked against shared_memory_limit: every tile's element count times its
   // dtype size, accumulators at 4 bytes (float32), without reuse.
   int64_t shared_memory_bytes() const;

@@ -81,6 +81,26 @@ TEST(BlockGraph, PhasesDoNotMix) {
   EXPECT_EQ(bg.tensor(bg.accumulate(OpKind::kAccumReduceMean, x)).dims, (Dims{8, 1}));
 }
 
+// A loop that only adds up its input tiles (a split loop's sum of parts), and ones that do more.
+TEST(BlockGraph, LoopsThatOnlySumTheirInputs) {
+  BlockGraph sums(config(1, 1, 4));
+  const TensorId o = sums.accumulate(OpKind::kAccumSum, sums.new_input({8, 64}, DType::kFloat32, kReplicated, 1));
+  const TensorId l = sums.accumulate(OpKind::kAccumSum, sums.new_input({8, 4}, DType::kFloat32, kReplicated, 1));
+  sums.new_output(sums.binary(OpKind::kDiv, o, sums.reduction(OpKind::kReduction, l, 1)), kReplicated, -1);
+  EXPECT_TRUE(sums.loop_only_sums_inputs());
+
+  BlockGraph computes(config(1, 1, 4));
+  const TensorId x = computes.new_input({8, 64}, DType::kFloat32, kReplicated, 1);
+  computes.new_output(computes.accumulate(OpKind::kAccumSum, computes.unary(OpKind::kExp, x)), kReplicated, -1);
+  EXPECT_FALSE(computes.loop_only_sums_inputs()) << "exp in the loop";
+
+  BlockGraph twice(config(1, 1, 4));
+  const TensorId y = twice.new_input({8, 64}, DType::kFloat32, kReplicated, 1);
+  twice.new_output(twice.binary(OpKind::kAdd, twice.accumulate(OpKind::kAccumSum, y), twice.accumulate(OpKind::kAccumMax, y)),
+                   kReplicated, -1);
+  EXPECT_FALSE(twice.loop_only_sums_inputs()) << "a tile read by two accumulators, one a max";
+}
+
 TEST(BlockGraph, OutputErrors) {
   BlockGraph bg(config(4, 1, 2));
   const TensorId x = bg.new_input({8, 64}, DType::kFloat32, {0, -1, -1}, 1);

@@ -78,13 +78,6 @@ KernelCost predefined_kernel(const KernelGraph &g, const Operator &op) {
   return c;
 }
 
-// Whether block tensor `t` is an input iterator's tile.
-bool is_input_tile(const BlockGraph &bg, TensorId t) {
-  return std::any_of(bg.operators().begin(), bg.operators().end(), [&](const Operator &o) {
-    return o.kind == OpKind::kInputIterator && o.outputs[0] == t;
-  });
-}
-
 // A customized kernel, or an explanation of why it cannot run on the target.
 KernelCost customized_kernel(const KernelGraph &g, const Operator &op, const TargetProperties &t,
                              std::string &infeasible) {
@@ -122,13 +115,9 @@ KernelCost customized_kernel(const KernelGraph &g, const Operator &op, const Tar
   // only adds up its input tiles (a split loop's sum of parts) has no iteration waiting for
   // another: its loads can all be in flight at once, one wait in all (the CUDA backend's sum of
   // 16 parts took 3.5 µs over an empty kernel, not 16 of its 1 µs iterations).
+  const double waits = bg.loop_only_sums_inputs() ? 1.0 : iterations;
+  c.serial_seconds = static_cast<double>(c.waves) * waits * t.loop_iteration_seconds;
   const auto &ops = bg.operators();
-  const bool only_sums = std::all_of(ops.begin(), ops.end(), [&](const Operator &o) {
-    if (o.kind == OpKind::kInputIterator || o.kind == OpKind::kOutputSaver) return true;
-    if (o.kind == OpKind::kAccumSum) return is_input_tile(bg, o.inputs[0]);
-    return bg.tensor(o.outputs[0]).phase == LoopPhase::kAfterLoop;
-  });
-  c.serial_seconds = static_cast<double>(c.waves) * (only_sums ? 1.0 : iterations) * t.loop_iteration_seconds;
   for (size_t i = 0, input = 0; i < ops.size(); ++i) {
     const Operator &bop = ops[i];
     if (bop.kind == OpKind::kInputIterator) {
