@@ -322,16 +322,21 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   EXPECT_LE(kernel.shared_bytes + (2 * 16 * 128 + 16 * 64) * 4, turing.shared_bytes);
   // Σ E's row sums are the warps': no rows × keys state is cleared or reduced.
   EXPECT_EQ(body.find("r * 128 + c]"), std::string::npos);
-  EXPECT_NE(body.find("if (threadIdx.x < 16)"), std::string::npos) << "the shares' row sums added";
+  // 16 rows: one row tile, 8 shares of the keys; shares 1-7 leave their sums for share 0, which
+  // writes the totals (nothing clears the accumulators first: they are written once).
+  EXPECT_NE(body.find("for (int w = 0; w < 7; ++w) total += "), std::string::npos) << "the shares' row sums added";
+  EXPECT_NE(body.find("if (att_warp < 1)"), std::string::npos);
+  EXPECT_EQ(body.find("] = 0.0f;"), std::string::npos) << body;
   // 64 rows: a row tile of 16 per warp, 4 of them, the 8 warps in 2 shares of 64 keys.
   const std::string rows64 = kernel_body(customized_source(attention_at("gqa", 4, 32), kH100SharedBytes));
   EXPECT_NE(rows64.find("const int att_row = att_warp % 4 * 16, att_share = att_warp / 4;"), std::string::npos);
-  EXPECT_NE(rows64.find("for (int w = 0; w < 2; ++w)"), std::string::npos);
-  // 128 rows: one share; each warp adds its own rows' sums to the accumulators.
+  EXPECT_NE(rows64.find("if (att_warp >= 4 && att_warp < 8)"), std::string::npos);
+  EXPECT_NE(rows64.find("for (int w = 0; w < 1; ++w)"), std::string::npos);
+  // 128 rows: one share; each warp writes its own rows' sums to the accumulators.
   const std::string rows128 = kernel_body(customized_source(attention_at("gqa", 2, 32), kH100SharedBytes));
   EXPECT_NE(rows128.find("const int att_row = att_warp % 8 * 16, att_share = att_warp / 8;"), std::string::npos);
-  EXPECT_NE(rows128.find("*to = make_float2(to->x + att_o[c][0] * att_f0, to->y + att_o[c][1] * att_f0);"),
-            std::string::npos);
+  EXPECT_NE(rows128.find(" + (att_row + att_grp) * 64 + c * 8 + 2 * att_tig) = make_float2(x, y);"), std::string::npos)
+      << rows128;
   EXPECT_EQ(rows128.find("total += "), std::string::npos) << "no scratch";
   // Σ E written as the iteration's row sums, accumulated (as the search also finds it): the
   // same code.
@@ -399,6 +404,23 @@ TEST(CudaCodegenPipeline, SplitLoopsKeepTensorCoresAndResideAtOnce) {
   const size_t last_load = sum.rfind("yr_stream16("), first_sum = sum.find("yr_cvt16(in0, raw0[it][u][0], f0);");
   ASSERT_NE(first_sum, std::string::npos);
   EXPECT_LT(last_load, first_sum) << "loads of all parts before the sums";
+  // The chunks' sums go from the warps' registers straight to the kernel's outputs (float2
+  // stores where out1 is 16-byte aligned): no accumulator tiles to clear, no pass over them, one
+  // barrier after the loop (the stages, then the scratch of the shares).
+  const std::string body = kernel_body(h100);
+  const size_t loop_end = body.find("auto *const att_ev_out = out0 + ");
+  ASSERT_NE(loop_end, std::string::npos) << body;
+  EXPECT_NE(body.find("auto *const att_e_out = out1 + ", loop_end), std::string::npos);
+  EXPECT_NE(body.find("if (out0_16) *reinterpret_cast<float2 *>(att_ev_out + (att_row + att_grp) * 256 + c * 8 + 2 * att_tig) = make_float2(x, y);",
+                      loop_end),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("yr_st(att_e_out + (att_row + att_grp) * 4, total);", loop_end), std::string::npos);
+  EXPECT_EQ(body.find("] = 0.0f;"), std::string::npos);
+  EXPECT_EQ(body.find("yr_st(dst", loop_end), std::string::npos) << "no generic store";
+  size_t barriers = 0;
+  for (size_t at = body.find("__syncthreads();", loop_end); at != std::string::npos; at = body.find("__syncthreads();", at + 1)) ++barriers;
+  EXPECT_EQ(barriers, 1u);
   // The grid of the unsplit kernel fits at once with 4 stages: they stay.
   const codegen::CudaKernel whole =
       codegen::cuda_source(codegen::make_kernel_program(fused, fused.operators().size() - 1), {90, kH100SharedBytes, 132, 233472});

@@ -70,7 +70,8 @@ class CustomizedEmitter {
       if (is_accumulator(op.kind)) {
         finish_accumulator(i);
       } else if (op.kind == OpKind::kOutputSaver) {
-        if (phase(op.inputs[0]) != LoopPhase::kPerIteration) save_tile(op, output_index, "0");
+        const bool saved = attention_ && attention_->saves(i);
+        if (!saved && phase(op.inputs[0]) != LoopPhase::kPerIteration) save_tile(op, output_index, "0");
         ++output_index;
       } else if (op.kind != OpKind::kInputIterator && !inlined(op.outputs[0]) &&
                  phase(op.outputs[0]) == LoopPhase::kAfterLoop) {
@@ -133,9 +134,13 @@ class CustomizedEmitter {
   struct AttentionPlan : RegisterAttention {
     size_t qk = 0, exp = 0, ev = 0, sum_ev = 0, sum_e = 0;  // the operators it runs
     std::optional<size_t> row_sum;  // E's rows summed in the iteration, then accumulated by sum_e
+    // The output savers that are all that read sum_ev's and sum_e's results: the sums then go
+    // straight to the kernel's outputs, without a tile (a split loop's chunks).
+    std::optional<size_t> ev_saver, e_saver;
     std::string scratch;  // scratch_floats() where the warps' sums meet (empty: none needed)
     bool scratch_in_ring = false;  // the load pipeline's stages, free after the loop
     bool handles(size_t i) const { return i == qk || i == exp || i == ev || i == sum_ev || i == sum_e || i == row_sum; }
+    bool saves(size_t i) const { return i == ev_saver || i == e_saver; }
   };
 
   std::vector<size_t> readers(TensorId t) const {
@@ -218,9 +223,17 @@ class CustomizedEmitter {
       plan.sum_ev = sums[0];
       plan.sum_e = *sum_e;
       plan.row_sum = row_sum;
+      plan.ev_saver = only_saver(ops[plan.sum_ev].outputs[0]);
+      plan.e_saver = only_saver(ops[plan.sum_e].outputs[0]);
       attention_ = plan;
       return;
     }
+  }
+  // The output saver that is the only reader of t, if there is one.
+  std::optional<size_t> only_saver(TensorId t) const {
+    const std::vector<size_t> found = readers(t);
+    if (found.size() != 1 || bg_.operators()[found[0]].kind != OpKind::kOutputSaver) return std::nullopt;
+    return found[0];
   }
   // The scratch array: the stages of the load pipeline where they are large enough (no copy is
   // in flight after the loop), else room past everything else. False where neither fits.
@@ -246,12 +259,34 @@ class CustomizedEmitter {
   void emit_attention_finish() {
     // Warps still reading the last stages must be done before the scratch overwrites them.
     if (attention_->scratch_in_ring) p_.line("__syncthreads();");
-    attention_->emit_finish(p_, accumulator_target(attention_->sum_ev), accumulator_target(attention_->sum_e),
-                            attention_->scratch, block_.threads);
-    dirty_same_index_.clear();  // emit_finish's barrier
-    dirty_other_.clear();
-    wrote_key(accumulator_key(attention_->sum_ev), true);
-    wrote_key(accumulator_key(attention_->sum_e), false);
+    const auto &ops = bg_.operators();
+    // Accumulator `sum`'s destination: its saver's place in the kernel output, or its tile.
+    auto destination = [&](size_t sum, const std::optional<size_t> &saver, const std::string &name) {
+      const Dims &dims = dims_of(ops[sum].outputs[0]);
+      if (!saver) return RegisterAttention::Destination{accumulator_target(sum), dims.back(), "true"};
+      const Operator &op = ops[*saver];
+      const size_t output = output_index_of(*saver);
+      const std::string tensor = "out" + std::to_string(output);
+      p_.line("auto *const " + name + " = " + tensor + " + " + tile_base(bg_, op, dims, "0") + ";");
+      const Dims strides = row_major_strides(op.attributes.sizes);
+      const bool pairs = output_dtypes_[output] == DType::kFloat32 && group_of(op, dims, DType::kFloat32) > 1;
+      return RegisterAttention::Destination{name, strides[strides.size() - 2], pairs ? aligned_name(tensor) : ""};
+    };
+    const auto ev = destination(attention_->sum_ev, attention_->ev_saver, "att_ev_out");
+    const auto e_sum = destination(attention_->sum_e, attention_->e_saver, "att_e_out");
+    attention_->emit_finish(p_, ev, e_sum, attention_->scratch);
+    if (attention_->shares > 1) {  // emit_finish's barrier
+      dirty_same_index_.clear();
+      dirty_other_.clear();
+    }
+    // Written by the warps that own their rows, not by the block-wide loops' owners.
+    if (!attention_->ev_saver) wrote_key(accumulator_key(attention_->sum_ev), false);
+    if (!attention_->e_saver) wrote_key(accumulator_key(attention_->sum_e), false);
+  }
+  size_t output_index_of(size_t saver) const {
+    const auto &ops = bg_.operators();
+    return static_cast<size_t>(std::count_if(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(saver),
+                                             [](const Operator &op) { return op.kind == OpKind::kOutputSaver; }));
   }
 
   // ---- tensor-core views ----
@@ -464,6 +499,8 @@ class CustomizedEmitter {
           const auto &ops = bg_.operators();
           for (size_t i : {attention_->qk, attention_->exp, attention_->ev}) elsewhere[static_cast<size_t>(ops[i].outputs[0])] = true;
           if (attention_->row_sum) elsewhere[static_cast<size_t>(ops[*attention_->row_sum].outputs[0])] = true;
+          if (attention_->ev_saver) elsewhere[static_cast<size_t>(ops[attention_->sum_ev].outputs[0])] = true;
+          if (attention_->e_saver) elsewhere[static_cast<size_t>(ops[attention_->sum_e].outputs[0])] = true;
           // Σ E's row sums are the warps' (no rows × keys state to clear and reduce).
           sums_elsewhere.assign(ops.size(), false);
           sums_elsewhere[attention_->sum_e] = true;
@@ -1026,7 +1063,8 @@ class CustomizedEmitter {
 
   void start_accumulator(size_t i) {
     const Operator &op = bg_.operators()[i];
-    if (!is_accumulator(op.kind)) return;
+    // Attention's sums are written once, after the loop.
+    if (!is_accumulator(op.kind) || (attention_ && (i == attention_->sum_ev || i == attention_->sum_e))) return;
     const char *init = op.kind == OpKind::kAccumMax ? "-INFINITY" : "0.0f";
     each(num_elements(dims_of(has_state(i) ? op.inputs[0] : op.outputs[0])), accumulator_target(i) + "[e] = " + init + ";");
     wrote_key(accumulator_key(i), true);
