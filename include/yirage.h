@@ -895,7 +895,7 @@ typedef struct yirage_search_options {
   int64_t fixed_grid[3];
   int64_t fixed_forloop;     /* only this for-loop range (1: no loop); 0: free (default) */
   uint32_t max_candidates;   /* verified candidates returned, >= 1 (default 4; at least
-                              * profile_top_k where profiling) */
+                              * 1.5 x profile_top_k where profiling) */
   uint32_t verify_trials;    /* fingerprint trials per candidate, 1..16 (default 2) */
   uint32_t z3_rlimit;        /* Z3 resource limit per query (default 10000); 0: no Z3 */
   int32_t abstract_pruning;  /* 1: prune with abstract expressions (default); 0: do not */
@@ -909,7 +909,8 @@ typedef struct yirage_search_options {
   /* ABI 1.1: profiling. With a device, the search targets its properties (unless `target` is
    * set), then compiles the `profile_top_k` cheapest verified candidates on it, checks each
    * against the reference executor and times it (yirage_kernel_measure); a wrong or failing
-   * candidate is dropped, and the fastest correct one comes first. The input graph is measured
+   * candidate is dropped and its place goes to the cheapest candidate not yet profiled, and
+   * the fastest correct one comes first. The input graph is measured
    * too (estimate -1): when no candidate beats it, it comes first, so a profiled search never
    * returns something slower than its input. Every profiled graph is listed by
    * yirage_search_result_profiled. NULL (default): no profiling. */

@@ -42,7 +42,7 @@ struct SearchOptions {
   std::vector<int64_t> forloop_candidates;  // for-loop ranges; empty: from the target
   std::optional<std::array<int64_t, 3>> fixed_grid;  // only this grid (like Mirage's override)
   std::optional<int64_t> fixed_forloop;              // only this for-loop range
-  // Verified candidates returned, cheapest first (at least profile_top_k where profiling); where
+  // Verified candidates returned, cheapest first (at least 1.5 × profile_top_k where profiling); where
   // candidates of another kernel count than the rest pass, the last place goes to the cheapest of
   // them (see measure).
   int max_candidates = 4;
@@ -59,7 +59,8 @@ struct SearchOptions {
   // graphs of one shape better than it compares shapes: a loop split over two kernels against
   // the one-kernel µGraph), one at a time, after the search (and after a cache hit:
   // measurements are never cached), then on the input graph.
-  // Incorrect ones are dropped; the correct ones come first, fastest first, so the input graph
+  // Incorrect ones (failing to build or run, or wrong) are dropped, each place going to the
+  // cheapest candidate not yet profiled; the correct ones come first, fastest first, so the input graph
   // itself is the result when no fused candidate beats it. Null: no profiling.
   std::function<Measured(const KernelGraph &)> measure;
   int profile_top_k = 4;

@@ -124,6 +124,36 @@ TEST(Superoptimizer, ProfilesSplitLoopsAndTheCheapestOfEveryKernelCount) {
   EXPECT_EQ(r.candidates.front().description.find("loop split over"), std::string::npos);
 }
 
+// A profiled candidate that does not run (here: the first, as if the backend refused its tiles)
+// gives its place to the cheapest candidate not yet profiled; it is dropped, and the list keeps
+// the spares that were not needed after the profiled ones.
+TEST(Superoptimizer, GivesAFailedCandidatesProfilingPlaceToTheNext) {
+  const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  SearchOptions o = small_options();
+  o.max_candidates = 1;
+  o.profile_top_k = 2;
+  std::vector<std::vector<uint8_t>> measured;
+  o.measure = [&](const KernelGraph &candidate) {
+    measured.push_back(bytes_of(candidate));
+    if (measured.size() == 1) return Measured{false, -1, -1, "cuda compile: the tiles need more shared memory"};
+    return Measured{true, 1e-5 * static_cast<double>(measured.size()), 0, ""};
+  };
+  const SearchResult r = superoptimize(g, o);
+  ASSERT_GE(r.profiled.size(), 4u) << "the search kept 3 candidates for 2 places";
+  // Candidates 1 and 2 (0-based: the second and third cheapest) replace the first, then the input.
+  ASSERT_EQ(measured.size(), 4u);
+  EXPECT_FALSE(r.profiled[0].measured.correct);
+  EXPECT_TRUE(r.profiled[1].measured.correct);
+  EXPECT_TRUE(r.profiled[2].measured.correct);
+  EXPECT_EQ(r.profiled[3].description, "the input graph, unchanged");
+  for (const SearchCandidate &c : r.candidates) {
+    EXPECT_NE(bytes_of(c.graph), measured[0]) << "the failed candidate is dropped";
+  }
+  ASSERT_GE(r.candidates.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.candidates[0].measured_seconds, 2e-5);
+  EXPECT_DOUBLE_EQ(r.candidates[1].measured_seconds, 3e-5);
+}
+
 // Grid sizes: a spread of powers of two per axis plus, where it leaves fewer blocks than compute
 // units, the counts whose tiles are 1, 2 and 4 times as tall as the matrix unit (attention's 256
 // query rows: 256, 32, 2, and 16, 8, 4 blocks of 16, 32, 64 rows on an H100).
