@@ -171,7 +171,8 @@ struct RegisterAttention {
   }
 
   // Where emit_finish puts one of the sums: `base` + row · row_stride + column (a float pointer
-  // into shared memory, or a kernel output's `dst`), each value rounded by yr_st. Pairs of
+  // into shared memory, or a pointer into a kernel output, of the output's element type; each
+  // value is rounded to it by yr_st). Pairs of
   // adjacent columns go out as one float2 store where `pairs` holds (a C++ condition: "true" for
   // shared memory, the output's 16-byte alignment test for a float32 output, empty for none).
   struct Destination {
