@@ -41,7 +41,7 @@ class CustomizedEmitter {
     emit_invariant_part();
     p_.open("for (int it = 0; it < " + std::to_string(bg_.config().forloop_range) + "; ++it)");
     advance_pipeline();
-    size_t input_index = 0, output_index = 0;
+    size_t input_index = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operator &op = ops[i];
       if (op.kind == OpKind::kInputIterator) {
@@ -52,8 +52,7 @@ class CustomizedEmitter {
       } else if (is_accumulator(op.kind)) {
         update_accumulator(i);
       } else if (op.kind == OpKind::kOutputSaver) {
-        if (phase(op.inputs[0]) == LoopPhase::kPerIteration) save_tile(op, output_index, "it");
-        ++output_index;
+        if (phase(op.inputs[0]) == LoopPhase::kPerIteration) save_tile(i, "it");
       } else if (phase(op.outputs[0]) == LoopPhase::kPerIteration) {
         emit_compute(i);
       }
@@ -64,15 +63,13 @@ class CustomizedEmitter {
     if (depth_ == 0) sync();
     p_.close();
     if (attention_) emit_attention_finish();
-    output_index = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operator &op = ops[i];
       if (is_accumulator(op.kind)) {
         finish_accumulator(i);
       } else if (op.kind == OpKind::kOutputSaver) {
         const bool saved = attention_ && attention_->saves(i);
-        if (!saved && phase(op.inputs[0]) != LoopPhase::kPerIteration) save_tile(op, output_index, "0");
-        ++output_index;
+        if (!saved && phase(op.inputs[0]) != LoopPhase::kPerIteration) save_tile(i, "0");
       } else if (op.kind != OpKind::kInputIterator && !inlined(op.outputs[0]) &&
                  phase(op.outputs[0]) == LoopPhase::kAfterLoop) {
         barrier_before(compute_reads(op));
@@ -283,6 +280,7 @@ class CustomizedEmitter {
     if (!attention_->ev_saver) wrote_key(accumulator_key(attention_->sum_ev), false);
     if (!attention_->e_saver) wrote_key(accumulator_key(attention_->sum_e), false);
   }
+  // Which kernel output output saver `saver` writes: the savers are the outputs, in order.
   size_t output_index_of(size_t saver) const {
     const auto &ops = bg_.operators();
     return static_cast<size_t>(std::count_if(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(saver),
@@ -938,7 +936,10 @@ class CustomizedEmitter {
     wrote(op.outputs, group == 1);
   }
 
-  void save_tile(const Operator &op, size_t output, const std::string &it) {
+  // Output saver `saver`'s tile into its kernel output (at iteration `it`).
+  void save_tile(size_t saver, const std::string &it) {
+    const Operator &op = bg_.operators()[saver];
+    const size_t output = output_index_of(saver);
     const Dims &tile_dims = dims_of(op.inputs[0]);
     const std::string tensor = "out" + std::to_string(output), t = tile(op.inputs[0]);
     const int64_t group = group_of(op, tile_dims, output_dtypes_[output]);
