@@ -35,6 +35,7 @@ int main(int argc, char **argv) {
   yirage_search_options so;
   yirage_search_result *result = NULL;
   yirage_search_profile_record record;
+  yirage_search_stats stats;
   yirage_search_candidate_info candidate;
   yirage_blob *text = NULL;
   bench_tensor in[2], out, want;
@@ -169,6 +170,14 @@ int main(int argc, char **argv) {
     CHECK(record.kept == 1 && record.measured_seconds > 0 && record.relative_error >= 0);
   }
   EXPECT_INVALID(yirage_search_result_profiled(result, n, &record), "out of range");
+  stats.struct_size = sizeof stats;
+  stats.unbuildable = -1;
+  OK(yirage_search_result_stats(result, &stats));
+  CHECK(stats.unbuildable == 0); /* the CPU backend builds every candidate */
+  stats.struct_size = offsetof(yirage_search_stats, unbuildable); /* an ABI 1.3 caller's */
+  stats.unbuildable = -1;
+  OK(yirage_search_result_stats(result, &stats));
+  CHECK(stats.unbuildable == -1);
   candidate.struct_size = sizeof candidate;
   OK(yirage_search_result_candidate(result, 0, &best, &candidate));
   CHECK(candidate.measured_seconds > 0);

@@ -28,9 +28,7 @@ uint64_t seed_of(const std::string &name) {
 // Asks the plugin whether it supports each operator of `graph`: UNSUPPORTED ends the test as
 // NotSupported with the plugin's reason; any other error fails it.
 void need_support(Session &s, const KernelGraph &graph) {
-  const std::vector<bool> live = live_operators(graph);
-  for (size_t i = 0; i < graph.operators().size(); ++i) {
-    if (!live[i] || graph.operators()[i].kind == OpKind::kInput) continue;
+  for (size_t i : codegen::kernel_operators(graph)) {
     const std::vector<uint8_t> program =
         codegen::kernel_program_to_bytes(codegen::make_kernel_program(graph, i));
     yirage_backend_error error = new_error();

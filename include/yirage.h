@@ -50,7 +50,7 @@ extern "C" {
  * (libyirage.so.1); it changes only when a change breaks existing callers. The minor version
  * grows when functions, enum values or option-struct fields are appended. */
 #define YIRAGE_ABI_VERSION_MAJOR 1
-#define YIRAGE_ABI_VERSION_MINOR 3
+#define YIRAGE_ABI_VERSION_MINOR 4
 #define YIRAGE_ABI_VERSION ((YIRAGE_ABI_VERSION_MAJOR << 16) | YIRAGE_ABI_VERSION_MINOR)
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A caller that
@@ -907,7 +907,8 @@ typedef struct yirage_search_options {
   /* A folder for cached results (created if missing); NULL: no cache. */
   const char *cache_dir;
   /* ABI 1.1: profiling. With a device, the search targets its properties (unless `target` is
-   * set), then compiles the `profile_top_k` cheapest verified candidates on it, checks each
+   * set), keeps only candidates the device's backend says it can build (since ABI 1.4; see
+   * yirage_search_stats.unbuildable), then compiles the `profile_top_k` cheapest verified candidates on it, checks each
    * against the reference executor and times it (yirage_kernel_measure); a wrong or failing
    * candidate is dropped and its place goes to the cheapest candidate not yet profiled, and
    * the fastest correct one comes first. The input graph is measured
@@ -982,6 +983,11 @@ typedef struct yirage_search_stats {
   double first_fused_seconds;  /* first verified single-kernel candidate; -1 if none */
   double seconds;              /* wall time of the whole call */
   int32_t from_cache;          /* 1: answered from the cache */
+  /* ABI 1.4: candidates that passed their fingerprints but that the profiling device's backend
+   * cannot build (its supports() refused them, e.g. tiles that need more shared memory than the
+   * device has); they take no place among the candidates. 0 without a profiling device. Written
+   * only when struct_size covers it. */
+  int64_t unbuildable;
 } yirage_search_stats;
 
 /* Thread safety: [reads result]. */

@@ -179,8 +179,9 @@ PyObject *yirage_py_search_report(const yirage_search_result *result) {
     Py_DECREF(d);
   }
   return yirage_py_result(YIRAGE_OK, Py_BuildValue(
-      "({s:L,s:L,s:L,s:L,s:d,s:d,s:d,s:O},NN)", "states", (long long)s.states,
+      "({s:L,s:L,s:L,s:L,s:L,s:d,s:d,s:d,s:O},NN)", "states", (long long)s.states,
       "candidates", (long long)s.candidates, "fingerprint_checks", (long long)s.fingerprint_checks,
+      "unbuildable", (long long)s.unbuildable,
       "z3_queries", (long long)s.z3_queries, "z3_seconds", s.z3_seconds,
       "first_fused_seconds", s.first_fused_seconds, "seconds", s.seconds,
       "from_cache", s.from_cache ? Py_True : Py_False, candidates, profiled));

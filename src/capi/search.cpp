@@ -8,6 +8,7 @@
 #include "capi/runtime_handles.hpp"
 #include "capi/status.hpp"
 #include "capi/targets.hpp"
+#include "runtime/compiled_graph.hpp"
 #include "runtime/measure.hpp"
 #include "search/superoptimizer.hpp"
 
@@ -27,6 +28,7 @@ constexpr size_t kStatsSizeV1 = offsetof(yirage_search_stats, from_cache) + size
 constexpr size_t kOptionsSizeV1_1 =
     offsetof(yirage_search_options, profile_repeats) + sizeof(uint32_t);
 constexpr size_t kInfoSizeV1_1 = offsetof(yirage_search_candidate_info, measured_seconds) + sizeof(double);
+constexpr size_t kStatsSizeV1_4 = offsetof(yirage_search_stats, unbuildable) + sizeof(int64_t);
 
 const yirage_search_result_s &checked_result(const char *function,
                                              const yirage_search_result *result) {
@@ -111,6 +113,17 @@ yirage::search::SearchOptions from_c(const char *function, const yirage_search_o
     o.measure = [measurer](const yirage::KernelGraph &candidate) {
       const yirage::runtime::Measurement m = measurer->measure(candidate);
       return yirage::search::Measured{m.correct, m.median_seconds, m.max_relative_error, m.error};
+    };
+    // Candidates the backend cannot build take no place (SearchOptions::buildable).
+    const yirage::runtime::Plugin *plugin = device->plugin;
+    const int32_t index = device->index;
+    o.buildable = [plugin, index](const yirage::KernelGraph &candidate) -> std::string {
+      try {
+        yirage::runtime::check_buildable(*plugin, index, candidate);
+        return "";
+      } catch (const yirage::Error &e) {
+        return e.what();
+      }
     };
   }
   return o;
@@ -240,6 +253,7 @@ yirage_status yirage_search_result_stats(const yirage_search_result *result,
     o.first_fused_seconds = s.first_fused_seconds;
     o.seconds = s.seconds;
     o.from_cache = s.from_cache ? 1 : 0;
+    if (out_stats->struct_size >= kStatsSizeV1_4) o.unbuildable = s.unbuildable;
   });
 }
 

@@ -61,6 +61,15 @@ std::vector<size_t> KernelProgram::output_bytes() const {
   return bytes;
 }
 
+std::vector<size_t> kernel_operators(const KernelGraph &graph) {
+  const std::vector<bool> live = live_operators(graph);
+  std::vector<size_t> kernels;
+  for (size_t i = 0; i < graph.operators().size(); ++i) {
+    if (live[i] && graph.operators()[i].kind != OpKind::kInput) kernels.push_back(i);
+  }
+  return kernels;
+}
+
 KernelProgram make_kernel_program(const KernelGraph &graph, size_t op_index) {
   const Operator &op = graph.operators().at(op_index);
   if (op.kind == OpKind::kInput) invalid_argument("kernel program: an input is not a kernel");

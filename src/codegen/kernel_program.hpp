@@ -28,6 +28,9 @@ struct KernelProgram {
   std::vector<size_t> output_bytes() const;
 };
 
+// The operators of `graph` that run as kernels, in order: the live ones that are not inputs.
+std::vector<size_t> kernel_operators(const KernelGraph &graph);
+
 // The program running `graph`'s operator `op_index` (not an input).
 KernelProgram make_kernel_program(const KernelGraph &graph, size_t op_index);
 

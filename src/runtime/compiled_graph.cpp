@@ -62,21 +62,27 @@ Buffer allocate_buffer(const Plugin &plugin, int32_t device, size_t bytes) {
   return Buffer(raw, BufferRelease{&plugin.api()});
 }
 
+void check_buildable(const Plugin &plugin, int32_t device, const KernelGraph &graph) {
+  for (size_t i : codegen::kernel_operators(graph)) {
+    const std::vector<uint8_t> program = codegen::kernel_program_to_bytes(codegen::make_kernel_program(graph, i));
+    plugin.call("supports", plugin.api().supports, plugin.instance(), device,
+                static_cast<const void *>(program.data()), program.size());
+  }
+}
+
 CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph,
                              int optimization_level)
     : plugin_(plugin), device_(device), graph_(graph) {
   const auto started = std::chrono::steady_clock::now();
   plugin.device(device);  // throws for a bad index
   if (graph_.outputs().empty()) invalid_argument("compile: the graph has no outputs");
-  const std::vector<bool> live = live_operators(graph_);
   const yirage_backend_api &api = plugin.api();
   yirage_backend_compile_options options{};
   options.struct_size = sizeof options;
   options.optimization_level = optimization_level;
   std::map<std::vector<uint8_t>, Executable> compiled;
-  for (size_t i = 0; i < graph_.operators().size(); ++i) {
+  for (size_t i : codegen::kernel_operators(graph_)) {
     const Operator &op = graph_.operators()[i];
-    if (!live[i] || op.kind == OpKind::kInput) continue;
     // Identical operators share an executable: the key is the program without its name.
     codegen::KernelProgram program = codegen::make_kernel_program(graph_, i);
     const std::string name = std::move(program.name);

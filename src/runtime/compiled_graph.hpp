@@ -29,6 +29,11 @@ using Executable = std::shared_ptr<yirage_backend_executable>;
 
 Buffer allocate_buffer(const Plugin &plugin, int32_t device, size_t bytes);
 
+// Asks the backend (its supports(), which generates code but compiles nothing) whether it can
+// build each of `graph`'s kernels; throws its first refusal (kUnsupported with its reason, e.g.
+// tiles that need more shared memory than the device has).
+void check_buildable(const Plugin &plugin, int32_t device, const KernelGraph &graph);
+
 struct CompileStats {
   int kernels = 0;        // launches per run
   int executables = 0;    // distinct programs compiled

@@ -250,6 +250,22 @@ TEST(CpuPlugin, KernelCacheHitMissAndCorruption) {
   EXPECT_EQ(objects().size(), 1u);
 }
 
+// check_buildable asks supports() of every kernel and passes on the backend's refusal.
+TEST(CpuPlugin, SaysWhetherItCanBuildAGraph) {
+  auto plugin = cpu_plugin();
+  KernelGraph g;
+  const TensorId x = g.new_input({8}, DType::kFloat32);
+  g.mark_output(g.unary(OpKind::kExp, g.unary(OpKind::kExp, x)));
+  check_buildable(*plugin, 0, g);
+  try {
+    check_buildable(*plugin, 3, g);
+    ADD_FAILURE() << "device 3 accepted";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("supports"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CpuPlugin, RefusesBadProgramsAndLaunches) {
   auto plugin = cpu_plugin();
   const yirage_backend_api &api = plugin->api();

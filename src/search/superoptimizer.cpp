@@ -491,7 +491,7 @@ class Superoptimizer {
            kernel_counts_.size() == 1 && kernel_counts_.count(kernel_count(f.graph)) != 0;
   }
 
-  // Fingerprints `f` and keeps it if it passes.
+  // Fingerprints `f` and keeps it if it passes and the backend can build it.
   void admit(Found &f) {
     if (rejected_.count(f.structure.get())) return;  // a wrong structure is wrong at every size
     const verify::EquivalenceResult r = fingerprint_->check(f.graph);
@@ -500,6 +500,11 @@ class Superoptimizer {
     if (!r.equivalent) {
       ++result_.stats.fingerprint_rejected;
       rejected_.insert(f.structure.get());
+      return;
+    }
+    // Only this size is refused: the same structure with smaller tiles may build.
+    if (options_.buildable && !options_.buildable(f.graph).empty()) {
+      ++result_.stats.unbuildable;
       return;
     }
     if (f.fully_fused && result_.stats.first_fused_seconds < 0) {
@@ -572,10 +577,8 @@ void profile(SearchResult &result, const KernelGraph &graph, const SearchOptions
       }
     }
   }
-  // A place whose candidate does not run correctly (the backend cannot build it, e.g. its tiles
-  // need more shared memory than the device has, or its results are wrong) goes to the cheapest
-  // candidate not yet profiled: on the H100, 2 of gqa's 8 places went to grids of 4 and 8
-  // blocks that the CUDA code generator refuses.
+  // A place whose candidate does not run correctly (it fails to compile or launch, or its
+  // results are wrong) goes to the cheapest candidate not yet profiled.
   std::vector<bool> taken(result.candidates.size(), false), ran(result.candidates.size(), false);
   for (size_t i : chosen) taken[i] = true;
   size_t spare = 0;
@@ -639,8 +642,15 @@ SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &reques
     cached = cache_read(options.cache_dir, request);
   }
   if (cached) {
-    result.candidates = std::move(*cached);
-    result.stats.candidates = static_cast<int64_t>(result.candidates.size());
+    // The cache holds what passed verification; what builds depends on the backend asking now.
+    for (SearchCandidate &c : *cached) {
+      if (options.buildable && !options.buildable(c.graph).empty()) {
+        ++result.stats.unbuildable;
+      } else {
+        result.candidates.push_back(std::move(c));
+      }
+    }
+    result.stats.candidates = static_cast<int64_t>(cached->size());
     result.stats.from_cache = true;
   } else {
     result = Superoptimizer(graph, options).run();

@@ -64,6 +64,13 @@ struct SearchOptions {
   // itself is the result when no fused candidate beats it. Null: no profiling.
   std::function<Measured(const KernelGraph &)> measure;
   int profile_top_k = 4;
+  // The backend's word on whether it can build a candidate's kernels: called on each candidate
+  // that passes its fingerprints, before it takes a place; an empty answer keeps it, anything
+  // else (the backend's reason) drops it (stats.unbuildable). The shared-memory limit the search
+  // checks is an estimate (BlockGraph::shared_memory_bytes); the backend's code generator knows
+  // what a µGraph really needs (the CUDA one keeps tiles in float32 with load stages beside them,
+  // or attention's in registers). Null: every candidate is taken as buildable.
+  std::function<std::string(const KernelGraph &)> buildable;
 };
 
 // Throws invalid_argument naming the first option out of range.
@@ -102,6 +109,7 @@ struct SearchStats {
   int64_t fingerprint_checks = 0;
   int64_t fingerprint_rejected = 0;
   double fingerprint_seconds = 0;
+  int64_t unbuildable = 0;             // passed, but the backend cannot build it (buildable)
   double first_fused_seconds = -1;  // when the first verified fully fused candidate was found
   double seconds = 0;
   bool from_cache = false;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -154,6 +155,33 @@ TEST(Superoptimizer, GivesAFailedCandidatesProfilingPlaceToTheNext) {
   EXPECT_DOUBLE_EQ(r.candidates[1].measured_seconds, 3e-5);
 }
 
+// The backend decides what it can build: a candidate it refuses never takes a place, and the
+// places go to the next cheapest, as if the refused one had not been found.
+TEST(Superoptimizer, KeepsOnlyCandidatesTheBackendCanBuild) {
+  const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  SearchOptions o = small_options();
+  o.max_candidates = 3;
+  const SearchResult all = superoptimize(g, o);
+  ASSERT_EQ(all.candidates.size(), 3u);
+  EXPECT_EQ(all.stats.unbuildable, 0);
+  const std::vector<uint8_t> refused = bytes_of(all.candidates[0].graph);
+  int64_t asked = 0;
+  o.buildable = [&](const KernelGraph &candidate) -> std::string {
+    ++asked;
+    if (bytes_of(candidate) != refused) return "";
+    return "cuda codegen: the µGraph's tiles need 300000 bytes of shared memory per block";
+  };
+  const SearchResult r = superoptimize(g, o);
+  EXPECT_EQ(r.stats.unbuildable, 1);
+  EXPECT_EQ(asked, static_cast<int64_t>(r.candidates.size()) + 1) << "once per candidate that passed";
+  ASSERT_EQ(r.candidates.size(), 3u) << "the place goes to the next cheapest";
+  std::vector<std::vector<uint8_t>> kept;
+  for (const SearchCandidate &c : r.candidates) kept.push_back(bytes_of(c.graph));
+  EXPECT_EQ(std::count(kept.begin(), kept.end(), refused), 0);
+  EXPECT_EQ(std::count(kept.begin(), kept.end(), bytes_of(all.candidates[1].graph)), 1);
+  EXPECT_EQ(std::count(kept.begin(), kept.end(), bytes_of(all.candidates[2].graph)), 1);
+}
+
 // Grid sizes: a spread of powers of two per axis plus, where it leaves fewer blocks than compute
 // units, the counts whose tiles are 1, 2 and 4 times as tall as the matrix unit (attention's 256
 // query rows: 256, 32, 2, and 16, 8, 4 blocks of 16, 32, 64 rows on an H100).
@@ -302,6 +330,15 @@ TEST(ResultCache, AnswersARepeatedRequestAndNeverTrustsACorruptEntry) {
     EXPECT_EQ(bytes_of(first.candidates[i].graph), bytes_of(second.candidates[i].graph));
     EXPECT_EQ(first.candidates[i].description, second.candidates[i].description);
   }
+  // What builds is asked again of the backend: a cached candidate it refuses takes no place.
+  SearchOptions refusing = o;
+  const std::vector<uint8_t> refused = bytes_of(first.candidates[0].graph);
+  refusing.buildable = [&](const KernelGraph &c) { return bytes_of(c) == refused ? std::string("no") : std::string(); };
+  const SearchResult third = superoptimize(g, refusing);
+  ASSERT_TRUE(third.stats.from_cache);
+  EXPECT_EQ(third.stats.unbuildable, 1);
+  ASSERT_EQ(third.candidates.size() + 1, first.candidates.size());
+  EXPECT_EQ(bytes_of(third.candidates[0].graph), bytes_of(first.candidates[1].graph));
   // Other options are another request.
   SearchOptions other = o;
   other.seed = 2;
