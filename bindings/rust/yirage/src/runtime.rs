@@ -206,6 +206,8 @@ pub struct Superoptimized {
     pub states: i64,
     pub seconds: f64,
     pub from_cache: bool,
+    /// Candidates that passed verification but that the device's backend cannot build.
+    pub unbuildable: i64,
 }
 
 impl KernelGraph {
@@ -269,6 +271,6 @@ impl KernelGraph {
         let best = best.expect("candidate 0 was read");
         let kernel = best.compile(device)?;
         Ok(Superoptimized { kernel, best, candidates, states: stats.states, seconds: stats.seconds,
-                            from_cache: stats.from_cache != 0 })
+                            from_cache: stats.from_cache != 0, unbuildable: stats.unbuildable })
     }
 }

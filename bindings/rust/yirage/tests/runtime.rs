@@ -67,6 +67,7 @@ fn superoptimize_and_run() {
     let options = SearchOptions { time_budget_seconds: 20.0, profile_top_k: 2, threads: 0 };
     let found = g.superoptimize(&device, &options).unwrap();
     assert!(found.states > 0 && found.seconds > 0.0);
+    assert_eq!(found.unbuildable, 0, "the CPU backend builds every candidate");
     assert!(!found.candidates.is_empty());
     assert!(found.candidates[0].measured_seconds > 0.0);
     assert!(found.best.equivalent(&g, 2).unwrap().equivalent);
