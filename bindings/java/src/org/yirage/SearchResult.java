@@ -38,7 +38,7 @@ public final class SearchResult implements AutoCloseable {
             Status.check(YirageNative.yirage_search_result_stats(handle, s));
             return new SearchStats(s.getStates(), s.getCandidates(), s.getFingerprint_checks(), s.getZ3_queries(),
                                    s.getZ3_seconds(), s.getFirst_fused_seconds(), s.getSeconds(),
-                                   s.getFrom_cache() != 0);
+                                   s.getFrom_cache() != 0, s.getUnbuildable());
         } finally {
             s.delete();
         }

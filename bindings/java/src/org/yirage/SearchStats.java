@@ -1,6 +1,9 @@
 package org.yirage;
 
-/** What a search did: partial graphs built, complete candidates, checks, and its wall time. */
+/**
+ * What a search did: partial graphs built, complete candidates, checks, its wall time, and the
+ * candidates that passed verification but that the device's backend cannot build.
+ */
 public record SearchStats(long states, long candidates, long fingerprintChecks, long z3Queries,
                           double z3Seconds, double firstFusedSeconds, double seconds,
-                          boolean fromCache) {}
+                          boolean fromCache, long unbuildable) {}
