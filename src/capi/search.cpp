@@ -117,12 +117,12 @@ yirage::search::SearchOptions from_c(const char *function, const yirage_search_o
     // Candidates the backend cannot build take no place (SearchOptions::buildable).
     const yirage::runtime::Plugin *plugin = device->plugin;
     const int32_t index = device->index;
-    o.buildable = [plugin, index](const yirage::KernelGraph &candidate) -> std::string {
+    o.buildable = [plugin, index](const yirage::KernelGraph &candidate) {
       try {
         yirage::runtime::check_buildable(*plugin, index, candidate);
-        return "";
-      } catch (const yirage::Error &e) {
-        return e.what();
+        return true;
+      } catch (const yirage::Error &) {  // the backend's refusal, or an error it would give again
+        return false;
       }
     };
   }

@@ -26,6 +26,9 @@ constexpr int64_t kMaxLoopParts = 16;
 
 size_t kernel_count(const KernelGraph &g) { return g.operators().size() - g.inputs().size(); }
 
+// SearchOptions::buildable's answer; true where there is none to ask.
+bool builds(const SearchOptions &o, const KernelGraph &g) { return !o.buildable || o.buildable(g); }
+
 }  // namespace
 
 void validate(const SearchOptions &o) {
@@ -503,7 +506,7 @@ class Superoptimizer {
       return;
     }
     // Only this size is refused: the same structure with smaller tiles may build.
-    if (options_.buildable && !options_.buildable(f.graph).empty()) {
+    if (!builds(options_, f.graph)) {
       ++result_.stats.unbuildable;
       return;
     }
@@ -644,7 +647,7 @@ SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &reques
   if (cached) {
     // The cache holds what passed verification; what builds depends on the backend asking now.
     for (SearchCandidate &c : *cached) {
-      if (options.buildable && !options.buildable(c.graph).empty()) {
+      if (!builds(options, c.graph)) {
         ++result.stats.unbuildable;
       } else {
         result.candidates.push_back(std::move(c));

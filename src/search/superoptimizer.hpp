@@ -65,12 +65,11 @@ struct SearchOptions {
   std::function<Measured(const KernelGraph &)> measure;
   int profile_top_k = 4;
   // The backend's word on whether it can build a candidate's kernels: called on each candidate
-  // that passes its fingerprints, before it takes a place; an empty answer keeps it, anything
-  // else (the backend's reason) drops it (stats.unbuildable). The shared-memory limit the search
+  // that passes its fingerprints, before it takes a place; false drops it (stats.unbuildable). The shared-memory limit the search
   // checks is an estimate (BlockGraph::shared_memory_bytes); the backend's code generator knows
   // what a µGraph really needs (the CUDA one keeps tiles in float32 with load stages beside them,
   // or attention's in registers). Null: every candidate is taken as buildable.
-  std::function<std::string(const KernelGraph &)> buildable;
+  std::function<bool(const KernelGraph &)> buildable;
 };
 
 // Throws invalid_argument naming the first option out of range.
