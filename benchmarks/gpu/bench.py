@@ -1,13 +1,14 @@
 """Times yirage's kernels against PyTorch eager and torch.compile on the same CUDA tensors.
 
-usage: bench.py LIBYIRAGE CUDA_PLUGIN BEST_GRAPH_DIR
+usage: bench.py LIBYIRAGE CUDA_PLUGIN BEST_GRAPH_DIR [ROW...]
 
-For each benchmark graph (../shared/benchmarks/README.md, b = 1) it loads the superoptimized graph
-BEST_GRAPH_DIR/<name>.yrg, compiles it for CUDA device 0 through the C ABI (ctypes: any Python
-works, no binding to build), runs it on PyTorch's tensors without copies (DLPack DLTensors over
-their memory, on PyTorch's current stream), checks its output against PyTorch in float32, and
-times all three with triton.testing.do_bench (median, L2 flushed between calls). Prints one
-Markdown table.
+For each benchmark row (../shared/benchmarks/README.md: the six graphs at b = 1, and gqa, qknorm,
+rmsnorm_linear and ntrans at b = 8 too; ROW names one, "gqa" or "gqa_b8", default all) it loads
+the superoptimized graph BEST_GRAPH_DIR/<row>.yrg, compiles it for CUDA device 0 through the C
+ABI (ctypes: any Python works, no binding to build), runs it on PyTorch's tensors without copies
+(DLPack DLTensors over their memory, on PyTorch's current stream) into an output filled with NaN
+first, checks its output against PyTorch in float32, and times all three with
+triton.testing.do_bench (median, L2 flushed between calls). Prints one Markdown table.
 """
 
 import ctypes as C
@@ -16,11 +17,6 @@ import sys
 
 import torch
 import triton
-
-# The floors from ../shared/benchmarks/README.md (µs, b = 1), and PyTorch's own numbers there for
-# reference; this script measures PyTorch again in the same run.
-FLOOR_US = {"gqa": 0.8, "qknorm": 0.8, "rmsnorm_linear": 16.7, "lora": 0.8, "gated_mlp": 22.3,
-            "ntrans": 0.1}
 
 
 def rms_norm(x):
@@ -32,15 +28,27 @@ def gqa(q, k, v):
     return (e / e.sum(2, keepdim=True)) @ v
 
 
+def attention_shapes(b):
+    return [(2 * b, 256, 64), (2 * b, 64, 4096), (2 * b, 4096, 64)]
+
+
+# name: (input shapes for batch b, the function, {b: floor in µs from ../shared/benchmarks/README.md}).
+# This script measures PyTorch again in the same run.
 BENCHMARKS = {
-    "gqa": ([(2, 256, 64), (2, 64, 4096), (2, 4096, 64)], gqa),
-    "qknorm": ([(2, 256, 64), (2, 64, 4096), (2, 4096, 64)], lambda q, k, v: gqa(rms_norm(q), k, v)),
-    "rmsnorm_linear": ([(2, 4096), (4096, 6144)], lambda x, w: rms_norm(x) @ w),
-    "lora": ([(16, 256), (256, 4096), (256, 16), (16, 4096)], lambda x, w, a, b: x @ w + (x @ a) @ b),
-    "gated_mlp": ([(8, 4096), (4096, 4096), (4096, 4096)],
-                  lambda x, w1, w2: torch.nn.functional.silu(x @ w1) * (x @ w2)),
-    "ntrans": ([(8, 4096)] * 3, lambda h, x, a: rms_norm(x + a * (rms_norm(h) - x))),
+    "gqa": (attention_shapes, gqa, {1: 0.8, 8: 6.0}),
+    "qknorm": (attention_shapes, lambda q, k, v: gqa(rms_norm(q), k, v), {1: 0.8, 8: 6.0}),
+    "rmsnorm_linear": (lambda b: [(2 * b, 4096), (4096, 6144)], lambda x, w: rms_norm(x) @ w,
+                       {1: 16.7, 8: 16.8}),
+    "lora": (lambda b: [(16, 256), (256, 4096), (256, 16), (16, 4096)],
+             lambda x, w, a, b: x @ w + (x @ a) @ b, {1: 0.8}),
+    "gated_mlp": (lambda b: [(8, 4096), (4096, 4096), (4096, 4096)],
+                  lambda x, w1, w2: torch.nn.functional.silu(x @ w1) * (x @ w2), {1: 22.3}),
+    "ntrans": (lambda b: [(8 * b, 4096)] * 3, lambda h, x, a: rms_norm(x + a * (rms_norm(h) - x)),
+               {1: 0.1, 8: 0.7}),
 }
+# The rows in table order: (row name, graph name, b); a row's graph files are <row>.json / .yrg.
+ROWS = [(name, name, 1) for name in BENCHMARKS] + \
+       [(name + "_b8", name, 8) for name, (_, _, floors) in BENCHMARKS.items() if 8 in floors]
 
 
 class DLDevice(C.Structure):
@@ -95,6 +103,10 @@ def dltensor(t, keep):
 
 def main():
     library, plugin, best_dir = sys.argv[1:4]
+    wanted = sys.argv[4:]
+    unknown = set(wanted) - {row for row, _, _ in ROWS}
+    if unknown:
+        sys.exit(f"bench.py: no benchmark row named {', '.join(sorted(unknown))}")
     y = Yirage(library, plugin)
     torch.manual_seed(0)
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
@@ -102,18 +114,21 @@ def main():
     print("| bench | b | yirage (µs) | PyTorch eager (µs) | torch.compile (µs) | floor (µs) | "
           "goal (µs) | vs eager | vs compile | rel. error vs fp32 |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, (shapes, fn) in BENCHMARKS.items():
-        path = os.path.join(best_dir, name + ".yrg")
-        if not os.path.exists(path):
-            print(f"| {name} | 1 | (no superoptimized graph: {path}) |||||||")
+    for row, name, b in ROWS:
+        if wanted and row not in wanted:
             continue
-        inputs = [torch.empty(s, device="cuda", dtype=torch.float16).uniform_(-1, 1) for s in shapes]
+        shapes, fn, floors = BENCHMARKS[name]
+        path = os.path.join(best_dir, row + ".yrg")
+        if not os.path.exists(path):
+            print(f"| {name} | {b} | (no superoptimized graph: {path}) |||||||")
+            continue
+        inputs = [torch.empty(s, device="cuda", dtype=torch.float16).uniform_(-1, 1) for s in shapes(b)]
         expected = fn(*[t.float() for t in inputs])
-        out = torch.empty(expected.shape, device="cuda", dtype=torch.float16)
+        out = torch.full(expected.shape, float("nan"), device="cuda", dtype=torch.float16)
         try:
             kernel = y.compile(path)
         except RuntimeError as e:
-            print(f"| {name} | 1 | compile failed: {e} |||||||")
+            print(f"| {name} | {b} | compile failed: {e} |||||||")
             continue
         keep = []
         ins = (C.POINTER(DLTensor) * len(inputs))(*[C.pointer(dltensor(t, keep)) for t in inputs])
@@ -131,9 +146,9 @@ def main():
         compiled = torch.compile(fn)
         compiled(*inputs)
         t_compile = triton.testing.do_bench(lambda: compiled(*inputs), return_mode="median") * 1e3
-        floor = FLOOR_US[name]
+        floor = floors[b]
         goal = max(2 * floor, floor + 5)
-        print(f"| {name} | 1 | {t_yirage:.1f} | {t_eager:.1f} | {t_compile:.1f} | {floor} | {goal:.1f} | "
+        print(f"| {name} | {b} | {t_yirage:.1f} | {t_eager:.1f} | {t_compile:.1f} | {floor} | {goal:.1f} | "
               f"{t_eager / t_yirage:.2f}x | {t_compile / t_yirage:.2f}x | {error:.2e} |")
         y.lib.yirage_kernel_release(kernel)
 

@@ -1,6 +1,7 @@
 #!/bin/bash
-# The GPU benchmark, in one run: superoptimize the six benchmark graphs for CUDA device 0 (search
-# with the device's properties, profile the top candidates on it, keep the fastest correct one),
+# The GPU benchmark, in one run: superoptimize the benchmark graphs for CUDA device 0 (the six at
+# b = 1, and gqa, qknorm, rmsnorm_linear and ntrans at b = 8 too: examples/graphs/<row>.json;
+# search with the device's properties, profile the top candidates on it, keep the fastest correct one),
 # then time yirage's kernels, PyTorch eager and torch.compile on the same inputs and check
 # yirage's outputs against PyTorch in float32 (bench.py).
 #
@@ -8,6 +9,8 @@
 #   BUNDLE holds bin/yirage, lib/libyirage.so.1 and its libraries (libz3.so.4,
 #   libflatbuffers.so.2, …) and libyirage-backend-cuda.so, as benchmarks/gpu/bundle.sh makes it;
 #   OUT receives the graphs, the logs and results.md.
+# environment: YIRAGE_BENCH_BUDGET (search seconds per graph, default 60), YIRAGE_BENCH_ROWS
+#   (the rows to run, e.g. "gqa gqa_b8"; default all).
 set -euo pipefail
 bundle=$(cd "$1" && pwd)
 out=$2
@@ -24,11 +27,13 @@ budget=${YIRAGE_BENCH_BUDGET:-60}
   echo "command: benchmarks/gpu/run.sh (search budget ${budget} s, top-k 8)"
   echo
 } >"$out/results.md"
-for name in gqa qknorm rmsnorm_linear lora gated_mlp ntrans; do
+rows=${YIRAGE_BENCH_ROWS:-gqa qknorm rmsnorm_linear lora gated_mlp ntrans gqa_b8 qknorm_b8 rmsnorm_linear_b8 ntrans_b8}
+for name in $rows; do
   echo "== superoptimize $name"
   "$bundle/bin/yirage" superoptimize "$graphs/$name.json" --plugin "$plugin" --backend cuda \
     --budget "$budget" --top-k 8 --quiet -o "$out/$name.yrg" >"$out/$name.search.txt" 2>&1 ||
     echo "superoptimize $name failed: $(tail -n 3 "$out/$name.search.txt")"
   tail -n 12 "$out/$name.search.txt"
 done
-python3 "$here/bench.py" "$bundle/lib/libyirage.so.1" "$plugin" "$out" | tee -a "$out/results.md"
+# shellcheck disable=SC2086  # one word per row
+python3 "$here/bench.py" "$bundle/lib/libyirage.so.1" "$plugin" "$out" $rows | tee -a "$out/results.md"

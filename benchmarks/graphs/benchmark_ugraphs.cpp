@@ -246,6 +246,8 @@ const std::vector<std::string> &benchmark_names() {
   return names;
 }
 
+bool takes_batch(const std::string &name) { return name != "lora" && name != "gated_mlp"; }
+
 KernelGraph build_unfused(const std::string &name, int64_t b, DType dtype, int64_t scale) {
   check_request(name, b, scale);
   if (name == "gqa") return unfused_attention(b, dtype, scale, false);

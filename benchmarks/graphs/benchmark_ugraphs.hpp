@@ -15,6 +15,9 @@
 namespace yirage::bench {
 
 const std::vector<std::string> &benchmark_names();
+// Whether the graph has a batch parameter b (benchmarks/README.md runs those at b = 1 and 8;
+// lora and gated_mlp ignore it).
+bool takes_batch(const std::string &name);
 
 KernelGraph build_unfused(const std::string &name, int64_t b, DType dtype, int64_t scale = 1);
 KernelGraph build_fused(const std::string &name, int64_t b, DType dtype, int64_t scale = 1);
