@@ -144,15 +144,20 @@ std::vector<OpCase> op_cases() {
                    [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
                      // A few rows against a long k (weight products at small batch), which
                      // backends may split over many warps or blocks or give to matrix units.
-                     // Variant 0: 5-20 rows, k a multiple of 16 and n of 32 (whole steps and
-                     // tiles, with an odd count of them); variant 1: 3 rows, k and n leaving
-                     // partial steps and column tiles, a batched B.
-                     const int64_t m = variant == 0 ? odd_size(rng, 5, 20) : 3;
-                     const int64_t k = variant == 0 ? 16 * odd_size(rng, 130, 310) : odd_size(rng, 2100, 5000);
-                     const int64_t n = variant == 0 ? 32 * odd_size(rng, 3, 12) : 8 * odd_size(rng, 5, 40);
-                     const Dims a = variant == 0 ? Dims{m, k} : Dims{2, m, k};
-                     const Dims b = variant == 0 ? Dims{k, n} : Dims{2, k, n};
-                     g.mark_output(g.matmul(g.new_input(a, dt), g.new_input(b, dt)));
+                     // Variant 0: k a multiple of 16 and n of 32 (whole steps and tiles, with an
+                     // odd count of them) against three A of 5-7, 9-15 and 17-31 rows (one
+                     // matrix tile's rows in part, more than 8, more than 16); variant 1: 3 rows,
+                     // k and n leaving partial steps and column tiles, a batched B.
+                     if (variant == 0) {
+                       const int64_t k = 16 * odd_size(rng, 130, 310), n = 32 * odd_size(rng, 3, 12);
+                       const TensorId b = g.new_input({k, n}, dt);
+                       for (const auto &[lo, hi] : {std::pair<int64_t, int64_t>{5, 7}, {9, 15}, {17, 31}}) {
+                         g.mark_output(g.matmul(g.new_input({odd_size(rng, lo, hi), k}, dt), b));
+                       }
+                       return;
+                     }
+                     const int64_t k = odd_size(rng, 2100, 5000), n = 8 * odd_size(rng, 5, 40);
+                     g.mark_output(g.matmul(g.new_input({2, 3, k}, dt), g.new_input({2, k, n}, dt)));
                    }});
   cases.push_back({op_name(OpKind::kReduction), reduction_case(OpKind::kReduction)});
   cases.push_back({op_name(OpKind::kReductionMax), reduction_case(OpKind::kReductionMax)});

@@ -79,8 +79,10 @@ TEST_F(CudaCodegen, EveryOperatorKindInEveryDType) {
     g.mark_output(g.matmul(g.new_input({2, 1, 19, 33}, dt), g.new_input({1, 3, 33, 130}, dt)));
     // B rows of whole 16-byte groups: the vectorized matmul.
     g.mark_output(g.matmul(g.new_input({2, 1, 19, 300}, dt), g.new_input({1, 3, 300, 136}, dt)));
-    // Up to 8 rows, k a multiple of 16, n of 32: tensor cores from sm_80 for 16-bit data.
+    // 5 or more rows, k a multiple of 16, n of 32: tensor cores from sm_80 for 16-bit data, 16
+    // rows per block (20: a second block of 4).
     g.mark_output(g.matmul(g.new_input({6, 64}, dt), g.new_input({64, 96}, dt)));
+    g.mark_output(g.matmul(g.new_input({20, 64}, dt), g.new_input({64, 96}, dt)));
     g.mark_output(g.reduction(OpKind::kReduction, x, 2));
     g.mark_output(g.reduction(OpKind::kReductionMax, x, 0));
     g.mark_output(g.rms_norm(x, {7}, 1e-6, g.new_input({7}, dt)));
@@ -143,16 +145,17 @@ TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
   }
 }
 
-// The kernel-level matmul of `name` (unfused, full size, float16) generated for `cc`.
-codegen::CudaKernel unfused_matmul(const std::string &name, int cc) {
-  const KernelGraph graph = bench::build_unfused(name, 1, DType::kFloat16, 1);
+// The kernel-level matmul of `name` (unfused, full size, float16, batch b) generated for `cc`.
+codegen::CudaKernel unfused_matmul(const std::string &name, int cc, int64_t b = 1) {
+  const KernelGraph graph = bench::build_unfused(name, b, DType::kFloat16, 1);
   size_t matmul = 0;
   while (graph.operators()[matmul].kind != OpKind::kMatmul) ++matmul;
   return codegen::cuda_source(codegen::make_kernel_program(graph, matmul), h100_like(cc));
 }
 
 // Weight products stream B past L1: rmsnorm_linear's 2 rows on the FMA units in batches of 2 B
-// rows; gated_mlp's 8 rows on tensor cores from sm_80 (batches of 4), on the FMA units before.
+// rows; gated_mlp's 8 rows on tensor cores from sm_80 (batches of 4), on the FMA units before;
+// rmsnorm_linear's 16 rows at b = 8 in one row block (B read once), the mma's upper rows A's.
 TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
   const codegen::CudaKernel two_rows = unfused_matmul("rmsnorm_linear", 90);
   EXPECT_NE(two_rows.source.find("uint4 raw[2], next[2];"), std::string::npos);
@@ -164,6 +167,10 @@ TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
     EXPECT_NE(eight_rows.source.find("yr_mma16(pb, tc[j], a0, 0u, a2, 0u, yr_transpose8x8(lo[j])"), std::string::npos)
         << cc;
   }
+  const codegen::CudaKernel sixteen_rows = unfused_matmul("rmsnorm_linear", 90, 8);
+  EXPECT_NE(sixteen_rows.source.find("yr_mma16(pb, tc[j], a0, a1, a2, a3, yr_transpose8x8(lo[j])"), std::string::npos);
+  EXPECT_EQ(sixteen_rows.grid[0], 6144 / 32);
+  EXPECT_EQ(unfused_matmul("rmsnorm_linear", 75, 8).grid[0], 2 * 6144 / 32);  // 8 rows per block on FMAs
   const codegen::CudaKernel turing = unfused_matmul("gated_mlp", 75);
   EXPECT_EQ(turing.source.find("yr_mma16(pb"), std::string::npos);
   EXPECT_NE(turing.source.find("uint4 raw[4], next[4];"), std::string::npos);

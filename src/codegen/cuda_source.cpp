@@ -351,21 +351,27 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
   return {blocks, kMatmulWarps * 32};
 }
 
-// The aligned part of a vector matmul on tensor cores, for up to 8 rows of 16-bit data (inside
+// The aligned part of a vector matmul on tensor cores, for up to 16 rows of 16-bit data (inside
 // `if (aligned)`, after pb / pa and before the partial sums). A warp's 16-byte loads of 8 B rows
 // × 32 columns (lane l: row l/4, columns 8(l%4)…+7, as in the FMA loop) are four 8×8 tiles whose
 // columns interleave (tile j: columns 8c + 2j and 8c + 2j + 1 for c = 0…3); movmatrix turns each
 // into an mma.m16n8k16 B operand (k pairs of one column per lane), two tiles of 8 rows making
-// one k step of 16, and A is X's rows, 8-15 zero. Lane l ends with row l/4's sums for columns
-// 8(l%4) + 2j and + 1 in its accumulator j. Steps are warp-uniform: slices are whole 8-row
-// blocks (k is a multiple of 16), and a last lone block is paired with zeros.
+// one k step of 16, and A is X's rows (zeros past m). Lane l ends with rows l/4 and l/4 + 8's
+// sums for columns 8(l%4) + 2j and + 1 in its accumulator j. Steps are warp-uniform: slices are
+// whole 8-row blocks (k is a multiple of 16), and a last lone block is paired with zeros.
 void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int64_t slice, int64_t a_row_stride) {
-  const std::string N = std::to_string(n), SL = std::to_string(slice);
+  const std::string N = std::to_string(n), SL = std::to_string(slice), M = std::to_string(m);
+  const std::string AS = std::to_string(a_row_stride);
   const int64_t batch = 4;  // 8-row blocks loaded before use: two k steps
   const std::string U = std::to_string(batch), STEP = std::to_string(batch * 8);
+  const bool upper = rows > 8;  // the mma's rows 8-15 hold A's rows too, else zeros
   p.line("const int g = kl, t = gl;  // the mma fragment's row and k pair / column group");
-  p.line("const bool a_row = i0 + g < " + std::to_string(m) + ";");
-  p.line("const auto *pag = pa + (a_row ? (i0 + g) * " + std::to_string(a_row_stride) + " : 0) + 2 * t;");
+  p.line("const bool a_row = i0 + g < " + M + ";");
+  p.line("const auto *pag = pa + (a_row ? (i0 + g) * " + AS + " : 0) + 2 * t;");
+  if (upper) {
+    p.line("const bool a_up = i0 + g + 8 < " + M + ";");
+    p.line("const auto *pau = pa + (a_up ? (i0 + g + 8) * " + AS + " : 0) + 2 * t;");
+  }
   p.line("const auto *pbg = pb + g * " + N + ";");
   p.line("float tc[4][4];");
   p.line("#pragma unroll");
@@ -374,10 +380,17 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
     p.open("");
     p.line("const unsigned a0 = a_row ? yr_pair16(pag + " + kk + ") : 0u;");
     p.line("const unsigned a2 = a_row" + a2_ok + " ? yr_pair16(pag + " + kk + " + 8) : 0u;");
+    std::string a1 = "0u", a3 = "0u";
+    if (upper) {
+      p.line("const unsigned a1 = a_up ? yr_pair16(pau + " + kk + ") : 0u;");
+      p.line("const unsigned a3 = a_up" + a2_ok + " ? yr_pair16(pau + " + kk + " + 8) : 0u;");
+      a1 = "a1", a3 = "a3";
+    }
     p.line("const unsigned lo[4] = {" + lo + ".x, " + lo + ".y, " + lo + ".z, " + lo + ".w};");
     p.line("const unsigned hi[4] = {" + hi + ".x, " + hi + ".y, " + hi + ".z, " + hi + ".w};");
     p.line("#pragma unroll");
-    p.line("for (int j = 0; j < 4; ++j) yr_mma16(pb, tc[j], a0, 0u, a2, 0u, yr_transpose8x8(lo[j]), yr_transpose8x8(hi[j]));");
+    p.line("for (int j = 0; j < 4; ++j) yr_mma16(pb, tc[j], a0, " + a1 + ", a2, " + a3 +
+           ", yr_transpose8x8(lo[j]), yr_transpose8x8(hi[j]));");
     p.close();
   };
   p.line("int64_t base = warp * " + SL + ";");
@@ -402,10 +415,14 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
   p.line("const uint4 second = base + 8 < p1 ? yr_stream16(pbg + (base + 8) * " + N + ") : make_uint4(0, 0, 0, 0);");
   step("base", "first", "second", " && base + 8 < p1");
   p.close();
-  p.open("if (g < " + std::to_string(rows) + ")");
-  p.line("#pragma unroll");
-  p.line("for (int j = 0; j < 4; ++j) { partial[warp][g][8 * t + 2 * j] = tc[j][0]; partial[warp][g][8 * t + 2 * j + 1] = tc[j][1]; }");
-  p.close();
+  for (int half = 0; half < (upper ? 2 : 1); ++half) {
+    const std::string row = half == 0 ? "g" : "g + 8", e = half == 0 ? "0" : "2";
+    p.open("if (" + row + " < " + std::to_string(rows) + ")");
+    p.line("#pragma unroll");
+    p.line("for (int j = 0; j < 4; ++j) { partial[warp][" + row + "][8 * t + 2 * j] = tc[j][" + e + "]; partial[warp][" +
+           row + "][8 * t + 2 * j + 1] = tc[j][" + e + " + 1]; }");
+    p.close();
+  }
 }
 
 // A pre-defined matmul whose B rows are compact and split into 16-byte groups (n a multiple of
@@ -423,7 +440,11 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
 // more, batches of 4, and on sm_80+ for 16-bit data the products on tensor cores (see
 // emit_vector_matmul_mma). The batch sizes, the tensor cores, and k split further over thread
 // block clusters were measured on an H100 (benchmarks/gpu/RESULTS.md, fifth session).
-constexpr int64_t kGroupLanes = 4, kKLanes = 32 / kGroupLanes;
+//
+// Every row block reads all of B, so the rows per block decide how often B is read: 8 with FMAs
+// (a lane's accumulators are rows × 8 columns), 16 on the tensor cores, whose m16 tiles take rows
+// 8-15 at no cost (rmsnorm_linear at b = 8, 16 rows, read its 50 MB of weights twice with 8).
+constexpr int64_t kGroupLanes = 4, kKLanes = 32 / kGroupLanes, kMmaRows = 16;
 MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
                                   const CudaTarget &target) {
   const size_t rank = o.dims.size();
@@ -432,12 +453,13 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
   const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
   if (n % group != 0 || sb[rank - 1] != 1 || sb[rank - 2] != n) return {0, 0};
-  const int64_t rows = std::min(m, kMatmulRows), tile_cols = kGroupLanes * group;
-  const bool few_accumulators = rows * group <= 32;
+  const int64_t fma_rows = std::min(m, kMatmulRows), tile_cols = kGroupLanes * group;
+  const bool few_accumulators = fma_rows * group <= 32;
   // Many rows of 16-bit data on sm_80+: the products on tensor cores (emit_vector_matmul_mma)
   // where every warp step is whole (k a multiple of 16, whole column tiles, A compact along k).
   const bool tensor_cores = !few_accumulators && group == 8 && target.compute_capability >= 80 && k % 16 == 0 &&
                             n % tile_cols == 0 && sa[rank - 1] == 1;
+  const int64_t rows = tensor_cores ? std::min(m, kMmaRows) : fma_rows;
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + tile_cols - 1) / tile_cols;
   const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
   const int64_t warps = std::clamp<int64_t>(k / (kKLanes * 16), 1, 16);
@@ -450,86 +472,98 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   emit_matmul_block_origin(p, col_blocks, row_blocks, batch_out, sa, sb);
   p.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
   p.line("const int64_t p1 = warp * " + SL + " + " + SL + " < " + K + " ? warp * " + SL + " + " + SL + " : " + K + ";");
-  p.line("float acc[" + R + "][" + G + "];");
-  p.line("#pragma unroll");
-  p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c) acc[r][c] = 0.0f;");
   // The batch offset, group start and row starts are multiples of the group: B's alignment is
   // its base's.
   p.line("const bool aligned = (reinterpret_cast<unsigned long long>(" + b.ptr + ") & 15) == 0;");
-  p.open("if (j0 < " + N + ")");
-  p.line("const auto *pb = " + b.ptr + " + ib + j0;");
-  p.line("const auto *pa = " + a.ptr + " + ia;");
-  p.line("int64_t row[" + R + "];");
-  p.line("#pragma unroll");
-  p.line("for (int r = 0; r < " + R + "; ++r) row[r] = (i0 + r < " + std::to_string(m) + " ? i0 + r : " +
-         std::to_string(m - 1) + ") * " + std::to_string(sa[rank - 2]) + ";");
-  // Aligned B: U rows' 16-byte loads are issued together before any is used (the compiler does
-  // not hoist them across the FMAs on its own), then a remainder loop. The alignment test stays
-  // outside the loops; unaligned B has a scalar twin.
   const int64_t batch = few_accumulators ? 2 : 4;
   const std::string U = std::to_string(batch), KL = std::to_string(kKLanes);
-  auto fma_row = [&](const std::string &q, const std::string &raw) {
-    p.line("float bv[" + G + "];");
-    p.line("yr_cvt16(pb, " + raw + ", bv);");
+  // FMAs for `count` of the block's rows from `first` on, into partial[warp][first…]: the lanes'
+  // sums, then the k lanes of a group meet (lanes gl, gl + 4, …: xor offsets 4, 8, 16 keep gl).
+  // `pipelined`: an aligned B's rows are loaded U at a time, the next batch's loads issued before
+  // this batch is computed (the compiler does not hoist them across the FMAs on its own), then a
+  // remainder loop; unaligned B (or !pipelined) has the scalar loop alone. Every lane takes part,
+  // columns past n with zeros, so that the shuffles see the whole warp.
+  auto fma_rows_pass = [&](int64_t first, int64_t count, bool pipelined) {
+    const std::string C = std::to_string(count);
+    p.open("");
+    p.line("float acc[" + C + "][" + G + "];");
     p.line("#pragma unroll");
-    p.open("for (int r = 0; r < " + R + "; ++r)");
-    p.line("const float av = yr_ld(pa + row[r] + (" + q + ") * " + std::to_string(sa[rank - 1]) + ");");
+    p.line("for (int r = 0; r < " + C + "; ++r) for (int c = 0; c < " + G + "; ++c) acc[r][c] = 0.0f;");
+    p.open("if (j0 < " + N + ")");
+    p.line("const auto *pb = " + b.ptr + " + ib + j0;");
+    p.line("const auto *pa = " + a.ptr + " + ia;");
+    p.line("int64_t row[" + C + "];");
     p.line("#pragma unroll");
-    p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
+    p.line("for (int r = 0; r < " + C + "; ++r) row[r] = (i0 + " + std::to_string(first) + " + r < " +
+           std::to_string(m) + " ? i0 + " + std::to_string(first) + " + r : " + std::to_string(m - 1) + ") * " +
+           std::to_string(sa[rank - 2]) + ";");
+    auto fma_row = [&](const std::string &q, const std::string &load) {
+      p.line("float bv[" + G + "];");
+      p.line(load);
+      p.line("#pragma unroll");
+      p.open("for (int r = 0; r < " + C + "; ++r)");
+      p.line("const float av = yr_ld(pa + row[r] + (" + q + ") * " + std::to_string(sa[rank - 1]) + ");");
+      p.line("#pragma unroll");
+      p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
+      p.close();
+    };
+    p.line("int64_t q = warp * " + SL + " + kl;");
+    if (pipelined) {
+      p.open("if (aligned)");
+      const std::string last = std::to_string((batch - 1) * kKLanes), step = std::to_string(batch * kKLanes);
+      p.line("uint4 raw[" + U + "], next[" + U + "];");
+      p.line("#pragma unroll");
+      p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = q + " + last + " < p1 ? yr_stream16(pb + (q + u * " + KL +
+             ") * " + N + ") : make_uint4(0, 0, 0, 0);");
+      p.open("for (; q + " + last + " < p1; q += " + step + ")");
+      p.line("const bool more = q + " + step + " + " + last + " < p1;");
+      p.line("#pragma unroll");
+      p.line("for (int u = 0; u < " + U + "; ++u) if (more) next[u] = yr_stream16(pb + (q + " + step + " + u * " +
+             KL + ") * " + N + ");");
+      p.line("#pragma unroll");
+      p.open("for (int u = 0; u < " + U + "; ++u)");
+      fma_row("q + u * " + KL, "yr_cvt16(pb, raw[u], bv);");
+      p.close();
+      p.line("#pragma unroll");
+      p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = next[u];");
+      p.close();
+      p.open("for (; q < p1; q += " + KL + ")");
+      fma_row("q", "yr_cvt16(pb, yr_stream16(pb + q * " + N + "), bv);");
+      p.close();
+      p.close();
+      p.open("else");
+    }
+    p.open("for (; q < p1; q += " + KL + ")");
+    fma_row("q", "yr_ld16u(pb + q * " + N + ", bv);");
+    p.close();
+    if (pipelined) p.close();
+    p.close();
+    p.line("#pragma unroll");
+    p.line("for (int r = 0; r < " + C + "; ++r) for (int c = 0; c < " + G + "; ++c)");
+    p.line("  for (int off = " + std::to_string(kGroupLanes) + "; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);");
+    p.open("if (kl == 0)");
+    p.line("#pragma unroll");
+    p.line("for (int r = 0; r < " + C + "; ++r) for (int c = 0; c < " + G + "; ++c) partial[warp][" +
+           std::to_string(first) + " + r][gl * " + G + " + c] = acc[r][c];");
+    p.close();
     p.close();
   };
-  p.line("int64_t q = warp * " + SL + " + kl;");
-  p.open("if (aligned)");
   if (tensor_cores) {
+    // Tensor cores need B 16-byte aligned; the rare unaligned B takes the FMA passes, at most
+    // kMatmulRows rows at a time (their accumulators are what limits a lane's registers).
+    p.open("if (aligned)");
+    p.line("const auto *pb = " + b.ptr + " + ib + j0;");
+    p.line("const auto *pa = " + a.ptr + " + ia;");
     emit_vector_matmul_mma(p, rows, m, n, slice, sa[rank - 2]);
+    p.close();
+    p.open("else");
+    for (int64_t first = 0; first < rows; first += kMatmulRows) {
+      fma_rows_pass(first, std::min(kMatmulRows, rows - first), false);
+    }
+    p.close();
   } else {
-  // Software pipelined: the next batch's loads are issued before this batch is computed.
-  const std::string last = std::to_string((batch - 1) * kKLanes), step = std::to_string(batch * kKLanes);
-  p.line("uint4 raw[" + U + "], next[" + U + "];");
-  p.line("#pragma unroll");
-  p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = q + " + last + " < p1 ? yr_stream16(pb + (q + u * " + KL +
-         ") * " + N + ") : make_uint4(0, 0, 0, 0);");
-  p.open("for (; q + " + last + " < p1; q += " + step + ")");
-  p.line("const bool more = q + " + step + " + " + last + " < p1;");
-  p.line("#pragma unroll");
-  p.line("for (int u = 0; u < " + U + "; ++u) if (more) next[u] = yr_stream16(pb + (q + " + step + " + u * " + KL +
-         ") * " + N + ");");
-  p.line("#pragma unroll");
-  p.open("for (int u = 0; u < " + U + "; ++u)");
-  fma_row("q + u * " + KL, "raw[u]");
-  p.close();
-  p.line("#pragma unroll");
-  p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = next[u];");
-  p.close();
-  p.open("for (; q < p1; q += " + KL + ")");
-  fma_row("q", "yr_stream16(pb + q * " + N + ")");
-  p.close();
+    fma_rows_pass(0, rows, true);
   }
-  p.close();
-  p.open("else");
-  p.open("for (; q < p1; q += " + KL + ")");
-  p.line("float bv[" + G + "];");
-  p.line("yr_ld16u(pb + q * " + N + ", bv);");
-  p.line("#pragma unroll");
-  p.open("for (int r = 0; r < " + R + "; ++r)");
-  p.line("const float av = yr_ld(pa + row[r] + q * " + std::to_string(sa[rank - 1]) + ");");
-  p.line("#pragma unroll");
-  p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
-  p.close();
-  p.close();
-  p.close();
-  p.close();
-  // The k lanes of a group are lanes gl, gl + 4, …: xor offsets 4, 8, 16 keep gl. (The tensor
-  // cores' results are in partial already.)
-  if (tensor_cores) p.open("if (!aligned)");
-  p.line("#pragma unroll");
-  p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c)");
-  p.line("  for (int off = " + std::to_string(kGroupLanes) + "; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);");
-  p.open("if (kl == 0)");
-  p.line("#pragma unroll");
-  p.line("for (int r = 0; r < " + R + "; ++r) for (int c = 0; c < " + G + "; ++c) partial[warp][r][gl * " + G + " + c] = acc[r][c];");
-  p.close();
-  if (tensor_cores) p.close();
   emit_matmul_partial_sums(p, warps, rows, tile_cols, m, n, o);
   return {blocks, warps * 32, few_accumulators ? 2 : 1};
 }
