@@ -145,17 +145,22 @@ TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
   }
 }
 
-// The kernel-level matmul of `name` (unfused, full size, float16, batch b) generated for `cc`.
-codegen::CudaKernel unfused_matmul(const std::string &name, int cc, int64_t b = 1) {
+// The kernel-level matmul of `name` (unfused, full size, float16, batch b) generated for `target`.
+codegen::CudaKernel unfused_matmul(const std::string &name, const codegen::CudaTarget &target, int64_t b = 1) {
   const KernelGraph graph = bench::build_unfused(name, b, DType::kFloat16, 1);
   size_t matmul = 0;
   while (graph.operators()[matmul].kind != OpKind::kMatmul) ++matmul;
-  return codegen::cuda_source(codegen::make_kernel_program(graph, matmul), h100_like(cc));
+  return codegen::cuda_source(codegen::make_kernel_program(graph, matmul), target);
+}
+codegen::CudaKernel unfused_matmul(const std::string &name, int cc, int64_t b = 1) {
+  return unfused_matmul(name, h100_like(cc), b);
 }
 
 // Weight products stream B past L1: rmsnorm_linear's 2 rows on the FMA units in batches of 2 B
 // rows; gated_mlp's 8 rows on tensor cores from sm_80 (batches of 4), on the FMA units before;
-// rmsnorm_linear's 16 rows at b = 8 in one row block (B read once), the mma's upper rows A's.
+// rmsnorm_linear's 16 rows at b = 8 in one row block (B read once), the mma's upper rows A's, in
+// blocks of 8 warps that fit two per multiprocessor where the grid outnumbers them (192 column
+// blocks on 132), else 16 (gated_mlp's 128).
 TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
   const codegen::CudaKernel two_rows = unfused_matmul("rmsnorm_linear", 90);
   EXPECT_NE(two_rows.source.find("uint4 raw[2], next[2];"), std::string::npos);
@@ -171,6 +176,12 @@ TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
   EXPECT_NE(sixteen_rows.source.find("yr_mma16(pb, tc[j], a0, a1, a2, a3, yr_transpose8x8(lo[j])"), std::string::npos);
   EXPECT_EQ(sixteen_rows.grid[0], 6144 / 32);
   EXPECT_EQ(unfused_matmul("rmsnorm_linear", 75, 8).grid[0], 2 * 6144 / 32);  // 8 rows per block on FMAs
+  const codegen::CudaTarget h100{90, kH100SharedBytes, 132, 233472};
+  const codegen::CudaKernel one_wave = unfused_matmul("rmsnorm_linear", h100, 8);
+  EXPECT_EQ(one_wave.block_threads, 256);
+  EXPECT_NE(one_wave.source.find("__launch_bounds__(256, 2)"), std::string::npos);
+  EXPECT_EQ(sixteen_rows.block_threads, 512);  // the multiprocessors unknown
+  EXPECT_EQ(unfused_matmul("gated_mlp", h100).block_threads, 512);
   const codegen::CudaKernel turing = unfused_matmul("gated_mlp", 75);
   EXPECT_EQ(turing.source.find("yr_mma16(pb"), std::string::npos);
   EXPECT_NE(turing.source.find("uint4 raw[4], next[4];"), std::string::npos);
