@@ -169,11 +169,12 @@ TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
   for (int cc : {80, 90}) {
     const codegen::CudaKernel eight_rows = unfused_matmul("gated_mlp", cc);
     EXPECT_NE(eight_rows.source.find("yr_stream16(pbg + (base + u * 8)"), std::string::npos) << cc;
-    EXPECT_NE(eight_rows.source.find("yr_mma16(pb, tc[j], a0, 0u, a2, 0u, yr_transpose8x8(lo[j])"), std::string::npos)
+    EXPECT_NE(eight_rows.source.find("yr_mma16(pb, tc[j], fa[s][0], fa[s][1], fa[s][2], fa[s][3]"), std::string::npos)
         << cc;
+    EXPECT_NE(eight_rows.source.find("fn[s][1] = 0u;"), std::string::npos) << cc;  // the mma's rows 8-15 are zeros
   }
   const codegen::CudaKernel sixteen_rows = unfused_matmul("rmsnorm_linear", 90, 8);
-  EXPECT_NE(sixteen_rows.source.find("yr_mma16(pb, tc[j], a0, a1, a2, a3, yr_transpose8x8(lo[j])"), std::string::npos);
+  EXPECT_NE(sixteen_rows.source.find("fn[s][1] = a_up ? yr_pair16(pau + base + 32 + s * 16) : 0u;"), std::string::npos);
   EXPECT_EQ(sixteen_rows.grid[0], 6144 / 32);
   EXPECT_EQ(unfused_matmul("rmsnorm_linear", 75, 8).grid[0], 2 * 6144 / 32);  // 8 rows per block on FMAs
   const codegen::CudaTarget h100{90, kH100SharedBytes, 132, 233472};

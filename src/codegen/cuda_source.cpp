@@ -376,44 +376,62 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
   p.line("float tc[4][4];");
   p.line("#pragma unroll");
   p.line("for (int j = 0; j < 4; ++j) for (int e = 0; e < 4; ++e) tc[j][e] = 0.0f;");
-  auto step = [&](const std::string &kk, const std::string &lo, const std::string &hi, const std::string &a2_ok) {
+  // A's fragments of the k step at `kk` into `dst` (a0…a3; `a2_ok` guards the second k half).
+  auto load_a = [&](const std::string &dst, const std::string &kk, const std::string &a2_ok) {
+    p.line(dst + "[0] = a_row ? yr_pair16(pag + " + kk + ") : 0u;");
+    p.line(dst + "[2] = a_row" + a2_ok + " ? yr_pair16(pag + " + kk + " + 8) : 0u;");
+    p.line(dst + "[1] = " + (upper ? "a_up ? yr_pair16(pau + " + kk + ") : 0u;" : "0u;"));
+    p.line(dst + "[3] = " + (upper ? "a_up" + a2_ok + " ? yr_pair16(pau + " + kk + " + 8) : 0u;" : "0u;"));
+  };
+  auto step = [&](const std::string &a, const std::string &lo, const std::string &hi) {
     p.open("");
-    p.line("const unsigned a0 = a_row ? yr_pair16(pag + " + kk + ") : 0u;");
-    p.line("const unsigned a2 = a_row" + a2_ok + " ? yr_pair16(pag + " + kk + " + 8) : 0u;");
-    std::string a1 = "0u", a3 = "0u";
-    if (upper) {
-      p.line("const unsigned a1 = a_up ? yr_pair16(pau + " + kk + ") : 0u;");
-      p.line("const unsigned a3 = a_up" + a2_ok + " ? yr_pair16(pau + " + kk + " + 8) : 0u;");
-      a1 = "a1", a3 = "a3";
-    }
     p.line("const unsigned lo[4] = {" + lo + ".x, " + lo + ".y, " + lo + ".z, " + lo + ".w};");
     p.line("const unsigned hi[4] = {" + hi + ".x, " + hi + ".y, " + hi + ".z, " + hi + ".w};");
     p.line("#pragma unroll");
-    p.line("for (int j = 0; j < 4; ++j) yr_mma16(pb, tc[j], a0, " + a1 + ", a2, " + a3 +
-           ", yr_transpose8x8(lo[j]), yr_transpose8x8(hi[j]));");
+    p.line("for (int j = 0; j < 4; ++j) yr_mma16(pb, tc[j], " + a + "[0], " + a + "[1], " + a + "[2], " + a + "[3], " +
+           "yr_transpose8x8(lo[j]), yr_transpose8x8(hi[j]));");
     p.close();
   };
+  // B's rows and A's fragments of the next batch are loaded before this batch is computed: A
+  // (X, read by every block from L2) is as far from its first use as B.
+  const std::string S = std::to_string(batch / 2);
   p.line("int64_t base = warp * " + SL + ";");
   p.line("uint4 raw[" + U + "], next[" + U + "];");
+  p.line("unsigned fa[" + S + "][4], fn[" + S + "][4];");
   p.line("#pragma unroll");
   p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = base + " + STEP + " <= p1 ? yr_stream16(pbg + (base + u * 8) * " +
          N + ") : make_uint4(0, 0, 0, 0);");
+  p.open("if (base + " + STEP + " <= p1)");
+  p.line("#pragma unroll");
+  p.open("for (int s = 0; s < " + S + "; ++s)");
+  load_a("fa[s]", "base + s * 16", "");
+  p.close();
+  p.close();
   p.open("for (; base + " + STEP + " <= p1; base += " + STEP + ")");
   p.line("const bool more = base + 2 * " + STEP + " <= p1;");
+  p.open("if (more)");
   p.line("#pragma unroll");
-  p.line("for (int u = 0; u < " + U + "; ++u) if (more) next[u] = yr_stream16(pbg + (base + " + STEP + " + u * 8) * " +
-         N + ");");
+  p.line("for (int u = 0; u < " + U + "; ++u) next[u] = yr_stream16(pbg + (base + " + STEP + " + u * 8) * " + N + ");");
   p.line("#pragma unroll");
-  p.open("for (int s = 0; s < " + std::to_string(batch / 2) + "; ++s)");
-  step("base + s * 16", "raw[2 * s]", "raw[2 * s + 1]", "");
+  p.open("for (int s = 0; s < " + S + "; ++s)");
+  load_a("fn[s]", "base + " + STEP + " + s * 16", "");
+  p.close();
+  p.close();
+  p.line("#pragma unroll");
+  p.open("for (int s = 0; s < " + S + "; ++s)");
+  step("fa[s]", "raw[2 * s]", "raw[2 * s + 1]");
   p.close();
   p.line("#pragma unroll");
   p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = next[u];");
+  p.line("#pragma unroll");
+  p.line("for (int s = 0; s < " + S + "; ++s) for (int e = 0; e < 4; ++e) fa[s][e] = fn[s][e];");
   p.close();
   p.open("for (; base < p1; base += 16)");
   p.line("const uint4 first = yr_stream16(pbg + base * " + N + ");");
   p.line("const uint4 second = base + 8 < p1 ? yr_stream16(pbg + (base + 8) * " + N + ") : make_uint4(0, 0, 0, 0);");
-  step("base", "first", "second", " && base + 8 < p1");
+  p.line("unsigned a[4];");
+  load_a("a", "base", " && base + 8 < p1");
+  step("a", "first", "second");
   p.close();
   for (int half = 0; half < (upper ? 2 : 1); ++half) {
     const std::string row = half == 0 ? "g" : "g + 8", e = half == 0 ? "0" : "2";
