@@ -28,6 +28,10 @@ const Nvrtc *nvrtc_or_null() {
 }
 
 codegen::CudaTarget h100_like(int compute_capability) { return {compute_capability, kH100SharedBytes}; }
+// An H100 with its multiprocessors known (132, 228 KiB of shared memory each): what the plugin
+// passes, for the choices that depend on how many blocks fit the device at once.
+constexpr int64_t kH100SharedPerMultiprocessor = 233472;
+codegen::CudaTarget h100_device() { return {90, kH100SharedBytes, 132, kH100SharedPerMultiprocessor}; }
 
 // Generates every live operator of `graph` for each architecture and compiles it; identical
 // sources once.
@@ -177,12 +181,11 @@ TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
   EXPECT_NE(sixteen_rows.source.find("fn[s][1] = a_up ? yr_pair16(pau + base + 32 + s * 16) : 0u;"), std::string::npos);
   EXPECT_EQ(sixteen_rows.grid[0], 6144 / 32);
   EXPECT_EQ(unfused_matmul("rmsnorm_linear", 75, 8).grid[0], 2 * 6144 / 32);  // 8 rows per block on FMAs
-  const codegen::CudaTarget h100{90, kH100SharedBytes, 132, 233472};
-  const codegen::CudaKernel one_wave = unfused_matmul("rmsnorm_linear", h100, 8);
+  const codegen::CudaKernel one_wave = unfused_matmul("rmsnorm_linear", h100_device(), 8);
   EXPECT_EQ(one_wave.block_threads, 256);
   EXPECT_NE(one_wave.source.find("__launch_bounds__(256, 2)"), std::string::npos);
   EXPECT_EQ(sixteen_rows.block_threads, 512);  // the multiprocessors unknown
-  EXPECT_EQ(unfused_matmul("gated_mlp", h100).block_threads, 512);
+  EXPECT_EQ(unfused_matmul("gated_mlp", h100_device()).block_threads, 512);
   const codegen::CudaKernel turing = unfused_matmul("gated_mlp", 75);
   EXPECT_EQ(turing.source.find("yr_mma16(pb"), std::string::npos);
   EXPECT_NE(turing.source.find("uint4 raw[4], next[4];"), std::string::npos);
@@ -404,7 +407,7 @@ TEST(CudaCodegenPipeline, SplitLoopsKeepTensorCoresAndResideAtOnce) {
   EXPECT_NE(kernel_body(alone).find("yr_ldmatrix_t4(att_k + s * 16 * 136 + j * 16, t);"), std::string::npos);
   EXPECT_NE(alone.source.find("yr_cp_wait<2>();"), std::string::npos) << "4 stages when the device is unknown";
   ASSERT_GT(alone.shared_bytes + 1024, 233472 / 2) << "4 stages fit one block per multiprocessor";
-  const codegen::CudaKernel h100 = codegen::cuda_source(chunks, {90, kH100SharedBytes, 132, 233472});
+  const codegen::CudaKernel h100 = codegen::cuda_source(chunks, h100_device());
   EXPECT_NE(h100.source.find("yr_cp_wait<1>();"), std::string::npos);
   EXPECT_LE((h100.shared_bytes + 1024) * 2, 233472) << "2 blocks per multiprocessor: 264 at once";
   // The sum of the parts runs in registers (cuda_rows.cpp): every thread loads its chunks of all
@@ -413,7 +416,7 @@ TEST(CudaCodegenPipeline, SplitLoopsKeepTensorCoresAndResideAtOnce) {
   const std::optional<KernelGraph> eight = search::split_loop(fused, fused.operators().size() - 1, 8);
   ASSERT_TRUE(eight.has_value());
   const codegen::CudaKernel total = codegen::cuda_source(
-      codegen::make_kernel_program(*eight, eight->operators().size() - 1), {90, kH100SharedBytes, 132, 233472});
+      codegen::make_kernel_program(*eight, eight->operators().size() - 1), h100_device());
   const std::string sum = kernel_body(total);
   EXPECT_NE(sum.find("Rows in registers"), std::string::npos);
   EXPECT_EQ(sum.find("__syncthreads"), std::string::npos);
@@ -442,7 +445,7 @@ TEST(CudaCodegenPipeline, SplitLoopsKeepTensorCoresAndResideAtOnce) {
   EXPECT_EQ(barriers, 1u);
   // The grid of the unsplit kernel fits at once with 4 stages: they stay.
   const codegen::CudaKernel whole =
-      codegen::cuda_source(codegen::make_kernel_program(fused, fused.operators().size() - 1), {90, kH100SharedBytes, 132, 233472});
+      codegen::cuda_source(codegen::make_kernel_program(fused, fused.operators().size() - 1), h100_device());
   EXPECT_NE(whole.source.find("yr_cp_wait<2>();"), std::string::npos);
 }
 
