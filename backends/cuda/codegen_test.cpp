@@ -45,7 +45,7 @@ void expect_compiles(const KernelGraph &graph, const std::string &what, std::set
       EXPECT_GT(kernel.block_threads, 0);
       EXPECT_GE(kernel.grid[0], 1);
       if (!seen.insert(kernel.source + std::to_string(cc)).second) continue;
-      const std::string arch = "sm_" + std::to_string(cc);
+      const std::string arch = codegen::cuda_arch(cc);
       try {
         const std::string cubin = nvrtc->compile(kernel.source, arch);
         EXPECT_GT(cubin.size(), 100u) << what;
@@ -118,8 +118,9 @@ TEST_F(CudaCodegen, SplitLoopUGraphs) {
 
 // The attention (or qknorm) µGraph at grid 2 × blocks, for-loop range `loop`: 256 / blocks query
 // rows per block against 4096 / loop keys per iteration.
-KernelGraph attention_at(const std::string &name, int64_t blocks, int64_t loop, const OperatorEdit &edit = nullptr) {
-  const KernelGraph hand = bench::build_fused(name, 1, DType::kFloat16, 1);
+KernelGraph attention_at(const std::string &name, int64_t blocks, int64_t loop, const OperatorEdit &edit = nullptr,
+                         DType dtype = DType::kFloat16) {
+  const KernelGraph hand = bench::build_fused(name, 1, dtype, 1);
   BlockGraphConfig config = hand.operators().back().block_graph->config();
   config.grid = {2, blocks, 1};
   config.forloop_range = loop;
@@ -147,6 +148,11 @@ TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
     ASSERT_TRUE(split.has_value());
     expect_compiles(*split, "gqa at " + std::to_string(256 / blocks) + " rows per block, split", seen_);
   }
+  // 128 rows per block (warpgroup mma on sm_90a) in bfloat16, split as above.
+  const KernelGraph bf16 = attention_at("gqa", 2, 64, nullptr, DType::kBFloat16);
+  const std::optional<KernelGraph> bf16_split = search::split_loop(bf16, bf16.operators().size() - 1, 32);
+  ASSERT_TRUE(bf16_split.has_value());
+  expect_compiles(*bf16_split, "gqa in bfloat16 at 128 rows per block, split", seen_);
 }
 
 // The kernel-level matmul of `name` (unfused, full size, float16, batch b) generated for `target`.
@@ -328,7 +334,7 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
             std::string::npos);
   EXPECT_NE(body.find("if (__any_sync(0xffffffffu, att_r0 != 1.0f || att_r1 != 1.0f))"), std::string::npos);
   EXPECT_NE(body.find("yr_exp2(fmaf(att_s[2 * j + h][0], 1.4426950408889634f, -att_b0))"), std::string::npos);
-  EXPECT_NE(body.find("yr_mma16(att_v, att_o[2 * c], a0, a1, a2, a3, t[0], t[1]);"), std::string::npos);
+  EXPECT_NE(body.find("yr_mma16(att_v, att_o[2 * c], a[0], a[1], a[2], a[3], t[0], t[1]);"), std::string::npos);
   EXPECT_EQ(body.find("yr_mma_tf32"), std::string::npos) << "no TF32 E·V";
   EXPECT_EQ(body.find("atomicAdd"), std::string::npos) << "shared-memory float atomics are compare-and-swap loops";
   // The sums meet in the stages after a barrier (warps may still read the last ones).
@@ -360,6 +366,32 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   EXPECT_NE(rows128.find(" + (att_row + att_grp) * 64 + c * 8 + 2 * att_tig) = make_float2(x, y);"), std::string::npos)
       << rows128;
   EXPECT_EQ(rows128.find("total += "), std::string::npos) << "no scratch";
+  // There (4 warps per 64 rows, 128 keys) sm_90a runs Q·K and E·V as warpgroup mma: one
+  // m64n128k16 per 16 of Q's columns, one m64n64k16 per 16 keys, B from the stages, which are
+  // swizzled (compact, 1024-byte aligned) and made visible to the async proxy before the
+  // barrier; mma.sync before sm_90 (and on 10.x: cuda_arch gives sm_90a to 9.0 alone).
+  EXPECT_EQ(rows128.find("yr_ldmatrix_t4(att_k"), std::string::npos);
+  EXPECT_NE(rows128.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), std::string::npos);
+  EXPECT_NE(rows128.find("yr_wgmma_desc(att_k + 3072, 8192, 1024)"), std::string::npos) << "16 rows of K on";
+  EXPECT_NE(rows128.find("yr_wgmma_desc(att_v + 7168, 16384, 1024)"), std::string::npos) << "112 keys on";
+  EXPECT_NE(rows128.find("\"r\"(att_q[0][3]), \"l\"(yr_wgmma_desc(att_k + 0, 8192, 1024)), \"r\"(0));"), std::string::npos)
+      << "the first Q·K overwrites the scores";
+  EXPECT_NE(rows128.find("yr_cp16(stage + ((t0 * 8192) + yr_swizzled128(t1, t2 * 8, 64))"), std::string::npos);
+  const size_t fence = rows128.find("yr_fence_proxy_async();");
+  ASSERT_NE(fence, std::string::npos);
+  EXPECT_EQ(rows128.find("__syncthreads();", fence), rows128.find("\n", fence) + 5) << "the fence, then the barrier";
+  const codegen::CudaKernel rows128_sm90 = customized_source(attention_at("gqa", 2, 32), kH100SharedBytes);
+  for (const char *stage : {"smem + 24832 + ", "smem + 41216 + "}) {  // multiples of 256 floats
+    EXPECT_NE(rows128_sm90.source.find(stage), std::string::npos) << "1024-byte aligned stages";
+  }
+  EXPECT_EQ(codegen::cuda_arch(90), "sm_90a");
+  EXPECT_EQ(codegen::cuda_arch(100), "sm_100");
+  const KernelGraph g128 = attention_at("gqa", 2, 32);
+  const std::string ampere = codegen::cuda_source(codegen::make_kernel_program(g128, g128.operators().size() - 1),
+                                                  {80, kH100SharedBytes}).source;
+  EXPECT_EQ(ampere.find("wgmma.mma_async"), std::string::npos);
+  EXPECT_EQ(ampere.find("yr_swizzled128(t1"), std::string::npos);
+  EXPECT_NE(ampere.find("yr_ldmatrix_t4(att_k"), std::string::npos);
   // Σ E written as the iteration's row sums, accumulated (as the search also finds it): the
   // same code.
   for (const OpKind accumulate : {OpKind::kAccumSum, OpKind::kAccumReduceSum}) {

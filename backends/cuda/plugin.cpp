@@ -172,7 +172,7 @@ yirage::codegen::KernelProgram parse(const void *program, size_t size) {
   return yirage::codegen::kernel_program_from_bytes(program, size);
 }
 
-std::string arch_of(const Device &d) { return "sm_" + std::to_string(d.cc_major * 10 + d.cc_minor); }
+std::string arch_of(const Device &d) { return yirage::codegen::cuda_arch(d.cc_major * 10 + d.cc_minor); }
 yirage::codegen::CudaTarget target_of(const Device &d) {
   return {d.cc_major * 10 + d.cc_minor, d.max_shared_optin, d.info.target.compute_units,
           d.info.target.shared_memory_per_compute_unit};

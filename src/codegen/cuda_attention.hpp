@@ -41,6 +41,10 @@ struct RegisterAttention {
   int64_t shares = 0;
   int64_t warps = 0;
   std::string element;  // the 16-bit C++ type of K and V (yr_f16 or yr_bf16)
+  // Warpgroup mma (sm_90a, fits_warpgroups): Q·K and E·V are wgmma reading K and V from
+  // stages laid out as yr_swizzled128 says; warp w still takes rows 16w…16w + 15 (those of its
+  // warpgroup's 64 that the wgmma layouts give it), against all of the keys.
+  bool warpgroups = false;
 
   int64_t keys_per_warp() const { return keys / shares; }
   // Where shares 1… leave their sums for share 0 after the loop (none with one share): their
@@ -61,6 +65,25 @@ struct RegisterAttention {
     return true;
   }
 
+  // Whether warpgroup mma fits: the block's warps in groups of 4 that each take 64 rows, all
+  // of the iteration's keys (a multiple of 64, the swizzled stage's column blocks, and at most
+  // 128: 64 scores per lane), V's columns a multiple of 64 up to 256. On an H100 mma.sync's
+  // fp16 rate is half of wgmma's; gqa at b = 8 (blocks of 128 rows) ran its chunk kernel in
+  // 22.0 us instead of 23.2 (benchmarks/gpu/experiments/attention_variants.cu). Keys split
+  // between warpgroups (the shares of fits()) gave wrong sums there (64-row blocks: relative
+  // error 0.5), not explained yet: those blocks keep mma.sync.
+  bool fits_warpgroups(int64_t block_warps) {
+    if (rows % 64 != 0 || rows / 16 != block_warps || depth % 16 != 0 || cols % 64 != 0 || cols > 256 ||
+        keys % 64 != 0 || keys > 128) {
+      return false;
+    }
+    row_tiles = rows / 16;
+    shares = 1;
+    warps = block_warps;
+    warpgroups = true;
+    return true;
+  }
+
   // Before the loop, after the barrier that follows Q's tile (float32 at `q`, row stride
   // `q_stride`): the warp's registers and Q's mma operands (rows past `rows` are zeros).
   void emit_registers(Printer &p, const std::string &q, int64_t q_stride) const {
@@ -71,6 +94,8 @@ struct RegisterAttention {
     p.line("const int att_row = att_warp % " + T + " * 16, att_share = att_warp / " + T + ";");
     p.line("unsigned att_q[" + std::to_string(depth / 16) + "][4];");
     p.line("float att_o[" + std::to_string(cols / 8) + "][4] = {};");
+    // wgmma's scores: declared once (its first mma of an iteration overwrites them).
+    if (warpgroups) p.line("float att_s[" + std::to_string(keys_per_warp() / 8) + "][4] = {};");
     p.line("float att_m0 = -INFINITY, att_m1 = -INFINITY, att_l0 = 0.0f, att_l1 = 0.0f;");
     p.line("#pragma unroll");
     p.open("for (int s = 0; s < " + std::to_string(depth / 16) + "; ++s)");
@@ -85,29 +110,43 @@ struct RegisterAttention {
   }
 
   // One iteration: K's stage at `k` (depth × keys, row stride `k_stride`), V's at `v` (keys ×
-  // cols, row stride `v_stride`), both typed 16-bit pointer expressions.
+  // cols, row stride `v_stride`), both typed 16-bit pointer expressions; with warpgroups, both
+  // stages are laid out as yr_swizzled128 says (the strides are unused).
   void emit_iteration(Printer &p, const std::string &k, int64_t k_stride, const std::string &v, int64_t v_stride) const {
     const int64_t steps = keys_per_warp() / 16;  // k16 steps of E·V, two 8-key tiles of A each
     const std::string KS = std::to_string(k_stride), VS = std::to_string(v_stride), KPW = std::to_string(keys_per_warp());
     const std::string log2e = "1.4426950408889634f";
     p.open("if (att_warp < " + std::to_string(warps) + ")");
-    // ldmatrix .trans of four 8×8 tiles, lanes 8·i…8·i + 7 addressing tile i's rows: rows k,
-    // k + 8 of columns c, then the same rows of columns c + 8. t[0], t[1] are then the B
-    // operands of columns c…c + 7 for a k16 step, t[2], t[3] those of c + 8…c + 15, each pair in
-    // consecutive registers as the mma takes it (other orders cost register moves).
-    p.line("const " + element + " *att_k = " + k + " + (((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " + KS +
-           " + att_share * " + KPW + " + (att_lane >> 4) * 8;");
-    p.line("float att_s[" + std::to_string(2 * steps) + "][4] = {};");
-    p.line("#pragma unroll");
-    p.open("for (int s = 0; s < " + std::to_string(depth / 16) + "; ++s)");
-    p.line("#pragma unroll");
-    p.open("for (int j = 0; j < " + std::to_string(steps) + "; ++j)");
-    p.line("unsigned t[4];");
-    p.line("yr_ldmatrix_t4(att_k + s * 16 * " + KS + " + j * 16, t);");
-    p.line("yr_mma16(att_k, att_s[2 * j], att_q[s][0], att_q[s][1], att_q[s][2], att_q[s][3], t[0], t[1]);");
-    p.line("yr_mma16(att_k, att_s[2 * j + 1], att_q[s][0], att_q[s][1], att_q[s][2], att_q[s][3], t[2], t[3]);");
-    p.close();
-    p.close();
+    if (warpgroups) {
+      // The warpgroup's scores, Q·K, one wgmma per 16 of Q's columns (K's rows; 8-row groups
+      // 1024 bytes apart, blocks of 64 keys depth · 128 bytes apart), its share's keys.
+      p.line("const " + element + " *att_k = " + k + ";");
+      p.line("yr_wgmma_fence();");
+      for (int64_t s = 0; s < depth / 16; ++s) {
+        emit_wgmma(p, keys_per_warp(), "att_s", "att_q[" + std::to_string(s) + "]",
+                   "yr_wgmma_desc(att_k + " + std::to_string(s * 16 * 64) + ", " + std::to_string(depth * 128) + ", 1024)", s > 0);
+      }
+      p.line("yr_wgmma_commit_wait();");
+      emit_operand_fence(p, "att_s", keys_per_warp());
+    } else {
+      // ldmatrix .trans of four 8×8 tiles, lanes 8·i…8·i + 7 addressing tile i's rows: rows k,
+      // k + 8 of columns c, then the same rows of columns c + 8. t[0], t[1] are then the B
+      // operands of columns c…c + 7 for a k16 step, t[2], t[3] those of c + 8…c + 15, each pair in
+      // consecutive registers as the mma takes it (other orders cost register moves).
+      p.line("const " + element + " *att_k = " + k + " + (((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " + KS +
+             " + att_share * " + KPW + " + (att_lane >> 4) * 8;");
+      p.line("float att_s[" + std::to_string(2 * steps) + "][4] = {};");
+      p.line("#pragma unroll");
+      p.open("for (int s = 0; s < " + std::to_string(depth / 16) + "; ++s)");
+      p.line("#pragma unroll");
+      p.open("for (int j = 0; j < " + std::to_string(steps) + "; ++j)");
+      p.line("unsigned t[4];");
+      p.line("yr_ldmatrix_t4(att_k + s * 16 * " + KS + " + j * 16, t);");
+      p.line("yr_mma16(att_k, att_s[2 * j], att_q[s][0], att_q[s][1], att_q[s][2], att_q[s][3], t[0], t[1]);");
+      p.line("yr_mma16(att_k, att_s[2 * j + 1], att_q[s][0], att_q[s][1], att_q[s][2], att_q[s][3], t[2], t[3]);");
+      p.close();
+      p.close();
+    }
     // The rows' maxima over the warp's keys: a lane holds rows grp (values 0, 1) and grp + 8
     // (values 2, 3); the 4 lanes of a row meet by shuffles.
     p.line("float att_x0 = -INFINITY, att_x1 = -INFINITY;");
@@ -143,31 +182,85 @@ struct RegisterAttention {
     p.close();
     // exp(A − max) in [0, 1]: its float sums, and its 16-bit values as E·V's A operands (the two
     // 8-key tiles of a k16 step: rows grp, grp + 8 at keys 2·tig, 2·tig + 1 and 8 keys on).
-    p.line("const " + element + " *att_v = " + v + " + (att_share * " + KPW + " + ((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " +
-           VS + " + (att_lane >> 4) * 8;");
-    p.line("#pragma unroll");
-    p.open("for (int j = 0; j < " + std::to_string(steps) + "; ++j)");
-    p.line("float e[2][4];");
-    p.line("#pragma unroll");
-    p.open("for (int h = 0; h < 2; ++h)");
-    p.line("e[h][0] = yr_exp2(fmaf(att_s[2 * j + h][0], " + log2e + ", -att_b0));");
-    p.line("e[h][1] = yr_exp2(fmaf(att_s[2 * j + h][1], " + log2e + ", -att_b0));");
-    p.line("e[h][2] = yr_exp2(fmaf(att_s[2 * j + h][2], " + log2e + ", -att_b1));");
-    p.line("e[h][3] = yr_exp2(fmaf(att_s[2 * j + h][3], " + log2e + ", -att_b1));");
+    auto exp_step = [&](const std::string &a) {
+      p.line("float e[2][4];");
+      p.line("#pragma unroll");
+      p.open("for (int h = 0; h < 2; ++h)");
+      p.line("e[h][0] = yr_exp2(fmaf(att_s[2 * j + h][0], " + log2e + ", -att_b0));");
+      p.line("e[h][1] = yr_exp2(fmaf(att_s[2 * j + h][1], " + log2e + ", -att_b0));");
+      p.line("e[h][2] = yr_exp2(fmaf(att_s[2 * j + h][2], " + log2e + ", -att_b1));");
+      p.line("e[h][3] = yr_exp2(fmaf(att_s[2 * j + h][3], " + log2e + ", -att_b1));");
+      p.close();
+      p.line("att_l0 += (e[0][0] + e[0][1]) + (e[1][0] + e[1][1]);");
+      p.line("att_l1 += (e[0][2] + e[0][3]) + (e[1][2] + e[1][3]);");
+      p.line("const " + element + " *type = nullptr;");
+      p.line(a + "[0] = yr_pack2(type, e[0][0], e[0][1]);");
+      p.line(a + "[1] = yr_pack2(type, e[0][2], e[0][3]);");
+      p.line(a + "[2] = yr_pack2(type, e[1][0], e[1][1]);");
+      p.line(a + "[3] = yr_pack2(type, e[1][2], e[1][3]);");
+    };
+    if (warpgroups) {
+      // All of the share's E first, then its wgmma, one per 16 keys (V's rows, 128 bytes each).
+      p.line("unsigned att_a[" + std::to_string(steps) + "][4];");
+      p.line("#pragma unroll");
+      p.open("for (int j = 0; j < " + std::to_string(steps) + "; ++j)");
+      exp_step("att_a[j]");
+      p.close();
+      p.line("const " + element + " *att_v = " + v + ";");
+      p.line("yr_wgmma_fence();");
+      for (int64_t j = 0; j < steps; ++j) {
+        emit_wgmma(p, cols, "att_o", "att_a[" + std::to_string(j) + "]",
+                   "yr_wgmma_desc(att_v + " + std::to_string(j * 16 * 64) + ", " + std::to_string(keys * 128) + ", 1024)", true);
+      }
+      p.line("yr_wgmma_commit_wait();");
+      emit_operand_fence(p, "att_o", cols);
+    } else {
+      p.line("const " + element + " *att_v = " + v + " + (att_share * " + KPW + " + ((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " +
+             VS + " + (att_lane >> 4) * 8;");
+      p.line("#pragma unroll");
+      p.open("for (int j = 0; j < " + std::to_string(steps) + "; ++j)");
+      p.line("unsigned a[4];");
+      exp_step("a");
+      p.line("#pragma unroll");
+      p.open("for (int c = 0; c < " + std::to_string(cols / 16) + "; ++c)");
+      p.line("unsigned t[4];");
+      p.line("yr_ldmatrix_t4(att_v + j * 16 * " + VS + " + c * 16, t);");
+      p.line("yr_mma16(att_v, att_o[2 * c], a[0], a[1], a[2], a[3], t[0], t[1]);");
+      p.line("yr_mma16(att_v, att_o[2 * c + 1], a[0], a[1], a[2], a[3], t[2], t[3]);");
+      p.close();
+      p.close();
+    }
     p.close();
-    p.line("att_l0 += (e[0][0] + e[0][1]) + (e[1][0] + e[1][1]);");
-    p.line("att_l1 += (e[0][2] + e[0][3]) + (e[1][2] + e[1][3]);");
-    p.line("const unsigned a0 = yr_pack2(att_v, e[0][0], e[0][1]), a1 = yr_pack2(att_v, e[0][2], e[0][3]);");
-    p.line("const unsigned a2 = yr_pack2(att_v, e[1][0], e[1][1]), a3 = yr_pack2(att_v, e[1][2], e[1][3]);");
-    p.line("#pragma unroll");
-    p.open("for (int c = 0; c < " + std::to_string(cols / 16) + "; ++c)");
-    p.line("unsigned t[4];");
-    p.line("yr_ldmatrix_t4(att_v + j * 16 * " + VS + " + c * 16, t);");
-    p.line("yr_mma16(att_v, att_o[2 * c], a0, a1, a2, a3, t[0], t[1]);");
-    p.line("yr_mma16(att_v, att_o[2 * c + 1], a0, a1, a2, a3, t[2], t[3]);");
-    p.close();
-    p.close();
-    p.close();
+  }
+
+  // One wgmma.m64nNk16 with float accumulators `acc` ([n / 8][4]: the layout of mma.m16n8's
+  // for each 8 columns, per warp of the group), A = the 4 registers of `a` (mma.m16n8k16's A
+  // layout, per warp), B = the descriptor `desc` of an MN-major (transposed) 16-bit operand;
+  // adds to acc where `accumulate`, else overwrites it.
+  void emit_wgmma(Printer &p, int64_t n, const std::string &acc, const std::string &a, const std::string &desc,
+                  bool accumulate) const {
+    const int64_t regs = n / 2;
+    const std::string type = element == "yr_bf16" ? "bf16" : "f16";
+    std::string list, outputs;
+    for (int64_t i = 0; i < regs; ++i) {
+      list += (i ? ", %" : "%") + std::to_string(i);
+      outputs += std::string(i ? ", " : "") + "\"+f\"(" + acc + "[" + std::to_string(i / 4) + "][" + std::to_string(i % 4) + "])";
+    }
+    const std::string A = std::to_string(regs), D = std::to_string(regs + 4), S = std::to_string(regs + 5);
+    p.line("asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %" + S + ", 0; wgmma.mma_async.sync.aligned.m64n" +
+           std::to_string(n) + "k16.f32." + type + "." + type + " {" + list + "}, {%" + A + ", %" +
+           std::to_string(regs + 1) + ", %" + std::to_string(regs + 2) + ", %" + std::to_string(regs + 3) + "}, %" + D +
+           ", p, 1, 1, 1; }\" : " + outputs + " : \"r\"(" + a + "[0]), \"r\"(" + a + "[1]), \"r\"(" + a + "[2]), \"r\"(" + a +
+           "[3]), \"l\"(" + desc + "), \"r\"(" + (accumulate ? "1" : "0") + "));");
+  }
+  // After the wait: the accumulators' registers, as the compiler sees them, change here, so
+  // that it reads none of them before the wgmma wrote them.
+  static void emit_operand_fence(Printer &p, const std::string &acc, int64_t n) {
+    std::string outputs;
+    for (int64_t i = 0; i < n / 2; ++i) {
+      outputs += std::string(i ? ", " : "") + "\"+f\"(" + acc + "[" + std::to_string(i / 4) + "][" + std::to_string(i % 4) + "])";
+    }
+    p.line("asm volatile(\"\" : " + outputs + " :: \"memory\");");
   }
 
   // Where emit_finish puts one of the sums: `base` + row · row_stride + column (a float pointer

@@ -138,6 +138,35 @@ static __device__ __forceinline__ void yr_cp_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 #endif
 }
+// Element (r, c) of a tile of R rows whose columns are stored in blocks of 64 16-bit elements
+// (128 bytes per row of a block), each block's 16-byte chunks swizzled across 8-row groups
+// (chunk k of row r at k ^ (r % 8)): the layout warpgroup mma reads with 128-byte swizzling
+// (offsets from a 1024-byte aligned base), free of bank conflicts for 16-byte copies.
+static __device__ __forceinline__ int yr_swizzled128(int r, int c, int rows) {
+  return (c >> 6) * (rows * 64) + r * 64 + ((((c >> 3) & 7) ^ (r & 7)) << 3) + (c & 7);
+}
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// Warpgroup mma (sm_90a). The descriptor of a 16-bit operand in shared memory laid out as
+// yr_swizzled128 says, its 64-element blocks `lbo` bytes apart and its 8-row groups `sbo` bytes
+// apart, starting at p (1024-byte aligned where its 8-row group starts).
+static __device__ __forceinline__ unsigned long long yr_wgmma_desc(const void *p, unsigned lbo, unsigned sbo) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  return static_cast<unsigned long long>((a & 0x3FFFF) >> 4) | (static_cast<unsigned long long>(lbo >> 4) << 16) |
+         (static_cast<unsigned long long>(sbo >> 4) << 32) | (1ull << 62);
+}
+// Orders the warpgroup's register writes before the mma that read them.
+static __device__ __forceinline__ void yr_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+// Ends a batch of mma, then waits until none is in flight.
+static __device__ __forceinline__ void yr_wgmma_commit_wait() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+// Makes this thread's generic-proxy writes to shared memory (cp.async, stores) visible to the
+// async proxy that wgmma reads through.
+static __device__ __forceinline__ void yr_fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+#endif
 #if __CUDA_ARCH__ >= 900
 // Bulk copies by the TMA unit (sm_90+), counted on an mbarrier in shared memory: yr_bar_init sets
 // it up for one phase that ends when `bytes` have arrived; yr_bulk_copy moves `bytes` (a multiple
@@ -664,6 +693,8 @@ int64_t reduction_kernel(Printer &p, const Operator &op, const Ref &x, const Ref
 }
 
 }  // namespace
+
+std::string cuda_arch(int cc) { return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : ""); }
 
 CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
   const int64_t max_shared_bytes = target.max_shared_bytes;

@@ -52,7 +52,14 @@ struct CudaTarget {
   bool rows_in_registers = true;
   // Programmatic dependent launch (sm_90 and newer): griddepcontrol in the kernel.
   bool dependent_launch() const { return compute_capability >= 90; }
+  // Warpgroup mma (wgmma, sm_90a: the arch-specific features of compute capability 9.0 only).
+  bool warpgroup_mma() const { return compute_capability == 90; }
 };
+
+// The NVRTC/nvcc architecture the code generated for compute capability `cc` is compiled for:
+// "sm_90a" for 9.0 (wgmma exists only there, not in sm_90 nor in later architectures), else
+// "sm_<cc>".
+std::string cuda_arch(int cc);
 
 // Throws Error(kUnsupported) for an operator it cannot generate, or a customized operator whose
 // tiles need more than `target.max_shared_bytes` of shared memory.

@@ -213,7 +213,8 @@ class CustomizedEmitter {
       plan.keys = dims_of(k)[rank - 1];
       plan.cols = dims_of(v)[rank - 1];
       plan.element = element_type(element);
-      if (!plan.fits(block_.warps())) continue;
+      const bool warpgroups = target_.warpgroup_mma() && plan.fits_warpgroups(block_.warps());
+      if (!warpgroups && !plan.fits(block_.warps())) continue;
       plan.qk = qk;
       plan.exp = exps[0];
       plan.ev = *ev;
@@ -620,7 +621,33 @@ class CustomizedEmitter {
     const Operator *op;
     int64_t group, offset, floats;  // the ring's place in shared memory and one stage's size
     Dims strides;                   // of a stage, in elements: compact, or padded rows if direct
+    // Laid out as yr_swizzled128 says (attention's K and V for warpgroup mma), each matrix of
+    // `rows` rows; 1024-byte aligned.
+    bool swizzled = false;
+    int64_t rows = 0;
   };
+  // Where element `v` (one variable per dim of the tile; the last counts 16-byte groups of
+  // `group` elements, or elements where group is 1) goes in a stage.
+  std::string stage_index(const Stage &st, const std::vector<std::string> &v, int64_t group) const {
+    if (!st.swizzled) {
+      Dims strides = st.strides;
+      strides.back() = group;
+      return index_expr(v, strides);
+    }
+    const size_t n = v.size();
+    const Dims &dims = dims_of(st.op->outputs[0]);
+    const std::vector<std::string> lead(v.begin(), v.end() - 2);
+    const Dims lead_strides(st.strides.begin(), st.strides.end() - 2);
+    const std::string column = group == 1 ? v[n - 1] : v[n - 1] + " * " + std::to_string(group);
+    return "(" + index_expr(lead, lead_strides) + " + yr_swizzled128(" + v[n - 2] + ", " + column + ", " +
+           std::to_string(dims[dims.size() - 2]) + "))";
+  }
+  // Whether the tile `t` is K or V of attention on warpgroup mma.
+  bool warpgroup_operand(TensorId t) const {
+    if (!attention_ || !attention_->warpgroups) return false;
+    const auto &ops = bg_.operators();
+    return t == ops[attention_->qk].inputs[1] || t == ops[attention_->ev].inputs[1];
+  }
 
   // The ring's depth: the deepest of 4, 3, 2 (and at most the loop's range: deeper stages would
   // never be filled) whose stages fit beside the tiles in a block's shared memory (0 if 2 do
@@ -661,11 +688,13 @@ class CustomizedEmitter {
       if (group == 1 && dtype_size(op.attributes.dtype) != 4) return;
       // A direct stage's rows are padded by 8 elements: 16 bytes keep cp.async aligned, and rows
       // 4 apart then fall 2 ways into the banks instead of 4.
+      // A swizzled one is compact.
+      const bool swizzled = warpgroup_operand(op.outputs[0]);
       Dims padded = tile_dims;
-      if (direct(op.outputs[0])) padded.back() += 8;
+      if (direct(op.outputs[0]) && !swizzled) padded.back() += 8;
       const int64_t floats =
           (num_elements(padded) * static_cast<int64_t>(dtype_size(op.attributes.dtype)) / 4 + 3) / 4 * 4;
-      stages_.push_back({input, &op, group, 0, floats, row_major_strides(padded)});
+      stages_.push_back({input, &op, group, 0, floats, row_major_strides(padded), swizzled, tile_dims[tile_dims.size() - 2]});
       stage_floats += floats;
     });
     if (stages_.empty()) return;
@@ -676,6 +705,7 @@ class CustomizedEmitter {
       return;
     }
     for (Stage &st : stages_) {
+      if (st.swizzled) layout_.floats = (layout_.floats + 255) / 256 * 256;
       st.offset = layout_.floats;
       layout_.floats += depth_ * st.floats;
     }
@@ -710,8 +740,8 @@ class CustomizedEmitter {
     for (const Stage &st : stages_) {
       const std::string tensor = "in" + std::to_string(st.input);
       const Dims &tile_dims = dims_of(st.op->outputs[0]);
-      Dims gg = row_major_strides(st.op->attributes.sizes), gt = st.strides;
-      gg.back() = gt.back() = st.group;
+      Dims gg = row_major_strides(st.op->attributes.sizes);
+      gg.back() = st.group;
       const bool words = st.group == 1;  // 4-byte copies: any float tensor is aligned for them
       p_.open(words ? "" : "if (" + aligned_name(tensor) + ")");
       p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, *st.op, tile_dims, "(" + it + ")") + ";");
@@ -719,7 +749,7 @@ class CustomizedEmitter {
       const Dims groups = groups_of(tile_dims, st.group);
       const std::string copy = words ? "yr_cp4(stage + " : "yr_cp16(stage + ";
       shared_loop(p_, copiers.value_or(block_wide()), groups, "t", [&](const std::vector<std::string> &v) {
-        p_.line(copy + index_expr(v, gt) + ", src + " + index_expr(v, gg) + ");");
+        p_.line(copy + stage_index(st, v, st.group) + ", src + " + index_expr(v, gg) + ");");
       }, 8);
       p_.close();
     }
@@ -737,6 +767,11 @@ class CustomizedEmitter {
     if (depth_ == 0) return;
     fill_unaligned_stages();
     p_.line("yr_cp_wait<" + std::to_string(depth_ - 2) + ">();");
+    // wgmma reads its stages through the async proxy: each thread's copies are made visible to
+    // it before the barrier.
+    if (std::any_of(stages_.begin(), stages_.end(), [](const Stage &st) { return st.swizzled; })) {
+      p_.line("yr_fence_proxy_async();");
+    }
     sync();
   }
   // At the end of the iteration, after its work: a cp.async holds its address registers until
@@ -783,7 +818,7 @@ class CustomizedEmitter {
       p_.line("auto *stage = " + stage_ptr(st, "it") + ";");
       const Dims sg = row_major_strides(op.attributes.sizes);
       shared_loop(p_, block_wide(), tile_dims, "t", [&](const std::vector<std::string> &v) {
-        p_.line("stage[" + index_expr(v, st.strides) + "] = src[" + index_expr(v, sg) + "];");
+        p_.line("stage[" + stage_index(st, v, 1) + "] = src[" + index_expr(v, sg) + "];");
       }, 8);
       p_.close();
     }

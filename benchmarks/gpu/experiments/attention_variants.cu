@@ -1,0 +1,88 @@
+// Variants of yirage's split attention (gqa or qknorm, a chunk kernel and a sum of parts) on
+// random inputs: each checked against a float64 CPU reference, then timed as harness.cuh says
+// (chunk alone, sum alone, both). Not part of the build; benchmarks/gpu/RESULTS.md has the
+// numbers. NAME_chunk.cubin and NAME_sum.cubin are compiled from the generated sources
+// (benchmarks/gpu/experiments/attention_prep.sh does it from a `// op` dump):
+//   nvcc -O3 -arch=sm_90 -std=c++17 attention_variants.cu -lcuda -o attv
+//   ./attv NAME HEADS ROWS GX GY GZ CHUNK_SMEM SUM_GX SUM_GY NORMALIZE_Q
+// HEADS × ROWS query rows of depth 64 against 4096 keys (gqa at b: HEADS = 2b, ROWS = 256);
+// NORMALIZE_Q = 1 for qknorm (rms_norm of Q's rows, no weight, eps 0).
+#include <cuda.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+#include "harness.cuh"
+#define CK(x) do { CUresult r = (x); if (r != CUDA_SUCCESS) { const char *s; cuGetErrorString(r, &s); printf("%s: %s\n", #x, s); exit(1); } } while (0)
+int main(int argc, char **argv) {
+  const char *name = argv[1];
+  const int heads = atoi(argv[2]), rows = atoi(argv[3]), depth = 64, keys = 4096;
+  const unsigned cg[3] = {unsigned(atoi(argv[4])), unsigned(atoi(argv[5])), unsigned(atoi(argv[6]))};
+  const unsigned csmem = atoi(argv[7]), sg[2] = {unsigned(atoi(argv[8])), unsigned(atoi(argv[9]))};
+  const bool normalize = atoi(argv[10]) != 0;
+  cudaFree(0);
+  char path[256];
+  CUmodule cm, sm;
+  snprintf(path, sizeof path, "%s_chunk.cubin", name); CK(cuModuleLoad(&cm, path));
+  snprintf(path, sizeof path, "%s_sum.cubin", name); CK(cuModuleLoad(&sm, path));
+  CUfunction cf, sf;
+  CK(cuModuleGetFunction(&cf, cm, "yirage_cuda_kernel")); CK(cuModuleGetFunction(&sf, sm, "yirage_cuda_kernel"));
+  CK(cuFuncSetAttribute(cf, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, csmem));
+  // Inputs: Q [heads, rows, depth], K [heads, depth, keys], V [heads, keys, depth], uniform in
+  // [-1, 1] (K scaled by 1/4 so that the scores stay in a few units, as a softmax's do).
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const size_t nq = size_t(heads) * rows * depth, nk = size_t(heads) * depth * keys, no = nq;
+  std::vector<__half> hq(nq), hk(nk), hv(nk);
+  for (auto &x : hq) x = __float2half(u(rng));
+  for (auto &x : hk) x = __float2half(u(rng) * 0.25f);
+  for (auto &x : hv) x = __float2half(u(rng));
+  void *q, *k, *v, *l, *o, *out;
+  cudaMalloc(&q, nq * 2); cudaMalloc(&k, nk * 2); cudaMalloc(&v, nk * 2);
+  cudaMalloc(&l, 64 << 20); cudaMalloc(&o, 64 << 20); cudaMalloc(&out, no * 2);
+  cudaMemcpy(q, hq.data(), nq * 2, cudaMemcpyHostToDevice);
+  cudaMemcpy(k, hk.data(), nk * 2, cudaMemcpyHostToDevice);
+  cudaMemcpy(v, hv.data(), nk * 2, cudaMemcpyHostToDevice);
+  cudaMemset(out, 0xff, no * 2);  // NaN until written
+  void *cargs[] = {&q, &k, &v, &l, &o}, *sargs[] = {&l, &o, &out};
+  auto chunk_run = [&] { CK(cuLaunchKernel(cf, cg[0], cg[1], cg[2], 256, 1, 1, csmem, 0, cargs, nullptr)); };
+  auto sum_run = [&] { CK(cuLaunchKernel(sf, sg[0], sg[1], 1, 256, 1, 1, 0, 0, sargs, nullptr)); };
+  chunk_run();
+  sum_run();
+  CK(cuCtxSynchronize());
+  std::vector<__half> got(no);
+  cudaMemcpy(got.data(), out, no * 2, cudaMemcpyDeviceToHost);
+  // float64 reference: O = softmax-free attention exp(Q·K) V / Σ exp(Q·K), Q rms-normalized
+  // for qknorm; the error is ‖got − ref‖ / ‖ref‖.
+  double err2 = 0, ref2 = 0;
+  std::vector<double> s(keys), qd(depth);
+  for (int h = 0; h < heads; ++h) {
+    for (int i = 0; i < rows; ++i) {
+      double ms = 0;
+      for (int d = 0; d < depth; ++d) { qd[d] = __half2float(hq[(size_t(h) * rows + i) * depth + d]); ms += qd[d] * qd[d]; }
+      if (normalize) for (int d = 0; d < depth; ++d) qd[d] /= std::sqrt(ms / depth);
+      double total = 0;
+      for (int j = 0; j < keys; ++j) {
+        double a = 0;
+        for (int d = 0; d < depth; ++d) a += qd[d] * __half2float(hk[(size_t(h) * depth + d) * keys + j]);
+        s[j] = std::exp(a);
+        total += s[j];
+      }
+      for (int c = 0; c < depth; ++c) {
+        double acc = 0;
+        for (int j = 0; j < keys; ++j) acc += s[j] * __half2float(hv[(size_t(h) * keys + j) * depth + c]);
+        const double ref = acc / total, g = __half2float(got[(size_t(h) * rows + i) * depth + c]);
+        err2 += (g - ref) * (g - ref);
+        ref2 += ref * ref;
+      }
+    }
+  }
+  printf("%-8s rel. error %.2e\n", name, std::sqrt(err2 / ref2));
+  printf("%-8s chunk        %.2f\n", name, time_us(chunk_run));
+  printf("%-8s sum          %.2f\n", name, time_us(sum_run));
+  printf("%-8s chunk + sum  %.2f\n", name, time_us([&] { chunk_run(); sum_run(); }));
+  printf("%-8s %s\n", name, cudaGetErrorString(cudaDeviceSynchronize()));
+}
