@@ -1,8 +1,10 @@
 // Variants of yirage's split attention (gqa or qknorm, a chunk kernel and a sum of parts) on
 // random inputs: each checked against a float64 CPU reference, then timed as harness.cuh says
 // (chunk alone, sum alone, both). Not part of the build; benchmarks/gpu/RESULTS.md has the
-// numbers. NAME_chunk.cubin and NAME_sum.cubin are compiled from the generated sources
-// (benchmarks/gpu/experiments/attention_prep.sh does it from a `// op` dump):
+// numbers. NAME_chunk.cubin and NAME_sum.cubin are compiled from the generated sources (those
+// the plugin leaves in its cache, docs/backends/cuda.md, or codegen::cuda_source's for a graph
+// of the search's), with their typedef, NAN and INFINITY lines removed and <cstdint> included:
+//   nvcc -cubin -O3 -arch=sm_90a -o NAME_chunk.cubin NAME_chunk.cu   (and NAME_sum)
 //   nvcc -O3 -arch=sm_90 -std=c++17 attention_variants.cu -lcuda -o attv
 //   ./attv NAME HEADS ROWS GX GY GZ CHUNK_SMEM SUM_GX SUM_GY NORMALIZE_Q
 // HEADS × ROWS query rows of depth 64 against 4096 keys (gqa at b: HEADS = 2b, ROWS = 256);
