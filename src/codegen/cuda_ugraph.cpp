@@ -31,7 +31,14 @@ class CustomizedEmitter {
     plan_row_padding();
     plan_shared_memory(ops);
     plan_tensor_core_views();
-    p_.line("extern __shared__ float smem[];");
+    // Swizzled stages need their 1024-byte alignment from the base: asked for, and checked (a
+    // trap, the launch's error, rather than wrong sums where a driver placed it otherwise).
+    if (any_swizzled()) {
+      p_.line("extern __shared__ __align__(1024) float smem[];");
+      p_.line("if ((static_cast<unsigned>(__cvta_generic_to_shared(smem)) & 1023u) != 0) __trap();");
+    } else {
+      p_.line("extern __shared__ float smem[];");
+    }
     p_.line("const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;");
     p_.line("(void)bx; (void)by; (void)bz;");
     declare_alignment(ops);
@@ -626,6 +633,9 @@ class CustomizedEmitter {
     bool swizzled = false;
     int64_t rows = 0;
   };
+  bool any_swizzled() const {
+    return std::any_of(stages_.begin(), stages_.end(), [](const Stage &st) { return st.swizzled; });
+  }
   // Where element `v` (one variable per dim of the tile; the last counts 16-byte groups of
   // `group` elements, or elements where group is 1) goes in a stage.
   std::string stage_index(const Stage &st, const std::vector<std::string> &v, int64_t group) const {
@@ -635,12 +645,11 @@ class CustomizedEmitter {
       return index_expr(v, strides);
     }
     const size_t n = v.size();
-    const Dims &dims = dims_of(st.op->outputs[0]);
     const std::vector<std::string> lead(v.begin(), v.end() - 2);
     const Dims lead_strides(st.strides.begin(), st.strides.end() - 2);
     const std::string column = group == 1 ? v[n - 1] : v[n - 1] + " * " + std::to_string(group);
     return "(" + index_expr(lead, lead_strides) + " + yr_swizzled128(" + v[n - 2] + ", " + column + ", " +
-           std::to_string(dims[dims.size() - 2]) + "))";
+           std::to_string(st.rows) + "))";
   }
   // Whether the tile `t` is K or V of attention on warpgroup mma.
   bool warpgroup_operand(TensorId t) const {
@@ -687,8 +696,7 @@ class CustomizedEmitter {
       if (phase(op.outputs[0]) != LoopPhase::kPerIteration) return;
       if (group == 1 && dtype_size(op.attributes.dtype) != 4) return;
       // A direct stage's rows are padded by 8 elements: 16 bytes keep cp.async aligned, and rows
-      // 4 apart then fall 2 ways into the banks instead of 4.
-      // A swizzled one is compact.
+      // 4 apart then fall 2 ways into the banks instead of 4. A swizzled one is compact.
       const bool swizzled = warpgroup_operand(op.outputs[0]);
       Dims padded = tile_dims;
       if (direct(op.outputs[0]) && !swizzled) padded.back() += 8;
@@ -769,9 +777,7 @@ class CustomizedEmitter {
     p_.line("yr_cp_wait<" + std::to_string(depth_ - 2) + ">();");
     // wgmma reads its stages through the async proxy: each thread's copies are made visible to
     // it before the barrier.
-    if (std::any_of(stages_.begin(), stages_.end(), [](const Stage &st) { return st.swizzled; })) {
-      p_.line("yr_fence_proxy_async();");
-    }
+    if (any_swizzled()) p_.line("yr_fence_proxy_async();");
     sync();
   }
   // At the end of the iteration, after its work: a cp.async holds its address registers until

@@ -14,22 +14,16 @@
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
+#include "generated_kernels.cuh"
 #include "harness.cuh"
-#define CK(x) do { CUresult r = (x); if (r != CUDA_SUCCESS) { const char *s; cuGetErrorString(r, &s); printf("%s: %s\n", #x, s); exit(1); } } while (0)
 __global__ void empty_kernel(float *p) { if (p == nullptr) p[threadIdx.x] = 0; }
 int main(int argc, char **argv) {
   const char *name = argv[1];
   const unsigned cg[3] = {unsigned(atoi(argv[2])), unsigned(atoi(argv[3])), unsigned(atoi(argv[4]))};
   const unsigned csmem = atoi(argv[5]), sg[2] = {unsigned(atoi(argv[6])), unsigned(atoi(argv[7]))}, ssmem = atoi(argv[8]);
   cudaFree(0);
-  char path[256];
-  CUmodule cm, sm;
-  snprintf(path, sizeof path, "%s_chunk.cubin", name); CK(cuModuleLoad(&cm, path));
-  snprintf(path, sizeof path, "%s_sum.cubin", name); CK(cuModuleLoad(&sm, path));
-  CUfunction cf, sf;
-  CK(cuModuleGetFunction(&cf, cm, "yirage_cuda_kernel")); CK(cuModuleGetFunction(&sf, sm, "yirage_cuda_kernel"));
-  CK(cuFuncSetAttribute(cf, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, csmem));
-  CK(cuFuncSetAttribute(sf, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, ssmem));
+  CUmodule cm;
+  const CUfunction cf = load_generated(name, "chunk", csmem, &cm), sf = load_generated(name, "sum", ssmem);
   CUdeviceptr iters, skip; size_t bytes;
   CK(cuModuleGetGlobal(&iters, &bytes, cm, "g_iters")); CK(cuModuleGetGlobal(&skip, &bytes, cm, "g_skip"));
   void *q, *k, *v, *l, *o, *out;

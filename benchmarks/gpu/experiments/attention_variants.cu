@@ -17,8 +17,8 @@
 #include <cstdlib>
 #include <random>
 #include <vector>
+#include "generated_kernels.cuh"
 #include "harness.cuh"
-#define CK(x) do { CUresult r = (x); if (r != CUDA_SUCCESS) { const char *s; cuGetErrorString(r, &s); printf("%s: %s\n", #x, s); exit(1); } } while (0)
 int main(int argc, char **argv) {
   const char *name = argv[1];
   const int heads = atoi(argv[2]), rows = atoi(argv[3]), depth = 64, keys = 4096;
@@ -26,13 +26,7 @@ int main(int argc, char **argv) {
   const unsigned csmem = atoi(argv[7]), sg[2] = {unsigned(atoi(argv[8])), unsigned(atoi(argv[9]))};
   const bool normalize = atoi(argv[10]) != 0;
   cudaFree(0);
-  char path[256];
-  CUmodule cm, sm;
-  snprintf(path, sizeof path, "%s_chunk.cubin", name); CK(cuModuleLoad(&cm, path));
-  snprintf(path, sizeof path, "%s_sum.cubin", name); CK(cuModuleLoad(&sm, path));
-  CUfunction cf, sf;
-  CK(cuModuleGetFunction(&cf, cm, "yirage_cuda_kernel")); CK(cuModuleGetFunction(&sf, sm, "yirage_cuda_kernel"));
-  CK(cuFuncSetAttribute(cf, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, csmem));
+  const CUfunction cf = load_generated(name, "chunk", csmem), sf = load_generated(name, "sum", 0);
   // Inputs: Q [heads, rows, depth], K [heads, depth, keys], V [heads, keys, depth], uniform in
   // [-1, 1] (K scaled by 1/4 so that the scores stay in a few units, as a softmax's do).
   std::mt19937 rng(42);
