@@ -366,12 +366,22 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   EXPECT_NE(rows128.find(" + (att_row + att_grp) * 64 + c * 8 + 2 * att_tig) = make_float2(x, y);"), std::string::npos)
       << rows128;
   EXPECT_EQ(rows128.find("total += "), std::string::npos) << "no scratch";
-  // There (4 warps per 64 rows, 128 keys) sm_90a runs Q·K and E·V as warpgroup mma: one
-  // m64n128k16 per 16 of Q's columns, one m64n64k16 per 16 keys, B from the stages, which are
-  // swizzled (compact, 1024-byte aligned) and made visible to the async proxy before the
-  // barrier; mma.sync before sm_90 (and on 10.x: cuda_arch gives sm_90a to 9.0 alone).
+  // There (4 warps per 64 rows, 128 keys) sm_90a runs Q·K and E·V as warpgroup mma in two
+  // halves of 64 keys: one m64n64k16 per 16 of Q's columns and half, one per 16 keys, B from
+  // the stages, which are swizzled (compact, 1024-byte aligned) and made visible to the async
+  // proxy before the barrier; the first half's softmax starts once its own Q·K is done (one
+  // group still in flight), the second half rescales the sums only after E·V of the first.
+  // mma.sync before sm_90 (and on 10.x: cuda_arch gives sm_90a to 9.0 alone).
   EXPECT_EQ(rows128.find("yr_ldmatrix_t4(att_k"), std::string::npos);
-  EXPECT_NE(rows128.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), std::string::npos);
+  EXPECT_NE(rows128.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"), std::string::npos);
+  EXPECT_NE(rows128.find("yr_wgmma_desc(att_k + 7168, 8192, 1024)"), std::string::npos) << "the second half's K";
+  const size_t first_wait = rows128.find("yr_wgmma_wait<1>();"), drain = rows128.find("yr_wgmma_wait<0>();");
+  ASSERT_NE(first_wait, std::string::npos);
+  EXPECT_LT(first_wait, rows128.find("att_x0 = fmaxf(att_x0, fmaxf(att_s[j][0], att_s[j][1]));"));
+  EXPECT_NE(rows128.find("for (int j = 8; j < 16; ++j)"), std::string::npos) << "the second half's maxima";
+  ASSERT_NE(drain, std::string::npos);
+  EXPECT_GT(drain, rows128.find("for (int j = 8; j < 16; ++j)")) << "a drain in the second half's rescale only";
+  EXPECT_LT(drain, rows128.find("att_o[c][0] *= att_r0;", drain));
   EXPECT_NE(rows128.find("yr_wgmma_desc(att_k + 3072, 8192, 1024)"), std::string::npos) << "16 rows of K on";
   EXPECT_NE(rows128.find("yr_wgmma_desc(att_v + 7168, 16384, 1024)"), std::string::npos) << "112 keys on";
   EXPECT_NE(rows128.find("\"r\"(att_q[0][3]), \"l\"(yr_wgmma_desc(att_k + 0, 8192, 1024)), \"r\"(0));"), std::string::npos)

@@ -67,11 +67,12 @@ struct RegisterAttention {
 
   // Whether warpgroup mma fits: the block's warps in groups of 4 that each take 64 rows, all
   // of the iteration's keys (a multiple of 64, the swizzled stage's column blocks, and at most
-  // 128: 64 scores per lane), V's columns a multiple of 64 up to 256. On an H100 mma.sync's
+  // 128: 64 scores per lane), V's columns a multiple of 64 up to 256. On an H100, mma.sync's
   // fp16 rate is half of wgmma's; gqa at b = 8 (blocks of 128 rows) ran its chunk kernel in
-  // 22.0 us instead of 23.2 (benchmarks/gpu/experiments/attention_variants.cu). Keys split
-  // between warpgroups (the shares of fits()) gave wrong sums there (64-row blocks: relative
-  // error 0.5), not explained yet: those blocks keep mma.sync.
+  // 21.2 us instead of 22.9 (benchmarks/gpu/experiments/attention_variants.cu). Keys split
+  // between warpgroups (the shares of fits()) gave wrong sums there (64-row blocks of 8 warps:
+  // relative error 0.49, with the scratch in the ring or past it), not explained yet: those
+  // blocks keep mma.sync.
   bool fits_warpgroups(int64_t block_warps) {
     if (rows % 64 != 0 || rows / 16 != block_warps || depth % 16 != 0 || cols % 64 != 0 || cols > 256 ||
         keys % 64 != 0 || keys > 128) {
@@ -113,45 +114,113 @@ struct RegisterAttention {
   // cols, row stride `v_stride`), both typed 16-bit pointer expressions; with warpgroups, both
   // stages are laid out as yr_swizzled128 says (the strides are unused).
   void emit_iteration(Printer &p, const std::string &k, int64_t k_stride, const std::string &v, int64_t v_stride) const {
+    p.open("if (att_warp < " + std::to_string(warps) + ")");
+    p.line("float att_b0, att_b1;  // the rows' maxima in log2 units");
+    if (warpgroups) {
+      emit_warpgroup_iteration(p, k, v);
+    } else {
+      emit_warp_iteration(p, k, k_stride, v, v_stride);
+    }
+    p.close();
+  }
+
+  // mma.sync: each warp's Q·K, softmax update and E·V in turn.
+  void emit_warp_iteration(Printer &p, const std::string &k, int64_t k_stride, const std::string &v, int64_t v_stride) const {
     const int64_t steps = keys_per_warp() / 16;  // k16 steps of E·V, two 8-key tiles of A each
     const std::string KS = std::to_string(k_stride), VS = std::to_string(v_stride), KPW = std::to_string(keys_per_warp());
-    const std::string log2e = "1.4426950408889634f";
-    p.open("if (att_warp < " + std::to_string(warps) + ")");
-    if (warpgroups) {
-      // The warpgroup's scores, Q·K, one wgmma per 16 of Q's columns (K's rows; 8-row groups
-      // 1024 bytes apart, blocks of 64 keys depth · 128 bytes apart), its share's keys.
-      p.line("const " + element + " *att_k = " + k + ";");
-      p.line("yr_wgmma_fence();");
+    // ldmatrix .trans of four 8×8 tiles, lanes 8·i…8·i + 7 addressing tile i's rows: rows k,
+    // k + 8 of columns c, then the same rows of columns c + 8. t[0], t[1] are then the B
+    // operands of columns c…c + 7 for a k16 step, t[2], t[3] those of c + 8…c + 15, each pair in
+    // consecutive registers as the mma takes it (other orders cost register moves).
+    p.line("const " + element + " *att_k = " + k + " + (((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " + KS +
+           " + att_share * " + KPW + " + (att_lane >> 4) * 8;");
+    p.line("float att_s[" + std::to_string(2 * steps) + "][4] = {};");
+    p.line("#pragma unroll");
+    p.open("for (int s = 0; s < " + std::to_string(depth / 16) + "; ++s)");
+    p.line("#pragma unroll");
+    p.open("for (int j = 0; j < " + std::to_string(steps) + "; ++j)");
+    p.line("unsigned t[4];");
+    p.line("yr_ldmatrix_t4(att_k + s * 16 * " + KS + " + j * 16, t);");
+    p.line("yr_mma16(att_k, att_s[2 * j], att_q[s][0], att_q[s][1], att_q[s][2], att_q[s][3], t[0], t[1]);");
+    p.line("yr_mma16(att_k, att_s[2 * j + 1], att_q[s][0], att_q[s][1], att_q[s][2], att_q[s][3], t[2], t[3]);");
+    p.close();
+    p.close();
+    emit_softmax_update(p, 0, 2 * steps, "");
+    p.line("const " + element + " *att_v = " + v + " + (att_share * " + KPW + " + ((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " +
+           VS + " + (att_lane >> 4) * 8;");
+    p.line("#pragma unroll");
+    p.open("for (int j = 0; j < " + std::to_string(steps) + "; ++j)");
+    p.line("unsigned a[4];");
+    emit_exp_step(p, "a");
+    p.line("#pragma unroll");
+    p.open("for (int c = 0; c < " + std::to_string(cols / 16) + "; ++c)");
+    p.line("unsigned t[4];");
+    p.line("yr_ldmatrix_t4(att_v + j * 16 * " + VS + " + c * 16, t);");
+    p.line("yr_mma16(att_v, att_o[2 * c], a[0], a[1], a[2], a[3], t[0], t[1]);");
+    p.line("yr_mma16(att_v, att_o[2 * c + 1], a[0], a[1], a[2], a[3], t[2], t[3]);");
+    p.close();
+    p.close();
+  }
+
+  // wgmma, the keys in halves of 64 (where there are 128), so that one half's softmax runs while
+  // the tensor cores work on the other: Q·K of both halves is issued at once; the softmax of
+  // the first half overlaps Q·K of the second; E·V of the first, issued next, overlaps the
+  // softmax of the second. Where the second half raises a row's maximum, the sums are rescaled
+  // once E·V of the first half is done (a wait that is rare once the first keys are seen). K's
+  // 8-row groups are 1024 bytes apart, its blocks of 64 keys depth · 128 bytes; V's rows 128
+  // bytes, its blocks of 64 columns keys · 128 bytes.
+  void emit_warpgroup_iteration(Printer &p, const std::string &k, const std::string &v) const {
+    const int64_t halves = keys_per_warp() / 64, chunks = 8, half_steps = 4;  // per half: 8-key chunks, k16 steps
+    const std::string wait_one = halves > 1 ? "yr_wgmma_wait<1>();" : "yr_wgmma_wait<0>();";
+    p.line("const " + element + " *att_k = " + k + ", *att_v = " + v + ";");
+    p.line("yr_wgmma_fence();");
+    for (int64_t h = 0; h < halves; ++h) {
       for (int64_t s = 0; s < depth / 16; ++s) {
-        emit_wgmma(p, keys_per_warp(), "att_s", "att_q[" + std::to_string(s) + "]",
-                   "yr_wgmma_desc(att_k + " + std::to_string(s * 16 * 64) + ", " + std::to_string(depth * 128) + ", 1024)", s > 0);
+        emit_wgmma(p, 64, "att_s", h * chunks, "att_q[" + std::to_string(s) + "]",
+                   "yr_wgmma_desc(att_k + " + std::to_string(h * depth * 64 + s * 16 * 64) + ", " +
+                       std::to_string(depth * 128) + ", 1024)",
+                   s > 0);
       }
-      p.line("yr_wgmma_commit_wait();");
-      emit_operand_fence(p, "att_s", keys_per_warp());
-    } else {
-      // ldmatrix .trans of four 8×8 tiles, lanes 8·i…8·i + 7 addressing tile i's rows: rows k,
-      // k + 8 of columns c, then the same rows of columns c + 8. t[0], t[1] are then the B
-      // operands of columns c…c + 7 for a k16 step, t[2], t[3] those of c + 8…c + 15, each pair in
-      // consecutive registers as the mma takes it (other orders cost register moves).
-      p.line("const " + element + " *att_k = " + k + " + (((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " + KS +
-             " + att_share * " + KPW + " + (att_lane >> 4) * 8;");
-      p.line("float att_s[" + std::to_string(2 * steps) + "][4] = {};");
-      p.line("#pragma unroll");
-      p.open("for (int s = 0; s < " + std::to_string(depth / 16) + "; ++s)");
-      p.line("#pragma unroll");
-      p.open("for (int j = 0; j < " + std::to_string(steps) + "; ++j)");
-      p.line("unsigned t[4];");
-      p.line("yr_ldmatrix_t4(att_k + s * 16 * " + KS + " + j * 16, t);");
-      p.line("yr_mma16(att_k, att_s[2 * j], att_q[s][0], att_q[s][1], att_q[s][2], att_q[s][3], t[0], t[1]);");
-      p.line("yr_mma16(att_k, att_s[2 * j + 1], att_q[s][0], att_q[s][1], att_q[s][2], att_q[s][3], t[2], t[3]);");
-      p.close();
-      p.close();
+      p.line("yr_wgmma_commit();");
     }
-    // The rows' maxima over the warp's keys: a lane holds rows grp (values 0, 1) and grp + 8
-    // (values 2, 3); the 4 lanes of a row meet by shuffles.
+    for (int64_t h = 0; h < halves; ++h) {
+      // Q·K of this half is done (one group, the next half's Q·K or the last E·V, may remain).
+      p.line(wait_one);
+      emit_operand_fence(p, "att_s", h * chunks, chunks);
+      // The sums may only be rescaled once no E·V writes them.
+      const std::string drain = h == 0 ? "" : "yr_wgmma_wait<0>();\n" + operand_fence(p, "att_o", 0, cols / 8);
+      emit_softmax_update(p, h * chunks, (h + 1) * chunks, drain);
+      const std::string a = "att_a" + std::to_string(h);
+      p.line("unsigned " + a + "[" + std::to_string(half_steps) + "][4];");
+      p.line("#pragma unroll");
+      p.open("for (int j = " + std::to_string(h * half_steps) + "; j < " + std::to_string((h + 1) * half_steps) + "; ++j)");
+      emit_exp_step(p, a + "[j - " + std::to_string(h * half_steps) + "]");
+      p.close();
+      p.line("yr_wgmma_fence();");
+      for (int64_t j = 0; j < half_steps; ++j) {
+        emit_wgmma(p, cols, "att_o", 0, a + "[" + std::to_string(j) + "]",
+                   "yr_wgmma_desc(att_v + " + std::to_string((h * half_steps + j) * 16 * 64) + ", " +
+                       std::to_string(keys * 128) + ", 1024)",
+                   true);
+      }
+      p.line("yr_wgmma_commit();");
+    }
+    p.line("yr_wgmma_wait<0>();");
+    emit_operand_fence(p, "att_o", 0, cols / 8);
+  }
+
+  // The rows' maxima over the 8-key chunks [first, last) of att_s: a lane holds rows grp
+  // (values 0, 1) and grp + 8 (values 2, 3); the 4 lanes of a row meet by shuffles. Then the new
+  // maxima (in log2 units, att_b0 / att_b1; 0 while a row has seen only −∞, whose exp is 0
+  // anyway) and, where some row's maximum grew (rarely, once the first keys are seen: a
+  // warp-wide test instead of 2 · cols multiplications per lane), `drain` (code that makes the
+  // sums safe to write) and the sums so far scaled to them.
+  void emit_softmax_update(Printer &p, int64_t first, int64_t last, const std::string &drain) const {
+    const std::string log2e = "1.4426950408889634f";
+    p.open("");
     p.line("float att_x0 = -INFINITY, att_x1 = -INFINITY;");
     p.line("#pragma unroll");
-    p.open("for (int j = 0; j < " + std::to_string(2 * steps) + "; ++j)");
+    p.open("for (int j = " + std::to_string(first) + "; j < " + std::to_string(last) + "; ++j)");
     p.line("att_x0 = fmaxf(att_x0, fmaxf(att_s[j][0], att_s[j][1]));");
     p.line("att_x1 = fmaxf(att_x1, fmaxf(att_s[j][2], att_s[j][3]));");
     p.close();
@@ -159,17 +228,14 @@ struct RegisterAttention {
     p.line("att_x0 = fmaxf(att_x0, __shfl_xor_sync(0xffffffffu, att_x0, off));");
     p.line("att_x1 = fmaxf(att_x1, __shfl_xor_sync(0xffffffffu, att_x1, off));");
     p.close();
-    // The new maxima (in log2 units; 0 while a row has seen only −∞, whose exp is 0 anyway),
-    // and the factor that brings the sums so far to them (0 at the first finite maximum).
     p.line("const float att_n0 = fmaxf(att_m0, att_x0), att_n1 = fmaxf(att_m1, att_x1);");
-    p.line("const float att_b0 = att_n0 == -INFINITY ? 0.0f : att_n0 * " + log2e + ";");
-    p.line("const float att_b1 = att_n1 == -INFINITY ? 0.0f : att_n1 * " + log2e + ";");
+    p.line("att_b0 = att_n0 == -INFINITY ? 0.0f : att_n0 * " + log2e + ";");
+    p.line("att_b1 = att_n1 == -INFINITY ? 0.0f : att_n1 * " + log2e + ";");
     p.line("const float att_r0 = yr_exp2(att_m0 * " + log2e + " - att_b0), att_r1 = yr_exp2(att_m1 * " + log2e + " - att_b1);");
     p.line("att_m0 = att_n0;");
     p.line("att_m1 = att_n1;");
-    // Only where some row's maximum grew (rarely, once the first keys are seen): a warp-wide
-    // test instead of 2 · cols multiplications per lane.
     p.open("if (__any_sync(0xffffffffu, att_r0 != 1.0f || att_r1 != 1.0f))");
+    if (!drain.empty()) p.text(drain);
     p.line("att_l0 *= att_r0;");
     p.line("att_l1 *= att_r1;");
     p.line("#pragma unroll");
@@ -180,87 +246,65 @@ struct RegisterAttention {
     p.line("att_o[c][3] *= att_r1;");
     p.close();
     p.close();
-    // exp(A − max) in [0, 1]: its float sums, and its 16-bit values as E·V's A operands (the two
-    // 8-key tiles of a k16 step: rows grp, grp + 8 at keys 2·tig, 2·tig + 1 and 8 keys on).
-    auto exp_step = [&](const std::string &a) {
-      p.line("float e[2][4];");
-      p.line("#pragma unroll");
-      p.open("for (int h = 0; h < 2; ++h)");
-      p.line("e[h][0] = yr_exp2(fmaf(att_s[2 * j + h][0], " + log2e + ", -att_b0));");
-      p.line("e[h][1] = yr_exp2(fmaf(att_s[2 * j + h][1], " + log2e + ", -att_b0));");
-      p.line("e[h][2] = yr_exp2(fmaf(att_s[2 * j + h][2], " + log2e + ", -att_b1));");
-      p.line("e[h][3] = yr_exp2(fmaf(att_s[2 * j + h][3], " + log2e + ", -att_b1));");
-      p.close();
-      p.line("att_l0 += (e[0][0] + e[0][1]) + (e[1][0] + e[1][1]);");
-      p.line("att_l1 += (e[0][2] + e[0][3]) + (e[1][2] + e[1][3]);");
-      p.line("const " + element + " *type = nullptr;");
-      p.line(a + "[0] = yr_pack2(type, e[0][0], e[0][1]);");
-      p.line(a + "[1] = yr_pack2(type, e[0][2], e[0][3]);");
-      p.line(a + "[2] = yr_pack2(type, e[1][0], e[1][1]);");
-      p.line(a + "[3] = yr_pack2(type, e[1][2], e[1][3]);");
-    };
-    if (warpgroups) {
-      // All of the share's E first, then its wgmma, one per 16 keys (V's rows, 128 bytes each).
-      p.line("unsigned att_a[" + std::to_string(steps) + "][4];");
-      p.line("#pragma unroll");
-      p.open("for (int j = 0; j < " + std::to_string(steps) + "; ++j)");
-      exp_step("att_a[j]");
-      p.close();
-      p.line("const " + element + " *att_v = " + v + ";");
-      p.line("yr_wgmma_fence();");
-      for (int64_t j = 0; j < steps; ++j) {
-        emit_wgmma(p, cols, "att_o", "att_a[" + std::to_string(j) + "]",
-                   "yr_wgmma_desc(att_v + " + std::to_string(j * 16 * 64) + ", " + std::to_string(keys * 128) + ", 1024)", true);
-      }
-      p.line("yr_wgmma_commit_wait();");
-      emit_operand_fence(p, "att_o", cols);
-    } else {
-      p.line("const " + element + " *att_v = " + v + " + (att_share * " + KPW + " + ((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " +
-             VS + " + (att_lane >> 4) * 8;");
-      p.line("#pragma unroll");
-      p.open("for (int j = 0; j < " + std::to_string(steps) + "; ++j)");
-      p.line("unsigned a[4];");
-      exp_step("a");
-      p.line("#pragma unroll");
-      p.open("for (int c = 0; c < " + std::to_string(cols / 16) + "; ++c)");
-      p.line("unsigned t[4];");
-      p.line("yr_ldmatrix_t4(att_v + j * 16 * " + VS + " + c * 16, t);");
-      p.line("yr_mma16(att_v, att_o[2 * c], a[0], a[1], a[2], a[3], t[0], t[1]);");
-      p.line("yr_mma16(att_v, att_o[2 * c + 1], a[0], a[1], a[2], a[3], t[2], t[3]);");
-      p.close();
-      p.close();
-    }
     p.close();
   }
 
-  // One wgmma.m64nNk16 with float accumulators `acc` ([n / 8][4]: the layout of mma.m16n8's
-  // for each 8 columns, per warp of the group), A = the 4 registers of `a` (mma.m16n8k16's A
-  // layout, per warp), B = the descriptor `desc` of an MN-major (transposed) 16-bit operand;
-  // adds to acc where `accumulate`, else overwrites it.
-  void emit_wgmma(Printer &p, int64_t n, const std::string &acc, const std::string &a, const std::string &desc,
-                  bool accumulate) const {
+  // exp(A − max) of k16 step j of att_s, in [0, 1]: its float sums, and its 16-bit values as
+  // E·V's A operands in `a`[0..3] (the step's two 8-key chunks: rows grp, grp + 8 at keys 2·tig,
+  // 2·tig + 1 and 8 keys on).
+  void emit_exp_step(Printer &p, const std::string &a) const {
+    const std::string log2e = "1.4426950408889634f";
+    p.line("float e[2][4];");
+    p.line("#pragma unroll");
+    p.open("for (int h = 0; h < 2; ++h)");
+    p.line("e[h][0] = yr_exp2(fmaf(att_s[2 * j + h][0], " + log2e + ", -att_b0));");
+    p.line("e[h][1] = yr_exp2(fmaf(att_s[2 * j + h][1], " + log2e + ", -att_b0));");
+    p.line("e[h][2] = yr_exp2(fmaf(att_s[2 * j + h][2], " + log2e + ", -att_b1));");
+    p.line("e[h][3] = yr_exp2(fmaf(att_s[2 * j + h][3], " + log2e + ", -att_b1));");
+    p.close();
+    p.line("att_l0 += (e[0][0] + e[0][1]) + (e[1][0] + e[1][1]);");
+    p.line("att_l1 += (e[0][2] + e[0][3]) + (e[1][2] + e[1][3]);");
+    p.line("const " + element + " *type = nullptr;");
+    p.line(a + "[0] = yr_pack2(type, e[0][0], e[0][1]);");
+    p.line(a + "[1] = yr_pack2(type, e[0][2], e[0][3]);");
+    p.line(a + "[2] = yr_pack2(type, e[1][0], e[1][1]);");
+    p.line(a + "[3] = yr_pack2(type, e[1][2], e[1][3]);");
+  }
+
+  // One wgmma.m64nNk16 with float accumulators acc[first …] ([n / 8][4] from 8-column chunk
+  // `first`: the layout of mma.m16n8's for each 8 columns, per warp of the group), A = the 4
+  // registers of `a` (mma.m16n8k16's A layout, per warp), B = the descriptor `desc` of an
+  // MN-major (transposed) 16-bit operand; adds to acc where `accumulate`, else overwrites it.
+  void emit_wgmma(Printer &p, int64_t n, const std::string &acc, int64_t first, const std::string &a,
+                  const std::string &desc, bool accumulate) const {
     const int64_t regs = n / 2;
     const std::string type = element == "yr_bf16" ? "bf16" : "f16";
-    std::string list, outputs;
-    for (int64_t i = 0; i < regs; ++i) {
-      list += (i ? ", %" : "%") + std::to_string(i);
-      outputs += std::string(i ? ", " : "") + "\"+f\"(" + acc + "[" + std::to_string(i / 4) + "][" + std::to_string(i % 4) + "])";
-    }
+    std::string list;
+    for (int64_t i = 0; i < regs; ++i) list += (i ? ", %" : "%") + std::to_string(i);
     const std::string A = std::to_string(regs), D = std::to_string(regs + 4), S = std::to_string(regs + 5);
     p.line("asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %" + S + ", 0; wgmma.mma_async.sync.aligned.m64n" +
            std::to_string(n) + "k16.f32." + type + "." + type + " {" + list + "}, {%" + A + ", %" +
            std::to_string(regs + 1) + ", %" + std::to_string(regs + 2) + ", %" + std::to_string(regs + 3) + "}, %" + D +
-           ", p, 1, 1, 1; }\" : " + outputs + " : \"r\"(" + a + "[0]), \"r\"(" + a + "[1]), \"r\"(" + a + "[2]), \"r\"(" + a +
-           "[3]), \"l\"(" + desc + "), \"r\"(" + (accumulate ? "1" : "0") + "));");
+           ", p, 1, 1, 1; }\" : " + register_list(acc, first, n / 8) + " : \"r\"(" + a + "[0]), \"r\"(" + a + "[1]), \"r\"(" +
+           a + "[2]), \"r\"(" + a + "[3]), \"l\"(" + desc + "), \"r\"(" + (accumulate ? "1" : "0") + "));");
   }
-  // After the wait: the accumulators' registers, as the compiler sees them, change here, so
-  // that it reads none of them before the wgmma wrote them.
-  static void emit_operand_fence(Printer &p, const std::string &acc, int64_t n) {
-    std::string outputs;
-    for (int64_t i = 0; i < n / 2; ++i) {
-      outputs += std::string(i ? ", " : "") + "\"+f\"(" + acc + "[" + std::to_string(i / 4) + "][" + std::to_string(i % 4) + "])";
+  // After a wait: the accumulators' registers of chunks [first, first + chunks), as the compiler
+  // sees them, change here, so that it reads none of them before the wgmma wrote them.
+  static std::string operand_fence(Printer &, const std::string &acc, int64_t first, int64_t chunks) {
+    return "asm volatile(\"\" : " + register_list(acc, first, chunks) + " :: \"memory\");\n";
+  }
+  static void emit_operand_fence(Printer &p, const std::string &acc, int64_t first, int64_t chunks) {
+    p.text(operand_fence(p, acc, first, chunks));
+  }
+  // "+f"(acc[c][r]) for the 4 values of chunks [first, first + chunks).
+  static std::string register_list(const std::string &acc, int64_t first, int64_t chunks) {
+    std::string list;
+    for (int64_t c = first; c < first + chunks; ++c) {
+      for (int r = 0; r < 4; ++r) {
+        list += std::string(list.empty() ? "" : ", ") + "\"+f\"(" + acc + "[" + std::to_string(c) + "][" + std::to_string(r) + "])";
+      }
     }
-    p.line("asm volatile(\"\" : " + outputs + " :: \"memory\");");
+    return list;
   }
 
   // Where emit_finish puts one of the sums: `base` + row · row_stride + column (a float pointer

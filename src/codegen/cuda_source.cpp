@@ -156,10 +156,11 @@ static __device__ __forceinline__ unsigned long long yr_wgmma_desc(const void *p
 }
 // Orders the warpgroup's register writes before the mma that read them.
 static __device__ __forceinline__ void yr_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-// Ends a batch of mma, then waits until none is in flight.
-static __device__ __forceinline__ void yr_wgmma_commit_wait() {
-  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+// Ends a batch (group) of mma; waits until at most N groups are in flight.
+static __device__ __forceinline__ void yr_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+static __device__ __forceinline__ void yr_wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
 }
 // Makes this thread's generic-proxy writes to shared memory (cp.async, stores) visible to the
 // async proxy that wgmma reads through.
