@@ -170,6 +170,35 @@ TEST(FieldArithmetic, ConstantsAreExact) {
   EXPECT_EQ(f.div(f.constant(5), f.zero()), f.zero());  // 0⁻¹ is taken as 0
 }
 
+// The row kernel (lazily folded sums) against the ring's own add and mul: values at the top of
+// the field (the largest sums), random ones, unknown Q parts in A's row or in one of B's values.
+TEST(FieldArithmetic, MatmulRowIsTheRingsSum) {
+  const FieldArithmetic f(5);
+  std::mt19937_64 rng(6);
+  const FieldValue top{static_cast<uint32_t>(FieldArithmetic::P - 1), static_cast<uint32_t>(FieldArithmetic::Q - 1)};
+  const int64_t n = 7;
+  for (const int64_t k : {1, 3, 4, 5, 8, 9, 64, 4097}) {
+    for (const int mode : {0, 1, 2, 3}) {  // top values, random, unknown in A, unknown in B
+      std::vector<FieldValue> a(static_cast<size_t>(k)), b(static_cast<size_t>(k * n));
+      for (auto &v : a) v = mode == 0 ? top : f.random(rng);
+      for (auto &v : b) v = mode == 0 ? top : f.random(rng);
+      if (mode == 2) a[static_cast<size_t>(k / 2)].q = FieldArithmetic::kUnknownQ;
+      if (mode == 3) b[static_cast<size_t>((k - 1) * n + 3)].q = FieldArithmetic::kUnknownQ;  // column 3
+      std::vector<FieldValue> out(static_cast<size_t>(n));
+      f.matmul_row(a.data(), b.data(), out.data(), k, n);
+      for (int64_t j = 0; j < n; ++j) {
+        FieldValue expected = f.zero();
+        for (int64_t p = 0; p < k; ++p) expected = f.add(expected, f.mul(a[static_cast<size_t>(p)], b[static_cast<size_t>(p * n + j)]));
+        ASSERT_EQ(out[static_cast<size_t>(j)], expected) << "k " << k << " mode " << mode << " column " << j;
+      }
+      if (mode == 3) {
+        EXPECT_EQ(out[3].q, FieldArithmetic::kUnknownQ);
+        EXPECT_NE(out[2].q, FieldArithmetic::kUnknownQ);
+      }
+    }
+  }
+}
+
 TEST(FieldArithmetic, ExpAndMaxLaws) {
   const FieldArithmetic f(2);
   std::mt19937_64 rng(3);
@@ -180,6 +209,12 @@ TEST(FieldArithmetic, ExpAndMaxLaws) {
     ASSERT_EQ(f.max(f.max(a, b), c), f.max(a, f.max(b, c)));
     ASSERT_EQ(f.max(a, f.max_identity()), a);
     ASSERT_EQ(f.sqrt(f.mul(a, b)), f.mul(f.sqrt(a), f.sqrt(b)));
+    // Quotients by alternating divisors (div remembers the last divisor's inverses).
+    if (b.p != 0 && b.q != 0 && c.p != 0 && c.q != 0) {
+      ASSERT_EQ(f.div(f.mul(a, b), b), a);
+      ASSERT_EQ(f.div(f.mul(a, c), c), a);
+      ASSERT_EQ(f.div(f.mul(c, b), b), c);
+    }
   }
   EXPECT_EQ(f.exp(f.zero()), (FieldValue{1, FieldArithmetic::kUnknownQ}));
   EXPECT_THROW(f.exp(f.exp(f.zero())), Error);

@@ -78,8 +78,18 @@ FieldValue FieldArithmetic::constant(double c) const {
 }
 
 FieldValue FieldArithmetic::div(Value a, Value b) const {
-  return {static_cast<uint32_t>(uint64_t{a.p} * inverse(b.p, P) % P),
-          combine_q(a.q, b.q, [](uint64_t x, uint64_t y) { return x * inverse(y, Q) % Q; })};
+  // A divisor usually comes broadcast (attention's row sums, over a row of 64 or more
+  // quotients), and an inverse costs about 60 modular multiplications: each thread remembers
+  // those of the last divisor it saw ({P, Q} is no value).
+  thread_local Value last{static_cast<uint32_t>(P), static_cast<uint32_t>(Q)};
+  thread_local uint64_t inverse_p = 0, inverse_q = 0;
+  if (!(b == last)) {
+    last = b;
+    inverse_p = inverse(b.p, P);
+    inverse_q = known(b.q) ? inverse(b.q, Q) : 0;
+  }
+  return {static_cast<uint32_t>(uint64_t{a.p} * inverse_p % P),
+          combine_q(a.q, b.q, [](uint64_t x, uint64_t) { return x * inverse_q % Q; })};
 }
 
 FieldValue FieldArithmetic::sqrt(Value a) const {
@@ -162,33 +172,58 @@ FieldValue FieldArithmetic::unary(OpKind kind, const OpAttributes &attributes, V
   throw Error(ErrorCode::kInternal, std::string("fingerprint: not a unary op: ") + op_name(kind));
 }
 
+namespace {
+
+// 2^32 mod P and 2^32 mod Q: x = hi·2^32 + lo ≡ hi·F + lo, so a 64-bit sum folds to below
+// 2^32·5012 + 2^32 < 2^45 with one multiplication, where % by the modulus costs a 64-bit
+// multiply-high chain (and does not vectorize).
+constexpr uint64_t kFoldP = (uint64_t{1} << 32) % FieldArithmetic::P;
+constexpr uint64_t kFoldQ = (uint64_t{1} << 32) % FieldArithmetic::Q;
+static_assert(kFoldP == 5010 && kFoldQ == 5012);
+// Rows of products summed between folds: 4 products below P² plus a folded sum stay below 2^64.
+constexpr int64_t kRowsPerFold = 4;
+// (A Q part of kUnknownQ makes larger products, which may wrap: such a sum is discarded.)
+static_assert((uint64_t{1} << 45) <= ~uint64_t{0} - kRowsPerFold * (FieldArithmetic::P - 1) * (FieldArithmetic::P - 1));
+
+inline uint64_t fold(uint64_t x, uint64_t f) { return (x >> 32) * f + (x & 0xffffffffu); }
+
+}  // namespace
+
 void FieldArithmetic::matmul_row(const Value *a, const Value *b, Value *out, int64_t k,
                                  int64_t n) const {
-  // Q parts are summed whatever they are; an element whose terms include an unknown Q part is
-  // marked unknown at the end (unsigned overflow of its discarded sum is harmless).
-  std::vector<uint64_t> sum_p(static_cast<size_t>(n), 0), sum_q(static_cast<size_t>(n), 0);
-  std::vector<uint8_t> unknown(static_cast<size_t>(n), 0);
+  // sums[2j] and sums[2j + 1]: output j's P and Q parts, folded every kRowsPerFold rows and
+  // reduced at the end. Where A's row has an unknown Q part every output's Q part is unknown and
+  // only P parts are summed; otherwise q_or[j] ORs B's Q parts into output j, which has a term
+  // with an unknown one exactly when its top bit is set (known ones are below Q < 2^30).
+  // (Blocks of 4 rows of A sharing each load of B measured no faster: the multiplications, not
+  // the reads, bound it.)
   bool a_unknown = false;
+  for (int64_t p = 0; p < k; ++p) a_unknown = a_unknown || !known(a[p].q);
+  const size_t columns = static_cast<size_t>(n);
+  std::vector<uint64_t> sums(2 * columns, 0);
+  std::vector<uint32_t> q_or(a_unknown ? 0 : columns, 0);
   for (int64_t p = 0; p < k; ++p) {
     const uint64_t ap = a[p].p, aq = a[p].q;
-    a_unknown = a_unknown || !known(a[p].q);
     const Value *row = b + p * n;
-    for (int64_t j = 0; j < n; ++j) {
-      sum_p[static_cast<size_t>(j)] += ap * row[j].p;
-      sum_q[static_cast<size_t>(j)] += aq * row[j].q;
-      unknown[static_cast<size_t>(j)] |= static_cast<uint8_t>(row[j].q == kUnknownQ);
+    if (a_unknown) {
+      for (size_t j = 0; j < columns; ++j) sums[2 * j] += ap * row[j].p;
+    } else {
+      for (size_t j = 0; j < columns; ++j) {
+        sums[2 * j] += ap * row[j].p;
+        sums[2 * j + 1] += aq * row[j].q;
+        q_or[j] |= row[j].q;
+      }
     }
-    if (p % 3 == 2 || p == k - 1) {
-      for (int64_t j = 0; j < n; ++j) {
-        sum_p[static_cast<size_t>(j)] %= P;
-        sum_q[static_cast<size_t>(j)] %= Q;
+    if (p % kRowsPerFold == kRowsPerFold - 1) {
+      for (size_t j = 0; j < columns; ++j) {
+        sums[2 * j] = fold(sums[2 * j], kFoldP);
+        sums[2 * j + 1] = fold(sums[2 * j + 1], kFoldQ);
       }
     }
   }
-  for (int64_t j = 0; j < n; ++j) {
-    const bool q_known = !a_unknown && unknown[static_cast<size_t>(j)] == 0;
-    out[j] = {static_cast<uint32_t>(sum_p[static_cast<size_t>(j)]),
-              q_known ? static_cast<uint32_t>(sum_q[static_cast<size_t>(j)]) : kUnknownQ};
+  for (size_t j = 0; j < columns; ++j) {
+    const bool q_known = !a_unknown && (q_or[j] & 0x80000000u) == 0;
+    out[j] = {static_cast<uint32_t>(sums[2 * j] % P), q_known ? static_cast<uint32_t>(sums[2 * j + 1] % Q) : kUnknownQ};
   }
 }
 

@@ -64,8 +64,9 @@ class FieldArithmetic {
   Value unary(OpKind kind, const OpAttributes &attributes, Value x) const;
 
   // out[j] = Σ_p a[p]·b[p·n + j] for j < n (out starts at zero): one row of a matmul, with
-  // products summed in 64 bits and reduced every third term, which is exact because three
-  // products below 2^62 plus a residue below 2^31 stay below 2^64.
+  // products summed in 64 bits and folded (x ≡ (x >> 32)·(2^32 mod m) + x mod 2^32) every fourth
+  // term, which is exact because four products below 2^62 plus a folded sum below 2^45 stay
+  // below 2^64; only P parts are summed where A's row has an unknown Q part.
   void matmul_row(const Value *a, const Value *b, Value *out, int64_t k, int64_t n) const;
   Value binary(OpKind kind, Value a, Value b) const;
 
