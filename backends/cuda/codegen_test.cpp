@@ -355,11 +355,18 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   EXPECT_NE(body.find("for (int w = 0; w < 7; ++w) total += "), std::string::npos) << "the shares' row sums added";
   EXPECT_NE(body.find("if (att_warp < 1)"), std::string::npos);
   EXPECT_EQ(body.find("] = 0.0f;"), std::string::npos) << body;
-  // 64 rows: a row tile of 16 per warp, 4 of them, the 8 warps in 2 shares of 64 keys.
-  const std::string rows64 = kernel_body(customized_source(attention_at("gqa", 4, 32), kH100SharedBytes));
+  // 64 rows on sm_80: a row tile of 16 per warp, 4 of them, the 8 warps in 2 shares of 64 keys.
+  const std::string rows64 = kernel_body(customized_source(attention_at("gqa", 4, 32), kH100SharedBytes, true, 80));
   EXPECT_NE(rows64.find("const int att_row = att_warp % 4 * 16, att_share = att_warp / 4;"), std::string::npos);
   EXPECT_NE(rows64.find("if (att_warp >= 4 && att_warp < 8)"), std::string::npos);
   EXPECT_NE(rows64.find("for (int w = 0; w < 1; ++w)"), std::string::npos);
+  // On sm_90a one warpgroup takes all 128 keys on wgmma (the keys are not split between
+  // warpgroups: that gave wrong sums), and the other 4 warps issue the copies.
+  const std::string rows64_wgmma = kernel_body(customized_source(attention_at("gqa", 4, 32), kH100SharedBytes));
+  EXPECT_NE(rows64_wgmma.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"), std::string::npos);
+  EXPECT_NE(rows64_wgmma.find("if (att_warp < 4) {"), std::string::npos);
+  EXPECT_EQ(rows64_wgmma.find("total += "), std::string::npos) << "one share: no scratch";
+  EXPECT_NE(rows64_wgmma.find("if (copier < 128)"), std::string::npos);
   // 128 rows: one share; each warp writes its own rows' sums to the accumulators.
   const std::string rows128 = kernel_body(customized_source(attention_at("gqa", 2, 32), kH100SharedBytes));
   EXPECT_NE(rows128.find("const int att_row = att_warp % 8 * 16, att_share = att_warp / 8;"), std::string::npos);

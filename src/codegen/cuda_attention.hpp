@@ -65,22 +65,22 @@ struct RegisterAttention {
     return true;
   }
 
-  // Whether warpgroup mma fits: the block's warps in groups of 4 that each take 64 rows, all
-  // of the iteration's keys (a multiple of 64, the swizzled stage's column blocks, and at most
-  // 128: 64 scores per lane), V's columns a multiple of 64 up to 256. On an H100, mma.sync's
-  // fp16 rate is half of wgmma's; gqa at b = 8 (blocks of 128 rows) ran its chunk kernel in
-  // 21.2 us instead of 22.9 (benchmarks/gpu/experiments/attention_variants.cu). Keys split
-  // between warpgroups (the shares of fits()) gave wrong sums there (64-row blocks of 8 warps:
-  // relative error 0.49, with the scratch in the ring or past it), not explained yet: those
-  // blocks keep mma.sync.
+  // Whether warpgroup mma fits: groups of 4 warps that each take 64 rows against all of the
+  // iteration's keys (a multiple of 64, the swizzled stage's column blocks, and at most 128: 64
+  // scores per lane), V's columns a multiple of 64 up to 256; warps past them issue the copies.
+  // On an H100, mma.sync's fp16 rate is half of wgmma's: gqa's chunk kernel at b = 8 (128 rows,
+  // 8 warps) took 21.2 us instead of 22.9, at b = 1 (64 rows, 4 of 8 warps) 8.1 instead of 9.8
+  // (benchmarks/gpu/experiments/attention_variants.cu). The keys split between warpgroups (the
+  // shares of fits(), all 8 warps computing) gave wrong sums there (relative error 0.49, with
+  // the scratch in the ring or past it), not explained yet.
   bool fits_warpgroups(int64_t block_warps) {
-    if (rows % 64 != 0 || rows / 16 != block_warps || depth % 16 != 0 || cols % 64 != 0 || cols > 256 ||
+    if (rows % 64 != 0 || rows / 16 > block_warps || depth % 16 != 0 || cols % 64 != 0 || cols > 256 ||
         keys % 64 != 0 || keys > 128) {
       return false;
     }
     row_tiles = rows / 16;
     shares = 1;
-    warps = block_warps;
+    warps = row_tiles;  // the block's other warps issue the copies
     warpgroups = true;
     return true;
   }
