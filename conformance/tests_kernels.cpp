@@ -9,6 +9,7 @@
 
 #include "benchmark_ugraphs.hpp"
 #include "codegen/kernel_program.hpp"
+#include "ir/rebuild.hpp"
 #include "runtime/measure.hpp"
 #include "search/loop_split.hpp"
 #include "suite.hpp"
@@ -222,6 +223,29 @@ void check_split_loop(Session &s, const std::string &benchmark, DType dt, const 
               benchmark + " split over " + std::to_string(parts) + " blocks against unfused");
 }
 
+// gqa (Q [2, 256, 64], K [2, 64, 4096]) in blocks of 128 query rows, and of 64 split over 16
+// key chunks (what the search picks at b = 1), against 128 keys per iteration: the shapes of
+// the CUDA backend's warpgroup-mma attention on sm_90a (cuda_attention.hpp).
+void check_attention_blocks(Session &s, DType dt, const std::string &name) {
+  s.need_dtype(dt);
+  const KernelGraph full = bench::build_fused("gqa", 1, dt, 1);
+  const BlockGraph &hand = *full.operators().back().block_graph;
+  for (const auto &[blocks, parts] : {std::pair<int64_t, int64_t>{2, 1}, {4, 16}}) {
+    BlockGraphConfig config = hand.config();
+    config.grid = {2, blocks, 1};
+    config.forloop_range = 32;
+    KernelGraph fused;
+    std::vector<TensorId> inputs;
+    for (TensorId t : full.inputs()) inputs.push_back(fused.new_input(full.tensor(t).dims, full.tensor(t).dtype));
+    fused.mark_output(fused.customized(inputs, std::make_shared<BlockGraph>(rebuild(hand, config)))[0]);
+    std::optional<KernelGraph> tried = fused;
+    if (parts > 1) tried = search::split_loop(fused, fused.operators().size() - 1, parts);
+    expect(tried.has_value(), "gqa's µGraph does not split over " + std::to_string(parts) + " blocks");
+    check_graph(s, bench::build_unfused("gqa", 1, dt, 1), *tried, seed_of(name) + static_cast<uint64_t>(blocks),
+                std::to_string(256 / blocks) + "-row blocks" + (parts > 1 ? ", split over " + std::to_string(parts) : ""));
+  }
+}
+
 // Block-level reductions and rms_norm on odd shapes, against the same operators at kernel level.
 void check_block_reductions(Session &s, DType dt, const std::string &name) {
   s.need_dtype(dt);
@@ -333,6 +357,10 @@ void add_kernel_tests(std::vector<TestCase> &tests) {
     tests.push_back({gqa, [dt, gqa](Session &s) { check_split_loop(s, "gqa", dt, gqa, 1, 2, 4); }});
     const std::string mlp = std::string("kernels.split_loop.gated_mlp.") + dtype_name(dt);
     tests.push_back({mlp, [dt, mlp](Session &s) { check_split_loop(s, "gated_mlp", dt, mlp, 1, 16, 2); }});
+  }
+  for (DType dt : kDTypes) {
+    const std::string name = std::string("kernels.attention_blocks.") + dtype_name(dt);
+    tests.push_back({name, [dt, name](Session &s) { check_attention_blocks(s, dt, name); }});
   }
   for (DType dt : kDTypes) {
     const std::string name = std::string("kernels.block_reductions.") + dtype_name(dt);
