@@ -14,7 +14,10 @@
 // mma in the graph's own 16-bit type (E itself overflows float16: exp(13) > 65 504), straight
 // from the accumulators of the first (their layout is the A operand's of the second); V is read
 // by ldmatrix .trans from its stage as it is. Whenever a row's maximum grows, the warp's running
-// sums of that row are scaled down by exp(old − new).
+// sums of that row are scaled down by exp(old − new). On sm_90a, blocks whose rows come in
+// groups of 64 (fits_warpgroups) run Q·K and E·V as warpgroup mma instead (wgmma: B read by the
+// tensor cores from 128-byte swizzled stages, A from the same registers), in halves of 64 keys
+// so that one half's softmax overlaps the other's mma.
 //
 // After the loop each warp scales its sums back by exp(maximum); the warps of the same rows meet
 // through a scratch array, and the totals go to the µGraph's accumulators in shared memory, for
