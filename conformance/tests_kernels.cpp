@@ -296,19 +296,25 @@ void concurrent_compiles(Session &s) {
   });
 }
 
-// One executable launched from two threads at once, many times, on separate outputs.
+// One compiled graph run from two threads at once, many times, on separate inputs and outputs
+// and the default stream: one kernel, then three whose intermediates the runs must not share.
 void concurrent_launches(Session &s) {
   s.need_dtype(DType::kFloat32);
-  KernelGraph g;
-  g.mark_output(g.rms_norm(g.new_input({17, 333}, DType::kFloat32), {333}, 1e-6, std::nullopt));
-  const runtime::CompiledGraph compiled(s.plugin(), s.device(), g);
-  on_two_threads([&](int i) {
-    runtime::Measurer measurer(compiled.plugin(), compiled.device(), g, checked_options(21 + i));
-    for (int r = 0; r < 20; ++r) {
-      const runtime::Measurement m = measurer.measure(compiled, false);
-      if (!m.correct) throw std::runtime_error("run " + std::to_string(r) + ": " + m.error);
-    }
-  });
+  KernelGraph one, three;
+  one.mark_output(one.rms_norm(one.new_input({17, 333}, DType::kFloat32), {333}, 1e-6, std::nullopt));
+  const TensorId x = three.new_input({17, 333}, DType::kFloat32);
+  const TensorId normed = three.rms_norm(three.unary(OpKind::kExp, x), {333}, 1e-6, std::nullopt);
+  three.mark_output(three.binary(OpKind::kMul, normed, x));
+  for (const KernelGraph *g : {&one, &three}) {
+    const runtime::CompiledGraph compiled(s.plugin(), s.device(), *g);
+    on_two_threads([&](int i) {
+      runtime::Measurer measurer(compiled.plugin(), compiled.device(), *g, checked_options(21 + i));
+      for (int r = 0; r < 20; ++r) {
+        const runtime::Measurement m = measurer.measure(compiled, false);
+        if (!m.correct) throw std::runtime_error("run " + std::to_string(r) + ": " + m.error);
+      }
+    });
+  }
 }
 
 void timers(Session &s) {

@@ -804,8 +804,15 @@ YIRAGE_API void yirage_kernel_release(yirage_kernel *kernel);
  * row-major strides (or NULL strides) and a non-NULL data pointer; anything else is refused
  * before any work is queued. `stream` is the backend's native stream (NULL: its default; the CPU
  * backend runs synchronously and takes NULL only). Work may still be running on return on
- * asynchronous devices: see yirage_kernel_synchronize. Outputs must not alias inputs. */
-/* Thread safety: [reads kernel]; concurrent runs must use distinct outputs. */
+ * asynchronous devices: see yirage_kernel_synchronize. Outputs must not alias inputs.
+ * A kernel of several device kernels passes its intermediate tensors in buffers of its own: one
+ * set per stream it runs on, the default stream's allocated by yirage_compile, another stream's
+ * at the first run on it (OUT_OF_MEMORY then queues nothing), all freed with the kernel. Runs on
+ * one stream share their set in the stream's order; if you destroy a stream while this kernel's
+ * work on it still runs, synchronize first, since a new stream may get the same handle. */
+/* Thread safety: [reads kernel]; concurrent runs must use distinct outputs. Runs of a kernel of
+ * several device kernels on one stream take turns queueing them (on the CPU backend: running
+ * them); on different streams they do not wait for each other. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_run(const yirage_kernel *kernel,
                                                           const DLTensor *const *inputs,
                                                           size_t n_inputs,

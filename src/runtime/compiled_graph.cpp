@@ -100,17 +100,40 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
     }
     steps_.push_back({executable, op.inputs, op.outputs});
   }
-  intermediates_.resize(graph_.num_tensors());
+  for (const Step &step : steps_) {
+    for (TensorId id : step.outputs) has_intermediates_ |= !is_output(graph_, id);
+  }
+  intermediates_[nullptr] = allocate_intermediates();
+  stats_.kernels = static_cast<int>(steps_.size());
+  stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+std::unique_ptr<CompiledGraph::Intermediates> CompiledGraph::allocate_intermediates() const {
+  auto set = std::make_unique<Intermediates>();
+  set->buffers.resize(graph_.num_tensors());
   for (const Step &step : steps_) {
     for (TensorId id : step.outputs) {
       if (!is_output(graph_, id)) {
-        intermediates_[static_cast<size_t>(id)] =
-            allocate_buffer(plugin, device, tensor_bytes(graph_.tensor(id)));
+        set->buffers[static_cast<size_t>(id)] =
+            allocate_buffer(plugin_, device_, tensor_bytes(graph_.tensor(id)));
       }
     }
   }
-  stats_.kernels = static_cast<int>(steps_.size());
-  stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return set;
+}
+
+CompiledGraph::Intermediates &CompiledGraph::intermediates_of(void *stream) const {
+  const std::lock_guard<std::mutex> lock(streams_mutex_);
+  std::unique_ptr<Intermediates> &set = intermediates_[stream];
+  if (!set) {
+    try {
+      set = allocate_intermediates();
+    } catch (...) {
+      intermediates_.erase(stream);  // the next run on this stream tries again
+      throw;
+    }
+  }
+  return *set;
 }
 
 void CompiledGraph::run(const std::vector<const DLTensor *> &inputs,
@@ -145,8 +168,14 @@ void CompiledGraph::run(const std::vector<const DLTensor *> &inputs,
 void CompiledGraph::run_buffers(const std::vector<yirage_backend_buffer *> &inputs,
                                 const std::vector<yirage_backend_buffer *> &outputs,
                                 void *stream) const {
+  // A graph of one kernel has no intermediates: its runs need neither a set nor turns.
+  std::unique_lock<std::mutex> turn;
   std::vector<yirage_backend_buffer *> where(graph_.num_tensors(), nullptr);
-  for (size_t i = 0; i < graph_.num_tensors(); ++i) where[i] = intermediates_[i].get();
+  if (has_intermediates_) {
+    Intermediates &set = intermediates_of(stream);
+    turn = std::unique_lock<std::mutex>(set.queueing);
+    for (size_t i = 0; i < graph_.num_tensors(); ++i) where[i] = set.buffers[i].get();
+  }
   for (size_t i = 0; i < inputs.size(); ++i) where[static_cast<size_t>(graph_.inputs()[i])] = inputs[i];
   // Graph outputs are distinct computed tensors (KernelGraph::mark_output refuses inputs and
   // repeats), so each is written in place by the kernel that computes it.

@@ -1,10 +1,15 @@
 // A kernel graph compiled for one device of one backend (yirage_kernel): every live operator
 // becomes one kernel program compiled by the plugin (identical programs share one executable),
-// run in graph order; every intermediate tensor gets its own device buffer, allocated once at
-// compile time, so a run allocates nothing but the wrappers of the caller's tensors.
+// run in graph order; every intermediate tensor gets its own device buffer. Runs queued on one
+// stream run in its order and share one set of those buffers; runs on different streams would
+// overwrite each other's, so each stream gets its own set, allocated at the first run on it (the
+// default stream's at compile time): a run allocates nothing else but the wrappers of the
+// caller's tensors.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include <dlpack/dlpack.h>
@@ -52,7 +57,10 @@ class CompiledGraph {
   const CompileStats &stats() const { return stats_; }
 
   // Checks every tensor (shape, dtype, device, compact strides, non-NULL data) against the
-  // graph, then enqueues the kernels on `stream`. Nothing is launched if a check fails.
+  // graph, then enqueues the kernels on `stream`. Nothing is launched if a check fails (or if
+  // the intermediates of a stream new to this graph cannot be allocated). Safe from several
+  // threads: runs of a graph of several kernels on one stream take turns queueing them (on a
+  // synchronous backend, the CPU's, running them), so that they do not interleave.
   void run(const std::vector<const DLTensor *> &inputs, const std::vector<const DLTensor *> &outputs,
            void *stream) const;
   // The same on plugin buffers (each at least its tensor's size).
@@ -66,11 +74,21 @@ class CompiledGraph {
     std::vector<TensorId> inputs, outputs;
   };
 
+  // The intermediate tensors' buffers of the runs on one stream.
+  struct Intermediates {
+    std::mutex queueing;          // held while a run enqueues its kernels
+    std::vector<Buffer> buffers;  // indexed by TensorId; null for graph inputs/outputs
+  };
+  std::unique_ptr<Intermediates> allocate_intermediates() const;
+  Intermediates &intermediates_of(void *stream) const;
+
   const Plugin &plugin_;
   int32_t device_;
   KernelGraph graph_;
   std::vector<Step> steps_;
-  std::vector<Buffer> intermediates_;  // indexed by TensorId; null for graph inputs/outputs
+  bool has_intermediates_ = false;
+  mutable std::mutex streams_mutex_;  // guards intermediates_
+  mutable std::map<void *, std::unique_ptr<Intermediates>> intermediates_;  // by stream
   CompileStats stats_;
 };
 

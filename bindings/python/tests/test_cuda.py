@@ -66,7 +66,30 @@ def test_weight_products_on_unaligned_weights():
             assert relative_error(out, want) < 1e-2, (rows, w.data_ptr() % 16)
 
 
+def test_runs_on_two_streams_keep_their_intermediates():
+    # Three kernels (exp, rms_norm, mul) with two intermediate tensors, run again and again on two
+    # streams at once on different inputs: each stream needs its own intermediates.
+    cuda_device()
+    g = yr.new_kernel_graph()
+    X = g.new_input(dims=(2048, 2048), dtype=yr.float16)
+    g.mark_output(g.mul(g.rms_norm(g.exp(X), normalized_shape=(2048,)), X))
+    k = g.compile(backend="cuda")
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    xs = [torch.empty((2048, 2048), device="cuda", dtype=torch.float16).uniform_(-1, 1) for _ in streams]
+    outs = [torch.full_like(x, float("nan")) for x in xs]
+    torch.cuda.synchronize()
+    for _ in range(20):
+        for stream, x, out in zip(streams, xs, outs):
+            k([x], outputs=[out], stream=stream.cuda_stream)
+    torch.cuda.synchronize()
+    for x, out in zip(xs, outs):
+        e = x.float().exp()
+        want = e * torch.rsqrt(e.pow(2).mean(-1, keepdim=True)) * x.float()
+        assert relative_error(out, want) < 1e-2
+
+
 if __name__ == "__main__":
     test_superoptimize_and_run_on_torch_tensors()
     test_weight_products_on_unaligned_weights()
+    test_runs_on_two_streams_keep_their_intermediates()
     print("ok")
