@@ -125,6 +125,15 @@ int main(int argc, char **argv) {
     in[0].dl.data = NULL;
     EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL), "data is NULL");
     in[0].dl.data = (void *)data;
+    /* In place: the output over input 1's memory, from its start and from its second element
+     * (in bounds either way: a regression writes inside input 1, not past it). */
+    CHECK(out.count < in[1].count);
+    data = out.dl.data;
+    out.dl.data = in[1].dl.data;
+    EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL), "output 0 overlaps input 1 in memory");
+    out.dl.data = (char *)in[1].dl.data + 2;
+    EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL), "output 0 overlaps input 1");
+    out.dl.data = (void *)data;
   }
 
   /* Measurement: correct against its own graph, timed. */

@@ -804,7 +804,8 @@ YIRAGE_API void yirage_kernel_release(yirage_kernel *kernel);
  * row-major strides (or NULL strides) and a non-NULL data pointer; anything else is refused
  * before any work is queued. `stream` is the backend's native stream (NULL: its default; the CPU
  * backend runs synchronously and takes NULL only). Work may still be running on return on
- * asynchronous devices: see yirage_kernel_synchronize. Outputs must not alias inputs.
+ * asynchronous devices: see yirage_kernel_synchronize. An output that shares memory with an
+ * input or with another output is refused (INVALID_ARGUMENT): runs are not in place.
  * A kernel of several device kernels passes its intermediate tensors in buffers of its own: one
  * set per stream it runs on, the default stream's allocated by yirage_compile, another stream's
  * at the first run on it (OUT_OF_MEMORY then queues nothing), all freed with the kernel. Runs on

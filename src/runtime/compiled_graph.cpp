@@ -145,23 +145,47 @@ void CompiledGraph::run(const std::vector<const DLTensor *> &inputs,
                      " were given");
   }
   const yirage_backend_device_info &device = plugin_.device(device_).raw;
-  std::vector<Buffer> wrapped;
-  std::vector<yirage_backend_buffer *> in, out;
-  auto wrap = [&](const std::string &role, const DLTensor *t, TensorId id) {
-    const Tensor &expected = graph_.tensor(id);
-    void *data = checked_data(role, t, expected, device);
-    yirage_backend_buffer *raw = nullptr;
-    plugin_.call("buffer_wrap", plugin_.api().buffer_wrap, plugin_.instance(), device_, data,
-                 tensor_bytes(expected), &raw);
-    wrapped.emplace_back(raw, BufferRelease{&plugin_.api()});
-    return raw;
+  struct Span {
+    std::string role;
+    const char *begin;
+    size_t bytes;
   };
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    in.push_back(wrap("run: input " + std::to_string(i), inputs[i], graph_.inputs()[i]));
+  std::vector<Span> in_spans, out_spans;
+  auto check = [&](std::vector<Span> &spans, const std::string &role, const DLTensor *t, TensorId id) {
+    const Tensor &expected = graph_.tensor(id);
+    spans.push_back({role, static_cast<const char *>(checked_data("run: " + role, t, expected, device)),
+                     tensor_bytes(expected)});
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) check(in_spans, "input " + std::to_string(i), inputs[i], graph_.inputs()[i]);
+  for (size_t i = 0; i < outputs.size(); ++i) check(out_spans, "output " + std::to_string(i), outputs[i], graph_.outputs()[i]);
+  // A kernel reads its inputs while it writes its outputs, in no defined order: an output that
+  // shares memory with an input or another output would give results no one can predict.
+  auto overlap = [](const Span &a, const Span &b) {
+    return a.bytes > 0 && b.bytes > 0 && a.begin < b.begin + b.bytes && b.begin < a.begin + a.bytes;
+  };
+  for (size_t o = 0; o < out_spans.size(); ++o) {
+    for (const std::vector<Span> *others : {&in_spans, &out_spans}) {
+      for (size_t i = 0; i < (others == &out_spans ? o : others->size()); ++i) {
+        if (overlap(out_spans[o], (*others)[i])) {
+          invalid_argument("run: " + out_spans[o].role + " overlaps " + (*others)[i].role +
+                           " in memory (outputs must not share memory with inputs or other outputs)");
+        }
+      }
+    }
   }
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    out.push_back(wrap("run: output " + std::to_string(i), outputs[i], graph_.outputs()[i]));
-  }
+  std::vector<Buffer> wrapped;
+  auto wrap = [&](const std::vector<Span> &spans) {
+    std::vector<yirage_backend_buffer *> buffers;
+    for (const Span &span : spans) {
+      yirage_backend_buffer *raw = nullptr;
+      plugin_.call("buffer_wrap", plugin_.api().buffer_wrap, plugin_.instance(), device_,
+                   const_cast<char *>(span.begin), span.bytes, &raw);
+      wrapped.emplace_back(raw, BufferRelease{&plugin_.api()});
+      buffers.push_back(raw);
+    }
+    return buffers;
+  };
+  const std::vector<yirage_backend_buffer *> in = wrap(in_spans), out = wrap(out_spans);
   run_buffers(in, out, stream);
 }
 

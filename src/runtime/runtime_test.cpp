@@ -4,6 +4,7 @@
 // checks.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -11,6 +12,7 @@
 #include "codegen/kernel_program.hpp"
 #include "ir/block_graph.hpp"
 #include "runtime/context.hpp"
+#include "runtime/host_tensor.hpp"
 #include "runtime/measure.hpp"
 
 namespace yirage::runtime {
@@ -264,6 +266,45 @@ TEST(CpuPlugin, SaysWhetherItCanBuildAGraph) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
     EXPECT_NE(std::string(e.what()).find("supports"), std::string::npos) << e.what();
   }
+}
+
+// Outputs may not share memory with inputs or with each other (a kernel reads and writes them
+// in no defined order); the check runs before anything is launched.
+TEST(CpuPlugin, RunRefusesOutputsThatShareMemory) {
+  auto plugin = cpu_plugin();
+  KernelGraph g;
+  const TensorId x = g.new_input({4, 8}, DType::kFloat32);
+  g.mark_output(g.unary(OpKind::kExp, x));
+  g.mark_output(g.unary(OpKind::kRelu, x));
+  const CompiledGraph compiled(*plugin, 0, g);
+  std::vector<float> memory(4 * 8 * 3, 0.5f);
+  int64_t shape[] = {4, 8};
+  auto tensor = [&](size_t offset) {
+    DLTensor t{};
+    t.data = memory.data() + offset;
+    t.device = {kDLCPU, 0};
+    t.ndim = 2;
+    t.dtype = dtype_to_dlpack(DType::kFloat32);
+    t.shape = shape;
+    return t;
+  };
+  const DLTensor in = tensor(0), a = tensor(32), b = tensor(64), b_over_a = tensor(40);
+  auto message = [&](const DLTensor &first, const DLTensor &second) -> std::string {
+    try {
+      compiled.run({&in}, {&first, &second}, nullptr);
+    } catch (const Error &e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(message(a, b_over_a).find("output 1 overlaps output 0"), std::string::npos);
+  EXPECT_NE(message(a, a).find("output 1 overlaps output 0"), std::string::npos);
+  EXPECT_NE(message(a, in).find("output 1 overlaps input 0"), std::string::npos);
+  EXPECT_EQ(memory[40], 0.5f) << "nothing ran";
+  EXPECT_EQ(message(a, b), "");
+  EXPECT_FLOAT_EQ(memory[32], std::exp(0.5f));
+  EXPECT_FLOAT_EQ(memory[64], 0.5f);
 }
 
 TEST(CpuPlugin, RefusesBadProgramsAndLaunches) {

@@ -61,7 +61,7 @@ public final class Kernel implements AutoCloseable {
         return outputs;
     }
 
-    /** Runs into the caller's outputs, which must not alias the inputs. */
+    /** Runs into the caller's outputs; an output sharing memory with an input or another output is refused. */
     public void run(HostTensor[] inputs, HostTensor[] outputs) {
         if (!hostMemory) {
             throw YirageException.of(Status.UNSUPPORTED, "Kernel.run takes host tensors; this kernel's device ("
