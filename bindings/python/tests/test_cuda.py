@@ -2,6 +2,8 @@
 tensors without copies (outputs allocated by PyTorch, or given), on PyTorch's stream. Skips
 where PyTorch, a GPU or the CUDA plugin is missing (as in CI); run on a GPU machine with
 YIRAGE_BACKEND_PATH pointing at the plugin."""
+import ctypes
+
 import pytest
 
 import yirage as yr
@@ -66,26 +68,47 @@ def test_weight_products_on_unaligned_weights():
             assert relative_error(out, want) < 1e-2, (rows, w.data_ptr() % 16)
 
 
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
 def test_runs_on_two_streams_keep_their_intermediates():
     # Three kernels (exp, rms_norm, mul) with two intermediate tensors, run again and again on two
-    # streams at once on different inputs: each stream needs its own intermediates.
+    # streams at once on different inputs, each run into outputs of its own: each stream needs its
+    # own intermediates (with one set, one stream's exp overwrote what the other's rms_norm read).
+    # The Python call waits for each run, so the runs are queued through the C ABI (ctypes on
+    # the library the binding loaded), which does not.
     cuda_device()
+    rows, cols, runs = 4096, 4096, 8
     g = yr.new_kernel_graph()
-    X = g.new_input(dims=(2048, 2048), dtype=yr.float16)
-    g.mark_output(g.mul(g.rms_norm(g.exp(X), normalized_shape=(2048,)), X))
+    X = g.new_input(dims=(rows, cols), dtype=yr.float16)
+    g.mark_output(g.mul(g.rms_norm(g.exp(X), normalized_shape=(cols,)), X))
     k = g.compile(backend="cuda")
+    lib = ctypes.CDLL("libyirage.so.1")
+    shape = (ctypes.c_int64 * 2)(rows, cols)
+
+    def dl(t):  # float16 (code 2) on CUDA (device type 2)
+        return ctypes.pointer(_DLTensor(t.data_ptr(), 2, t.device.index, 2, 2, 16, 1, shape, None, 0))
+
     streams = [torch.cuda.Stream(), torch.cuda.Stream()]
-    xs = [torch.empty((2048, 2048), device="cuda", dtype=torch.float16).uniform_(-1, 1) for _ in streams]
-    outs = [torch.full_like(x, float("nan")) for x in xs]
+    xs = [torch.empty((rows, cols), device="cuda", dtype=torch.float16).uniform_(-1, 1) for _ in streams]
+    outs = [[torch.full_like(x, float("nan")) for _ in range(runs)] for x in xs]
     torch.cuda.synchronize()
-    for _ in range(20):
+    for r in range(runs):
         for stream, x, out in zip(streams, xs, outs):
-            k([x], outputs=[out], stream=stream.cuda_stream)
+            ins = (ctypes.POINTER(_DLTensor) * 1)(dl(x))
+            result = (ctypes.POINTER(_DLTensor) * 1)(dl(out[r]))
+            assert lib.yirage_kernel_run(ctypes.c_void_p(int(k._handle)), ins, 1, result, 1,
+                                         ctypes.c_void_p(stream.cuda_stream)) == 0
     torch.cuda.synchronize()
     for x, out in zip(xs, outs):
         e = x.float().exp()
         want = e * torch.rsqrt(e.pow(2).mean(-1, keepdim=True)) * x.float()
-        assert relative_error(out, want) < 1e-2
+        for r in range(runs):
+            assert relative_error(out[r], want) < 1e-2, r
 
 
 if __name__ == "__main__":
