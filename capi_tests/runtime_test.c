@@ -130,7 +130,8 @@ int main(int argc, char **argv) {
     CHECK(out.count < in[1].count);
     data = out.dl.data;
     out.dl.data = in[1].dl.data;
-    EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL), "output 0 overlaps input 1 in memory");
+    EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL),
+                   "output 0 overlaps input 1 in memory");
     out.dl.data = (char *)in[1].dl.data + 2;
     EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL), "output 0 overlaps input 1");
     out.dl.data = (void *)data;

@@ -301,7 +301,8 @@ void concurrent_compiles(Session &s) {
 void concurrent_launches(Session &s) {
   s.need_dtype(DType::kFloat32);
   KernelGraph one, three;
-  one.mark_output(one.rms_norm(one.new_input({17, 333}, DType::kFloat32), {333}, 1e-6, std::nullopt));
+  one.mark_output(
+      one.rms_norm(one.new_input({17, 333}, DType::kFloat32), {333}, 1e-6, std::nullopt));
   const TensorId x = three.new_input({17, 333}, DType::kFloat32);
   const TensorId normed = three.rms_norm(three.unary(OpKind::kExp, x), {333}, 1e-6, std::nullopt);
   three.mark_output(three.binary(OpKind::kMul, normed, x));

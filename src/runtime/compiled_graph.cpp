@@ -151,13 +151,18 @@ void CompiledGraph::run(const std::vector<const DLTensor *> &inputs,
     size_t bytes;
   };
   std::vector<Span> in_spans, out_spans;
-  auto check = [&](std::vector<Span> &spans, const std::string &role, const DLTensor *t, TensorId id) {
+  auto check = [&](std::vector<Span> &spans, const std::string &role, const DLTensor *t,
+                   TensorId id) {
     const Tensor &expected = graph_.tensor(id);
-    spans.push_back({role, static_cast<const char *>(checked_data("run: " + role, t, expected, device)),
-                     tensor_bytes(expected)});
+    const void *data = checked_data("run: " + role, t, expected, device);
+    spans.push_back({role, static_cast<const char *>(data), tensor_bytes(expected)});
   };
-  for (size_t i = 0; i < inputs.size(); ++i) check(in_spans, "input " + std::to_string(i), inputs[i], graph_.inputs()[i]);
-  for (size_t i = 0; i < outputs.size(); ++i) check(out_spans, "output " + std::to_string(i), outputs[i], graph_.outputs()[i]);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check(in_spans, "input " + std::to_string(i), inputs[i], graph_.inputs()[i]);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    check(out_spans, "output " + std::to_string(i), outputs[i], graph_.outputs()[i]);
+  }
   // A kernel reads its inputs while it writes its outputs, in no defined order: an output that
   // shares memory with an input or another output would give results no one can predict.
   auto overlap = [](const Span &a, const Span &b) {
@@ -168,7 +173,8 @@ void CompiledGraph::run(const std::vector<const DLTensor *> &inputs,
       for (size_t i = 0; i < (others == &out_spans ? o : others->size()); ++i) {
         if (overlap(out_spans[o], (*others)[i])) {
           invalid_argument("run: " + out_spans[o].role + " overlaps " + (*others)[i].role +
-                           " in memory (outputs must not share memory with inputs or other outputs)");
+                           " in memory (outputs must not share memory with inputs or other "
+                           "outputs)");
         }
       }
     }
