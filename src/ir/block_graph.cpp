@@ -174,11 +174,20 @@ void BlockGraph::new_output(TensorId s_id, const GridMap &omap, int32_t forloop_
                        ": tiles would overlap");
     }
   }
+  // The tile times the grid (and the loop) can exceed int64_t for a hostile file's sizes:
+  // multiplied with overflow checks, then held to check_dims' bound.
   Dims out = s.dims;
+  auto scale = [&](int32_t dim, int64_t factor) {
+    int64_t &d = out[static_cast<size_t>(dim)];
+    if (__builtin_mul_overflow(d, factor, &d)) {
+      invalid_argument(std::string(op) + ": the tile " + to_string(s.dims) +
+                       " over the grid and loop holds more than 2^56 elements");
+    }
+  };
   for (size_t a = 0; a < 3; ++a) {
-    if (omap[a] >= 0) out[static_cast<size_t>(omap[a])] *= config_.grid[a];
+    if (omap[a] >= 0) scale(omap[a], config_.grid[a]);
   }
-  if (forloop_dim >= 0) out[static_cast<size_t>(forloop_dim)] *= config_.forloop_range;
+  if (forloop_dim >= 0) scale(forloop_dim, config_.forloop_range);
   check_dims(op, out);
   OpAttributes attributes;
   attributes.sizes = out;
