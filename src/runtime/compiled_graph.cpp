@@ -28,7 +28,8 @@ void *checked_data(const std::string &role, const DLTensor *t, const Tensor &exp
   if (t->ndim > 0 && t->shape == nullptr) invalid_argument(role + ": shape is NULL");
   const Dims shape(t->shape, t->shape + t->ndim);
   if (shape != expected.dims) {
-    invalid_argument(role + " has shape " + to_string(shape) + ", expected " + to_string(expected.dims));
+    invalid_argument(role + " has shape " + to_string(shape) + ", expected " +
+                     to_string(expected.dims));
   }
   const std::optional<DType> dtype = dtype_from_dlpack(t->dtype);
   if (!dtype || *dtype != expected.dtype) {
@@ -36,21 +37,23 @@ void *checked_data(const std::string &role, const DLTensor *t, const Tensor &exp
   }
   if (t->device.device_type != device.dlpack_device_type ||
       t->device.device_id != device.dlpack_device_id) {
-    invalid_argument(role + " is on DLPack device (" + std::to_string(t->device.device_type) + ", " +
-                     std::to_string(t->device.device_id) + "), the kernel's device is (" +
+    invalid_argument(role + " is on DLPack device (" + std::to_string(t->device.device_type) +
+                     ", " + std::to_string(t->device.device_id) + "), the kernel's device is (" +
                      std::to_string(device.dlpack_device_type) + ", " +
                      std::to_string(device.dlpack_device_id) + ")");
   }
   if (t->strides != nullptr) {
     const Dims compact = row_major_strides(expected.dims);
     for (int32_t d = 0; d < t->ndim; ++d) {
-      if (expected.dims[static_cast<size_t>(d)] != 1 && t->strides[d] != compact[static_cast<size_t>(d)]) {
+      if (expected.dims[static_cast<size_t>(d)] != 1 &&
+          t->strides[d] != compact[static_cast<size_t>(d)]) {
         throw Error(ErrorCode::kUnsupported,
                     role + " is strided; kernels take compact row-major tensors (copy it first)");
       }
     }
   }
-  if (t->data == nullptr && num_elements(expected.dims) > 0) invalid_argument(role + ": data is NULL");
+  if (t->data == nullptr && num_elements(expected.dims) > 0)
+    invalid_argument(role + ": data is NULL");
   return static_cast<char *>(t->data) + t->byte_offset;
 }
 
@@ -64,7 +67,8 @@ Buffer allocate_buffer(const Plugin &plugin, int32_t device, size_t bytes) {
 
 void check_buildable(const Plugin &plugin, int32_t device, const KernelGraph &graph) {
   for (size_t i : codegen::kernel_operators(graph)) {
-    const std::vector<uint8_t> program = codegen::kernel_program_to_bytes(codegen::make_kernel_program(graph, i));
+    const std::vector<uint8_t> program =
+        codegen::kernel_program_to_bytes(codegen::make_kernel_program(graph, i));
     plugin.call("supports", plugin.api().supports, plugin.instance(), device,
                 static_cast<const void *>(program.data()), program.size());
   }
@@ -100,12 +104,11 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
     }
     steps_.push_back({executable, op.inputs, op.outputs});
   }
-  for (const Step &step : steps_) {
-    for (TensorId id : step.outputs) has_intermediates_ |= !is_output(graph_, id);
-  }
-  intermediates_[nullptr] = allocate_intermediates();
+  const Intermediates &default_stream = *(intermediates_[nullptr] = allocate_intermediates());
+  for (const Buffer &b : default_stream.buffers) has_intermediates_ |= b != nullptr;
   stats_.kernels = static_cast<int>(steps_.size());
-  stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  stats_.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
 std::unique_ptr<CompiledGraph::Intermediates> CompiledGraph::allocate_intermediates() const {
@@ -150,48 +153,43 @@ void CompiledGraph::run(const std::vector<const DLTensor *> &inputs,
     const char *begin;
     size_t bytes;
   };
-  std::vector<Span> in_spans, out_spans;
-  auto check = [&](std::vector<Span> &spans, const std::string &role, const DLTensor *t,
-                   TensorId id) {
+  // The inputs' spans, then the outputs'.
+  std::vector<Span> spans;
+  auto check = [&](const std::string &role, const DLTensor *t, TensorId id) {
     const Tensor &expected = graph_.tensor(id);
     const void *data = checked_data("run: " + role, t, expected, device);
     spans.push_back({role, static_cast<const char *>(data), tensor_bytes(expected)});
   };
   for (size_t i = 0; i < inputs.size(); ++i) {
-    check(in_spans, "input " + std::to_string(i), inputs[i], graph_.inputs()[i]);
+    check("input " + std::to_string(i), inputs[i], graph_.inputs()[i]);
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    check(out_spans, "output " + std::to_string(i), outputs[i], graph_.outputs()[i]);
+    check("output " + std::to_string(i), outputs[i], graph_.outputs()[i]);
   }
   // A kernel reads its inputs while it writes its outputs, in no defined order: an output that
   // shares memory with an input or another output would give results no one can predict.
-  auto overlap = [](const Span &a, const Span &b) {
-    return a.bytes > 0 && b.bytes > 0 && a.begin < b.begin + b.bytes && b.begin < a.begin + a.bytes;
-  };
-  for (size_t o = 0; o < out_spans.size(); ++o) {
-    for (const std::vector<Span> *others : {&in_spans, &out_spans}) {
-      for (size_t i = 0; i < (others == &out_spans ? o : others->size()); ++i) {
-        if (overlap(out_spans[o], (*others)[i])) {
-          invalid_argument("run: " + out_spans[o].role + " overlaps " + (*others)[i].role +
-                           " in memory (outputs must not share memory with inputs or other "
-                           "outputs)");
-        }
+  for (size_t o = inputs.size(); o < spans.size(); ++o) {
+    const Span &a = spans[o];
+    for (size_t i = 0; i < o; ++i) {
+      const Span &b = spans[i];
+      const bool overlap =
+          a.bytes > 0 && b.bytes > 0 && a.begin < b.begin + b.bytes && b.begin < a.begin + a.bytes;
+      if (overlap) {
+        invalid_argument("run: " + a.role + " overlaps " + b.role +
+                         " in memory (outputs must not share memory with inputs or other "
+                         "outputs)");
       }
     }
   }
   std::vector<Buffer> wrapped;
-  auto wrap = [&](const std::vector<Span> &spans) {
-    std::vector<yirage_backend_buffer *> buffers;
-    for (const Span &span : spans) {
-      yirage_backend_buffer *raw = nullptr;
-      plugin_.call("buffer_wrap", plugin_.api().buffer_wrap, plugin_.instance(), device_,
-                   const_cast<char *>(span.begin), span.bytes, &raw);
-      wrapped.emplace_back(raw, BufferRelease{&plugin_.api()});
-      buffers.push_back(raw);
-    }
-    return buffers;
-  };
-  const std::vector<yirage_backend_buffer *> in = wrap(in_spans), out = wrap(out_spans);
+  std::vector<yirage_backend_buffer *> in, out;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    yirage_backend_buffer *raw = nullptr;
+    plugin_.call("buffer_wrap", plugin_.api().buffer_wrap, plugin_.instance(), device_,
+                 const_cast<char *>(spans[i].begin), spans[i].bytes, &raw);
+    wrapped.emplace_back(raw, BufferRelease{&plugin_.api()});
+    (i < inputs.size() ? in : out).push_back(raw);
+  }
   run_buffers(in, out, stream);
 }
 
@@ -206,7 +204,8 @@ void CompiledGraph::run_buffers(const std::vector<yirage_backend_buffer *> &inpu
     turn = std::unique_lock<std::mutex>(set.queueing);
     for (size_t i = 0; i < graph_.num_tensors(); ++i) where[i] = set.buffers[i].get();
   }
-  for (size_t i = 0; i < inputs.size(); ++i) where[static_cast<size_t>(graph_.inputs()[i])] = inputs[i];
+  for (size_t i = 0; i < inputs.size(); ++i)
+    where[static_cast<size_t>(graph_.inputs()[i])] = inputs[i];
   // Graph outputs are distinct computed tensors (KernelGraph::mark_output refuses inputs and
   // repeats), so each is written in place by the kernel that computes it.
   for (size_t o = 0; o < outputs.size(); ++o) {
