@@ -831,7 +831,8 @@ typedef struct yirage_measure_options {
   uint32_t warmup;    /* untimed runs first (default 2) */
   uint32_t repeats;   /* timed runs, >= 1 (default 10) */
   /* ABI 1.3: before each timed run, on the same stream and outside the timed span, a kernel
-   * reads and writes this many bytes on the device (at most 2^40). With the device's L2 size
+   * writes this many bytes on the device (rounded up to 4 KiB, at most 2^40) and reads almost
+   * nothing, leaving the device's caches full of its dirty lines. With the device's L2 size
    * (yirage_device_info.target.l2_bytes) every run starts with cold caches, as a layer's weights
    * usually are, and the timed span holds the device's time alone, not the host's launch
    * latency (the start event waits behind the flush). 0 (default): none. Read only when

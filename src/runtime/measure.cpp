@@ -25,11 +25,18 @@ struct Measurer::Inputs {
   std::vector<reference::Values> expected;
 };
 
-// y = x · 0.5 over float32 vectors of flush_bytes: reads and writes them once each.
+// y = a + b, a float32 [rows, 1] and b [1, kFlushColumns] broadcast to flush_bytes of output:
+// the kernel writes flush_bytes and reads almost nothing, so L2 ends up holding its dirty lines
+// alone, as after the memset with which triton.testing.do_bench flushes. A kernel that read and
+// wrote flush_bytes (y = x · 0.5, before) left part of L2 clean, and the search timed weight
+// products faster than the benchmark does: gated_mlp's input graph 38.7 µs against bench.py's
+// 44.0 on an H100, 42.7 with this flush (benchmarks/gpu/RESULTS.md, eighteenth session). What
+// a and b hold does not matter.
 struct Measurer::Flush {
   std::unique_ptr<CompiledGraph> compiled;
-  Buffer in, out;
+  Buffer a, b, out;
 };
+constexpr int64_t kFlushColumns = 1024;
 
 namespace {
 
@@ -125,13 +132,16 @@ const Measurer::Flush *Measurer::flush() {
   if (options_.flush_bytes <= 0) return nullptr;
   if (!flush_ && flush_error_.empty()) {
     try {
-      const int64_t elements = (options_.flush_bytes + 3) / 4;
+      const int64_t rows = (options_.flush_bytes + kFlushColumns * 4 - 1) / (kFlushColumns * 4);
       KernelGraph graph;
-      graph.mark_output(graph.mul_scalar(graph.new_input({elements}, DType::kFloat32), 0.5));
+      const TensorId a = graph.new_input({rows, 1}, DType::kFloat32);
+      const TensorId b = graph.new_input({1, kFlushColumns}, DType::kFloat32);
+      graph.mark_output(graph.binary(OpKind::kAdd, a, b));
       auto flush = std::make_unique<Flush>();
       flush->compiled = std::make_unique<CompiledGraph>(plugin_, device_, graph);
-      flush->in = allocate_buffer(plugin_, device_, static_cast<size_t>(elements) * 4);
-      flush->out = allocate_buffer(plugin_, device_, static_cast<size_t>(elements) * 4);
+      flush->a = allocate_buffer(plugin_, device_, static_cast<size_t>(rows) * 4);
+      flush->b = allocate_buffer(plugin_, device_, kFlushColumns * 4);
+      flush->out = allocate_buffer(plugin_, device_, static_cast<size_t>(rows * kFlushColumns) * 4);
       flush_ = std::move(flush);
     } catch (const Error &e) {
       flush_error_ = std::string("cache flush: ") + e.what();
@@ -224,7 +234,8 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time) {
     std::vector<double> seconds;
     for (int r = 0; r < std::max(1, options_.repeats); ++r) {
       if (cache_flush != nullptr) {  // on the same stream, before the start event
-        cache_flush->compiled->run_buffers({cache_flush->in.get()}, {cache_flush->out.get()}, nullptr);
+        cache_flush->compiled->run_buffers({cache_flush->a.get(), cache_flush->b.get()},
+                                           {cache_flush->out.get()}, nullptr);
         ++flushes_;
       }
       plugin_.call("timer_record", api.timer_record, start.get(), static_cast<void *>(nullptr));

@@ -32,8 +32,8 @@ struct MeasureOptions {
   // back after the run and must be unchanged.
   size_t guard_bytes = 0;
   bool check_inputs_unchanged = false;
-  // Before each timed run, a kernel reads and writes this many bytes (rounded up to float32
-  // elements) on the same stream, outside the timed span; 0: none. The search sets the GPU's L2
+  // Before each timed run, a kernel writes this many bytes (rounded up to 4 KiB) and reads
+  // almost nothing, on the same stream, outside the timed span; 0: none. The search sets the GPU's L2
   // size, so that each run starts with the graph's inputs out of L2 and L2 full of dirty lines
   // (docs/backends.md, "Profiling in the search").
   int64_t flush_bytes = 0;

@@ -548,7 +548,7 @@ class Kernel:
     def measure(self, seed=1, warmup=2, repeats=10, flush_bytes=0):
         """Checks the kernel against its graph in float64 on seeded random inputs (outputs
         poisoned first) and times `repeats` runs after `warmup` with the backend's timers.
-        flush_bytes > 0: before each timed run a kernel reads and writes that many bytes on the
+        flush_bytes > 0: before each timed run a kernel writes that many bytes on the
         device (its L2 size: cold caches, and the device's time alone). A wrong kernel is a
         result, not an error: a dict with correct, relative_error, median_seconds, min_seconds
         and error (why it is wrong, "" when correct)."""

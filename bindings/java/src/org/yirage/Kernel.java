@@ -82,7 +82,7 @@ public final class Kernel implements AutoCloseable {
     }
 
     /**
-     * The same, with a kernel that reads and writes {@code flushBytes} on the device before each
+     * The same, with a kernel that writes {@code flushBytes} on the device before each
      * timed run, outside the timed span: with the device's L2 size (the C API's
      * {@code yirage_target_properties.l2_bytes}) each run starts with cold caches and the timing
      * holds the device's time alone (ABI 1.3, {@code yirage_measure_options.flush_bytes}).
