@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "benchmark_ugraphs.hpp"
@@ -170,7 +171,9 @@ codegen::CudaKernel unfused_matmul(const std::string &name, int cc, int64_t b = 
 // rows; gated_mlp's 8 rows on tensor cores from sm_80 (batches of 4), on the FMA units before;
 // rmsnorm_linear's 16 rows at b = 8 in one row block (B read once), the mma's upper rows A's, in
 // blocks of 8 warps that fit two per multiprocessor where the grid outnumbers them (192 column
-// blocks on 132), else 16 (gated_mlp's 128).
+// blocks on 132), else 16 (gated_mlp's 128). Before the dependent-launch wait, the first 1/8 of
+// each warp's rows of B are prefetched into L2, except by the blocks that run two per
+// multiprocessor on tensor cores (that lost time on an H100).
 TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
   const codegen::CudaKernel two_rows = unfused_matmul("rmsnorm_linear", 90);
   EXPECT_NE(two_rows.source.find("uint4 raw[2], next[2];"), std::string::npos);
@@ -190,6 +193,13 @@ TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
   const codegen::CudaKernel one_wave = unfused_matmul("rmsnorm_linear", h100_device(), 8);
   EXPECT_EQ(one_wave.block_threads, 256);
   EXPECT_NE(one_wave.source.find("__launch_bounds__(256, 2)"), std::string::npos);
+  EXPECT_EQ(one_wave.source.find("prefetch.global.L2"), std::string::npos);
+  const codegen::CudaKernel two_rows_h100 = unfused_matmul("rmsnorm_linear", h100_device());
+  const size_t prefetch = two_rows_h100.source.find("prefetch.global.L2");
+  EXPECT_LT(prefetch, two_rows_h100.source.find("griddepcontrol.wait"));
+  // 16 warps, k slices of 4096 / 16 = 256 rows: 32 of each prefetched.
+  EXPECT_NE(two_rows_h100.source.find("warp * 256 + 32 < p1"), std::string::npos);
+  EXPECT_NE(unfused_matmul("gated_mlp", h100_device()).source.find("prefetch.global.L2"), std::string::npos);
   EXPECT_EQ(sixteen_rows.block_threads, 512);  // the multiprocessors unknown
   EXPECT_EQ(unfused_matmul("gated_mlp", h100_device()).block_threads, 512);
   const codegen::CudaKernel turing = unfused_matmul("gated_mlp", 75);
@@ -198,8 +208,10 @@ TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
   EXPECT_EQ(turing.source.find("yr_raw16(pb"), std::string::npos);
 }
 
-// On sm_90 every kernel waits for the previous kernel in the stream before touching memory, so
-// the plugin may launch it as a programmatic dependent; before sm_90 there is no such wait.
+// On sm_90 every kernel waits for the previous kernel in the stream before it reads or writes
+// memory, so the plugin may launch it as a programmatic dependent; before the wait come only
+// arithmetic and L2 prefetches of the weights (the weight product's); before sm_90 there is no
+// such wait.
 TEST_F(CudaCodegen, KernelsWaitForThePreviousOneOnHopper) {
   const KernelGraph graph = bench::build_unfused("gated_mlp", 1, DType::kFloat16, 16);
   const std::vector<bool> live = live_operators(graph);
@@ -211,8 +223,20 @@ TEST_F(CudaCodegen, KernelsWaitForThePreviousOneOnHopper) {
     const size_t body = hopper.source.find(codegen::kCudaKernelSymbol);
     const size_t wait = hopper.source.find("griddepcontrol.wait;", body);
     ASSERT_NE(wait, std::string::npos) << op_name(graph.operators()[i].kind);
-    // The wait is the body's first statement: no load or store comes before it.
-    EXPECT_EQ(hopper.source.find(';', hopper.source.find('{', body)), hopper.source.find(';', wait));
+    // Nothing before the wait names a buffer (in0…, out0…) but an L2 prefetch.
+    std::istringstream before(hopper.source.substr(body, wait - body));
+    int prefetches = 0;
+    for (std::string line; std::getline(before, line);) {
+      if (line.find("prefetch.global.L2") != std::string::npos) {
+        ++prefetches;
+      } else if (line.find(codegen::kCudaKernelSymbol) == std::string::npos) {
+        EXPECT_EQ(line.find("in0"), std::string::npos) << line;
+        EXPECT_EQ(line.find("in1"), std::string::npos) << line;
+        EXPECT_EQ(line.find("out0"), std::string::npos) << line;
+      }
+    }
+    EXPECT_EQ(prefetches, graph.operators()[i].kind == OpKind::kMatmul ? 1 : 0)
+        << op_name(graph.operators()[i].kind) << hopper.source.substr(body, wait - body);
     const codegen::CudaKernel ampere = codegen::cuda_source(program, h100_like(80));
     EXPECT_FALSE(ampere.waits_for_previous);
     EXPECT_EQ(ampere.source.find("griddepcontrol"), std::string::npos);

@@ -414,7 +414,8 @@ yirage_status launch(yirage_backend_executable *executable, void *stream,
     const auto &l = executable->launch;
     if (l.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
       // Programmatic dependent launch: the kernel may start while the previous kernel in the
-      // stream runs; it touches no memory before griddepcontrol.wait returns.
+      // stream runs; it reads and writes no memory before griddepcontrol.wait returns (it may
+      // prefetch into L2, which is coherent).
       CUlaunchAttribute overlap{};
       overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
       overlap.value.programmaticStreamSerializationAllowed = 1;

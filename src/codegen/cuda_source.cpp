@@ -493,8 +493,20 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
 // (a lane's accumulators are rows × 8 columns), 16 on the tensor cores, whose m16 tiles take rows
 // 8-15 at no cost (rmsnorm_linear at b = 8, 16 rows, read its 50 MB of weights twice with 8).
 constexpr int64_t kGroupLanes = 4, kKLanes = 32 / kGroupLanes, kMmaRows = 16;
-MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
-                                  const CudaTarget &target) {
+//
+// `before_wait` receives what runs before griddepcontrol.wait: the block's coordinates and L2
+// prefetches of the first 1/kBPrefetchFraction of each warp's rows of B, so that a kernel
+// launched while the previous one still runs (programmatic dependent launch) starts streaming
+// its weights meanwhile. Prefetching is safe there: L2 is the device's point of coherence, so a
+// line the previous kernel writes afterwards is updated in L2, and nothing enters L1 before the
+// wait. Measured on an H100 behind rms_norm's kernel (benchmarks/gpu/RESULTS.md, eighteenth
+// session): rmsnorm_linear at b = 1 (FMAs) 29.0 -> 27.8 us with 1/8 (28.2 with 1/4, 30.8 with
+// 1/2); gated_mlp's second product (tensor cores, one block per SM) 42.7 -> 42.5 with 1/8, 41.5
+// with 1/4; but the tensor-core kernel with two blocks per SM (rmsnorm_linear at b = 8) lost
+// 33.9 -> 34.3 with 1/8 and 35.3 with 1/4, so it does not prefetch.
+constexpr int64_t kBPrefetchFraction = 8;
+MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Ref &a, const Ref &b, const Ref &o,
+                                  DType dtype, const CudaTarget &target) {
   const size_t rank = o.dims.size();
   const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
   const int64_t group = group_elements(dtype);
@@ -520,11 +532,21 @@ MatmulLaunch vector_matmul_kernel(Printer &p, const Ref &a, const Ref &b, const 
   const std::string R = std::to_string(rows), G = std::to_string(group), N = std::to_string(n);
   const std::string SL = std::to_string(slice), K = std::to_string(k);
   p.line("__shared__ float partial[" + std::to_string(warps) + "][" + R + "][" + std::to_string(tile_cols) + "];");
-  p.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
-  p.line("const int gl = lane % " + std::to_string(kGroupLanes) + ", kl = lane / " + std::to_string(kGroupLanes) + ";");
-  emit_matmul_block_origin(p, col_blocks, row_blocks, batch_out, sa, sb);
-  p.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
-  p.line("const int64_t p1 = warp * " + SL + " + " + SL + " < " + K + " ? warp * " + SL + " + " + SL + " : " + K + ";");
+  Printer &w = before_wait;
+  w.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
+  w.line("const int gl = lane % " + std::to_string(kGroupLanes) + ", kl = lane / " + std::to_string(kGroupLanes) + ";");
+  emit_matmul_block_origin(w, col_blocks, row_blocks, batch_out, sa, sb);
+  w.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
+  w.line("const int64_t p1 = warp * " + SL + " + " + SL + " < " + K + " ? warp * " + SL + " + " + SL + " : " + K + ";");
+  const int64_t prefetch_rows = two_per_sm ? 0 : slice / kBPrefetchFraction;
+  if (prefetch_rows >= kKLanes) {
+    w.open("if (j0 < " + N + ")");
+    w.line("const int64_t pend = warp * " + SL + " + " + std::to_string(prefetch_rows) + " < p1 ? warp * " + SL +
+           " + " + std::to_string(prefetch_rows) + " : p1;");
+    w.line("for (int64_t q = warp * " + SL + " + kl; q < pend; q += " + std::to_string(kKLanes) +
+           ") asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"(" + b.ptr + " + ib + j0 + q * " + N + "));");
+    w.close();
+  }
   // The batch offset, group start and row starts are multiples of the group: B's alignment is
   // its base's.
   p.line("const bool aligned = (reinterpret_cast<unsigned long long>(" + b.ptr + ") & 15) == 0;");
@@ -720,8 +742,9 @@ CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
     out.push_back({name, t.dims, {}});
   }
   CudaKernel kernel;
-  // The body is printed first: the head's launch bounds depend on what it chose.
-  Printer body(1);
+  // The body is printed first: the head's launch bounds depend on what it chose. What it puts
+  // in before_wait touches no memory but L2 prefetches (see vector_matmul_kernel).
+  Printer before_wait(1), body(1);
   std::string launch_bounds;
   if (op.kind == OpKind::kCustomized) {
     const BlockGraph &bg = *op.block_graph;
@@ -756,7 +779,7 @@ CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
     }
   } else if (op.kind == OpKind::kMatmul) {
     const DType dtype = g.tensor(g.inputs()[1]).dtype;
-    MatmulLaunch launch = vector_matmul_kernel(body, in[0], in[1], out[0], dtype, target);
+    MatmulLaunch launch = vector_matmul_kernel(before_wait, body, in[0], in[1], out[0], dtype, target);
     if (launch.blocks == 0) launch = matmul_kernel(body, in[0], in[1], out[0]);
     kernel.block_threads = launch.threads;
     kernel.any_block_threads = false;  // one k slice per warp
@@ -780,10 +803,11 @@ CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
     ComputeEmitter(body, kGridWide).emit(op, in, out);
   }
   p.open(std::string("extern \"C\" __global__ void ") + launch_bounds + kCudaKernelSymbol + "(" + params + ")");
+  p.text(before_wait.str());
   if (target.dependent_launch()) {
     // Launched while the previous kernel in the stream may still run: nothing is read or
-    // written before its writes are visible. Letting the next kernel launch at once only hides
-    // its launch: it waits here in turn.
+    // written before its writes are visible (before_wait only prefetches into L2). Letting the
+    // next kernel launch at once only hides its launch: it waits here in turn.
     p.line("asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");");
     p.line("asm volatile(\"griddepcontrol.launch_dependents;\");");
     kernel.waits_for_previous = true;
