@@ -181,13 +181,24 @@ TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
   EXPECT_EQ(two_rows.source.find("yr_mma16(pb"), std::string::npos);
   for (int cc : {80, 90}) {
     const codegen::CudaKernel eight_rows = unfused_matmul("gated_mlp", cc);
-    EXPECT_NE(eight_rows.source.find("yr_stream16(pbg + (base + u * 8)"), std::string::npos) << cc;
-    EXPECT_NE(eight_rows.source.find("yr_mma16(pb, tc[j], fa[s][0], fa[s][1], fa[s][2], fa[s][3]"), std::string::npos)
+    EXPECT_NE(eight_rows.source.find("next[u] = yr_stream16(pbp + (base + 32 + 2 * u)"),
+              std::string::npos)
         << cc;
-    EXPECT_NE(eight_rows.source.find("fn[s][1] = 0u;"), std::string::npos) << cc;  // the mma's rows 8-15 are zeros
+    EXPECT_NE(eight_rows.source.find("yr_mma16(pb, tc[j], ar.x, au.x, ar.y, au.y"),
+              std::string::npos)
+        << cc;
+    EXPECT_NE(eight_rows.source.find("const bool a_up = false;"), std::string::npos)
+        << cc;  // rows 8-15: zeros
   }
+  // 16 rows: A's operands of a batch are one 16-byte load per row, B's rows in the same k order.
   const codegen::CudaKernel sixteen_rows = unfused_matmul("rmsnorm_linear", 90, 8);
-  EXPECT_NE(sixteen_rows.source.find("fn[s][1] = a_up ? yr_pair16(pau + base + 32 + s * 16) : 0u;"), std::string::npos);
+  EXPECT_NE(sixteen_rows.source.find("const bool a_up = i0 + g + 8 < 16;"), std::string::npos);
+  EXPECT_NE(sixteen_rows.source.find("if (a_up) nu = yr_raw16(pau + base + 32);"),
+            std::string::npos);
+  EXPECT_NE(sixteen_rows.source.find("pb + (8 * (g >> 1) + (g & 1)) * 6144"), std::string::npos);
+  EXPECT_NE(sixteen_rows.source.find(
+                "if (aligned && (reinterpret_cast<unsigned long long>(in0) & 15) == 0)"),
+            std::string::npos);
   EXPECT_EQ(sixteen_rows.grid[0], 6144 / 32);
   EXPECT_EQ(unfused_matmul("rmsnorm_linear", 75, 8).grid[0], 2 * 6144 / 32);  // 8 rows per block on FMAs
   const codegen::CudaKernel one_wave = unfused_matmul("rmsnorm_linear", h100_device(), 8);

@@ -47,10 +47,10 @@ def test_superoptimize_and_run_on_torch_tensors():
         k([x.cpu(), w])  # a host tensor for a CUDA kernel
 
 
-def test_weight_products_on_unaligned_weights():
-    # Weight products load B in 16-byte groups and multiply on tensor cores; B one element past a
-    # 16-byte boundary takes the FMA path instead. 8 and 16 rows (one mma tile in part and whole),
-    # the graph compiled as it is: the pre-defined matmul runs.
+def test_weight_products_on_unaligned_operands():
+    # Weight products load A and B in 16-byte groups and multiply on tensor cores; either one
+    # element past a 16-byte boundary takes the FMA path instead. 8 and 16 rows (one mma tile in
+    # part and whole), the graph compiled as it is: the pre-defined matmul runs.
     cuda_device()
     for rows in (8, 16):
         g = yr.new_kernel_graph()
@@ -58,14 +58,15 @@ def test_weight_products_on_unaligned_weights():
         W = g.new_input(dims=(512, 384), dtype=yr.float16)
         g.mark_output(g.matmul(X, W))
         k = g.compile(backend="cuda")
-        x = torch.empty((rows, 512), device="cuda", dtype=torch.float16).uniform_(-1, 1)
-        storage = torch.empty(512 * 384 + 1, device="cuda", dtype=torch.float16).uniform_(-1, 1)
-        for w in (storage[:-1].view(512, 384), storage[1:].view(512, 384)):
-            want = x.float() @ w.float()
-            out = torch.full((rows, 384), float("nan"), device="cuda", dtype=torch.float16)
-            k([x, w], outputs=[out])
-            torch.cuda.synchronize()
-            assert relative_error(out, want) < 1e-2, (rows, w.data_ptr() % 16)
+        xs = torch.empty(rows * 512 + 1, device="cuda", dtype=torch.float16).uniform_(-1, 1)
+        ws = torch.empty(512 * 384 + 1, device="cuda", dtype=torch.float16).uniform_(-1, 1)
+        for x in (xs[:-1].view(rows, 512), xs[1:].view(rows, 512)):
+            for w in (ws[:-1].view(512, 384), ws[1:].view(512, 384)):
+                want = x.float() @ w.float()
+                out = torch.full((rows, 384), float("nan"), device="cuda", dtype=torch.float16)
+                k([x, w], outputs=[out])
+                torch.cuda.synchronize()
+                assert relative_error(out, want) < 1e-2, (rows, x.data_ptr() % 16, w.data_ptr() % 16)
 
 
 class _DLTensor(ctypes.Structure):
@@ -113,6 +114,6 @@ def test_runs_on_two_streams_keep_their_intermediates():
 
 if __name__ == "__main__":
     test_superoptimize_and_run_on_torch_tensors()
-    test_weight_products_on_unaligned_weights()
+    test_weight_products_on_unaligned_operands()
     test_runs_on_two_streams_keep_their_intermediates()
     print("ok")
