@@ -492,16 +492,17 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
 // 8-15 at no cost (rmsnorm_linear at b = 8, 16 rows, read its 50 MB of weights twice with 8).
 constexpr int64_t kGroupLanes = 4, kKLanes = 32 / kGroupLanes, kMmaRows = 16;
 // `before_wait` receives what runs before griddepcontrol.wait: the block's coordinates and L2
-// prefetches of the first 1/kBPrefetchFraction of each warp's rows of B, so that a kernel
-// launched while the previous one still runs (programmatic dependent launch) starts streaming
-// its weights meanwhile. Prefetching is safe there: L2 is the device's point of coherence, so a
-// line the previous kernel writes afterwards is updated in L2, and nothing enters L1 before the
-// wait. Measured on an H100 behind rms_norm's kernel (benchmarks/gpu/RESULTS.md, eighteenth
-// session): rmsnorm_linear at b = 1 (FMAs) 29.0 -> 27.8 us with 1/8 (28.2 with 1/4, 30.8 with
-// 1/2); gated_mlp's second product (tensor cores, one block per SM) 42.7 -> 42.5 with 1/8, 41.5
-// with 1/4; but the tensor-core kernel with two blocks per SM (rmsnorm_linear at b = 8) lost
-// 33.9 -> 34.3 with 1/8 and 35.3 with 1/4, so it does not prefetch.
-constexpr int64_t kBPrefetchFraction = 8;
+// prefetches of the first kBPrefetchRows of each warp's rows of B (2 KB per warp: 32 rows of its
+// 64-byte column strip), so that a kernel launched while the previous one still runs
+// (programmatic dependent launch) starts streaming its weights meanwhile. Prefetching is safe
+// there: L2 is the device's point of coherence, so a line the previous kernel writes afterwards
+// is updated in L2, and nothing enters L1 before the wait. Measured on an H100 (`yirage run
+// --cold`, benchmarks/gpu/RESULTS.md, nineteenth session), none / 1/16 / 1/8 / 1/4 of each
+// warp's slice: rmsnorm_linear at b = 1 (FMAs, slices of 256 rows) 29.3 / 27.5 / 27.6 / 28.2 us;
+// at b = 8 (tensor cores, two blocks per SM, slices of 512) 29.6 / 29.1 / 29.5 / 29.5; gated_mlp's
+// input graph (tensor cores, slices of 256) 40.6 / 41.0 / 40.3 / 40.0. 32 rows is each graph's
+// best or within 0.3 us of it; a fixed fraction is not (1/8 costs b = 8 0.4 us, 1/16 gated 0.7).
+constexpr int64_t kBPrefetchRows = 32;
 MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Ref &a, const Ref &b, const Ref &o,
                                   DType dtype, const CudaTarget &target) {
   const size_t rank = o.dims.size();
@@ -538,7 +539,7 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Ref &a
   emit_matmul_block_origin(w, col_blocks, row_blocks, batch_out, sa, sb);
   w.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
   w.line("const int64_t p1 = warp * " + SL + " + " + SL + " < " + K + " ? warp * " + SL + " + " + SL + " : " + K + ";");
-  const int64_t prefetch_rows = two_per_sm ? 0 : slice / kBPrefetchFraction;
+  const int64_t prefetch_rows = std::min(slice, kBPrefetchRows);
   if (prefetch_rows >= kKLanes) {
     w.open("if (j0 < " + N + ")");
     w.line("const int64_t pend = warp * " + SL + " + " + std::to_string(prefetch_rows) + " < p1 ? warp * " + SL +
