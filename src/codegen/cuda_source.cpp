@@ -429,20 +429,20 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
          ";  // B rows in the batch's k order");
   p.line("const auto *par = arow + 8 * t, *pau = aup + 8 * t;");
   p.line("uint4 raw[4], next[4], ar = make_uint4(0, 0, 0, 0), au = ar, nr = ar, nu = ar;");
-  p.open("if (base + 32 <= p1)");
-  p.line("#pragma unroll");
-  p.line("for (int u = 0; u < 4; ++u) raw[u] = yr_stream16(pbp + (base + 2 * u) * " + N + ");");
-  p.line("if (a_row) ar = yr_raw16(par + base);");
-  p.line("if (a_up) au = yr_raw16(pau + base);");
-  p.close();
+  // The batch from k row `k0` on: B's rows into `b`, A's words into `wr` (row g) and `wu` (g + 8).
+  auto load_batch = [&](const std::string &k0, const std::string &b, const std::string &wr,
+                        const std::string &wu) {
+    p.open("if (" + k0 + " + 32 <= p1)");
+    p.line("#pragma unroll");
+    p.line("for (int u = 0; u < 4; ++u) " + b + "[u] = yr_stream16(pbp + (" + k0 + " + 2 * u) * " +
+           N + ");");
+    p.line("if (a_row) " + wr + " = yr_raw16(par + " + k0 + ");");
+    p.line("if (a_up) " + wu + " = yr_raw16(pau + " + k0 + ");");
+    p.close();
+  };
+  load_batch("base", "raw", "ar", "au");
   p.open("for (; base + 32 <= p1; base += 32)");
-  p.open("if (base + 64 <= p1)");
-  p.line("#pragma unroll");
-  p.line("for (int u = 0; u < 4; ++u) next[u] = yr_stream16(pbp + (base + 32 + 2 * u) * " + N +
-         ");");
-  p.line("if (a_row) nr = yr_raw16(par + base + 32);");
-  p.line("if (a_up) nu = yr_raw16(pau + base + 32);");
-  p.close();
+  load_batch("base + 32", "next", "nr", "nu");
   step("ar.x", "au.x", "ar.y", "au.y", "raw[0]", "raw[1]");
   step("ar.z", "au.z", "ar.w", "au.w", "raw[2]", "raw[3]");
   p.line("#pragma unroll");
