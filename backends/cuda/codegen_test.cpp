@@ -171,8 +171,8 @@ codegen::CudaKernel unfused_matmul(const std::string &name, int cc, int64_t b = 
 // rows; gated_mlp's 8 rows on tensor cores from sm_80 (batches of 4), on the FMA units before;
 // rmsnorm_linear's 16 rows at b = 8 in one row block (B read once), the mma's upper rows A's, in
 // blocks of 8 warps that fit two per multiprocessor where the grid outnumbers them (192 column
-// blocks on 132), else 16 (gated_mlp's 128). Before the dependent-launch wait, the first 32 of
-// each warp's rows of B are prefetched into L2.
+// blocks on 132), else 16 (gated_mlp's 128). Before the dependent-launch wait (sm_90), the first
+// 32 of each warp's rows of B are prefetched into L2.
 TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
   const codegen::CudaKernel two_rows = unfused_matmul("rmsnorm_linear", 90);
   EXPECT_NE(two_rows.source.find("uint4 raw[2], next[2];"), std::string::npos);
@@ -211,6 +211,8 @@ TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
   // 16 warps, k slices of 4096 / 16 = 256 rows: 32 of each prefetched.
   EXPECT_NE(two_rows_h100.source.find("warp * 256 + 32 < p1"), std::string::npos);
   EXPECT_NE(unfused_matmul("gated_mlp", h100_device()).source.find("prefetch.global.L2"), std::string::npos);
+  // Before sm_90 no kernel waits for the previous one: nothing to prefetch during.
+  EXPECT_EQ(unfused_matmul("gated_mlp", 80).source.find("prefetch.global.L2"), std::string::npos);
   EXPECT_EQ(sixteen_rows.block_threads, 512);  // the multiprocessors unknown
   EXPECT_EQ(unfused_matmul("gated_mlp", h100_device()).block_threads, 512);
   const codegen::CudaKernel turing = unfused_matmul("gated_mlp", 75);

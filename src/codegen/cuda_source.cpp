@@ -539,7 +539,8 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Ref &a
   emit_matmul_block_origin(w, col_blocks, row_blocks, batch_out, sa, sb);
   w.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
   w.line("const int64_t p1 = warp * " + SL + " + " + SL + " < " + K + " ? warp * " + SL + " + " + SL + " : " + K + ";");
-  const int64_t prefetch_rows = std::min(slice, kBPrefetchRows);
+  // Only a kernel that waits for the previous one has anything to overlap the prefetch with.
+  const int64_t prefetch_rows = target.dependent_launch() ? std::min(slice, kBPrefetchRows) : 0;
   if (prefetch_rows >= kKLanes) {
     w.open("if (j0 < " + N + ")");
     w.line("const int64_t pend = warp * " + SL + " + " + std::to_string(prefetch_rows) + " < p1 ? warp * " + SL +
