@@ -204,12 +204,12 @@ TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
   EXPECT_EQ(one_wave.block_threads, 256);
   EXPECT_NE(one_wave.source.find("__launch_bounds__(256, 2)"), std::string::npos);
   // 8 warps, k slices of 4096 / 8 = 512 rows: 32 of each prefetched.
-  EXPECT_NE(one_wave.source.find("warp * 512 + 32 < p1"), std::string::npos);
+  EXPECT_NE(one_wave.source.find("kw * 512 + 32 < p1"), std::string::npos);
   const codegen::CudaKernel two_rows_h100 = unfused_matmul("rmsnorm_linear", h100_device());
   const size_t prefetch = two_rows_h100.source.find("prefetch.global.L2");
   EXPECT_LT(prefetch, two_rows_h100.source.find("griddepcontrol.wait"));
   // 16 warps, k slices of 4096 / 16 = 256 rows: 32 of each prefetched.
-  EXPECT_NE(two_rows_h100.source.find("warp * 256 + 32 < p1"), std::string::npos);
+  EXPECT_NE(two_rows_h100.source.find("kw * 256 + 32 < p1"), std::string::npos);
   EXPECT_NE(unfused_matmul("gated_mlp", h100_device()).source.find("prefetch.global.L2"), std::string::npos);
   // Before sm_90 no kernel waits for the previous one: nothing to prefetch during.
   EXPECT_EQ(unfused_matmul("gated_mlp", 80).source.find("prefetch.global.L2"), std::string::npos);
@@ -219,6 +219,34 @@ TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
   EXPECT_EQ(turing.source.find("yr_mma16(pb"), std::string::npos);
   EXPECT_NE(turing.source.find("uint4 raw[4], next[4];"), std::string::npos);
   EXPECT_EQ(turing.source.find("yr_raw16(pb"), std::string::npos);
+}
+
+// A µGraph that is only weight products of one small A (gated_mlp in blocks of 32 weight
+// columns, the grid the search keeps) is one weight-product kernel: half the block's warps
+// stream W1, half W2, and silu and the gate are applied to the sums in registers. In blocks of
+// 64 columns (the hand-written grid) it keeps its tiles in shared memory.
+TEST_F(CudaCodegen, WeightProductUGraphsStreamTheirWeights) {
+  const KernelGraph wide = bench::build_fused("gated_mlp", 1, DType::kFloat16, 1);
+  BlockGraphConfig config = wide.operators().back().block_graph->config();
+  config.grid = {4096 / 32, 1, 1};
+  const KernelGraph narrow = bench::with_config(wide, config);
+  const codegen::CudaKernel kernel =
+      codegen::cuda_source(codegen::make_kernel_program(narrow, narrow.operators().size() - 1), h100_device());
+  EXPECT_EQ(kernel.grid[0], 128);
+  EXPECT_EQ(kernel.block_threads, 512);
+  EXPECT_EQ(kernel.shared_bytes, 0);
+  EXPECT_EQ(kernel.source.find("extern __shared__"), std::string::npos);
+  EXPECT_NE(kernel.source.find("const auto *wb = warp < 8 ? in1 : in2;"), std::string::npos);
+  EXPECT_NE(kernel.source.find("yr_mma16(pb, tc[j], ar.x, au.x, ar.y, au.y"), std::string::npos);
+  EXPECT_NE(kernel.source.find("sum1 += partial[8 + w][r][t % 32];"), std::string::npos);
+  EXPECT_NE(kernel.source.find("const float e0 = sum0 * yr_sigmoid(sum0);"), std::string::npos);
+  EXPECT_NE(kernel.source.find("const float e1 = e0 * sum1;"), std::string::npos);
+  EXPECT_NE(kernel.source.find("yr_st(out0 + ii * 4096 + jj, e1);"), std::string::npos);
+  EXPECT_LT(kernel.source.find("prefetch.global.L2 [%0];\" :: \"l\"(wb"), kernel.source.find("griddepcontrol.wait"));
+  expect_compiles(narrow, "gated_mlp in 32-column blocks", seen_);
+  const codegen::CudaKernel tiles =
+      codegen::cuda_source(codegen::make_kernel_program(wide, wide.operators().size() - 1), h100_device());
+  EXPECT_NE(tiles.source.find("extern __shared__"), std::string::npos);
 }
 
 // On sm_90 every kernel waits for the previous kernel in the stream before it reads or writes
@@ -236,13 +264,15 @@ TEST_F(CudaCodegen, KernelsWaitForThePreviousOneOnHopper) {
     const size_t body = hopper.source.find(codegen::kCudaKernelSymbol);
     const size_t wait = hopper.source.find("griddepcontrol.wait;", body);
     ASSERT_NE(wait, std::string::npos) << op_name(graph.operators()[i].kind);
-    // Nothing before the wait names a buffer (in0…, out0…) but an L2 prefetch.
+    // Nothing before the wait names a buffer (in0…, out0…) but an L2 prefetch and the choice
+    // of the weights it prefetches (a pointer, not a load).
     std::istringstream before(hopper.source.substr(body, wait - body));
     int prefetches = 0;
     for (std::string line; std::getline(before, line);) {
       if (line.find("prefetch.global.L2") != std::string::npos) {
         ++prefetches;
-      } else if (line.find(codegen::kCudaKernelSymbol) == std::string::npos) {
+      } else if (line.find(codegen::kCudaKernelSymbol) == std::string::npos &&
+                 line.find("const auto *wb = ") == std::string::npos) {
         EXPECT_EQ(line.find("in0"), std::string::npos) << line;
         EXPECT_EQ(line.find("in1"), std::string::npos) << line;
         EXPECT_EQ(line.find("out0"), std::string::npos) << line;

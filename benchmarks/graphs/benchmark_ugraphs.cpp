@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "ir/block_graph.hpp"
+#include "ir/rebuild.hpp"
 #include "util/error.hpp"
 
 namespace yirage::bench {
@@ -268,6 +269,15 @@ KernelGraph build_fused(const std::string &name, int64_t b, DType dtype, int64_t
   if (name == "gated_mlp") return fused_gated_mlp(dtype, scale);
   if (name == "ntrans") return fused_ntrans(b, dtype, scale);
   throw Error(ErrorCode::kNotFound, "no benchmark named " + name);
+}
+
+KernelGraph with_config(const KernelGraph &fused, const BlockGraphConfig &config) {
+  const Operator &op = fused.operators().back();
+  KernelGraph g;
+  std::vector<TensorId> inputs;
+  for (TensorId t : fused.inputs()) inputs.push_back(g.new_input(fused.tensor(t).dims, fused.tensor(t).dtype));
+  g.mark_output(g.customized(inputs, std::make_shared<BlockGraph>(rebuild(*op.block_graph, config)))[0]);
+  return g;
 }
 
 }  // namespace yirage::bench

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/block_graph.hpp"
 #include "ir/kernel_graph.hpp"
 
 namespace yirage::bench {
@@ -21,6 +22,9 @@ bool takes_batch(const std::string &name);
 
 KernelGraph build_unfused(const std::string &name, int64_t b, DType dtype, int64_t scale = 1);
 KernelGraph build_fused(const std::string &name, int64_t b, DType dtype, int64_t scale = 1);
+// `fused` (inputs, then one customized operator whose first output is the graph's output) with
+// that operator's µGraph rebuilt under `config`: another grid or loop for the same µGraph.
+KernelGraph with_config(const KernelGraph &fused, const BlockGraphConfig &config);
 
 // Not a benchmark: block-level rms_norm (with a weight), sum and max reductions on odd shapes
 // (no tile moves in 16-byte groups), with fewer and more rows than a block has warps, and an

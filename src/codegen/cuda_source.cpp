@@ -1,8 +1,10 @@
 #include "codegen/cuda_source.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "codegen/cuda_compute_emitter.hpp"
+#include "codegen/cuda_matmul.hpp"
 #include "codegen/cuda_ugraph.hpp"
 #include "codegen/source_common.hpp"
 #include "ir/block_graph.hpp"
@@ -13,6 +15,7 @@ namespace {
 
 using cuda::ComputeEmitter;
 using cuda::kGridWide;
+using cuda::MatmulLaunch;
 using cuda::warp_reduce;
 
 // Header-free helpers (NVRTC gets no include path): integer types, NaN/infinity, loads and stores
@@ -295,357 +298,6 @@ static __device__ __forceinline__ float yr_clamp(float x, float lo, float hi) {
 
 constexpr int64_t kThreads = 256;
 
-// The block's place in a pre-defined matmul's grid: column block cb (fastest), row block rb and
-// batch bt, with ia / ib the batch offsets into A and B.
-void emit_matmul_block_origin(Printer &p, int64_t col_blocks, int64_t row_blocks, const Dims &batch_out,
-                              const Dims &sa, const Dims &sb) {
-  p.line("int64_t block = blockIdx.x;");
-  p.line("const int64_t cb = block % " + std::to_string(col_blocks) + "; block /= " + std::to_string(col_blocks) + ";");
-  p.line("const int64_t rb = block % " + std::to_string(row_blocks) + ", bt = block / " + std::to_string(row_blocks) + ";");
-  p.line("int64_t ia = 0, ib = 0, rest = bt;");
-  for (size_t d = batch_out.size(); d-- > 0;) {
-    p.line("{ const int64_t c = rest % " + std::to_string(batch_out[d]) + "; rest /= " +
-           std::to_string(batch_out[d]) + "; ia += c * " + std::to_string(sa[d]) + "; ib += c * " +
-           std::to_string(sb[d]) + "; }");
-  }
-  p.line("(void)rest;");
-}
-
-// After every warp stored its partial sums of the block's rows × tile_cols outputs in
-// partial[warp][row][column]: sums them over the warps and stores the outputs inside m × n.
-void emit_matmul_partial_sums(Printer &p, int64_t warps, int64_t rows, int64_t tile_cols, int64_t m, int64_t n,
-                              const Ref &o) {
-  const std::string TC = std::to_string(tile_cols), N = std::to_string(n);
-  p.line("__syncthreads();");
-  p.open("for (int t = threadIdx.x; t < " + std::to_string(rows * tile_cols) + "; t += blockDim.x)");
-  p.line("const int64_t r = t / " + TC + ", jj = cb * " + TC + " + t % " + TC + ", ii = rb * " +
-         std::to_string(rows) + " + r;");
-  p.line("if (jj >= " + N + " || ii >= " + std::to_string(m) + ") continue;");
-  p.line("float sum = 0.0f;");
-  p.line("#pragma unroll");
-  p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) sum += partial[w][r][t % " + TC + "];");
-  p.line("yr_st(" + o.ptr + " + bt * " + std::to_string(m * n) + " + ii * " + N + " + jj, sum);");
-  p.close();
-}
-
-// A pre-defined matmul, split along k: each block computes kMatmulRows rows × 32 columns of
-// one batch; each of its warps (16, or 32 when there are few blocks: enough loads in flight)
-// accumulates a slice of k in registers (a lane per column, so
-// loads of B are coalesced and loads of A are broadcasts), then the slices are summed through
-// shared memory. Small-m matmuls (the benchmark's weight products) get 8× the parallelism of one
-// thread per output and read the weights once. Returns the number of blocks.
-constexpr int64_t kMatmulRows = 8;
-struct MatmulLaunch {
-  int64_t blocks, threads;
-  int64_t min_blocks_per_sm = 1;  // for __launch_bounds__: caps registers so that many fit an SM
-};
-MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o) {
-  const size_t rank = o.dims.size();
-  const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
-  const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
-  const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
-  const int64_t rows = std::min(m, kMatmulRows);
-  const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + 31) / 32;
-  const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
-  const int64_t kMatmulWarps = blocks < 256 ? 32 : 16;
-  const int64_t slice = (k + kMatmulWarps - 1) / kMatmulWarps;
-  const std::string R = std::to_string(rows);
-  p.line("__shared__ float partial[" + std::to_string(kMatmulWarps) + "][" + R + "][32];");
-  p.line("const int64_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
-  emit_matmul_block_origin(p, col_blocks, row_blocks, batch_out, sa, sb);
-  p.line("const int64_t j = cb * 32 + lane, i0 = rb * " + R + ";");
-  p.line("const int64_t p0 = warp * " + std::to_string(slice) + ", p1 = p0 + " + std::to_string(slice) +
-         " < " + std::to_string(k) + " ? p0 + " + std::to_string(slice) + " : " + std::to_string(k) + ";");
-  p.line("float acc[" + R + "];");
-  p.line("#pragma unroll");
-  p.line("for (int r = 0; r < " + R + "; ++r) acc[r] = 0.0f;");
-  p.open("if (j < " + std::to_string(n) + ")");
-  // Rows past m read row m − 1 (in bounds) and are never stored: no branch in the inner loop.
-  p.line("const auto *pb = " + b.ptr + " + ib + j * " + std::to_string(sb[rank - 1]) + ";");
-  p.line("const auto *pa = " + a.ptr + " + ia;");
-  p.line("int64_t row[" + R + "];");
-  p.line("#pragma unroll");
-  p.line("for (int r = 0; r < " + R + "; ++r) row[r] = (i0 + r < " + std::to_string(m) + " ? i0 + r : " +
-         std::to_string(m - 1) + ") * " + std::to_string(sa[rank - 2]) + ";");
-  p.line("#pragma unroll 8");
-  p.open("for (int64_t q = p0; q < p1; ++q)");
-  p.line("const float bv = yr_ld(pb + q * " + std::to_string(sb[rank - 2]) + ");");
-  p.line("#pragma unroll");
-  p.line("for (int r = 0; r < " + R + "; ++r) acc[r] += yr_ld(pa + row[r] + q * " +
-         std::to_string(sa[rank - 1]) + ") * bv;");
-  p.close();
-  p.close();
-  p.line("#pragma unroll");
-  p.line("for (int r = 0; r < " + R + "; ++r) partial[warp][r][lane] = acc[r];");
-  emit_matmul_partial_sums(p, kMatmulWarps, rows, 32, m, n, o);
-  return {blocks, kMatmulWarps * 32};
-}
-
-// The aligned part of a vector matmul on tensor cores, for up to 16 rows of 16-bit data (inside
-// `if (aligned)`, after pb / pa and before the partial sums). A warp's 16-byte loads of 8 B rows
-// × 32 columns (lane l: row l/4, columns 8(l%4)…+7, as in the FMA loop) are four 8×8 tiles whose
-// columns interleave (tile j: columns 8c + 2j and 8c + 2j + 1 for c = 0…3); movmatrix turns each
-// into an mma.m16n8k16 B operand (k pairs of one column per lane), two tiles of 8 rows making
-// one k step of 16, and A is X's rows (zeros past m). Lane l ends with rows l/4 and l/4 + 8's
-// sums for columns 8(l%4) + 2j and + 1 in its accumulator j. Steps are warp-uniform: slices are
-// whole 8-row blocks (k is a multiple of 16), and a last lone block is paired with zeros.
-//
-// The main loop takes k in batches of 32 (two k steps) and permutes k within each batch so that
-// a lane's A operands of the batch are 16 consecutive bytes of a row: the mma's k pair (step s,
-// half h, lane column t) is the batch's pair 4t + 2s + h, so lane (g, t) reads row g's elements
-// 8t…8t + 7 in one load (word 2s + h is the pair of step s, half h), and B's rows follow: tile
-// u = 2s + h's row r, which lane r loads, is the batch's row 8(r/2) + 2u + r%2. Loaded in the
-// natural order, A's operands were 16 two-byte loads per lane and batch against B's four 16-byte
-// ones (rmsnorm_linear at b = 8 on an H100: 32.1 -> 27.4 us for the product alone; gated_mlp's
-// 22.1 -> 20.8). A must be 16-byte aligned (the caller tests it with B). The remainder loop (a
-// slice that is not a multiple of 32) takes k steps of 16 in the natural order.
-void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int64_t slice, int64_t a_row_stride) {
-  const std::string N = std::to_string(n), SL = std::to_string(slice), M = std::to_string(m);
-  const std::string AS = std::to_string(a_row_stride);
-  const bool upper = rows > 8;  // the mma's rows 8-15 hold A's rows too, else zeros
-  p.line("const int g = kl, t = gl;  // the mma fragment's row and k pair / column group");
-  p.line("const bool a_row = i0 + g < " + M + ";");
-  p.line("const auto *arow = pa + (a_row ? (i0 + g) * " + AS + " : 0);");
-  p.line("const bool a_up = " + (upper ? "i0 + g + 8 < " + M : std::string("false")) + ";");
-  p.line("const auto *aup = pa + (a_up ? (i0 + g + 8) * " + AS + " : 0);");
-  p.line("float tc[4][4];");
-  p.line("#pragma unroll");
-  p.line("for (int j = 0; j < 4; ++j) for (int e = 0; e < 4; ++e) tc[j][e] = 0.0f;");
-  // One k step: the A operands a[0…3] against tiles `lo` (k 0-7) and `hi` (k 8-15) of B.
-  auto step = [&](const std::string &a0, const std::string &a1, const std::string &a2,
-                  const std::string &a3, const std::string &lo, const std::string &hi) {
-    p.open("");
-    p.line("const unsigned lo[4] = {" + lo + ".x, " + lo + ".y, " + lo + ".z, " + lo + ".w};");
-    p.line("const unsigned hi[4] = {" + hi + ".x, " + hi + ".y, " + hi + ".z, " + hi + ".w};");
-    p.line("#pragma unroll");
-    p.line("for (int j = 0; j < 4; ++j) yr_mma16(pb, tc[j], " + a0 + ", " + a1 + ", " + a2 + ", " +
-           a3 + ", yr_transpose8x8(lo[j]), yr_transpose8x8(hi[j]));");
-    p.close();
-  };
-  // B's rows and A's words of the next batch are loaded before this batch is computed: A (X,
-  // read by every block from L2) is as far from its first use as B.
-  p.line("int64_t base = warp * " + SL + ";");
-  p.line("const auto *pbp = pb + (8 * (g >> 1) + (g & 1)) * " + N +
-         ";  // B rows in the batch's k order");
-  p.line("const auto *par = arow + 8 * t, *pau = aup + 8 * t;");
-  p.line("uint4 raw[4], next[4], ar = make_uint4(0, 0, 0, 0), au = ar, nr = ar, nu = ar;");
-  // The batch from k row `k0` on: B's rows into `b`, A's words into `wr` (row g) and `wu` (g + 8).
-  auto load_batch = [&](const std::string &k0, const std::string &b, const std::string &wr,
-                        const std::string &wu) {
-    p.open("if (" + k0 + " + 32 <= p1)");
-    p.line("#pragma unroll");
-    p.line("for (int u = 0; u < 4; ++u) " + b + "[u] = yr_stream16(pbp + (" + k0 + " + 2 * u) * " +
-           N + ");");
-    p.line("if (a_row) " + wr + " = yr_raw16(par + " + k0 + ");");
-    p.line("if (a_up) " + wu + " = yr_raw16(pau + " + k0 + ");");
-    p.close();
-  };
-  load_batch("base", "raw", "ar", "au");
-  p.open("for (; base + 32 <= p1; base += 32)");
-  load_batch("base + 32", "next", "nr", "nu");
-  step("ar.x", "au.x", "ar.y", "au.y", "raw[0]", "raw[1]");
-  step("ar.z", "au.z", "ar.w", "au.w", "raw[2]", "raw[3]");
-  p.line("#pragma unroll");
-  p.line("for (int u = 0; u < 4; ++u) raw[u] = next[u];");
-  p.line("ar = nr;");
-  p.line("au = nu;");
-  p.close();
-  p.open("for (; base < p1; base += 16)");
-  p.line("const uint4 first = yr_stream16(pb + (base + g) * " + N + ");");
-  p.line("const uint4 second = base + 8 < p1 ? yr_stream16(pb + (base + 8 + g) * " + N +
-         ") : make_uint4(0, 0, 0, 0);");
-  p.line("const bool full = base + 8 < p1;");
-  p.line("const unsigned a0 = a_row ? yr_pair16(arow + base + 2 * t) : 0u;");
-  p.line("const unsigned a1 = a_up ? yr_pair16(aup + base + 2 * t) : 0u;");
-  p.line("const unsigned a2 = a_row && full ? yr_pair16(arow + base + 8 + 2 * t) : 0u;");
-  p.line("const unsigned a3 = a_up && full ? yr_pair16(aup + base + 8 + 2 * t) : 0u;");
-  step("a0", "a1", "a2", "a3", "first", "second");
-  p.close();
-  for (int half = 0; half < (upper ? 2 : 1); ++half) {
-    const std::string row = half == 0 ? "g" : "g + 8", e = half == 0 ? "0" : "2";
-    p.open("if (" + row + " < " + std::to_string(rows) + ")");
-    p.line("#pragma unroll");
-    p.line("for (int j = 0; j < 4; ++j) { partial[warp][" + row + "][8 * t + 2 * j] = tc[j][" + e + "]; partial[warp][" +
-           row + "][8 * t + 2 * j + 1] = tc[j][" + e + " + 1]; }");
-    p.close();
-  }
-}
-
-// A pre-defined matmul whose B rows are compact and split into 16-byte groups (n a multiple of
-// 8 for 16-bit dtypes, of 4 for float32): the weight products of the benchmarks, where m is small
-// and reading B once at full bandwidth is the whole cost. Each lane owns one 16-byte group of
-// columns (one vector load per k row) and every row of the block's row tile; a warp covers 4
-// groups × 8 k rows per step, and the block's warps split k. Partial sums meet through shuffles
-// (the 8 k lanes of a group), then shared memory (the warps). Returns {blocks, threads}, or
-// {0, 0} when B does not have that shape.
-//
-// 16 warps per block (fewer when k is short: at least 16 rows per k lane), so two blocks fit an
-// SM where registers allow (1024-thread blocks ran the benchmark's 192 blocks in two waves on 132
-// SMs); with few accumulators (at most 32 per lane), two resident blocks per SM (registers capped
-// at 64), so grids of up to twice the SM count run in one wave, and B rows in batches of 2; with
-// more, batches of 4, and on sm_80+ for 16-bit data the products on tensor cores (see
-// emit_vector_matmul_mma). The batch sizes, the tensor cores, and k split further over thread
-// block clusters were measured on an H100 (benchmarks/gpu/RESULTS.md, fifth session).
-//
-// Every row block reads all of B, so the rows per block decide how often B is read: 8 with FMAs
-// (a lane's accumulators are rows × 8 columns), 16 on the tensor cores, whose m16 tiles take rows
-// 8-15 at no cost (rmsnorm_linear at b = 8, 16 rows, read its 50 MB of weights twice with 8).
-constexpr int64_t kGroupLanes = 4, kKLanes = 32 / kGroupLanes, kMmaRows = 16;
-// `before_wait` receives what runs before griddepcontrol.wait: the block's coordinates and L2
-// prefetches of the first kBPrefetchRows of each warp's rows of B (2 KB per warp: 32 rows of its
-// 64-byte column strip), so that a kernel launched while the previous one still runs
-// (programmatic dependent launch) starts streaming its weights meanwhile. Prefetching is safe
-// there: L2 is the device's point of coherence, so a line the previous kernel writes afterwards
-// is updated in L2, and nothing enters L1 before the wait. Measured on an H100 (`yirage run
-// --cold`, benchmarks/gpu/RESULTS.md, nineteenth session), none / 1/16 / 1/8 / 1/4 of each
-// warp's slice: rmsnorm_linear at b = 1 (FMAs, slices of 256 rows) 29.3 / 27.5 / 27.6 / 28.2 us;
-// at b = 8 (tensor cores, two blocks per SM, slices of 512) 29.6 / 29.1 / 29.5 / 29.5; gated_mlp's
-// input graph (tensor cores, slices of 256) 40.6 / 41.0 / 40.3 / 40.0. 32 rows is each graph's
-// best or within 0.3 us of it; a fixed fraction is not (1/8 costs b = 8 0.4 us, 1/16 gated 0.7).
-constexpr int64_t kBPrefetchRows = 32;
-MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Ref &a, const Ref &b, const Ref &o,
-                                  DType dtype, const CudaTarget &target) {
-  const size_t rank = o.dims.size();
-  const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
-  const int64_t group = group_elements(dtype);
-  const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
-  const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
-  if (n % group != 0 || sb[rank - 1] != 1 || sb[rank - 2] != n) return {0, 0};
-  const int64_t fma_rows = std::min(m, kMatmulRows), tile_cols = kGroupLanes * group;
-  const bool few_accumulators = fma_rows * group <= 32;
-  // Many rows of 16-bit data on sm_80+: the products on tensor cores (emit_vector_matmul_mma)
-  // where every warp step is whole (k a multiple of 16, whole column tiles) and A's rows are
-  // compact and start on 16-byte groups (its operands are 16-byte loads).
-  const bool a_groups = sa[rank - 1] == 1 && std::all_of(sa.begin(), sa.end() - 1,
-                                                         [&](int64_t s) { return s % group == 0; });
-  const bool tensor_cores = !few_accumulators && group == 8 && target.compute_capability >= 80 &&
-                            k % 16 == 0 && n % tile_cols == 0 && a_groups;
-  const int64_t rows = tensor_cores ? std::min(m, kMmaRows) : fma_rows;
-  const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + tile_cols - 1) / tile_cols;
-  const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
-  // More blocks than multiprocessors on the tensor cores: 8 warps per block, so that two or more
-  // fit each one (their registers allow) and the grid runs in one wave instead of two
-  // (rmsnorm_linear at b = 8, 192 blocks: 36.1 -> 32.5 us on an H100; gated_mlp's 128 blocks,
-  // one per multiprocessor, lost 0.5 us with 8).
-  const bool two_per_sm = tensor_cores && target.multiprocessors > 0 && blocks > target.multiprocessors;
-  const int64_t warps = std::clamp<int64_t>(k / (kKLanes * 16), 1, two_per_sm ? 8 : 16);
-  const int64_t slice = ((k + warps - 1) / warps + kKLanes - 1) / kKLanes * kKLanes;
-  const std::string R = std::to_string(rows), G = std::to_string(group), N = std::to_string(n);
-  const std::string SL = std::to_string(slice), K = std::to_string(k);
-  p.line("__shared__ float partial[" + std::to_string(warps) + "][" + R + "][" + std::to_string(tile_cols) + "];");
-  Printer &w = before_wait;
-  w.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
-  w.line("const int gl = lane % " + std::to_string(kGroupLanes) + ", kl = lane / " + std::to_string(kGroupLanes) + ";");
-  emit_matmul_block_origin(w, col_blocks, row_blocks, batch_out, sa, sb);
-  w.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
-  w.line("const int64_t p1 = warp * " + SL + " + " + SL + " < " + K + " ? warp * " + SL + " + " + SL + " : " + K + ";");
-  // Only a kernel that waits for the previous one has anything to overlap the prefetch with.
-  const int64_t prefetch_rows = target.dependent_launch() ? std::min(slice, kBPrefetchRows) : 0;
-  if (prefetch_rows >= kKLanes) {
-    w.open("if (j0 < " + N + ")");
-    w.line("const int64_t pend = warp * " + SL + " + " + std::to_string(prefetch_rows) + " < p1 ? warp * " + SL +
-           " + " + std::to_string(prefetch_rows) + " : p1;");
-    w.line("for (int64_t q = warp * " + SL + " + kl; q < pend; q += " + std::to_string(kKLanes) +
-           ") asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"(" + b.ptr + " + ib + j0 + q * " + N + "));");
-    w.close();
-  }
-  // The batch offset, group start and row starts are multiples of the group: B's alignment is
-  // its base's.
-  p.line("const bool aligned = (reinterpret_cast<unsigned long long>(" + b.ptr + ") & 15) == 0;");
-  const int64_t batch = few_accumulators ? 2 : 4;
-  const std::string U = std::to_string(batch), KL = std::to_string(kKLanes);
-  // FMAs for `count` of the block's rows from `first` on, into partial[warp][first…]: the lanes'
-  // sums, then the k lanes of a group meet (lanes gl, gl + 4, …: xor offsets 4, 8, 16 keep gl).
-  // `pipelined`: an aligned B's rows are loaded U at a time, the next batch's loads issued before
-  // this batch is computed (the compiler does not hoist them across the FMAs on its own), then a
-  // remainder loop; unaligned B (or !pipelined) has the scalar loop alone. Every lane takes part,
-  // columns past n with zeros, so that the shuffles see the whole warp.
-  auto fma_rows_pass = [&](int64_t first, int64_t count, bool pipelined) {
-    const std::string C = std::to_string(count);
-    p.open("");
-    p.line("float acc[" + C + "][" + G + "];");
-    p.line("#pragma unroll");
-    p.line("for (int r = 0; r < " + C + "; ++r) for (int c = 0; c < " + G + "; ++c) acc[r][c] = 0.0f;");
-    p.open("if (j0 < " + N + ")");
-    p.line("const auto *pb = " + b.ptr + " + ib + j0;");
-    p.line("const auto *pa = " + a.ptr + " + ia;");
-    p.line("int64_t row[" + C + "];");
-    p.line("#pragma unroll");
-    p.line("for (int r = 0; r < " + C + "; ++r) row[r] = (i0 + " + std::to_string(first) + " + r < " +
-           std::to_string(m) + " ? i0 + " + std::to_string(first) + " + r : " + std::to_string(m - 1) + ") * " +
-           std::to_string(sa[rank - 2]) + ";");
-    auto fma_row = [&](const std::string &q, const std::string &load) {
-      p.line("float bv[" + G + "];");
-      p.line(load);
-      p.line("#pragma unroll");
-      p.open("for (int r = 0; r < " + C + "; ++r)");
-      p.line("const float av = yr_ld(pa + row[r] + (" + q + ") * " + std::to_string(sa[rank - 1]) + ");");
-      p.line("#pragma unroll");
-      p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
-      p.close();
-    };
-    p.line("int64_t q = warp * " + SL + " + kl;");
-    if (pipelined) {
-      p.open("if (aligned)");
-      const std::string last = std::to_string((batch - 1) * kKLanes), step = std::to_string(batch * kKLanes);
-      p.line("uint4 raw[" + U + "], next[" + U + "];");
-      p.line("#pragma unroll");
-      p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = q + " + last + " < p1 ? yr_stream16(pb + (q + u * " + KL +
-             ") * " + N + ") : make_uint4(0, 0, 0, 0);");
-      p.open("for (; q + " + last + " < p1; q += " + step + ")");
-      p.line("const bool more = q + " + step + " + " + last + " < p1;");
-      p.line("#pragma unroll");
-      p.line("for (int u = 0; u < " + U + "; ++u) if (more) next[u] = yr_stream16(pb + (q + " + step + " + u * " +
-             KL + ") * " + N + ");");
-      p.line("#pragma unroll");
-      p.open("for (int u = 0; u < " + U + "; ++u)");
-      fma_row("q + u * " + KL, "yr_cvt16(pb, raw[u], bv);");
-      p.close();
-      p.line("#pragma unroll");
-      p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = next[u];");
-      p.close();
-      p.open("for (; q < p1; q += " + KL + ")");
-      fma_row("q", "yr_cvt16(pb, yr_stream16(pb + q * " + N + "), bv);");
-      p.close();
-      p.close();
-      p.open("else");
-    }
-    p.open("for (; q < p1; q += " + KL + ")");
-    fma_row("q", "yr_ld16u(pb + q * " + N + ", bv);");
-    p.close();
-    if (pipelined) p.close();
-    p.close();
-    p.line("#pragma unroll");
-    p.line("for (int r = 0; r < " + C + "; ++r) for (int c = 0; c < " + G + "; ++c)");
-    p.line("  for (int off = " + std::to_string(kGroupLanes) + "; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);");
-    p.open("if (kl == 0)");
-    p.line("#pragma unroll");
-    p.line("for (int r = 0; r < " + C + "; ++r) for (int c = 0; c < " + G + "; ++c) partial[warp][" +
-           std::to_string(first) + " + r][gl * " + G + " + c] = acc[r][c];");
-    p.close();
-    p.close();
-  };
-  if (tensor_cores) {
-    // Tensor cores need A and B 16-byte aligned; the rare unaligned tensor takes FMA passes of 4
-    // rows, so that their accumulators (4 × 8 per lane) do not set the kernel's register count.
-    constexpr int64_t kFallbackRows = 4;
-    p.open("if (aligned && (reinterpret_cast<unsigned long long>(" + a.ptr + ") & 15) == 0)");
-    p.line("const auto *pb = " + b.ptr + " + ib + j0;");
-    p.line("const auto *pa = " + a.ptr + " + ia;");
-    emit_vector_matmul_mma(p, rows, m, n, slice, sa[rank - 2]);
-    p.close();
-    p.open("else");
-    for (int64_t first = 0; first < rows; first += kFallbackRows) {
-      fma_rows_pass(first, std::min(kFallbackRows, rows - first), false);
-    }
-    p.close();
-  } else {
-    fma_rows_pass(0, rows, true);
-  }
-  emit_matmul_partial_sums(p, warps, rows, tile_cols, m, n, o);
-  return {blocks, warps * 32, few_accumulators || two_per_sm ? 2 : 1};
-}
-
 // A pre-defined rms_norm: one block per row (rows shared grid-wide), the sum of squares reduced
 // across the block through warp shuffles and shared memory. Returns the number of blocks.
 int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &in, const Ref &o) {
@@ -748,7 +400,23 @@ CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
   // in before_wait touches no memory but L2 prefetches (see vector_matmul_kernel).
   Printer before_wait(1), body(1);
   std::string launch_bounds;
+  // Weight products: launched with exactly their threads (one k slice per warp), which
+  // __launch_bounds__ tells ptxas so that their registers never stop a block of that size (or
+  // min_blocks_per_sm of them per SM) from launching.
+  auto weight_product_launch = [&](const MatmulLaunch &launch) {
+    kernel.block_threads = launch.threads;
+    kernel.any_block_threads = false;
+    kernel.grid = {launch.blocks, 1, 1};
+    launch_bounds = "__launch_bounds__(" + std::to_string(launch.threads) + ", " +
+                    std::to_string(launch.min_blocks_per_sm) + ") ";
+  };
+  std::optional<MatmulLaunch> products;
   if (op.kind == OpKind::kCustomized) {
+    products = cuda::ugraph_weight_products(before_wait, body, *op.block_graph, in, out, target);
+  }
+  if (products) {
+    weight_product_launch(*products);
+  } else if (op.kind == OpKind::kCustomized) {
     const BlockGraph &bg = *op.block_graph;
     kernel.grid = bg.config().grid;
     // The µGraph's own thread count is a cost-model parameter, not a requirement of the code.
@@ -781,15 +449,7 @@ CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
     }
   } else if (op.kind == OpKind::kMatmul) {
     const DType dtype = g.tensor(g.inputs()[1]).dtype;
-    MatmulLaunch launch = vector_matmul_kernel(before_wait, body, in[0], in[1], out[0], dtype, target);
-    if (launch.blocks == 0) launch = matmul_kernel(body, in[0], in[1], out[0]);
-    kernel.block_threads = launch.threads;
-    kernel.any_block_threads = false;  // one k slice per warp
-    kernel.grid = {launch.blocks, 1, 1};
-    // Exactly block_threads threads: tell ptxas, so their registers never stop a block of that
-    // size (or min_blocks_per_sm of them per SM) from launching.
-    launch_bounds = "__launch_bounds__(" + std::to_string(launch.threads) + ", " +
-                    std::to_string(launch.min_blocks_per_sm) + ") ";
+    weight_product_launch(cuda::predefined_matmul(before_wait, body, in[0], in[1], out[0], dtype, target));
   } else if (op.kind == OpKind::kRmsNorm) {
     kernel.block_threads = kThreads;
     kernel.grid = {rms_norm_kernel(body, op, in, out[0]), 1, 1};

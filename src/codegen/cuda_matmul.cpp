@@ -1,0 +1,549 @@
+#include "codegen/cuda_matmul.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace yirage::codegen::cuda {
+namespace {
+
+// Prints the stores of output row `ii`, column `jj` (expressions, inside the output's m × n)
+// from the float sums of the kernel's products (one name per product); the batch index `bt` is
+// in scope.
+using ProductStore = std::function<void(Printer &p, const std::vector<std::string> &sums, const std::string &ii,
+                                        const std::string &jj)>;
+
+// What a weight-product kernel computes: A times each of `b` (of one shape: dims, strides and
+// `dtype`), out_dims the products' dims, and what it stores of their sums.
+struct WeightProducts {
+  Ref a;
+  std::vector<Ref> b;
+  Dims out_dims;
+  DType dtype;
+  ProductStore store;
+};
+
+// The one product's sum, stored to `o` (batch, m, n).
+ProductStore store_to(const Ref &o, int64_t m, int64_t n) {
+  return [ptr = o.ptr, m, n](Printer &p, const std::vector<std::string> &sums, const std::string &ii,
+                             const std::string &jj) {
+    p.line("yr_st(" + ptr + " + bt * " + std::to_string(m * n) + " + " + ii + " * " + std::to_string(n) + " + " + jj +
+           ", " + sums[0] + ");");
+  };
+}
+
+// The block's place in a pre-defined matmul's grid: column block cb (fastest), row block rb and
+// batch bt, with ia / ib the batch offsets into A and B.
+void emit_matmul_block_origin(Printer &p, int64_t col_blocks, int64_t row_blocks, const Dims &batch_out,
+                              const Dims &sa, const Dims &sb) {
+  p.line("int64_t block = blockIdx.x;");
+  p.line("const int64_t cb = block % " + std::to_string(col_blocks) + "; block /= " + std::to_string(col_blocks) + ";");
+  p.line("const int64_t rb = block % " + std::to_string(row_blocks) + ", bt = block / " + std::to_string(row_blocks) + ";");
+  p.line("int64_t ia = 0, ib = 0, rest = bt;");
+  for (size_t d = batch_out.size(); d-- > 0;) {
+    p.line("{ const int64_t c = rest % " + std::to_string(batch_out[d]) + "; rest /= " +
+           std::to_string(batch_out[d]) + "; ia += c * " + std::to_string(sa[d]) + "; ib += c * " +
+           std::to_string(sb[d]) + "; }");
+  }
+  p.line("(void)rest;");
+}
+
+// After every warp stored its partial sums of the block's rows × tile_cols outputs in
+// partial[warp][row][column], the warps of product q being q · warps … q · warps + warps − 1:
+// sums each product over its warps and stores the outputs inside m × n.
+void emit_matmul_partial_sums(Printer &p, int64_t products, int64_t warps, int64_t rows, int64_t tile_cols, int64_t m,
+                              int64_t n, const ProductStore &store) {
+  const std::string TC = std::to_string(tile_cols), N = std::to_string(n);
+  p.line("__syncthreads();");
+  p.open("for (int t = threadIdx.x; t < " + std::to_string(rows * tile_cols) + "; t += blockDim.x)");
+  p.line("const int64_t r = t / " + TC + ", jj = cb * " + TC + " + t % " + TC + ", ii = rb * " +
+         std::to_string(rows) + " + r;");
+  p.line("if (jj >= " + N + " || ii >= " + std::to_string(m) + ") continue;");
+  std::vector<std::string> sums;
+  for (int64_t q = 0; q < products; ++q) {
+    sums.push_back("sum" + std::to_string(q));
+    p.line("float " + sums.back() + " = 0.0f;");
+    p.line("#pragma unroll");
+    p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) " + sums.back() + " += partial[" +
+           std::to_string(q * warps) + " + w][r][t % " + TC + "];");
+  }
+  store(p, sums, "ii", "jj");
+  p.close();
+}
+
+// A pre-defined matmul, split along k: each block computes kMatmulRows rows × 32 columns of
+// one batch; each of its warps (16, or 32 when there are few blocks: enough loads in flight)
+// accumulates a slice of k in registers (a lane per column, so
+// loads of B are coalesced and loads of A are broadcasts), then the slices are summed through
+// shared memory. Small-m matmuls (the benchmark's weight products) get 8× the parallelism of one
+// thread per output and read the weights once. Returns the number of blocks.
+constexpr int64_t kMatmulRows = 8;
+MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o) {
+  const size_t rank = o.dims.size();
+  const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
+  const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
+  const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
+  const int64_t rows = std::min(m, kMatmulRows);
+  const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + 31) / 32;
+  const int64_t blocks = std::max<int64_t>(1, num_elements(batch_out) * row_blocks * col_blocks);
+  const int64_t kMatmulWarps = blocks < 256 ? 32 : 16;
+  const int64_t slice = (k + kMatmulWarps - 1) / kMatmulWarps;
+  const std::string R = std::to_string(rows);
+  p.line("__shared__ float partial[" + std::to_string(kMatmulWarps) + "][" + R + "][32];");
+  p.line("const int64_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
+  emit_matmul_block_origin(p, col_blocks, row_blocks, batch_out, sa, sb);
+  p.line("const int64_t j = cb * 32 + lane, i0 = rb * " + R + ";");
+  p.line("const int64_t p0 = warp * " + std::to_string(slice) + ", p1 = p0 + " + std::to_string(slice) +
+         " < " + std::to_string(k) + " ? p0 + " + std::to_string(slice) + " : " + std::to_string(k) + ";");
+  p.line("float acc[" + R + "];");
+  p.line("#pragma unroll");
+  p.line("for (int r = 0; r < " + R + "; ++r) acc[r] = 0.0f;");
+  p.open("if (j < " + std::to_string(n) + ")");
+  // Rows past m read row m − 1 (in bounds) and are never stored: no branch in the inner loop.
+  p.line("const auto *pb = " + b.ptr + " + ib + j * " + std::to_string(sb[rank - 1]) + ";");
+  p.line("const auto *pa = " + a.ptr + " + ia;");
+  p.line("int64_t row[" + R + "];");
+  p.line("#pragma unroll");
+  p.line("for (int r = 0; r < " + R + "; ++r) row[r] = (i0 + r < " + std::to_string(m) + " ? i0 + r : " +
+         std::to_string(m - 1) + ") * " + std::to_string(sa[rank - 2]) + ";");
+  p.line("#pragma unroll 8");
+  p.open("for (int64_t q = p0; q < p1; ++q)");
+  p.line("const float bv = yr_ld(pb + q * " + std::to_string(sb[rank - 2]) + ");");
+  p.line("#pragma unroll");
+  p.line("for (int r = 0; r < " + R + "; ++r) acc[r] += yr_ld(pa + row[r] + q * " +
+         std::to_string(sa[rank - 1]) + ") * bv;");
+  p.close();
+  p.close();
+  p.line("#pragma unroll");
+  p.line("for (int r = 0; r < " + R + "; ++r) partial[warp][r][lane] = acc[r];");
+  emit_matmul_partial_sums(p, 1, kMatmulWarps, rows, 32, m, n, store_to(o, m, n));
+  return {blocks, kMatmulWarps * 32};
+}
+
+// The aligned part of a vector matmul on tensor cores, for up to 16 rows of 16-bit data (inside
+// `if (aligned)`, after pb / pa and before the partial sums). A warp's 16-byte loads of 8 B rows
+// × 32 columns (lane l: row l/4, columns 8(l%4)…+7, as in the FMA loop) are four 8×8 tiles whose
+// columns interleave (tile j: columns 8c + 2j and 8c + 2j + 1 for c = 0…3); movmatrix turns each
+// into an mma.m16n8k16 B operand (k pairs of one column per lane), two tiles of 8 rows making
+// one k step of 16, and A is X's rows (zeros past m). Lane l ends with rows l/4 and l/4 + 8's
+// sums for columns 8(l%4) + 2j and + 1 in its accumulator j. Steps are warp-uniform: slices are
+// whole 8-row blocks (k is a multiple of 16), and a last lone block is paired with zeros.
+//
+// The main loop takes k in batches of 32 (two k steps) and permutes k within each batch so that
+// a lane's A operands of the batch are 16 consecutive bytes of a row: the mma's k pair (step s,
+// half h, lane column t) is the batch's pair 4t + 2s + h, so lane (g, t) reads row g's elements
+// 8t…8t + 7 in one load (word 2s + h is the pair of step s, half h), and B's rows follow: tile
+// u = 2s + h's row r, which lane r loads, is the batch's row 8(r/2) + 2u + r%2. Loaded in the
+// natural order, A's operands were 16 two-byte loads per lane and batch against B's four 16-byte
+// ones (rmsnorm_linear at b = 8 on an H100: 32.1 -> 27.4 us for the product alone; gated_mlp's
+// 22.1 -> 20.8). A must be 16-byte aligned (the caller tests it with B). The remainder loop (a
+// slice that is not a multiple of 32) takes k steps of 16 in the natural order.
+void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int64_t slice, int64_t a_row_stride) {
+  const std::string N = std::to_string(n), SL = std::to_string(slice), M = std::to_string(m);
+  const std::string AS = std::to_string(a_row_stride);
+  const bool upper = rows > 8;  // the mma's rows 8-15 hold A's rows too, else zeros
+  p.line("const int g = kl, t = gl;  // the mma fragment's row and k pair / column group");
+  p.line("const bool a_row = i0 + g < " + M + ";");
+  p.line("const auto *arow = pa + (a_row ? (i0 + g) * " + AS + " : 0);");
+  p.line("const bool a_up = " + (upper ? "i0 + g + 8 < " + M : std::string("false")) + ";");
+  p.line("const auto *aup = pa + (a_up ? (i0 + g + 8) * " + AS + " : 0);");
+  p.line("float tc[4][4];");
+  p.line("#pragma unroll");
+  p.line("for (int j = 0; j < 4; ++j) for (int e = 0; e < 4; ++e) tc[j][e] = 0.0f;");
+  // One k step: the A operands a[0…3] against tiles `lo` (k 0-7) and `hi` (k 8-15) of B.
+  auto step = [&](const std::string &a0, const std::string &a1, const std::string &a2,
+                  const std::string &a3, const std::string &lo, const std::string &hi) {
+    p.open("");
+    p.line("const unsigned lo[4] = {" + lo + ".x, " + lo + ".y, " + lo + ".z, " + lo + ".w};");
+    p.line("const unsigned hi[4] = {" + hi + ".x, " + hi + ".y, " + hi + ".z, " + hi + ".w};");
+    p.line("#pragma unroll");
+    p.line("for (int j = 0; j < 4; ++j) yr_mma16(pb, tc[j], " + a0 + ", " + a1 + ", " + a2 + ", " +
+           a3 + ", yr_transpose8x8(lo[j]), yr_transpose8x8(hi[j]));");
+    p.close();
+  };
+  // B's rows and A's words of the next batch are loaded before this batch is computed: A (X,
+  // read by every block from L2) is as far from its first use as B.
+  p.line("int64_t base = kw * " + SL + ";");
+  p.line("const auto *pbp = pb + (8 * (g >> 1) + (g & 1)) * " + N +
+         ";  // B rows in the batch's k order");
+  p.line("const auto *par = arow + 8 * t, *pau = aup + 8 * t;");
+  p.line("uint4 raw[4], next[4], ar = make_uint4(0, 0, 0, 0), au = ar, nr = ar, nu = ar;");
+  // The batch from k row `k0` on: B's rows into `b`, A's words into `wr` (row g) and `wu` (g + 8).
+  auto load_batch = [&](const std::string &k0, const std::string &b, const std::string &wr,
+                        const std::string &wu) {
+    p.open("if (" + k0 + " + 32 <= p1)");
+    p.line("#pragma unroll");
+    p.line("for (int u = 0; u < 4; ++u) " + b + "[u] = yr_stream16(pbp + (" + k0 + " + 2 * u) * " +
+           N + ");");
+    p.line("if (a_row) " + wr + " = yr_raw16(par + " + k0 + ");");
+    p.line("if (a_up) " + wu + " = yr_raw16(pau + " + k0 + ");");
+    p.close();
+  };
+  load_batch("base", "raw", "ar", "au");
+  p.open("for (; base + 32 <= p1; base += 32)");
+  load_batch("base + 32", "next", "nr", "nu");
+  step("ar.x", "au.x", "ar.y", "au.y", "raw[0]", "raw[1]");
+  step("ar.z", "au.z", "ar.w", "au.w", "raw[2]", "raw[3]");
+  p.line("#pragma unroll");
+  p.line("for (int u = 0; u < 4; ++u) raw[u] = next[u];");
+  p.line("ar = nr;");
+  p.line("au = nu;");
+  p.close();
+  p.open("for (; base < p1; base += 16)");
+  p.line("const uint4 first = yr_stream16(pb + (base + g) * " + N + ");");
+  p.line("const uint4 second = base + 8 < p1 ? yr_stream16(pb + (base + 8 + g) * " + N +
+         ") : make_uint4(0, 0, 0, 0);");
+  p.line("const bool full = base + 8 < p1;");
+  p.line("const unsigned a0 = a_row ? yr_pair16(arow + base + 2 * t) : 0u;");
+  p.line("const unsigned a1 = a_up ? yr_pair16(aup + base + 2 * t) : 0u;");
+  p.line("const unsigned a2 = a_row && full ? yr_pair16(arow + base + 8 + 2 * t) : 0u;");
+  p.line("const unsigned a3 = a_up && full ? yr_pair16(aup + base + 8 + 2 * t) : 0u;");
+  step("a0", "a1", "a2", "a3", "first", "second");
+  p.close();
+  for (int half = 0; half < (upper ? 2 : 1); ++half) {
+    const std::string row = half == 0 ? "g" : "g + 8", e = half == 0 ? "0" : "2";
+    p.open("if (" + row + " < " + std::to_string(rows) + ")");
+    p.line("#pragma unroll");
+    p.line("for (int j = 0; j < 4; ++j) { partial[warp][" + row + "][8 * t + 2 * j] = tc[j][" + e + "]; partial[warp][" +
+           row + "][8 * t + 2 * j + 1] = tc[j][" + e + " + 1]; }");
+    p.close();
+  }
+}
+
+// A pre-defined matmul whose B rows are compact and split into 16-byte groups (n a multiple of
+// 8 for 16-bit dtypes, of 4 for float32): the weight products of the benchmarks, where m is small
+// and reading B once at full bandwidth is the whole cost. Each lane owns one 16-byte group of
+// columns (one vector load per k row) and every row of the block's row tile; a warp covers 4
+// groups × 8 k rows per step, and the block's warps split k. Partial sums meet through shuffles
+// (the 8 k lanes of a group), then shared memory (the warps). Returns {blocks, threads}, or
+// {0, 0} when B does not have that shape.
+//
+// 16 warps per block (fewer when k is short: at least 16 rows per k lane), so two blocks fit an
+// SM where registers allow (1024-thread blocks ran the benchmark's 192 blocks in two waves on 132
+// SMs); with few accumulators (at most 32 per lane), two resident blocks per SM (registers capped
+// at 64), so grids of up to twice the SM count run in one wave, and B rows in batches of 2; with
+// more, batches of 4, and on sm_80+ for 16-bit data the products on tensor cores (see
+// emit_vector_matmul_mma). The batch sizes, the tensor cores, and k split further over thread
+// block clusters were measured on an H100 (benchmarks/gpu/RESULTS.md, fifth session).
+//
+// Every row block reads all of B, so the rows per block decide how often B is read: 8 with FMAs
+// (a lane's accumulators are rows × 8 columns), 16 on the tensor cores, whose m16 tiles take rows
+// 8-15 at no cost (rmsnorm_linear at b = 8, 16 rows, read its 50 MB of weights twice with 8).
+constexpr int64_t kGroupLanes = 4, kKLanes = 32 / kGroupLanes, kMmaRows = 16;
+// `before_wait` receives what runs before griddepcontrol.wait: the block's coordinates and L2
+// prefetches of the first kBPrefetchRows of each warp's rows of B (2 KB per warp: 32 rows of its
+// 64-byte column strip), so that a kernel launched while the previous one still runs
+// (programmatic dependent launch) starts streaming its weights meanwhile. Prefetching is safe
+// there: L2 is the device's point of coherence, so a line the previous kernel writes afterwards
+// is updated in L2, and nothing enters L1 before the wait. Measured on an H100 (`yirage run
+// --cold`, benchmarks/gpu/RESULTS.md, nineteenth session), none / 1/16 / 1/8 / 1/4 of each
+// warp's slice: rmsnorm_linear at b = 1 (FMAs, slices of 256 rows) 29.3 / 27.5 / 27.6 / 28.2 us;
+// at b = 8 (tensor cores, two blocks per SM, slices of 512) 29.6 / 29.1 / 29.5 / 29.5; gated_mlp's
+// input graph (tensor cores, slices of 256) 40.6 / 41.0 / 40.3 / 40.0. 32 rows is each graph's
+// best or within 0.3 us of it; a fixed fraction is not (1/8 costs b = 8 0.4 us, 1/16 gated 0.7).
+constexpr int64_t kBPrefetchRows = 32;
+// The shape of a vector matmul: {} (fits false) where B's rows are not compact 16-byte groups.
+struct VectorShape {
+  bool fits = false;
+  int64_t group = 0, rows = 0, tile_cols = 0, row_blocks = 0, col_blocks = 0, blocks = 0;
+  bool few_accumulators = false, tensor_cores = false, two_per_sm = false;
+  int64_t warps_per_product = 0, slice = 0;  // a product's warps each take a slice of k rows
+};
+VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target) {
+  const Dims &od = w.out_dims;
+  const size_t rank = od.size();
+  const int64_t m = w.a.dims[rank - 2], k = w.a.dims[rank - 1], n = w.b[0].dims[rank - 1];
+  const Dims batch_out(od.begin(), od.end() - 2);
+  const Dims sa = matmul_operand_strides(w.a, od), sb = matmul_operand_strides(w.b[0], od);
+  const auto products = static_cast<int64_t>(w.b.size());
+  VectorShape s;
+  s.group = group_elements(w.dtype);
+  const int64_t group = s.group;
+  // Every product's warps get at least one slice (at most 16 warps a block).
+  if (n % group != 0 || sb[rank - 1] != 1 || sb[rank - 2] != n || products > 16) return s;
+  s.fits = true;
+  const int64_t fma_rows = std::min(m, kMatmulRows);
+  s.tile_cols = kGroupLanes * group;
+  s.few_accumulators = fma_rows * group <= 32;
+  // Many rows of 16-bit data on sm_80+: the products on tensor cores (emit_vector_matmul_mma)
+  // where every warp step is whole (k a multiple of 16, whole column tiles) and A's rows are
+  // compact and start on 16-byte groups (its operands are 16-byte loads).
+  const bool a_groups = sa[rank - 1] == 1 && std::all_of(sa.begin(), sa.end() - 1,
+                                                         [&](int64_t x) { return x % group == 0; });
+  s.tensor_cores = !s.few_accumulators && group == 8 && target.compute_capability >= 80 && k % 16 == 0 &&
+                   n % s.tile_cols == 0 && a_groups;
+  s.rows = s.tensor_cores ? std::min(m, kMmaRows) : fma_rows;
+  s.row_blocks = (m + s.rows - 1) / s.rows;
+  s.col_blocks = (n + s.tile_cols - 1) / s.tile_cols;
+  s.blocks = std::max<int64_t>(1, num_elements(batch_out) * s.row_blocks * s.col_blocks);
+  // More blocks than multiprocessors on the tensor cores: 8 warps per block, so that two or more
+  // fit each one (their registers allow) and the grid runs in one wave instead of two
+  // (rmsnorm_linear at b = 8, 192 blocks: 36.1 -> 32.5 us on an H100; gated_mlp's 128 blocks,
+  // one per multiprocessor, lost 0.5 us with 8). Several products share the block's warps.
+  s.two_per_sm = s.tensor_cores && target.multiprocessors > 0 && s.blocks > target.multiprocessors;
+  s.warps_per_product = std::clamp<int64_t>(k / (kKLanes * 16), 1, std::max<int64_t>(1, (s.two_per_sm ? 8 : 16) / products));
+  s.slice = ((k + s.warps_per_product - 1) / s.warps_per_product + kKLanes - 1) / kKLanes * kKLanes;
+  return s;
+}
+
+MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const WeightProducts &wp, const CudaTarget &target) {
+  const VectorShape s = vector_shape(wp, target);
+  if (!s.fits) return {0, 0};
+  const Ref &a = wp.a;
+  const Dims &od = wp.out_dims;
+  const size_t rank = od.size();
+  const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = wp.b[0].dims[rank - 1];
+  const Dims batch_out(od.begin(), od.end() - 2);
+  const Dims sa = matmul_operand_strides(a, od), sb = matmul_operand_strides(wp.b[0], od);
+  const int64_t group = s.group, rows = s.rows, tile_cols = s.tile_cols, slice = s.slice;
+  const auto products = static_cast<int64_t>(wp.b.size());
+  const int64_t warps = products * s.warps_per_product;
+  const std::string R = std::to_string(rows), G = std::to_string(group), N = std::to_string(n);
+  const std::string SL = std::to_string(slice), K = std::to_string(k), WP = std::to_string(s.warps_per_product);
+  p.line("__shared__ float partial[" + std::to_string(warps) + "][" + R + "][" + std::to_string(tile_cols) + "];");
+  Printer &w = before_wait;
+  w.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
+  w.line("const int gl = lane % " + std::to_string(kGroupLanes) + ", kl = lane / " + std::to_string(kGroupLanes) + ";");
+  // Warp `warp` computes product warp / WP over slice kw of k: its weights are `wb`.
+  w.line("const int kw = warp % " + WP + ";");
+  std::string weights = wp.b.back().ptr;
+  for (size_t q = wp.b.size() - 1; q-- > 0;) {
+    weights = "warp < " + std::to_string(static_cast<int64_t>(q + 1) * s.warps_per_product) + " ? " + wp.b[q].ptr +
+              " : " + weights;
+  }
+  w.line("const auto *wb = " + weights + ";");
+  emit_matmul_block_origin(w, s.col_blocks, s.row_blocks, batch_out, sa, sb);
+  w.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
+  w.line("const int64_t p1 = kw * " + SL + " + " + SL + " < " + K + " ? kw * " + SL + " + " + SL + " : " + K + ";");
+  // Only a kernel that waits for the previous one has anything to overlap the prefetch with.
+  const int64_t prefetch_rows = target.dependent_launch() ? std::min(slice, kBPrefetchRows) : 0;
+  if (prefetch_rows >= kKLanes) {
+    w.open("if (j0 < " + N + ")");
+    w.line("const int64_t pend = kw * " + SL + " + " + std::to_string(prefetch_rows) + " < p1 ? kw * " + SL +
+           " + " + std::to_string(prefetch_rows) + " : p1;");
+    w.line("for (int64_t q = kw * " + SL + " + kl; q < pend; q += " + std::to_string(kKLanes) +
+           ") asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"(wb + ib + j0 + q * " + N + "));");
+    w.close();
+  }
+  // The batch offset, group start and row starts are multiples of the group: B's alignment is
+  // its base's.
+  p.line("const bool aligned = (reinterpret_cast<unsigned long long>(wb) & 15) == 0;");
+  const int64_t batch = s.few_accumulators ? 2 : 4;
+  const std::string U = std::to_string(batch), KL = std::to_string(kKLanes);
+  // FMAs for `count` of the block's rows from `first` on, into partial[warp][first…]: the lanes'
+  // sums, then the k lanes of a group meet (lanes gl, gl + 4, …: xor offsets 4, 8, 16 keep gl).
+  // `pipelined`: an aligned B's rows are loaded U at a time, the next batch's loads issued before
+  // this batch is computed (the compiler does not hoist them across the FMAs on its own), then a
+  // remainder loop; unaligned B (or !pipelined) has the scalar loop alone. Every lane takes part,
+  // columns past n with zeros, so that the shuffles see the whole warp.
+  auto fma_rows_pass = [&](int64_t first, int64_t count, bool pipelined) {
+    const std::string C = std::to_string(count);
+    p.open("");
+    p.line("float acc[" + C + "][" + G + "];");
+    p.line("#pragma unroll");
+    p.line("for (int r = 0; r < " + C + "; ++r) for (int c = 0; c < " + G + "; ++c) acc[r][c] = 0.0f;");
+    p.open("if (j0 < " + N + ")");
+    p.line("const auto *pb = wb + ib + j0;");
+    p.line("const auto *pa = " + a.ptr + " + ia;");
+    p.line("int64_t row[" + C + "];");
+    p.line("#pragma unroll");
+    p.line("for (int r = 0; r < " + C + "; ++r) row[r] = (i0 + " + std::to_string(first) + " + r < " +
+           std::to_string(m) + " ? i0 + " + std::to_string(first) + " + r : " + std::to_string(m - 1) + ") * " +
+           std::to_string(sa[rank - 2]) + ";");
+    auto fma_row = [&](const std::string &q, const std::string &load) {
+      p.line("float bv[" + G + "];");
+      p.line(load);
+      p.line("#pragma unroll");
+      p.open("for (int r = 0; r < " + C + "; ++r)");
+      p.line("const float av = yr_ld(pa + row[r] + (" + q + ") * " + std::to_string(sa[rank - 1]) + ");");
+      p.line("#pragma unroll");
+      p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
+      p.close();
+    };
+    p.line("int64_t q = kw * " + SL + " + kl;");
+    if (pipelined) {
+      p.open("if (aligned)");
+      const std::string last = std::to_string((batch - 1) * kKLanes), step = std::to_string(batch * kKLanes);
+      p.line("uint4 raw[" + U + "], next[" + U + "];");
+      p.line("#pragma unroll");
+      p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = q + " + last + " < p1 ? yr_stream16(pb + (q + u * " + KL +
+             ") * " + N + ") : make_uint4(0, 0, 0, 0);");
+      p.open("for (; q + " + last + " < p1; q += " + step + ")");
+      p.line("const bool more = q + " + step + " + " + last + " < p1;");
+      p.line("#pragma unroll");
+      p.line("for (int u = 0; u < " + U + "; ++u) if (more) next[u] = yr_stream16(pb + (q + " + step + " + u * " +
+             KL + ") * " + N + ");");
+      p.line("#pragma unroll");
+      p.open("for (int u = 0; u < " + U + "; ++u)");
+      fma_row("q + u * " + KL, "yr_cvt16(pb, raw[u], bv);");
+      p.close();
+      p.line("#pragma unroll");
+      p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = next[u];");
+      p.close();
+      p.open("for (; q < p1; q += " + KL + ")");
+      fma_row("q", "yr_cvt16(pb, yr_stream16(pb + q * " + N + "), bv);");
+      p.close();
+      p.close();
+      p.open("else");
+    }
+    p.open("for (; q < p1; q += " + KL + ")");
+    fma_row("q", "yr_ld16u(pb + q * " + N + ", bv);");
+    p.close();
+    if (pipelined) p.close();
+    p.close();
+    p.line("#pragma unroll");
+    p.line("for (int r = 0; r < " + C + "; ++r) for (int c = 0; c < " + G + "; ++c)");
+    p.line("  for (int off = " + std::to_string(kGroupLanes) + "; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);");
+    p.open("if (kl == 0)");
+    p.line("#pragma unroll");
+    p.line("for (int r = 0; r < " + C + "; ++r) for (int c = 0; c < " + G + "; ++c) partial[warp][" +
+           std::to_string(first) + " + r][gl * " + G + " + c] = acc[r][c];");
+    p.close();
+    p.close();
+  };
+  if (s.tensor_cores) {
+    // Tensor cores need A and B 16-byte aligned; the rare unaligned tensor takes FMA passes of 4
+    // rows, so that their accumulators (4 × 8 per lane) do not set the kernel's register count.
+    constexpr int64_t kFallbackRows = 4;
+    p.open("if (aligned && (reinterpret_cast<unsigned long long>(" + a.ptr + ") & 15) == 0)");
+    p.line("const auto *pb = wb + ib + j0;");
+    p.line("const auto *pa = " + a.ptr + " + ia;");
+    emit_vector_matmul_mma(p, rows, m, n, slice, sa[rank - 2]);
+    p.close();
+    p.open("else");
+    for (int64_t first = 0; first < rows; first += kFallbackRows) {
+      fma_rows_pass(first, std::min(kFallbackRows, rows - first), false);
+    }
+    p.close();
+  } else {
+    fma_rows_pass(0, rows, true);
+  }
+  emit_matmul_partial_sums(p, products, s.warps_per_product, rows, tile_cols, m, n, wp.store);
+  return {s.blocks, warps * 32, s.few_accumulators || s.two_per_sm ? 2 : 1};
+}
+
+
+// Whether input iterator or output saver `op` splits dim `grid_dim` over the grid's x axis and
+// dim `loop_dim` over the loop's iterations (-1: neither), where those have more than one part.
+bool splits(const BlockGraph &bg, const Operator &op, int32_t grid_dim, int32_t loop_dim) {
+  const GridMap &g = op.attributes.grid_map;
+  const bool grid = g[0] == grid_dim || (bg.config().grid[0] == 1 && g[0] == -1);
+  const bool loop = op.attributes.forloop_dim == loop_dim || (bg.config().forloop_range == 1 && op.attributes.forloop_dim == -1);
+  return grid && loop && g[1] == -1 && g[2] == -1;
+}
+
+}  // namespace
+
+MatmulLaunch predefined_matmul(Printer &before_wait, Printer &p, const Ref &a, const Ref &b, const Ref &o,
+                               DType dtype, const CudaTarget &target) {
+  const int64_t rank = static_cast<int64_t>(o.dims.size());
+  const int64_t m = o.dims[rank - 2], n = o.dims[rank - 1];
+  const MatmulLaunch launch = vector_matmul_kernel(before_wait, p, {a, {b}, o.dims, dtype, store_to(o, m, n)}, target);
+  return launch.blocks > 0 ? launch : matmul_kernel(p, a, b, o);
+}
+
+std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer &p, const BlockGraph &bg,
+                                                   const std::vector<Ref> &in, const std::vector<Ref> &out,
+                                                   const CudaTarget &target) {
+  if (bg.config().grid[1] != 1 || bg.config().grid[2] != 1) return std::nullopt;
+  const auto &ops = bg.operators();
+  std::vector<int> uses(bg.num_tensors(), 0);
+  for (const Operator &op : ops) {
+    for (TensorId t : op.inputs) ++uses[static_cast<size_t>(t)];
+  }
+  auto used_once = [&](TensorId t) { return uses[static_cast<size_t>(t)] == 1; };
+  std::map<TensorId, const Operator *> iterator;  // tile → its input iterator
+  std::map<TensorId, size_t> input_of;             // tile → the kernel input it reads
+  std::map<TensorId, size_t> product_of;           // a product's tile, then its sum → the product
+  std::map<TensorId, const Operator *> epilogue;   // after-loop elementwise result → its operator
+  std::vector<size_t> weights;                     // each product's B, a kernel input
+  std::vector<const Operator *> savers;
+  std::optional<TensorId> a;
+  for (const Operator &op : ops) {
+    if (op.kind == OpKind::kInputIterator) {
+      iterator[op.outputs[0]] = &op;
+      input_of[op.outputs[0]] = input_of.size();
+    } else if (op.kind == OpKind::kMatmul) {
+      // One A for every product, each B a tile of its own read by this product only.
+      const TensorId lhs = op.inputs[0], rhs = op.inputs[1];
+      if (iterator.count(lhs) == 0 || iterator.count(rhs) == 0 || lhs == rhs || (a && *a != lhs) ||
+          !used_once(rhs) || !used_once(op.outputs[0])) {
+        return std::nullopt;
+      }
+      a = lhs;
+      product_of[op.outputs[0]] = weights.size();
+      weights.push_back(input_of[rhs]);
+    } else if (op.kind == OpKind::kAccumSum) {
+      const auto product = product_of.find(op.inputs[0]);
+      if (product == product_of.end()) return std::nullopt;
+      product_of[op.outputs[0]] = product->second;
+    } else if (is_unary(op.kind) || is_binary(op.kind)) {
+      for (TensorId t : op.inputs) {
+        const bool sum = product_of.count(t) != 0 && bg.tensor(t).phase == LoopPhase::kAfterLoop;
+        if ((!sum && epilogue.count(t) == 0) || bg.tensor(t).dims != bg.tensor(op.outputs[0]).dims) return std::nullopt;
+      }
+      epilogue[op.outputs[0]] = &op;
+    } else if (op.kind == OpKind::kOutputSaver) {
+      const TensorId t = op.inputs[0];
+      const bool sum = product_of.count(t) != 0 && bg.tensor(t).phase == LoopPhase::kAfterLoop;
+      if ((!sum && epilogue.count(t) == 0) || !splits(bg, op, 1, -1)) return std::nullopt;
+      savers.push_back(&op);
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!a || savers.empty() || iterator.size() != weights.size() + 1 ||
+      uses[static_cast<size_t>(*a)] != static_cast<int>(weights.size())) {
+    return std::nullopt;
+  }
+  // A: all its rows in every block, k along the loop; each B: [k, n] of A's type, its columns
+  // along the grid, k along the loop.
+  const Operator &a_op = *iterator[*a];
+  const Dims &a_dims = a_op.attributes.sizes;
+  if (a_dims.size() != 2 || !splits(bg, a_op, -1, 1)) return std::nullopt;
+  const int64_t m = a_dims[0], k = a_dims[1];
+  Dims b_dims;
+  for (const auto &[tile, op] : iterator) {
+    if (tile == *a) continue;
+    if (b_dims.empty()) b_dims = op->attributes.sizes;
+    if (op->attributes.dtype != a_op.attributes.dtype || !splits(bg, *op, 1, 0) || op->attributes.sizes != b_dims ||
+        b_dims.size() != 2 || b_dims[0] != k) {
+      return std::nullopt;
+    }
+  }
+  const int64_t n = b_dims[1];
+  WeightProducts w{in[input_of[*a]], {}, {m, n}, a_op.attributes.dtype, {}};
+  for (size_t input : weights) w.b.push_back(in[input]);
+  for (const Operator *saver : savers) {
+    if (saver->attributes.sizes != w.out_dims) return std::nullopt;
+  }
+  // One block per column tile of the weight product: the µGraph's grid.
+  const VectorShape s = vector_shape(w, target);
+  if (!s.fits || s.row_blocks != 1 || n % s.tile_cols != 0 || s.col_blocks != bg.config().grid[0]) return std::nullopt;
+  // Each output element: the epilogue's values from the products' sums, in registers.
+  w.store = [&](Printer &q, const std::vector<std::string> &sums, const std::string &ii, const std::string &jj) {
+    std::map<TensorId, std::string> value;
+    int next = 0;
+    std::function<std::string(TensorId)> value_of = [&](TensorId t) {
+      if (const auto found = value.find(t); found != value.end()) return found->second;
+      const auto product = product_of.find(t);
+      if (product != product_of.end()) return value[t] = sums[product->second];
+      const Operator &op = *epilogue.at(t);
+      std::vector<std::string> args;
+      for (TensorId x : op.inputs) args.push_back(value_of(x));
+      const std::string name = "e" + std::to_string(next++);
+      q.line("const float " + name + " = " +
+             (is_unary(op.kind) ? unary_expr(op.kind, op.attributes, args[0]) : binary_expr(op.kind, args[0], args[1])) +
+             ";");
+      return value[t] = name;
+    };
+    for (size_t o = 0; o < savers.size(); ++o) {
+      q.line("yr_st(" + out[o].ptr + " + " + ii + " * " + std::to_string(n) + " + " + jj + ", " +
+             value_of(savers[o]->inputs[0]) + ");");
+    }
+  };
+  return vector_matmul_kernel(before_wait, p, w, target);
+}
+
+}  // namespace yirage::codegen::cuda

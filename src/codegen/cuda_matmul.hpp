@@ -1,0 +1,37 @@
+// The CUDA code of matmuls read as weight products: a pre-defined matmul (split along k, its
+// weights streamed once where m is small), and a µGraph that is nothing but weight products of
+// one small A with an elementwise epilogue (gated_mlp's silu(X·W1) ⊙ (X·W2)), generated as the
+// same streaming kernel instead of tiles in shared memory.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "codegen/cuda_source.hpp"
+#include "codegen/source_common.hpp"
+#include "ir/block_graph.hpp"
+
+namespace yirage::codegen::cuda {
+
+struct MatmulLaunch {
+  int64_t blocks, threads;
+  int64_t min_blocks_per_sm = 1;  // for __launch_bounds__: caps registers so that many fit an SM
+};
+
+// A pre-defined matmul o = a·b of `dtype` elements. What it puts in `before_wait` runs before
+// griddepcontrol.wait and touches no memory but L2 prefetches of b.
+MatmulLaunch predefined_matmul(Printer &before_wait, Printer &p, const Ref &a, const Ref &b, const Ref &o,
+                               DType dtype, const CudaTarget &target);
+
+// µGraph `bg` (kernel inputs `in`, outputs `out`) as weight products, when it is one: every
+// block's loop only multiplies the same tile of a small A (all its rows, the loop along k) by
+// tiles of weights of one shape (the grid along their columns, 32 bytes × 4 lanes wide, the
+// loop along k) into sums, and after the loop elementwise operators of those sums are all that
+// is saved. The block's loop becomes its warps' slices of k, streamed as a pre-defined matmul
+// streams its weights. nullopt (nothing emitted) for any other µGraph.
+std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer &p, const BlockGraph &bg,
+                                                   const std::vector<Ref> &in, const std::vector<Ref> &out,
+                                                   const CudaTarget &target);
+
+}  // namespace yirage::codegen::cuda
