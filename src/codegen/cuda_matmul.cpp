@@ -462,8 +462,9 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
   std::optional<TensorId> a;
   for (const Operator &op : ops) {
     if (op.kind == OpKind::kInputIterator) {
+      const size_t input = iterator.size();  // iterators read the kernel's inputs in order
       iterator[op.outputs[0]] = &op;
-      input_of[op.outputs[0]] = input_of.size();
+      input_of[op.outputs[0]] = input;
     } else if (op.kind == OpKind::kMatmul) {
       // One A for every product, each B a tile of its own read by this product only.
       const TensorId lhs = op.inputs[0], rhs = op.inputs[1];
