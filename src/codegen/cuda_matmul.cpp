@@ -216,8 +216,9 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
 // and reading B once at full bandwidth is the whole cost. Each lane owns one 16-byte group of
 // columns (one vector load per k row) and every row of the block's row tile; a warp covers 4
 // groups × 8 k rows per step, and the block's warps split k. Partial sums meet through shuffles
-// (the 8 k lanes of a group), then shared memory (the warps). Returns {blocks, threads}, or
-// {0, 0} when B does not have that shape.
+// (the 8 k lanes of a group), then shared memory (the warps). With several B of one shape (a
+// µGraph of weight products), the block's warps are split among them, each product's warps
+// splitting k. Returns {blocks, threads}, or {0, 0} when B does not have that shape.
 //
 // 16 warps per block (fewer when k is short: at least 16 rows per k lane), so two blocks fit an
 // SM where registers allow (1024-thread blocks ran the benchmark's 192 blocks in two waves on 132
