@@ -3,6 +3,9 @@ tensors without copies (outputs allocated by PyTorch, or given), on PyTorch's st
 where PyTorch, a GPU or the CUDA plugin is missing (as in CI); run on a GPU machine with
 YIRAGE_BACKEND_PATH pointing at the plugin."""
 import ctypes
+import json
+import os
+import pathlib
 
 import pytest
 
@@ -67,6 +70,35 @@ def test_weight_products_on_unaligned_operands():
                 k([x, w], outputs=[out])
                 torch.cuda.synchronize()
                 assert relative_error(out, want) < 1e-2, (rows, x.data_ptr() % 16, w.data_ptr() % 16)
+
+
+def test_weight_product_ugraph_on_unaligned_operands(tmp_path):
+    # gated_mlp's µGraph in blocks of 32 weight columns is one weight-product kernel whose warps
+    # stream W1 or W2, silu and the gate applied to the sums (codegen/cuda_matmul.hpp). An
+    # operand one element past a 16-byte boundary sends the warps that read it to the FMA path
+    # while the others stay on tensor cores; every combination must give the same result.
+    cuda_device()
+    examples = pathlib.Path(os.environ.get("YIRAGE_EXAMPLES", "examples")) / "graphs"
+    graph = json.loads((examples / "gated_mlp_fused.json").read_text())
+    ugraph = graph["operators"][3]["block_graph"]
+    ugraph["grid"], ugraph["forloop_range"] = [128, 1, 1], 32
+    (tmp_path / "gated.json").write_text(json.dumps(graph))
+    k = yr.load(tmp_path / "gated.json").compile(backend="cuda")
+
+    def placements(rows, cols):  # on a 16-byte boundary, and one element past it
+        s = torch.empty(rows * cols + 1, device="cuda", dtype=torch.float16).uniform_(-1, 1)
+        return s[:-1].view(rows, cols), s[1:].view(rows, cols)
+
+    xs, w1s, w2s = placements(8, 4096), placements(4096, 4096), placements(4096, 4096)
+    for x in xs:
+        for w1 in w1s:
+            for w2 in w2s:
+                want = torch.nn.functional.silu(x.float() @ w1.float()) * (x.float() @ w2.float())
+                out = torch.full((8, 4096), float("nan"), device="cuda", dtype=torch.float16)
+                k([x, w1, w2], outputs=[out])
+                torch.cuda.synchronize()
+                where = (x.data_ptr() % 16, w1.data_ptr() % 16, w2.data_ptr() % 16)
+                assert relative_error(out, want) < 1e-2, where
 
 
 class _DLTensor(ctypes.Structure):
