@@ -218,7 +218,7 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
 // groups × 8 k rows per step, and the block's warps split k. Partial sums meet through shuffles
 // (the 8 k lanes of a group), then shared memory (the warps). With several B of one shape (a
 // µGraph of weight products), the block's warps are split among them, each product's warps
-// splitting k. Returns {blocks, threads}, or {0, 0} when B does not have that shape.
+// splitting k. vector_matmul_kernel emits it where vector_shape says B fits.
 //
 // 16 warps per block (fewer when k is short: at least 16 rows per k lane), so two blocks fit an
 // SM where registers allow (1024-thread blocks ran the benchmark's 192 blocks in two waves on 132
@@ -288,9 +288,9 @@ VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target) {
   return s;
 }
 
-MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const WeightProducts &wp, const CudaTarget &target) {
-  const VectorShape s = vector_shape(wp, target);
-  if (!s.fits) return {0, 0};
+// `s`: vector_shape(wp, target), which fits.
+MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const WeightProducts &wp, const VectorShape &s,
+                                  const CudaTarget &target) {
   const Ref &a = wp.a;
   const Dims &od = wp.out_dims;
   const size_t rank = od.size();
@@ -440,8 +440,9 @@ MatmulLaunch predefined_matmul(Printer &before_wait, Printer &p, const Ref &a, c
                                DType dtype, const CudaTarget &target) {
   const int64_t rank = static_cast<int64_t>(o.dims.size());
   const int64_t m = o.dims[rank - 2], n = o.dims[rank - 1];
-  const MatmulLaunch launch = vector_matmul_kernel(before_wait, p, {a, {b}, o.dims, dtype, store_to(o, m, n)}, target);
-  return launch.blocks > 0 ? launch : matmul_kernel(p, a, b, o);
+  const WeightProducts w{a, {b}, o.dims, dtype, store_to(o, m, n)};
+  const VectorShape s = vector_shape(w, target);
+  return s.fits ? vector_matmul_kernel(before_wait, p, w, s, target) : matmul_kernel(p, a, b, o);
 }
 
 std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer &p, const BlockGraph &bg,
@@ -545,7 +546,7 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
              value_of(savers[o]->inputs[0]) + ");");
     }
   };
-  return vector_matmul_kernel(before_wait, p, w, target);
+  return vector_matmul_kernel(before_wait, p, w, s, target);
 }
 
 }  // namespace yirage::codegen::cuda

@@ -400,22 +400,21 @@ CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
   // in before_wait touches no memory but L2 prefetches (see vector_matmul_kernel).
   Printer before_wait(1), body(1);
   std::string launch_bounds;
-  // Weight products: launched with exactly their threads (one k slice per warp), which
-  // __launch_bounds__ tells ptxas so that their registers never stop a block of that size (or
-  // min_blocks_per_sm of them per SM) from launching.
-  auto weight_product_launch = [&](const MatmulLaunch &launch) {
-    kernel.block_threads = launch.threads;
-    kernel.any_block_threads = false;
-    kernel.grid = {launch.blocks, 1, 1};
-    launch_bounds = "__launch_bounds__(" + std::to_string(launch.threads) + ", " +
-                    std::to_string(launch.min_blocks_per_sm) + ") ";
-  };
-  std::optional<MatmulLaunch> products;
+  // Matmuls (pre-defined, and µGraphs that are only weight products) have kernels of their own.
+  std::optional<MatmulLaunch> matmul;
   if (op.kind == OpKind::kCustomized) {
-    products = cuda::ugraph_weight_products(before_wait, body, *op.block_graph, in, out, target);
+    matmul = cuda::ugraph_weight_products(before_wait, body, *op.block_graph, in, out, target);
+  } else if (op.kind == OpKind::kMatmul) {
+    matmul = cuda::predefined_matmul(before_wait, body, in[0], in[1], out[0], g.tensor(g.inputs()[1]).dtype, target);
   }
-  if (products) {
-    weight_product_launch(*products);
+  if (matmul) {
+    kernel.block_threads = matmul->threads;
+    kernel.any_block_threads = false;  // one k slice per warp
+    kernel.grid = {matmul->blocks, 1, 1};
+    // Exactly block_threads threads: tell ptxas, so their registers never stop a block of that
+    // size (or min_blocks_per_sm of them per SM) from launching.
+    launch_bounds = "__launch_bounds__(" + std::to_string(matmul->threads) + ", " +
+                    std::to_string(matmul->min_blocks_per_sm) + ") ";
   } else if (op.kind == OpKind::kCustomized) {
     const BlockGraph &bg = *op.block_graph;
     kernel.grid = bg.config().grid;
@@ -447,9 +446,6 @@ CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
                       " bytes of shared memory per block, the device has " +
                       std::to_string(max_shared_bytes));
     }
-  } else if (op.kind == OpKind::kMatmul) {
-    const DType dtype = g.tensor(g.inputs()[1]).dtype;
-    weight_product_launch(cuda::predefined_matmul(before_wait, body, in[0], in[1], out[0], dtype, target));
   } else if (op.kind == OpKind::kRmsNorm) {
     kernel.block_threads = kThreads;
     kernel.grid = {rms_norm_kernel(body, op, in, out[0]), 1, 1};
