@@ -1,9 +1,13 @@
 // ABI tests: the entry point and version negotiation, struct_size rules for input and output
-// structs, release of NULL, out-parameters left untouched on error, compile options.
+// structs, release of NULL, out-parameters left untouched on error, compile options, the
+// optional estimate entry.
 #include <cctype>
 #include <cstddef>
 
+#include "benchmark_ugraphs.hpp"
+#include "codegen/kernel_program.hpp"
 #include "guarded.hpp"
+#include "ir/block_graph.hpp"
 #include "suite.hpp"
 
 namespace yirage::conformance {
@@ -266,6 +270,82 @@ void compile_options(Session &s) {
   compile(&small, YIRAGE_ERROR_INVALID_ARGUMENT, "compile with options smaller than ABI 1.0's");
 }
 
+// The optional estimate entry (ABI 1.1); NotSupported where the plugin has none.
+decltype(yirage_backend_api::estimate) estimate_entry(Session &s) {
+  const auto estimate = s.plugin().estimate_entry();
+  if (estimate == nullptr) not_supported("the plugin has no estimate entry (optional, ABI 1.1)");
+  return estimate;
+}
+
+yirage_backend_kernel_estimate no_opinion() {
+  yirage_backend_kernel_estimate e{};
+  e.struct_size = sizeof e;
+  e.loop_waits = -1;
+  return e;
+}
+
+// Its answers: for a pre-defined operator (no for-loop) none or 1 wait; for gated_mlp's µGraph
+// (a quarter of each size, 16 iterations) none or 1 to 16; the struct_size left as it was.
+void estimate_answers(Session &s) {
+  const auto estimate = estimate_entry(s);
+  const int32_t device = s.device();
+  s.need_dtype(DType::kFloat32);
+  const std::vector<uint8_t> exp = exp_program(8);
+  yirage_backend_kernel_estimate e = no_opinion();
+  yirage_backend_error error = new_error();
+  expect_ok(estimate(s.instance(), device, exp.data(), exp.size(), &e, &error), error, "estimate of exp");
+  expect(e.struct_size == sizeof e, "estimate rewrote struct_size");
+  expect(e.loop_waits == -1 || e.loop_waits == 1,
+         "estimate of exp (no for-loop): loop_waits " + std::to_string(e.loop_waits) + ", want -1 or 1");
+  s.need_dtype(DType::kFloat16);
+  const KernelGraph fused = bench::build_fused("gated_mlp", 1, DType::kFloat16, 4);
+  const size_t op = fused.operators().size() - 1;
+  const int64_t range = fused.operators()[op].block_graph->config().forloop_range;
+  const std::vector<uint8_t> program = codegen::kernel_program_to_bytes(codegen::make_kernel_program(fused, op));
+  e = no_opinion();
+  error = new_error();
+  const yirage_status status = estimate(s.instance(), device, program.data(), program.size(), &e, &error);
+  if (status == YIRAGE_ERROR_UNSUPPORTED) {
+    yirage_backend_error supported = new_error();
+    expect(s.api().supports(s.instance(), device, program.data(), program.size(), &supported) ==
+               YIRAGE_ERROR_UNSUPPORTED,
+           "estimate refused gated_mlp's µGraph that supports() accepts");
+    return;
+  }
+  expect_ok(status, error, "estimate of gated_mlp's µGraph");
+  expect(e.loop_waits == -1 || (e.loop_waits >= 1 && e.loop_waits <= range),
+         "estimate of a loop of " + std::to_string(range) + " iterations: loop_waits " +
+             std::to_string(e.loop_waits));
+}
+
+// Its refusals, each leaving *out_estimate as it was: NULL out_estimate, one smaller than ABI
+// 1.1's, junk and truncated programs, a device that does not exist.
+void estimate_errors(Session &s) {
+  const auto estimate = estimate_entry(s);
+  const int32_t device = s.device();
+  const std::vector<uint8_t> program = exp_program(8), junk(64, 0xA5);
+  auto refused = [&](int32_t d, const std::vector<uint8_t> &bytes, size_t size, size_t struct_size,
+                     std::initializer_list<yirage_status> allowed, const std::string &what) {
+    yirage_backend_kernel_estimate e = no_opinion();
+    e.struct_size = struct_size;
+    e.loop_waits = 77;
+    yirage_backend_error error = new_error();
+    expect_error(estimate(s.instance(), d, bytes.data(), size, &e, &error), error, allowed, "estimate " + what);
+    expect(e.loop_waits == 77 && e.struct_size == struct_size, "a failed estimate (" + what + ") wrote out_estimate");
+  };
+  yirage_backend_error error = new_error();
+  expect_error(estimate(s.instance(), device, program.data(), program.size(), nullptr, &error), error,
+               {YIRAGE_ERROR_INVALID_ARGUMENT}, "estimate with a NULL out_estimate");
+  refused(device, program, program.size(), offsetof(yirage_backend_kernel_estimate, loop_waits),
+          {YIRAGE_ERROR_INVALID_ARGUMENT}, "with out_estimate smaller than ABI 1.1's");
+  refused(device, junk, junk.size(), sizeof(yirage_backend_kernel_estimate), {YIRAGE_ERROR_CORRUPT_DATA},
+          "of 64 junk bytes");
+  refused(device, program, program.size() / 2, sizeof(yirage_backend_kernel_estimate),
+          {YIRAGE_ERROR_CORRUPT_DATA, YIRAGE_ERROR_INVALID_ARGUMENT}, "of half a program");
+  refused(s.plugin().device_count(), program, program.size(), sizeof(yirage_backend_kernel_estimate),
+          {YIRAGE_ERROR_INVALID_ARGUMENT, YIRAGE_ERROR_NOT_FOUND}, "on a device that does not exist");
+}
+
 }  // namespace
 
 void add_abi_tests(std::vector<TestCase> &tests) {
@@ -296,6 +376,8 @@ void add_abi_tests(std::vector<TestCase> &tests) {
   tests.push_back({"abi.device_info.struct_smaller", device_info_smaller});
   tests.push_back({"abi.device_info.struct_larger", device_info_larger});
   tests.push_back({"abi.compile_options", compile_options});
+  tests.push_back({"abi.estimate.answers", estimate_answers});
+  tests.push_back({"abi.estimate.errors", estimate_errors});
 }
 
 }  // namespace yirage::conformance

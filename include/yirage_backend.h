@@ -18,8 +18,9 @@
  *    A plugin reads only the first min(struct_size, its own sizeof) bytes of an input struct
  *    (fields it does not know are ignored) and writes only that many bytes of an output struct
  *    (bytes beyond stay as the host left them). Nested structs carry their own struct_size.
- *  - The table is append-only too: a host uses only the entries within the table's struct_size,
- *    and every entry of the plugin's minor must be non-NULL.
+ *  - The table is append-only too: a host uses only the entries within the table's struct_size
+ *    and the plugin's minor, and every entry of the plugin's minor must be non-NULL except those
+ *    marked optional.
  *  - create refuses a host whose abi_major differs from the plugin's with
  *    YIRAGE_ERROR_VERSION_MISMATCH; a newer host minor is fine.
  *  - Versions: a plugin may be loaded when its major equals YIRAGE_BACKEND_ABI_MAJOR and its
@@ -48,7 +49,7 @@ extern "C" {
 
 /* This header's ABI version. The minor grows when entries or fields are appended. */
 #define YIRAGE_BACKEND_ABI_MAJOR 1
-#define YIRAGE_BACKEND_ABI_MINOR 0
+#define YIRAGE_BACKEND_ABI_MINOR 1
 /* The oldest minor this host accepts. */
 #define YIRAGE_BACKEND_ABI_MINOR_REQUIRED 0
 
@@ -111,6 +112,19 @@ typedef struct yirage_backend_compile_options {
   int32_t optimization_level; /* 0..3 (default 3) */
 } yirage_backend_compile_options;
 
+/* The backend's word on how it would run a kernel program (estimate, ABI 1.1), for the search's
+ * cost model, which ranks candidates before any is built. The host sets every field to "no
+ * opinion" before the call; the plugin writes what it knows. */
+typedef struct yirage_backend_kernel_estimate {
+  size_t struct_size;
+  /* How many times each block of a customized operator waits for its tiles over its for-loop:
+   * the loop's range where every iteration loads, waits, then computes; fewer where the code keeps
+   * later iterations' loads in flight while earlier ones compute (1: all of them at once). The
+   * cost model charges each wait the target's loop_iteration_seconds. -1: no opinion (the host
+   * then counts the range, or 1 for a loop that only adds up its input tiles). */
+  int64_t loop_waits;
+} yirage_backend_kernel_estimate;
+
 typedef struct yirage_backend_api {
   size_t struct_size;    /* sizeof(yirage_backend_api) of the plugin */
   uint32_t abi_major;    /* the plugin's YIRAGE_BACKEND_ABI_MAJOR */
@@ -172,6 +186,14 @@ typedef struct yirage_backend_api {
                                 yirage_backend_error *error);
   yirage_status (*timer_elapsed)(yirage_backend_timer *start, yirage_backend_timer *stop,
                                  double *out_seconds, yirage_backend_error *error);
+
+  /* ABI 1.1. Optional (NULL: the host uses its own cost model alone). Fills *out_estimate for
+   * a program supports() accepts; YIRAGE_ERROR_UNSUPPORTED where supports() would refuse it.
+   * Called while the search enumerates, for each candidate kernel, from several threads at once:
+   * it should cost no more than supports(). */
+  yirage_status (*estimate)(yirage_backend_instance *instance, int32_t device, const void *program,
+                            size_t program_size, yirage_backend_kernel_estimate *out_estimate,
+                            yirage_backend_error *error);
 } yirage_backend_api;
 
 /* The entry symbol's type: returns the plugin's table (static storage), whatever the host's

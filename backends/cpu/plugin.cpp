@@ -322,6 +322,7 @@ const yirage_backend_api kApi = {
     timer_release,
     timer_record,
     timer_elapsed,
+    nullptr,  // estimate: a CPU's target has no per-iteration cost to refine
 };
 
 }  // namespace

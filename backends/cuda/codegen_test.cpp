@@ -224,7 +224,8 @@ TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
 // A µGraph that is only weight products of one small A (gated_mlp in blocks of 32 weight
 // columns, the grid the search keeps) is one weight-product kernel: half the block's warps
 // stream W1, half W2, and silu and the gate are applied to the sums in registers. In blocks of
-// 64 columns (the hand-written grid) it keeps its tiles in shared memory.
+// 64 columns (the hand-written grid) it keeps its tiles in shared memory. The plugin's estimate
+// tells the search that the streamed loop waits once, and has no count of its own for the tiles.
 TEST_F(CudaCodegen, WeightProductUGraphsStreamTheirWeights) {
   const KernelGraph wide = bench::build_fused("gated_mlp", 1, DType::kFloat16, 1);
   BlockGraphConfig config = wide.operators().back().block_graph->config();
@@ -235,6 +236,7 @@ TEST_F(CudaCodegen, WeightProductUGraphsStreamTheirWeights) {
   EXPECT_EQ(kernel.grid[0], 128);
   EXPECT_EQ(kernel.block_threads, 512);
   EXPECT_EQ(kernel.shared_bytes, 0);
+  EXPECT_EQ(kernel.loop_waits, 1);
   EXPECT_EQ(kernel.source.find("extern __shared__"), std::string::npos);
   EXPECT_NE(kernel.source.find("const auto *wb = warp < 8 ? in1 : in2;"), std::string::npos);
   EXPECT_NE(kernel.source.find("yr_mma16(pb, tc[j], ar.x, au.x, ar.y, au.y"), std::string::npos);
@@ -247,6 +249,12 @@ TEST_F(CudaCodegen, WeightProductUGraphsStreamTheirWeights) {
   const codegen::CudaKernel tiles =
       codegen::cuda_source(codegen::make_kernel_program(wide, wide.operators().size() - 1), h100_device());
   EXPECT_NE(tiles.source.find("extern __shared__"), std::string::npos);
+  EXPECT_EQ(tiles.loop_waits, -1);
+  const KernelGraph unfused = bench::build_unfused("gated_mlp", 1, DType::kFloat16, 1);
+  for (size_t i : codegen::kernel_operators(unfused)) {
+    EXPECT_EQ(codegen::cuda_source(codegen::make_kernel_program(unfused, i), h100_device()).loop_waits, -1)
+        << "pre-defined operators have no for-loop: " << op_name(unfused.operators()[i].kind);
+  }
 }
 
 // On sm_90 every kernel waits for the previous kernel in the stream before it reads or writes

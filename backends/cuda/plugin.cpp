@@ -321,17 +321,39 @@ yirage_status buffer_read(yirage_backend_buffer *buffer, size_t offset, void *de
   });
 }
 
+// bfloat16 needs sm_80 (cvt); the generator's own refusals come from cuda_source.
+void refuse_unsupported_dtypes(const Device &d, const yirage::codegen::KernelProgram &program) {
+  for (int32_t id : program.graph.inputs()) {
+    if (program.graph.tensor(id).dtype == yirage::DType::kBFloat16 && d.cc_major < 8) {
+      throw Error(ErrorCode::kUnsupported, "cuda: bfloat16 needs sm_80 or newer");
+    }
+  }
+}
+
 yirage_status supports(yirage_backend_instance *instance, int32_t device, const void *program,
                        size_t size, yirage_backend_error *error) {
   return protect(error, [&] {
     const Device &d = device_of(instance, device);
     const yirage::codegen::KernelProgram parsed = parse(program, size);
-    for (int32_t id : parsed.graph.inputs()) {
-      if (parsed.graph.tensor(id).dtype == yirage::DType::kBFloat16 && d.cc_major < 8) {
-        throw Error(ErrorCode::kUnsupported, "cuda: bfloat16 needs sm_80 or newer");
-      }
-    }
+    refuse_unsupported_dtypes(d, parsed);
     (void)yirage::codegen::cuda_source(parsed, target_of(d));
+  });
+}
+
+// What the code generator chose for the program (supports() with its answer).
+yirage_status estimate(yirage_backend_instance *instance, int32_t device, const void *program, size_t size,
+                       yirage_backend_kernel_estimate *out, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(out, "out_estimate");
+    if (out->struct_size < sizeof(yirage_backend_kernel_estimate)) {
+      throw Error(ErrorCode::kInvalidArgument, "cuda: estimate: out_estimate->struct_size " +
+                                                   std::to_string(out->struct_size) + " is below ABI 1.1's " +
+                                                   std::to_string(sizeof(yirage_backend_kernel_estimate)));
+    }
+    const Device &d = device_of(instance, device);
+    const yirage::codegen::KernelProgram parsed = parse(program, size);
+    refuse_unsupported_dtypes(d, parsed);
+    out->loop_waits = yirage::codegen::cuda_source(parsed, target_of(d)).loop_waits;
   });
 }
 
@@ -521,6 +543,7 @@ const yirage_backend_api kApi = {
     timer_release,
     timer_record,
     timer_elapsed,
+    estimate,
 };
 
 }  // namespace

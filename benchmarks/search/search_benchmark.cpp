@@ -3,6 +3,11 @@
 //
 //   search_benchmark NAME [--target cpu|h100|…] [--b N] [--scale S] [--budget SECONDS]
 //                         [--threads N] [--no-pruning] [--compare-pruning] [--max-block-ops N] [--max-kernel-ops N]
+//                         [--as-cuda-plugin] [--max-candidates N]
+//
+// --as-cuda-plugin ranks candidates as a search through the CUDA plugin on an H100 does, without
+// the device: the plugin's loop_iteration_seconds (1 µs) and its code generator's loop waits
+// (yirage_backend_kernel_estimate), the target otherwise h100's description.
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -13,6 +18,7 @@
 #include <vector>
 
 #include "benchmark_ugraphs.hpp"
+#include "codegen/cuda_source.hpp"
 #include "search/superoptimizer.hpp"
 #include "serialize/graph_file.hpp"
 #include "util/error.hpp"
@@ -61,7 +67,7 @@ int main(int argc, char **argv) {
   std::string target = "cpu";
   int64_t b = 1, scale = 1;
   search::SearchOptions options;
-  bool compare = false;
+  bool compare = false, as_cuda_plugin = false;
   options.time_budget_seconds = 120;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -82,6 +88,8 @@ int main(int argc, char **argv) {
     else if (arg == "--z3-rlimit") options.z3_rlimit = std::atoi(value());
     else if (arg == "--max-block-ops") options.max_block_ops = std::atoi(value());
     else if (arg == "--max-kernel-ops") options.max_kernel_ops = std::atoi(value());
+    else if (arg == "--max-candidates") options.max_candidates = std::atoi(value());
+    else if (arg == "--as-cuda-plugin") as_cuda_plugin = true;
     else {
       std::fprintf(stderr, "unknown argument %s\n", arg.c_str());
       return 2;
@@ -89,6 +97,20 @@ int main(int argc, char **argv) {
   }
   try {
     options.target = search::builtin_target(target);
+    if (as_cuda_plugin) {
+      options.target.loop_iteration_seconds = 1e-6;  // backends/cuda/plugin.cpp
+      const codegen::CudaTarget h100{90, options.target.shared_memory_per_block, options.target.compute_units,
+                                     options.target.shared_memory_per_compute_unit};
+      options.loop_waits = [h100](const KernelGraph &g, size_t op) -> std::optional<int64_t> {
+        try {
+          const int64_t waits = codegen::cuda_source(codegen::make_kernel_program(g, op), h100).loop_waits;
+          if (waits >= 1) return waits;
+        } catch (const Error &) {  // the plugin's estimate refuses what supports() refuses
+        }
+        return std::nullopt;
+      };
+      options.loop_waits_source = "cuda code generator";
+    }
     const KernelGraph graph = bench::build_unfused(name, b, DType::kFloat16, scale);
     if (compare) return compare_pruning(name, graph, options);
     const search::SearchResult r = search::superoptimize(graph, options);

@@ -235,7 +235,7 @@ static yirage_status skeleton_timer_elapsed(yirage_backend_timer *start, yirage_
 /* ---- the table ---- */
 
 /* Static and immutable: the host keeps the pointer for the life of the process. Every entry of
- * the ABI version this plugin was built against must be set. */
+ * the ABI version this plugin was built against must be set, except the optional ones. */
 static const yirage_backend_api skeleton_api = {
     sizeof(yirage_backend_api),
     YIRAGE_BACKEND_ABI_MAJOR,
@@ -261,6 +261,7 @@ static const yirage_backend_api skeleton_api = {
     skeleton_timer_release,
     skeleton_timer_record,
     skeleton_timer_elapsed,
+    NULL, /* estimate (ABI 1.1, optional): the search's cost model then ranks candidates alone */
 };
 
 /* The one exported symbol. Return the table whatever the host's version: the host decides

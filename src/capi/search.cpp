@@ -125,6 +125,13 @@ yirage::search::SearchOptions from_c(const char *function, const yirage_search_o
         return false;
       }
     };
+    // The backend's count of loop waits, where it gives one, for the cost model's ranking.
+    if (plugin->estimate_entry() != nullptr) {
+      o.loop_waits = [plugin, index](const yirage::KernelGraph &candidate, size_t op) {
+        return yirage::runtime::backend_loop_waits(*plugin, index, candidate, op);
+      };
+      o.loop_waits_source = plugin->name() + " " + plugin->version();
+    }
   }
   return o;
 }

@@ -408,6 +408,8 @@ CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
     matmul = cuda::predefined_matmul(before_wait, body, in[0], in[1], out[0], g.tensor(g.inputs()[1]).dtype, target);
   }
   if (matmul) {
+    // A µGraph's loop is then streamed: every warp's loads of its slice of k are in flight at once.
+    if (op.kind == OpKind::kCustomized) kernel.loop_waits = 1;
     kernel.block_threads = matmul->threads;
     kernel.any_block_threads = false;  // one k slice per warp
     kernel.grid = {matmul->blocks, 1, 1};

@@ -38,6 +38,10 @@ struct CudaKernel {
   // dependent of the previous kernel in the stream, whose end it waits for before touching
   // memory.
   bool waits_for_previous = false;
+  // How many times a block waits for its tiles over a µGraph's for-loop, for the search's cost
+  // model (yirage_backend_kernel_estimate::loop_waits): 1 where the loop is streamed (a µGraph
+  // generated as weight products); -1 where this generator has nothing to add to the model's count.
+  int64_t loop_waits = -1;
 };
 
 // What the generated source may use on the device it is for.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "codegen/kernel_program.hpp"
+#include "ir/block_graph.hpp"
 #include "runtime/host_tensor.hpp"
 
 namespace yirage::runtime {
@@ -72,6 +73,36 @@ void check_buildable(const Plugin &plugin, int32_t device, const KernelGraph &gr
     plugin.call("supports", plugin.api().supports, plugin.instance(), device,
                 static_cast<const void *>(program.data()), program.size());
   }
+}
+
+std::optional<int64_t> backend_loop_waits(const Plugin &plugin, int32_t device, const KernelGraph &graph,
+                                          size_t op) {
+  const auto estimate = plugin.estimate_entry();
+  if (estimate == nullptr) return std::nullopt;
+  const std::vector<uint8_t> program = codegen::kernel_program_to_bytes(codegen::make_kernel_program(graph, op));
+  yirage_backend_kernel_estimate out{};
+  out.struct_size = sizeof out;
+  out.loop_waits = -1;
+  try {
+    plugin.call("estimate", estimate, plugin.instance(), device, static_cast<const void *>(program.data()),
+                program.size(), &out);
+  } catch (const Error &e) {
+    if (e.code() == ErrorCode::kUnsupported) return std::nullopt;  // supports() will say why
+    throw Error(ErrorCode::kBackend, e.what());  // a kernel the host made: the plugin's fault
+  }
+  const Operator &customized = graph.operators().at(op);
+  return checked_loop_waits(plugin.name(), out.loop_waits,
+                            customized.block_graph ? customized.block_graph->config().forloop_range : 1);
+}
+
+std::optional<int64_t> checked_loop_waits(const std::string &plugin, int64_t answer, int64_t range) {
+  if (answer == -1) return std::nullopt;
+  if (answer < 1 || answer > range) {
+    throw Error(ErrorCode::kBackend, plugin + " estimate: loop_waits " + std::to_string(answer) + " for a for-loop of " +
+                                         std::to_string(range) + " iterations (want -1, or 1 to " +
+                                         std::to_string(range) + ")");
+  }
+  return answer;
 }
 
 CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph,

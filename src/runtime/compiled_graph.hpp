@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <dlpack/dlpack.h>
@@ -38,6 +39,15 @@ Buffer allocate_buffer(const Plugin &plugin, int32_t device, size_t bytes);
 // build each of `graph`'s kernels; throws its first refusal (kUnsupported with its reason, e.g.
 // tiles that need more shared memory than the device has).
 void check_buildable(const Plugin &plugin, int32_t device, const KernelGraph &graph);
+
+// The backend's count of the waits over the for-loop of `graph`'s customized operator `op`
+// (yirage_backend_kernel_estimate::loop_waits); nullopt where the plugin has no estimate entry,
+// no opinion, or refuses the kernel (the search then asks supports() before it takes a place).
+std::optional<int64_t> backend_loop_waits(const Plugin &plugin, int32_t device, const KernelGraph &graph,
+                                          size_t op);
+// The plugin's answer for a loop of `range` iterations: nullopt for -1 (no opinion); throws
+// Error(kBackend) for anything but -1 and 1 to `range`. Exposed for tests.
+std::optional<int64_t> checked_loop_waits(const std::string &plugin, int64_t answer, int64_t range);
 
 struct CompileStats {
   int kernels = 0;        // launches per run

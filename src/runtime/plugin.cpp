@@ -64,6 +64,11 @@ std::vector<std::string> missing_entries(const yirage_backend_api &api) {
   return missing;
 }
 
+decltype(yirage_backend_api::estimate) Plugin::estimate_entry() const {
+  const bool listed = api_->abi_minor >= 1 && api_->struct_size >= offsetof(yirage_backend_api, estimate) + sizeof(void *);
+  return listed ? api_->estimate : nullptr;
+}
+
 std::unique_ptr<Plugin> Plugin::load(const std::string &path, const std::string &cache_dir) {
   std::unique_ptr<Plugin> plugin(new Plugin());
   plugin->path_ = path;

@@ -37,6 +37,9 @@ class Plugin {
 
   const yirage_backend_api &api() const { return *api_; }
   yirage_backend_instance *instance() const { return instance_; }
+  // The optional estimate entry (ABI 1.1) where the plugin's table and minor have it and it is
+  // set; NULL otherwise.
+  decltype(yirage_backend_api::estimate) estimate_entry() const;
 
   // Calls fn(args…, &error) and throws on failure; `what` names the step in the message.
   template <class Fn, class... Args>

@@ -268,6 +268,40 @@ TEST(CpuPlugin, SaysWhetherItCanBuildAGraph) {
   }
 }
 
+// The backend's loop waits (yirage_backend_api::estimate, optional): none from a plugin without
+// the entry; a plugin's failure is a backend error; answers outside -1 and 1 to the range are
+// refused.
+TEST(PluginLoading, AsksTheBackendForLoopWaitsWhereItHasAnEstimate) {
+  const KernelGraph fused = bench::build_fused("gated_mlp", 1, DType::kFloat16, 16);
+  const size_t op = fused.operators().size() - 1;
+  ASSERT_EQ(fused.operators()[op].kind, OpKind::kCustomized);
+  auto cpu = cpu_plugin();
+  EXPECT_EQ(cpu->estimate_entry(), nullptr);
+  EXPECT_EQ(backend_loop_waits(*cpu, 0, fused, op), std::nullopt);
+  auto fake = Plugin::load(YIRAGE_TEST_PLUGIN_NO_DEVICE, "");
+  ASSERT_NE(fake->estimate_entry(), nullptr);
+  try {
+    backend_loop_waits(*fake, 0, fused, op);
+    ADD_FAILURE() << "a plugin without devices estimated";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBackend);
+    EXPECT_NE(std::string(e.what()).find("estimate: fake: no device"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(checked_loop_waits("p", -1, 32), std::nullopt);
+  EXPECT_EQ(checked_loop_waits("p", 1, 32), 1);
+  EXPECT_EQ(checked_loop_waits("p", 32, 32), 32);
+  for (int64_t bad : {int64_t{0}, int64_t{-2}, int64_t{33}}) {
+    try {
+      checked_loop_waits("p", bad, 32);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error &e) {
+      EXPECT_EQ(e.code(), ErrorCode::kBackend);
+      EXPECT_NE(std::string(e.what()).find("p estimate: loop_waits " + std::to_string(bad)), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // Outputs may not share memory with inputs or with each other (a kernel reads and writes them
 // in no defined order); the check runs before anything is launched.
 TEST(CpuPlugin, RunRefusesOutputsThatShareMemory) {

@@ -78,9 +78,10 @@ KernelCost predefined_kernel(const KernelGraph &g, const Operator &op) {
   return c;
 }
 
-// A customized kernel, or an explanation of why it cannot run on the target.
-KernelCost customized_kernel(const KernelGraph &g, const Operator &op, const TargetProperties &t,
+// Customized operator `index` of `g`, or an explanation of why it cannot run on the target.
+KernelCost customized_kernel(const KernelGraph &g, size_t index, const TargetProperties &t, const LoopWaits &loop_waits,
                              std::string &infeasible) {
+  const Operator &op = g.operators()[index];
   const BlockGraph &bg = *op.block_graph;
   const BlockGraphConfig &config = bg.config();
   KernelCost c;
@@ -114,8 +115,12 @@ KernelCost customized_kernel(const KernelGraph &g, const Operator &op, const Tar
   // × that, which steers the search away from long, narrow loops where it is large. A loop that
   // only adds up its input tiles (a split loop's sum of parts) has no iteration waiting for
   // another: its loads can all be in flight at once, one wait in all (the CUDA backend's sum of
-  // 16 parts took 3.5 µs over an empty kernel, not 16 of its 1 µs iterations).
-  const double waits = bg.loop_only_sums_inputs() ? 1.0 : iterations;
+  // 16 parts took 3.5 µs over an empty kernel, not 16 of its 1 µs iterations). The backend may
+  // know better how its code waits: the CUDA backend streams loops that only multiply weight tiles
+  // (gated_mlp's, 32 iterations) with every load in flight, one wait in all.
+  const std::optional<int64_t> backend_waits = loop_waits ? loop_waits(g, index) : std::nullopt;
+  const double waits = backend_waits ? static_cast<double>(*backend_waits)
+                                     : bg.loop_only_sums_inputs() ? 1.0 : iterations;
   c.serial_seconds = static_cast<double>(c.waves) * waits * t.loop_iteration_seconds;
   const auto &ops = bg.operators();
   for (size_t i = 0, input = 0; i < ops.size(); ++i) {
@@ -142,14 +147,15 @@ KernelCost customized_kernel(const KernelGraph &g, const Operator &op, const Tar
 
 }  // namespace
 
-CostEstimate estimate_cost(const KernelGraph &graph, const TargetProperties &target) {
+CostEstimate estimate_cost(const KernelGraph &graph, const TargetProperties &target, const LoopWaits &loop_waits) {
   CostEstimate estimate;
-  for (const Operator &op : graph.operators()) {
+  for (size_t i = 0; i < graph.operators().size(); ++i) {
+    const Operator &op = graph.operators()[i];
     if (op.kind == OpKind::kInput) continue;
     KernelCost kernel;
     if (op.kind == OpKind::kCustomized) {
       std::string infeasible;
-      kernel = customized_kernel(graph, op, target, infeasible);
+      kernel = customized_kernel(graph, i, target, loop_waits, infeasible);
       if (!infeasible.empty()) {
         estimate.feasible = false;
         estimate.infeasible_reason = infeasible;

@@ -7,6 +7,9 @@
 // a prediction: the final choice is made by measuring on the device.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +41,12 @@ struct CostEstimate {
   std::vector<KernelCost> kernels;
 };
 
-CostEstimate estimate_cost(const KernelGraph &graph, const TargetProperties &target);
+// The backend's count of how often each block of customized operator `op` of a graph waits for
+// its tiles over its for-loop (yirage_backend_kernel_estimate::loop_waits); nullopt: no opinion.
+using LoopWaits = std::function<std::optional<int64_t>(const KernelGraph &graph, size_t op)>;
+
+// `loop_waits` may be null: the model then counts waits itself (cost_model.cpp).
+CostEstimate estimate_cost(const KernelGraph &graph, const TargetProperties &target,
+                           const LoopWaits &loop_waits = {});
 
 }  // namespace yirage::search

@@ -152,6 +152,33 @@ TEST(CostModel, LoopIterationLatencyBoundsLongLoops) {
               1e-12);
 }
 
+// The backend's count of a loop's waits replaces the model's: gated_mlp's µGraph (32 iterations),
+// which the CUDA backend streams with one wait in all, and a backend without an opinion.
+TEST(CostModel, TheBackendsLoopWaitsReplaceTheModelsCount) {
+  TargetProperties h100 = builtin_target("h100");
+  h100.loop_iteration_seconds = 1e-6;
+  const KernelGraph fused = bench::build_fused("gated_mlp", 1, DType::kFloat16);
+  const size_t customized = fused.operators().size() - 1;
+  const double iterations = static_cast<double>(fused.operators()[customized].block_graph->config().forloop_range);
+  ASSERT_GT(iterations, 1);
+  std::vector<size_t> asked;
+  const LoopWaits once = [&](const KernelGraph &g, size_t op) -> std::optional<int64_t> {
+    EXPECT_EQ(&g, &fused);
+    asked.push_back(op);
+    return 1;
+  };
+  const LoopWaits no_opinion = [](const KernelGraph &, size_t) -> std::optional<int64_t> { return std::nullopt; };
+  const CostEstimate model = estimate_cost(fused, h100), streamed = estimate_cost(fused, h100, once),
+                     unchanged = estimate_cost(fused, h100, no_opinion);
+  ASSERT_EQ(streamed.kernels.size(), 1u);
+  EXPECT_EQ(asked, std::vector<size_t>{customized}) << "asked once, for the customized operator only";
+  const double waves = static_cast<double>(streamed.kernels[0].waves);
+  EXPECT_NEAR(model.kernels.at(0).serial_seconds, 1e-6 * waves * iterations, 1e-15);
+  EXPECT_NEAR(streamed.kernels[0].serial_seconds, 1e-6 * waves, 1e-15);
+  EXPECT_LT(streamed.seconds, model.seconds);
+  EXPECT_DOUBLE_EQ(unchanged.seconds, model.seconds);
+}
+
 TEST(CostModel, SharedMemoryMakesAKernelInfeasible) {
   // A 128x384 float16 tile (96 KiB) twice: fits an H100 block, not an MI300X work-group.
   KernelGraph g;

@@ -38,6 +38,7 @@ std::string request_text(const SearchOptions &o) {
     << t.vector_flops_float32 << ' ' << t.matrix_unit[0] << ' ' << t.matrix_unit[1] << ' '
     << t.matrix_unit[2] << ' ' << t.launch_overhead_seconds << ' ' << t.loop_iteration_seconds
     << '\n';
+  s << "loop waits from " << (o.loop_waits ? o.loop_waits_source : "the cost model") << '\n';
   s << "options " << o.seed << ' ' << o.max_kernel_ops << ' ' << o.max_block_ops << ' '
     << o.max_grid_axes << ' ' << o.max_customized_inputs << ' ' << o.max_candidates << ' '
     << o.verify_trials << ' ' << o.z3_rlimit << ' ' << o.abstract_pruning << " grid";

@@ -435,7 +435,7 @@ class Superoptimizer {
         ids[static_cast<size_t>(cut.request.outputs[o])] = outs[o];
       }
       for (TensorId o : graph_.outputs()) g.mark_output(ids[static_cast<size_t>(o)]);
-      const CostEstimate cost = estimate_cost(g, options_.target);
+      const CostEstimate cost = estimate_cost(g, options_.target, options_.loop_waits);
       if (!cost.feasible) {
         std::lock_guard lock(mutex_);
         ++result_.stats.infeasible;
@@ -455,7 +455,7 @@ class Superoptimizer {
       for (int64_t parts = 2; parts <= kMaxLoopParts && 2 * blocks <= options_.target.compute_units; parts *= 2) {
         std::optional<KernelGraph> split = split_loop(g, customized, parts);
         if (!split) continue;
-        const CostEstimate split_cost = estimate_cost(*split, options_.target);
+        const CostEstimate split_cost = estimate_cost(*split, options_.target, options_.loop_waits);
         if (!split_cost.feasible) continue;
         auto key = split->operators()[customized].block_graph;
         out.push_back(Found{std::move(*split), split_cost.seconds,
@@ -464,8 +464,10 @@ class Superoptimizer {
       }
       out.push_back(Found{std::move(g), cost.seconds, std::move(what), structure,
                           cut.prefix.empty()});
-    } catch (const Error &) {
-      // These sizes do not divide the tensors or overflow shared memory: not a candidate.
+    } catch (const Error &e) {
+      // These sizes do not divide the tensors or overflow shared memory: not a candidate. A
+      // backend's failure (its estimate) ends the search.
+      if (e.code() == ErrorCode::kBackend) throw;
     }
   }
 

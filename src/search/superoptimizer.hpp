@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/kernel_graph.hpp"
+#include "search/cost_model.hpp"
 #include "search/target.hpp"
 
 namespace yirage::search {
@@ -70,6 +71,13 @@ struct SearchOptions {
   // what a µGraph really needs (the CUDA one keeps tiles in float32 with load stages beside them,
   // or attention's in registers). Null: every candidate is taken as buildable.
   std::function<bool(const KernelGraph &)> buildable;
+  // The backend's count of how often a customized kernel's blocks wait for their tiles over the
+  // for-loop, for the cost model (runtime::backend_loop_waits): called on every candidate while
+  // the search enumerates, from its threads. Null: the cost model counts. `loop_waits_source`
+  // names it in the result cache's key (the plugin's name and version), so that a ranking made
+  // with another backend's estimates is not reused.
+  LoopWaits loop_waits;
+  std::string loop_waits_source;
 };
 
 // Throws invalid_argument naming the first option out of range.

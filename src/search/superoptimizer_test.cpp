@@ -181,6 +181,48 @@ TEST(Superoptimizer, KeepsOnlyCandidatesTheBackendCanBuild) {
   EXPECT_EQ(std::count(kept.begin(), kept.end(), bytes_of(all.candidates[2].graph)), 1);
 }
 
+// The backend's count of loop waits ranks candidates (SearchOptions::loop_waits): at 1 µs per
+// wait, gated_mlp's (a quarter of each size) candidates with long loops rank below the model's
+// first places until the backend says it streams such loops (one wait in all). Asked from the
+// enumeration's threads for every candidate; another source of counts is another cache request.
+TEST(Superoptimizer, RanksWithTheBackendsLoopWaits) {
+  const KernelGraph g = bench::build_unfused("gated_mlp", 1, DType::kFloat16, 4);
+  SearchOptions o = small_options();
+  o.target.loop_iteration_seconds = 1e-6;
+  o.max_candidates = 4;
+  auto long_loop = [](const SearchCandidate &c) {
+    for (const Operator &op : c.graph.operators()) {
+      if (op.block_graph && op.block_graph->config().forloop_range >= 16) return true;
+    }
+    return false;
+  };
+  const SearchResult model = superoptimize(g, o);
+  ASSERT_EQ(model.candidates.size(), 4u);
+  ASSERT_EQ(std::count_if(model.candidates.begin(), model.candidates.end(), long_loop), 0);
+  std::atomic<int64_t> asked{0};
+  o.loop_waits = [&](const KernelGraph &c, size_t op) -> std::optional<int64_t> {
+    ++asked;
+    const Operator &customized = c.operators().at(op);
+    EXPECT_EQ(customized.kind, OpKind::kCustomized);
+    if (customized.block_graph->config().forloop_range > 1) return 1;
+    return std::nullopt;
+  };
+  o.loop_waits_source = "test";
+  const SearchResult r = superoptimize(g, o);
+  ASSERT_EQ(r.candidates.size(), 4u);
+  EXPECT_GE(asked.load(), r.stats.candidates) << "every candidate's customized kernel is estimated";
+  const auto streamed = std::find_if(r.candidates.begin(), r.candidates.end(), long_loop);
+  ASSERT_NE(streamed, r.candidates.end()) << "a streamed long loop takes a place";
+  EXPECT_DOUBLE_EQ(streamed->estimated_seconds, estimate_cost(streamed->graph, o.target, o.loop_waits).seconds);
+  EXPECT_LT(streamed->estimated_seconds, 0.5 * estimate_cost(streamed->graph, o.target).seconds);
+  // The cache key names the counts' source.
+  SearchOptions plain = o, other = o;
+  plain.loop_waits = nullptr;
+  other.loop_waits_source = "another backend";
+  EXPECT_NE(cache_request(g, o), cache_request(g, plain));
+  EXPECT_NE(cache_request(g, o), cache_request(g, other));
+}
+
 // Grid sizes: a spread of powers of two per axis plus, where it leaves fewer blocks than compute
 // units, the counts whose tiles are 1, 2 and 4 times as tall as the matrix unit (attention's 256
 // query rows: 256, 32, 2, and 16, 8, 4 blocks of 16, 32, 64 rows on an H100).
@@ -206,6 +248,7 @@ TEST(Superoptimizer, VerifiesDifferentConfigurationsFirst) {
   SearchOptions o = small_options();
   o.max_candidates = 4;
   const SearchResult r = superoptimize(g, o);
+  for (const SearchCandidate &c : r.candidates) std::printf("R %g %s\n", c.estimated_seconds * 1e6, c.description.c_str());
   ASSERT_EQ(r.candidates.size(), 4u);
   std::set<std::string> configurations;
   for (const SearchCandidate &c : r.candidates) {

@@ -126,6 +126,12 @@ static yirage_status timer_elapsed(yirage_backend_timer *a, yirage_backend_timer
   return no_device(e);
 }
 
+static yirage_status estimate(yirage_backend_instance *i, int32_t d, const void *p, size_t n,
+                               yirage_backend_kernel_estimate *o, yirage_backend_error *e) {
+  (void)o;
+  return supports(i, d, p, n, e);
+}
+
 static const yirage_backend_api api = {
     sizeof(yirage_backend_api),
 #if defined(FAKE_NEWER_MAJOR)
@@ -157,6 +163,7 @@ static const yirage_backend_api api = {
     release_timer,
     timer_record,
     timer_elapsed,
+    estimate,
 };
 
 YIRAGE_BACKEND_EXPORT const yirage_backend_api *yirage_backend_entry(uint32_t major,
