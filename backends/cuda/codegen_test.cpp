@@ -695,5 +695,31 @@ TEST(CudaCodegenLimits, TilesOverSharedMemoryAreUnsupported) {
   EXPECT_GT(checked, 0) << "the fused graph has no customized operator";
 }
 
+// A block-level row reduction whose warps each own several rows (qknorm's rms_norm of Q in its
+// attention blocks: 64 rows over 8 warps, 128 at b = 8) reduces them side by side: every row's
+// loads, then the rows' shuffles interleaved, then each row's step. (NVRTC compiles that form in
+// the fused benchmark µGraphs' tests: qknorm's 16-row blocks have 2 rows per warp.)
+TEST_F(CudaCodegen, WarpsReduceTheirRowsSideBySide) {
+  const KernelGraph full = bench::build_fused("qknorm", 1, DType::kFloat16, 1);
+  for (const auto &[row_blocks, per_warp] : {std::pair<int64_t, int>{4, 8}, {2, 16}}) {
+    BlockGraphConfig config = full.operators().back().block_graph->config();
+    config.grid = {2, row_blocks, 1};
+    config.forloop_range = 32;
+    const KernelGraph fused = bench::with_config(full, config);
+    // Blocks of 128 rows of Q need more shared memory than an H100 has: generated for no limit.
+    const codegen::CudaTarget target = row_blocks == 4 ? h100_device() : codegen::CudaTarget{90, 0};
+    const std::string source =
+        codegen::cuda_source(codegen::make_kernel_program(fused, fused.operators().size() - 1), target).source;
+    const std::string G = std::to_string(per_warp);
+    EXPECT_NE(source.find("float totals[" + G + "];"), std::string::npos) << row_blocks;
+    EXPECT_NE(source.find("for (int g = 0; g < " + G +
+                          "; ++g) totals[g] = totals[g] + __shfl_xor_sync(0xffffffffu, totals[g], off);"),
+              std::string::npos);
+    EXPECT_NE(source.find("const int r = warp + g * 8, rl = lane;"), std::string::npos);
+    EXPECT_EQ(source.find("for (int r = warp; r < "), std::string::npos) << "no row after row";
+  }
+}
+
 }  // namespace
 }  // namespace yirage::cuda
+
