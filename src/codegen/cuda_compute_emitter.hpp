@@ -70,6 +70,9 @@ inline std::string rms_inverse(const std::string &total, int64_t cols, double ep
          literal(eps) + ");";
 }
 
+// Rows a warp of a block-level row reduction reduces side by side, at most (one float each).
+inline constexpr int64_t kRowsAtOnce = 16;
+
 // A reduction of `rows` rows of `cols` values at block level, then a per-row step.
 struct RowReduce {
   int64_t rows = 0, cols = 0;
@@ -84,7 +87,6 @@ struct RowReduce {
 // many rows as warps), lanes striding along the row: a row's values are read by 32 or more
 // threads at once instead of one thread walking it. Partial results meet through warp shuffles
 // and, across a row's warps, the block's scratch array after a barrier (every thread reaches it).
-inline constexpr int64_t kRowsAtOnce = 16;  // rows a warp reduces side by side, at most
 inline void emit_block_row_reduce(Printer &p, BlockShape &block, const RowReduce &rr) {
   const int64_t warps = block.warps();
   const int64_t row_warps = rr.rows >= warps ? 1 : std::clamp<int64_t>(warps / rr.rows, 1, (rr.cols + 31) / 32);
