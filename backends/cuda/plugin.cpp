@@ -365,6 +365,7 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     const Device &d = device_of(instance, device);
     (void)yirage::backend::optimization_level("cuda", options);  // NVRTC always optimizes
     const yirage::codegen::KernelProgram parsed = parse(program, size);
+    refuse_unsupported_dtypes(d, parsed);
     auto executable = std::make_unique<yirage_backend_executable_s>();
     executable->instance = instance;
     executable->device = device;
