@@ -722,4 +722,3 @@ TEST_F(CudaCodegen, WarpsReduceTheirRowsSideBySide) {
 
 }  // namespace
 }  // namespace yirage::cuda
-
