@@ -160,9 +160,7 @@ void describe(const Driver &driver, Device &d) {
   t.matrix_unit[1] = 8;
   t.matrix_unit[2] = 16;
   t.launch_overhead_seconds = 3e-6;
-  // Measured with this version's generated code on an H100 (benchmarks/gpu/RESULTS.md): scalar
-  // tile loads and barriers cost about a microsecond per for-loop iteration.
-  t.loop_iteration_seconds = 1e-6;
+  t.loop_iteration_seconds = yirage::codegen::kCudaLoopIterationSeconds;
   info.dtypes = (1u << YIRAGE_FLOAT16) | (1u << YIRAGE_FLOAT32) | (d.cc_major >= 8 ? (1u << YIRAGE_BFLOAT16) : 0u);
   info.dlpack_device_type = kDLCUDA;
 }

@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
   try {
     options.target = search::builtin_target(target);
     if (as_cuda_plugin) {
-      options.target.loop_iteration_seconds = 1e-6;  // backends/cuda/plugin.cpp
+      options.target.loop_iteration_seconds = codegen::kCudaLoopIterationSeconds;
       const codegen::CudaTarget h100{90, options.target.shared_memory_per_block, options.target.compute_units,
                                      options.target.shared_memory_per_compute_unit};
       options.loop_waits = [h100](const KernelGraph &g, size_t op) -> std::optional<int64_t> {

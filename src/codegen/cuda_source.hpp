@@ -44,6 +44,11 @@ struct CudaKernel {
   int64_t loop_waits = -1;
 };
 
+// The serial time of one for-loop iteration of a µGraph block with this generator's code (tile
+// loads and barriers), which the CUDA plugin reports as loop_iteration_seconds: measured on an
+// H100 (benchmarks/gpu/RESULTS.md).
+inline constexpr double kCudaLoopIterationSeconds = 1e-6;
+
 // What the generated source may use on the device it is for.
 struct CudaTarget {
   int compute_capability = 0;    // major * 10 + minor, e.g. 90 for sm_90
