@@ -224,21 +224,26 @@ void check_split_loop(Session &s, const std::string &benchmark, DType dt, const 
 
 // gqa (Q [2, 256, 64], K [2, 64, 4096]) in blocks of 128 query rows, and of 64 split over 16
 // key chunks (what the search picks at b = 1), against 128 keys per iteration: the shapes of
-// the CUDA backend's warpgroup-mma attention on sm_90a (cuda_attention.hpp).
+// the CUDA backend's warpgroup-mma attention on sm_90a (cuda_attention.hpp); and qknorm, whose
+// rms_norm of Q that backend applies as Q's fragments are loaded.
 void check_attention_blocks(Session &s, DType dt, const std::string &name) {
   s.need_dtype(dt);
-  const KernelGraph full = bench::build_fused("gqa", 1, dt, 1);
-  const BlockGraph &hand = *full.operators().back().block_graph;
-  for (const auto &[blocks, parts] : {std::pair<int64_t, int64_t>{2, 1}, {4, 16}}) {
-    BlockGraphConfig config = hand.config();
-    config.grid = {2, blocks, 1};
-    config.forloop_range = 32;
-    const KernelGraph fused = bench::with_config(full, config);
-    std::optional<KernelGraph> tried = fused;
-    if (parts > 1) tried = search::split_loop(fused, fused.operators().size() - 1, parts);
-    expect(tried.has_value(), "gqa's µGraph does not split over " + std::to_string(parts) + " blocks");
-    check_graph(s, bench::build_unfused("gqa", 1, dt, 1), *tried, seed_of(name) + static_cast<uint64_t>(blocks),
-                std::to_string(256 / blocks) + "-row blocks" + (parts > 1 ? ", split over " + std::to_string(parts) : ""));
+  for (const std::string graph : {"gqa", "qknorm"}) {
+    const KernelGraph full = bench::build_fused(graph, 1, dt, 1);
+    const BlockGraph &hand = *full.operators().back().block_graph;
+    for (const auto &[blocks, parts] : {std::pair<int64_t, int64_t>{2, 1}, {4, 16}}) {
+      BlockGraphConfig config = hand.config();
+      config.grid = {2, blocks, 1};
+      config.forloop_range = 32;
+      const KernelGraph fused = bench::with_config(full, config);
+      std::optional<KernelGraph> tried = fused;
+      if (parts > 1) tried = search::split_loop(fused, fused.operators().size() - 1, parts);
+      expect(tried.has_value(), graph + "'s µGraph does not split over " + std::to_string(parts) + " blocks");
+      check_graph(s, bench::build_unfused(graph, 1, dt, 1), *tried,
+                  seed_of(name + graph) + static_cast<uint64_t>(blocks),
+                  graph + " in " + std::to_string(256 / blocks) + "-row blocks" +
+                      (parts > 1 ? ", split over " + std::to_string(parts) : ""));
+    }
   }
 }
 

@@ -517,6 +517,35 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   EXPECT_EQ(kernel_body(customized_source(fp32, kH100SharedBytes)).find("att_q"), std::string::npos);
 }
 
+// qknorm's Q = rms_norm(X) is normalized as its fragments are loaded from X's tile: the 4 lanes
+// of a row add up its squares by two shuffles; no block-wide pass, no tile for Q (the kernel
+// needs gqa's shared memory), no barrier between X's tile and the fragments. On the mma.sync
+// path (sm_80) and the warpgroup one (sm_90a), 64 rows per block and 128 (b = 8's blocks).
+TEST(CudaCodegenBlocks, QknormNormalizesQAsItsFragmentsAreLoaded) {
+  for (const auto &[blocks, cc] : {std::pair<int64_t, int>{4, 90}, {4, 80}, {2, 90}}) {
+    const std::string at = std::to_string(blocks) + " row blocks, sm_" + std::to_string(cc);
+    const codegen::CudaKernel qknorm = customized_source(attention_at("qknorm", blocks, 32), kH100SharedBytes, true, cc);
+    const codegen::CudaKernel gqa = customized_source(attention_at("gqa", blocks, 32), kH100SharedBytes, true, cc);
+    const std::string body = kernel_body(qknorm);
+    ASSERT_NE(body.find("unsigned att_q[4][4];"), std::string::npos) << at;
+    EXPECT_NE(body.find("t0 += __shfl_xor_sync(0xffffffffu, t0, off);"), std::string::npos) << at;
+    EXPECT_NE(body.find("const float inv0 = 1.0f / yr_sqrt(t0 / "), std::string::npos) << at;
+    EXPECT_NE(body.find("att_q[s][3] = in1 ? yr_pack2(static_cast<const yr_f16 *>(nullptr), x[s][6] * inv1, x[s][7] * inv1) : 0u;"),
+              std::string::npos) << at;
+    EXPECT_EQ(body.find("totals["), std::string::npos) << at << ": no block-level reduction";
+    EXPECT_EQ(qknorm.shared_bytes, gqa.shared_bytes) << at;
+    // One barrier between the invariant tiles' loads and the fragments, as gqa's.
+    const auto barriers_before_fragments = [](const std::string &source) {
+      const size_t fragments = source.find("unsigned att_q[");
+      size_t count = 0;
+      for (size_t at = source.find("__syncthreads();"); at < fragments; at = source.find("__syncthreads();", at + 1)) ++count;
+      return count;
+    };
+    EXPECT_EQ(barriers_before_fragments(body), barriers_before_fragments(kernel_body(gqa))) << at;
+    EXPECT_EQ(kernel_body(gqa).find("inv0"), std::string::npos) << at << ": gqa's Q is not normalized";
+  }
+}
+
 // Attention split over key chunks (search/loop_split.hpp): the chunks' kernel writes float32
 // partial sums of 16-bit tiles and keeps the tensor-core paths (its precision is the tiles');
 // on a device whose multiprocessors would hold only half of its 256 blocks with a 4-deep ring,
@@ -696,20 +725,21 @@ TEST(CudaCodegenLimits, TilesOverSharedMemoryAreUnsupported) {
 }
 
 // A block-level row reduction whose warps each own several rows (qknorm's rms_norm of Q in its
-// attention blocks: 64 rows over 8 warps, 128 at b = 8) reduces them side by side: every row's
-// loads, then the rows' shuffles interleaved, then each row's step. (NVRTC compiles that form in
-// the fused benchmark µGraphs' tests: qknorm's 16-row blocks have 2 rows per warp.)
+// float32 attention blocks, which keep the generic code: 64 rows over 8 warps, 128 at b = 8)
+// reduces them side by side: every row's loads, then the rows' shuffles interleaved, then each
+// row's step.
 TEST_F(CudaCodegen, WarpsReduceTheirRowsSideBySide) {
-  const KernelGraph full = bench::build_fused("qknorm", 1, DType::kFloat16, 1);
+  const KernelGraph full = bench::build_fused("qknorm", 1, DType::kFloat32, 1);
   for (const auto &[row_blocks, per_warp] : {std::pair<int64_t, int>{4, 8}, {2, 16}}) {
     BlockGraphConfig config = full.operators().back().block_graph->config();
     config.grid = {2, row_blocks, 1};
     config.forloop_range = 32;
     const KernelGraph fused = bench::with_config(full, config);
-    // Blocks of 128 rows of Q need more shared memory than an H100 has: generated for no limit.
-    const codegen::CudaTarget target = row_blocks == 4 ? h100_device() : codegen::CudaTarget{90, 0};
+    // float32 tiles of 64 or 128 rows of Q need more shared memory than an H100 has: generated
+    // for no limit.
     const std::string source =
-        codegen::cuda_source(codegen::make_kernel_program(fused, fused.operators().size() - 1), target).source;
+        codegen::cuda_source(codegen::make_kernel_program(fused, fused.operators().size() - 1), {90, 0}).source;
+    ASSERT_EQ(source.find("att_q"), std::string::npos) << "float32: no attention in registers";
     const std::string G = std::to_string(per_warp);
     EXPECT_NE(source.find("float totals[" + G + "];"), std::string::npos) << row_blocks;
     EXPECT_NE(source.find("for (int g = 0; g < " + G +

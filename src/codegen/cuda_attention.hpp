@@ -27,8 +27,10 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
+#include "codegen/cuda_compute_emitter.hpp"
 #include "codegen/source_common.hpp"
 
 namespace yirage::codegen::cuda {
@@ -89,27 +91,64 @@ struct RegisterAttention {
   }
 
   // Before the loop, after the barrier that follows Q's tile (float32 at `q`, row stride
-  // `q_stride`): the warp's registers and Q's mma operands (rows past `rows` are zeros).
-  void emit_registers(Printer &p, const std::string &q, int64_t q_stride) const {
-    const std::string D = std::to_string(depth), M = std::to_string(rows), QS = std::to_string(q_stride);
+  // `q_stride`): the warp's registers and Q's mma operands (rows past `rows` are zeros). With
+  // `q_norm_eps`, the tile is X and Q = rms_norm(X) over its `depth` columns (no weight): the 4
+  // lanes that hold a row's fragments add up its squares by two shuffles and scale their own
+  // values, instead of a block-wide pass writing Q's tile and a barrier before this (qknorm).
+  void emit_registers(Printer &p, const std::string &q, int64_t q_stride, std::optional<double> q_norm_eps) const {
+    const std::string M = std::to_string(rows), QS = std::to_string(q_stride), S = std::to_string(depth / 16);
     const std::string T = std::to_string(row_tiles);
     p.line("const int att_lane = threadIdx.x & 31, att_warp = threadIdx.x >> 5, att_grp = att_lane >> 2, att_tig = att_lane & 3;");
     // The warp's first row and its share of the keys.
     p.line("const int att_row = att_warp % " + T + " * 16, att_share = att_warp / " + T + ";");
-    p.line("unsigned att_q[" + std::to_string(depth / 16) + "][4];");
+    p.line("unsigned att_q[" + S + "][4];");
     p.line("float att_o[" + std::to_string(cols / 8) + "][4] = {};");
     // wgmma's scores: declared once (its first mma of an iteration overwrites them).
     if (warpgroups) p.line("float att_s[" + std::to_string(keys_per_warp() / 8) + "][4] = {};");
     p.line("float att_m0 = -INFINITY, att_m1 = -INFINITY, att_l0 = 0.0f, att_l1 = 0.0f;");
+    p.open("");
+    p.line("const bool in0 = att_row + att_grp < " + M + ", in1 = att_row + att_grp + 8 < " + M + ";");
+    // Per k16 step: the lane's values of rows grp (0, 1, 8, 9 columns on) and grp + 8, in the
+    // order of the A operand's registers.
+    p.line("float x[" + S + "][8];");
     p.line("#pragma unroll");
-    p.open("for (int s = 0; s < " + std::to_string(depth / 16) + "; ++s)");
+    p.open("for (int s = 0; s < " + S + "; ++s)");
     p.line("const float *r0 = " + q + " + (att_row + att_grp) * " + QS + " + s * 16 + 2 * att_tig;");
     p.line("const float *r1 = r0 + 8 * " + QS + ";");
+    p.line("#pragma unroll");
+    p.line("for (int h = 0; h < 2; ++h) { x[s][4 * h] = in0 ? r0[8 * h] : 0.0f; x[s][4 * h + 1] = in0 ? r0[8 * h + 1] : 0.0f; "
+           "x[s][4 * h + 2] = in1 ? r1[8 * h] : 0.0f; x[s][4 * h + 3] = in1 ? r1[8 * h + 1] : 0.0f; }");
+    p.close();
+    std::string scale0, scale1;
+    if (q_norm_eps) {
+      p.line("float t0 = 0.0f, t1 = 0.0f;");
+      p.line("#pragma unroll");
+      p.open("for (int s = 0; s < " + S + "; ++s)");
+      p.line("t0 += x[s][0] * x[s][0] + x[s][1] * x[s][1] + x[s][4] * x[s][4] + x[s][5] * x[s][5];");
+      p.line("t1 += x[s][2] * x[s][2] + x[s][3] * x[s][3] + x[s][6] * x[s][6] + x[s][7] * x[s][7];");
+      p.close();
+      p.open("for (int off = 1; off < 4; off *= 2)");
+      p.line("t0 += __shfl_xor_sync(0xffffffffu, t0, off);");
+      p.line("t1 += __shfl_xor_sync(0xffffffffu, t1, off);");
+      p.close();
+      p.line(rms_inverse("t0", depth, *q_norm_eps, "inv0"));
+      p.line(rms_inverse("t1", depth, *q_norm_eps, "inv1"));
+      scale0 = " * inv0";
+      scale1 = " * inv1";
+    }
     const std::string type = "static_cast<const " + element + " *>(nullptr)";
-    p.line("att_q[s][0] = att_row + att_grp < " + M + " ? yr_pack2(" + type + ", r0[0], r0[1]) : 0u;");
-    p.line("att_q[s][1] = att_row + att_grp + 8 < " + M + " ? yr_pack2(" + type + ", r1[0], r1[1]) : 0u;");
-    p.line("att_q[s][2] = att_row + att_grp < " + M + " ? yr_pack2(" + type + ", r0[8], r0[9]) : 0u;");
-    p.line("att_q[s][3] = att_row + att_grp + 8 < " + M + " ? yr_pack2(" + type + ", r1[8], r1[9]) : 0u;");
+    auto pack = [&](int first, const std::string &scale) {
+      const std::string a = "x[s][" + std::to_string(first) + "]", b = "x[s][" + std::to_string(first + 1) + "]";
+      return "yr_pack2(" + type + ", " + a + scale + ", " + b + scale + ")";
+    };
+    p.line("#pragma unroll");
+    p.open("for (int s = 0; s < " + S + "; ++s)");
+    // Rows past the block's are zeros (not 0 · inv, which is NaN where eps is 0).
+    p.line("att_q[s][0] = in0 ? " + pack(0, scale0) + " : 0u;");
+    p.line("att_q[s][1] = in1 ? " + pack(2, scale1) + " : 0u;");
+    p.line("att_q[s][2] = in0 ? " + pack(4, scale0) + " : 0u;");
+    p.line("att_q[s][3] = in1 ? " + pack(6, scale1) + " : 0u;");
+    p.close();
     p.close();
   }
 

@@ -62,11 +62,11 @@ inline std::string reduce_into(const std::string &into, const std::string &v, bo
   return is_max ? into + " = yr_max(" + into + ", " + v + ");" : into + " += " + v + ";";
 }
 
-// rms_norm's reciprocal of a row of `cols` whose squares sum to `total`, as `const float inv`:
+// rms_norm's reciprocal of a row of `cols` whose squares sum to `total`, as `const float name`:
 // one division per row, then a multiplication per element (an IEEE division is a dozen
 // instructions, and the pass is on the block's critical path).
-inline std::string rms_inverse(const std::string &total, int64_t cols, double eps) {
-  return "const float inv = 1.0f / yr_sqrt(" + total + " / " + literal(static_cast<double>(cols)) + " + " +
+inline std::string rms_inverse(const std::string &total, int64_t cols, double eps, const std::string &name = "inv") {
+  return "const float " + name + " = 1.0f / yr_sqrt(" + total + " / " + literal(static_cast<double>(cols)) + " + " +
          literal(eps) + ");";
 }
 

@@ -16,6 +16,7 @@ namespace {
 using cuda::ComputeEmitter;
 using cuda::kGridWide;
 using cuda::MatmulLaunch;
+using cuda::rms_inverse;
 using cuda::warp_reduce;
 
 // Header-free helpers (NVRTC gets no include path): integer types, NaN/infinity, loads and stores
@@ -333,8 +334,7 @@ int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &
   p.line("__syncthreads();");
   p.line("s = 0.0f;");
   p.line("for (int w = 0; w < " + std::to_string(kThreads / 32) + "; ++w) s += squares_of[w];");
-  p.line("const float inv = 1.0f / yr_sqrt(s / " + literal(static_cast<double>(cols)) + " + " +
-         literal(op.attributes.eps) + ");");
+  p.line(rms_inverse("s", cols, op.attributes.eps));
   if (in_registers) {
     p.line("#pragma unroll");
     p.line("for (int e = 0; e < " + E + "; ++e) { const int64_t c = threadIdx.x + e * " + T + "; if (c < " + c +

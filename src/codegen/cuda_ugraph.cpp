@@ -107,16 +107,18 @@ class CustomizedEmitter {
         const size_t input = input_index++;
         if (phase(op.outputs[0]) == LoopPhase::kInvariant && !prefetched(input)) read_tile(op, input);
       } else if (!is_accumulator(op.kind) && op.kind != OpKind::kOutputSaver &&
-                 phase(op.outputs[0]) == LoopPhase::kInvariant) {
+                 phase(op.outputs[0]) == LoopPhase::kInvariant && !(attention_ && attention_->handles(i))) {
         emit_compute(i);
       }
     }
     p_.close();
     sync();
     if (attention_) {
-      const Ref q = tile_ref(ops[attention_->qk].inputs[0]);
+      const std::optional<size_t> &norm = attention_->q_norm;
+      const Ref q = tile_ref(norm ? ops[*norm].inputs[0] : ops[attention_->qk].inputs[0]);
       const Dims sq = q.element_strides();
-      attention_->emit_registers(p_, q.ptr, sq[sq.size() - 2]);
+      attention_->emit_registers(p_, q.ptr, sq[sq.size() - 2],
+                                 norm ? std::optional<double>(ops[*norm].attributes.eps) : std::nullopt);
     }
     // A per-iteration matmul's invariant A: its operands into registers once, not read (with
     // bank conflicts) in every iteration.
@@ -137,13 +139,16 @@ class CustomizedEmitter {
   // ---- attention in registers (cuda_attention.hpp) ----
   struct AttentionPlan : RegisterAttention {
     size_t qk = 0, exp = 0, ev = 0, sum_ev = 0, sum_e = 0;  // the operators it runs
+    std::optional<size_t> q_norm;  // Q = rms_norm(X), done as Q's fragments are loaded from X
     std::optional<size_t> row_sum;  // E's rows summed in the iteration, then accumulated by sum_e
     // The output savers that are all that read sum_ev's and sum_e's results: the sums then go
     // straight to the kernel's outputs, without a tile (a split loop's chunks).
     std::optional<size_t> ev_saver, e_saver;
     std::string scratch;  // scratch_floats() where the warps' sums meet (empty: none needed)
     bool scratch_in_ring = false;  // the load pipeline's stages, free after the loop
-    bool handles(size_t i) const { return i == qk || i == exp || i == ev || i == sum_ev || i == sum_e || i == row_sum; }
+    bool handles(size_t i) const {
+      return i == qk || i == exp || i == ev || i == sum_ev || i == sum_e || i == row_sum || i == q_norm;
+    }
     bool saves(size_t i) const { return i == ev_saver || i == e_saver; }
   };
 
@@ -214,6 +219,11 @@ class CustomizedEmitter {
       const bool q_bounded = q_source.kind == OpKind::kRmsNorm && !q_source.attributes.has_weight;
       if (!q_exact && !q_bounded) continue;
       AttentionPlan plan;
+      // rms_norm(X) over Q's rows read by Q·K alone: normalized as the fragments are loaded.
+      if (q_bounded && q_source.attributes.sizes == Dims{dims_of(q).back()} && readers(q).size() == 1 &&
+          !inlined(q_source.inputs[0]) && !direct(q_source.inputs[0])) {
+        plan.q_norm = static_cast<size_t>(bg_.tensor(q).producer);
+      }
       const size_t rank = dims_of(q).size();
       plan.rows = dims_of(q)[rank - 2];
       plan.depth = dims_of(q)[rank - 1];
@@ -505,6 +515,7 @@ class CustomizedEmitter {
           const auto &ops = bg_.operators();
           for (size_t i : {attention_->qk, attention_->exp, attention_->ev}) elsewhere[static_cast<size_t>(ops[i].outputs[0])] = true;
           if (attention_->row_sum) elsewhere[static_cast<size_t>(ops[*attention_->row_sum].outputs[0])] = true;
+          if (attention_->q_norm) elsewhere[static_cast<size_t>(ops[*attention_->q_norm].outputs[0])] = true;
           if (attention_->ev_saver) elsewhere[static_cast<size_t>(ops[attention_->sum_ev].outputs[0])] = true;
           if (attention_->e_saver) elsewhere[static_cast<size_t>(ops[attention_->sum_e].outputs[0])] = true;
           // Σ E's row sums are the warps' (no rows × keys state to clear and reduce).
