@@ -538,7 +538,9 @@ TEST(CudaCodegenBlocks, QknormNormalizesQAsItsFragmentsAreLoaded) {
     const auto barriers_before_fragments = [](const std::string &source) {
       const size_t fragments = source.find("unsigned att_q[");
       size_t count = 0;
-      for (size_t at = source.find("__syncthreads();"); at < fragments; at = source.find("__syncthreads();", at + 1)) ++count;
+      for (size_t pos = source.find("__syncthreads();"); pos < fragments; pos = source.find("__syncthreads();", pos + 1)) {
+        ++count;
+      }
       return count;
     };
     EXPECT_EQ(barriers_before_fragments(body), barriers_before_fragments(kernel_body(gqa))) << at;
