@@ -394,6 +394,60 @@ TEST(CudaCodegenBlocks, FewRowMatmulsRunTransposedOnTensorCores) {
   EXPECT_NE(lora.find("if (((w0 * 8) + 2 * tig) < 16)"), std::string::npos);
 }
 
+// Where attention on warpgroup mma is all a loop iteration does (sm_90a), its warps compute and
+// a warpgroup of producers (added to a block whose warps all compute) issues the copies; they
+// meet at two mbarriers per stage, not at a barrier of the block per iteration. The computing
+// warps wait for their stage to be announced before its first mma and give it back after the
+// iteration's last wait; the producers wait for a slot to be given back before refilling it,
+// and announce a stage once its own copies landed and were fenced for the async proxy.
+TEST(CudaCodegenBlocks, WarpgroupAttentionSpecializesItsWarps) {
+  for (const std::string name : {"gqa", "qknorm"}) {
+    SCOPED_TRACE(name);
+    // 128 rows: 8 computing warps and a warpgroup more; 64 rows: 4 computing, 4 producing.
+    for (const auto &[blocks, threads, computing] : {std::tuple<int64_t, int64_t, int64_t>{2, 384, 256}, {4, 256, 128}}) {
+      const codegen::CudaKernel kernel = customized_source(attention_at(name, blocks, 32), kH100SharedBytes);
+      const std::string body = kernel_body(kernel), C = std::to_string(computing), P = std::to_string(threads - computing);
+      EXPECT_EQ(kernel.block_threads, threads);
+      EXPECT_NE(kernel.source.find("__launch_bounds__(" + std::to_string(threads) + ")"), std::string::npos);
+      EXPECT_NE(body.find("yr_mbar_init(stage_full + s, " + P + ");"), std::string::npos) << "one arrival per producer";
+      EXPECT_NE(body.find("yr_mbar_init(stage_empty + s, " + C + ");"), std::string::npos) << "one per computing thread";
+      // Stage 0 before the loop, by the producers alone.
+      const size_t first = body.find("if (threadIdx.x >= " + C + ")");
+      ASSERT_NE(first, std::string::npos);
+      EXPECT_LT(first, body.find("yr_mbar_init"));
+      EXPECT_NE(body.find("(static_cast<int64_t>(threadIdx.x) - " + C + ")"), std::string::npos) << "renumbered from 0";
+      // The producers' loop.
+      const size_t producer = body.find("if (threadIdx.x >= " + C + ")", first + 1);
+      ASSERT_NE(producer, std::string::npos);
+      const size_t consumer = body.find("else {", producer);
+      const std::string produce = body.substr(producer, consumer - producer);
+      const size_t refill = produce.find("yr_mbar_wait(stage_empty + next % 4, (next / 4 - 1) & 1);");
+      ASSERT_NE(refill, std::string::npos);
+      EXPECT_LT(refill, produce.find("yr_cp16(stage"));
+      const size_t landed = produce.find("yr_cp_wait<1>();");
+      EXPECT_LT(produce.find("yr_cp16(stage"), landed);
+      EXPECT_LT(landed, produce.find("yr_fence_proxy_async();"));
+      EXPECT_LT(produce.find("yr_fence_proxy_async();"), produce.find("yr_mbar_arrive(stage_full + it % 4);"));
+      EXPECT_EQ(produce.find("wgmma"), std::string::npos);
+      // The computing warps' loop: no barrier of the block, no copies.
+      const std::string give_back = "yr_mbar_arrive(stage_empty + it % 4);";
+      const size_t end = body.find(give_back, consumer);
+      ASSERT_NE(end, std::string::npos);
+      const std::string compute = body.substr(consumer, end + give_back.size() - consumer);
+      const size_t wait = compute.find("yr_mbar_wait(stage_full + it % 4, (it / 4) & 1);");
+      ASSERT_NE(wait, std::string::npos);
+      EXPECT_LT(wait, compute.find("wgmma.mma_async"));
+      EXPECT_GT(compute.find("yr_mbar_arrive(stage_empty + it % 4);"), compute.rfind("yr_wgmma_wait<0>();"));
+      EXPECT_EQ(compute.find("__syncthreads"), std::string::npos);
+      EXPECT_EQ(compute.find("yr_cp"), std::string::npos);
+    }
+  }
+  // mma.sync (sm_80): every thread copies, a barrier per iteration, the µGraph's 256 threads.
+  const codegen::CudaKernel ampere = customized_source(attention_at("gqa", 2, 32), kH100SharedBytes, true, 80);
+  EXPECT_EQ(ampere.block_threads, 256);
+  EXPECT_EQ(ampere.source.find("stage_full"), std::string::npos);
+}
+
 // Attention of at most 16 query rows per block runs in registers on sm_80 and newer
 // (cuda_attention.hpp): Q's fragments packed once before the loop, Q·K and E·V on float16 mma
 // with the 16-bit E relative to each row's running maximum, the warps' sums meeting after the
@@ -436,12 +490,13 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   EXPECT_NE(rows64.find("if (att_warp >= 4 && att_warp < 8)"), std::string::npos);
   EXPECT_NE(rows64.find("for (int w = 0; w < 1; ++w)"), std::string::npos);
   // On sm_90a one warpgroup takes all 128 keys on wgmma (the keys are not split between
-  // warpgroups: that gave wrong sums), and the other 4 warps issue the copies.
+  // warpgroups: that gave wrong sums), and the other 4 warps are its producers
+  // (WarpgroupAttentionSpecializesItsWarps).
   const std::string rows64_wgmma = kernel_body(customized_source(attention_at("gqa", 4, 32), kH100SharedBytes));
   EXPECT_NE(rows64_wgmma.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"), std::string::npos);
   EXPECT_NE(rows64_wgmma.find("if (att_warp < 4) {"), std::string::npos);
   EXPECT_EQ(rows64_wgmma.find("total += "), std::string::npos) << "one share: no scratch";
-  EXPECT_NE(rows64_wgmma.find("if (copier < 128)"), std::string::npos);
+  EXPECT_NE(rows64_wgmma.find("if (threadIdx.x >= 128)"), std::string::npos);
   // 128 rows: one share; each warp writes its own rows' sums to the accumulators.
   const std::string rows128 = kernel_body(customized_source(attention_at("gqa", 2, 32), kH100SharedBytes));
   EXPECT_NE(rows128.find("const int att_row = att_warp % 8 * 16, att_share = att_warp / 8;"), std::string::npos);
@@ -451,7 +506,7 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   // There (4 warps per 64 rows, 128 keys) sm_90a runs Q·K and E·V as warpgroup mma in two
   // halves of 64 keys: one m64n64k16 per 16 of Q's columns and half, one per 16 keys, B from
   // the stages, which are swizzled (compact, 1024-byte aligned) and made visible to the async
-  // proxy before the barrier; the first half's softmax starts once its own Q·K is done (one
+  // proxy by their producers; the first half's softmax starts once its own Q·K is done (one
   // group still in flight), the second half rescales the sums only after E·V of the first.
   // mma.sync before sm_90 (and on 10.x: cuda_arch gives sm_90a to 9.0 alone).
   EXPECT_EQ(rows128.find("yr_ldmatrix_t4(att_k"), std::string::npos);
@@ -473,7 +528,9 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   EXPECT_NE(rows128.find("& 1023u) != 0) __trap();"), std::string::npos) << "a misplaced base fails the launch";
   const size_t fence = rows128.find("yr_fence_proxy_async();");
   ASSERT_NE(fence, std::string::npos);
-  EXPECT_EQ(rows128.find("__syncthreads();", fence), rows128.find("\n", fence) + 5) << "the fence, then the barrier";
+  EXPECT_LT(rows128.rfind("yr_cp_wait<1>();", fence), fence);
+  EXPECT_EQ(rows128.find("yr_mbar_arrive(stage_full + it % 4);", fence), rows128.find("\n", fence) + 7)
+      << "the copies landed, the fence, then the announcement";
   const codegen::CudaKernel rows128_sm90 = customized_source(attention_at("gqa", 2, 32), kH100SharedBytes);
   for (const char *stage : {"smem + 24832 + ", "smem + 41216 + "}) {  // multiples of 256 floats
     EXPECT_NE(rows128_sm90.source.find(stage), std::string::npos) << "1024-byte aligned stages";

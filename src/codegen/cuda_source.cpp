@@ -173,15 +173,29 @@ static __device__ __forceinline__ void yr_fence_proxy_async() {
 }
 #endif
 #if __CUDA_ARCH__ >= 900
-// Bulk copies by the TMA unit (sm_90+), counted on an mbarrier in shared memory: yr_bar_init sets
-// it up for one phase that ends when `bytes` have arrived; yr_bulk_copy moves `bytes` (a multiple
-// of 16, both addresses 16-byte aligned) from global to shared memory; yr_bar_wait returns once
-// the phase ended (parity 0: a barrier used once).
-static __device__ __forceinline__ void yr_bar_init(unsigned long long *bar, unsigned bytes) {
-  const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(bar));
-  asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(b) : "memory");
+// mbarriers in shared memory (sm_90+): yr_mbar_init sets one up for `count` arrivals a phase
+// (thread 0, before a barrier of the block); yr_mbar_arrive is one of them; yr_mbar_wait returns
+// once the phase of parity `parity` (0 for the first, 1 for the second, ...) has ended.
+static __device__ __forceinline__ void yr_mbar_init(unsigned long long *bar, unsigned count) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))), "r"(count)
+               : "memory");
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
+}
+static __device__ __forceinline__ void yr_mbar_arrive(unsigned long long *bar) {
+  asm volatile("mbarrier.arrive.shared.b64 _, [%0];" :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))) : "memory");
+}
+static __device__ __forceinline__ void yr_mbar_wait(unsigned long long *bar, unsigned parity) {
+  asm volatile("{ .reg .pred done; WAIT: mbarrier.try_wait.parity.shared.b64 done, [%0], %1; @!done bra WAIT; }"
+               :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))), "r"(parity) : "memory");
+}
+// Bulk copies by the TMA unit, counted on an mbarrier: yr_bar_init sets one up for one phase
+// that ends when `bytes` have arrived; yr_bulk_copy moves `bytes` (a multiple of 16, both
+// addresses 16-byte aligned) from global to shared memory; yr_bar_wait returns once the phase
+// ended (a barrier used once).
+static __device__ __forceinline__ void yr_bar_init(unsigned long long *bar, unsigned bytes) {
+  yr_mbar_init(bar, 1);
+  asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;"
+               :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))), "r"(bytes) : "memory");
 }
 static __device__ __forceinline__ void yr_bulk_copy(void *dst, const void *src, unsigned bytes,
                                                     unsigned long long *bar) {
@@ -190,10 +204,7 @@ static __device__ __forceinline__ void yr_bulk_copy(void *dst, const void *src, 
                   "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar)))
                : "memory");
 }
-static __device__ __forceinline__ void yr_bar_wait(unsigned long long *bar) {
-  asm volatile("{ .reg .pred done; WAIT: mbarrier.try_wait.parity.shared.b64 done, [%0], 0; @!done bra WAIT; }"
-               :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))) : "memory");
-}
+static __device__ __forceinline__ void yr_bar_wait(unsigned long long *bar) { yr_mbar_wait(bar, 0); }
 #endif
 template <typename T>  // yr_f16, yr_bf16: two consecutive elements as one 32-bit word
 static __device__ __forceinline__ unsigned yr_pair16(const T *p) {
@@ -425,12 +436,11 @@ CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
     // (elementwise chains, reductions) latency-bound. More cost issue slots: every operator's
     // code runs in every warp, and 1024-thread blocks measured 5-30% slower than 256-thread
     // ones on the benchmark µGraphs on an H100 (benchmarks/gpu/RESULTS.md). The count is a
-    // constant of the source, and __launch_bounds__ keeps the registers within what a block of
-    // that many threads may use.
+    // constant of the source (the body's: it may add a warpgroup of producers), and
+    // __launch_bounds__ keeps the registers within what a block of that many threads may use.
     const int64_t threads = bg.config().block_threads;
     kernel.block_threads = std::clamp<int64_t>((threads + 31) / 32 * 32, kThreads, 1024);
     kernel.any_block_threads = false;
-    launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";
     // TF32 tensor cores round matmul operands to 10 mantissa bits: exact for 16-bit inputs and
     // within float16/bfloat16 tolerance for computed tiles, not within float32's. The precision
     // owed is that of the tiles: a 16-bit tile written as float32 (a partial sum that its
@@ -440,8 +450,11 @@ CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
     for (TensorId saved : bg.outputs()) sixteen_bit = sixteen_bit && dtype_size(bg.tensor(saved).dtype) == 2;
     std::vector<DType> output_dtypes;
     for (TensorId id : g.outputs()) output_dtypes.push_back(g.tensor(id).dtype);
-    kernel.shared_bytes =
+    const cuda::CustomizedBody made =
         cuda::emit_customized_body(body, bg, kernel.block_threads, std::move(output_dtypes), sixteen_bit, target);
+    kernel.shared_bytes = made.shared_bytes;
+    kernel.block_threads = made.threads;
+    launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";
     if (max_shared_bytes > 0 && kernel.shared_bytes > max_shared_bytes) {
       throw Error(ErrorCode::kUnsupported,
                   "cuda codegen: the µGraph's tiles need " + std::to_string(kernel.shared_bytes) +

@@ -24,12 +24,13 @@ class CustomizedEmitter {
     block_.threads = threads;
   }
 
-  // Emits the body; returns the dynamic shared memory it needs, in bytes.
-  int64_t emit() {
+  // Emits the body; returns the dynamic shared memory it needs and the block's threads.
+  CustomizedBody emit() {
     const auto &ops = bg_.operators();
     plan_inlining();
     plan_row_padding();
     plan_shared_memory(ops);
+    plan_producers();
     plan_tensor_core_views();
     // Swizzled stages need their 1024-byte alignment from the base: asked for, and checked (a
     // trap, the launch's error, rather than wrong sums where a driver placed it otherwise).
@@ -45,7 +46,34 @@ class CustomizedEmitter {
     load_invariant_tiles();
     start_pipeline();
     for (size_t i = 0; i < ops.size(); ++i) start_accumulator(i);
+    if (producers_ > 0) start_stage_barriers();
     emit_invariant_part();
+    if (producers_ > 0) {
+      emit_specialized_loop();
+    } else {
+      emit_loop();
+    }
+    if (attention_) emit_attention_finish();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Operator &op = ops[i];
+      if (is_accumulator(op.kind)) {
+        finish_accumulator(i);
+      } else if (op.kind == OpKind::kOutputSaver) {
+        const bool saved = attention_ && attention_->saves(i);
+        if (!saved && phase(op.inputs[0]) != LoopPhase::kPerIteration) save_tile(i, "0");
+      } else if (op.kind != OpKind::kInputIterator && !inlined(op.outputs[0]) &&
+                 phase(op.outputs[0]) == LoopPhase::kAfterLoop) {
+        barrier_before(compute_reads(op));
+        compute(op);
+        wrote(op.outputs, same_index_);
+      }
+    }
+    return {layout_.floats * 4, block_.threads};
+  }
+
+  // The for-loop, every thread taking part in every step.
+  void emit_loop() {
+    const auto &ops = bg_.operators();
     p_.open("for (int it = 0; it < " + std::to_string(bg_.config().forloop_range) + "; ++it)");
     advance_pipeline();
     size_t input_index = 0;
@@ -69,22 +97,106 @@ class CustomizedEmitter {
     issue_next_stages();
     if (depth_ == 0) sync();
     p_.close();
-    if (attention_) emit_attention_finish();
+  }
+
+  // ---- the warp-specialized loop ----
+  // Where the loop's iteration is attention on warpgroup mma alone (sm_90a), reading K and V
+  // from their stages, the warps split: the attention's warps compute, the others (a warpgroup
+  // added where the attention takes every warp) only copy, and they meet at two mbarriers per
+  // stage instead of a barrier of the whole block per iteration: stage_full[s] (its copies
+  // landed and were made visible to the async proxy: one arrival per producer thread) and
+  // stage_empty[s] (its readers are done: one per computing thread). Two computing warpgroups
+  // no longer start every iteration together (one's softmax can run while the other's mma
+  // does), and no copy waits for the slowest warp. On an H100 (benchmarks/gpu/RESULTS.md,
+  // twenty-third session) gqa's chunk kernel at b = 8 (128 rows, 8 iterations of 128 keys)
+  // took 19.6 us instead of 21.0, and gqa at b = 8 25.2 instead of 26.8 in bench.py.
+  void plan_producers() {
+    if (!attention_ || !attention_->warpgroups || depth_ < 2) return;
+    const auto &ops = bg_.operators();
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operator &op = ops[i];
-      if (is_accumulator(op.kind)) {
-        finish_accumulator(i);
+      if (attention_->handles(i)) continue;
+      if (op.kind == OpKind::kInputIterator) {
+        if (phase(op.outputs[0]) == LoopPhase::kPerIteration && !direct(op.outputs[0])) return;
       } else if (op.kind == OpKind::kOutputSaver) {
-        const bool saved = attention_ && attention_->saves(i);
-        if (!saved && phase(op.inputs[0]) != LoopPhase::kPerIteration) save_tile(i, "0");
-      } else if (op.kind != OpKind::kInputIterator && !inlined(op.outputs[0]) &&
-                 phase(op.outputs[0]) == LoopPhase::kAfterLoop) {
-        barrier_before(compute_reads(op));
-        compute(op);
-        wrote(op.outputs, same_index_);
+        if (phase(op.inputs[0]) == LoopPhase::kPerIteration) return;
+      } else if (is_accumulator(op.kind) || phase(op.outputs[0]) == LoopPhase::kPerIteration) {
+        return;
       }
     }
-    return layout_.floats * 4;
+    const int64_t computing = attention_->warps * 32;
+    const int64_t threads = block_.warps() > attention_->warps ? block_.threads : computing + 128;
+    if (threads > 1024) return;
+    // The barriers, and for a larger block its reductions' scratch (a float per warp), past the
+    // rest; nothing changes where they do not fit.
+    const int64_t floats = layout_.floats;
+    const std::string scratch[2] = {block_.scratch[0], block_.scratch[1]};
+    if (threads != block_.threads) {
+      for (std::string &s : block_.scratch) s = allocate_spare((threads / 32 + 3) / 4 * 4);
+    }
+    stage_barriers_ = allocate_spare(4 * depth_);  // 2 · depth mbarriers of 8 bytes
+    if (stage_barriers_.empty() || block_.scratch[0].empty() || block_.scratch[1].empty()) {
+      layout_.floats = floats;
+      block_.scratch[0] = scratch[0];
+      block_.scratch[1] = scratch[1];
+      stage_barriers_.clear();
+      return;
+    }
+    block_.threads = threads;
+    producers_ = threads - computing;
+  }
+  std::string computing_threads() const { return std::to_string(block_.threads - producers_); }
+  // The producers' threads, renumbered from 0.
+  Sharing producer_sharing() const {
+    return {"(static_cast<int64_t>(threadIdx.x) - " + computing_threads() + ")", std::to_string(producers_), producers_};
+  }
+  void start_stage_barriers() {
+    const std::string D = std::to_string(depth_);
+    p_.line("unsigned long long *const stage_full = reinterpret_cast<unsigned long long *>(" + stage_barriers_ +
+            "), *const stage_empty = stage_full + " + D + ";");
+    p_.open("if (threadIdx.x == 0)");
+    p_.open("for (int s = 0; s < " + D + "; ++s)");
+    p_.line("yr_mbar_init(stage_full + s, " + std::to_string(producers_) + ");");
+    p_.line("yr_mbar_init(stage_empty + s, " + computing_threads() + ");");
+    p_.close();
+    p_.close();
+    sync();
+  }
+  // Stage `it`'s copies by the producers: cp.async where the tensor is 16-byte aligned, plain
+  // copies where not; one group committed either way.
+  void produce_stage(const std::string &it) {
+    const Sharing producers = producer_sharing();
+    p_.open("if (" + it + " < " + std::to_string(bg_.config().forloop_range) + ")");
+    fill_unaligned_stages(it, producers);
+    p_.close();
+    issue_stages(it, producers);
+  }
+  // The producers had stage 0 in flight before the loop (start_pipeline). At iteration it they
+  // issue stage it + 1 (into the ring's slot of iteration it + 1 − depth, once every computing
+  // thread is done with that), then wait for stage it's copies only, fence them for the async
+  // proxy and arrive on its stage_full. A stage is announced as soon as it landed and the next
+  // is under way: waiting for the readers of the slot of iteration it + 1 first would hold back
+  // the announcement of stages that landed long before (on an H100 that took all of the gain).
+  void emit_specialized_loop() {
+    const std::string R = std::to_string(bg_.config().forloop_range), D = std::to_string(depth_);
+    p_.open("if (threadIdx.x >= " + computing_threads() + ")");
+    p_.open("for (int it = 0; it < " + R + "; ++it)");
+    p_.line("const int next = it + 1;");
+    p_.line("if (next >= " + D + " && next < " + R + ") yr_mbar_wait(stage_empty + next % " + D + ", (next / " + D +
+            " - 1) & 1);");
+    produce_stage("next");
+    p_.line("yr_cp_wait<1>();");
+    p_.line("yr_fence_proxy_async();");
+    p_.line("yr_mbar_arrive(stage_full + it % " + D + ");");
+    p_.close();
+    p_.close();
+    p_.open("else");
+    p_.open("for (int it = 0; it < " + R + "; ++it)");
+    p_.line("yr_mbar_wait(stage_full + it % " + D + ", (it / " + D + ") & 1);");
+    emit_attention_iteration();
+    p_.line("yr_mbar_arrive(stage_empty + it % " + D + ");");
+    p_.close();
+    p_.close();
   }
 
   // The loop-invariant part before the loop: tiles read once and what is computed from them
@@ -776,6 +888,12 @@ class CustomizedEmitter {
     p_.line("yr_cp_commit();");
   }
   void start_pipeline() {
+    if (producers_ > 0) {
+      p_.open("if (threadIdx.x >= " + computing_threads() + ")");
+      produce_stage("0");
+      p_.close();
+      return;
+    }
     for (int64_t s = 0; s + 1 < depth_; ++s) issue_stages(std::to_string(s));
   }
   // At the top of an iteration the block waits for iteration it's copies (its own, then
@@ -784,7 +902,7 @@ class CustomizedEmitter {
   // of iteration it (issue_next_stages), and the loop needs no barrier at its end.
   void advance_pipeline() {
     if (depth_ == 0) return;
-    fill_unaligned_stages();
+    fill_unaligned_stages("it", block_wide());
     p_.line("yr_cp_wait<" + std::to_string(depth_ - 2) + ">();");
     // wgmma reads its stages through the async proxy: each thread's copies are made visible to
     // it before the barrier.
@@ -824,17 +942,17 @@ class CustomizedEmitter {
   // plain copies at the top of its own iteration, before the barrier that the iteration's
   // copies wait on (so that it needs none of its own). No thread still reads that stage: the
   // one read in the previous iteration is another (depth ≥ 2).
-  void fill_unaligned_stages() {
+  void fill_unaligned_stages(const std::string &it, const Sharing &copiers) {
     for (const Stage &st : stages_) {
       const Operator &op = *st.op;
       if (!direct(op.outputs[0])) continue;
       const std::string tensor = "in" + std::to_string(st.input);
       const Dims &tile_dims = dims_of(op.outputs[0]);
       p_.open("if (!" + aligned_name(tensor) + ")");
-      p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, op, tile_dims, "it") + ";");
-      p_.line("auto *stage = " + stage_ptr(st, "it") + ";");
+      p_.line("const auto *src = " + tensor + " + " + tile_base(bg_, op, tile_dims, "(" + it + ")") + ";");
+      p_.line("auto *stage = " + stage_ptr(st, it) + ";");
       const Dims sg = row_major_strides(op.attributes.sizes);
-      shared_loop(p_, block_wide(), tile_dims, "t", [&](const std::vector<std::string> &v) {
+      shared_loop(p_, copiers, tile_dims, "t", [&](const std::vector<std::string> &v) {
         p_.line("stage[" + stage_index(st, v, 1) + "] = src[" + index_expr(v, sg) + "];");
       }, 8);
       p_.close();
@@ -1267,15 +1385,19 @@ class CustomizedEmitter {
   std::vector<PrefetchedTile> prefetch_;  // invariant tiles loaded into registers first
   std::vector<Stage> stages_;
   int64_t depth_ = 0;  // of the load pipeline; 0: none
+  int64_t producers_ = 0;        // threads that only copy (the warp-specialized loop); 0: none
+  std::string stage_barriers_;   // their mbarriers in shared memory
   BlockLayout layout_;
 };
 
 }  // namespace
 
-int64_t emit_customized_body(Printer &p, const BlockGraph &bg, int64_t threads, std::vector<DType> output_dtypes,
-                             bool tensor_cores, const CudaTarget &target) {
+CustomizedBody emit_customized_body(Printer &p, const BlockGraph &bg, int64_t threads, std::vector<DType> output_dtypes,
+                                    bool tensor_cores, const CudaTarget &target) {
   if (target.rows_in_registers) {
-    if (const std::optional<int64_t> bytes = emit_rows_in_registers(p, bg, threads, output_dtypes, target)) return *bytes;
+    if (const std::optional<int64_t> bytes = emit_rows_in_registers(p, bg, threads, output_dtypes, target)) {
+      return {*bytes, threads};
+    }
   }
   return CustomizedEmitter(p, bg, threads, std::move(output_dtypes), tensor_cores, target).emit();
 }

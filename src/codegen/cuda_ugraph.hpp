@@ -11,11 +11,19 @@
 
 namespace yirage::codegen::cuda {
 
+// What emit_customized_body made: the dynamic shared memory the body needs, in bytes, and the
+// block's thread count (the one asked for, or a warpgroup more where attention in registers
+// takes every warp asked for and a warpgroup of producers issues its copies).
+struct CustomizedBody {
+  int64_t shared_bytes = 0;
+  int64_t threads = 0;
+};
+
 // Emits the kernel body of µGraph `bg` for blocks of `threads` threads (a multiple of 32);
 // output_dtypes: the element types of the kernel's outputs, in order; tensor_cores: block-level
 // matmuls may use mma (16-bit graphs on sm_80+); target: the device's shared memory (see
-// CudaTarget). Returns the dynamic shared memory the body needs, in bytes.
-int64_t emit_customized_body(Printer &p, const BlockGraph &bg, int64_t threads, std::vector<DType> output_dtypes,
-                             bool tensor_cores, const CudaTarget &target);
+// CudaTarget).
+CustomizedBody emit_customized_body(Printer &p, const BlockGraph &bg, int64_t threads, std::vector<DType> output_dtypes,
+                                    bool tensor_cores, const CudaTarget &target);
 
 }  // namespace yirage::codegen::cuda
