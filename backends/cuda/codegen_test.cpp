@@ -440,6 +440,25 @@ TEST(CudaCodegenBlocks, WarpgroupAttentionSpecializesItsWarps) {
       EXPECT_GT(compute.find("yr_mbar_arrive(stage_empty + it % 4);"), compute.rfind("yr_wgmma_wait<0>();"));
       EXPECT_EQ(compute.find("__syncthreads"), std::string::npos);
       EXPECT_EQ(compute.find("yr_cp"), std::string::npos);
+      // Two warpgroups issue their Q·K in turn: each waits at its named barrier before its
+      // first mma and lets the other go once both halves' Q·K are issued (the second's last
+      // iteration, the 32nd, lets none go); one warpgroup has no turns.
+      if (computing == 128) {
+        EXPECT_EQ(body.find("bar.sync"), std::string::npos);
+        continue;
+      }
+      const size_t first_turn = body.find("if (att_wg == 1) asm volatile(\"bar.arrive 2, 256;\" ::: \"memory\");");
+      ASSERT_NE(first_turn, std::string::npos);
+      EXPECT_GT(first_turn, consumer);
+      EXPECT_LT(first_turn, consumer + compute.find("for (int it = 0;"));
+      const size_t turn = compute.find("asm volatile(\"bar.sync %0, 256;\" :: \"r\"(2 + att_wg) : \"memory\");");
+      ASSERT_NE(turn, std::string::npos);
+      EXPECT_LT(turn, compute.find("wgmma.mma_async"));
+      const size_t next = compute.find("if (att_wg != 1 || it != 31) asm volatile(\"bar.arrive %0, 256;\" :: \"r\"(2 + (att_wg + 1) % 2)");
+      ASSERT_NE(next, std::string::npos);
+      const size_t second_commit = compute.find("yr_wgmma_commit();", compute.find("yr_wgmma_commit();") + 1);
+      EXPECT_LT(second_commit, next);
+      EXPECT_LT(next, compute.find("yr_wgmma_wait<1>();"));
     }
   }
   // mma.sync (sm_80): every thread copies, a barrier per iteration, the µGraph's 256 threads.
@@ -511,7 +530,10 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   // mma.sync before sm_90 (and on 10.x: cuda_arch gives sm_90a to 9.0 alone).
   EXPECT_EQ(rows128.find("yr_ldmatrix_t4(att_k"), std::string::npos);
   EXPECT_NE(rows128.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"), std::string::npos);
-  EXPECT_NE(rows128.find("yr_wgmma_desc(att_k + 7168, 8192, 1024)"), std::string::npos) << "the second half's K";
+  // The stages' descriptors once per iteration, an operand's offset in 16-byte units added.
+  EXPECT_NE(rows128.find(", 8192, 1024), att_vd = yr_wgmma_desc("), std::string::npos);
+  EXPECT_NE(rows128.find(", 16384, 1024);"), std::string::npos);
+  EXPECT_NE(rows128.find("\"l\"(att_kd + 896)"), std::string::npos) << "the second half's K (7168 elements on)";
   const size_t first_wait = rows128.find("yr_wgmma_wait<1>();"), drain = rows128.find("yr_wgmma_wait<0>();");
   ASSERT_NE(first_wait, std::string::npos);
   EXPECT_LT(first_wait, rows128.find("att_x0 = fmaxf(att_x0, fmaxf(att_s[j][0], att_s[j][1]));"));
@@ -519,9 +541,9 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   ASSERT_NE(drain, std::string::npos);
   EXPECT_GT(drain, rows128.find("for (int j = 8; j < 16; ++j)")) << "a drain in the second half's rescale only";
   EXPECT_LT(drain, rows128.find("att_o[c][0] *= att_r0;", drain));
-  EXPECT_NE(rows128.find("yr_wgmma_desc(att_k + 3072, 8192, 1024)"), std::string::npos) << "16 rows of K on";
-  EXPECT_NE(rows128.find("yr_wgmma_desc(att_v + 7168, 16384, 1024)"), std::string::npos) << "112 keys on";
-  EXPECT_NE(rows128.find("\"r\"(att_q[0][3]), \"l\"(yr_wgmma_desc(att_k + 0, 8192, 1024)), \"r\"(0));"), std::string::npos)
+  EXPECT_NE(rows128.find("\"l\"(att_kd + 384)"), std::string::npos) << "48 rows of K on";
+  EXPECT_NE(rows128.find("\"l\"(att_vd + 896)"), std::string::npos) << "112 keys on";
+  EXPECT_NE(rows128.find("\"r\"(att_q[0][3]), \"l\"(att_kd + 0), \"r\"(0));"), std::string::npos)
       << "the first Q·K overwrites the scores";
   EXPECT_NE(rows128.find("yr_cp16(stage + ((t0 * 8192) + yr_swizzled128(t1, t2 * 8, 64))"), std::string::npos);
   EXPECT_NE(rows128.find("extern __shared__ __align__(1024) float smem[];"), std::string::npos);

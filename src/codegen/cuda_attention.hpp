@@ -50,8 +50,23 @@ struct RegisterAttention {
   // stages laid out as yr_swizzled128 says; warp w still takes rows 16w…16w + 15 (those of its
   // warpgroup's 64 that the wgmma layouts give it), against all of the keys.
   bool warpgroups = false;
+  // Warpgroups that issue their Q·K in turn, in a loop of `issue_turns` iterations without a
+  // barrier of the block (0: no turns; set by the caller): warpgroup g waits at named barrier
+  // 2 + g, issues its Q·K, then lets g + 1 go (the last lets 0 go into the next iteration), so
+  // that the tensor cores take one warpgroup's scores while the other runs its softmax. On an
+  // H100, gqa's chunk kernel at b = 8 (two warpgroups): 19.2 -> 18.5 us (RESULTS.md,
+  // twenty-third session); letting g + 1 go only after E·V's issue too: 21.5.
+  int64_t issue_turns = 0;
 
   int64_t keys_per_warp() const { return keys / shares; }
+  int64_t warpgroup_count() const { return warps / 4; }
+  bool takes_turns() const { return warpgroups && issue_turns > 0 && warpgroup_count() > 1; }
+  // Before the loop, in the warps that compute: the last warpgroup lets the first go.
+  void emit_turns_start(Printer &p) const {
+    if (!takes_turns()) return;
+    p.line("const int att_wg = threadIdx.x >> 7;");
+    p.line("if (att_wg == " + std::to_string(warpgroup_count() - 1) + ") asm volatile(\"bar.arrive 2, 256;\" ::: \"memory\");");
+  }
   // Where shares 1… leave their sums for share 0 after the loop (none with one share): their
   // Σ E·V, then their Σ E.
   int64_t scratch_floats() const { return (shares - 1) * rows * (cols + 1); }
@@ -214,16 +229,25 @@ struct RegisterAttention {
   void emit_warpgroup_iteration(Printer &p, const std::string &k, const std::string &v) const {
     const int64_t halves = keys_per_warp() / 64, chunks = 8, half_steps = 4;  // per half: 8-key chunks, k16 steps
     const std::string wait_one = halves > 1 ? "yr_wgmma_wait<1>();" : "yr_wgmma_wait<0>();";
-    p.line("const " + element + " *att_k = " + k + ", *att_v = " + v + ";");
+    if (takes_turns()) p.line("asm volatile(\"bar.sync %0, 256;\" :: \"r\"(2 + att_wg) : \"memory\");");
+    // The stages' descriptors once per iteration; an operand elements on is its descriptor
+    // plus their bytes / 16 (the address field's unit; stages lie below 256 KiB, so the 14-bit
+    // field never carries), not a descriptor built again from a pointer for each mma.
+    p.line("const unsigned long long att_kd = yr_wgmma_desc(" + k + ", " + std::to_string(depth * 128) +
+           ", 1024), att_vd = yr_wgmma_desc(" + v + ", " + std::to_string(keys * 128) + ", 1024);");
     p.line("yr_wgmma_fence();");
     for (int64_t h = 0; h < halves; ++h) {
       for (int64_t s = 0; s < depth / 16; ++s) {
         emit_wgmma(p, 64, "att_s", h * chunks, "att_q[" + std::to_string(s) + "]",
-                   "yr_wgmma_desc(att_k + " + std::to_string(h * depth * 64 + s * 16 * 64) + ", " +
-                       std::to_string(depth * 128) + ", 1024)",
+                   "att_kd + " + std::to_string((h * depth * 64 + s * 16 * 64) * 2 / 16),
                    s > 0);
       }
       p.line("yr_wgmma_commit();");
+    }
+    if (takes_turns()) {
+      const std::string G = std::to_string(warpgroup_count());
+      p.line("if (att_wg != " + std::to_string(warpgroup_count() - 1) + " || it != " + std::to_string(issue_turns - 1) +
+             ") asm volatile(\"bar.arrive %0, 256;\" :: \"r\"(2 + (att_wg + 1) % " + G + ") : \"memory\");");
     }
     for (int64_t h = 0; h < halves; ++h) {
       // Q·K of this half is done (one group, the next half's Q·K or the last E·V, may remain).
@@ -241,8 +265,7 @@ struct RegisterAttention {
       p.line("yr_wgmma_fence();");
       for (int64_t j = 0; j < half_steps; ++j) {
         emit_wgmma(p, cols, "att_o", 0, a + "[" + std::to_string(j) + "]",
-                   "yr_wgmma_desc(att_v + " + std::to_string((h * half_steps + j) * 16 * 64) + ", " +
-                       std::to_string(keys * 128) + ", 1024)",
+                   "att_vd + " + std::to_string((h * half_steps + j) * 16 * 64 * 2 / 16),
                    true);
       }
       p.line("yr_wgmma_commit();");

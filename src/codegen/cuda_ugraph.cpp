@@ -191,6 +191,8 @@ class CustomizedEmitter {
     p_.close();
     p_.close();
     p_.open("else");
+    attention_->issue_turns = bg_.config().forloop_range;
+    attention_->emit_turns_start(p_);
     p_.open("for (int it = 0; it < " + R + "; ++it)");
     p_.line("yr_mbar_wait(stage_full + it % " + D + ", (it / " + D + ") & 1);");
     emit_attention_iteration();
