@@ -44,7 +44,8 @@ int main(int argc, char **argv) {
   cudaMemcpy(v, hv.data(), nk * 2, cudaMemcpyHostToDevice);
   cudaMemset(out, 0xff, no * 2);  // NaN until written
   void *cargs[] = {&q, &k, &v, &l, &o}, *sargs[] = {&l, &o, &out};
-  auto chunk_run = [&] { CK(cuLaunchKernel(cf, cg[0], cg[1], cg[2], 256, 1, 1, csmem, 0, cargs, nullptr)); };
+  const unsigned cthreads = getenv("CHUNK_THREADS") ? atoi(getenv("CHUNK_THREADS")) : 256;
+  auto chunk_run = [&] { CK(cuLaunchKernel(cf, cg[0], cg[1], cg[2], cthreads, 1, 1, csmem, 0, cargs, nullptr)); };
   auto sum_run = [&] { CK(cuLaunchKernel(sf, sg[0], sg[1], 1, 256, 1, 1, 0, 0, sargs, nullptr)); };
   chunk_run();
   sum_run();
