@@ -8,7 +8,8 @@
 //   nvcc -O3 -arch=sm_90 -std=c++17 attention_variants.cu -lcuda -o attv
 //   ./attv NAME HEADS ROWS GX GY GZ CHUNK_SMEM SUM_GX SUM_GY NORMALIZE_Q
 // HEADS × ROWS query rows of depth 64 against 4096 keys (gqa at b: HEADS = 2b, ROWS = 256);
-// NORMALIZE_Q = 1 for qknorm (rms_norm of Q's rows, no weight, eps 0).
+// NORMALIZE_Q = 1 for qknorm (rms_norm of Q's rows, no weight, eps 0). CHUNK_THREADS: the chunk
+// kernel's block (default 256); UNALIGNED=1: inputs off 16-byte boundaries.
 #include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -37,8 +38,13 @@ int main(int argc, char **argv) {
   for (auto &x : hk) x = __float2half(u(rng) * 0.25f);
   for (auto &x : hv) x = __float2half(u(rng));
   void *q, *k, *v, *l, *o, *out;
-  cudaMalloc(&q, nq * 2); cudaMalloc(&k, nk * 2); cudaMalloc(&v, nk * 2);
+  cudaMalloc(&q, nq * 2 + 16); cudaMalloc(&k, nk * 2 + 16); cudaMalloc(&v, nk * 2 + 16);
   cudaMalloc(&l, 64 << 20); cudaMalloc(&o, 64 << 20); cudaMalloc(&out, no * 2);
+  // UNALIGNED=1: Q, K and V start 2 bytes past a 16-byte boundary (the kernels' paths without
+  // 16-byte copies).
+  if (getenv("UNALIGNED") && atoi(getenv("UNALIGNED")) != 0) {
+    for (void **p : {&q, &k, &v}) *p = static_cast<char *>(*p) + 2;
+  }
   cudaMemcpy(q, hq.data(), nq * 2, cudaMemcpyHostToDevice);
   cudaMemcpy(k, hk.data(), nk * 2, cudaMemcpyHostToDevice);
   cudaMemcpy(v, hv.data(), nk * 2, cudaMemcpyHostToDevice);
