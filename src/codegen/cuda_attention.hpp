@@ -64,7 +64,7 @@ struct RegisterAttention {
   // Before the loop, in the warps that compute: the last warpgroup lets the first go.
   void emit_turns_start(Printer &p) const {
     if (!takes_turns()) return;
-    p.line("const int att_wg = threadIdx.x >> 7;");
+    p.line("const int att_wg = att_warp >> 2;");
     p.line("if (att_wg == " + std::to_string(warpgroup_count() - 1) + ") asm volatile(\"bar.arrive 2, 256;\" ::: \"memory\");");
   }
   // Where shares 1… leave their sums for share 0 after the loop (none with one share): their

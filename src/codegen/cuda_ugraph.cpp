@@ -144,6 +144,7 @@ class CustomizedEmitter {
     }
     block_.threads = threads;
     producers_ = threads - computing;
+    attention_->issue_turns = bg_.config().forloop_range;  // no block barrier: warpgroups take turns
   }
   std::string computing_threads() const { return std::to_string(block_.threads - producers_); }
   // The producers' threads, renumbered from 0.
@@ -191,7 +192,6 @@ class CustomizedEmitter {
     p_.close();
     p_.close();
     p_.open("else");
-    attention_->issue_turns = bg_.config().forloop_range;
     attention_->emit_turns_start(p_);
     p_.open("for (int it = 0; it < " + R + "; ++it)");
     p_.line("yr_mbar_wait(stage_full + it % " + D + ", (it / " + D + ") & 1);");
