@@ -4,12 +4,14 @@
 // (Running them is the conformance suite's job, on a machine with a GPU.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <tuple>
 
 #include "benchmark_ugraphs.hpp"
 #include "codegen/cuda_source.hpp"
+#include "dependent_launch.hpp"
 #include "driver.hpp"
 #include "ir/block_graph.hpp"
 #include "ir/rebuild.hpp"
@@ -306,6 +308,39 @@ codegen::CudaKernel customized_source(const KernelGraph &graph, int64_t max_shar
     }
   }
   throw Error(ErrorCode::kInternal, "no customized operator");
+}
+
+// A dependent kernel's blocks spread over the device (dependent_launch.hpp): it asks for the
+// least shared memory (in KiB) that keeps a multiprocessor to ceil(blocks / 132) of them, on a
+// model of an H100's occupancy (228 KiB a multiprocessor, 1 KiB reserved a block, 2048 threads,
+// 64 Ki registers, 32 blocks).
+TEST(CudaDependentLaunch, BlocksSpreadOverTheDevice) {
+  const auto h100 = [](int64_t threads, int64_t registers) {
+    return [=](int64_t bytes) {
+      return std::min({kH100SharedPerMultiprocessor / (bytes + 1024), 2048 / threads, 65536 / (threads * registers),
+                       int64_t{32}});
+    };
+  };
+  const auto spread = [&](int64_t blocks, int64_t shared, int64_t threads, int64_t registers) {
+    return dependent_shared_bytes(blocks, 132, shared, kH100SharedBytes, h100(threads, registers));
+  };
+  // The sum of parts after attention's chunk kernel at b = 8: 128 blocks, 8 of which would fit a
+  // multiprocessor; one does with 114 KiB, two with 113.
+  EXPECT_EQ(spread(128, 0, 256, 32), 114 * 1024);
+  EXPECT_EQ(h100(256, 32)(114 * 1024), 1);
+  EXPECT_EQ(h100(256, 32)(113 * 1024), 2);
+  // 512 blocks: 4 a multiprocessor (45 KiB), not 5 (44).
+  EXPECT_EQ(spread(512, 0, 256, 32), 45 * 1024);
+  EXPECT_EQ(h100(256, 32)(44 * 1024), 5);
+  // Kept where its registers, threads or shared memory already spread it.
+  EXPECT_EQ(spread(128, 165024, 384, 164), 165024) << "the chunk kernel: one block a multiprocessor";
+  EXPECT_EQ(spread(1024, 0, 256, 32), 0) << "8 a multiprocessor is what 1024 blocks need";
+  EXPECT_EQ(spread(128, 120 * 1024, 256, 32), 120 * 1024);
+  EXPECT_EQ(spread(128, 100000, 256, 32), 114 * 1024) << "never less than the kernel uses";
+  // Where shared memory cannot bring it there, all of it; no blocks or multiprocessors: unchanged.
+  EXPECT_EQ(dependent_shared_bytes(128, 132, 0, kH100SharedBytes, [](int64_t) { return int64_t{2}; }), kH100SharedBytes);
+  EXPECT_EQ(dependent_shared_bytes(0, 132, 4096, kH100SharedBytes, h100(256, 32)), 4096);
+  EXPECT_EQ(dependent_shared_bytes(128, 0, 4096, kH100SharedBytes, h100(256, 32)), 4096);
 }
 
 // Per-iteration tiles go through a cp.async ring as deep as shared memory allows (4 stages on an

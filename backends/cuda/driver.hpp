@@ -25,7 +25,8 @@ using backend::NativeError;
   X(cuMemcpyHtoD, "cuMemcpyHtoD_v2") X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                          \
   X(cuModuleLoadData, "cuModuleLoadData") X(cuModuleUnload, "cuModuleUnload")                    \
   X(cuModuleGetFunction, "cuModuleGetFunction") X(cuFuncSetAttribute, "cuFuncSetAttribute")     \
-  X(cuFuncGetAttribute, "cuFuncGetAttribute")     \
+  X(cuFuncGetAttribute, "cuFuncGetAttribute")                                                   \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor")  \
   X(cuLaunchKernel, "cuLaunchKernel") X(cuStreamSynchronize, "cuStreamSynchronize")              \
   X(cuEventCreate, "cuEventCreate") X(cuEventDestroy, "cuEventDestroy_v2")                       \
   X(cuEventRecord, "cuEventRecord") X(cuEventSynchronize, "cuEventSynchronize")

@@ -12,6 +12,7 @@
 #include "codegen/cuda_source.hpp"
 #include "codegen/kernel_cache.hpp"
 #include "codegen/kernel_program.hpp"
+#include "dependent_launch.hpp"
 #include "driver.hpp"
 #include "search/target_abi.hpp"
 #include "yirage_backend.h"
@@ -355,6 +356,36 @@ yirage_status estimate(yirage_backend_instance *instance, int32_t device, const 
   });
 }
 
+// A kernel launched as a programmatic dependent asks for enough dynamic shared memory that its
+// blocks spread over the device instead of crowding the multiprocessors the kernel before it
+// leaves free (dependent_launch.hpp). Its source is unchanged: it uses what it used.
+void spread_dependent_blocks(const Driver &driver, const Device &d, yirage_backend_executable_s &executable) {
+  yirage::codegen::CudaKernel &launch = executable.launch;
+  const CUfunction function = executable.function;
+  int static_bytes = 0;
+  driver.check(driver.cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function),
+               "cuFuncGetAttribute");
+  const int64_t most = d.max_shared_optin - static_bytes;
+  if (most <= launch.shared_bytes) return;
+  const auto set_most = [&](int64_t bytes) {
+    driver.check(driver.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           static_cast<int>(bytes)),
+                 "cuFuncSetAttribute");
+  };
+  set_most(most);  // so that the occupancy below may count any amount
+  const int64_t bytes = yirage::cuda::dependent_shared_bytes(
+      launch.grid[0] * launch.grid[1] * launch.grid[2], d.info.target.compute_units, launch.shared_bytes, most,
+      [&](int64_t candidate) {
+        int blocks = 0;
+        driver.check(driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                         &blocks, function, static_cast<int>(launch.block_threads), static_cast<size_t>(candidate)),
+                     "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+        return static_cast<int64_t>(blocks);
+      });
+  set_most(std::max<int64_t>(bytes, yirage::codegen::kCudaDefaultSharedBytes));
+  launch.shared_bytes = bytes;
+}
+
 yirage_status compile(yirage_backend_instance *instance, int32_t device, const void *program,
                       size_t size, const yirage_backend_compile_options *options,
                       yirage_backend_executable **out, yirage_backend_error *error) {
@@ -395,6 +426,9 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
                         " threads per block, its registers allow " + std::to_string(max_threads));
       }
       executable->launch.block_threads = max_threads / 32 * 32;
+    }
+    if (executable->launch.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
+      spread_dependent_blocks(driver, d, *executable);
     }
     executable->input_bytes = parsed.input_bytes();
     executable->output_bytes = parsed.output_bytes();
