@@ -17,10 +17,21 @@ of the build; benchmarks/gpu/RESULTS.md (twenty-third session) has the numbers.
   attention_roles.py turns CHUNK.cu OUT [all] the two computing warpgroups issue their Q.K in
                                               turn (named barriers 2 and 3); with `all`, a
                                               warpgroup lets the other go only after its E.V.
+  attention_roles.py reorder CHUNK.cu OUT [smemq]
+                                              FlashAttention-3's order within a warpgroup:
+                                              iteration it issues its Q.K, then the E.V of
+                                              it - 1 (whose 16-bit E waits in registers), and
+                                              runs its softmax over all 128 keys while that E.V
+                                              is on the tensor cores; one rescale of the sums
+                                              per iteration, after that E.V is done. With
+                                              `smemq`, Q.K reads Q from shared memory (16-bit,
+                                              128-byte swizzled, written once over Q's float32
+                                              tile) instead of 16 registers a thread.
 
 `split` takes the chunk kernel as the generator wrote it before the warp-specialized loop
 (f32117f: `codegen::cuda_source` of the split µGraph for an H100, the plugin's cache source);
-`strip` and `turns` take one the generator writes with it (d6497cc and later). Every source
+`strip` and `turns` take one the generator writes with it (d6497cc and later), `reorder` one
+of 585ed7d or later (one or two computing warpgroups). Every source
 needs its typedef, NAN and INFINITY lines removed and <cstdint> included (done here).
 """
 import sys
@@ -156,11 +167,134 @@ def turns(path, out, after_ev):
     open(out + '.cu', 'w').write('\n'.join(k))
 
 
+def q_from_shared(src):
+    """Q's fragments written once to shared memory for Q.K's A descriptor; Q.K reads them there."""
+    packed = find(src, '      att_q[s][3] = ')
+    end = find(src, '  }', packed)  # the block that packs Q's fragments
+    write = [
+        '  __syncthreads();  // every thread has read Q\'s float32 tile, which its 16-bit copy replaces',
+        '  if (threadIdx.x < 256) {',
+        '    yr_f16 *const q16 = reinterpret_cast<yr_f16 *>(smem);',
+        '    #pragma unroll',
+        '    for (int s = 0; s < 4; ++s) {',
+        '      #pragma unroll',
+        '      for (int f = 0; f < 4; ++f) {',
+        '        const int r = att_row + att_grp + 8 * (f & 1), c = s * 16 + 8 * (f >> 1) + 2 * att_tig;',
+        '        *reinterpret_cast<unsigned *>(q16 + (r >> 6) * 4096 + yr_swizzled128(r & 63, c, 64)) = att_q[s][f];',
+        '      }',
+        '    }',
+        '  }',
+        '  yr_fence_proxy_async();',
+        '  __syncthreads();']
+    src = src[:end + 1] + write + src[end + 1:]
+    out = []
+    for line in src:
+        if 'wgmma.mma_async' in line and '"r"(att_q[' in line:
+            s = int(line.split('"r"(att_q[')[1][0])
+            line = line.replace('setp.ne.b32 p, %37, 0;', 'setp.ne.b32 p, %34, 0;')
+            line = line.replace('{%32, %33, %34, %35}, %36, p, 1, 1, 1;', '%32, %33, p, 1, 1, 0, 1;')
+            line = line.replace('"r"(att_q[%d][0]), "r"(att_q[%d][1]), "r"(att_q[%d][2]), "r"(att_q[%d][3]), ' % (s, s, s, s),
+                                '"l"(att_qd + %d), ' % (2 * s))
+        out.append(line)
+    return out
+
+
+def reorder(path, out, smemq=False):
+    src = clean(open(path).read().split('\n'))
+    if smemq:
+        src = q_from_shared(src)
+    # The computing warps' loop: from its `for` to the stage given back at its end.
+    wait = next(i for i, l in enumerate(src) if 'yr_mbar_wait(stage_full + it %' in l and i > find(src, '  else {'))
+    head, end = wait - 1, next(i for i in range(wait, len(src)) if 'yr_mbar_arrive(stage_empty + it %' in src[i])
+    loop = src[head:end + 2]
+    iterations = int(loop[0].split('it < ')[1].split(';')[0])
+    stages = int(src[wait].split('it % ')[1].split(',')[0])
+    first_wait = next(i for i, l in enumerate(loop) if 'yr_wgmma_wait<1>' in l)
+    turn_sync = [l for l in loop[:first_wait] if 'bar.sync %0' in l]
+    turn_arrive = [l for l in loop[:first_wait] if 'bar.arrive %0' in l]
+    desc = next(l for l in loop if 'const unsigned long long att_kd = ' in l).replace(', att_vd = ', ', att_vd_cur = ')
+    qk = [l for l in loop[:first_wait] if 'wgmma.mma_async' in l]
+    ev = [l for l in loop if 'wgmma.mma_async' in l and '"r"(att_a' in l]
+    # The 8 products of 16 keys each, the first 4 from att_a0, the others from att_a1.
+    ev = [l.replace('att_a%d[%d]' % (i // 4, i % 4), 'att_p[%d]' % i).replace('att_vd', 'att_vd_prev') for i, l in enumerate(ev)]
+    keep_o = next(l for l in loop if l.startswith('asm volatile("" : "+f"(att_o[0][0])'))
+    keep_s = 'asm volatile("" : ' + ', '.join('"+f"(att_s[%d][%d])' % (j, k) for j in range(16) for k in range(4)) + ' :: "memory");'
+    L2E = '1.4426950408889634f'
+
+    def iteration(first):
+        k = ['      yr_mbar_wait(stage_full + it %% %d, (it / %d) & 1);' % (stages, stages)] + turn_sync + [desc, '      yr_wgmma_fence();']
+        k += qk + ['      yr_wgmma_commit();']
+        if not first:
+            k += ev + ['      yr_wgmma_commit();']
+        k += turn_arrive + ['      yr_wgmma_wait<%d>();' % (0 if first else 1), keep_s]
+        k += [
+            '      float att_x0 = -INFINITY, att_x1 = -INFINITY;',
+            '      #pragma unroll',
+            '      for (int j = 0; j < 16; ++j) {',
+            '        att_x0 = fmaxf(att_x0, fmaxf(att_s[j][0], att_s[j][1]));',
+            '        att_x1 = fmaxf(att_x1, fmaxf(att_s[j][2], att_s[j][3]));',
+            '      }',
+            '      for (int off = 1; off < 4; off *= 2) {',
+            '        att_x0 = fmaxf(att_x0, __shfl_xor_sync(0xffffffffu, att_x0, off));',
+            '        att_x1 = fmaxf(att_x1, __shfl_xor_sync(0xffffffffu, att_x1, off));',
+            '      }',
+            '      const float att_n0 = fmaxf(att_m0, att_x0), att_n1 = fmaxf(att_m1, att_x1);',
+            '      const float att_b0 = att_n0 == -INFINITY ? 0.0f : att_n0 * %s;' % L2E,
+            '      const float att_b1 = att_n1 == -INFINITY ? 0.0f : att_n1 * %s;' % L2E,
+            '      const float att_r0 = yr_exp2(att_m0 * %s - att_b0), att_r1 = yr_exp2(att_m1 * %s - att_b1);' % (L2E, L2E),
+            '      att_m0 = att_n0;',
+            '      att_m1 = att_n1;',
+            '      float att_t0 = 0.0f, att_t1 = 0.0f;',
+            '      #pragma unroll',
+            '      for (int j = 0; j < 16; ++j) {',
+            '        att_s[j][0] = yr_exp2(fmaf(att_s[j][0], %s, -att_b0));' % L2E,
+            '        att_s[j][1] = yr_exp2(fmaf(att_s[j][1], %s, -att_b0));' % L2E,
+            '        att_s[j][2] = yr_exp2(fmaf(att_s[j][2], %s, -att_b1));' % L2E,
+            '        att_s[j][3] = yr_exp2(fmaf(att_s[j][3], %s, -att_b1));' % L2E,
+            '        att_t0 += att_s[j][0] + att_s[j][1];',
+            '        att_t1 += att_s[j][2] + att_s[j][3];',
+            '      }',
+            '      att_l0 = att_l0 * att_r0 + att_t0;',
+            '      att_l1 = att_l1 * att_r1 + att_t1;',
+            '      yr_wgmma_wait<0>();', keep_o]
+        if not first:
+            k += ['      yr_mbar_arrive(stage_empty + (it - 1) %% %d);' % stages]
+        k += [
+            '      if (__any_sync(0xffffffffu, att_r0 != 1.0f || att_r1 != 1.0f)) {',
+            '        #pragma unroll',
+            '        for (int c = 0; c < 8; ++c) {',
+            '          att_o[c][0] *= att_r0; att_o[c][1] *= att_r0; att_o[c][2] *= att_r1; att_o[c][3] *= att_r1;',
+            '        }',
+            '      }',
+            '      const yr_f16 *type = nullptr;',
+            '      #pragma unroll',
+            '      for (int j = 0; j < 8; ++j) {',
+            '        att_p[j][0] = yr_pack2(type, att_s[2 * j][0], att_s[2 * j][1]);',
+            '        att_p[j][1] = yr_pack2(type, att_s[2 * j][2], att_s[2 * j][3]);',
+            '        att_p[j][2] = yr_pack2(type, att_s[2 * j + 1][0], att_s[2 * j + 1][1]);',
+            '        att_p[j][3] = yr_pack2(type, att_s[2 * j + 1][2], att_s[2 * j + 1][3]);',
+            '      }',
+            '      att_vd_prev = att_vd_cur;']
+        return k
+
+    # The first iteration has no E.V before it; the last E.V follows the loop.
+    body = ['    const unsigned long long att_qd = yr_wgmma_desc(reinterpret_cast<const yr_f16 *>(smem) + (att_row >> 6) * 4096, 16, 1024);'] if smemq else []
+    body += ['    unsigned long long att_vd_prev = 0;',
+            '    unsigned att_p[8][4];  // the previous iteration\'s 16-bit E: the A operand of its E.V',
+            '    {', '      const int it = 0;'] + iteration(True) + ['    }',
+            '    for (int it = 1; it < %d; ++it) {' % iterations] + iteration(False) + ['    }',
+            '    yr_wgmma_fence();'] + ev + ['    yr_wgmma_commit();', '    yr_wgmma_wait<0>();', keep_o,
+            '    yr_mbar_arrive(stage_empty + %d);' % ((iterations - 1) % stages)]
+    open(out + '.cu', 'w').write('\n'.join(src[:head] + body + src[end + 2:]))
+
+
 if __name__ == '__main__':
     if sys.argv[1] == 'split':
         split(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == 'strip':
         strip(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif sys.argv[1] == 'reorder':
+        reorder(sys.argv[2], sys.argv[3], len(sys.argv) > 4 and sys.argv[4] == 'smemq')
     elif sys.argv[1] == 'turns':
         turns(sys.argv[2], sys.argv[3], len(sys.argv) > 4 and sys.argv[4] == 'all')
     else:

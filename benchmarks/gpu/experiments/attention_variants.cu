@@ -9,7 +9,9 @@
 //   ./attv NAME HEADS ROWS GX GY GZ CHUNK_SMEM SUM_GX SUM_GY NORMALIZE_Q
 // HEADS × ROWS query rows of depth 64 against 4096 keys (gqa at b: HEADS = 2b, ROWS = 256);
 // NORMALIZE_Q = 1 for qknorm (rms_norm of Q's rows, no weight, eps 0). CHUNK_THREADS: the chunk
-// kernel's block (default 256); UNALIGNED=1: inputs off 16-byte boundaries.
+// kernel's block (default 256); UNALIGNED=1: inputs off 16-byte boundaries; TICKET=1: the chunk
+// kernel sums the parts itself (attention_ticket.py: it takes a count per row block and the
+// output after its own outputs) and no sum kernel runs; SUM_SMEM: below.
 #include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -49,12 +51,29 @@ int main(int argc, char **argv) {
   cudaMemcpy(k, hk.data(), nk * 2, cudaMemcpyHostToDevice);
   cudaMemcpy(v, hv.data(), nk * 2, cudaMemcpyHostToDevice);
   cudaMemset(out, 0xff, no * 2);  // NaN until written
-  void *cargs[] = {&q, &k, &v, &l, &o}, *sargs[] = {&l, &o, &out};
+  const bool ticket = getenv("TICKET") && atoi(getenv("TICKET")) != 0;
+  void *tickets;
+  cudaMalloc(&tickets, 4096 * 4);
+  cudaMemset(tickets, 0, 4096 * 4);
+  void *cargs[] = {&q, &k, &v, &l, &o, &tickets, &out}, *sargs[] = {&l, &o, &out};
   const unsigned cthreads = getenv("CHUNK_THREADS") ? atoi(getenv("CHUNK_THREADS")) : 256;
   auto chunk_run = [&] { CK(cuLaunchKernel(cf, cg[0], cg[1], cg[2], cthreads, 1, 1, csmem, 0, cargs, nullptr)); };
   auto sum_run = [&] { CK(cuLaunchKernel(sf, sg[0], sg[1], 1, 256, 1, 1, 0, 0, sargs, nullptr)); };
+  // As the plugin launches the sum: a programmatic dependent of the chunk kernel.
+  CUlaunchAttribute dependent{};
+  dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  dependent.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig sum_config{};
+  sum_config.gridDimX = sg[0], sum_config.gridDimY = sg[1], sum_config.gridDimZ = 1;
+  sum_config.blockDimX = 256, sum_config.blockDimY = sum_config.blockDimZ = 1;
+  sum_config.attrs = &dependent, sum_config.numAttrs = 1;
+  // SUM_SMEM: dynamic shared memory the dependent sum asks for (none of it used), to bound how
+  // many of its blocks a multiprocessor takes.
+  sum_config.sharedMemBytes = getenv("SUM_SMEM") ? atoi(getenv("SUM_SMEM")) : 0;
+  CK(cuFuncSetAttribute(sf, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sum_config.sharedMemBytes));
+  auto sum_dependent = [&] { CK(cuLaunchKernelEx(&sum_config, sf, sargs, nullptr)); };
   chunk_run();
-  sum_run();
+  if (!ticket) sum_run();
   CK(cuCtxSynchronize());
   std::vector<__half> got(no);
   cudaMemcpy(got.data(), out, no * 2, cudaMemcpyDeviceToHost);
@@ -85,7 +104,10 @@ int main(int argc, char **argv) {
   }
   printf("%-8s rel. error %.2e\n", name, std::sqrt(err2 / ref2));
   printf("%-8s chunk        %.2f\n", name, time_us(chunk_run));
-  printf("%-8s sum          %.2f\n", name, time_us(sum_run));
-  printf("%-8s chunk + sum  %.2f\n", name, time_us([&] { chunk_run(); sum_run(); }));
+  if (!ticket) {
+    printf("%-8s sum          %.2f\n", name, time_us(sum_run));
+    printf("%-8s chunk + sum  %.2f\n", name, time_us([&] { chunk_run(); sum_run(); }));
+    printf("%-8s chunk + sum, dependent launch  %.2f\n", name, time_us([&] { chunk_run(); sum_dependent(); }));
+  }
   printf("%-8s %s\n", name, cudaGetErrorString(cudaDeviceSynchronize()));
 }

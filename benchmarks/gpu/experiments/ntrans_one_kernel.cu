@@ -128,6 +128,8 @@ __global__ void __launch_bounds__(256) ntrans_hand(const __half *H, const __half
   for (int u = 0; u < 2; ++u) *reinterpret_cast<uint4 *>(O + base + (u * 256 + t) * 8) = pack(y + 8 * u);
 }
 
+__global__ void empty_kernel() {}
+
 int main() {
   setvbuf(stdout, nullptr, _IONBF, 0);
   const int n = ROWS * COLS;
@@ -176,5 +178,16 @@ int main() {
 #ifdef GENERATED
   auto *h = reinterpret_cast<const yr_f16 *>(H), *x = reinterpret_cast<const yr_f16 *>(X), *a = reinterpret_cast<const yr_f16 *>(A);
   check("yirage (generated)", time_us([&] { yirage_cuda_kernel<<<8, 256, GENERATED_SMEM>>>(h, x, a, reinterpret_cast<yr_f16 *>(O)); }));
+  // As the plugin launches it: a programmatic dependent of the kernel before it.
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{dim3(8), dim3(256), GENERATED_SMEM, 0, &overlap, 1};
+  yr_f16 *o = reinterpret_cast<yr_f16 *>(O);
+  check("yirage, dependent launch", time_us([&] { cudaLaunchKernelEx(&config, yirage_cuda_kernel, h, x, a, o); }));
 #endif
+  // What a block's dynamic shared memory costs at launch: an empty kernel with none and with
+  // ntrans's 24712 bytes.
+  show("empty kernel", time_us([&] { empty_kernel<<<8, 256>>>(); }));
+  show("empty kernel, 24712 B", time_us([&] { empty_kernel<<<8, 256, 24712>>>(); }));
 }
