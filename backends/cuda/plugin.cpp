@@ -428,7 +428,12 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
       executable->launch.block_threads = max_threads / 32 * 32;
     }
     if (executable->launch.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
-      spread_dependent_blocks(driver, d, *executable);
+      try {
+        spread_dependent_blocks(driver, d, *executable);
+      } catch (...) {
+        driver.cuModuleUnload(executable->module);
+        throw;
+      }
     }
     executable->input_bytes = parsed.input_bytes();
     executable->output_bytes = parsed.output_bytes();
