@@ -757,7 +757,7 @@ TEST(CudaCodegenBlocks, ElementwiseChainsAreNotStored) {
 
 // Tiles read once are all loaded into registers before the first is converted: ntrans's three
 // input tiles' loads are in flight together, in the shared-memory code and in the row chain's
-// (before sm_90; on sm_90 the TMA unit copies them).
+// (before sm_90; on sm_90 the TMA unit copies them); so are lora's where its loop runs once.
 TEST(CudaCodegenBlocks, InvariantTilesAreLoadedTogether) {
   const KernelGraph fused = bench::build_fused("ntrans", 1, DType::kFloat16, 1);
   for (const codegen::CudaKernel &kernel :
@@ -769,6 +769,25 @@ TEST(CudaCodegenBlocks, InvariantTilesAreLoadedTogether) {
     ASSERT_NE(first_conversion, std::string::npos);
     EXPECT_LT(last_load, first_conversion) << source;
   }
+  // Where the loop runs once, its per-iteration tiles are read once too: lora at grid 128 (the
+  // search's pick on an H100) loads X, W, A and the invariant B before converting any, and its
+  // loop reads none.
+  const KernelGraph hand = bench::build_fused("lora", 1, DType::kFloat16, 1);
+  BlockGraphConfig config = hand.operators().back().block_graph->config();
+  config.grid = {128, 1, 1};
+  config.forloop_range = 1;
+  const std::string lora = customized_source(bench::with_config(hand, config), kH100SharedBytes).source;
+  const size_t loop = lora.find("for (int it = 0; it < 1; ++it)");
+  ASSERT_NE(loop, std::string::npos) << lora;
+  for (const std::string raw : {"raw0[u] = yr_stream16(src0", "raw1[u] = yr_stream16(src1", "raw2[u] = yr_stream16(src2",
+                                "raw3[u] = yr_stream16(src3"}) {
+    EXPECT_LT(lora.find(raw), lora.find("yr_cvt16(", lora.find("Kernel program"))) << raw;
+  }
+  EXPECT_EQ(lora.find("yr_stream16", loop), std::string::npos) << "the loop reads no tile";
+  // With 4 iterations (the hand-made µGraph), X, W and A move with the loop: not loaded up front.
+  const std::string looped = customized_source(hand, kH100SharedBytes).source;
+  EXPECT_EQ(looped.find("raw1[u] = yr_stream16"), std::string::npos) << looped;
+  EXPECT_NE(looped.find("for (int it = 0; it < 4; ++it)"), std::string::npos) << looped;
 }
 
 size_t count(const std::string &source, const std::string &what) {
