@@ -769,9 +769,9 @@ TEST(CudaCodegenBlocks, InvariantTilesAreLoadedTogether) {
     ASSERT_NE(first_conversion, std::string::npos);
     EXPECT_LT(last_load, first_conversion) << source;
   }
-  // Where the loop runs once, its per-iteration tiles are read once too: lora at grid 128 (the
-  // search's pick on an H100) loads X, W, A and the invariant B before converting any, and its
-  // loop reads none.
+  // Where the loop runs once, its per-iteration tiles are read once too: the hand-made lora
+  // µGraph at grid 128 loads X, W, A and the invariant B before converting any, and its loop
+  // reads none.
   const KernelGraph hand = bench::build_fused("lora", 1, DType::kFloat16, 1);
   BlockGraphConfig config = hand.operators().back().block_graph->config();
   config.grid = {128, 1, 1};

@@ -1034,8 +1034,8 @@ class CustomizedEmitter {
   // load of a thread is in flight at once, one memory latency in all instead of one per tile (the
   // compiler does not move a tile's global loads above the previous tile's shared-memory stores;
   // on an H100 the lora µGraph spent a third of its time waiting on them one tile after another,
-  // and its grid-128 form, whose loop runs once, 1.0 of 8.7 µs). Up to kMaxPrefetchGroups groups
-  // per thread; further tiles are read as usual.
+  // and the benchmark's hand-made lora µGraph at grid 128, whose loop runs once, 1.0 of 8.7 µs).
+  // Up to kMaxPrefetchGroups groups per thread; further tiles are read as usual.
   static constexpr int64_t kMaxPrefetchGroups = 16;
   struct PrefetchedTile {
     const Operator *op;
