@@ -1,7 +1,8 @@
 // The CUDA generator without a GPU: NVRTC must compile the kernel of every operator kind in every
 // dtype, and of the six fused benchmark µGraphs, for sm_75, sm_80 and sm_90 (sm_75 takes the
 // paths without tensor cores, cp.async or bfloat16 cvt). Skips when NVRTC cannot be opened.
-// (Running them is the conformance suite's job, on a machine with a GPU.)
+// Also the plugin's choice of a dependent launch's shared memory, on a model of a device's
+// occupancy. (Running the kernels is the conformance suite's job, on a machine with a GPU.)
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,7 +1,5 @@
 #include "dependent_launch.hpp"
 
-#include <algorithm>
-
 namespace yirage::cuda {
 
 int64_t dependent_shared_bytes(int64_t blocks, int64_t multiprocessors, int64_t shared_bytes,
