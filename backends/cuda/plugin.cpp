@@ -382,7 +382,7 @@ void spread_dependent_blocks(const Driver &driver, const Device &d, yirage_backe
                      "cuOccupancyMaxActiveBlocksPerMultiprocessor");
         return static_cast<int64_t>(blocks);
       });
-  set_most(std::max<int64_t>(bytes, yirage::codegen::kCudaDefaultSharedBytes));
+  set_most(bytes);  // what its launches ask for
   launch.shared_bytes = bytes;
 }
 
