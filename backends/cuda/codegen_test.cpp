@@ -505,7 +505,7 @@ TEST(CudaCodegenBlocks, WarpgroupAttentionSpecializesItsWarps) {
 
 // Attention of at most 16 query rows per block runs in registers on sm_80 and newer
 // (cuda_attention.hpp): Q's fragments packed once before the loop, Q·K and E·V on float16 mma
-// with the 16-bit E relative to each row's running maximum, the warps' sums meeting after the
+// with the 16-bit E relative to an offset per row, the warps' sums meeting after the
 // loop in the load pipeline's stages, which are free then. Its per-iteration tiles get no room.
 TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   const KernelGraph attention = attention_at("gqa", 16, 32);
@@ -516,8 +516,16 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   EXPECT_LT(body.find("float att_o[8][4] = {};"), loop);
   EXPECT_NE(body.find("yr_mma16(att_k, att_s[2 * j], att_q[s][0], att_q[s][1], att_q[s][2], att_q[s][3], t[0], t[1]);"),
             std::string::npos);
-  EXPECT_NE(body.find("if (__any_sync(0xffffffffu, att_r0 != 1.0f || att_r1 != 1.0f))"), std::string::npos);
-  EXPECT_NE(body.find("yr_exp2(fmaf(att_s[2 * j + h][0], 1.4426950408889634f, -att_b0))"), std::string::npos);
+  // The offsets move only where a lane's maximum (a tree of fmaxf) passes its row's by more than
+  // 2^15; on mma.sync the exps follow that test.
+  const std::string moves = "if (__any_sync(0xffffffffu, att_x0[0] * 1.4426950408889634f > att_m0 + 15.0f || "
+                            "att_x1[0] * 1.4426950408889634f > att_m1 + 15.0f))";
+  const std::string exps = "yr_exp2(fmaf(att_s[2 * j + h][0], 1.4426950408889634f, -att_b0))";
+  EXPECT_NE(body.find("att_x0[j] = fmaxf(att_x0[j], att_x0[j + w]);"), std::string::npos);
+  EXPECT_NE(body.find(moves), std::string::npos);
+  EXPECT_LT(body.find(moves), body.find(exps));
+  EXPECT_EQ(body.find("att_l0 = att_t0"), std::string::npos) << "no exps taken again on mma.sync";
+  EXPECT_NE(body.find("const float att_f0 = yr_exp2(att_m0), att_f1 = yr_exp2(att_m1);"), std::string::npos);
   EXPECT_NE(body.find("yr_mma16(att_v, att_o[2 * c], a[0], a[1], a[2], a[3], t[0], t[1]);"), std::string::npos);
   EXPECT_EQ(body.find("yr_mma_tf32"), std::string::npos) << "no TF32 E·V";
   EXPECT_EQ(body.find("atomicAdd"), std::string::npos) << "shared-memory float atomics are compare-and-swap loops";
@@ -562,7 +570,8 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   // halves of 64 keys: one m64n64k16 per 16 of Q's columns and half, one per 16 keys, B from
   // the stages, which are swizzled (compact, 1024-byte aligned) and made visible to the async
   // proxy by their producers; the first half's softmax starts once its own Q·K is done (one
-  // group still in flight), the second half rescales the sums only after E·V of the first.
+  // group still in flight), the second half rescales the sums only after E·V of the first. Each
+  // half's exps are taken before the test of its offsets, and again where the test moves one.
   // mma.sync before sm_90 (and on 10.x: cuda_arch gives sm_90a to 9.0 alone).
   EXPECT_EQ(rows128.find("yr_ldmatrix_t4(att_k"), std::string::npos);
   EXPECT_NE(rows128.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"), std::string::npos);
@@ -572,11 +581,28 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   EXPECT_NE(rows128.find("\"l\"(att_kd + 896)"), std::string::npos) << "the second half's K (7168 elements on)";
   const size_t first_wait = rows128.find("yr_wgmma_wait<1>();"), drain = rows128.find("yr_wgmma_wait<0>();");
   ASSERT_NE(first_wait, std::string::npos);
-  EXPECT_LT(first_wait, rows128.find("att_x0 = fmaxf(att_x0, fmaxf(att_s[j][0], att_s[j][1]));"));
-  EXPECT_NE(rows128.find("for (int j = 8; j < 16; ++j)"), std::string::npos) << "the second half's maxima";
+  const size_t first_max = rows128.find("att_x0[j] = fmaxf(att_s[0 + j][0], att_s[0 + j][1]);");
+  ASSERT_NE(first_max, std::string::npos);
+  EXPECT_LT(first_wait, first_max);
+  const size_t second_max = rows128.find("att_x0[j] = fmaxf(att_s[8 + j][0], att_s[8 + j][1]);");
+  ASSERT_NE(second_max, std::string::npos) << "the second half's maxima";
+  std::vector<size_t> tests, exps128;
+  for (size_t at = rows128.find(moves); at != std::string::npos; at = rows128.find(moves, at + 1)) tests.push_back(at);
+  for (size_t at = rows128.find(exps); at != std::string::npos; at = rows128.find(exps, at + 1)) exps128.push_back(at);
+  ASSERT_EQ(tests.size(), 2u);
+  ASSERT_EQ(exps128.size(), 4u) << "each half's exps before its test and in it";
+  for (int h = 0; h < 2; ++h) {
+    EXPECT_LT(exps128[2 * h], tests[h]);
+    EXPECT_GT(exps128[2 * h + 1], tests[h]);
+    EXPECT_GT(rows128.find("att_l0 = att_t0, att_l1 = att_t1;", tests[h]), tests[h]) << "the row sums put back";
+    EXPECT_LT(rows128.find("att_l0 = att_t0, att_l1 = att_t1;", tests[h]), exps128[2 * h + 1]);
+  }
+  EXPECT_LT(first_max, tests[0]);
+  EXPECT_LT(second_max, tests[1]);
   ASSERT_NE(drain, std::string::npos);
-  EXPECT_GT(drain, rows128.find("for (int j = 8; j < 16; ++j)")) << "a drain in the second half's rescale only";
+  EXPECT_GT(drain, tests[1]) << "a drain in the second half's rescale only";
   EXPECT_LT(drain, rows128.find("att_o[c][0] *= att_r0;", drain));
+  EXPECT_LT(drain, exps128[3]);
   EXPECT_NE(rows128.find("\"l\"(att_kd + 384)"), std::string::npos) << "48 rows of K on";
   EXPECT_NE(rows128.find("\"l\"(att_vd + 896)"), std::string::npos) << "112 keys on";
   EXPECT_NE(rows128.find("\"r\"(att_q[0][3]), \"l\"(att_kd + 0), \"r\"(0));"), std::string::npos)

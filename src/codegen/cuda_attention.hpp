@@ -10,20 +10,21 @@
 // its share of the iteration's keys (all of them where the block has as many row tiles of 16 as
 // warps); Q·K is one mma.m16n8k16 per 8 keys and
 // 16 of Q's columns, with Q's fragments loaded once before the loop; exp(A) is taken relative to
-// the warp's running maximum of each row, so that its values lie in [0, 1] and go to the next
-// mma in the graph's own 16-bit type (E itself overflows float16: exp(13) > 65 504), straight
-// from the accumulators of the first (their layout is the A operand's of the second); V is read
-// by ldmatrix .trans from its stage as it is. Whenever a row's maximum grows, the warp's running
-// sums of that row are scaled down by exp(old − new). On sm_90a, blocks whose rows come in
+// an offset per row (the row's first maximum), so that its values stay in [0, 2^15] and go to
+// the next mma in the graph's own 16-bit type (E itself overflows float16: exp(13) > 65 504),
+// straight from the accumulators of the first (their layout is the A operand's of the second);
+// V is read by ldmatrix .trans from its stage as it is. The offset moves only where a row's exps
+// would pass 2^15 (rare once the first keys are seen), and then the warp's running sums of that
+// row are scaled down by exp(old − new). On sm_90a, blocks whose rows come in
 // groups of 64 (fits_warpgroups) run Q·K and E·V as warpgroup mma instead (wgmma: B read by the
 // tensor cores from 128-byte swizzled stages, A from the same registers), in halves of 64 keys
 // so that one half's softmax overlaps the other's mma.
 //
-// After the loop each warp scales its sums back by exp(maximum); the warps of the same rows meet
+// After the loop each warp scales its sums back by exp(offset); the warps of the same rows meet
 // through a scratch array, and the totals go to the µGraph's accumulators in shared memory, for
 // the generic code to finish, or straight to the kernel's outputs where output savers are all
 // that read them (a split loop's chunks). The values are the accumulators' own (Σ exp(A)·V and
-// Σ exp(A)), up to rounding, the maximum only keeping the 16-bit operands in range.
+// Σ exp(A)), up to rounding, the offset only keeping the 16-bit operands in range.
 #pragma once
 
 #include <functional>
@@ -120,7 +121,10 @@ struct RegisterAttention {
     p.line("float att_o[" + std::to_string(cols / 8) + "][4] = {};");
     // wgmma's scores: declared once (its first mma of an iteration overwrites them).
     if (warpgroups) p.line("float att_s[" + std::to_string(keys_per_warp() / 8) + "][4] = {};");
-    p.line("float att_m0 = -INFINITY, att_m1 = -INFINITY, att_l0 = 0.0f, att_l1 = 0.0f;");
+    // The rows' offsets in log2 units (−∞ until a row sees a score above −∞) and those its exps
+    // subtract (0 while the offset is −∞: exp(−∞) is 0 then, not NaN).
+    p.line("float att_m0 = -INFINITY, att_m1 = -INFINITY, att_b0 = 0.0f, att_b1 = 0.0f;");
+    p.line("float att_l0 = 0.0f, att_l1 = 0.0f;");
     p.open("");
     p.line("const bool in0 = att_row + att_grp < " + M + ", in1 = att_row + att_grp + 8 < " + M + ";");
     // Per k16 step: the lane's values of rows grp (0, 1, 8, 9 columns on) and grp + 8, in the
@@ -172,7 +176,6 @@ struct RegisterAttention {
   // stages are laid out as yr_swizzled128 says (the strides are unused).
   void emit_iteration(Printer &p, const std::string &k, int64_t k_stride, const std::string &v, int64_t v_stride) const {
     p.open("if (att_warp < " + std::to_string(warps) + ")");
-    p.line("float att_b0, att_b1;  // the rows' maxima in log2 units");
     if (warpgroups) {
       emit_warpgroup_iteration(p, k, v);
     } else {
@@ -202,7 +205,7 @@ struct RegisterAttention {
     p.line("yr_mma16(att_k, att_s[2 * j + 1], att_q[s][0], att_q[s][1], att_q[s][2], att_q[s][3], t[2], t[3]);");
     p.close();
     p.close();
-    emit_softmax_update(p, 0, 2 * steps, "");
+    emit_softmax_update(p, 0, 2 * steps, "", nullptr);
     p.line("const " + element + " *att_v = " + v + " + (att_share * " + KPW + " + ((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " +
            VS + " + (att_lane >> 4) * 8;");
     p.line("#pragma unroll");
@@ -222,7 +225,7 @@ struct RegisterAttention {
   // wgmma, the keys in halves of 64 (where there are 128), so that one half's softmax runs while
   // the tensor cores work on the other: Q·K of both halves is issued at once; the softmax of
   // the first half overlaps Q·K of the second; E·V of the first, issued next, overlaps the
-  // softmax of the second. Where the second half raises a row's maximum, the sums are rescaled
+  // softmax of the second. Where the second half moves a row's offset, the sums are rescaled
   // once E·V of the first half is done (a wait that is rare once the first keys are seen). K's
   // 8-row groups are 1024 bytes apart, its blocks of 64 keys depth · 128 bytes; V's rows 128
   // bytes, its blocks of 64 columns keys · 128 bytes.
@@ -256,13 +259,14 @@ struct RegisterAttention {
       emit_operand_fence(p, "att_s", h * chunks, chunks);
       // The sums may only be rescaled once no E·V writes them.
       const std::string drain = h == 0 ? "" : "yr_wgmma_wait<0>();\n" + operand_fence(p, "att_o", 0, cols / 8);
-      emit_softmax_update(p, h * chunks, (h + 1) * chunks, drain);
       const std::string a = "att_a" + std::to_string(h);
       p.line("unsigned " + a + "[" + std::to_string(half_steps) + "][4];");
-      p.line("#pragma unroll");
-      p.open("for (int j = " + std::to_string(h * half_steps) + "; j < " + std::to_string((h + 1) * half_steps) + "; ++j)");
-      emit_exp_step(p, a + "[j - " + std::to_string(h * half_steps) + "]");
-      p.close();
+      emit_softmax_update(p, h * chunks, (h + 1) * chunks, drain, [&] {
+        p.line("#pragma unroll");
+        p.open("for (int j = " + std::to_string(h * half_steps) + "; j < " + std::to_string((h + 1) * half_steps) + "; ++j)");
+        emit_exp_step(p, a + "[j - " + std::to_string(h * half_steps) + "]");
+        p.close();
+      });
       p.line("yr_wgmma_fence();");
       for (int64_t j = 0; j < half_steps; ++j) {
         emit_wgmma(p, cols, "att_o", 0, a + "[" + std::to_string(j) + "]",
@@ -275,32 +279,61 @@ struct RegisterAttention {
     emit_operand_fence(p, "att_o", 0, cols / 8);
   }
 
-  // The rows' maxima over the 8-key chunks [first, last) of att_s: a lane holds rows grp
-  // (values 0, 1) and grp + 8 (values 2, 3); the 4 lanes of a row meet by shuffles. Then the new
-  // maxima (in log2 units, att_b0 / att_b1; 0 while a row has seen only −∞, whose exp is 0
-  // anyway) and, where some row's maximum grew (rarely, once the first keys are seen: a
-  // warp-wide test instead of 2 · cols multiplications per lane), `drain` (code that makes the
-  // sums safe to write) and the sums so far scaled to them.
-  void emit_softmax_update(Printer &p, int64_t first, int64_t last, const std::string &drain) const {
-    const std::string log2e = "1.4426950408889634f";
+  // Whether the 8-key chunks [first, last) of att_s move a row's offset: a lane holds rows grp
+  // (values 0, 1) and grp + 8 (values 2, 3); its maxima of them come from a tree of fmaxf (depth
+  // log2 of the values, where a chain is as deep as there are values). Where any row of the warp
+  // has a score more than kOffsetSlack above its offset, in log2 units (each row's first scores;
+  // rarely after: a warp-wide test on the lanes' own maxima, where the offset as a running
+  // maximum took two shuffles, an exp and, whenever a maximum grew by any amount, 2 · cols
+  // multiplications per lane, all between the scores and their exps), the 4 lanes of each row
+  // meet by shuffles, the offsets move up to the rows' maxima, and, after `drain` (code that
+  // makes the sums safe to write), the sums so far are scaled to them. Exps are then at most
+  // 2^kOffsetSlack: 2^15 is float16's largest power of two (65 504 its largest value); bfloat16
+  // and the float sums have room to spare.
+  //
+  // With `exps` (code taking the chunks' exps and adding them to the row sums), they are taken
+  // first, at the offsets as they stand, so that the MUFU starts on them as soon as the scores
+  // are in, beside the tree and the test; where the test moves an offset, the row sums are put
+  // back and the exps taken again. On an H100, gqa's chunk kernel at b = 8: 18.5–18.7 us with
+  // the running maximum, 18.8 with the test before the exps, 17.3–17.5 with the exps first
+  // (RESULTS.md, twenty-fifth session). Without `exps` the caller takes them after the update.
+  static constexpr int kOffsetSlack = 15;
+  void emit_softmax_update(Printer &p, int64_t first, int64_t last, const std::string &drain,
+                           const std::function<void()> &exps) const {
+    const std::string log2e = "1.4426950408889634f", N = std::to_string(last - first), F = std::to_string(first);
     p.open("");
-    p.line("float att_x0 = -INFINITY, att_x1 = -INFINITY;");
+    p.line("float att_x0[" + N + "], att_x1[" + N + "];");
     p.line("#pragma unroll");
-    p.open("for (int j = " + std::to_string(first) + "; j < " + std::to_string(last) + "; ++j)");
-    p.line("att_x0 = fmaxf(att_x0, fmaxf(att_s[j][0], att_s[j][1]));");
-    p.line("att_x1 = fmaxf(att_x1, fmaxf(att_s[j][2], att_s[j][3]));");
+    p.open("for (int j = 0; j < " + N + "; ++j)");
+    p.line("att_x0[j] = fmaxf(att_s[" + F + " + j][0], att_s[" + F + " + j][1]);");
+    p.line("att_x1[j] = fmaxf(att_s[" + F + " + j][2], att_s[" + F + " + j][3]);");
     p.close();
+    p.line("#pragma unroll");
+    p.open("for (int w = 1; w < " + N + "; w *= 2)");
+    p.line("#pragma unroll");
+    p.open("for (int j = 0; j + w < " + N + "; j += 2 * w)");
+    p.line("att_x0[j] = fmaxf(att_x0[j], att_x0[j + w]);");
+    p.line("att_x1[j] = fmaxf(att_x1[j], att_x1[j + w]);");
+    p.close();
+    p.close();
+    const std::string slack = std::to_string(kOffsetSlack) + ".0f";
+    if (exps) {
+      p.line("const float att_t0 = att_l0, att_t1 = att_l1;");
+      exps();
+    }
+    p.open("if (__any_sync(0xffffffffu, att_x0[0] * " + log2e + " > att_m0 + " + slack + " || att_x1[0] * " + log2e +
+           " > att_m1 + " + slack + "))");
+    if (exps) p.line("att_l0 = att_t0, att_l1 = att_t1;");
     p.open("for (int off = 1; off < 4; off *= 2)");
-    p.line("att_x0 = fmaxf(att_x0, __shfl_xor_sync(0xffffffffu, att_x0, off));");
-    p.line("att_x1 = fmaxf(att_x1, __shfl_xor_sync(0xffffffffu, att_x1, off));");
+    p.line("att_x0[0] = fmaxf(att_x0[0], __shfl_xor_sync(0xffffffffu, att_x0[0], off));");
+    p.line("att_x1[0] = fmaxf(att_x1[0], __shfl_xor_sync(0xffffffffu, att_x1[0], off));");
     p.close();
-    p.line("const float att_n0 = fmaxf(att_m0, att_x0), att_n1 = fmaxf(att_m1, att_x1);");
-    p.line("att_b0 = att_n0 == -INFINITY ? 0.0f : att_n0 * " + log2e + ";");
-    p.line("att_b1 = att_n1 == -INFINITY ? 0.0f : att_n1 * " + log2e + ";");
-    p.line("const float att_r0 = yr_exp2(att_m0 * " + log2e + " - att_b0), att_r1 = yr_exp2(att_m1 * " + log2e + " - att_b1);");
+    p.line("const float att_n0 = fmaxf(att_m0, att_x0[0] * " + log2e + "), att_n1 = fmaxf(att_m1, att_x1[0] * " + log2e + ");");
+    p.line("att_b0 = att_n0 == -INFINITY ? 0.0f : att_n0;");
+    p.line("att_b1 = att_n1 == -INFINITY ? 0.0f : att_n1;");
+    p.line("const float att_r0 = yr_exp2(att_m0 - att_b0), att_r1 = yr_exp2(att_m1 - att_b1);");
     p.line("att_m0 = att_n0;");
     p.line("att_m1 = att_n1;");
-    p.open("if (__any_sync(0xffffffffu, att_r0 != 1.0f || att_r1 != 1.0f))");
     if (!drain.empty()) p.text(drain);
     p.line("att_l0 *= att_r0;");
     p.line("att_l1 *= att_r1;");
@@ -311,13 +344,14 @@ struct RegisterAttention {
     p.line("att_o[c][2] *= att_r1;");
     p.line("att_o[c][3] *= att_r1;");
     p.close();
+    if (exps) exps();
     p.close();
     p.close();
   }
 
-  // exp(A − max) of k16 step j of att_s, in [0, 1]: its float sums, and its 16-bit values as
-  // E·V's A operands in `a`[0..3] (the step's two 8-key chunks: rows grp, grp + 8 at keys 2·tig,
-  // 2·tig + 1 and 8 keys on).
+  // exp(A − offset) of k16 step j of att_s (at most 2^kOffsetSlack once the offsets are tested):
+  // its float sums, and its 16-bit values as E·V's A operands in `a`[0..3] (the step's two 8-key
+  // chunks: rows grp, grp + 8 at keys 2·tig, 2·tig + 1 and 8 keys on).
   void emit_exp_step(Printer &p, const std::string &a) const {
     const std::string log2e = "1.4426950408889634f";
     p.line("float e[2][4];");
@@ -384,7 +418,7 @@ struct RegisterAttention {
     std::string pairs;
   };
 
-  // After the loop: each warp's sums, scaled back by exp(maximum), written (not added: nothing
+  // After the loop: each warp's sums, scaled back by exp(offset), written (not added: nothing
   // else writes them) as Σ E·V (rows × cols) and Σ E (one per row: the row sums are the warps',
   // the accumulator keeps no rows × keys state). With several shares of the keys, shares 1… first
   // leave theirs in `scratch` (scratch_floats()) and, after a barrier, the warps of share 0 add
@@ -396,7 +430,7 @@ struct RegisterAttention {
   // before anything reads a destination in shared memory.
   void emit_finish(Printer &p, const Destination &ev, const Destination &e_sum, const std::string &scratch) const {
     const std::string M = std::to_string(rows), C = std::to_string(cols), T = std::to_string(row_tiles);
-    const std::string part = std::to_string(rows * cols), log2e = "1.4426950408889634f";
+    const std::string part = std::to_string(rows * cols);
     const std::string sums = "(" + scratch + " + " + std::to_string((shares - 1) * rows * cols) + ")";  // the shares' Σ E
     p.open("if (att_warp < " + std::to_string(warps) + ")");
     p.open("for (int off = 1; off < 4; off *= 2)");
@@ -404,7 +438,7 @@ struct RegisterAttention {
     p.line("att_l1 += __shfl_xor_sync(0xffffffffu, att_l1, off);");
     p.close();
     p.close();
-    p.line("const float att_f0 = yr_exp2(att_m0 * " + log2e + "), att_f1 = yr_exp2(att_m1 * " + log2e + ");");
+    p.line("const float att_f0 = yr_exp2(att_m0), att_f1 = yr_exp2(att_m1);");
     // Rows grp (values 0, 1 of each accumulator) and grp + 8 (values 2, 3).
     auto each_row = [&](const std::function<void(const std::string &, int)> &body) {
       for (int r = 0; r < 2; ++r) {

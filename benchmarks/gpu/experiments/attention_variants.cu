@@ -11,7 +11,8 @@
 // NORMALIZE_Q = 1 for qknorm (rms_norm of Q's rows, no weight, eps 0). CHUNK_THREADS: the chunk
 // kernel's block (default 256); UNALIGNED=1: inputs off 16-byte boundaries; TICKET=1: the chunk
 // kernel sums the parts itself (attention_ticket.py: it takes a count per row block and the
-// output after its own outputs) and no sum kernel runs; SUM_SMEM: below.
+// output after its own outputs) and no sum kernel runs; SUM_SMEM, GROW: below; TRACE=1: the
+// timestamps of a chunk kernel from attention_trace.py.
 #include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -38,6 +39,11 @@ int main(int argc, char **argv) {
   std::vector<__half> hq(nq), hk(nk), hv(nk);
   for (auto &x : hq) x = __float2half(u(rng));
   for (auto &x : hk) x = __float2half(u(rng) * 0.25f);
+  // GROW=1: K's columns scaled up along the keys, 1 to 16 times, so that later keys' scores
+  // pass the rows' first maxima by far (the kernels' offsets move in later iterations too).
+  if (getenv("GROW") && atoi(getenv("GROW")) != 0) {
+    for (size_t i = 0; i < nk; ++i) hk[i] = __float2half(__half2float(hk[i]) * (1.0f + 15.0f * float(i % keys) / keys));
+  }
   for (auto &x : hv) x = __float2half(u(rng));
   void *q, *k, *v, *l, *o, *out;
   cudaMalloc(&q, nq * 2 + 16); cudaMalloc(&k, nk * 2 + 16); cudaMalloc(&v, nk * 2 + 16);
@@ -108,6 +114,33 @@ int main(int argc, char **argv) {
     printf("%-8s sum          %.2f\n", name, time_us(sum_run));
     printf("%-8s chunk + sum  %.2f\n", name, time_us([&] { chunk_run(); sum_run(); }));
     printf("%-8s chunk + sum, dependent launch  %.2f\n", name, time_us([&] { chunk_run(); sum_dependent(); }));
+  }
+  // TRACE=1: the chunk kernel once more after the flush, then the timestamps that
+  // attention_trace.py's kernels leave in the ticket buffer.
+  if (getenv("TRACE") && atoi(getenv("TRACE")) != 0) {
+    const unsigned blocks = cg[0] * cg[1] * cg[2];
+    std::vector<unsigned long long> tr(1000 + 2 * blocks);
+    time_us([&] { cudaMemset(tickets, 0, tr.size() * 8); chunk_run(); });
+    cudaMemcpy(tr.data(), tickets, tr.size() * 8, cudaMemcpyDeviceToHost);
+    unsigned long long g0 = ~0ull, g1 = 0;
+    for (unsigned b = 0; b < blocks; ++b) g0 = std::min(g0, tr[1000 + b]), g1 = std::max(g1, tr[1000 + blocks + b]);
+    std::vector<double> starts, ends;
+    for (unsigned b = 0; b < blocks; ++b) starts.push_back((tr[1000 + b] - g0) * 1e-3), ends.push_back((tr[1000 + blocks + b] - g0) * 1e-3);
+    std::sort(starts.begin(), starts.end());
+    std::sort(ends.begin(), ends.end());
+    printf("blocks' starts (us after the first): min %.2f median %.2f max %.2f; ends: min %.2f median %.2f max %.2f\n",
+           starts[0], starts[blocks / 2], starts.back(), ends[0], ends[blocks / 2], ends.back());
+    for (int slot = 0; slot < 6; ++slot) {
+      const unsigned long long *t = tr.data() + slot * 100;
+      if (t[98] == 0) continue;
+      printf("block %d warp %d: start %.2f us, %llu cycles, %.3f GHz\n", slot / 3, slot % 3 * 4, (t[97] - g0) * 1e-3,
+             t[98], double(t[98]) / double(t[99] - t[97]));
+      for (int it = 0; it < 8; ++it) {
+        printf("  it %d:", it);
+        for (int e = 0; e < 11; ++e) printf(" %6llu", t[it * 12 + e]);
+        printf("\n");
+      }
+    }
   }
   printf("%-8s %s\n", name, cudaGetErrorString(cudaDeviceSynchronize()));
 }
