@@ -17,6 +17,7 @@
 #include "ir/block_graph.hpp"
 #include "ir/rebuild.hpp"
 #include "search/loop_split.hpp"
+#include "testing/test_support.hpp"
 
 namespace yirage::cuda {
 namespace {
@@ -587,8 +588,12 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   const size_t second_max = rows128.find("att_x0[j] = fmaxf(att_s[8 + j][0], att_s[8 + j][1]);");
   ASSERT_NE(second_max, std::string::npos) << "the second half's maxima";
   std::vector<size_t> tests, exps128;
-  for (size_t at = rows128.find(moves); at != std::string::npos; at = rows128.find(moves, at + 1)) tests.push_back(at);
-  for (size_t at = rows128.find(exps); at != std::string::npos; at = rows128.find(exps, at + 1)) exps128.push_back(at);
+  for (size_t at = rows128.find(moves); at != std::string::npos; at = rows128.find(moves, at + 1)) {
+    tests.push_back(at);
+  }
+  for (size_t at = rows128.find(exps); at != std::string::npos; at = rows128.find(exps, at + 1)) {
+    exps128.push_back(at);
+  }
   ASSERT_EQ(tests.size(), 2u);
   ASSERT_EQ(exps128.size(), 4u) << "each half's exps before its test and in it";
   for (int h = 0; h < 2; ++h) {
@@ -656,6 +661,29 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   // float32 graphs keep their float32 code.
   const KernelGraph fp32 = bench::build_fused("gqa", 1, DType::kFloat32, 1);
   EXPECT_EQ(kernel_body(customized_source(fp32, kH100SharedBytes)).find("att_q"), std::string::npos);
+}
+
+// How far a score may pass its row's offset before the offset moves comes from the target
+// (CudaTarget::attention_offset_slack, 15 unless YIRAGE_CUDA_ATTENTION_SLACK says 0 to 15, which
+// the plugin reads for every compile; anything else is refused with the variable's name): the
+// generated test uses it, and at 0 the offsets move whenever a row's maximum grows.
+TEST(CudaCodegenBlocks, AttentionOffsetSlackComesFromTheTarget) {
+  EXPECT_EQ(codegen::attention_offset_slack_from(nullptr), 15);
+  EXPECT_EQ(codegen::attention_offset_slack_from("0"), 0);
+  EXPECT_EQ(codegen::attention_offset_slack_from("15"), 15);
+  for (const char *bad : {"", "16", "-1", "8x", "abc", "99999999999999999999"}) {
+    YIRAGE_EXPECT_INVALID(codegen::attention_offset_slack_from(bad), "YIRAGE_CUDA_ATTENTION_SLACK");
+  }
+  const KernelGraph g = attention_at("gqa", 2, 32);
+  const codegen::KernelProgram program = codegen::make_kernel_program(g, g.operators().size() - 1);
+  codegen::CudaTarget target = h100_device();
+  const std::string usual = kernel_body(codegen::cuda_source(program, target));
+  target.attention_offset_slack = 0;
+  const std::string zero = kernel_body(codegen::cuda_source(program, target));
+  EXPECT_NE(usual.find("> att_m0 + 15.0f"), std::string::npos);
+  EXPECT_EQ(usual.find("> att_m0 + 0.0f"), std::string::npos);
+  EXPECT_NE(zero.find("> att_m0 + 0.0f"), std::string::npos);
+  EXPECT_EQ(zero.find("> att_m0 + 15.0f"), std::string::npos);
 }
 
 // qknorm's Q = rms_norm(X) is normalized as its fragments are loaded from X's tile: the 4 lanes

@@ -3,6 +3,7 @@
 // capability and cached as cubins. libcuda.so.1 and NVRTC are opened with dlopen, so the plugin
 // loads anywhere; without a driver it reports zero devices and why (docs/backends/cuda.md).
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -173,8 +174,12 @@ yirage::codegen::KernelProgram parse(const void *program, size_t size) {
 
 std::string arch_of(const Device &d) { return yirage::codegen::cuda_arch(d.cc_major * 10 + d.cc_minor); }
 yirage::codegen::CudaTarget target_of(const Device &d) {
-  return {d.cc_major * 10 + d.cc_minor, d.max_shared_optin, d.info.target.compute_units,
-          d.info.target.shared_memory_per_compute_unit};
+  yirage::codegen::CudaTarget target{d.cc_major * 10 + d.cc_minor, d.max_shared_optin,
+                                     d.info.target.compute_units,
+                                     d.info.target.shared_memory_per_compute_unit};
+  target.attention_offset_slack =
+      yirage::codegen::attention_offset_slack_from(std::getenv("YIRAGE_CUDA_ATTENTION_SLACK"));
+  return target;
 }
 
 // The cubin for `source`, from the cache or from NVRTC. The source is kept beside it as

@@ -32,6 +32,7 @@
 #include <string>
 
 #include "codegen/cuda_compute_emitter.hpp"
+#include "codegen/cuda_source.hpp"
 #include "codegen/source_common.hpp"
 
 namespace yirage::codegen::cuda {
@@ -58,6 +59,9 @@ struct RegisterAttention {
   // H100, gqa's chunk kernel at b = 8 (two warpgroups): 19.2 -> 18.5 us (RESULTS.md,
   // twenty-third session); letting g + 1 go only after E·V's issue too: 21.5.
   int64_t issue_turns = 0;
+  // How far above its offset a row's score may go before the offset moves, in log2 units
+  // (emit_softmax_update; set by the caller from CudaTarget::attention_offset_slack).
+  int offset_slack = CudaTarget::kDefaultAttentionOffsetSlack;
 
   int64_t keys_per_warp() const { return keys / shares; }
   int64_t warpgroup_count() const { return warps / 4; }
@@ -282,14 +286,14 @@ struct RegisterAttention {
   // Whether the 8-key chunks [first, last) of att_s move a row's offset: a lane holds rows grp
   // (values 0, 1) and grp + 8 (values 2, 3); its maxima of them come from a tree of fmaxf (depth
   // log2 of the values, where a chain is as deep as there are values). Where any row of the warp
-  // has a score more than kOffsetSlack above its offset, in log2 units (each row's first scores;
+  // has a score more than offset_slack above its offset, in log2 units (each row's first scores;
   // rarely after: a warp-wide test on the lanes' own maxima, where the offset as a running
   // maximum took two shuffles, an exp and, whenever a maximum grew by any amount, 2 · cols
   // multiplications per lane, all between the scores and their exps), the 4 lanes of each row
   // meet by shuffles, the offsets move up to the rows' maxima, and, after `drain` (code that
   // makes the sums safe to write), the sums so far are scaled to them. Exps are then at most
-  // 2^kOffsetSlack: 2^15 is float16's largest power of two (65 504 its largest value); bfloat16
-  // and the float sums have room to spare.
+  // 2^offset_slack (CudaTarget::attention_offset_slack): 2^15 is float16's largest power of two
+  // (65 504 its largest value); bfloat16 and the float sums have room to spare.
   //
   // With `exps` (code taking the chunks' exps and adding them to the row sums), they are taken
   // first, at the offsets as they stand, so that the MUFU starts on them as soon as the scores
@@ -297,10 +301,10 @@ struct RegisterAttention {
   // back and the exps taken again. On an H100, gqa's chunk kernel at b = 8: 18.5–18.7 us with
   // the running maximum, 18.8 with the test before the exps, 17.3–17.5 with the exps first
   // (RESULTS.md, twenty-fifth session). Without `exps` the caller takes them after the update.
-  static constexpr int kOffsetSlack = 15;
   void emit_softmax_update(Printer &p, int64_t first, int64_t last, const std::string &drain,
                            const std::function<void()> &exps) const {
-    const std::string log2e = "1.4426950408889634f", N = std::to_string(last - first), F = std::to_string(first);
+    const std::string log2e = "1.4426950408889634f", N = std::to_string(last - first);
+    const std::string F = std::to_string(first);
     p.open("");
     p.line("float att_x0[" + N + "], att_x1[" + N + "];");
     p.line("#pragma unroll");
@@ -316,7 +320,7 @@ struct RegisterAttention {
     p.line("att_x1[j] = fmaxf(att_x1[j], att_x1[j + w]);");
     p.close();
     p.close();
-    const std::string slack = std::to_string(kOffsetSlack) + ".0f";
+    const std::string slack = std::to_string(offset_slack) + ".0f";
     if (exps) {
       p.line("const float att_t0 = att_l0, att_t1 = att_l1;");
       exps();
@@ -349,7 +353,7 @@ struct RegisterAttention {
     p.close();
   }
 
-  // exp(A − offset) of k16 step j of att_s (at most 2^kOffsetSlack once the offsets are tested):
+  // exp(A − offset) of k16 step j of att_s (at most 2^offset_slack once the offsets are tested):
   // its float sums, and its 16-bit values as E·V's A operands in `a`[0..3] (the step's two 8-key
   // chunks: rows grp, grp + 8 at keys 2·tig, 2·tig + 1 and 8 keys on).
   void emit_exp_step(Printer &p, const std::string &a) const {

@@ -1,7 +1,10 @@
 #include "codegen/cuda_source.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <optional>
+#include <string>
 
 #include "codegen/cuda_compute_emitter.hpp"
 #include "codegen/cuda_matmul.hpp"
@@ -381,6 +384,20 @@ int64_t reduction_kernel(Printer &p, const Operator &op, const Ref &x, const Ref
 }
 
 }  // namespace
+
+int attention_offset_slack_from(const char *text) {
+  if (text == nullptr) return CudaTarget::kDefaultAttentionOffsetSlack;
+  char *end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0 || value < 0 ||
+      value > CudaTarget::kDefaultAttentionOffsetSlack) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string("YIRAGE_CUDA_ATTENTION_SLACK: expected an integer from 0 to 15, got '") +
+                    text + "'");
+  }
+  return static_cast<int>(value);
+}
 
 std::string cuda_arch(int cc) { return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : ""); }
 

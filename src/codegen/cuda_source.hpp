@@ -59,11 +59,22 @@ struct CudaTarget {
   // Row chains without a for-loop kept in registers (cuda_rows.hpp); false: every µGraph gets
   // the shared-memory code (its tests, A/B comparisons).
   bool rows_in_registers = true;
+  // How far above a row's offset attention in registers lets a score go before the offset
+  // moves, in log2 units (cuda_attention.hpp, emit_softmax_update): exps reach 2^slack. 15, the
+  // default, is float16's limit; 0 moves it whenever a row's maximum grows (a running maximum),
+  // so that the rescale path runs as often as it can: the plugin takes it from
+  // YIRAGE_CUDA_ATTENTION_SLACK, for tests.
+  int attention_offset_slack = kDefaultAttentionOffsetSlack;
+  static constexpr int kDefaultAttentionOffsetSlack = 15;
   // Programmatic dependent launch (sm_90 and newer): griddepcontrol in the kernel.
   bool dependent_launch() const { return compute_capability >= 90; }
   // Warpgroup mma (wgmma, sm_90a: the arch-specific features of compute capability 9.0 only).
   bool warpgroup_mma() const { return compute_capability == 90; }
 };
+
+// CudaTarget::attention_offset_slack from the text of YIRAGE_CUDA_ATTENTION_SLACK (nullptr: not
+// set, the default); Error(kInvalidArgument) unless it is an integer from 0 to 15.
+int attention_offset_slack_from(const char *text);
 
 // The NVRTC/nvcc architecture the code generated for compute capability `cc` is compiled for:
 // "sm_90a" for 9.0 (wgmma exists only there, not in sm_90 nor in later architectures), else

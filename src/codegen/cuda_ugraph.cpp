@@ -345,6 +345,7 @@ class CustomizedEmitter {
       plan.keys = dims_of(k)[rank - 1];
       plan.cols = dims_of(v)[rank - 1];
       plan.element = element_type(element);
+      plan.offset_slack = target_.attention_offset_slack;
       const bool warpgroups = target_.warpgroup_mma() && plan.fits_warpgroups(block_.warps());
       if (!warpgroups && !plan.fits(block_.warps())) continue;
       plan.qk = qk;
