@@ -62,6 +62,8 @@ struct RegisterAttention {
   // How far above its offset a row's score may go before the offset moves, in log2 units
   // (emit_softmax_update; set by the caller from CudaTarget::attention_offset_slack).
   int offset_slack = CudaTarget::kDefaultAttentionOffsetSlack;
+  // log2(e) as the generated code writes it: scores times it are exps' exponents in base 2.
+  static constexpr const char *kLog2e = "1.4426950408889634f";
 
   int64_t keys_per_warp() const { return keys / shares; }
   int64_t warpgroup_count() const { return warps / 4; }
@@ -303,8 +305,7 @@ struct RegisterAttention {
   // (RESULTS.md, twenty-fifth session). Without `exps` the caller takes them after the update.
   void emit_softmax_update(Printer &p, int64_t first, int64_t last, const std::string &drain,
                            const std::function<void()> &exps) const {
-    const std::string log2e = "1.4426950408889634f", N = std::to_string(last - first);
-    const std::string F = std::to_string(first);
+    const std::string log2e = kLog2e, N = std::to_string(last - first), F = std::to_string(first);
     p.open("");
     p.line("float att_x0[" + N + "], att_x1[" + N + "];");
     p.line("#pragma unroll");
@@ -357,7 +358,7 @@ struct RegisterAttention {
   // its float sums, and its 16-bit values as E·V's A operands in `a`[0..3] (the step's two 8-key
   // chunks: rows grp, grp + 8 at keys 2·tig, 2·tig + 1 and 8 keys on).
   void emit_exp_step(Printer &p, const std::string &a) const {
-    const std::string log2e = "1.4426950408889634f";
+    const std::string log2e = kLog2e;
     p.line("float e[2][4];");
     p.line("#pragma unroll");
     p.open("for (int h = 0; h < 2; ++h)");
