@@ -63,10 +63,11 @@ inline std::string reduce_into(const std::string &into, const std::string &v, bo
 }
 
 // rms_norm's reciprocal of a row of `cols` whose squares sum to `total`, as `const float name`:
-// one division per row, then a multiplication per element (an IEEE division is a dozen
-// instructions, and the pass is on the block's critical path).
+// one reciprocal square root per row, then a multiplication per element. rsqrtf (2 ulp) rather
+// than an IEEE square root and division: those are two dozen instructions on the block's
+// critical path (ntrans, two norms one after the other: 0.05-0.1 us, benchmarks/gpu/RESULTS.md).
 inline std::string rms_inverse(const std::string &total, int64_t cols, double eps, const std::string &name = "inv") {
-  return "const float " + name + " = 1.0f / yr_sqrt(" + total + " / " + literal(static_cast<double>(cols)) + " + " +
+  return "const float " + name + " = yr_rsqrt(" + total + " / " + literal(static_cast<double>(cols)) + " + " +
          literal(eps) + ");";
 }
 

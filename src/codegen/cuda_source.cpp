@@ -300,6 +300,7 @@ static __device__ __forceinline__ float yr_exp2(float x) {
 }
 static __device__ __forceinline__ float yr_erf(float x) { return erff(x); }
 static __device__ __forceinline__ float yr_sqrt(float x) { return sqrtf(x); }
+static __device__ __forceinline__ float yr_rsqrt(float x) { return rsqrtf(x); }
 static __device__ __forceinline__ float yr_log(float x) { return logf(x); }
 static __device__ __forceinline__ float yr_pow(float a, float b) { return powf(a, b); }
 static __device__ __forceinline__ float yr_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }

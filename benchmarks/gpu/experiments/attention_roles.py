@@ -27,8 +27,17 @@ of the build; benchmarks/gpu/RESULTS.md (twenty-third session) has the numbers.
                                               `smemq`, Q.K reads Q from shared memory (16-bit,
                                               128-byte swizzled, written once over Q's float32
                                               tile) instead of 16 registers a thread.
+  attention_roles.py maxnreg CHUNK.cu OUT PRODUCER CONSUMER
+                                              the producer warpgroup gives registers back
+                                              (setmaxnreg.dec to PRODUCER) and returns after its
+                                              loop; the computing warpgroups take them
+                                              (setmaxnreg.inc to CONSUMER) and write their
+                                              partial sums inside their own branch, so that no
+                                              code after the roles split is shared (40 232 and
+                                              24 240 fit 65 536 registers at 384 threads).
 
-`split` takes the chunk kernel as the generator wrote it before the warp-specialized loop
+`maxnreg` takes one of a0aa753 or later. `split` takes the chunk kernel as the generator wrote
+it before the warp-specialized loop
 (f32117f: `codegen::cuda_source` of the split µGraph for an H100, the plugin's cache source);
 `strip` and `turns` take one the generator writes with it (d6497cc and later), `reorder` one
 of 585ed7d or later (one or two computing warpgroups). Every source
@@ -288,6 +297,25 @@ def reorder(path, out, smemq=False):
     open(out + '.cu', 'w').write('\n'.join(src[:head] + body + src[end + 2:]))
 
 
+def maxnreg(path, out, producer, consumer):
+    text = '\n'.join(clean(open(path).read().split('\n')))
+    replacements = [
+        ('  if (threadIdx.x >= 256) {\n    for (int it = 0;',
+         '  if (threadIdx.x >= 256) {\n    asm volatile("setmaxnreg.dec.sync.aligned.u32 %d;");\n'
+         '    for (int it = 0;' % producer),
+        ('  else {\n    const int att_wg = att_warp >> 2;\n',
+         '  else {\n    asm volatile("setmaxnreg.inc.sync.aligned.u32 %d;");\n    const int att_wg = att_warp >> 2;\n' % consumer),
+        # the computing branch stays open over the partial sums' stores: no code after the split is shared
+        ('      yr_mbar_arrive(stage_empty + it % 4);\n    }\n  }\n',
+         '      yr_mbar_arrive(stage_empty + it % 4);\n    }\n'),
+    ]
+    for old, new in replacements:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    end = text.rstrip().rfind('}')
+    open(out + '.cu', 'w').write(text[:end] + '}\n}\n')
+
+
 if __name__ == '__main__':
     if sys.argv[1] == 'split':
         split(sys.argv[2], sys.argv[3])
@@ -295,6 +323,8 @@ if __name__ == '__main__':
         strip(sys.argv[2], sys.argv[3], sys.argv[4])
     elif sys.argv[1] == 'reorder':
         reorder(sys.argv[2], sys.argv[3], len(sys.argv) > 4 and sys.argv[4] == 'smemq')
+    elif sys.argv[1] == 'maxnreg':
+        maxnreg(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     elif sys.argv[1] == 'turns':
         turns(sys.argv[2], sys.argv[3], len(sys.argv) > 4 and sys.argv[4] == 'all')
     else:

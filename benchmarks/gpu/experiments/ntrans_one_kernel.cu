@@ -16,7 +16,10 @@
 #include GENERATED
 #endif
 
-constexpr int ROWS = 8, COLS = 4096;
+#ifndef ROWS
+#define ROWS 8  // b = 1; -DROWS=64 for b = 8 (the loads-alone rows then cover only part of it)
+#endif
+constexpr int COLS = 4096;
 
 __device__ __forceinline__ uint4 ld_stream(const void *p) {
   uint4 v;
@@ -173,21 +176,21 @@ int main() {
   show("loads TMA 8 blocks", time_us([&] { loads_only<true, 1><<<8, 256>>>(H, X, A, O); }));
   show("loads TMA 32 blocks", time_us([&] { loads_only<true, 4><<<32, 256>>>(H, X, A, O); }));
   show("loads TMA 128 blocks", time_us([&] { loads_only<true, 16><<<128, 256>>>(H, X, A, O); }));
-  check("hand ld", time_us([&] { ntrans_hand<false><<<8, 256>>>(H, X, A, O); }));
-  check("hand TMA", time_us([&] { ntrans_hand<true><<<8, 256>>>(H, X, A, O); }));
+  check("hand ld", time_us([&] { ntrans_hand<false><<<ROWS, 256>>>(H, X, A, O); }));
+  check("hand TMA", time_us([&] { ntrans_hand<true><<<ROWS, 256>>>(H, X, A, O); }));
 #ifdef GENERATED
   auto *h = reinterpret_cast<const yr_f16 *>(H), *x = reinterpret_cast<const yr_f16 *>(X), *a = reinterpret_cast<const yr_f16 *>(A);
-  check("yirage (generated)", time_us([&] { yirage_cuda_kernel<<<8, 256, GENERATED_SMEM>>>(h, x, a, reinterpret_cast<yr_f16 *>(O)); }));
+  check("yirage (generated)", time_us([&] { yirage_cuda_kernel<<<ROWS, 256, GENERATED_SMEM>>>(h, x, a, reinterpret_cast<yr_f16 *>(O)); }));
   // As the plugin launches it: a programmatic dependent of the kernel before it.
   cudaLaunchAttribute overlap{};
   overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   overlap.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{dim3(8), dim3(256), GENERATED_SMEM, 0, &overlap, 1};
+  cudaLaunchConfig_t config{dim3(ROWS), dim3(256), GENERATED_SMEM, 0, &overlap, 1};
   yr_f16 *o = reinterpret_cast<yr_f16 *>(O);
   check("yirage, dependent launch", time_us([&] { cudaLaunchKernelEx(&config, yirage_cuda_kernel, h, x, a, o); }));
 #endif
   // What a block's dynamic shared memory costs at launch: an empty kernel with none and with
   // ntrans's 24712 bytes.
-  show("empty kernel", time_us([&] { empty_kernel<<<8, 256>>>(); }));
-  show("empty kernel, 24712 B", time_us([&] { empty_kernel<<<8, 256, 24712>>>(); }));
+  show("empty kernel", time_us([&] { empty_kernel<<<ROWS, 256>>>(); }));
+  show("empty kernel, 24712 B", time_us([&] { empty_kernel<<<ROWS, 256, 24712>>>(); }));
 }
