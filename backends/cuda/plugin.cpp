@@ -128,7 +128,8 @@ void describe(const Driver &driver, Device &d) {
 
   yirage_backend_device_info &info = d.info;
   info.struct_size = sizeof info;
-  std::snprintf(info.name, sizeof info.name, "%s (sm_%d%d, %d SMs)", name, d.cc_major, d.cc_minor, sms);
+  // At most 100 characters of the driver's name, so that the architecture and SM count always fit.
+  std::snprintf(info.name, sizeof info.name, "%.100s (sm_%d%d, %d SMs)", name, d.cc_major, d.cc_minor, sms);
   yirage_target_properties &t = info.target;
   t.struct_size = sizeof t;
   std::snprintf(t.name, sizeof t.name, "cuda-sm_%d%d", d.cc_major, d.cc_minor);

@@ -247,6 +247,7 @@ TEST(Superoptimizer, VerifiesDifferentConfigurationsFirst) {
   const KernelGraph g = bench::build_unfused("gqa", 1, DType::kFloat16, 4);
   SearchOptions o = small_options();
   o.max_candidates = 4;
+  o.grid_candidates = {2, 64};
   const SearchResult r = superoptimize(g, o);
   for (const SearchCandidate &c : r.candidates) std::printf("R %g %s\n", c.estimated_seconds * 1e6, c.description.c_str());
   ASSERT_EQ(r.candidates.size(), 4u);
