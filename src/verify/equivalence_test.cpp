@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "util/error.hpp"
 #include "verify/field_arithmetic.hpp"
 
@@ -170,30 +172,34 @@ TEST(FieldArithmetic, ConstantsAreExact) {
   EXPECT_EQ(f.div(f.constant(5), f.zero()), f.zero());  // 0⁻¹ is taken as 0
 }
 
-// The row kernel (lazily folded sums) against the ring's own add and mul: values at the top of
-// the field (the largest sums), random ones, unknown Q parts in A's row or in one of B's values.
+// The row kernel (lazily folded sums, columns in vector blocks of 4 and a scalar tail) against
+// the ring's own add and mul: values at the top of the field (the largest sums), random ones,
+// unknown Q parts in A's row or in B (a column of a vector block and the last column).
 TEST(FieldArithmetic, MatmulRowIsTheRingsSum) {
   const FieldArithmetic f(5);
   std::mt19937_64 rng(6);
   const FieldValue top{static_cast<uint32_t>(FieldArithmetic::P - 1), static_cast<uint32_t>(FieldArithmetic::Q - 1)};
-  const int64_t n = 7;
-  for (const int64_t k : {1, 3, 4, 5, 8, 9, 64, 4097}) {
-    for (const int mode : {0, 1, 2, 3}) {  // top values, random, unknown in A, unknown in B
-      std::vector<FieldValue> a(static_cast<size_t>(k)), b(static_cast<size_t>(k * n));
-      for (auto &v : a) v = mode == 0 ? top : f.random(rng);
-      for (auto &v : b) v = mode == 0 ? top : f.random(rng);
-      if (mode == 2) a[static_cast<size_t>(k / 2)].q = FieldArithmetic::kUnknownQ;
-      if (mode == 3) b[static_cast<size_t>((k - 1) * n + 3)].q = FieldArithmetic::kUnknownQ;  // column 3
-      std::vector<FieldValue> out(static_cast<size_t>(n));
-      f.matmul_row(a.data(), b.data(), out.data(), k, n);
-      for (int64_t j = 0; j < n; ++j) {
-        FieldValue expected = f.zero();
-        for (int64_t p = 0; p < k; ++p) expected = f.add(expected, f.mul(a[static_cast<size_t>(p)], b[static_cast<size_t>(p * n + j)]));
-        ASSERT_EQ(out[static_cast<size_t>(j)], expected) << "k " << k << " mode " << mode << " column " << j;
-      }
-      if (mode == 3) {
-        EXPECT_EQ(out[3].q, FieldArithmetic::kUnknownQ);
-        EXPECT_NE(out[2].q, FieldArithmetic::kUnknownQ);
+  for (const int64_t n : {1, 4, 7, 13}) {
+    for (const int64_t k : {1, 3, 4, 5, 8, 9, 64, 4097}) {
+      for (const int mode : {0, 1, 2, 3}) {  // top values, random, unknown in A, unknown in B
+        std::vector<FieldValue> a(static_cast<size_t>(k)), b(static_cast<size_t>(k * n));
+        for (auto &v : a) v = mode == 0 ? top : f.random(rng);
+        for (auto &v : b) v = mode == 0 ? top : f.random(rng);
+        const int64_t in_block = std::min<int64_t>(1, n - 1);
+        if (mode == 2) a[static_cast<size_t>(k / 2)].q = FieldArithmetic::kUnknownQ;
+        if (mode == 3) {
+          b[static_cast<size_t>((k - 1) * n + in_block)].q = FieldArithmetic::kUnknownQ;
+          b[static_cast<size_t>(n - 1)].q = FieldArithmetic::kUnknownQ;
+        }
+        std::vector<FieldValue> out(static_cast<size_t>(n));
+        f.matmul_row(a.data(), b.data(), out.data(), k, n);
+        for (int64_t j = 0; j < n; ++j) {
+          FieldValue expected = f.zero();
+          for (int64_t p = 0; p < k; ++p) expected = f.add(expected, f.mul(a[static_cast<size_t>(p)], b[static_cast<size_t>(p * n + j)]));
+          ASSERT_EQ(out[static_cast<size_t>(j)], expected) << "n " << n << " k " << k << " mode " << mode << " column " << j;
+          const bool unknown = mode == 2 || (mode == 3 && (j == in_block || j == n - 1));
+          EXPECT_EQ(out[static_cast<size_t>(j)].q == FieldArithmetic::kUnknownQ, unknown) << "n " << n << " mode " << mode << " column " << j;
+        }
       }
     }
   }

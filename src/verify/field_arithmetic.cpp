@@ -1,11 +1,16 @@
 #include "verify/field_arithmetic.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "util/error.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace yirage::verify {
 
@@ -187,43 +192,125 @@ static_assert((uint64_t{1} << 45) <= ~uint64_t{0} - kRowsPerFold * (FieldArithme
 
 inline uint64_t fold(uint64_t x, uint64_t f) { return (x >> 32) * f + (x & 0xffffffffu); }
 
+// Rows of B per pass over the columns: a vector block of columns walks down the pass's rows, n
+// Values apart, and the next blocks read the rest of the same cache lines, which 64 rows' worth
+// still hold. A pass down all of a large B instead (gated_mlp's 4096 rows,
+// 32 KB apart) missed cache and TLB on every load and came out slower than summing a row of B
+// at a time.
+constexpr int64_t kPassRows = 64;
+static_assert(kPassRows % kRowsPerFold == 0, "passes keep the folds' cadence");
+
+// Rows [p0, p1) of columns [first, n) of one matmul row, added to their sums and to the ORs of
+// the Values of B that entered them (Q in the high half, as the vector blocks keep it), a row of
+// B at a time: the columns after the vector blocks, and every column without SSE2. With kQ false
+// (A's row has an unknown Q part) only P parts are summed.
+template <bool kQ>
+void matmul_rest(const FieldValue *a, const FieldValue *b, int64_t n, int64_t first, int64_t p0, int64_t p1,
+                 uint64_t *sums_p, uint64_t *sums_q, uint64_t *ors) {
+  for (int64_t p = p0; p < p1; ++p) {
+    const uint64_t ap = a[p].p, aq = a[p].q;
+    const FieldValue *row = b + p * n;
+    for (int64_t j = first; j < n; ++j) {
+      sums_p[j] += ap * row[j].p;
+      if constexpr (kQ) {
+        sums_q[j] += aq * row[j].q;
+        ors[j] |= std::bit_cast<uint64_t>(row[j]);
+      }
+    }
+    if (p % kRowsPerFold == kRowsPerFold - 1) {
+      for (int64_t j = first; j < n; ++j) {
+        sums_p[j] = fold(sums_p[j], kFoldP);
+        if constexpr (kQ) sums_q[j] = fold(sums_q[j], kFoldQ);
+      }
+    }
+  }
+}
+
+#if defined(__SSE2__)
+// Columns per vector block: two 128-bit vectors of two 8-byte Values each.
+constexpr int64_t kBlockColumns = 4;
+
+inline __m128i fold2(__m128i x, __m128i f, __m128i low32) {
+  return _mm_add_epi64(_mm_mul_epu32(_mm_srli_epi64(x, 32), f), _mm_and_si128(x, low32));
+}
+
+// matmul_rest for columns [j, j + 4), their sums in registers over the rows. A Value loaded
+// as it lies is a 64-bit lane with P in its low half and Q in its high half; _mm_mul_epu32
+// multiplies the low halves of two lanes into 64 bits, so it takes P parts as loaded and Q parts
+// after a 32-bit shift: two columns' products per instruction.
+template <bool kQ>
+void matmul_block(const FieldValue *a, const FieldValue *b, int64_t n, int64_t j, int64_t p0, int64_t p1,
+                  uint64_t *sums_p, uint64_t *sums_q, uint64_t *ors) {
+  const __m128i fold_p = _mm_set1_epi64x(static_cast<int64_t>(kFoldP)), fold_q = _mm_set1_epi64x(static_cast<int64_t>(kFoldQ));
+  const __m128i low32 = _mm_set1_epi64x(0xffffffffLL);
+  auto at = [&](uint64_t *array, int64_t half) { return reinterpret_cast<__m128i *>(array + j + 2 * half); };
+  __m128i sum_p0 = _mm_loadu_si128(at(sums_p, 0)), sum_p1 = _mm_loadu_si128(at(sums_p, 1));
+  __m128i sum_q0 = _mm_loadu_si128(at(sums_q, 0)), sum_q1 = _mm_loadu_si128(at(sums_q, 1));
+  __m128i or0 = _mm_loadu_si128(at(ors, 0)), or1 = _mm_loadu_si128(at(ors, 1));
+  for (int64_t p = p0; p < p1; ++p) {
+    const auto *row = reinterpret_cast<const __m128i *>(b + p * n + j);
+    const __m128i v0 = _mm_loadu_si128(row), v1 = _mm_loadu_si128(row + 1);
+    const __m128i ap = _mm_set1_epi64x(a[p].p);
+    sum_p0 = _mm_add_epi64(sum_p0, _mm_mul_epu32(v0, ap));
+    sum_p1 = _mm_add_epi64(sum_p1, _mm_mul_epu32(v1, ap));
+    if constexpr (kQ) {
+      const __m128i aq = _mm_set1_epi64x(a[p].q);
+      sum_q0 = _mm_add_epi64(sum_q0, _mm_mul_epu32(_mm_srli_epi64(v0, 32), aq));
+      sum_q1 = _mm_add_epi64(sum_q1, _mm_mul_epu32(_mm_srli_epi64(v1, 32), aq));
+      or0 = _mm_or_si128(or0, v0);
+      or1 = _mm_or_si128(or1, v1);
+    }
+    if (p % kRowsPerFold == kRowsPerFold - 1) {
+      sum_p0 = fold2(sum_p0, fold_p, low32);
+      sum_p1 = fold2(sum_p1, fold_p, low32);
+      if constexpr (kQ) {
+        sum_q0 = fold2(sum_q0, fold_q, low32);
+        sum_q1 = fold2(sum_q1, fold_q, low32);
+      }
+    }
+  }
+  _mm_storeu_si128(at(sums_p, 0), sum_p0), _mm_storeu_si128(at(sums_p, 1), sum_p1);
+  _mm_storeu_si128(at(sums_q, 0), sum_q0), _mm_storeu_si128(at(sums_q, 1), sum_q1);
+  _mm_storeu_si128(at(ors, 0), or0), _mm_storeu_si128(at(ors, 1), or1);
+}
+#endif
+
+// All columns of one matmul row into their sums, pass by pass: vector blocks first, where there
+// are vectors, then the rest a row at a time.
+template <bool kQ>
+void matmul_passes(const FieldValue *a, const FieldValue *b, int64_t k, int64_t n, uint64_t *sums_p,
+                   uint64_t *sums_q, uint64_t *ors) {
+  for (int64_t p0 = 0; p0 < k; p0 += kPassRows) {
+    const int64_t p1 = std::min(k, p0 + kPassRows);
+    int64_t j = 0;
+#if defined(__SSE2__)
+    static_assert(sizeof(FieldValue) == 8, "two Values per 128-bit vector");
+    for (; j + kBlockColumns <= n; j += kBlockColumns) matmul_block<kQ>(a, b, n, j, p0, p1, sums_p, sums_q, ors);
+#endif
+    matmul_rest<kQ>(a, b, n, j, p0, p1, sums_p, sums_q, ors);
+  }
+}
+
 }  // namespace
 
 void FieldArithmetic::matmul_row(const Value *a, const Value *b, Value *out, int64_t k,
                                  int64_t n) const {
-  // sums[2j] and sums[2j + 1]: output j's P and Q parts, folded every kRowsPerFold rows and
-  // reduced at the end. Where A's row has an unknown Q part every output's Q part is unknown and
-  // only P parts are summed; otherwise q_or[j] ORs B's Q parts into output j, which has a term
-  // with an unknown one exactly when its top bit is set (known ones are below Q < 2^30).
-  // (Blocks of 4 rows of A sharing each load of B measured no faster: the multiplications, not
-  // the reads, bound it.)
+  // Each output column's P and Q sums are folded every kRowsPerFold rows and reduced at the end.
+  // Where A's row has an unknown Q part every output's Q part is unknown and only P parts are
+  // summed; otherwise the OR of B's Q parts that entered a column has its top bit set exactly
+  // when one was unknown (known ones are below Q < 2^30). docs/verification.md has the times.
   bool a_unknown = false;
   for (int64_t p = 0; p < k; ++p) a_unknown = a_unknown || !known(a[p].q);
   const size_t columns = static_cast<size_t>(n);
-  std::vector<uint64_t> sums(2 * columns, 0);
-  std::vector<uint32_t> q_or(a_unknown ? 0 : columns, 0);
-  for (int64_t p = 0; p < k; ++p) {
-    const uint64_t ap = a[p].p, aq = a[p].q;
-    const Value *row = b + p * n;
-    if (a_unknown) {
-      for (size_t j = 0; j < columns; ++j) sums[2 * j] += ap * row[j].p;
-    } else {
-      for (size_t j = 0; j < columns; ++j) {
-        sums[2 * j] += ap * row[j].p;
-        sums[2 * j + 1] += aq * row[j].q;
-        q_or[j] |= row[j].q;
-      }
-    }
-    if (p % kRowsPerFold == kRowsPerFold - 1) {
-      for (size_t j = 0; j < columns; ++j) {
-        sums[2 * j] = fold(sums[2 * j], kFoldP);
-        sums[2 * j + 1] = fold(sums[2 * j + 1], kFoldQ);
-      }
-    }
+  std::vector<uint64_t> sums_p(columns, 0), sums_q(columns, 0), ors(columns, 0);
+  if (a_unknown) {
+    matmul_passes<false>(a, b, k, n, sums_p.data(), sums_q.data(), ors.data());
+  } else {
+    matmul_passes<true>(a, b, k, n, sums_p.data(), sums_q.data(), ors.data());
   }
   for (size_t j = 0; j < columns; ++j) {
-    const bool q_known = !a_unknown && (q_or[j] & 0x80000000u) == 0;
-    out[j] = {static_cast<uint32_t>(sums[2 * j] % P), q_known ? static_cast<uint32_t>(sums[2 * j + 1] % Q) : kUnknownQ};
+    const bool q_known = !a_unknown && (ors[j] >> 63) == 0;
+    out[j] = {static_cast<uint32_t>(sums_p[j] % P), q_known ? static_cast<uint32_t>(sums_q[j] % Q) : kUnknownQ};
   }
 }
 
