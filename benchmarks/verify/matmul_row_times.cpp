@@ -31,10 +31,14 @@ int main() {
     double best = 1e30;
     for (int run = 0; run < 7; ++run) {
       const auto started = std::chrono::steady_clock::now();
-      for (int64_t r = 0; r < s.rows; ++r) f.matmul_row(a.data() + r * s.k, b.data(), out.data(), s.k, s.n);
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      for (int64_t r = 0; r < s.rows; ++r) {
+        f.matmul_row(a.data() + r * s.k, b.data(), out.data(), s.k, s.n);
+      }
+      best = std::min(
+          best, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
-    std::printf("| %s | %ld × %ld × %ld | %.2f |\n", s.what, static_cast<long>(s.rows), static_cast<long>(s.k),
-                static_cast<long>(s.n), best * 1e9 / static_cast<double>(s.rows * s.k * s.n));
+    std::printf("| %s | %ld × %ld × %ld | %.2f |\n", s.what, static_cast<long>(s.rows),
+                static_cast<long>(s.k), static_cast<long>(s.n),
+                best * 1e9 / static_cast<double>(s.rows * s.k * s.n));
   }
 }

@@ -195,10 +195,15 @@ TEST(FieldArithmetic, MatmulRowIsTheRingsSum) {
         f.matmul_row(a.data(), b.data(), out.data(), k, n);
         for (int64_t j = 0; j < n; ++j) {
           FieldValue expected = f.zero();
-          for (int64_t p = 0; p < k; ++p) expected = f.add(expected, f.mul(a[static_cast<size_t>(p)], b[static_cast<size_t>(p * n + j)]));
-          ASSERT_EQ(out[static_cast<size_t>(j)], expected) << "n " << n << " k " << k << " mode " << mode << " column " << j;
+          for (int64_t p = 0; p < k; ++p) {
+            expected = f.add(expected,
+                             f.mul(a[static_cast<size_t>(p)], b[static_cast<size_t>(p * n + j)]));
+          }
+          ASSERT_EQ(out[static_cast<size_t>(j)], expected)
+              << "n " << n << " k " << k << " mode " << mode << " column " << j;
           const bool unknown = mode == 2 || (mode == 3 && (j == in_block || j == n - 1));
-          EXPECT_EQ(out[static_cast<size_t>(j)].q == FieldArithmetic::kUnknownQ, unknown) << "n " << n << " mode " << mode << " column " << j;
+          EXPECT_EQ(out[static_cast<size_t>(j)].q == FieldArithmetic::kUnknownQ, unknown)
+              << "n " << n << " mode " << mode << " column " << j;
         }
       }
     }

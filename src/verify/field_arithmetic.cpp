@@ -194,19 +194,18 @@ inline uint64_t fold(uint64_t x, uint64_t f) { return (x >> 32) * f + (x & 0xfff
 
 // Rows of B per pass over the columns: a vector block of columns walks down the pass's rows, n
 // Values apart, and the next blocks read the rest of the same cache lines, which 64 rows' worth
-// still hold. A pass down all of a large B instead (gated_mlp's 4096 rows,
-// 32 KB apart) missed cache and TLB on every load and came out slower than summing a row of B
-// at a time.
+// still hold. A pass down all of a large B instead (gated_mlp's 4096 rows, 32 KB apart) missed
+// cache and TLB on every load and came out slower than summing a row of B at a time.
 constexpr int64_t kPassRows = 64;
 static_assert(kPassRows % kRowsPerFold == 0, "passes keep the folds' cadence");
 
 // Rows [p0, p1) of columns [first, n) of one matmul row, added to their sums and to the ORs of
-// the Values of B that entered them (Q in the high half, as the vector blocks keep it), a row of
-// B at a time: the columns after the vector blocks, and every column without SSE2. With kQ false
+// B's Q parts that entered them (in the high half, where the vector blocks' ORs have them), a row
+// of B at a time: the columns after the vector blocks, and every column without SSE2. With kQ false
 // (A's row has an unknown Q part) only P parts are summed.
 template <bool kQ>
-void matmul_rest(const FieldValue *a, const FieldValue *b, int64_t n, int64_t first, int64_t p0, int64_t p1,
-                 uint64_t *sums_p, uint64_t *sums_q, uint64_t *ors) {
+void matmul_rest(const FieldValue *a, const FieldValue *b, int64_t n, int64_t first, int64_t p0,
+                 int64_t p1, uint64_t *sums_p, uint64_t *sums_q, uint64_t *ors) {
   for (int64_t p = p0; p < p1; ++p) {
     const uint64_t ap = a[p].p, aq = a[p].q;
     const FieldValue *row = b + p * n;
@@ -214,7 +213,7 @@ void matmul_rest(const FieldValue *a, const FieldValue *b, int64_t n, int64_t fi
       sums_p[j] += ap * row[j].p;
       if constexpr (kQ) {
         sums_q[j] += aq * row[j].q;
-        ors[j] |= std::bit_cast<uint64_t>(row[j]);
+        ors[j] |= uint64_t{row[j].q} << 32;
       }
     }
     if (p % kRowsPerFold == kRowsPerFold - 1) {
@@ -239,11 +238,14 @@ inline __m128i fold2(__m128i x, __m128i f, __m128i low32) {
 // multiplies the low halves of two lanes into 64 bits, so it takes P parts as loaded and Q parts
 // after a 32-bit shift: two columns' products per instruction.
 template <bool kQ>
-void matmul_block(const FieldValue *a, const FieldValue *b, int64_t n, int64_t j, int64_t p0, int64_t p1,
-                  uint64_t *sums_p, uint64_t *sums_q, uint64_t *ors) {
-  const __m128i fold_p = _mm_set1_epi64x(static_cast<int64_t>(kFoldP)), fold_q = _mm_set1_epi64x(static_cast<int64_t>(kFoldQ));
+void matmul_block(const FieldValue *a, const FieldValue *b, int64_t n, int64_t j, int64_t p0,
+                  int64_t p1, uint64_t *sums_p, uint64_t *sums_q, uint64_t *ors) {
+  const __m128i fold_p = _mm_set1_epi64x(static_cast<int64_t>(kFoldP));
+  const __m128i fold_q = _mm_set1_epi64x(static_cast<int64_t>(kFoldQ));
   const __m128i low32 = _mm_set1_epi64x(0xffffffffLL);
-  auto at = [&](uint64_t *array, int64_t half) { return reinterpret_cast<__m128i *>(array + j + 2 * half); };
+  auto at = [&](uint64_t *array, int64_t half) {
+    return reinterpret_cast<__m128i *>(array + j + 2 * half);
+  };
   __m128i sum_p0 = _mm_loadu_si128(at(sums_p, 0)), sum_p1 = _mm_loadu_si128(at(sums_p, 1));
   __m128i sum_q0 = _mm_loadu_si128(at(sums_q, 0)), sum_q1 = _mm_loadu_si128(at(sums_q, 1));
   __m128i or0 = _mm_loadu_si128(at(ors, 0)), or1 = _mm_loadu_si128(at(ors, 1));
@@ -285,7 +287,9 @@ void matmul_passes(const FieldValue *a, const FieldValue *b, int64_t k, int64_t 
     int64_t j = 0;
 #if defined(__SSE2__)
     static_assert(sizeof(FieldValue) == 8, "two Values per 128-bit vector");
-    for (; j + kBlockColumns <= n; j += kBlockColumns) matmul_block<kQ>(a, b, n, j, p0, p1, sums_p, sums_q, ors);
+    for (; j + kBlockColumns <= n; j += kBlockColumns) {
+      matmul_block<kQ>(a, b, n, j, p0, p1, sums_p, sums_q, ors);
+    }
 #endif
     matmul_rest<kQ>(a, b, n, j, p0, p1, sums_p, sums_q, ors);
   }
@@ -310,7 +314,8 @@ void FieldArithmetic::matmul_row(const Value *a, const Value *b, Value *out, int
   }
   for (size_t j = 0; j < columns; ++j) {
     const bool q_known = !a_unknown && (ors[j] >> 63) == 0;
-    out[j] = {static_cast<uint32_t>(sums_p[j] % P), q_known ? static_cast<uint32_t>(sums_q[j] % Q) : kUnknownQ};
+    out[j] = {static_cast<uint32_t>(sums_p[j] % P),
+              q_known ? static_cast<uint32_t>(sums_q[j] % Q) : kUnknownQ};
   }
 }
 
