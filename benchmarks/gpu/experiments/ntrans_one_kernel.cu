@@ -1,10 +1,10 @@
-// Where ntrans's time goes (O = rms_norm(X + α ⊙ (rms_norm(H) − X)), H, X, α [8,4096] float16,
-// one row per block): the loads alone, by 16-byte loads or by the TMA unit, on 8 blocks or spread
-// over more, next to a whole hand-written kernel and, where given, yirage's; timed as
-// harness.cuh says. Not part of the build;
-// benchmarks/gpu/RESULTS.md (eleventh session) has the numbers and:
+// Where ntrans's time goes (O = rms_norm(X + α ⊙ (rms_norm(H) − X)), H, X, α [ROWS,4096]
+// float16, one row per block; ROWS 8 for b = 1, -DROWS=64 for b = 8): the loads alone (of 8 rows),
+// by 16-byte loads or by the TMA unit, on 8 blocks or spread over more, next to a whole
+// hand-written kernel and, where given, yirage's; timed as harness.cuh says. Not part of the
+// build; benchmarks/gpu/RESULTS.md (eleventh and twenty-sixth sessions) has the numbers and:
 //   nvcc -O3 -arch=sm_90 -std=c++17 ntrans_one_kernel.cu -o ntrans && ./ntrans
-//   # with yirage's kernel (the CUDA source of the chosen µGraph, grid 8 and 256 threads, without
+//   # with yirage's kernel (the CUDA source of the chosen µGraph, grid ROWS and 256 threads, without
 //   # its typedef lines) and the dynamic shared memory it asks for:
 //   nvcc -O3 -arch=sm_90 -std=c++17 -DGENERATED='"gen.cu"' -DGENERATED_SMEM=24712 ntrans_one_kernel.cu -o ntrans
 #include <cmath>
@@ -17,7 +17,7 @@
 #endif
 
 #ifndef ROWS
-#define ROWS 8  // b = 1; -DROWS=64 for b = 8 (the loads-alone rows then cover only part of it)
+#define ROWS 8
 #endif
 constexpr int COLS = 4096;
 
