@@ -1,12 +1,14 @@
-// Times the fingerprint arithmetic's matmul kernel (FieldArithmetic::matmul_row, the most of a
-// fingerprint check's time) on one thread for the shapes the benchmark graphs give it, and prints
-// nanoseconds per multiply-add, the best of 7 runs. Usage: matmul_row_times
+// Times the fingerprint arithmetic's matmuls (reference::matmul over FieldArithmetic, whose
+// matmul_rows kernel takes most of a fingerprint check's time) on one thread for the shapes the
+// benchmark graphs give it, and prints nanoseconds per multiply-add, the best of 7 runs.
+// Usage: matmul_row_times
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
 #include <vector>
 
+#include "reference/operators.hpp"
 #include "verify/field_arithmetic.hpp"
 
 int main() {
@@ -25,17 +27,16 @@ int main() {
   std::printf("| shape | rows × k × n | ns per multiply-add |\n|---|---|---|\n");
   for (const Shape &s : shapes) {
     std::vector<FieldValue> a(static_cast<size_t>(s.rows * s.k)), b(static_cast<size_t>(s.k * s.n));
-    std::vector<FieldValue> out(static_cast<size_t>(s.n));
     for (auto &v : a) v = f.random(rng);
     for (auto &v : b) v = f.random(rng);
     double best = 1e30;
     for (int run = 0; run < 7; ++run) {
       const auto started = std::chrono::steady_clock::now();
-      for (int64_t r = 0; r < s.rows; ++r) {
-        f.matmul_row(a.data() + r * s.k, b.data(), out.data(), s.k, s.n);
-      }
+      const auto out =
+          yirage::reference::matmul(f, a, {s.rows, s.k}, b, {s.k, s.n}, {s.rows, s.n}, 1);
       best = std::min(
           best, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      if (out.empty()) return 1;
     }
     std::printf("| %s | %ld × %ld × %ld | %.2f |\n", s.what, static_cast<long>(s.rows),
                 static_cast<long>(s.k), static_cast<long>(s.n),

@@ -93,22 +93,41 @@ Buffer<V> matmul(const A &arith, const Buffer<V> &a, const Dims &a_dims, const B
                      detail::broadcast_strides(batch_b),
                      [&](int64_t, int64_t ia, int64_t ib) { operands.emplace_back(ia, ib); });
   Buffer<V> out(static_cast<size_t>(num_elements(out_dims)), arith.zero());
-  parallel_for(static_cast<int64_t>(operands.size()) * m, threads, [&](int64_t row) {
-    const int64_t batch = row / m, i = row % m;
-    const V *pa = a.data() + (operands[static_cast<size_t>(batch)].first * m + i) * k;
-    const V *pb = b.data() + operands[static_cast<size_t>(batch)].second * k * n;
-    V *po = out.data() + (batch * m + i) * n;
-    // An arithmetic may supply a faster kernel for one output row (the field one reduces
-    // lazily); it must compute exactly what the loop below computes.
-    if constexpr (requires { arith.matmul_row(pa, pb, po, k, n); }) {
-      arith.matmul_row(pa, pb, po, k, n);
-    } else {
+  const int64_t batches = static_cast<int64_t>(operands.size());
+  auto a_rows = [&](int64_t batch, int64_t i) {
+    return a.data() + (operands[static_cast<size_t>(batch)].first * m + i) * k;
+  };
+  auto b_of = [&](int64_t batch) {
+    return b.data() + operands[static_cast<size_t>(batch)].second * k * n;
+  };
+  // An arithmetic may supply a faster kernel for blocks of rows and columns (the field one
+  // reduces lazily, its rows sharing each read of B); it must compute exactly what the loop
+  // below computes. Tasks of up to 8 rows and 512 columns: B is read once per 8 rows, and a
+  // product of few rows (a vector times a weight) still splits across threads.
+  if constexpr (requires { arith.matmul_rows(a.data(), m, b.data(), out.data(), k, n, m, n); }) {
+    constexpr int64_t kTaskRows = 8, kTaskColumns = 512;
+    const int64_t row_blocks = (m + kTaskRows - 1) / kTaskRows,
+                  column_blocks = (n + kTaskColumns - 1) / kTaskColumns;
+    parallel_for(batches * row_blocks * column_blocks, threads, [&](int64_t task) {
+      const int64_t batch = task / (row_blocks * column_blocks),
+                    rest = task % (row_blocks * column_blocks);
+      const int64_t i = rest / column_blocks * kTaskRows,
+                    first = rest % column_blocks * kTaskColumns;
+      arith.matmul_rows(a_rows(batch, i), std::min(kTaskRows, m - i), b_of(batch),
+                        out.data() + (batch * m + i) * n, k, n, first,
+                        std::min(n, first + kTaskColumns));
+    });
+  } else {
+    parallel_for(batches * m, threads, [&](int64_t row) {
+      const int64_t batch = row / m, i = row % m;
+      const V *pa = a_rows(batch, i), *pb = b_of(batch);
+      V *po = out.data() + (batch * m + i) * n;
       for (int64_t p = 0; p < k; ++p) {  // p-j order keeps the inner loop contiguous
         const V a_ip = pa[p];
         for (int64_t j = 0; j < n; ++j) po[j] = arith.add(po[j], arith.mul(a_ip, pb[p * n + j]));
       }
-    }
-  });
+    });
+  }
   return out;
 }
 

@@ -172,38 +172,52 @@ TEST(FieldArithmetic, ConstantsAreExact) {
   EXPECT_EQ(f.div(f.constant(5), f.zero()), f.zero());  // 0⁻¹ is taken as 0
 }
 
-// The row kernel (lazily folded sums, columns in vector blocks of 4 and a scalar tail) against
-// the ring's own add and mul: values at the top of the field (the largest sums), random ones,
-// unknown Q parts in A's row or in B (a column of a vector block and the last column).
-TEST(FieldArithmetic, MatmulRowIsTheRingsSum) {
+// The matmul kernel (lazily folded sums, columns in vector blocks of 4 and a scalar tail, rows
+// sharing each pass over B) against the ring's own add and mul, on three rows of A and each
+// width's columns in two calls (a range that starts past column 0): values at the top of the
+// field (the largest sums), random ones, an unknown Q part in the middle row of A only, or in B
+// (a column of a vector block and the last column).
+TEST(FieldArithmetic, MatmulRowsAreTheRingsSums) {
   const FieldArithmetic f(5);
   std::mt19937_64 rng(6);
-  const FieldValue top{static_cast<uint32_t>(FieldArithmetic::P - 1), static_cast<uint32_t>(FieldArithmetic::Q - 1)};
+  const FieldValue top{static_cast<uint32_t>(FieldArithmetic::P - 1),
+                       static_cast<uint32_t>(FieldArithmetic::Q - 1)};
+  const FieldValue unset{1, 1};
+  const int64_t rows = 3;
   for (const int64_t n : {1, 4, 7, 13}) {
-    for (const int64_t k : {1, 3, 4, 5, 8, 9, 64, 4097}) {
+    for (const int64_t k : {1, 3, 4, 5, 8, 9, 64, 65, 4097}) {
       for (const int mode : {0, 1, 2, 3}) {  // top values, random, unknown in A, unknown in B
-        std::vector<FieldValue> a(static_cast<size_t>(k)), b(static_cast<size_t>(k * n));
+        std::vector<FieldValue> a(static_cast<size_t>(rows * k)), b(static_cast<size_t>(k * n));
         for (auto &v : a) v = mode == 0 ? top : f.random(rng);
         for (auto &v : b) v = mode == 0 ? top : f.random(rng);
         const int64_t in_block = std::min<int64_t>(1, n - 1);
-        if (mode == 2) a[static_cast<size_t>(k / 2)].q = FieldArithmetic::kUnknownQ;
+        if (mode == 2) a[static_cast<size_t>(k + k / 2)].q = FieldArithmetic::kUnknownQ;  // row 1
         if (mode == 3) {
           b[static_cast<size_t>((k - 1) * n + in_block)].q = FieldArithmetic::kUnknownQ;
           b[static_cast<size_t>(n - 1)].q = FieldArithmetic::kUnknownQ;
         }
-        std::vector<FieldValue> out(static_cast<size_t>(n));
-        f.matmul_row(a.data(), b.data(), out.data(), k, n);
-        for (int64_t j = 0; j < n; ++j) {
-          FieldValue expected = f.zero();
-          for (int64_t p = 0; p < k; ++p) {
-            expected = f.add(expected,
-                             f.mul(a[static_cast<size_t>(p)], b[static_cast<size_t>(p * n + j)]));
+        std::vector<FieldValue> out(static_cast<size_t>(rows * n), unset);
+        const int64_t split = n / 2;
+        f.matmul_rows(a.data(), rows, b.data(), out.data(), k, n, 0, split);
+        for (int64_t j = split; j < n; ++j) {
+          ASSERT_EQ(out[static_cast<size_t>(j)], unset) << "column " << j;
+        }
+        f.matmul_rows(a.data(), rows, b.data(), out.data(), k, n, split, n);
+        for (int64_t r = 0; r < rows; ++r) {
+          for (int64_t j = 0; j < n; ++j) {
+            FieldValue expected = f.zero();
+            for (int64_t p = 0; p < k; ++p) {
+              expected = f.add(expected, f.mul(a[static_cast<size_t>(r * k + p)],
+                                               b[static_cast<size_t>(p * n + j)]));
+            }
+            const FieldValue got = out[static_cast<size_t>(r * n + j)];
+            ASSERT_EQ(got, expected)
+                << "n " << n << " k " << k << " mode " << mode << " row " << r << " column " << j;
+            const bool unknown =
+                (mode == 2 && r == 1) || (mode == 3 && (j == in_block || j == n - 1));
+            EXPECT_EQ(got.q == FieldArithmetic::kUnknownQ, unknown)
+                << "n " << n << " mode " << mode << " row " << r << " column " << j;
           }
-          ASSERT_EQ(out[static_cast<size_t>(j)], expected)
-              << "n " << n << " k " << k << " mode " << mode << " column " << j;
-          const bool unknown = mode == 2 || (mode == 3 && (j == in_block || j == n - 1));
-          EXPECT_EQ(out[static_cast<size_t>(j)].q == FieldArithmetic::kUnknownQ, unknown)
-              << "n " << n << " mode " << mode << " column " << j;
         }
       }
     }

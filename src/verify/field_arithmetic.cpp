@@ -199,27 +199,34 @@ inline uint64_t fold(uint64_t x, uint64_t f) { return (x >> 32) * f + (x & 0xfff
 constexpr int64_t kPassRows = 64;
 static_assert(kPassRows % kRowsPerFold == 0, "passes keep the folds' cadence");
 
-// Rows [p0, p1) of columns [first, n) of one matmul row, added to their sums and to the ORs of
-// B's Q parts that entered them (in the high half, where the vector blocks' ORs have them), a row
-// of B at a time: the columns after the vector blocks, and every column without SSE2. With kQ false
-// (A's row has an unknown Q part) only P parts are summed.
+// One row of A's sums over some columns of B: per column, the 64-bit P and Q sums and the OR of
+// the Q parts of B that entered it (in the high half, where the vector blocks' ORs have them).
+struct ColumnSums {
+  uint64_t *p, *q, *ors;
+  ColumnSums from(int64_t column) const { return {p + column, q + column, ors + column}; }
+};
+
+// Rows [p0, p1) of columns [first, last) of one row of A, added to their sums (s[0] is column
+// first's), a row of B at a time: the columns after the vector blocks, and every column without
+// SSE2. With kQ false (A's row has an unknown Q part) only P parts are summed.
 template <bool kQ>
-void matmul_rest(const FieldValue *a, const FieldValue *b, int64_t n, int64_t first, int64_t p0,
-                 int64_t p1, uint64_t *sums_p, uint64_t *sums_q, uint64_t *ors) {
+void matmul_rest(const FieldValue *a, const FieldValue *b, int64_t n, int64_t first, int64_t last,
+                 int64_t p0, int64_t p1, ColumnSums s) {
+  const int64_t width = last - first;
   for (int64_t p = p0; p < p1; ++p) {
     const uint64_t ap = a[p].p, aq = a[p].q;
-    const FieldValue *row = b + p * n;
-    for (int64_t j = first; j < n; ++j) {
-      sums_p[j] += ap * row[j].p;
+    const FieldValue *row = b + p * n + first;
+    for (int64_t j = 0; j < width; ++j) {
+      s.p[j] += ap * row[j].p;
       if constexpr (kQ) {
-        sums_q[j] += aq * row[j].q;
-        ors[j] |= uint64_t{row[j].q} << 32;
+        s.q[j] += aq * row[j].q;
+        s.ors[j] |= uint64_t{row[j].q} << 32;
       }
     }
     if (p % kRowsPerFold == kRowsPerFold - 1) {
-      for (int64_t j = first; j < n; ++j) {
-        sums_p[j] = fold(sums_p[j], kFoldP);
-        if constexpr (kQ) sums_q[j] = fold(sums_q[j], kFoldQ);
+      for (int64_t j = 0; j < width; ++j) {
+        s.p[j] = fold(s.p[j], kFoldP);
+        if constexpr (kQ) s.q[j] = fold(s.q[j], kFoldQ);
       }
     }
   }
@@ -233,22 +240,22 @@ inline __m128i fold2(__m128i x, __m128i f, __m128i low32) {
   return _mm_add_epi64(_mm_mul_epu32(_mm_srli_epi64(x, 32), f), _mm_and_si128(x, low32));
 }
 
-// matmul_rest for columns [j, j + 4), their sums in registers over the rows. A Value loaded
-// as it lies is a 64-bit lane with P in its low half and Q in its high half; _mm_mul_epu32
-// multiplies the low halves of two lanes into 64 bits, so it takes P parts as loaded and Q parts
-// after a 32-bit shift: two columns' products per instruction.
+// matmul_rest for columns [j, j + 4) (s[0] is column j's), their sums in registers over the rows. A
+// Value loaded as it lies is a 64-bit lane with P in its low half and Q in its high half;
+// _mm_mul_epu32 multiplies the low halves of two lanes into 64 bits, so it takes P parts as loaded
+// and Q parts after a 32-bit shift: two columns' products per instruction.
 template <bool kQ>
 void matmul_block(const FieldValue *a, const FieldValue *b, int64_t n, int64_t j, int64_t p0,
-                  int64_t p1, uint64_t *sums_p, uint64_t *sums_q, uint64_t *ors) {
+                  int64_t p1, ColumnSums s) {
   const __m128i fold_p = _mm_set1_epi64x(static_cast<int64_t>(kFoldP));
   const __m128i fold_q = _mm_set1_epi64x(static_cast<int64_t>(kFoldQ));
   const __m128i low32 = _mm_set1_epi64x(0xffffffffLL);
-  auto at = [&](uint64_t *array, int64_t half) {
-    return reinterpret_cast<__m128i *>(array + j + 2 * half);
+  auto at = [](uint64_t *array, int64_t half) {
+    return reinterpret_cast<__m128i *>(array + 2 * half);
   };
-  __m128i sum_p0 = _mm_loadu_si128(at(sums_p, 0)), sum_p1 = _mm_loadu_si128(at(sums_p, 1));
-  __m128i sum_q0 = _mm_loadu_si128(at(sums_q, 0)), sum_q1 = _mm_loadu_si128(at(sums_q, 1));
-  __m128i or0 = _mm_loadu_si128(at(ors, 0)), or1 = _mm_loadu_si128(at(ors, 1));
+  __m128i sum_p0 = _mm_loadu_si128(at(s.p, 0)), sum_p1 = _mm_loadu_si128(at(s.p, 1));
+  __m128i sum_q0 = _mm_loadu_si128(at(s.q, 0)), sum_q1 = _mm_loadu_si128(at(s.q, 1));
+  __m128i or0 = _mm_loadu_si128(at(s.ors, 0)), or1 = _mm_loadu_si128(at(s.ors, 1));
   for (int64_t p = p0; p < p1; ++p) {
     const auto *row = reinterpret_cast<const __m128i *>(b + p * n + j);
     const __m128i v0 = _mm_loadu_si128(row), v1 = _mm_loadu_si128(row + 1);
@@ -271,51 +278,69 @@ void matmul_block(const FieldValue *a, const FieldValue *b, int64_t n, int64_t j
       }
     }
   }
-  _mm_storeu_si128(at(sums_p, 0), sum_p0), _mm_storeu_si128(at(sums_p, 1), sum_p1);
-  _mm_storeu_si128(at(sums_q, 0), sum_q0), _mm_storeu_si128(at(sums_q, 1), sum_q1);
-  _mm_storeu_si128(at(ors, 0), or0), _mm_storeu_si128(at(ors, 1), or1);
+  _mm_storeu_si128(at(s.p, 0), sum_p0), _mm_storeu_si128(at(s.p, 1), sum_p1);
+  _mm_storeu_si128(at(s.q, 0), sum_q0), _mm_storeu_si128(at(s.q, 1), sum_q1);
+  _mm_storeu_si128(at(s.ors, 0), or0), _mm_storeu_si128(at(s.ors, 1), or1);
 }
 #endif
-
-// All columns of one matmul row into their sums, pass by pass: vector blocks first, where there
-// are vectors, then the rest a row at a time.
-template <bool kQ>
-void matmul_passes(const FieldValue *a, const FieldValue *b, int64_t k, int64_t n, uint64_t *sums_p,
-                   uint64_t *sums_q, uint64_t *ors) {
-  for (int64_t p0 = 0; p0 < k; p0 += kPassRows) {
-    const int64_t p1 = std::min(k, p0 + kPassRows);
-    int64_t j = 0;
-#if defined(__SSE2__)
-    static_assert(sizeof(FieldValue) == 8, "two Values per 128-bit vector");
-    for (; j + kBlockColumns <= n; j += kBlockColumns) {
-      matmul_block<kQ>(a, b, n, j, p0, p1, sums_p, sums_q, ors);
-    }
-#endif
-    matmul_rest<kQ>(a, b, n, j, p0, p1, sums_p, sums_q, ors);
-  }
-}
 
 }  // namespace
 
-void FieldArithmetic::matmul_row(const Value *a, const Value *b, Value *out, int64_t k,
-                                 int64_t n) const {
-  // Each output column's P and Q sums are folded every kRowsPerFold rows and reduced at the end.
-  // Where A's row has an unknown Q part every output's Q part is unknown and only P parts are
-  // summed; otherwise the OR of B's Q parts that entered a column has its top bit set exactly
-  // when one was unknown (known ones are below Q < 2^30). docs/verification.md has the times.
-  bool a_unknown = false;
-  for (int64_t p = 0; p < k; ++p) a_unknown = a_unknown || !known(a[p].q);
-  const size_t columns = static_cast<size_t>(n);
-  std::vector<uint64_t> sums_p(columns, 0), sums_q(columns, 0), ors(columns, 0);
-  if (a_unknown) {
-    matmul_passes<false>(a, b, k, n, sums_p.data(), sums_q.data(), ors.data());
-  } else {
-    matmul_passes<true>(a, b, k, n, sums_p.data(), sums_q.data(), ors.data());
+void FieldArithmetic::matmul_rows(const Value *a, int64_t rows, const Value *b, Value *out,
+                                  int64_t k, int64_t n, int64_t first, int64_t last) const {
+  // Per row of A, its columns' sums (ColumnSums), folded every kRowsPerFold rows of B and
+  // reduced at the end. Pass by pass over B's rows: each vector block of columns for every row
+  // of A while the block's cache lines are at hand, then the columns after the blocks. Where a
+  // row of A has an unknown Q part every output's Q part is unknown and only P parts are summed;
+  // otherwise the OR of B's Q parts that entered a column has its top bit set exactly when one
+  // was unknown (known ones are below Q < 2^30). docs/verification.md has the times.
+  const int64_t width = last - first;
+  std::vector<uint64_t> sums(static_cast<size_t>(3 * rows * width), 0);
+  std::vector<bool> a_unknown(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    a_unknown[static_cast<size_t>(r)] =
+        std::any_of(a + r * k, a + (r + 1) * k, [](const Value &v) { return !known(v.q); });
   }
-  for (size_t j = 0; j < columns; ++j) {
-    const bool q_known = !a_unknown && (ors[j] >> 63) == 0;
-    out[j] = {static_cast<uint32_t>(sums_p[j] % P),
-              q_known ? static_cast<uint32_t>(sums_q[j] % Q) : kUnknownQ};
+  auto row_sums = [&](int64_t r) {
+    uint64_t *p = sums.data() + 3 * r * width;
+    return ColumnSums{p, p + width, p + 2 * width};
+  };
+  int64_t blocked = first;  // columns [first, blocked) go in vector blocks
+#if defined(__SSE2__)
+  static_assert(sizeof(FieldValue) == 8, "two Values per 128-bit vector");
+  blocked = first + width / kBlockColumns * kBlockColumns;
+#endif
+  for (int64_t p0 = 0; p0 < k; p0 += kPassRows) {
+    const int64_t p1 = std::min(k, p0 + kPassRows);
+#if defined(__SSE2__)
+    for (int64_t j = first; j < blocked; j += kBlockColumns) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const ColumnSums s = row_sums(r).from(j - first);
+        if (a_unknown[static_cast<size_t>(r)]) {
+          matmul_block<false>(a + r * k, b, n, j, p0, p1, s);
+        } else {
+          matmul_block<true>(a + r * k, b, n, j, p0, p1, s);
+        }
+      }
+    }
+#endif
+    if (blocked == last) continue;
+    for (int64_t r = 0; r < rows; ++r) {
+      const ColumnSums s = row_sums(r).from(blocked - first);
+      if (a_unknown[static_cast<size_t>(r)]) {
+        matmul_rest<false>(a + r * k, b, n, blocked, last, p0, p1, s);
+      } else {
+        matmul_rest<true>(a + r * k, b, n, blocked, last, p0, p1, s);
+      }
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const ColumnSums s = row_sums(r);
+    for (int64_t j = 0; j < width; ++j) {
+      const bool q_known = !a_unknown[static_cast<size_t>(r)] && (s.ors[j] >> 63) == 0;
+      out[r * n + first + j] = {static_cast<uint32_t>(s.p[j] % P),
+                                q_known ? static_cast<uint32_t>(s.q[j] % Q) : kUnknownQ};
+    }
   }
 }
 

@@ -63,11 +63,13 @@ class FieldArithmetic {
   Value max(Value a, Value b) const;
   Value unary(OpKind kind, const OpAttributes &attributes, Value x) const;
 
-  // out[j] = Σ_p a[p]·b[p·n + j] for j < n (out starts at zero): one row of a matmul, with
-  // products summed in 64 bits and folded (x ≡ (x >> 32)·(2^32 mod m) + x mod 2^32) every fourth
-  // term, which is exact because four products below 2^62 plus a folded sum below 2^45 stay
-  // below 2^64; only P parts are summed where A's row has an unknown Q part.
-  void matmul_row(const Value *a, const Value *b, Value *out, int64_t k, int64_t n) const;
+  // out[r·n + j] = Σ_p a[r·k + p]·b[p·n + j] for r < rows and first ≤ j < last: rows of a matmul,
+  // columns [first, last) of them. Products are summed in 64 bits and folded (x ≡ (x >> 32)·(2^32
+  // mod m) + x mod 2^32) every fourth term, which is exact because four products below 2^62 plus
+  // a folded sum below 2^45 stay below 2^64; only P parts are summed for a row of A with an
+  // unknown Q part. The rows share each pass over B, so B is read once for all of them.
+  void matmul_rows(const Value *a, int64_t rows, const Value *b, Value *out, int64_t k, int64_t n,
+                   int64_t first, int64_t last) const;
   Value binary(OpKind kind, Value a, Value b) const;
 
  private:
