@@ -25,7 +25,10 @@ std::string test_cache_dir(const std::string &name) {
   return dir.string();
 }
 
-std::unique_ptr<Plugin> cpu_plugin(const std::string &cache = test_cache_dir("runtime")) {
+// The kernel cache the conformance tests use too (meson's test_cache_dir): the kernels of every
+// operator kind and benchmark µGraph are compiled once for the plain and sanitized builds. Tests
+// of the cache itself use folders of their own.
+std::unique_ptr<Plugin> cpu_plugin(const std::string &cache = YIRAGE_TEST_KERNEL_CACHE) {
   return Plugin::load(YIRAGE_TEST_CPU_PLUGIN, cache);
 }
 
@@ -92,7 +95,7 @@ TEST(PluginLoading, ContextScansFoldersAndRecordsFailures) {
   fs::copy_file(YIRAGE_TEST_PLUGIN_NO_DEVICE, folder + "/libyirage-backend-nodevice.so");
   std::ofstream(folder + "/unrelated.so") << "ignored: not named libyirage-backend-*";
   setenv("YIRAGE_BACKEND_PATH", folder.c_str(), 1);
-  Context context(ContextOptions{{}, true, test_cache_dir("runtime")});
+  Context context(ContextOptions{{}, true, YIRAGE_TEST_KERNEL_CACHE});
   unsetenv("YIRAGE_BACKEND_PATH");
   ASSERT_EQ(context.plugins().size(), 2u);
   EXPECT_EQ(context.plugin("cpu").device_count(), 1);
