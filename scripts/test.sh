@@ -10,7 +10,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build || exit 1
 if [ ! -f build-asan/build.ninja ]; then
-  # The conformance tests share the plain build's kernel cache: the generated kernels are the same.
+  # The conformance and runtime tests share the plain build's kernel cache: the generated kernels
+  # are the same.
   meson setup build-asan --werror -Db_sanitize=address,undefined -Db_lundef=false \
     -Doptimization=1 -Ddebug=false -Dc_args=-g1 -Dcpp_args=-g1 \
     -Dtest_cache_dir="$PWD/build/conformance/conformance-cache" >/dev/null || exit 1
