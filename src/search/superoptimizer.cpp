@@ -280,28 +280,23 @@ class Superoptimizer {
   }
 
  private:
-  bool stopped() {
+  // Cancelled, or `fraction` of the budget spent (one clock read: the block search asks before
+  // every attempt).
+  bool past(double fraction) {
     SearchEnd complete = SearchEnd::kComplete;
     if (options_.cancelled && options_.cancelled()) {
       end_.compare_exchange_strong(complete, SearchEnd::kCancelled);
       return true;
     }
-    if (since(started_) >= options_.time_budget_seconds) {
+    if (since(started_) >= fraction * options_.time_budget_seconds) {
       end_.compare_exchange_strong(complete, SearchEnd::kTimeout);
       return true;
     }
     return false;
   }
+  bool stopped() { return past(1.0); }
   // Enumeration leaves a fifth of the budget to verification.
-  bool stop_enumerating() {
-    if (stopped()) return true;
-    if (since(started_) >= 0.8 * options_.time_budget_seconds) {
-      SearchEnd complete = SearchEnd::kComplete;
-      end_.compare_exchange_strong(complete, SearchEnd::kTimeout);
-      return true;
-    }
-    return false;
-  }
+  bool stop_enumerating() { return past(0.8); }
 
   std::vector<Found> enumerate(const std::vector<Task> &tasks) {
     std::vector<std::vector<Found>> per_task(tasks.size());
