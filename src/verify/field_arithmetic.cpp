@@ -315,23 +315,16 @@ void FieldArithmetic::matmul_rows(const Value *a, int64_t rows, const Value *b, 
 #if defined(__SSE2__)
     for (int64_t j = first; j < blocked; j += kBlockColumns) {
       for (int64_t r = 0; r < rows; ++r) {
-        const ColumnSums s = row_sums(r).from(j - first);
-        if (a_unknown[static_cast<size_t>(r)]) {
-          matmul_block<false>(a + r * k, b, n, j, p0, p1, s);
-        } else {
-          matmul_block<true>(a + r * k, b, n, j, p0, p1, s);
-        }
+        const auto block =
+            a_unknown[static_cast<size_t>(r)] ? matmul_block<false> : matmul_block<true>;
+        block(a + r * k, b, n, j, p0, p1, row_sums(r).from(j - first));
       }
     }
 #endif
     if (blocked == last) continue;
     for (int64_t r = 0; r < rows; ++r) {
-      const ColumnSums s = row_sums(r).from(blocked - first);
-      if (a_unknown[static_cast<size_t>(r)]) {
-        matmul_rest<false>(a + r * k, b, n, blocked, last, p0, p1, s);
-      } else {
-        matmul_rest<true>(a + r * k, b, n, blocked, last, p0, p1, s);
-      }
+      const auto rest = a_unknown[static_cast<size_t>(r)] ? matmul_rest<false> : matmul_rest<true>;
+      rest(a + r * k, b, n, blocked, last, p0, p1, row_sums(r).from(blocked - first));
     }
   }
   for (int64_t r = 0; r < rows; ++r) {

@@ -18,8 +18,8 @@ def time_us(fn):
 def main():
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}")
     tiny = torch.zeros(8, device="cuda", dtype=torch.float16)
-    print(f"| bytes read | add_ of 8 elements | copy_ | sum |")
-    print(f"|---|---|---|---|")
+    print("| bytes read | add_ of 8 elements | copy_ | sum |")
+    print("|---|---|---|---|")
     # ntrans b = 1 (3 × 8 × 4096), ntrans b = 8, lora's W, gqa's K and V at b = 1, at b = 8.
     for elements in (3 * 8 * 4096, 3 * 64 * 4096, 256 * 4096, 2 * 2 * 4096 * 64, 2 * 16 * 4096 * 64):
         src = torch.empty(elements, device="cuda", dtype=torch.float16).uniform_(-1, 1)
