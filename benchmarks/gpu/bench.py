@@ -9,10 +9,18 @@ ABI (ctypes: any Python works, no binding to build), runs it on PyTorch's tensor
 (DLPack DLTensors over their memory, on PyTorch's current stream) into an output filled with NaN
 first, checks its output against PyTorch in float32, and times all three with
 triton.testing.do_bench (median, L2 flushed between calls). Prints one Markdown table.
+
+The three are timed in turn, ROUNDS times (environment YIRAGE_BENCH_ROUNDS, default 5), and each
+column is the median of its rounds' medians. One do_bench median of a 5 µs kernel moves by up
+to 0.8 µs from one call to the next (benchmarks/gpu/RESULTS.md, twenty-eighth session: the same
+kernel's round medians spread 5.6–6.4 µs); timing the columns in alternating rounds puts them
+under the same machine state and the median over rounds takes most of that spread out. The
+table's last column gives each column's lowest and highest round median.
 """
 
 import ctypes as C
 import os
+import statistics
 import sys
 
 import torch
@@ -47,6 +55,7 @@ BENCHMARKS = {
                {1: 0.1, 8: 0.7}),
 }
 # The rows in table order: (row name, graph name, b); a row's graph files are <row>.json / .yrg.
+ROUNDS = int(os.environ.get("YIRAGE_BENCH_ROUNDS", "5"))
 ROWS = [(name, name, 1) for name in BENCHMARKS] + \
        [(name + "_b8", name, 8) for name, (_, _, floors) in BENCHMARKS.items() if 8 in floors]
 
@@ -102,6 +111,8 @@ def dltensor(t, keep):
 
 
 def main():
+    if ROUNDS < 1:
+        sys.exit(f"bench.py: YIRAGE_BENCH_ROUNDS must be at least 1, not {ROUNDS}")
     library, plugin, best_dir = sys.argv[1:4]
     wanted = sys.argv[4:]
     unknown = set(wanted) - {row for row, _, _ in ROWS}
@@ -111,16 +122,17 @@ def main():
     torch.manual_seed(0)
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"triton {triton.__version__}\n")
+    print(f"{ROUNDS} rounds; each time is the median of the rounds' do_bench medians\n")
     print("| bench | b | yirage (µs) | PyTorch eager (µs) | torch.compile (µs) | floor (µs) | "
-          "goal (µs) | vs eager | vs compile | rel. error vs fp32 |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "goal (µs) | vs eager | vs compile | rel. error vs fp32 | rounds' range: yirage / eager / compile |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for row, name, b in ROWS:
         if wanted and row not in wanted:
             continue
         shapes, fn, floors = BENCHMARKS[name]
         path = os.path.join(best_dir, row + ".yrg")
         if not os.path.exists(path):
-            print(f"| {name} | {b} | (no superoptimized graph: {path}) |||||||")
+            print(f"| {name} | {b} | (no superoptimized graph: {path}) ||||||||")
             continue
         inputs = [torch.empty(s, device="cuda", dtype=torch.float16).uniform_(-1, 1) for s in shapes(b)]
         expected = fn(*[t.float() for t in inputs])
@@ -128,7 +140,7 @@ def main():
         try:
             kernel = y.compile(path)
         except RuntimeError as e:
-            print(f"| {name} | {b} | compile failed: {e} |||||||")
+            print(f"| {name} | {b} | compile failed: {e} ||||||||")
             continue
         keep = []
         ins = (C.POINTER(DLTensor) * len(inputs))(*[C.pointer(dltensor(t, keep)) for t in inputs])
@@ -141,15 +153,19 @@ def main():
         run_yirage()
         torch.cuda.synchronize()
         error = ((out.float() - expected).norm() / expected.norm()).item()
-        t_yirage = triton.testing.do_bench(run_yirage, return_mode="median") * 1e3
-        t_eager = triton.testing.do_bench(lambda: fn(*inputs), return_mode="median") * 1e3
         compiled = torch.compile(fn)
         compiled(*inputs)
-        t_compile = triton.testing.do_bench(lambda: compiled(*inputs), return_mode="median") * 1e3
+        columns = [run_yirage, lambda: fn(*inputs), lambda: compiled(*inputs)]
+        rounds = [[] for _ in columns]
+        for _ in range(ROUNDS):
+            for column, times in zip(columns, rounds):
+                times.append(triton.testing.do_bench(column, return_mode="median") * 1e3)
+        t_yirage, t_eager, t_compile = (statistics.median(times) for times in rounds)
+        spread = " / ".join(f"{min(times):.1f}–{max(times):.1f}" for times in rounds)
         floor = floors[b]
         goal = max(2 * floor, floor + 5)
         print(f"| {name} | {b} | {t_yirage:.1f} | {t_eager:.1f} | {t_compile:.1f} | {floor} | {goal:.1f} | "
-              f"{t_eager / t_yirage:.2f}x | {t_compile / t_yirage:.2f}x | {error:.2e} |")
+              f"{t_eager / t_yirage:.2f}x | {t_compile / t_yirage:.2f}x | {error:.2e} | {spread} |")
         y.lib.yirage_kernel_release(kernel)
 
 

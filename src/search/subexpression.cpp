@@ -147,8 +147,9 @@ bool SubexpressionOracle::in_index(const Expr &term) const {
 }
 
 bool SubexpressionOracle::occurs(const Expr &term) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   ++stats_.queries;
+  answered_.wait(lock, [&] { return !proving_.count(term->text); });
   auto memo = memo_.find(term->text);
   if (memo != memo_.end()) {
     ++stats_.memo_hits;
@@ -165,32 +166,56 @@ bool SubexpressionOracle::occurs(const Expr &term) {
       ++stats_.index_no;
       answer = false;
     } else {
-      answer = z3_rlimit_ > 0 && ask_z3(term);
+      answer = z3_rlimit_ > 0 && ask_z3(term, lock);
     }
   }
   memo_.emplace(term->text, answer);
   return answer;
 }
 
-bool SubexpressionOracle::ask_z3(const Expr &term) {
-  const auto started = std::chrono::steady_clock::now();
-  if (!z3_) {
-    z3_ = std::make_unique<Z3State>(z3_rlimit_);
+bool SubexpressionOracle::ask_z3(const Expr &term, std::unique_lock<std::mutex> &lock) {
+  proving_.insert(term->text);
+  std::unique_ptr<Z3State> z;
+  if (!idle_z3_.empty()) {
+    z = std::move(idle_z3_.back());
+    idle_z3_.pop_back();
   }
-  Z3State &z = *z3_;
-  std::map<std::string, z3::expr> done;
-  const z3::expr t = z.translate(term, done);
-  z3::expr occurs_somewhere = z.context.bool_val(false);
-  for (const Expr &root : roots_) occurs_somewhere = occurs_somewhere || z.subexpr(t, z.translate(root, done));
-  z.solver.push();
-  z.solver.add(!occurs_somewhere);
-  const z3::check_result r = z.solver.check();
-  z.solver.pop();
+  // Whatever happens in Z3 (it throws z3::exception, e.g. out of memory), the term is no longer
+  // being proved and its context goes back to the pool once the lock is held again.
+  struct Release {
+    SubexpressionOracle &oracle;
+    const std::string &text;
+    std::unique_ptr<Z3State> &z;
+    ~Release() {
+      oracle.proving_.erase(text);
+      if (z) oracle.idle_z3_.push_back(std::move(z));
+      oracle.answered_.notify_all();
+    }
+  } release{*this, term->text, z};
+  lock.unlock();
+  const auto started = std::chrono::steady_clock::now();
+  z3::check_result r = z3::unknown;
+  try {
+    if (!z) z = std::make_unique<Z3State>(z3_rlimit_);
+    std::map<std::string, z3::expr> done;
+    const z3::expr t = z->translate(term, done);
+    z3::expr occurs_somewhere = z->context.bool_val(false);
+    for (const Expr &root : roots_) occurs_somewhere = occurs_somewhere || z->subexpr(t, z->translate(root, done));
+    z->solver.push();
+    z->solver.add(!occurs_somewhere);
+    r = z->solver.check();
+    z->solver.pop();
+  } catch (...) {
+    z.reset();  // it may hold the query's scope: not reused
+    lock.lock();
+    throw;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  lock.lock();
   ++stats_.z3_queries;
   if (r == z3::unsat) ++stats_.z3_yes;
   if (r == z3::unknown) ++stats_.z3_unknown;
-  stats_.z3_seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  stats_.z3_seconds += seconds;
   return r == z3::unsat;
 }
 

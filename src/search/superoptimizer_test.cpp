@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "benchmark_ugraphs.hpp"
 #include "ir/block_graph.hpp"
@@ -426,6 +427,43 @@ TEST(SubexpressionOracle, AnswersFromTheIndexAndFromZ3) {
   EXPECT_EQ(oracle.stats().memo_hits, 0);
   EXPECT_TRUE(oracle.occurs(expr_fn("exp", {q})));
   EXPECT_EQ(oracle.stats().memo_hits, 1);
+}
+
+// Threads share one oracle: their Z3 queries run at once, on contexts of their own, and a term
+// one thread is proving is not proved again by another, which waits for that answer.
+TEST(SubexpressionOracle, ThreadsShareAnswersAndProveEachTermOnce) {
+  const Expr q = expr_var(0), k = expr_var(1), v = expr_var(2);
+  const Expr e = expr_fn("exp", {expr_sum(64, expr_mul({q, k}))});
+  const Expr o = expr_sum(4096, expr_mul({expr_div(e, expr_sum(4096, e)), v}));
+  const Expr gate = expr_fn("exp", {expr_add({q, k})});
+  const std::vector<Expr> asked = {  // none in the index, none reading a foreign input: all for Z3
+      expr_mul({expr_fn("exp", {q}), expr_fn("exp", {k})}), expr_fn("exp", {expr_sum(4, expr_mul({q, k}))}),
+      expr_fn("exp", {q}), expr_fn("exp", {k}), expr_mul({q, v}), expr_add({v, e})};
+  SubexpressionOracle alone({o, gate}, 10000);
+  std::vector<bool> expected;
+  for (const Expr &t : asked) expected.push_back(alone.occurs(t));
+  ASSERT_EQ(alone.stats().z3_queries, static_cast<int64_t>(asked.size()));
+  EXPECT_NE(std::count(expected.begin(), expected.end(), true), 0);
+  EXPECT_NE(std::count(expected.begin(), expected.end(), false), 0);
+
+  SubexpressionOracle shared({o, gate}, 10000);
+  constexpr int kThreads = 4;
+  std::vector<std::vector<bool>> answers(kThreads, std::vector<bool>(asked.size()));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t n = 0; n < asked.size(); ++n) {
+        const size_t i = (n + static_cast<size_t>(t)) % asked.size();  // each thread its own order
+        answers[static_cast<size_t>(t)][i] = shared.occurs(asked[i]);
+      }
+    });
+  }
+  for (std::thread &t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(answers[static_cast<size_t>(t)], expected) << "thread " << t;
+  const OracleStats s = shared.stats();
+  EXPECT_EQ(s.queries, kThreads * static_cast<int64_t>(asked.size()));
+  EXPECT_EQ(s.z3_queries, static_cast<int64_t>(asked.size()));
+  EXPECT_EQ(s.memo_hits, (kThreads - 1) * static_cast<int64_t>(asked.size()));
 }
 
 TEST(DimClasses, JoinWhatIndexesTheSameValues) {
