@@ -13,9 +13,17 @@ triton.testing.do_bench (median, L2 flushed between calls). Prints one Markdown 
 The three are timed in turn, ROUNDS times (environment YIRAGE_BENCH_ROUNDS, default 5), and each
 column is the median of its rounds' medians. One do_bench median of a 5 µs kernel moves by up
 to 0.8 µs from one call to the next (benchmarks/gpu/RESULTS.md, twenty-eighth session: the same
-kernel's round medians spread 5.6–6.4 µs); timing the columns in alternating rounds puts them
+kernel's round medians spread 5.2–6.4 µs); timing the columns in alternating rounds puts them
 under the same machine state and the median over rounds takes most of that spread out. The
 table's last column gives each column's lowest and highest round median.
+
+A second table gives each column's cost in a stream, after another kernel: CUDA events around the
+same L2 flush (a 256 MB zero_) and the call together, less the flush alone, the median of
+STREAM_CALLS calls, in the same alternating rounds. do_bench's span starts after the flush, so it
+leaves out what a kernel launched as a programmatic dependent (yirage's on sm_90) gains by
+starting while the kernel before it ends, and on a 5 µs kernel it can even charge it some of that
+kernel's end (RESULTS.md, twenty-eighth session); this measure counts what a stream of kernels
+sees. A call whose CPU time exceeds the flush's GPU time (about 85 µs on an H100) shows it here.
 """
 
 import ctypes as C
@@ -56,6 +64,7 @@ BENCHMARKS = {
 }
 # The rows in table order: (row name, graph name, b); a row's graph files are <row>.json / .yrg.
 ROUNDS = int(os.environ.get("YIRAGE_BENCH_ROUNDS", "5"))
+STREAM_CALLS = 100
 ROWS = [(name, name, 1) for name in BENCHMARKS] + \
        [(name + "_b8", name, 8) for name, (_, _, floors) in BENCHMARKS.items() if 8 in floors]
 
@@ -110,6 +119,25 @@ def dltensor(t, keep):
                     shape, None, 0)
 
 
+def ratio(a, b):
+    return f"{a / b:.2f}x" if b > 0 else "n/a"
+
+
+def after_flush(flush, fn):
+    """The median µs of CUDA events around flush.zero_() and fn() (None: the flush alone)."""
+    spans = []
+    for _ in range(STREAM_CALLS):
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        flush.zero_()
+        if fn is not None:
+            fn()
+        end.record()
+        spans.append((begin, end))
+    torch.cuda.synchronize()
+    return statistics.median(b.elapsed_time(e) * 1e3 for b, e in spans)
+
+
 def main():
     if ROUNDS < 1:
         sys.exit(f"bench.py: YIRAGE_BENCH_ROUNDS must be at least 1, not {ROUNDS}")
@@ -126,6 +154,8 @@ def main():
     print("| bench | b | yirage (µs) | PyTorch eager (µs) | torch.compile (µs) | floor (µs) | "
           "goal (µs) | vs eager | vs compile | rel. error vs fp32 | rounds' range: yirage / eager / compile |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
+    flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
+    in_stream = []  # the second table's lines
     for row, name, b in ROWS:
         if wanted and row not in wanted:
             continue
@@ -157,16 +187,30 @@ def main():
         compiled(*inputs)
         columns = [run_yirage, lambda: fn(*inputs), lambda: compiled(*inputs)]
         rounds = [[] for _ in columns]
+        stream_rounds = [[] for _ in columns]
         for _ in range(ROUNDS):
             for column, times in zip(columns, rounds):
                 times.append(triton.testing.do_bench(column, return_mode="median") * 1e3)
+            flush_alone = after_flush(flush, None)
+            for column, costs in zip(columns, stream_rounds):
+                costs.append(after_flush(flush, column) - flush_alone)
         t_yirage, t_eager, t_compile = (statistics.median(times) for times in rounds)
+        s_yirage, s_eager, s_compile = (statistics.median(costs) for costs in stream_rounds)
+        in_stream.append(f"| {name} | {b} | {s_yirage:.1f} | {s_eager:.1f} | {s_compile:.1f} | "
+                         f"{ratio(s_eager, s_yirage)} | {ratio(s_compile, s_yirage)} | " +
+                         " / ".join(f"{min(c):.1f}–{max(c):.1f}" for c in stream_rounds) + " |")
         spread = " / ".join(f"{min(times):.1f}–{max(times):.1f}" for times in rounds)
         floor = floors[b]
         goal = max(2 * floor, floor + 5)
         print(f"| {name} | {b} | {t_yirage:.1f} | {t_eager:.1f} | {t_compile:.1f} | {floor} | {goal:.1f} | "
               f"{t_eager / t_yirage:.2f}x | {t_compile / t_yirage:.2f}x | {error:.2e} | {spread} |")
         y.lib.yirage_kernel_release(kernel)
+    print(f"\nIn a stream, after another kernel: the flush and the call less the flush alone, "
+          f"µs (median of {STREAM_CALLS} calls a round, median of the rounds)\n")
+    print("| bench | b | yirage | PyTorch eager | torch.compile | vs eager | vs compile | "
+          "rounds' range: yirage / eager / compile |")
+    print("|---|---|---|---|---|---|---|---|")
+    print("\n".join(in_stream))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@
 #   libflatbuffers.so.2, …) and libyirage-backend-cuda.so, as benchmarks/gpu/bundle.sh makes it;
 #   OUT receives the graphs, the logs and results.md.
 # environment: YIRAGE_BENCH_BUDGET (search seconds per graph, default 60), YIRAGE_BENCH_ROWS
-#   (the rows to run, e.g. "gqa gqa_b8"; default all).
+#   (the rows to run, e.g. "gqa gqa_b8"; default all), YIRAGE_BENCH_ROUNDS (bench.py's
+#   alternating timing rounds, default 5).
 set -euo pipefail
 bundle=$(cd "$1" && pwd)
 out=$2

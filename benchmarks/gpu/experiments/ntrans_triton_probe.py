@@ -1,15 +1,27 @@
-"""ntrans against a Triton kernel like torch.compile's, timed as bench.py times (do_bench,
+"""ntrans against Triton kernels like torch.compile's, timed as bench.py times (do_bench,
 median, L2 flushed), in one process with the rounds alternating, so that the machine's state is
-the same for all. Candidates: yirage's kernel from each graph file given (e.g. the chosen µGraph
-at 256, 512 and 1024 threads per block); `triton_wN`, a Triton kernel written as Inductor writes
-ntrans (one program per row, the row in registers, persistent reduction) at N warps;
-torch.compile's own call; an 8-element add_ (one launch of almost nothing).
+the same for all. Candidates: yirage's kernel from each graph file given (compiled through the C
+ABI by PLUGIN, and by each plugin of OTHER_PLUGINS); Triton kernels written as Inductor writes
+ntrans (`triton_wN`: one program per row, the row in registers, N warps; `phased`, `looped`,
+`two_passes`: see each kernel); torch.compile's call and Inductor's own kernel through its
+launcher; an 8-element add_ (one launch of almost nothing); and CUBINS' raw launches.
 
-For each it prints the median of each round's median, the range of the round medians, and how
-the samples of all rounds spread (the 10th, 50th and 90th percentiles and the mean), since CUDA
-events resolve about 0.5 µs. Not part of the build; benchmarks/gpu/RESULTS.md has the numbers.
+For each it prints its CPU time a call, then the median of each round's median, the range of the
+round medians, and how the samples of all rounds spread (10th, 50th and 90th percentiles, mean),
+since CUDA events resolve about 0.5 µs. Not part of the build; benchmarks/gpu/RESULTS.md
+(twenty-eighth session) has the numbers.
 
 usage: python3 ntrans_triton_probe.py LIB PLUGIN ROWS ROUNDS GRAPH...   (ROWS 8 for b = 1, 64 for b = 8)
+environment (each optional):
+  OTHER_PLUGINS "label=path,…"           more builds of the CUDA plugin; candidates "graph@label"
+  CUBINS "name=path.cubin:SHARED:PDL,…"  yirage_cuda_kernel from each cubin (e.g. the plugin's
+                                         cache), launched with cuLaunchKernelEx from ctypes
+  PROFILE 1 or a folder                  CUPTI durations and start after the flush (and traces)
+  PAIRED 1                               each one's cost in a stream, as bench.py's second table
+  ONLY "a,b,…"                           time only candidates whose names hold one of these
+  AGAIN 1                                yirage's candidates timed again at the end of each round
+  PAD elements                           H, X and α as slices of one buffer, PAD apart
+  PTX_DIR folder                         the Triton variants' PTX
 """
 import ctypes as C
 import os
@@ -38,42 +50,255 @@ def ntrans_rows(h_ptr, x_ptr, a_ptr, o_ptr, N: tl.constexpr):
     tl.store(o_ptr + offsets, o.to(tl.float16))
 
 
+@triton.jit
+def ntrans_phased(h_ptr, x_ptr, a_ptr, o_ptr, N: tl.constexpr, EVICT: tl.constexpr):
+    """H first and its norm, then X and α: the second loads wait for the first sum."""
+    offsets = tl.program_id(0).to(tl.int64) * N + tl.arange(0, N)
+    h = tl.load(h_ptr + offsets, eviction_policy=EVICT).to(tl.float32)
+    hn = (h * tl.rsqrt(tl.sum(h * h, 0) / N)).to(tl.float16).to(tl.float32)
+    x = tl.load(x_ptr + offsets, eviction_policy=EVICT).to(tl.float32)
+    a = tl.load(a_ptr + offsets, eviction_policy=EVICT).to(tl.float32)
+    y = (x + a * (hn - x)).to(tl.float16).to(tl.float32)
+    o = y * tl.rsqrt(tl.sum(y * y, 0) / N)
+    tl.store(o_ptr + offsets, o.to(tl.float16))
+
+
+@triton.jit
+def ntrans_looped(h_ptr, x_ptr, a_ptr, o_ptr, N: tl.constexpr, R: tl.constexpr,
+                  KEEP: tl.constexpr, DROP: tl.constexpr):
+    """Inductor's kernel for ntrans: three passes over the row in pieces of R (H; X, α and H again,
+    KEEP their eviction policy; all three again, DROP theirs, and the store)."""
+    row = tl.program_id(0).to(tl.int64) * N
+    acc = tl.zeros([R], tl.float32)
+    for r in tl.range(0, N, R):
+        h = tl.load(h_ptr + row + r + tl.arange(0, R), eviction_policy=KEEP).to(tl.float32)
+        acc += h * h
+    inv_h = tl.rsqrt(tl.sum(acc, 0) / N)
+    acc = tl.zeros([R], tl.float32)
+    for r in tl.range(0, N, R):
+        x = tl.load(x_ptr + row + r + tl.arange(0, R), eviction_policy=KEEP).to(tl.float32)
+        a = tl.load(a_ptr + row + r + tl.arange(0, R), eviction_policy=KEEP).to(tl.float32)
+        h = tl.load(h_ptr + row + r + tl.arange(0, R), eviction_policy=KEEP).to(tl.float32)
+        y = x + a * (h * inv_h - x)
+        acc += y * y
+    inv_y = tl.rsqrt(tl.sum(acc, 0) / N)
+    for r in tl.range(0, N, R):
+        x = tl.load(x_ptr + row + r + tl.arange(0, R), eviction_policy=DROP).to(tl.float32)
+        a = tl.load(a_ptr + row + r + tl.arange(0, R), eviction_policy=DROP).to(tl.float32)
+        h = tl.load(h_ptr + row + r + tl.arange(0, R), eviction_policy=DROP).to(tl.float32)
+        y = x + a * (h * inv_h - x)
+        tl.store(o_ptr + row + r + tl.arange(0, R), (y * inv_y).to(tl.float16))
+
+
+@triton.jit
+def ntrans_two_passes(h_ptr, x_ptr, a_ptr, o_ptr, N: tl.constexpr, R: tl.constexpr):
+    """As ntrans_looped, but y stays in registers after the second pass: no third pass."""
+    row = tl.program_id(0).to(tl.int64) * N
+    acc = tl.zeros([R], tl.float32)
+    for r in tl.range(0, N, R):
+        h = tl.load(h_ptr + row + r + tl.arange(0, R)).to(tl.float32)
+        acc += h * h
+    inv_h = tl.rsqrt(tl.sum(acc, 0) / N)
+    offsets = row + tl.arange(0, N)
+    x = tl.load(x_ptr + offsets).to(tl.float32)
+    a = tl.load(a_ptr + offsets).to(tl.float32)
+    h = tl.load(h_ptr + offsets).to(tl.float32)
+    y = x + a * (h * inv_h - x)
+    tl.store(o_ptr + offsets, (y * tl.rsqrt(tl.sum(y * y, 0) / N)).to(tl.float16))
+
+
+class LaunchAttribute(C.Structure):  # CUlaunchAttribute: id, padding, a 64-byte value union
+    _fields_ = [("id", C.c_int), ("pad", C.c_char * 4), ("value", C.c_int), ("rest", C.c_char * 60)]
+
+
+class LaunchConfig(C.Structure):  # CUlaunchConfig
+    _fields_ = [("grid", C.c_uint * 3), ("block", C.c_uint * 3), ("shared", C.c_uint), ("stream", C.c_void_p),
+                ("attrs", C.POINTER(LaunchAttribute)), ("num_attrs", C.c_uint)]
+
+
 def main():
     lib, plugin, rows, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     graphs = sys.argv[5:]
     torch.manual_seed(0)
-    ins = [torch.empty(rows, COLS, device="cuda", dtype=torch.float16).uniform_(-1, 1) for _ in range(3)]
+    # PAD (environment, elements): H, X and α as slices of one buffer, each PAD elements after the
+    # last; unset, three tensors of their own, as bench.py allocates them.
+    pad = os.environ.get("PAD")
+    if pad is None:
+        ins = [torch.empty(rows, COLS, device="cuda", dtype=torch.float16).uniform_(-1, 1) for _ in range(3)]
+    else:
+        stride = rows * COLS + int(pad)
+        whole = torch.empty(3 * stride, device="cuda", dtype=torch.float16).uniform_(-1, 1)
+        ins = [whole[i * stride:i * stride + rows * COLS].view(rows, COLS) for i in range(3)]
+    print("input addresses:", [hex(t.data_ptr()) for t in ins])
     expected = bench.BENCHMARKS["ntrans"][1](*[t.float() for t in ins])
-    y = bench.Yirage(lib, plugin)
+    # OTHER_PLUGINS (environment): "label=path,…", more builds of the CUDA plugin; each graph is
+    # compiled by each, its candidate named "graph@label" (the first plugin's is "graph").
+    plugins = [("", plugin)] + [tuple(e.split("=")) for e in filter(None, os.environ.get("OTHER_PLUGINS", "").split(","))]
     keep = []
     stream = C.c_void_p(torch.cuda.current_stream().cuda_stream)
     cin = (C.POINTER(bench.DLTensor) * 3)(*[C.pointer(bench.dltensor(t, keep)) for t in ins])
     candidates = {}
     outputs = {}
-    for path in graphs:
-        out = torch.full((rows, COLS), float("nan"), device="cuda", dtype=torch.float16)
-        cout = (C.POINTER(bench.DLTensor) * 1)(C.pointer(bench.dltensor(out, keep)))
-        kernel = y.compile(path)
-        candidates[os.path.basename(path)] = (lambda k=kernel, o=cout: y.check(
-            y.lib.yirage_kernel_run(k, cin, 3, o, 1, stream)))
-        outputs[os.path.basename(path)] = out
-    for warps in (4, 8, 16):
+    for label, plugin_path in plugins:
+        y = bench.Yirage(lib, plugin_path)
+        for path in graphs:
+            name = os.path.basename(path) + (f"@{label}" if label else "")
+            out = torch.full((rows, COLS), float("nan"), device="cuda", dtype=torch.float16)
+            cout = (C.POINTER(bench.DLTensor) * 1)(C.pointer(bench.dltensor(out, keep)))
+            kernel = y.compile(path)
+            candidates[name] = (lambda y=y, k=kernel, o=cout: y.check(
+                y.lib.yirage_kernel_run(k, cin, 3, o, 1, stream)))
+            outputs[name] = out
+    for warps in (8, 16):
         out = torch.full((rows, COLS), float("nan"), device="cuda", dtype=torch.float16)
         candidates[f"triton_w{warps}"] = (lambda w=warps, o=out: ntrans_rows[(rows,)](
             *ins, o, N=COLS, num_warps=w))
         outputs[f"triton_w{warps}"] = out
+    variants = {
+        "phased_w16": lambda o: ntrans_phased[(rows,)](*ins, o, N=COLS, EVICT="", num_warps=16),
+        "phased_w16_evict_first": lambda o: ntrans_phased[(rows,)](*ins, o, N=COLS, EVICT="evict_first",
+                                                                  num_warps=16),
+        "looped_r2048_w16": lambda o: ntrans_looped[(rows,)](*ins, o, N=COLS, R=2048, KEEP="evict_last",
+                                                            DROP="evict_first", num_warps=16),
+        "looped_r2048_w16_no_policy": lambda o: ntrans_looped[(rows,)](*ins, o, N=COLS, R=2048, KEEP="",
+                                                                      DROP="", num_warps=16),
+        "looped_r4096_w16": lambda o: ntrans_looped[(rows,)](*ins, o, N=COLS, R=4096, KEEP="evict_last",
+                                                            DROP="evict_first", num_warps=16),
+        "two_passes_r4096_w16": lambda o: ntrans_two_passes[(rows,)](*ins, o, N=COLS, R=4096, num_warps=16),
+        "two_passes_r2048_w16": lambda o: ntrans_two_passes[(rows,)](*ins, o, N=COLS, R=2048, num_warps=16),
+    }
+    for name, launch in variants.items():
+        out = torch.full((rows, COLS), float("nan"), device="cuda", dtype=torch.float16)
+        candidates[name] = (lambda f=launch, o=out: f(o))
+        outputs[name] = out
+    # CUBINS (environment): "name=path.cubin:SHARED:PDL,…", yirage_cuda_kernel from each (the
+    # generated source or hand-edited variants of it, 256 threads), launched on PyTorch's stream
+    # with SHARED bytes of dynamic shared memory, as a programmatic dependent where PDL is 1.
+    cuda = C.CDLL("libcuda.so.1")
+    for entry in filter(None, os.environ.get("CUBINS", "").split(",")):
+        name, spec = entry.split("=")
+        path, shared, pdl = spec.split(":")
+        module, function = C.c_void_p(), C.c_void_p()
+        assert cuda.cuModuleLoad(C.byref(module), path.encode()) == 0, path
+        assert cuda.cuModuleGetFunction(C.byref(function), module, b"yirage_cuda_kernel") == 0
+        assert cuda.cuFuncSetAttribute(function, 8, int(shared)) == 0  # MAX_DYNAMIC_SHARED_SIZE_BYTES
+        out = torch.full((rows, COLS), float("nan"), device="cuda", dtype=torch.float16)
+        pointers = [C.c_void_p(t.data_ptr()) for t in ins + [out]]
+        args = (C.c_void_p * 4)(*[C.cast(C.pointer(p), C.c_void_p) for p in pointers])
+        attribute = LaunchAttribute(6, b"", 1)  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        config = LaunchConfig((C.c_uint * 3)(rows, 1, 1), (C.c_uint * 3)(256, 1, 1), int(shared), stream,
+                              C.pointer(attribute) if pdl == "1" else None, 1 if pdl == "1" else 0)
+        keep += [pointers, args, attribute, config]
+        candidates[name] = (lambda f=function, a=args, c=config: cuda.cuLaunchKernelEx(C.byref(c), f, a, None))
+        outputs[name] = out
     compiled = torch.compile(bench.BENCHMARKS["ntrans"][1])
+    compiled(*ins)
     candidates["torch.compile"] = lambda: compiled(*ins)
+    # Inductor's own kernel, called through its launcher without torch.compile's guards and
+    # wrapper (whose CPU time can exceed do_bench's flush): the autotuned config it runs.
+    from torch._inductor.codecache import PyCodeCache
+    modules = PyCodeCache.modules
+    for module in list(modules.values() if isinstance(modules, dict) else modules):
+        for name in dir(module):
+            kernel = getattr(module, name)
+            if name.startswith("triton_") and getattr(kernel, "launchers", None):
+                launcher = kernel.launchers[0]
+                print(f"inductor: {name}, config {launcher.config}")
+                out = torch.full((rows, COLS), float("nan"), device="cuda", dtype=torch.float16)
+                candidates["inductor's kernel"] = (lambda k=kernel, o=out: k.run(
+                    *ins, o, rows, COLS, stream=torch.cuda.current_stream().cuda_stream))
+                outputs["inductor's kernel"] = out
     tiny = torch.zeros(8, device="cuda")
     candidates["add_ (8 elements)"] = lambda: tiny.add_(1)
-    for fn in candidates.values():
-        fn()
+    for name, fn in candidates.items():
+        compiled_kernel = fn()
+        if os.environ.get("PTX_DIR") and hasattr(compiled_kernel, "asm"):  # the Triton variants' PTX
+            with open(os.path.join(os.environ["PTX_DIR"], f"{name}.ptx"), "w") as f:
+                f.write(compiled_kernel.asm["ptx"])
     torch.cuda.synchronize()
     for name, out in outputs.items():
         error = ((out.float() - expected).norm() / expected.norm()).item()
         print(f"{name}: relative error {error:.2e}")
         assert error < 1e-2, name
 
+    # ONLY (environment): "a,b,…", keep the candidates whose names contain one of these.
+    if os.environ.get("ONLY"):
+        wanted = os.environ["ONLY"].split(",")
+        candidates = {n: f for n, f in candidates.items() if any(w in n for w in wanted)}
+    # Each candidate's CPU time a call, launches queued without waiting: do_bench hides it behind
+    # its L2 flush (a 256 MB zero_) only while it stays under that flush's GPU time.
+    import time
+    for name, fn in candidates.items():
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(200):
+            fn()
+        cpu = (time.perf_counter() - start) / 200 * 1e6
+        torch.cuda.synchronize()
+        print(f"{name}: {cpu:.1f} µs of CPU a call")
+    # PROFILE (environment): for each candidate, 40 calls each after do_bench's flush under
+    # torch.profiler (CUPTI sees the driver API's launches too): the kernel's duration on the GPU
+    # and the gap from the flush's end to its start, medians in µs.
+    if os.environ.get("PROFILE"):
+        flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
+        for name, fn in candidates.items():
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                for _ in range(40):
+                    flush.zero_()
+                    fn()
+                torch.cuda.synchronize()
+            if os.path.isdir(os.environ["PROFILE"]):  # a folder: each candidate's trace there too
+                prof.export_chrome_trace(os.path.join(os.environ["PROFILE"], name.replace(" ", "_") + ".json"))
+            kernels = sorted((e for e in prof.profiler.kineto_results.events()
+                              if e.device_type() == torch.autograd.DeviceType.CUDA and "emcpy" not in e.name()),
+                             key=lambda e: e.start_ns())
+            durations, gaps, flush_end = [], [], None
+            for e in kernels:
+                if "elementwise" in e.name() or "fill" in e.name().lower():
+                    flush_end = e.start_ns() + e.duration_ns()
+                elif flush_end is not None:
+                    durations.append(e.duration_ns() / 1e3)
+                    gaps.append((e.start_ns() - flush_end) / 1e3)
+                    flush_end = None
+            if durations:
+                print(f"profile {name}: kernel {statistics.median(durations):.2f} µs, gap after the flush "
+                      f"{statistics.median(gaps):.2f} µs ({len(durations)} calls; kernels: "
+                      f"{sorted(set(e.name()[:40] for e in kernels))})")
+    # PAIRED (environment): each candidate's cost after the kernel before it, as a stream sees it:
+    # CUDA events around the flush and the call together, less the flush alone, median of 200
+    # each, in alternating rounds. A programmatic dependent's early start counts here; in
+    # do_bench's span, which starts after the flush, it may not.
+    if os.environ.get("PAIRED"):
+        flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
+        pairs = {name: [] for name in candidates}
+        alone = []
+
+        def span(fn):
+            times = []
+            for _ in range(200):
+                begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                begin.record()
+                flush.zero_()
+                if fn:
+                    fn()
+                end.record()
+                times.append((begin, end))
+            torch.cuda.synchronize()
+            return statistics.median(b.elapsed_time(e) * 1e3 for b, e in times)
+        for _ in range(3):
+            alone.append(span(None))
+            for name, fn in candidates.items():
+                pairs[name].append(span(fn))
+        base = statistics.median(alone)
+        print(f"paired: the flush alone {base:.2f} µs (rounds {min(alone):.2f}–{max(alone):.2f})")
+        for name in candidates:
+            print(f"paired {name}: flush + call less the flush {statistics.median(pairs[name]) - base:.2f} µs "
+                  f"(rounds {min(pairs[name]) - base:.2f}–{max(pairs[name]) - base:.2f})")
+    # AGAIN (environment): the yirage candidates timed a second time at the end of each round,
+    # so that a difference owed to their place in the round shows.
+    if os.environ.get("AGAIN"):
+        for name in [n for n in candidates if ".yrg" in n]:
+            candidates[name + " (again)"] = candidates[name]
     medians = {name: [] for name in candidates}
     samples = {name: [] for name in candidates}
     for _ in range(rounds):
