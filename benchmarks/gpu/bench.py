@@ -20,10 +20,10 @@ table's last column gives each column's lowest and highest round median.
 A second table gives each column's cost in a stream, after another kernel: CUDA events around the
 same L2 flush (a 256 MB zero_) and the call together, less the flush alone, the median of
 STREAM_CALLS calls, in the same alternating rounds. do_bench's span starts after the flush, so it
-leaves out what a kernel launched as a programmatic dependent (yirage's on sm_90) gains by
-starting while the kernel before it ends, and on a 5 µs kernel it can even charge it some of that
-kernel's end (RESULTS.md, twenty-eighth session); this measure counts what a stream of kernels
-sees. A call whose CPU time exceeds the flush's GPU time (about 85 µs on an H100) shows it here.
+leaves out most of what a kernel launched as a programmatic dependent (yirage's on sm_90) gains by
+having its blocks resident while the kernel before it ends: on ntrans, CUPTI saw the dependent
+launch finish 1.75 µs earlier than a plain one, do_bench 0.2 µs (RESULTS.md, twenty-eighth
+session). This measure counts what a stream of kernels sees. A call whose CPU time exceeds the flush's GPU time (about 85 µs on an H100) shows it here.
 """
 
 import ctypes as C

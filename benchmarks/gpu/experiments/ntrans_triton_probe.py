@@ -264,31 +264,16 @@ def main():
                 print(f"profile {name}: kernel {statistics.median(durations):.2f} µs, gap after the flush "
                       f"{statistics.median(gaps):.2f} µs ({len(durations)} calls; kernels: "
                       f"{sorted(set(e.name()[:40] for e in kernels))})")
-    # PAIRED (environment): each candidate's cost after the kernel before it, as a stream sees it:
-    # CUDA events around the flush and the call together, less the flush alone, median of 200
-    # each, in alternating rounds. A programmatic dependent's early start counts here; in
-    # do_bench's span, which starts after the flush, it may not.
+    # PAIRED (environment): each candidate's cost in a stream after the kernel before it, as
+    # bench.py's second table measures it (bench.after_flush), in alternating rounds.
     if os.environ.get("PAIRED"):
         flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
         pairs = {name: [] for name in candidates}
         alone = []
-
-        def span(fn):
-            times = []
-            for _ in range(200):
-                begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                begin.record()
-                flush.zero_()
-                if fn:
-                    fn()
-                end.record()
-                times.append((begin, end))
-            torch.cuda.synchronize()
-            return statistics.median(b.elapsed_time(e) * 1e3 for b, e in times)
         for _ in range(3):
-            alone.append(span(None))
+            alone.append(bench.after_flush(flush, None))
             for name, fn in candidates.items():
-                pairs[name].append(span(fn))
+                pairs[name].append(bench.after_flush(flush, fn))
         base = statistics.median(alone)
         print(f"paired: the flush alone {base:.2f} µs (rounds {min(alone):.2f}–{max(alone):.2f})")
         for name in candidates:
