@@ -10,7 +10,7 @@ ABI (ctypes: any Python works, no binding to build), runs it on PyTorch's tensor
 first, checks its output against PyTorch in float32, and times all three with
 triton.testing.do_bench (median, L2 flushed between calls). Prints one Markdown table.
 
-The three are timed in turn, ROUNDS times (environment YIRAGE_BENCH_ROUNDS, default 5), and each
+The three are timed in turn, in rounds (environment YIRAGE_BENCH_ROUNDS, default 5), and each
 column is the median of its rounds' medians. One do_bench median of a 5 µs kernel moves by up
 to 0.8 µs from one call to the next (benchmarks/gpu/RESULTS.md, twenty-eighth session: the same
 kernel's round medians spread 5.2–6.4 µs); timing the columns in alternating rounds puts them
@@ -63,7 +63,6 @@ BENCHMARKS = {
                {1: 0.1, 8: 0.7}),
 }
 # The rows in table order: (row name, graph name, b); a row's graph files are <row>.json / .yrg.
-ROUNDS = int(os.environ.get("YIRAGE_BENCH_ROUNDS", "5"))
 STREAM_CALLS = 100
 ROWS = [(name, name, 1) for name in BENCHMARKS] + \
        [(name + "_b8", name, 8) for name, (_, _, floors) in BENCHMARKS.items() if 8 in floors]
@@ -139,8 +138,10 @@ def after_flush(flush, fn):
 
 
 def main():
-    if ROUNDS < 1:
-        sys.exit(f"bench.py: YIRAGE_BENCH_ROUNDS must be at least 1, not {ROUNDS}")
+    round_count = os.environ.get("YIRAGE_BENCH_ROUNDS", "5")
+    if not round_count.isdigit() or int(round_count) < 1:
+        sys.exit(f"bench.py: YIRAGE_BENCH_ROUNDS must be a whole number of at least 1, not {round_count!r}")
+    round_count = int(round_count)
     library, plugin, best_dir = sys.argv[1:4]
     wanted = sys.argv[4:]
     unknown = set(wanted) - {row for row, _, _ in ROWS}
@@ -150,7 +151,7 @@ def main():
     torch.manual_seed(0)
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"triton {triton.__version__}\n")
-    print(f"{ROUNDS} rounds; each time is the median of the rounds' do_bench medians\n")
+    print(f"{round_count} rounds; each time is the median of the rounds' do_bench medians\n")
     print("| bench | b | yirage (µs) | PyTorch eager (µs) | torch.compile (µs) | floor (µs) | "
           "goal (µs) | vs eager | vs compile | rel. error vs fp32 | rounds' range: yirage / eager / compile |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -188,7 +189,7 @@ def main():
         columns = [run_yirage, lambda: fn(*inputs), lambda: compiled(*inputs)]
         rounds = [[] for _ in columns]
         stream_rounds = [[] for _ in columns]
-        for _ in range(ROUNDS):
+        for _ in range(round_count):
             for column, times in zip(columns, rounds):
                 times.append(triton.testing.do_bench(column, return_mode="median") * 1e3)
             flush_alone = after_flush(flush, None)
