@@ -122,6 +122,11 @@ def ratio(a, b):
     return f"{a / b:.2f}x" if b > 0 else "n/a"
 
 
+def l2_flush_buffer():
+    """What do_bench zeroes before each call to flush L2 (256 MB); after_flush's `flush`."""
+    return torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
+
+
 def after_flush(flush, fn):
     """The median µs of CUDA events around flush.zero_() and fn() (None: the flush alone)."""
     spans = []
@@ -155,7 +160,7 @@ def main():
     print("| bench | b | yirage (µs) | PyTorch eager (µs) | torch.compile (µs) | floor (µs) | "
           "goal (µs) | vs eager | vs compile | rel. error vs fp32 | rounds' range: yirage / eager / compile |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
+    flush = l2_flush_buffer()
     in_stream = []  # the second table's lines
     for row, name, b in ROWS:
         if wanted and row not in wanted:

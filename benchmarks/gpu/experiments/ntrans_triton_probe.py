@@ -27,6 +27,7 @@ import ctypes as C
 import os
 import statistics
 import sys
+import time
 
 import torch
 import triton
@@ -131,6 +132,9 @@ def main():
         ins = [whole[i * stride:i * stride + rows * COLS].view(rows, COLS) for i in range(3)]
     print("input addresses:", [hex(t.data_ptr()) for t in ins])
     expected = bench.BENCHMARKS["ntrans"][1](*[t.float() for t in ins])
+
+    def poisoned():  # an output filled with NaN, so that a candidate that writes nothing fails
+        return torch.full((rows, COLS), float("nan"), device="cuda", dtype=torch.float16)
     # OTHER_PLUGINS (environment): "label=path,…", more builds of the CUDA plugin; each graph is
     # compiled by each, its candidate named "graph@label" (the first plugin's is "graph").
     plugins = [("", plugin)] + [tuple(e.split("=")) for e in filter(None, os.environ.get("OTHER_PLUGINS", "").split(","))]
@@ -143,14 +147,14 @@ def main():
         y = bench.Yirage(lib, plugin_path)
         for path in graphs:
             name = os.path.basename(path) + (f"@{label}" if label else "")
-            out = torch.full((rows, COLS), float("nan"), device="cuda", dtype=torch.float16)
+            out = poisoned()
             cout = (C.POINTER(bench.DLTensor) * 1)(C.pointer(bench.dltensor(out, keep)))
             kernel = y.compile(path)
             candidates[name] = (lambda y=y, k=kernel, o=cout: y.check(
                 y.lib.yirage_kernel_run(k, cin, 3, o, 1, stream)))
             outputs[name] = out
     for warps in (8, 16):
-        out = torch.full((rows, COLS), float("nan"), device="cuda", dtype=torch.float16)
+        out = poisoned()
         candidates[f"triton_w{warps}"] = (lambda w=warps, o=out: ntrans_rows[(rows,)](
             *ins, o, N=COLS, num_warps=w))
         outputs[f"triton_w{warps}"] = out
@@ -168,7 +172,7 @@ def main():
         "two_passes_r2048_w16": lambda o: ntrans_two_passes[(rows,)](*ins, o, N=COLS, R=2048, num_warps=16),
     }
     for name, launch in variants.items():
-        out = torch.full((rows, COLS), float("nan"), device="cuda", dtype=torch.float16)
+        out = poisoned()
         candidates[name] = (lambda f=launch, o=out: f(o))
         outputs[name] = out
     # CUBINS (environment): "name=path.cubin:SHARED:PDL,…", yirage_cuda_kernel from each (the
@@ -182,7 +186,7 @@ def main():
         assert cuda.cuModuleLoad(C.byref(module), path.encode()) == 0, path
         assert cuda.cuModuleGetFunction(C.byref(function), module, b"yirage_cuda_kernel") == 0
         assert cuda.cuFuncSetAttribute(function, 8, int(shared)) == 0  # MAX_DYNAMIC_SHARED_SIZE_BYTES
-        out = torch.full((rows, COLS), float("nan"), device="cuda", dtype=torch.float16)
+        out = poisoned()
         pointers = [C.c_void_p(t.data_ptr()) for t in ins + [out]]
         args = (C.c_void_p * 4)(*[C.cast(C.pointer(p), C.c_void_p) for p in pointers])
         attribute = LaunchAttribute(6, b"", 1)  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
@@ -204,7 +208,7 @@ def main():
             if name.startswith("triton_") and getattr(kernel, "launchers", None):
                 launcher = kernel.launchers[0]
                 print(f"inductor: {name}, config {launcher.config}")
-                out = torch.full((rows, COLS), float("nan"), device="cuda", dtype=torch.float16)
+                out = poisoned()
                 candidates["inductor's kernel"] = (lambda k=kernel, o=out: k.run(
                     *ins, o, rows, COLS, stream=torch.cuda.current_stream().cuda_stream))
                 outputs["inductor's kernel"] = out
@@ -227,7 +231,6 @@ def main():
         candidates = {n: f for n, f in candidates.items() if any(w in n for w in wanted)}
     # Each candidate's CPU time a call, launches queued without waiting: do_bench hides it behind
     # its L2 flush (a 256 MB zero_) only while it stays under that flush's GPU time.
-    import time
     for name, fn in candidates.items():
         torch.cuda.synchronize()
         start = time.perf_counter()
@@ -240,7 +243,7 @@ def main():
     # torch.profiler (CUPTI sees the driver API's launches too): the kernel's duration on the GPU
     # and the gap from the flush's end to its start, medians in µs.
     if os.environ.get("PROFILE"):
-        flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
+        flush = bench.l2_flush_buffer()
         for name, fn in candidates.items():
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
                 for _ in range(40):
@@ -267,7 +270,7 @@ def main():
     # PAIRED (environment): each candidate's cost in a stream after the kernel before it, as
     # bench.py's second table measures it (bench.after_flush), in alternating rounds.
     if os.environ.get("PAIRED"):
-        flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
+        flush = bench.l2_flush_buffer()
         pairs = {name: [] for name in candidates}
         alone = []
         for _ in range(3):
