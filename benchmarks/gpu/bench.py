@@ -14,8 +14,12 @@ The three are timed in turn, in rounds (environment YIRAGE_BENCH_ROUNDS, default
 column is the median of its rounds' medians. One do_bench median of a 5 µs kernel moves by up
 to 0.8 µs from one call to the next (benchmarks/gpu/RESULTS.md, twenty-eighth session: the same
 kernel's round medians spread 5.2–6.4 µs); timing the columns in alternating rounds puts them
-under the same machine state and the median over rounds takes most of that spread out. The
-table's last column gives each column's lowest and highest round median.
+under the same machine state and the median over rounds takes most of that spread out. Each
+round runs all three on copies of the inputs in new buffers, and yirage into a new output
+(poisoned, then checked: the error column is the largest of the rounds'): where an output lies
+in memory alone moved the same kernel's do_bench time by 0.3–0.4 µs (RESULTS.md, twenty-ninth
+session), and no column's figure should rest on one placement. The table's last column gives
+each column's lowest and highest round median.
 
 A second table gives each column's cost in a stream, after another kernel: CUDA events around the
 same L2 flush (a 256 MB zero_) and the call together, less the flush alone, the median of
@@ -111,6 +115,15 @@ class Yirage:
         return kernel
 
 
+def yirage_call(y, kernel, inputs, out, keep):
+    """A call of yirage's kernel on PyTorch tensors `inputs` into `out`, without copies (DLTensors
+    over their memory) on PyTorch's current stream."""
+    ins = (C.POINTER(DLTensor) * len(inputs))(*[C.pointer(dltensor(t, keep)) for t in inputs])
+    outs = (C.POINTER(DLTensor) * 1)(C.pointer(dltensor(out, keep)))
+    stream = C.c_void_p(torch.cuda.current_stream().cuda_stream)
+    return lambda: y.check(y.lib.yirage_kernel_run(kernel, ins, len(inputs), outs, 1, stream))
+
+
 def dltensor(t, keep):
     shape = (C.c_int64 * t.dim())(*t.shape)
     keep.append(shape)
@@ -172,29 +185,26 @@ def main():
             continue
         inputs = [torch.empty(s, device="cuda", dtype=torch.float16).uniform_(-1, 1) for s in shapes(b)]
         expected = fn(*[t.float() for t in inputs])
-        out = torch.full(expected.shape, float("nan"), device="cuda", dtype=torch.float16)
         try:
             kernel = y.compile(path)
         except RuntimeError as e:
             print(f"| {name} | {b} | compile failed: {e} ||||||||")
             continue
-        keep = []
-        ins = (C.POINTER(DLTensor) * len(inputs))(*[C.pointer(dltensor(t, keep)) for t in inputs])
-        outs = (C.POINTER(DLTensor) * 1)(C.pointer(dltensor(out, keep)))
-        stream = C.c_void_p(torch.cuda.current_stream().cuda_stream)
-
-        def run_yirage():
-            y.check(y.lib.yirage_kernel_run(kernel, ins, len(inputs), outs, 1, stream))
-
-        run_yirage()
-        torch.cuda.synchronize()
-        error = ((out.float() - expected).norm() / expected.norm()).item()
         compiled = torch.compile(fn)
         compiled(*inputs)
-        columns = [run_yirage, lambda: fn(*inputs), lambda: compiled(*inputs)]
-        rounds = [[] for _ in columns]
-        stream_rounds = [[] for _ in columns]
+        keep = []  # every round's buffers and DLTensors: each round's lie where no earlier one's do
+        errors = []
+        rounds = [[] for _ in range(3)]
+        stream_rounds = [[] for _ in range(3)]
         for _ in range(round_count):
+            placed = [t.clone() for t in inputs]
+            out = torch.full(expected.shape, float("nan"), device="cuda", dtype=torch.float16)
+            keep += placed + [out]
+            run_yirage = yirage_call(y, kernel, placed, out, keep)
+            run_yirage()
+            torch.cuda.synchronize()
+            errors.append(((out.float() - expected).norm() / expected.norm()).item())
+            columns = [run_yirage, lambda p=placed: fn(*p), lambda p=placed: compiled(*p)]
             for column, times in zip(columns, rounds):
                 times.append(triton.testing.do_bench(column, return_mode="median") * 1e3)
             flush_alone = after_flush(flush, None)
@@ -209,7 +219,7 @@ def main():
         floor = floors[b]
         goal = max(2 * floor, floor + 5)
         print(f"| {name} | {b} | {t_yirage:.1f} | {t_eager:.1f} | {t_compile:.1f} | {floor} | {goal:.1f} | "
-              f"{t_eager / t_yirage:.2f}x | {t_compile / t_yirage:.2f}x | {error:.2e} | {spread} |")
+              f"{t_eager / t_yirage:.2f}x | {t_compile / t_yirage:.2f}x | {max(errors):.2e} | {spread} |")
         y.lib.yirage_kernel_release(kernel)
     print(f"\nIn a stream, after another kernel: the flush and the call less the flush alone, "
           f"µs (median of {STREAM_CALLS} calls a round, median of the rounds)\n")

@@ -14,6 +14,8 @@ since CUDA events resolve about 0.5 µs. Not part of the build; benchmarks/gpu/R
 usage: python3 ntrans_triton_probe.py LIB PLUGIN ROWS ROUNDS GRAPH...   (ROWS 8 for b = 1, 64 for b = 8)
 environment (each optional):
   OTHER_PLUGINS "label=path,…"           more builds of the CUDA plugin; candidates "graph@label"
+  ENV_VARIANTS "label=VAR=value,…"       each graph compiled again by the first plugin with VAR
+                                         set to value while it compiles; candidates "graph%label"
   CUBINS "name=path.cubin:SHARED:PDL,…"  yirage_cuda_kernel from each cubin (e.g. the plugin's
                                          cache), launched with cuLaunchKernelEx from ctypes
   PROFILE 1 or a folder                  CUPTI durations and start after the flush (and traces)
@@ -22,8 +24,13 @@ environment (each optional):
   AGAIN 1                                yirage's candidates timed again at the end of each round
   PAD elements                           H, X and α as slices of one buffer, PAD apart
   PTX_DIR folder                         the Triton variants' PTX
+  SAMPLES file                           every candidate's do_bench samples, round by round (JSON)
+  CROSS 1                                also each yirage kernel writing the next one's output
+                                         ("A+out(B)"): whether a copy's speed follows its module
+                                         or its output buffer
 """
 import ctypes as C
+import json
 import os
 import statistics
 import sys
@@ -140,19 +147,36 @@ def main():
     plugins = [("", plugin)] + [tuple(e.split("=")) for e in filter(None, os.environ.get("OTHER_PLUGINS", "").split(","))]
     keep = []
     stream = C.c_void_p(torch.cuda.current_stream().cuda_stream)
-    cin = (C.POINTER(bench.DLTensor) * 3)(*[C.pointer(bench.dltensor(t, keep)) for t in ins])
     candidates = {}
     outputs = {}
+
+    compiled_yirage = []  # (name, y, kernel, cout) of each yirage candidate, for CROSS
+
+    def add_yirage(name, y, path):  # the graph at path compiled by y, run through the C ABI
+        out = poisoned()
+        kernel = y.compile(path)
+        candidates[name] = bench.yirage_call(y, kernel, ins, out, keep)
+        outputs[name] = out
+        compiled_yirage.append((name, y, kernel, out))
+        print(f"{name}: output at {hex(out.data_ptr())}")
     for label, plugin_path in plugins:
         y = bench.Yirage(lib, plugin_path)
         for path in graphs:
-            name = os.path.basename(path) + (f"@{label}" if label else "")
-            out = poisoned()
-            cout = (C.POINTER(bench.DLTensor) * 1)(C.pointer(bench.dltensor(out, keep)))
-            kernel = y.compile(path)
-            candidates[name] = (lambda y=y, k=kernel, o=cout: y.check(
-                y.lib.yirage_kernel_run(k, cin, 3, o, 1, stream)))
-            outputs[name] = out
+            add_yirage(os.path.basename(path) + (f"@{label}" if label else ""), y, path)
+        if label:
+            continue
+        # ENV_VARIANTS (environment): "label=VAR=value,…", each graph compiled again by the first
+        # plugin with VAR=value in the environment while it compiles (a plugin's own settings).
+        for entry in filter(None, os.environ.get("ENV_VARIANTS", "").split(",")):
+            variant, variable, value = entry.split("=")
+            os.environ[variable] = value
+            for path in graphs:
+                add_yirage(f"{os.path.basename(path)}%{variant}", y, path)
+            del os.environ[variable]
+    # CROSS (environment): each yirage kernel also writes the next yirage candidate's output.
+    if os.environ.get("CROSS"):
+        for (name, y, kernel, _), (other, _, _, out) in zip(compiled_yirage, compiled_yirage[1:] + compiled_yirage[:1]):
+            candidates[f"{name}+out({other})"] = bench.yirage_call(y, kernel, ins, out, keep)
     for warps in (8, 16):
         out = poisoned()
         candidates[f"triton_w{warps}"] = (lambda w=warps, o=out: ntrans_rows[(rows,)](
@@ -289,11 +313,16 @@ def main():
             candidates[name + " (again)"] = candidates[name]
     medians = {name: [] for name in candidates}
     samples = {name: [] for name in candidates}
+    by_round = {name: [] for name in candidates}
     for _ in range(rounds):
         for name, fn in candidates.items():
             times = [t * 1e3 for t in triton.testing.do_bench(fn, return_mode="all")]
             medians[name].append(statistics.median(times))
             samples[name] += times
+            by_round[name].append(times)
+    if os.environ.get("SAMPLES"):
+        with open(os.environ["SAMPLES"], "w") as f:
+            json.dump(by_round, f)
     print(f"\nntrans, {rows} rows, {rounds} rounds, µs (torch {torch.__version__}, triton {triton.__version__})\n")
     print("| kernel | median of round medians | round medians | p10 / p50 / p90 of all samples | mean |")
     print("|---|---|---|---|---|")
