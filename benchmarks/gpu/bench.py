@@ -17,7 +17,7 @@ kernel's round medians spread 5.2–6.4 µs); timing the columns in alternating 
 under the same machine state and the median over rounds takes most of that spread out. Each
 round runs all three on copies of the inputs in new buffers, and yirage into a new output
 (poisoned, then checked: the error column is the largest of the rounds'): where an output lies
-in memory alone moved the same kernel's do_bench time by 0.3–0.4 µs (RESULTS.md, twenty-ninth
+in memory alone moved the same kernel's do_bench time by up to 0.5 µs (RESULTS.md, twenty-ninth
 session), and no column's figure should rest on one placement. The table's last column gives
 each column's lowest and highest round median.
 

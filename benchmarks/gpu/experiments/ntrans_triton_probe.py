@@ -149,8 +149,7 @@ def main():
     stream = C.c_void_p(torch.cuda.current_stream().cuda_stream)
     candidates = {}
     outputs = {}
-
-    compiled_yirage = []  # (name, y, kernel, cout) of each yirage candidate, for CROSS
+    compiled_yirage = []  # (name, y, kernel, output) of each yirage candidate, for CROSS
 
     def add_yirage(name, y, path):  # the graph at path compiled by y, run through the C ABI
         out = poisoned()
@@ -311,15 +310,10 @@ def main():
     if os.environ.get("AGAIN"):
         for name in [n for n in candidates if ".yrg" in n]:
             candidates[name + " (again)"] = candidates[name]
-    medians = {name: [] for name in candidates}
-    samples = {name: [] for name in candidates}
-    by_round = {name: [] for name in candidates}
+    by_round = {name: [] for name in candidates}  # each round's do_bench samples
     for _ in range(rounds):
         for name, fn in candidates.items():
-            times = [t * 1e3 for t in triton.testing.do_bench(fn, return_mode="all")]
-            medians[name].append(statistics.median(times))
-            samples[name] += times
-            by_round[name].append(times)
+            by_round[name].append([t * 1e3 for t in triton.testing.do_bench(fn, return_mode="all")])
     if os.environ.get("SAMPLES"):
         with open(os.environ["SAMPLES"], "w") as f:
             json.dump(by_round, f)
@@ -327,7 +321,8 @@ def main():
     print("| kernel | median of round medians | round medians | p10 / p50 / p90 of all samples | mean |")
     print("|---|---|---|---|---|")
     for name in candidates:
-        m, s = medians[name], sorted(samples[name])
+        m = [statistics.median(times) for times in by_round[name]]
+        s = sorted(t for times in by_round[name] for t in times)
         q = lambda f: s[int(f * (len(s) - 1))]  # noqa: E731
         print(f"| {name} | {statistics.median(m):.2f} | {min(m):.2f}–{max(m):.2f} | "
               f"{q(0.1):.2f} / {q(0.5):.2f} / {q(0.9):.2f} | {statistics.mean(s):.2f} |")
