@@ -17,8 +17,10 @@ environment (each optional):
   ENV_VARIANTS "label=VAR=value,…"       each graph compiled again by the first plugin with VAR
                                          set to value while it compiles; candidates "graph%label"
   CUBINS "name=path.cubin:SHARED:PDL,…"  yirage_cuda_kernel from each cubin (e.g. the plugin's
-                                         cache), launched with cuLaunchKernelEx from ctypes
+                                         cache), launched with cuLaunchKernelEx from ctypes;
+                                         ":OTHER" after PDL: into candidate OTHER's output
   PROFILE 1 or a folder                  CUPTI durations and start after the flush (and traces)
+  PROFILE_EVENTS 1                       PROFILE's calls between CUDA events, as do_bench's are
   PAIRED 1                               each one's cost in a stream, as bench.py's second table
   ONLY "a,b,…"                           time only candidates whose names hold one of these
   AGAIN 1                                yirage's candidates timed again at the end of each round
@@ -200,16 +202,17 @@ def main():
         outputs[name] = out
     # CUBINS (environment): "name=path.cubin:SHARED:PDL,…", yirage_cuda_kernel from each (the
     # generated source or hand-edited variants of it, 256 threads), launched on PyTorch's stream
-    # with SHARED bytes of dynamic shared memory, as a programmatic dependent where PDL is 1.
+    # with SHARED bytes of dynamic shared memory, as a programmatic dependent where PDL is 1, into
+    # an output of its own or, given a fourth field, into that candidate's output.
     cuda = C.CDLL("libcuda.so.1")
     for entry in filter(None, os.environ.get("CUBINS", "").split(",")):
         name, spec = entry.split("=")
-        path, shared, pdl = spec.split(":")
+        path, shared, pdl, *other = spec.split(":")
         module, function = C.c_void_p(), C.c_void_p()
         assert cuda.cuModuleLoad(C.byref(module), path.encode()) == 0, path
         assert cuda.cuModuleGetFunction(C.byref(function), module, b"yirage_cuda_kernel") == 0
         assert cuda.cuFuncSetAttribute(function, 8, int(shared)) == 0  # MAX_DYNAMIC_SHARED_SIZE_BYTES
-        out = poisoned()
+        out = outputs[other[0]] if other else poisoned()
         pointers = [C.c_void_p(t.data_ptr()) for t in ins + [out]]
         args = (C.c_void_p * 4)(*[C.cast(C.pointer(p), C.c_void_p) for p in pointers])
         attribute = LaunchAttribute(6, b"", 1)  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
@@ -217,7 +220,8 @@ def main():
                               C.pointer(attribute) if pdl == "1" else None, 1 if pdl == "1" else 0)
         keep += [pointers, args, attribute, config]
         candidates[name] = (lambda f=function, a=args, c=config: cuda.cuLaunchKernelEx(C.byref(c), f, a, None))
-        outputs[name] = out
+        if not other:
+            outputs[name] = out
     compiled = torch.compile(bench.BENCHMARKS["ntrans"][1])
     compiled(*ins)
     candidates["torch.compile"] = lambda: compiled(*ins)
@@ -269,10 +273,18 @@ def main():
         flush = bench.l2_flush_buffer()
         for name, fn in candidates.items():
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                events = []  # PROFILE_EVENTS: CUDA events around each call, as do_bench records them
                 for _ in range(40):
                     flush.zero_()
+                    if os.environ.get("PROFILE_EVENTS"):
+                        events.append((torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)))
+                        events[-1][0].record()
                     fn()
+                    if events:
+                        events[-1][1].record()
                 torch.cuda.synchronize()
+                if events:
+                    print(f"profile {name}: events {statistics.median(b.elapsed_time(e) * 1e3 for b, e in events):.2f} µs")
             if os.path.isdir(os.environ["PROFILE"]):  # a folder: each candidate's trace there too
                 prof.export_chrome_trace(os.path.join(os.environ["PROFILE"], name.replace(" ", "_") + ".json"))
             kernels = sorted((e for e in prof.profiler.kineto_results.events()
