@@ -194,7 +194,10 @@ class RowsEmitter {
 
   // On sm_90 the TMA unit copies the input tiles' rows into shared memory (one bulk copy per row,
   // counted on one mbarrier) where the rows are few and the tiles fit: on ntrans it took 5.1 →
-  // 4.5 µs against a thread's 16-byte loads (benchmarks/gpu/experiments/ntrans_one_kernel.cu).
+  // 4.5 µs against a thread's 16-byte loads (benchmarks/gpu/experiments/ntrans_one_kernel.cu,
+  // flushing L2 with cudaMemset). After do_bench's flush, which leaves L2 full of dirty lines,
+  // CUPTI measured the kernel 0.2 µs longer with the copies than with the loads
+  // (benchmarks/gpu/RESULTS.md, twenty-ninth session): a candidate for the loads.
   // Shared memory: the reductions' slots, the tiles (16-byte aligned), the mbarrier.
   void plan_bulk_copies() {
     if (target_.compute_capability < 90 || num_elements(stat_) > kMaxBulkRows) return;
