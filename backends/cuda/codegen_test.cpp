@@ -829,11 +829,12 @@ TEST(CudaCodegenBlocks, ElementwiseChainsAreNotStored) {
 
 // Tiles read once are all loaded into registers before the first is converted: ntrans's three
 // input tiles' loads are in flight together, in the shared-memory code and in the row chain's
-// (before sm_90; on sm_90 the TMA unit copies them); so are lora's where its loop runs once.
+// (on sm_80 and sm_90 alike); so are lora's where its loop runs once.
 TEST(CudaCodegenBlocks, InvariantTilesAreLoadedTogether) {
   const KernelGraph fused = bench::build_fused("ntrans", 1, DType::kFloat16, 1);
   for (const codegen::CudaKernel &kernel :
-       {customized_source(fused, kH100SharedBytes, false), customized_source(fused, kH100SharedBytes, true, 80)}) {
+       {customized_source(fused, kH100SharedBytes, false), customized_source(fused, kH100SharedBytes, true, 80),
+        customized_source(fused, kH100SharedBytes, true, 90)}) {
     const std::string &source = kernel.source;
     const size_t last_load = source.rfind("] = yr_stream16(src");
     const size_t first_conversion = source.find("yr_cvt16(", source.find("Kernel program"));
@@ -870,37 +871,28 @@ size_t count(const std::string &source, const std::string &what) {
 
 // Row chains without a for-loop are kept in registers: ntrans's tiles and the row-chain graph's
 // (row sums, maxima and broadcasts, some warps without a chunk) take only the warps' partial sums
-// in shared memory, two arrays of one float per warp chunk of 256 elements, and on sm_90 copies of
-// the input tiles that the TMA unit fills (one bulk copy per row, one barrier to set up its
-// mbarrier). A thread's chunks of one row are added up before the shuffles (ntrans: 2 chunks, one
-// slot per warp and row). Tiles whose rows are not whole warp chunks (the block reductions' 37)
-// and µGraphs with a for-loop or a matmul get the shared-memory code.
+// in shared memory, two arrays of one float per warp chunk of 256 elements, on every target and
+// whatever the shared-memory limit (the inputs come by 16-byte loads into registers, never
+// through shared memory). A thread's chunks of one row are added up before the shuffles (ntrans:
+// 2 chunks, one slot per warp and row). Tiles whose rows are not whole warp chunks (the block
+// reductions' 37) and µGraphs with a for-loop or a matmul get the shared-memory code.
 TEST(CudaCodegenBlocks, RowChainsStayInRegisters) {
   const std::string marker = "Rows in registers";
   for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
-    const int64_t size = static_cast<int64_t>(dtype_size(dt)), slots = 2 * (4096 / 256) * 4;
+    const int64_t slots = 2 * (4096 / 256) * 4;
     const KernelGraph fused = bench::build_fused("ntrans", 1, dt, 1);
-    const codegen::CudaKernel ntrans = customized_source(fused, kH100SharedBytes);
-    EXPECT_NE(ntrans.source.find(marker), std::string::npos) << ntrans.source;
-    EXPECT_EQ(ntrans.shared_bytes, slots + 3 * 4096 * size + 8);
-    EXPECT_EQ(count(ntrans.source, "yr_bulk_copy(stage"), 3u) << ntrans.source;
-    EXPECT_EQ(count(ntrans.source, "__syncthreads();"), 3u) << "the mbarrier's set-up and one per rms_norm";
-    EXPECT_EQ(count(ntrans.source, "for (int k = 0; k < 8; ++k)"), 2u) << "8 warps' slots per row";
-    // Before sm_90, or where the tiles do not fit (the limit, or 48 KiB where it is unknown):
-    // 16-byte loads into registers.
-    std::vector<codegen::CudaKernel> register_loads = {customized_source(fused, kH100SharedBytes, true, 80),
-                                                       customized_source(fused, 3 * 4096 * size, true, 90)};
-    if (dt == DType::kFloat32) register_loads.push_back(customized_source(fused, 0, true, 90));
-    for (const codegen::CudaKernel &loads : register_loads) {
-      EXPECT_NE(loads.source.find(marker), std::string::npos);
-      EXPECT_EQ(loads.shared_bytes, slots);
-      EXPECT_EQ(count(loads.source, "yr_bulk_copy(stage"), 0u) << loads.source;
-      EXPECT_EQ(count(loads.source, "__syncthreads();"), 2u);
+    for (const codegen::CudaKernel &ntrans :
+         {customized_source(fused, kH100SharedBytes), customized_source(fused, kH100SharedBytes, true, 80),
+          customized_source(fused, 0, true, 90)}) {
+      EXPECT_NE(ntrans.source.find(marker), std::string::npos) << ntrans.source;
+      EXPECT_EQ(ntrans.shared_bytes, slots);
+      EXPECT_EQ(count(ntrans.source, "] = yr_stream16(src"), 3 * dtype_size(dt) / 2) << "one 16-byte load per chunk of 16-bit elements, two of float32";
+      EXPECT_EQ(count(ntrans.source, "__syncthreads();"), 2u) << "one per rms_norm";
+      EXPECT_EQ(count(ntrans.source, "for (int k = 0; k < 8; ++k)"), 2u) << "8 warps' slots per row";
     }
     const codegen::CudaKernel chain = customized_source(bench::build_row_chain(true, dt), kH100SharedBytes);
     EXPECT_NE(chain.source.find(marker), std::string::npos) << chain.source;
-    EXPECT_EQ(chain.shared_bytes, 2 * (2 * 3 * 256 / 256) * 4 + 2 * 2 * 3 * 256 * size + 8);
-    EXPECT_EQ(count(chain.source, "yr_bulk_copy(stage"), 2u) << "2 inputs, a lane per row";
+    EXPECT_EQ(chain.shared_bytes, 2 * (2 * 3 * 256 / 256) * 4);
     EXPECT_NE(chain.source.find(">= 192) continue;"), std::string::npos) << "warps 6 and 7 have no chunk";
     EXPECT_EQ(customized_source(bench::build_row_chain(true, dt), kH100SharedBytes, false).source.find(marker),
               std::string::npos);

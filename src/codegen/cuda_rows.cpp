@@ -20,19 +20,13 @@ constexpr int64_t kMaxChunksPerThread = 8;
 constexpr int64_t kMaxLoadedFloats = 144;
 // A warp's 32 chunks, 256 elements, must lie in one row for its partial sum to be that row's.
 constexpr int64_t kWarpElements = 32 * kChunk;
-// Input rows the TMA unit copies per tile (one bulk copy each, issued by the lanes of warp 0):
-// bulk copies of many short rows measured slower than 16-byte loads (lora's weight tile, 256
-// rows of 64 bytes: 7.9 → 13.3 µs, benchmarks/gpu/experiments/lora_one_kernel.cu); rows here are
-// at least 512 bytes.
-constexpr int64_t kMaxBulkRows = 32;
 
 enum class Kind { kFull, kRowStat };
 
 class RowsEmitter {
  public:
-  RowsEmitter(Printer &p, const BlockGraph &bg, int64_t threads, const std::vector<DType> &output_dtypes,
-              const CudaTarget &target)
-      : p_(p), bg_(bg), threads_(threads), output_dtypes_(output_dtypes), target_(target) {}
+  RowsEmitter(Printer &p, const BlockGraph &bg, int64_t threads, const std::vector<DType> &output_dtypes)
+      : p_(p), bg_(bg), threads_(threads), output_dtypes_(output_dtypes) {}
 
   bool plan() {
     const auto &ops = bg_.operators();
@@ -63,7 +57,6 @@ class RowsEmitter {
       for (const Operator *in : inputs_) {
         if (kind(in->outputs[0]) != Kind::kFull) return false;
       }
-      plan_bulk_copies();
     } else if (!bg_.loop_only_sums_inputs()) {
       return false;
     }
@@ -100,7 +93,7 @@ class RowsEmitter {
         elementwise(op);
       }
     }
-    return bulk_ ? bar_offset_ + 8 : slot_bytes();
+    return slot_bytes();
   }
 
  private:
@@ -188,38 +181,13 @@ class RowsEmitter {
   int64_t slot_bytes() const { return reductions_ > 0 ? 2 * warp_chunks() * 4 : 0; }
   std::string input_name(size_t i) const { return "in" + std::to_string(i); }
   int64_t input_group(size_t i) const { return group_elements(inputs_[i]->attributes.dtype); }
-  int64_t tile_bytes(size_t i) const {
-    return num_elements(full_) * static_cast<int64_t>(dtype_size(inputs_[i]->attributes.dtype));
-  }
-
-  // On sm_90 the TMA unit copies the input tiles' rows into shared memory (one bulk copy per row,
-  // counted on one mbarrier) where the rows are few and the tiles fit: on ntrans it took 5.1 →
-  // 4.5 µs against a thread's 16-byte loads (benchmarks/gpu/experiments/ntrans_one_kernel.cu,
-  // flushing L2 with cudaMemset). After do_bench's flush, which leaves L2 full of dirty lines,
-  // CUPTI measured the kernel 0.2 µs longer with the copies than with the loads
-  // (benchmarks/gpu/RESULTS.md, twenty-ninth session): a candidate for the loads.
-  // Shared memory: the reductions' slots, the tiles (16-byte aligned), the mbarrier.
-  void plan_bulk_copies() {
-    if (target_.compute_capability < 90 || num_elements(stat_) > kMaxBulkRows) return;
-    int64_t at = (slot_bytes() + 15) / 16 * 16;
-    for (size_t i = 0; i < inputs_.size(); ++i) {
-      stage_offsets_.push_back(at);
-      at += tile_bytes(i);
-    }
-    // Where the device's limit is unknown, what every device gives a block without opting in.
-    const int64_t limit = target_.max_shared_bytes > 0 ? target_.max_shared_bytes : kCudaDefaultSharedBytes;
-    if (at + 8 > limit) {
-      stage_offsets_.clear();
-      return;
-    }
-    bar_offset_ = at;
-    bulk_ = true;
-  }
 
   // Every input's chunks, all loads issued before any value is converted so that their latencies
-  // overlap: by bulk copies (sm_90), else by 16-byte loads into registers, where every input is
-  // 16-byte aligned (checked at run time: a caller's tensor may start anywhere), else element by
-  // element.
+  // overlap: by 16-byte loads into registers where every input is 16-byte aligned (checked at run
+  // time: a caller's tensor may start anywhere), else element by element. Not by the TMA unit
+  // into shared memory: on sm_90 its bulk copies made ntrans's kernel 0.2 µs longer after an L2
+  // flush that left dirty lines (benchmarks/gpu/RESULTS.md, twenty-ninth session), though they
+  // had measured faster after a cudaMemset flush (eleventh session).
   void load_inputs() {
     p_.line("const bool inputs_16 = " + vector_inputs_aligned() + ";");
     for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -227,13 +195,7 @@ class RowsEmitter {
               tile_base(bg_, *inputs_[i], full_, "0") + ";");
     }
     p_.open("if (inputs_16)");
-    if (bulk_) {
-      p_.line("#if __CUDA_ARCH__ >= 900");
-      bulk_loads();
-      p_.line("#else");
-    }
     vector_loads();
-    if (bulk_) p_.line("#endif");
     p_.close();
     p_.open("else");
     for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -367,38 +329,6 @@ class RowsEmitter {
     });
   }
 
-  // The lanes of warp 0 copy the tiles' rows (each row's elements are consecutive in the tensor
-  // and in the tile); every thread then reads its chunks from the copies.
-  void bulk_loads() {
-    int64_t bytes = 0;
-    for (size_t i = 0; i < inputs_.size(); ++i) {
-      const std::string type = element_type(inputs_[i]->attributes.dtype);
-      p_.line(type + " *stage" + std::to_string(i) + " = reinterpret_cast<" + type +
-              " *>(reinterpret_cast<char *>(smem) + " + std::to_string(stage_offsets_[i]) + ");");
-      bytes += tile_bytes(i);
-    }
-    p_.line("unsigned long long *bar = reinterpret_cast<unsigned long long *>(reinterpret_cast<char *>(smem) + " +
-            std::to_string(bar_offset_) + ");");
-    p_.line("if (threadIdx.x == 0) yr_bar_init(bar, " + std::to_string(bytes) + "u);");
-    p_.line("__syncthreads();  // the mbarrier set up before anyone waits on it");
-    p_.open("if (warp == 0)");
-    const int64_t row = full_.back();
-    for (size_t i = 0; i < inputs_.size(); ++i) {
-      const Dims strides = row_major_strides(inputs_[i]->attributes.sizes);
-      const std::string row_bytes = std::to_string(row * static_cast<int64_t>(dtype_size(inputs_[i]->attributes.dtype)));
-      shared_loop(p_, Sharing{"lane", "32", 32}, stat_, "r", [&](const std::vector<std::string> &v) {
-        p_.line("yr_bulk_copy(stage" + std::to_string(i) + " + r_e * " + std::to_string(row) + ", src" +
-                std::to_string(i) + " + " + index_expr(v, strides) + ", " + row_bytes + "u, bar);");
-      });
-    }
-    p_.close();
-    p_.line("yr_bar_wait(bar);");
-    convert_chunks([&](size_t i, int64_t k) {
-      return "*reinterpret_cast<const uint4 *>(stage" + std::to_string(i) + " + " + chunk("u") + " * " +
-             std::to_string(kChunk) + " + " + std::to_string(k) + ")";
-    });
-  }
-
   // Each chunk's 16-byte groups (group(input, first element k)) converted to the input's floats.
   void convert_chunks(const std::function<std::string(size_t, int64_t)> &group) {
     for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -517,22 +447,18 @@ class RowsEmitter {
   const BlockGraph &bg_;
   const int64_t threads_;
   const std::vector<DType> &output_dtypes_;
-  const CudaTarget &target_;
   Dims full_, stat_;
   int64_t chunks_ = 0, per_thread_ = 0, reductions_ = 0, range_ = 1;
   bool summing_ = false;  // accumulators over the loop: inputs_only_summed, sum_inputs
   int next_slots_ = 0;
   std::vector<const Operator *> inputs_;  // the input iterators, in order (in0, in1, …)
-  bool bulk_ = false;                     // inputs by bulk copies on sm_90 (plan_bulk_copies)
-  std::vector<int64_t> stage_offsets_;    // bytes into shared memory: each input's tile
-  int64_t bar_offset_ = 0;                // and the mbarrier counting them
 };
 
 }  // namespace
 
 std::optional<int64_t> emit_rows_in_registers(Printer &p, const BlockGraph &bg, int64_t threads,
-                                              const std::vector<DType> &output_dtypes, const CudaTarget &target) {
-  RowsEmitter emitter(p, bg, threads, output_dtypes, target);
+                                              const std::vector<DType> &output_dtypes) {
+  RowsEmitter emitter(p, bg, threads, output_dtypes);
   if (!emitter.plan()) return std::nullopt;
   return emitter.emit();
 }

@@ -11,7 +11,6 @@
 #include <optional>
 #include <vector>
 
-#include "codegen/cuda_source.hpp"
 #include "codegen/source_common.hpp"
 #include "ir/block_graph.hpp"
 
@@ -25,10 +24,9 @@ namespace yirage::codegen::cuda {
 // another dim, tiles of other shapes than the first output's [..., C] and its row statistics
 // [..., 1], C not a multiple of 8 (of 256 with a row reduction: each warp's 32 chunks must lie in
 // one row), a tile base not a multiple of 8 elements, more than 8 chunks per thread of one tile,
-// or more than 144 input values per thread (all iterations').
-// `target` decides whether the TMA unit copies the inputs (sm_90, few rows, the tiles within its
-// shared memory).
+// or more than 144 input values per thread (all iterations'). The code is the same for every
+// target.
 std::optional<int64_t> emit_rows_in_registers(Printer &p, const BlockGraph &bg, int64_t threads,
-                                              const std::vector<DType> &output_dtypes, const CudaTarget &target);
+                                              const std::vector<DType> &output_dtypes);
 
 }  // namespace yirage::codegen::cuda

@@ -191,23 +191,6 @@ static __device__ __forceinline__ void yr_mbar_wait(unsigned long long *bar, uns
   asm volatile("{ .reg .pred done; WAIT: mbarrier.try_wait.parity.shared.b64 done, [%0], %1; @!done bra WAIT; }"
                :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))), "r"(parity) : "memory");
 }
-// Bulk copies by the TMA unit, counted on an mbarrier: yr_bar_init sets one up for one phase
-// that ends when `bytes` have arrived; yr_bulk_copy moves `bytes` (a multiple of 16, both
-// addresses 16-byte aligned) from global to shared memory; yr_bar_wait returns once the phase
-// ended (a barrier used once).
-static __device__ __forceinline__ void yr_bar_init(unsigned long long *bar, unsigned bytes) {
-  yr_mbar_init(bar, 1);
-  asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;"
-               :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))), "r"(bytes) : "memory");
-}
-static __device__ __forceinline__ void yr_bulk_copy(void *dst, const void *src, unsigned bytes,
-                                                    unsigned long long *bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-               :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(dst))), "l"(src), "r"(bytes),
-                  "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar)))
-               : "memory");
-}
-static __device__ __forceinline__ void yr_bar_wait(unsigned long long *bar) { yr_mbar_wait(bar, 0); }
 #endif
 template <typename T>  // yr_f16, yr_bf16: two consecutive elements as one 32-bit word
 static __device__ __forceinline__ unsigned yr_pair16(const T *p) {

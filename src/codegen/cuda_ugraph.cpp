@@ -1403,7 +1403,7 @@ class CustomizedEmitter {
 CustomizedBody emit_customized_body(Printer &p, const BlockGraph &bg, int64_t threads, std::vector<DType> output_dtypes,
                                     bool tensor_cores, const CudaTarget &target) {
   if (target.rows_in_registers) {
-    if (const std::optional<int64_t> bytes = emit_rows_in_registers(p, bg, threads, output_dtypes, target)) {
+    if (const std::optional<int64_t> bytes = emit_rows_in_registers(p, bg, threads, output_dtypes)) {
       return {*bytes, threads};
     }
   }
