@@ -11,10 +11,13 @@ first, checks its output against PyTorch in float32, and times all three with
 triton.testing.do_bench (median, L2 flushed between calls). Prints one Markdown table.
 
 The three are timed in turn, in rounds (environment YIRAGE_BENCH_ROUNDS, default 5), and each
-column is the median of its rounds' medians. One do_bench median of a 5 µs kernel moves by up
-to 0.8 µs from one call to the next (benchmarks/gpu/RESULTS.md, twenty-eighth session: the same
-kernel's round medians spread 5.2–6.4 µs); timing the columns in alternating rounds puts them
-under the same machine state and the median over rounds takes most of that spread out. Each
+column is the median of all its rounds' do_bench samples together. One do_bench median of a 5
+µs kernel moves by up to 0.8 µs from one call to the next (benchmarks/gpu/RESULTS.md,
+twenty-eighth session: the same kernel's round medians spread 5.2–6.4 µs): a call's samples sit
+mostly at one of two levels about 0.5 µs apart, so that a median of round medians jumps by that
+step where the median of all samples moves less (twenty-ninth session: two copies of one kernel
+in one process measured 5.89 and 6.53 µs by the first, 5.98 and 6.21 by the second). Timing the
+columns in alternating rounds puts them under the same machine state. Each
 round runs all three on copies of the inputs in new buffers, and yirage into a new output
 (poisoned, then checked: the error column is the largest of the rounds'): where an output lies
 in memory alone moved the same kernel's do_bench time by up to 0.5 µs (RESULTS.md, twenty-ninth
@@ -169,7 +172,7 @@ def main():
     torch.manual_seed(0)
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"triton {triton.__version__}\n")
-    print(f"{round_count} rounds; each time is the median of the rounds' do_bench medians\n")
+    print(f"{round_count} rounds; each time is the median of all the rounds' do_bench samples\n")
     print("| bench | b | yirage (µs) | PyTorch eager (µs) | torch.compile (µs) | floor (µs) | "
           "goal (µs) | vs eager | vs compile | rel. error vs fp32 | rounds' range: yirage / eager / compile |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -206,16 +209,17 @@ def main():
             errors.append(((out.float() - expected).norm() / expected.norm()).item())
             columns = [run_yirage, lambda p=placed: fn(*p), lambda p=placed: compiled(*p)]
             for column, times in zip(columns, rounds):
-                times.append(triton.testing.do_bench(column, return_mode="median") * 1e3)
+                times.append([t * 1e3 for t in triton.testing.do_bench(column, return_mode="all")])
             flush_alone = after_flush(flush, None)
             for column, costs in zip(columns, stream_rounds):
                 costs.append(after_flush(flush, column) - flush_alone)
-        t_yirage, t_eager, t_compile = (statistics.median(times) for times in rounds)
+        t_yirage, t_eager, t_compile = (statistics.median(t for samples in times for t in samples) for times in rounds)
         s_yirage, s_eager, s_compile = (statistics.median(costs) for costs in stream_rounds)
         in_stream.append(f"| {name} | {b} | {s_yirage:.1f} | {s_eager:.1f} | {s_compile:.1f} | "
                          f"{ratio(s_eager, s_yirage)} | {ratio(s_compile, s_yirage)} | " +
                          " / ".join(f"{min(c):.1f}–{max(c):.1f}" for c in stream_rounds) + " |")
-        spread = " / ".join(f"{min(times):.1f}–{max(times):.1f}" for times in rounds)
+        round_medians = [[statistics.median(samples) for samples in times] for times in rounds]
+        spread = " / ".join(f"{min(m):.1f}–{max(m):.1f}" for m in round_medians)
         floor = floors[b]
         goal = max(2 * floor, floor + 5)
         print(f"| {name} | {b} | {t_yirage:.1f} | {t_eager:.1f} | {t_compile:.1f} | {floor} | {goal:.1f} | "
