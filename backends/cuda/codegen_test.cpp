@@ -886,7 +886,8 @@ TEST(CudaCodegenBlocks, RowChainsStayInRegisters) {
           customized_source(fused, 0, true, 90)}) {
       EXPECT_NE(ntrans.source.find(marker), std::string::npos) << ntrans.source;
       EXPECT_EQ(ntrans.shared_bytes, slots);
-      EXPECT_EQ(count(ntrans.source, "] = yr_stream16(src"), 3 * dtype_size(dt) / 2) << "one 16-byte load per chunk of 16-bit elements, two of float32";
+      EXPECT_EQ(count(ntrans.source, "] = yr_stream16(src"), 3 * dtype_size(dt) / 2)
+          << "one 16-byte load per chunk of 16-bit elements, two of float32";
       EXPECT_EQ(count(ntrans.source, "__syncthreads();"), 2u) << "one per rms_norm";
       EXPECT_EQ(count(ntrans.source, "for (int k = 0; k < 8; ++k)"), 2u) << "8 warps' slots per row";
     }
