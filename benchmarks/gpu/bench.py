@@ -30,7 +30,8 @@ STREAM_CALLS calls, in the same alternating rounds. do_bench's span starts after
 leaves out most of what a kernel launched as a programmatic dependent (yirage's on sm_90) gains by
 having its blocks resident while the kernel before it ends: on ntrans, CUPTI saw the dependent
 launch finish 1.75 µs earlier than a plain one, do_bench 0.2 µs (RESULTS.md, twenty-eighth
-session). This measure counts what a stream of kernels sees. A call whose CPU time exceeds the flush's GPU time (about 85 µs on an H100) shows it here.
+session). This measure counts what a stream of kernels sees. A call whose CPU time exceeds the
+flush's GPU time (about 85 µs on an H100) shows it here.
 """
 
 import ctypes as C
@@ -213,7 +214,9 @@ def main():
             flush_alone = after_flush(flush, None)
             for column, costs in zip(columns, stream_rounds):
                 costs.append(after_flush(flush, column) - flush_alone)
-        t_yirage, t_eager, t_compile = (statistics.median(t for samples in times for t in samples) for times in rounds)
+        # Each column: the median of all its rounds' samples; its rounds' medians give the range.
+        t_yirage, t_eager, t_compile = (statistics.median(t for samples in times for t in samples)
+                                        for times in rounds)
         s_yirage, s_eager, s_compile = (statistics.median(costs) for costs in stream_rounds)
         in_stream.append(f"| {name} | {b} | {s_yirage:.1f} | {s_eager:.1f} | {s_compile:.1f} | "
                          f"{ratio(s_eager, s_yirage)} | {ratio(s_compile, s_yirage)} | " +

@@ -1,6 +1,5 @@
 #include "codegen/cuda_rows.hpp"
 
-#include <algorithm>
 #include <functional>
 #include <string>
 

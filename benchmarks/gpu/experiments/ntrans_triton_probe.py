@@ -271,20 +271,22 @@ def main():
     # and the gap from the flush's end to its start, medians in µs.
     if os.environ.get("PROFILE"):
         flush = bench.l2_flush_buffer()
+        with_events = bool(os.environ.get("PROFILE_EVENTS"))  # CUDA events around each call, as do_bench's
         for name, fn in candidates.items():
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-                events = []  # PROFILE_EVENTS: CUDA events around each call, as do_bench records them
+                events = []
                 for _ in range(40):
                     flush.zero_()
-                    if os.environ.get("PROFILE_EVENTS"):
+                    if with_events:
                         events.append((torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)))
                         events[-1][0].record()
                     fn()
-                    if events:
+                    if with_events:
                         events[-1][1].record()
                 torch.cuda.synchronize()
-                if events:
-                    print(f"profile {name}: events {statistics.median(b.elapsed_time(e) * 1e3 for b, e in events):.2f} µs")
+                if with_events:
+                    span = statistics.median(b.elapsed_time(e) * 1e3 for b, e in events)
+                    print(f"profile {name}: events {span:.2f} µs")
             if os.path.isdir(os.environ["PROFILE"]):  # a folder: each candidate's trace there too
                 prof.export_chrome_trace(os.path.join(os.environ["PROFILE"], name.replace(" ", "_") + ".json"))
             kernels = sorted((e for e in prof.profiler.kineto_results.events()
