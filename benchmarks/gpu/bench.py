@@ -1,6 +1,7 @@
 """Times yirage's kernels against PyTorch eager and torch.compile on the same CUDA tensors.
 
 usage: bench.py LIBYIRAGE CUDA_PLUGIN BEST_GRAPH_DIR [ROW...]
+       bench.py --report SAMPLES.json...
 
 For each benchmark row (../shared/benchmarks/README.md: the six graphs at b = 1, and gqa, qknorm,
 rmsnorm_linear and ntrans at b = 8 too; ROW names one, "gqa" or "gqa_b8", default all) it loads
@@ -13,16 +14,25 @@ triton.testing.do_bench (median, L2 flushed between calls). Prints one Markdown 
 The three are timed in turn, in rounds (environment YIRAGE_BENCH_ROUNDS, default 5), and each
 column is the median of all its rounds' do_bench samples together. One do_bench median of a 5
 µs kernel moves by up to 0.8 µs from one call to the next (benchmarks/gpu/RESULTS.md,
-twenty-eighth session: the same kernel's round medians spread 5.2–6.4 µs): a call's samples sit
-mostly at one of two levels about 0.5 µs apart, so that a median of round medians jumps by that
-step where the median of all samples moves less (twenty-ninth session: two copies of one kernel
-in one process measured 5.89 and 6.53 µs by the first, 5.98 and 6.21 by the second). Timing the
+twenty-eighth session: the same kernel's round medians spread 5.2–6.4 µs): while the CPU runs
+ahead of the GPU, every other call after do_bench's flush measures 0.7–0.9 µs longer, whatever
+it runs (experiments/event_resolution_probe.py, thirtieth session), so that a call's median falls
+between its two levels and a median of round medians jumps by that step where the median of all
+samples moves less (twenty-ninth session: two copies of one kernel in one process measured 5.89
+and 6.53 µs by the first, 5.98 and 6.21 by the second). Timing the
 columns in alternating rounds puts them under the same machine state. Each
 round runs all three on copies of the inputs in new buffers, and yirage into a new output
 (poisoned, then checked: the error column is the largest of the rounds'): where an output lies
 in memory alone moved the same kernel's do_bench time by up to 0.5 µs (RESULTS.md, twenty-ninth
 session), and no column's figure should rest on one placement. The table's last column gives
 each column's lowest and highest round median.
+
+Environment YIRAGE_BENCH_SAMPLES=FILE also writes every sample of the run to FILE (JSON), and
+`bench.py --report FILE...` prints the tables of several such runs pooled (run.sh runs bench.py in
+YIRAGE_BENCH_PROCESSES processes). The process matters: in 16 processes on 7 H100 machines,
+yirage's ntrans kernel at b = 8 measured at a median of 5.1–5.3 µs in some and 5.9–6.4 in others,
+two copies of one cubin in one process up to 0.7 µs apart, where Inductor's kernel stayed at
+5.6–6.1 (RESULTS.md, thirtieth session); one process's figure is one draw of that.
 
 A second table gives each column's cost in a stream, after another kernel: CUDA events around the
 same L2 flush (a 256 MB zero_) and the call together, less the flush alone, the median of
@@ -35,6 +45,7 @@ flush's GPU time (about 85 µs on an H100) shows it here.
 """
 
 import ctypes as C
+import json
 import os
 import statistics
 import sys
@@ -72,6 +83,7 @@ BENCHMARKS = {
 }
 # The rows in table order: (row name, graph name, b); a row's graph files are <row>.json / .yrg.
 STREAM_CALLS = 100
+COLUMNS = ("yirage", "eager", "compile")
 ROWS = [(name, name, 1) for name in BENCHMARKS] + \
        [(name + "_b8", name, 8) for name, (_, _, floors) in BENCHMARKS.items() if 8 in floors]
 
@@ -159,11 +171,98 @@ def after_flush(flush, fn):
     return statistics.median(b.elapsed_time(e) * 1e3 for b, e in spans)
 
 
+def measure_row(y, flush, name, b, path, round_count):
+    """One row in this process: {"errors": [...], "do_bench": {column: [each round's samples]},
+    "stream": {column: [each round's cost]}}, or {"failed": why}."""
+    shapes, fn, _ = BENCHMARKS[name]
+    if not os.path.exists(path):
+        return {"failed": f"no superoptimized graph: {path}"}
+    inputs = [torch.empty(s, device="cuda", dtype=torch.float16).uniform_(-1, 1) for s in shapes(b)]
+    expected = fn(*[t.float() for t in inputs])
+    try:
+        kernel = y.compile(path)
+    except RuntimeError as e:
+        return {"failed": f"compile failed: {e}"}
+    compiled = torch.compile(fn)
+    compiled(*inputs)
+    keep = []  # every round's buffers and DLTensors: each round's lie where no earlier one's do
+    measured = {"errors": [], "do_bench": {c: [] for c in COLUMNS}, "stream": {c: [] for c in COLUMNS}}
+    for _ in range(round_count):
+        placed = [t.clone() for t in inputs]
+        out = torch.full(expected.shape, float("nan"), device="cuda", dtype=torch.float16)
+        keep += placed + [out]
+        run_yirage = yirage_call(y, kernel, placed, out, keep)
+        run_yirage()
+        torch.cuda.synchronize()
+        measured["errors"].append(((out.float() - expected).norm() / expected.norm()).item())
+        calls = dict(zip(COLUMNS, [run_yirage, lambda p=placed: fn(*p), lambda p=placed: compiled(*p)]))
+        for column, call in calls.items():
+            measured["do_bench"][column].append([t * 1e3 for t in triton.testing.do_bench(call, return_mode="all")])
+        flush_alone = after_flush(flush, None)
+        for column, call in calls.items():
+            measured["stream"][column].append(after_flush(flush, call) - flush_alone)
+    y.lib.yirage_kernel_release(kernel)
+    return measured
+
+
+def report(runs):
+    """Both tables from one or more processes' measurements, pooled: each do_bench figure is the
+    median of all samples of all rounds of all processes, each in-stream figure the median of all
+    their rounds' costs; the ranges are over the rounds."""
+    first = runs[0]
+    print(f"device: {first['device']}, torch {first['torch']}, triton {first['triton']}\n")
+    print(f"{len(runs)} process(es) × {first['rounds']} rounds; each time is the median of all their "
+          f"do_bench samples\n")
+    print("| bench | b | yirage (µs) | PyTorch eager (µs) | torch.compile (µs) | floor (µs) | "
+          "goal (µs) | vs eager | vs compile | rel. error vs fp32 | rounds' range: yirage / eager / compile |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    in_stream = []  # the second table's lines
+    for row, name, b in ROWS:
+        measured = [run["rows"][row] for run in runs if row in run["rows"]]
+        if not measured:
+            continue
+        failed = [m["failed"] for m in measured if "failed" in m]
+        if failed:
+            print(f"| {name} | {b} | ({failed[0]}) ||||||||")
+            continue
+        rounds = {c: [r for m in measured for r in m["do_bench"][c]] for c in COLUMNS}
+        costs = {c: [r for m in measured for r in m["stream"][c]] for c in COLUMNS}
+        t_yirage, t_eager, t_compile = (statistics.median(t for r in rounds[c] for t in r) for c in COLUMNS)
+        s_yirage, s_eager, s_compile = (statistics.median(costs[c]) for c in COLUMNS)
+        in_stream.append(f"| {name} | {b} | {s_yirage:.1f} | {s_eager:.1f} | {s_compile:.1f} | "
+                         f"{ratio(s_eager, s_yirage)} | {ratio(s_compile, s_yirage)} | " +
+                         " / ".join(f"{min(costs[c]):.1f}–{max(costs[c]):.1f}" for c in COLUMNS) + " |")
+        round_medians = [[statistics.median(r) for r in rounds[c]] for c in COLUMNS]
+        spread = " / ".join(f"{min(m):.1f}–{max(m):.1f}" for m in round_medians)
+        floor = BENCHMARKS[name][2][b]
+        goal = max(2 * floor, floor + 5)
+        error = max(e for m in measured for e in m["errors"])
+        print(f"| {name} | {b} | {t_yirage:.1f} | {t_eager:.1f} | {t_compile:.1f} | {floor} | {goal:.1f} | "
+              f"{t_eager / t_yirage:.2f}x | {t_compile / t_yirage:.2f}x | {error:.2e} | {spread} |")
+    print(f"\nIn a stream, after another kernel: the flush and the call less the flush alone, "
+          f"µs (median of {STREAM_CALLS} calls a round, median of the rounds)\n")
+    print("| bench | b | yirage | PyTorch eager | torch.compile | vs eager | vs compile | "
+          "rounds' range: yirage / eager / compile |")
+    print("|---|---|---|---|---|---|---|---|")
+    print("\n".join(in_stream))
+
+
 def main():
+    if sys.argv[1:2] == ["--report"]:
+        runs = []
+        for path in sys.argv[2:]:
+            with open(path) as f:
+                runs.append(json.load(f))
+        if not runs:
+            sys.exit("bench.py --report: name at least one file that YIRAGE_BENCH_SAMPLES wrote")
+        report(runs)
+        return
     round_count = os.environ.get("YIRAGE_BENCH_ROUNDS", "5")
     if not round_count.isdigit() or int(round_count) < 1:
         sys.exit(f"bench.py: YIRAGE_BENCH_ROUNDS must be a whole number of at least 1, not {round_count!r}")
     round_count = int(round_count)
+    if len(sys.argv) < 4:
+        sys.exit(__doc__.split("\n\n")[1])
     library, plugin, best_dir = sys.argv[1:4]
     wanted = sys.argv[4:]
     unknown = set(wanted) - {row for row, _, _ in ROWS}
@@ -171,69 +270,16 @@ def main():
         sys.exit(f"bench.py: no benchmark row named {', '.join(sorted(unknown))}")
     y = Yirage(library, plugin)
     torch.manual_seed(0)
-    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-          f"triton {triton.__version__}\n")
-    print(f"{round_count} rounds; each time is the median of all the rounds' do_bench samples\n")
-    print("| bench | b | yirage (µs) | PyTorch eager (µs) | torch.compile (µs) | floor (µs) | "
-          "goal (µs) | vs eager | vs compile | rel. error vs fp32 | rounds' range: yirage / eager / compile |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    run = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+           "rounds": round_count, "rows": {}}
     flush = l2_flush_buffer()
-    in_stream = []  # the second table's lines
     for row, name, b in ROWS:
-        if wanted and row not in wanted:
-            continue
-        shapes, fn, floors = BENCHMARKS[name]
-        path = os.path.join(best_dir, row + ".yrg")
-        if not os.path.exists(path):
-            print(f"| {name} | {b} | (no superoptimized graph: {path}) ||||||||")
-            continue
-        inputs = [torch.empty(s, device="cuda", dtype=torch.float16).uniform_(-1, 1) for s in shapes(b)]
-        expected = fn(*[t.float() for t in inputs])
-        try:
-            kernel = y.compile(path)
-        except RuntimeError as e:
-            print(f"| {name} | {b} | compile failed: {e} ||||||||")
-            continue
-        compiled = torch.compile(fn)
-        compiled(*inputs)
-        keep = []  # every round's buffers and DLTensors: each round's lie where no earlier one's do
-        errors = []
-        rounds = [[] for _ in range(3)]
-        stream_rounds = [[] for _ in range(3)]
-        for _ in range(round_count):
-            placed = [t.clone() for t in inputs]
-            out = torch.full(expected.shape, float("nan"), device="cuda", dtype=torch.float16)
-            keep += placed + [out]
-            run_yirage = yirage_call(y, kernel, placed, out, keep)
-            run_yirage()
-            torch.cuda.synchronize()
-            errors.append(((out.float() - expected).norm() / expected.norm()).item())
-            columns = [run_yirage, lambda p=placed: fn(*p), lambda p=placed: compiled(*p)]
-            for column, times in zip(columns, rounds):
-                times.append([t * 1e3 for t in triton.testing.do_bench(column, return_mode="all")])
-            flush_alone = after_flush(flush, None)
-            for column, costs in zip(columns, stream_rounds):
-                costs.append(after_flush(flush, column) - flush_alone)
-        # Each column: the median of all its rounds' samples; its rounds' medians give the range.
-        t_yirage, t_eager, t_compile = (statistics.median(t for samples in times for t in samples)
-                                        for times in rounds)
-        s_yirage, s_eager, s_compile = (statistics.median(costs) for costs in stream_rounds)
-        in_stream.append(f"| {name} | {b} | {s_yirage:.1f} | {s_eager:.1f} | {s_compile:.1f} | "
-                         f"{ratio(s_eager, s_yirage)} | {ratio(s_compile, s_yirage)} | " +
-                         " / ".join(f"{min(c):.1f}–{max(c):.1f}" for c in stream_rounds) + " |")
-        round_medians = [[statistics.median(samples) for samples in times] for times in rounds]
-        spread = " / ".join(f"{min(m):.1f}–{max(m):.1f}" for m in round_medians)
-        floor = floors[b]
-        goal = max(2 * floor, floor + 5)
-        print(f"| {name} | {b} | {t_yirage:.1f} | {t_eager:.1f} | {t_compile:.1f} | {floor} | {goal:.1f} | "
-              f"{t_eager / t_yirage:.2f}x | {t_compile / t_yirage:.2f}x | {max(errors):.2e} | {spread} |")
-        y.lib.yirage_kernel_release(kernel)
-    print(f"\nIn a stream, after another kernel: the flush and the call less the flush alone, "
-          f"µs (median of {STREAM_CALLS} calls a round, median of the rounds)\n")
-    print("| bench | b | yirage | PyTorch eager | torch.compile | vs eager | vs compile | "
-          "rounds' range: yirage / eager / compile |")
-    print("|---|---|---|---|---|---|---|---|")
-    print("\n".join(in_stream))
+        if not wanted or row in wanted:
+            run["rows"][row] = measure_row(y, flush, name, b, os.path.join(best_dir, row + ".yrg"), round_count)
+    if os.environ.get("YIRAGE_BENCH_SAMPLES"):
+        with open(os.environ["YIRAGE_BENCH_SAMPLES"], "w") as f:
+            json.dump(run, f)
+    report([run])
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@
 #   OUT receives the graphs, the logs and results.md.
 # environment: YIRAGE_BENCH_BUDGET (search seconds per graph, default 60), YIRAGE_BENCH_ROWS
 #   (the rows to run, e.g. "gqa gqa_b8"; default all), YIRAGE_BENCH_ROUNDS (bench.py's
-#   alternating timing rounds, default 5).
+#   alternating timing rounds, default 5), YIRAGE_BENCH_PROCESSES (bench.py runs in that many
+#   processes, one after another, and the tables pool them all: a kernel's do_bench figure moves
+#   with the process it runs in; default 3).
 set -euo pipefail
 bundle=$(cd "$1" && pwd)
 out=$2
@@ -36,5 +38,13 @@ for name in $rows; do
     echo "superoptimize $name failed: $(tail -n 3 "$out/$name.search.txt")"
   tail -n 12 "$out/$name.search.txt"
 done
-# shellcheck disable=SC2086  # one word per row
-python3 "$here/bench.py" "$bundle/lib/libyirage.so.1" "$plugin" "$out" $rows | tee -a "$out/results.md"
+processes=${YIRAGE_BENCH_PROCESSES:-3}
+samples=()
+for ((i = 1; i <= processes; i++)); do
+  echo "== bench.py, process $i of $processes"
+  # shellcheck disable=SC2086  # one word per row
+  YIRAGE_BENCH_SAMPLES=$out/samples.$i.json python3 "$here/bench.py" "$bundle/lib/libyirage.so.1" "$plugin" \
+    "$out" $rows >"$out/bench.$i.txt"
+  samples+=("$out/samples.$i.json")
+done
+python3 "$here/bench.py" --report "${samples[@]}" | tee -a "$out/results.md"
