@@ -17,8 +17,10 @@ import sys
 
 
 def two_levels(samples):
-    """1-D two-means over samples below 20 µs: (lower level's median, upper's, upper's share)."""
-    ordered = sorted(s for s in samples if s < 20)
+    """1-D two-means over samples below twice their median (CPU-held outliers left out):
+    (lower level's median, upper's, upper's share)."""
+    middle = statistics.median(samples)
+    ordered = sorted(s for s in samples if s < 2 * middle)
     cut = (ordered[len(ordered) // 10] + ordered[-1 - len(ordered) // 10]) / 2
     for _ in range(50):
         low = [s for s in ordered if s <= cut]
