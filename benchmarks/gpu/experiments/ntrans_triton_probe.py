@@ -12,6 +12,7 @@ since CUDA events resolve about 0.5 µs. Not part of the build; benchmarks/gpu/R
 (twenty-eighth session) has the numbers.
 
 usage: python3 ntrans_triton_probe.py LIB PLUGIN ROWS ROUNDS GRAPH...   (ROWS 8 for b = 1, 64 for b = 8)
+       (no GRAPH: libyirage is not loaded at all, for CUBINS and the Triton kernels alone)
 environment (each optional):
   OTHER_PLUGINS "label=path,…"           more builds of the CUDA plugin; candidates "graph@label"
   ENV_VARIANTS "label=VAR=value,…"       each graph compiled again by the first plugin with VAR
@@ -189,7 +190,7 @@ def main():
         if os.environ.get("NEW_OUTPUTS"):
             candidates[name + " (new output a call)"] = yirage_call_new_output(y, kernel, ins, out, keep)
         print(f"{name}: output at {hex(out.data_ptr())}")
-    for label, plugin_path in plugins:
+    for label, plugin_path in plugins if graphs else []:  # no graph: libyirage is not loaded
         y = bench.Yirage(lib, plugin_path)
         for path in graphs:
             add_yirage(os.path.basename(path) + (f"@{label}" if label else ""), y, path)
