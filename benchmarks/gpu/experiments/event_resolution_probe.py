@@ -1,9 +1,10 @@
-"""How finely CUDA events time a short kernel: the distinct values of cudaEventElapsedTime over
-many calls of kernels whose length is known. If the events' timestamps are quantized (CUDA's
-documentation: "a resolution of around 0.5 microseconds"), every span is a whole number of steps,
-and a median over such samples jumps by a whole step when the kernel's true length crosses half a
-step, where the mean moves with it. Not part of the build; benchmarks/gpu/RESULTS.md has the
-numbers.
+"""What CUDA events measure around short kernels after do_bench's L2 flush: for kernels whose
+length is known (an 8-element add_, torch.cuda._sleep of so many cycles, nothing at all), after
+flushes of several sizes or none, the number of distinct event spans, their median and mean, and
+their two levels (modes.py's two_levels: lower, upper, and the upper's share), and which calls in
+a row were slow. It showed (benchmarks/gpu/RESULTS.md, thirtieth session) that the events resolve
+32 ns, and that once the CPU runs ahead of a GPU kept busy by do_bench's flush, every other call
+measures 0.7-0.9 µs longer, whatever it runs. Not part of the build.
 
   python3 event_resolution_probe.py
 """
@@ -12,6 +13,8 @@ import statistics
 
 import torch
 import triton
+
+from modes import two_levels  # this folder's modes.py
 
 
 def spans_us(fn, calls=2000, flush=None, before=None):
@@ -32,24 +35,9 @@ def spans_us(fn, calls=2000, flush=None, before=None):
     return [b.elapsed_time(e) * 1e3 for b, e in pairs]
 
 
-def two_modes(samples):
-    """1-D two-means: (lower mode's median, upper mode's median, upper mode's share)."""
-    ordered = sorted(samples)
-    cut = (ordered[len(ordered) // 10] + ordered[-len(ordered) // 10]) / 2
-    for _ in range(50):
-        low = [s for s in ordered if s <= cut]
-        high = [s for s in ordered if s > cut]
-        if not low or not high:
-            break
-        cut = (statistics.fmean(low) + statistics.fmean(high)) / 2
-    low = [s for s in ordered if s <= cut] or [cut]
-    high = [s for s in ordered if s > cut] or [cut]
-    return statistics.median(low), statistics.median(high), len(high) / len(ordered)
-
-
 def describe(label, samples):
     counts = collections.Counter(round(s, 3) for s in samples)
-    low, high, share = two_modes(samples)
+    low, high, share = two_levels(samples)
     print(f"| {label} | {len(counts)} | {statistics.median(samples):.3f} | "
           f"{statistics.fmean(samples):.3f} | {low:.3f} / {high:.3f} / {share:.2f} |")
 
@@ -60,7 +48,7 @@ def main():
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
     for _ in range(3):
         spans_us(lambda: tiny.add_(1), calls=200)
-    print("| what | distinct values | median | mean | lower mode / upper mode / upper share |")
+    print("| what | distinct values | median | mean | lower level / upper level / upper share |")
     print("|---|---|---|---|---|")
     describe("8-element add_, no flush", spans_us(lambda: tiny.add_(1)))
     describe("8-element add_, after the flush", spans_us(lambda: tiny.add_(1), flush=flush))
@@ -74,8 +62,9 @@ def main():
     small = torch.empty(64 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
     describe("8-element add_, after a 64 MB zero_", spans_us(lambda: tiny.add_(1), flush=small))
     spans = spans_us(lambda: tiny.add_(1), calls=64, flush=flush)
+    low, high, _ = two_levels(spans)
     print("\nslow (S) or fast (f) in call order, add_ after the flush: " +
-          "".join("S" if s > 4.85 else "f" for s in spans) + "\n")
+          "".join("S" if s > (low + high) / 2 else "f" for s in spans) + "\n")
     for mb in (32, 96, 128, 160, 192, 224, 320, 512):
         other = torch.empty(mb * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
         describe(f"8-element add_, after a {mb} MB zero_", spans_us(lambda: tiny.add_(1), flush=other))
