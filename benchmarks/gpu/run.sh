@@ -24,6 +24,11 @@ export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export YIRAGE_CACHE_DIR=${YIRAGE_CACHE_DIR:-$out/cache}
 plugin=$bundle/libyirage-backend-cuda.so
 budget=${YIRAGE_BENCH_BUDGET:-60}
+processes=${YIRAGE_BENCH_PROCESSES:-3}
+if [[ ! $processes =~ ^[1-9][0-9]*$ ]]; then
+  echo "run.sh: YIRAGE_BENCH_PROCESSES must be a whole number of at least 1, not '$processes'" >&2
+  exit 2
+fi
 {
   echo "# yirage on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1), $(date -u +%Y-%m-%dT%H:%MZ)"
   echo
@@ -38,7 +43,6 @@ for name in $rows; do
     echo "superoptimize $name failed: $(tail -n 3 "$out/$name.search.txt")"
   tail -n 12 "$out/$name.search.txt"
 done
-processes=${YIRAGE_BENCH_PROCESSES:-3}
 samples=()
 for ((i = 1; i <= processes; i++)); do
   echo "== bench.py, process $i of $processes"
