@@ -198,7 +198,8 @@ def measure_row(y, flush, name, b, path, round_count):
         measured["errors"].append(((out.float() - expected).norm() / expected.norm()).item())
         calls = dict(zip(COLUMNS, [run_yirage, lambda p=placed: fn(*p), lambda p=placed: compiled(*p)]))
         for column, call in calls.items():
-            measured["do_bench"][column].append([t * 1e3 for t in triton.testing.do_bench(call, return_mode="all")])
+            samples = triton.testing.do_bench(call, return_mode="all")
+            measured["do_bench"][column].append([t * 1e3 for t in samples])
         flush_alone = after_flush(flush, None)
         for column, call in calls.items():
             measured["stream"][column].append(after_flush(flush, call) - flush_alone)
@@ -276,7 +277,8 @@ def main():
     flush = l2_flush_buffer()
     for row, name, b in ROWS:
         if not wanted or row in wanted:
-            run["rows"][row] = measure_row(y, flush, name, b, os.path.join(best_dir, row + ".yrg"), round_count)
+            path = os.path.join(best_dir, row + ".yrg")
+            run["rows"][row] = measure_row(y, flush, name, b, path, round_count)
     if os.environ.get("YIRAGE_BENCH_SAMPLES"):
         with open(os.environ["YIRAGE_BENCH_SAMPLES"], "w") as f:
             json.dump(run, f)

@@ -87,7 +87,8 @@ def main():
     for e in events:
         e.record()
     torch.cuda.synchronize()
-    describe("consecutive events, nothing between", [a.elapsed_time(b) * 1e3 for a, b in zip(events, events[1:])])
+    describe("consecutive events, nothing between",
+             [a.elapsed_time(b) * 1e3 for a, b in zip(events, events[1:])])
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ launcher; an 8-element add_ (one launch of almost nothing); and CUBINS' raw laun
 
 For each it prints its CPU time a call, then the median of each round's median, the range of the
 round medians, and how the samples of all rounds spread (10th, 50th and 90th percentiles, mean),
-since CUDA events resolve about 0.5 µs. Not part of the build; benchmarks/gpu/RESULTS.md
-(twenty-eighth session) has the numbers.
+since do_bench's samples fall on two levels (experiments/modes.py splits a SAMPLES file). Not part
+of the build; benchmarks/gpu/RESULTS.md (twenty-eighth to thirtieth sessions) has the numbers.
 
 usage: python3 ntrans_triton_probe.py LIB PLUGIN ROWS ROUNDS GRAPH...   (ROWS 8 for b = 1, 64 for b = 8)
        (no GRAPH: libyirage is not loaded at all, for CUBINS and the Triton kernels alone)
@@ -235,7 +235,8 @@ def main():
     # with SHARED bytes of dynamic shared memory, as a programmatic dependent where PDL is 1, into
     # an output of its own or, given a fourth field, into that candidate's output.
     cuda = C.CDLL("libcuda.so.1")
-    carveouts = {k: int(v) for k, v in (e.split("=") for e in filter(None, os.environ.get("CARVEOUTS", "").split(",")))}
+    carveouts = {k: int(v) for k, v in
+                 (e.split("=") for e in filter(None, os.environ.get("CARVEOUTS", "").split(",")))}
     for entry in filter(None, os.environ.get("CUBINS", "").split(",")):
         name, spec = entry.split("=")
         path, shared, pdl, *other = spec.split(":")
@@ -380,8 +381,10 @@ def main():
     for _ in range(rounds):
         for name, fn in candidates.items():
             for n in extras:
-                driver.clear_cache = lambda cache, n=n: (plain_clear(cache), [e.record() for e in idle_events[:n]])
-                if os.environ.get("MOVE_FLUSH"):  # hold a block of do_bench's size: its next flush lies elsewhere
+                driver.clear_cache = lambda cache, n=n: (plain_clear(cache),
+                                                         [e.record() for e in idle_events[:n]])
+                # MOVE_FLUSH: hold a block of do_bench's size, so that its next flush lies elsewhere
+                if os.environ.get("MOVE_FLUSH"):
                     keep.append(bench.l2_flush_buffer())
                 samples = [t * 1e3 for t in triton.testing.do_bench(fn, return_mode="all")]
                 by_round[f"{name} +{n}" if extras != [0] else name].append(samples)
