@@ -323,18 +323,14 @@ class RowsEmitter {
         }
       });
     }
-    convert_chunks([&](size_t i, int64_t k) {
-      return "raw" + std::to_string(i) + "[u][" + std::to_string(k / input_group(i)) + "]";
-    });
-  }
-
-  // Each chunk's 16-byte groups (group(input, first element k)) converted to the input's floats.
-  void convert_chunks(const std::function<std::string(size_t, int64_t)> &group) {
+    // Then each chunk's 16-byte groups converted to the input's floats.
     for (size_t i = 0; i < inputs_.size(); ++i) {
-      const std::string v = value(inputs_[i]->outputs[0]);
+      const int64_t g = input_group(i);
+      const std::string raw = "raw" + std::to_string(i), v = value(inputs_[i]->outputs[0]);
       each_chunk([&] {
-        for (int64_t k = 0; k < kChunk; k += input_group(i)) {
-          p_.line("yr_cvt16(src" + std::to_string(i) + ", " + group(i, k) + ", " + v + "[u] + " + std::to_string(k) + ");");
+        for (int64_t k = 0; k < kChunk; k += g) {
+          p_.line("yr_cvt16(src" + std::to_string(i) + ", " + raw + "[u][" + std::to_string(k / g) + "], " + v +
+                  "[u] + " + std::to_string(k) + ");");
         }
       });
     }
