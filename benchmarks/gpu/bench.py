@@ -11,7 +11,7 @@ ABI (ctypes: any Python works, no binding to build), runs it on PyTorch's tensor
 first, checks its output against PyTorch in float32, and times all three with
 triton.testing.do_bench (median, L2 flushed between calls). Prints one Markdown table.
 
-The three are timed in turn, in rounds (environment YIRAGE_BENCH_ROUNDS, default 5), and each
+The three are timed in turn, in rounds (environment YIRAGE_BENCH_ROUNDS, default 6), and each
 column is the median of all its rounds' do_bench samples together. One do_bench median of a 5
 µs kernel moves by up to 0.8 µs from one call to the next (benchmarks/gpu/RESULTS.md,
 twenty-eighth session: the same kernel's round medians spread 5.2–6.4 µs): while the CPU runs
@@ -20,7 +20,11 @@ it runs (experiments/event_resolution_probe.py, thirtieth session), so that a ca
 between its two levels and a median of round medians jumps by that step where the median of all
 samples moves less (twenty-ninth session: two copies of one kernel in one process measured 5.89
 and 6.53 µs by the first, 5.98 and 6.21 by the second). Timing the
-columns in alternating rounds puts them under the same machine state. Each
+columns in alternating rounds puts them under the same machine state, and the order turns from
+round to round (yirage, eager, compile; then eager, compile, yirage; …): what ran just before a
+do_bench moves its figure (thirtieth session: up to 1 µs on ntrans's kernel), so no column
+always follows the same work, and a multiple of 3 rounds gives each column each place equally
+often (experiments/places.py splits a run's samples by place). Each
 round runs all three on copies of the inputs in new buffers, and yirage into a new output
 (poisoned, then checked: the error column is the largest of the rounds'): where an output lies
 in memory alone moved the same kernel's do_bench time by up to 0.5 µs (RESULTS.md, twenty-ninth
@@ -172,9 +176,16 @@ def after_flush(flush, fn):
     return statistics.median(b.elapsed_time(e) * 1e3 for b, e in spans)
 
 
+def rotated(columns, i):
+    """`columns` starting from its i-th (mod its length): round i's order of timing."""
+    i %= len(columns)
+    return list(columns[i:] + columns[:i])
+
+
 def measure_row(y, flush, name, b, path, round_count):
-    """One row in this process: {"errors": [...], "do_bench": {column: [each round's samples]},
-    "stream": {column: [each round's cost]}}, or {"failed": why}."""
+    """One row in this process: {"errors": [...], "orders": [each round's order of columns],
+    "do_bench": {column: [each round's samples]}, "stream": {column: [each round's cost]}}, or
+    {"failed": why}."""
     shapes, fn, _ = BENCHMARKS[name]
     if not os.path.exists(path):
         return {"failed": f"no superoptimized graph: {path}"}
@@ -187,7 +198,8 @@ def measure_row(y, flush, name, b, path, round_count):
     compiled = torch.compile(fn)
     compiled(*inputs)
     keep = []  # every round's buffers and DLTensors: each round's lie where no earlier one's do
-    measured = {"errors": [], "do_bench": {c: [] for c in COLUMNS}, "stream": {c: [] for c in COLUMNS}}
+    measured = {"errors": [], "orders": [], "do_bench": {c: [] for c in COLUMNS},
+                "stream": {c: [] for c in COLUMNS}}
     for _ in range(round_count):
         placed = [t.clone() for t in inputs]
         out = torch.full(expected.shape, float("nan"), device="cuda", dtype=torch.float16)
@@ -197,12 +209,14 @@ def measure_row(y, flush, name, b, path, round_count):
         torch.cuda.synchronize()
         measured["errors"].append(((out.float() - expected).norm() / expected.norm()).item())
         calls = dict(zip(COLUMNS, [run_yirage, lambda p=placed: fn(*p), lambda p=placed: compiled(*p)]))
-        for column, call in calls.items():
-            samples = triton.testing.do_bench(call, return_mode="all")
+        order = rotated(COLUMNS, len(measured["orders"]))
+        measured["orders"].append(order)
+        for column in order:
+            samples = triton.testing.do_bench(calls[column], return_mode="all")
             measured["do_bench"][column].append([t * 1e3 for t in samples])
         flush_alone = after_flush(flush, None)
-        for column, call in calls.items():
-            measured["stream"][column].append(after_flush(flush, call) - flush_alone)
+        for column in order:
+            measured["stream"][column].append(after_flush(flush, calls[column]) - flush_alone)
     y.lib.yirage_kernel_release(kernel)
     return measured
 
@@ -260,7 +274,7 @@ def main():
             sys.exit("bench.py --report: name at least one file that YIRAGE_BENCH_SAMPLES wrote")
         report(runs)
         return
-    round_count = os.environ.get("YIRAGE_BENCH_ROUNDS", "5")
+    round_count = os.environ.get("YIRAGE_BENCH_ROUNDS", "6")
     if not round_count.isdigit() or int(round_count) < 1:
         sys.exit(f"bench.py: YIRAGE_BENCH_ROUNDS must be a whole number of at least 1, not {round_count!r}")
     round_count = int(round_count)
