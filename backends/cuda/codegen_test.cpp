@@ -843,8 +843,8 @@ TEST(CudaCodegenBlocks, InvariantTilesAreLoadedTogether) {
     EXPECT_LT(last_load, first_conversion) << source;
   }
   // Where the loop runs once, its per-iteration tiles are read once too: the hand-made lora
-  // µGraph at grid 128 loads X, W, A and the invariant B before converting any, and its loop
-  // reads none.
+  // µGraph at grid 128 loads X, W, A and the invariant B before converting any (W and B first),
+  // and its loop reads none.
   const KernelGraph hand = bench::build_fused("lora", 1, DType::kFloat16, 1);
   BlockGraphConfig config = hand.operators().back().block_graph->config();
   config.grid = {128, 1, 1};
@@ -857,6 +857,10 @@ TEST(CudaCodegenBlocks, InvariantTilesAreLoadedTogether) {
     EXPECT_LT(lora.find(raw), lora.find("yr_cvt16(", lora.find("Kernel program"))) << raw;
   }
   EXPECT_EQ(lora.find("yr_stream16", loop), std::string::npos) << "the loop reads no tile";
+  // Each block's own columns of W and B are issued before X and A, which every block reads.
+  EXPECT_LT(lora.find("raw1[u] = yr_stream16"), lora.find("raw3[u] = yr_stream16"));
+  EXPECT_LT(lora.find("raw3[u] = yr_stream16"), lora.find("raw0[u] = yr_stream16"));
+  EXPECT_LT(lora.find("raw0[u] = yr_stream16"), lora.find("raw2[u] = yr_stream16"));
   // With 4 iterations (the hand-made µGraph), X, W and A move with the loop: not loaded up front.
   const std::string looped = customized_source(hand, kH100SharedBytes).source;
   EXPECT_EQ(looped.find("raw1[u] = yr_stream16"), std::string::npos) << looped;

@@ -1059,7 +1059,14 @@ class CustomizedEmitter {
       prefetch_.clear();
       return;
     }
-    for (const PrefetchedTile &tl : prefetch_) {
+    // Each block's own tiles are issued first, the tiles every block reads after: the former
+    // come from DRAM, the latter soon from L2, so the longest loads start first and the others
+    // still return before them (lora's W tile ahead of X and A: 0.2-0.3 µs of 8 in
+    // experiments/lora_one_kernel.cu). Stores keep the µGraph's order.
+    std::vector<PrefetchedTile> issue_order = prefetch_;
+    std::stable_partition(issue_order.begin(), issue_order.end(),
+                          [&](const PrefetchedTile &tl) { return !read_by_every_block(*tl.op); });
+    for (const PrefetchedTile &tl : issue_order) {
       const Dims &tile_dims = dims_of(tl.op->outputs[0]);
       const Dims groups = groups_of(tile_dims, tl.group);
       Dims gg = row_major_strides(tl.op->attributes.sizes);
@@ -1085,6 +1092,13 @@ class CustomizedEmitter {
                [&](const std::string &, const std::string &s) { store_group(tensor, raw + "[u]", t + " + " + s, tl.group); });
       wrote(tl.op->outputs, false);
     }
+  }
+  // Whether every block reads the same tile (no grid axis of several blocks splits the input).
+  bool read_by_every_block(const Operator &input) const {
+    for (size_t axis = 0; axis < 3; ++axis) {
+      if (bg_.config().grid[axis] > 1 && input.attributes.grid_map[axis] >= 0) return false;
+    }
+    return true;
   }
   bool read_once(const Operator &input) const {
     return phase(input.outputs[0]) == LoopPhase::kInvariant || bg_.config().forloop_range == 1;
