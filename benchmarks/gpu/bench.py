@@ -33,11 +33,10 @@ each column's lowest and highest round median.
 
 Environment YIRAGE_BENCH_SAMPLES=FILE also writes every sample of the run to FILE (JSON), and
 `bench.py --report FILE...` prints the tables of several such runs pooled (run.sh runs bench.py in
-YIRAGE_BENCH_PROCESSES processes). The process matters: in the thirtieth session's runs on H100s
-(RESULTS.md), yirage's ntrans kernel at b = 8 measured at a median of 5.1–5.3 µs in some
-processes and 5.9–6.5 in others, two copies of one cubin in one process up to 0.7 µs apart, and
-Inductor's kernel mostly at 5.5–5.9, in two processes at 6.1–6.2. One process's figure is one
-draw.
+YIRAGE_BENCH_PROCESSES processes). In the thirtieth session's probes on H100s (RESULTS.md),
+yirage's ntrans kernel at b = 8 measured at a median of 5.1–5.3 µs in some processes and 5.9–6.5
+in others, and Inductor's kernel mostly at 5.5–5.9, in two processes at 6.1–6.2; part of that
+was the work before each do_bench, but one process's figure is still one draw.
 
 A second table gives each column's cost in a stream, after another kernel: CUDA events around the
 same L2 flush (a 256 MB zero_) and the call together, less the flush alone, the median of
