@@ -5,10 +5,17 @@ events, do_bench of an 8-element add_ or of a column, what bench.py does between
 calls), twice, and each timing's lower level and median printed. Not part of the build.
 
   python3 state_probe.py LIBYIRAGE CUDA_PLUGIN NTRANS_B8.yrg
+
+Environment ACTIONS=label,label… runs only those actions; CLOCKS=1 also samples the SM and
+memory clocks through NVML (libnvidia-ml.so.1, every millisecond, on a thread) during each timed
+do_bench and prints their medians and the SM clock's lowest, in MHz.
 """
+import contextlib
+import ctypes as C
 import os
 import statistics
 import sys
+import threading
 
 import torch
 import triton
@@ -18,6 +25,42 @@ import bench  # noqa: E402
 from modes import two_levels  # noqa: E402  (this folder's modes.py)
 
 ROWS, COLS, CALLS = 64, 4096, 1000
+
+
+class ClockSampler:
+    """NVML's SM and memory clocks of GPU 0, sampled every millisecond while `with` runs."""
+
+    def __init__(self):
+        self.nvml = C.CDLL("libnvidia-ml.so.1")
+        if self.nvml.nvmlInit_v2() != 0:
+            sys.exit("state_probe.py: nvmlInit_v2 failed")
+        self.device = C.c_void_p()
+        if self.nvml.nvmlDeviceGetHandleByIndex_v2(0, C.byref(self.device)) != 0:
+            sys.exit("state_probe.py: no NVML device 0")
+
+    def clock(self, kind):  # NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2
+        mhz = C.c_uint()
+        self.nvml.nvmlDeviceGetClockInfo(self.device, kind, C.byref(mhz))
+        return mhz.value
+
+    def __enter__(self):
+        self.sm, self.mem, self.running = [], [], True
+        self.thread = threading.Thread(target=self.sample)
+        self.thread.start()
+        return self
+
+    def sample(self):
+        while self.running:
+            self.sm.append(self.clock(1))
+            self.mem.append(self.clock(2))
+            threading.Event().wait(0.001)
+
+    def __exit__(self, *_):
+        self.running = False
+        self.thread.join()
+
+    def summary(self):
+        return f"SM {statistics.median(self.sm):.0f} (≥ {min(self.sm)}), mem {statistics.median(self.mem):.0f}"
 
 
 def main():
@@ -66,8 +109,16 @@ def main():
         "bench.py's stream part": stream_part,
         "bench.py's stream part and prelude": lambda: (stream_part(), prelude()),
     }
+    wanted = os.environ.get("ACTIONS")
+    if wanted:
+        unknown = set(wanted.split(",")) - set(actions)
+        if unknown:
+            sys.exit(f"state_probe.py: no action {', '.join(sorted(unknown))}; there are {', '.join(actions)}")
+        actions = {label: actions[label] for label in wanted.split(",")}
+    sampler = ClockSampler() if os.environ.get("CLOCKS") == "1" else None
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}\n")
-    print("each do_bench right after the action; lower level / median of its samples, µs, two passes\n")
+    print("each do_bench right after the action; lower level / median of its samples, µs"
+          f"{' [clocks during it, MHz]' if sampler else ''}, two passes\n")
     print("| after | yirage | torch.compile |")
     print("|---|---|---|")
     for label, action in actions.items():
@@ -77,8 +128,11 @@ def main():
             for _ in range(2):
                 action()
                 torch.cuda.synchronize()
-                samples = [t * 1e3 for t in triton.testing.do_bench(candidates[name], return_mode="all")]
-                measured.append(f"{two_levels(samples)[0]:.2f} / {statistics.median(samples):.2f}")
+                with sampler or contextlib.nullcontext():
+                    timed = triton.testing.do_bench(candidates[name], return_mode="all")
+                samples = [t * 1e3 for t in timed]
+                clocks = f" [{sampler.summary()}]" if sampler else ""
+                measured.append(f"{two_levels(samples)[0]:.2f} / {statistics.median(samples):.2f}{clocks}")
             cells.append(", ".join(measured))
         print(f"| {label} | {cells[0]} | {cells[1]} |")
 
