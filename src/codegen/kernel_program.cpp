@@ -3,6 +3,7 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include "ir/rebuild.hpp"
+#include "serialize/flatbuffers_read.hpp"
 #include "serialize/graph_file.hpp"
 #include "util/error.hpp"
 #include "yirage_kernel_program_generated.h"
@@ -36,7 +37,7 @@ void check_strides(const KernelGraph &graph, const std::vector<TensorId> &tensor
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Dims expected = row_major_strides(graph.tensor(tensors[i]).dims);
     const auto *s = strides->Get(static_cast<flatbuffers::uoffset_t>(i))->strides();
-    const Dims given = s ? Dims(s->begin(), s->end()) : expected;
+    const Dims given = s ? serialize::vector_of(s) : expected;
     if (given != expected) {
       throw Error(ErrorCode::kUnsupported,
                   std::string("kernel program: ") + role + " " + std::to_string(i) +
@@ -100,7 +101,9 @@ std::vector<uint8_t> kernel_program_to_bytes(const KernelProgram &program) {
 
 KernelProgram kernel_program_from_bytes(const void *data, size_t size) {
   if (data == nullptr) corrupt("no data");
-  const auto *bytes = static_cast<const uint8_t *>(data);
+  // Verified and read from an aligned copy: a host may pass any address.
+  const std::vector<uint64_t> aligned = serialize::aligned_copy(data, size);
+  const auto *bytes = reinterpret_cast<const uint8_t *>(aligned.data());
   if (size < 8 || !fb::KernelProgramBufferHasIdentifier(bytes)) {
     corrupt("not a kernel program (file identifier \"YRKP\" missing)");
   }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "serialize/flatbuffers_read.hpp"
 #include "serialize/graph_file.hpp"
 #include "util/error.hpp"
 #include "yirage_search_cache_generated.h"
@@ -82,7 +83,6 @@ std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder
   const std::string path = cache_path(folder, request);
   FILE *file = std::fopen(path.c_str(), "rb");
   if (!file) return miss("");
-  std::vector<uint64_t> storage;  // 8-byte aligned, as flatbuffers' reads need
   std::vector<uint8_t> bytes;
   uint8_t chunk[65536];
   size_t n;
@@ -90,8 +90,7 @@ std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder
     bytes.insert(bytes.end(), chunk, chunk + n);
   }
   std::fclose(file);
-  storage.resize((bytes.size() + 7) / 8);
-  if (!bytes.empty()) std::memcpy(storage.data(), bytes.data(), bytes.size());
+  const std::vector<uint64_t> storage = serialize::aligned_copy(bytes.data(), bytes.size());
   const auto *data = reinterpret_cast<const uint8_t *>(storage.data());
   flatbuffers::Verifier verifier(data, bytes.size(), 32, 1u << 20);
   if (!fb::VerifySearchCacheEntryBuffer(verifier)) return miss(path + ": not a valid cache entry");

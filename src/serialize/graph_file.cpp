@@ -8,6 +8,7 @@
 
 #include "ir/block_graph.hpp"
 #include "ir/rebuild.hpp"
+#include "serialize/flatbuffers_read.hpp"
 #include "util/error.hpp"
 #include "yirage_graph_generated.h"
 #include "yirage_schema_text.hpp"
@@ -73,19 +74,6 @@ flatbuffers::Offset<fb::Operator> write_operator(flatbuffers::FlatBufferBuilder 
 }
 
 // ---- reading -------------------------------------------------------------------------------
-
-// A vector's elements, read with memcpy: the verifier checks the alignment of a vector's length
-// prefix (4 bytes) but not of 8-byte elements, so a damaged file can misalign them.
-template <class T>
-std::vector<T> vector_of(const flatbuffers::Vector<T> *v) {
-  std::vector<T> out(v ? v->size() : 0);
-  for (size_t i = 0; i < out.size(); ++i) {
-    T value;
-    std::memcpy(&value, v->Data() + i * sizeof(T), sizeof(T));
-    out[i] = flatbuffers::EndianScalar(value);
-  }
-  return out;
-}
 
 Operator read_operator(const fb::Operator &in) {
   Operator op;
@@ -200,12 +188,10 @@ KernelGraph read_graph(const fb::Graph &in) {
   return graph;
 }
 
-// Verifies and reads a binary graph. flatbuffers reads 8-byte fields with typed loads and its
-// verifier checks alignment relative to the buffer's start only, so the bytes are first copied
-// to 8-byte-aligned storage: callers' buffers (and the JSON parser's output) may be unaligned.
+// Verifies and reads a binary graph from an aligned copy (serialize/flatbuffers_read.hpp):
+// callers' buffers (and the JSON parser's output) may be unaligned.
 KernelGraph read_binary(const uint8_t *bytes, size_t size) {
-  std::vector<uint64_t> aligned((size + 7) / 8);
-  if (size > 0) std::memcpy(aligned.data(), bytes, size);
+  const std::vector<uint64_t> aligned = aligned_copy(bytes, size);
   const auto *data = reinterpret_cast<const uint8_t *>(aligned.data());
   flatbuffers::Verifier verifier(data, size, /*max_depth=*/32, /*max_tables=*/1u << 22);
   if (!fb::VerifyGraphBuffer(verifier)) {

@@ -1,0 +1,59 @@
+// libFuzzer target: kernel programs, the bytes every in-tree plugin parses in supports(),
+// estimate() and compile() (codegen/kernel_program.hpp), then hands to its code generator.
+// Whatever the bytes, the reader either returns a program or throws CORRUPT_DATA,
+// VERSION_MISMATCH or UNSUPPORTED; a program it accepts writes back to bytes that read the same;
+// the CPU and CUDA generators (sm_80 and sm_90a, on an H100's shared memory) either return source
+// or throw UNSUPPORTED. Anything else (another error, a crash, a sanitizer report) is a bug.
+#include <cstdint>
+#include <cstdlib>
+
+#include "codegen/cpu_source.hpp"
+#include "codegen/cuda_source.hpp"
+#include "codegen/kernel_program.hpp"
+#include "util/error.hpp"
+
+namespace {
+
+using yirage::Error;
+using yirage::ErrorCode;
+namespace codegen = yirage::codegen;
+
+// Runs `generate`; only UNSUPPORTED may come out of it.
+template <typename F>
+void generates_or_refuses(F generate) {
+  try {
+    generate();
+  } catch (const Error &e) {
+    if (e.code() != ErrorCode::kUnsupported) std::abort();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  codegen::KernelProgram program;
+  try {
+    program = codegen::kernel_program_from_bytes(data, size);
+  } catch (const Error &e) {
+    const ErrorCode code = e.code();
+    if (code != ErrorCode::kCorruptData && code != ErrorCode::kVersionMismatch &&
+        code != ErrorCode::kUnsupported) {
+      std::abort();
+    }
+    return 0;
+  }
+  const std::vector<uint8_t> again = codegen::kernel_program_to_bytes(program);
+  const codegen::KernelProgram reread = codegen::kernel_program_from_bytes(again.data(), again.size());
+  if (codegen::kernel_program_to_bytes(reread) != again) std::abort();
+
+  generates_or_refuses([&] { codegen::cpu_source(program); });
+  for (int cc : {80, 90}) {
+    codegen::CudaTarget target;
+    target.compute_capability = cc;
+    target.max_shared_bytes = 227 * 1024;
+    target.multiprocessors = 132;
+    target.shared_bytes_per_multiprocessor = 228 * 1024;
+    generates_or_refuses([&] { codegen::cuda_source(program, target); });
+  }
+  return 0;
+}
