@@ -9,7 +9,7 @@ the superoptimized graph BEST_GRAPH_DIR/<row>.yrg, compiles it for CUDA device 0
 ABI (ctypes: any Python works, no binding to build), runs it on PyTorch's tensors without copies
 (DLPack DLTensors over their memory, on PyTorch's current stream) into an output filled with NaN
 first, checks its output against PyTorch in float32, and times all three with
-triton.testing.do_bench (median, L2 flushed between calls). Prints one Markdown table.
+triton.testing.do_bench (median, L2 flushed between calls). Prints three Markdown tables.
 
 The three are timed in turn, in rounds (environment YIRAGE_BENCH_ROUNDS, default 6), and each
 column is the median of all its rounds' do_bench samples together. One do_bench median of a 5
@@ -24,7 +24,7 @@ columns in alternating rounds puts them under the same machine state, and the or
 round to round (yirage, eager, compile; then eager, compile, yirage; …): what ran just before a
 do_bench moves its figure (thirtieth session: up to 1 µs on ntrans's kernel), so no column
 always follows the same work, and a multiple of 3 rounds gives each column each place equally
-often (experiments/places.py splits a run's samples by place). Each
+often (the report's third table gives each column's figure by place). Each
 round runs all three on copies of the inputs in new buffers, and yirage into a new output
 (poisoned, then checked: the error column is the largest of the rounds'): where an output lies
 in memory alone moved the same kernel's do_bench time by up to 0.5 µs (RESULTS.md, twenty-ninth
@@ -220,10 +220,21 @@ def measure_row(y, flush, name, b, path, round_count):
     return measured
 
 
+def place_medians(measured, column):
+    """"1st / 2nd / 3rd": the median of all do_bench samples `column` took in each place of its
+    rounds' orders, over the processes' measurements of one row ("—" for a place it never took,
+    as in files written before the order turned)."""
+    places = [[] for _ in COLUMNS]
+    for m in measured:
+        for r, order in enumerate(m.get("orders", [])):
+            places[order.index(column)] += m["do_bench"][column][r]
+    return " / ".join(f"{statistics.median(p):.2f}" if p else "—" for p in places)
+
+
 def report(runs):
-    """Both tables from one or more processes' measurements, pooled: each do_bench figure is the
-    median of all samples of all rounds of all processes, each in-stream figure the median of all
-    their rounds' costs; the ranges are over the rounds."""
+    """The three tables from one or more processes' measurements, pooled: each do_bench figure is
+    the median of all samples of all rounds of all processes, each in-stream figure the median of
+    all their rounds' costs; the ranges are over the rounds."""
     first = runs[0]
     print(f"device: {first['device']}, torch {first['torch']}, triton {first['triton']}\n")
     processes, rounds = len(runs), first["rounds"]
@@ -232,7 +243,7 @@ def report(runs):
     print("| bench | b | yirage (µs) | PyTorch eager (µs) | torch.compile (µs) | floor (µs) | "
           "goal (µs) | vs eager | vs compile | rel. error vs fp32 | rounds' range: yirage / eager / compile |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    in_stream = []  # the second table's lines
+    in_stream, by_place = [], []  # the second and third tables' lines
     for row, name, b in ROWS:
         measured = [run["rows"][row] for run in runs if row in run["rows"]]
         if not measured:
@@ -248,6 +259,7 @@ def report(runs):
         in_stream.append(f"| {name} | {b} | {s_yirage:.1f} | {s_eager:.1f} | {s_compile:.1f} | "
                          f"{ratio(s_eager, s_yirage)} | {ratio(s_compile, s_yirage)} | " +
                          " / ".join(f"{min(costs[c]):.1f}–{max(costs[c]):.1f}" for c in COLUMNS) + " |")
+        by_place.append(f"| {name} | {b} | " + " | ".join(place_medians(measured, c) for c in COLUMNS) + " |")
         round_medians = [[statistics.median(r) for r in rounds[c]] for c in COLUMNS]
         spread = " / ".join(f"{min(m):.1f}–{max(m):.1f}" for m in round_medians)
         floor = BENCHMARKS[name][2][b]
@@ -261,6 +273,11 @@ def report(runs):
           "rounds' range: yirage / eager / compile |")
     print("|---|---|---|---|---|---|---|---|")
     print("\n".join(in_stream))
+    print("\ndo_bench by the column's place in its round's order (µs, the median of all samples a "
+          "column took in that place: what ran just before moves a figure)\n")
+    print("| bench | b | yirage: 1st / 2nd / 3rd | PyTorch eager | torch.compile |")
+    print("|---|---|---|---|---|")
+    print("\n".join(by_place))
 
 
 def main():
