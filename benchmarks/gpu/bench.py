@@ -237,8 +237,8 @@ def report(runs):
     all their rounds' costs; the ranges are over the rounds."""
     first = runs[0]
     print(f"device: {first['device']}, torch {first['torch']}, triton {first['triton']}\n")
-    processes, rounds = len(runs), first["rounds"]
-    print(f"{processes} process{'es' if processes > 1 else ''} × {rounds} round{'s' if rounds > 1 else ''}; "
+    processes, round_count = len(runs), first["rounds"]
+    print(f"{processes} process{'es' if processes > 1 else ''} × {round_count} round{'s' if round_count > 1 else ''}; "
           f"each time is the median of all their do_bench samples\n")
     print("| bench | b | yirage (µs) | PyTorch eager (µs) | torch.compile (µs) | floor (µs) | "
           "goal (µs) | vs eager | vs compile | rel. error vs fp32 | rounds' range: yirage / eager / compile |")
