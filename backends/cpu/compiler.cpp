@@ -17,7 +17,7 @@
 #include <sstream>
 #include <vector>
 
-#include "codegen/kernel_cache.hpp"
+#include "util/file_cache.hpp"
 #include "util/error.hpp"
 
 extern char **environ;
@@ -58,7 +58,7 @@ int run(const std::vector<std::string> &argv, const std::string &log_path) {
 // dlopen + the two symbols; nullptr (and `why`) when the file is not a valid kernel for `key`.
 std::unique_ptr<LoadedKernel> load(const std::string &path, const std::string &symbol,
                                    const std::string &key, std::string &why) {
-  if (!codegen::cached_file_intact(path)) {
+  if (!util::cached_file_intact(path)) {
     why = "its checksum does not match";
     return nullptr;
   }
@@ -82,7 +82,7 @@ std::unique_ptr<LoadedKernel> load(const std::string &path, const std::string &s
 
 LoadedKernel::~LoadedKernel() { dlclose(handle_); }
 
-std::string default_cache_dir() { return codegen::default_cache_dir("cpu"); }
+std::string default_cache_dir() { return util::default_cache_dir("cpu"); }
 
 Compiler::Compiler(std::string cache_dir) : cache_dir_(std::move(cache_dir)) {
   compiler_ = !env("YIRAGE_CPU_CXX").empty() ? env("YIRAGE_CPU_CXX")
@@ -98,9 +98,9 @@ const std::string &Compiler::identity() {
       identity_error_ = "cpu: cannot create the kernel cache " + cache_dir_ + ": " + ec.message();
       return;
     }
-    const std::string log = cache_dir_ + "/version." + codegen::unique_suffix() + ".txt";
+    const std::string log = cache_dir_ + "/version." + util::unique_suffix() + ".txt";
     const int status = run({compiler_, "--version"}, log);
-    identity_ = codegen::read_file(log);
+    identity_ = util::read_file(log);
     std::filesystem::remove(log, ec);
     if (status == 127) {
       identity_error_ = "cpu: no C++ compiler: '" + compiler_ +
@@ -125,7 +125,7 @@ CompileOutcome Compiler::compile(const std::string &source, const std::string &s
       "-fassociative-math", "-fvisibility=hidden", "-w"};
   std::string flag_text;
   for (const std::string &f : flags) flag_text += f + " ";
-  const std::string key = codegen::hash_hex(source + '\0' + identity() + '\0' + flag_text);
+  const std::string key = util::hash_hex(source + '\0' + identity() + '\0' + flag_text);
   const std::string object = cache_dir_ + "/" + key + ".so";
   std::string why;
   CompileOutcome outcome;
@@ -137,7 +137,7 @@ CompileOutcome Compiler::compile(const std::string &source, const std::string &s
     }
     // A corrupt or foreign file: rebuild it.
   }
-  const std::string stem = cache_dir_ + "/" + key + "." + codegen::unique_suffix();
+  const std::string stem = cache_dir_ + "/" + key + "." + util::unique_suffix();
   const std::string source_path = stem + ".cpp", object_tmp = stem + ".so", log_path = stem + ".log";
   {
     std::ofstream out(source_path, std::ios::binary);
@@ -149,7 +149,7 @@ CompileOutcome Compiler::compile(const std::string &source, const std::string &s
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-o", object_tmp, source_path});
   const int status = run(argv, log_path);
-  const std::string log = codegen::read_file(log_path);
+  const std::string log = util::read_file(log_path);
   std::error_code ec;
   std::filesystem::remove(log_path, ec);
   if (status != 0) {
@@ -161,7 +161,7 @@ CompileOutcome Compiler::compile(const std::string &source, const std::string &s
                                          source_path + ")\ncommand: " + command + "\n" + log);
   }
   std::filesystem::remove(source_path, ec);
-  codegen::commit_cached(object_tmp, object);
+  util::commit_cached(object_tmp, object);
   outcome.kernel = load(object, symbol, key, why);
   if (!outcome.kernel) throw Error(ErrorCode::kBackend, "cpu: cannot load " + object + ": " + why);
   return outcome;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "codegen/cuda_source.hpp"
-#include "codegen/kernel_cache.hpp"
+#include "util/file_cache.hpp"
 #include "codegen/kernel_program.hpp"
 #include "dependent_launch.hpp"
 #include "driver.hpp"
@@ -188,14 +188,14 @@ yirage::codegen::CudaTarget target_of(const Device &d) {
 std::string cubin_for(const yirage_backend_instance *instance, const std::string &source,
                       const std::string &arch) {
   const yirage::cuda::Nvrtc &nvrtc = yirage::cuda::Nvrtc::load();
-  const std::string key = yirage::codegen::hash_hex(source + '\0' + arch + '\0' +
+  const std::string key = yirage::util::hash_hex(source + '\0' + arch + '\0' +
                                                     std::to_string(nvrtc.major) + "." +
                                                     std::to_string(nvrtc.minor));
   const std::string path = instance->cache_dir + "/" + key + ".cubin";
-  if (auto cached = yirage::codegen::read_cached(path)) return *cached;
+  if (auto cached = yirage::util::read_cached(path)) return *cached;
   std::string cubin = nvrtc.compile(source, arch);
-  yirage::codegen::store_cached(instance->cache_dir + "/" + key + ".cu", source);
-  yirage::codegen::store_cached(path, cubin);
+  yirage::util::store_cached(instance->cache_dir + "/" + key + ".cu", source);
+  yirage::util::store_cached(path, cubin);
   return cubin;
 }
 
@@ -207,7 +207,7 @@ yirage_status create(const yirage_backend_host *host, yirage_backend_instance **
     yirage::backend::check_host("cuda", host, out);
     auto instance = std::make_unique<yirage_backend_instance_s>();
     instance->cache_dir = host->cache_dir && *host->cache_dir ? std::string(host->cache_dir) + "/cuda"
-                                                              : yirage::codegen::default_cache_dir("cuda");
+                                                              : yirage::util::default_cache_dir("cuda");
     instance->driver = Driver::load(instance->reason);
     if (instance->driver != nullptr) {
       const Driver &driver = *instance->driver;

@@ -1,8 +1,5 @@
 #include "search/result_cache.hpp"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +8,7 @@
 #include "serialize/flatbuffers_read.hpp"
 #include "serialize/graph_file.hpp"
 #include "util/error.hpp"
+#include "util/file_cache.hpp"
 #include "yirage_search_cache_generated.h"
 
 namespace yirage::search {
@@ -81,15 +79,12 @@ std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder
     return std::nullopt;
   };
   const std::string path = cache_path(folder, request);
-  FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file) return miss("");
-  std::vector<uint8_t> bytes;
-  uint8_t chunk[65536];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0 && bytes.size() < (size_t{1} << 30)) {
-    bytes.insert(bytes.end(), chunk, chunk + n);
-  }
-  std::fclose(file);
+  if (!std::filesystem::exists(path)) return miss("");
+  // The checksum file (util/file_cache.hpp) catches what the verifier below cannot: a flipped
+  // bit that leaves a well-formed graph computing something else.
+  const std::optional<std::string> read = util::read_cached(path);
+  if (!read) return miss(path + ": its checksum does not match (a damaged entry, or one from before checksums)");
+  const std::string &bytes = *read;
   const std::vector<uint64_t> storage = serialize::aligned_copy(bytes.data(), bytes.size());
   const auto *data = reinterpret_cast<const uint8_t *>(storage.data());
   flatbuffers::Verifier verifier(data, bytes.size(), 32, 1u << 20);
@@ -136,17 +131,11 @@ void cache_write(const std::string &folder, const std::vector<uint8_t> &request,
   const auto list = builder.CreateVector(entries);
   builder.Finish(fb::CreateSearchCacheEntry(builder, req, list, search_seconds),
                  fb::SearchCacheEntryIdentifier());
-  const std::string path = cache_path(folder, request);
-  const std::string temporary = path + ".tmp" + std::to_string(::getpid());
-  FILE *file = std::fopen(temporary.c_str(), "wb");
-  bool ok = file != nullptr;
-  if (ok) ok = std::fwrite(builder.GetBufferPointer(), 1, builder.GetSize(), file) == builder.GetSize();
-  if (file && std::fclose(file) != 0) ok = false;
-  if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temporary.c_str());
-    throw Error(ErrorCode::kInvalidArgument,
-                "search cache: cannot write '" + path + "': " + std::strerror(error));
+  try {
+    util::store_cached(cache_path(folder, request),
+                       std::string(reinterpret_cast<const char *>(builder.GetBufferPointer()), builder.GetSize()));
+  } catch (const Error &e) {
+    throw Error(ErrorCode::kInvalidArgument, std::string("search cache: ") + e.what());
   }
 }
 

@@ -2,8 +2,9 @@
 // (its canonical binary file), the target's properties and every option that changes the
 // answer — names one file, <folder>/<hash of the request>.yrsc (schemas/yirage_search_cache.fbs).
 // The file also holds the request bytes, so a hash collision reads as a miss. Reading never
-// trusts the file: the flatbuffers verifier runs and every graph is rebuilt through the
-// validating loader; anything wrong is a miss, and the search's answer then replaces the file.
+// trusts the file: its checksum file must match (util/file_cache.hpp), the flatbuffers verifier
+// runs and every graph is rebuilt through the validating loader; anything wrong is a miss, and
+// the search's answer then replaces the file.
 #pragma once
 
 #include <optional>
@@ -23,8 +24,9 @@ std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder
                                                        const std::vector<uint8_t> &request,
                                                        std::string *why_not = nullptr);
 
-// Stores a complete search's candidates (written to a temporary file, then renamed). Throws
-// Error (kNotFound for a folder that cannot be created, kInvalidArgument otherwise) on failure.
+// Stores a complete search's candidates with their checksum (written to temporary files, then
+// renamed). Throws Error (kNotFound for a folder that cannot be created, kInvalidArgument
+// otherwise) on failure.
 void cache_write(const std::string &folder, const std::vector<uint8_t> &request,
                  const std::vector<SearchCandidate> &candidates, double search_seconds);
 

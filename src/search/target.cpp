@@ -7,9 +7,12 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <thread>
 
 #include "util/error.hpp"
+#include "util/file_cache.hpp"
 #include "yirage_builtin_targets.hpp"
 #include "yirage_schema_text.hpp"
 #include "yirage_target_generated.h"
@@ -40,15 +43,25 @@ double measure_copy_bandwidth() {
   return best;
 }
 
-// The first "cpu MHz" of /proc/cpuinfo in Hz, or 2.5 GHz when it is not there.
-double cpu_frequency() {
+// The value of the first line of /proc/cpuinfo that starts with `key` ("" when there is none).
+std::string cpuinfo_value(const std::string &key) {
   std::ifstream info("/proc/cpuinfo");
   std::string line;
   while (std::getline(info, line)) {
-    if (line.rfind("cpu MHz", 0) == 0) {
+    if (line.rfind(key, 0) == 0) {
       const size_t colon = line.find(':');
-      if (colon != std::string::npos) return std::stod(line.substr(colon + 1)) * 1e6;
+      if (colon != std::string::npos) return line.substr(colon + 1);
     }
+  }
+  return "";
+}
+
+// The first "cpu MHz" of /proc/cpuinfo in Hz, or 2.5 GHz when it is not there.
+double cpu_frequency() {
+  const std::string mhz = cpuinfo_value("cpu MHz");
+  try {
+    if (!mhz.empty()) return std::stod(mhz) * 1e6;
+  } catch (const std::exception &) {
   }
   return 2.5e9;
 }
@@ -58,7 +71,39 @@ int64_t cache_bytes(int name, int64_t fallback) {
   return value > 0 ? value : fallback;
 }
 
-TargetProperties detect_host() {
+// What varies from one look to the next on the same machine: the copy's bandwidth and the clock
+// (scaled by the OS). They are measured once per machine and kept (host_cpu_target_in).
+struct HostFigures {
+  double memory_bandwidth = 0;  // bytes per second
+  double frequency = 0;         // Hz
+};
+
+constexpr const char *kFiguresHeader = "yirage host figures 1";
+
+std::string figures_text(const HostFigures &f) {
+  std::ostringstream s;
+  s.precision(17);
+  s << kFiguresHeader << "\nmemory_bandwidth " << f.memory_bandwidth << "\nfrequency " << f.frequency << '\n';
+  return s.str();
+}
+
+// The figures of a kept file; nothing unless it is exactly figures_text's form with plausible
+// values (a file is only ever a cache: anything else is measured again).
+std::optional<HostFigures> figures_from(const std::string &text) {
+  std::istringstream s(text);
+  std::string header, bandwidth_key, frequency_key;
+  HostFigures f;
+  if (!std::getline(s, header) || header != kFiguresHeader) return std::nullopt;
+  if (!(s >> bandwidth_key >> f.memory_bandwidth >> frequency_key >> f.frequency)) return std::nullopt;
+  s >> std::ws;
+  if (!s.eof() || bandwidth_key != "memory_bandwidth" || frequency_key != "frequency") return std::nullopt;
+  const bool plausible = f.memory_bandwidth >= 1e8 && f.memory_bandwidth <= 1e14 && f.frequency >= 1e8 &&
+                         f.frequency <= 1e11;  // also false for NaN
+  if (!plausible) return std::nullopt;
+  return f;
+}
+
+TargetProperties detect_host(const std::string &folder) {
   TargetProperties t;
   t.name = "cpu";
   t.kind = TargetKind::kCpu;
@@ -73,22 +118,43 @@ TargetProperties detect_host() {
   t.shared_memory_per_compute_unit = l2;
   t.warp_width = __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("avx2") ? 8 : 4;
   t.memory_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
-  t.memory_bandwidth = measure_copy_bandwidth();
   t.l2_bytes = cache_bytes(_SC_LEVEL3_CACHE_SIZE, l2);
+
+  // The measured figures are kept per machine: the file's name hashes what identifies it, so
+  // that machines sharing a home folder keep their own.
+  const std::string identity = cpuinfo_value("model name") + '\n' + std::to_string(t.compute_units) + ' ' +
+                               std::to_string(t.warp_width) + ' ' + std::to_string(l2) + ' ' +
+                               std::to_string(t.l2_bytes) + ' ' + std::to_string(t.memory_bytes);
+  const std::string path = folder.empty() ? "" : folder + "/cpu-" + util::hash_hex(identity) + ".txt";
+  std::optional<HostFigures> figures;
+  if (!path.empty()) {
+    if (const std::optional<std::string> kept = util::read_cached(path)) figures = figures_from(*kept);
+  }
+  if (!figures) {
+    figures = HostFigures{measure_copy_bandwidth(), cpu_frequency()};
+    if (!path.empty()) {
+      try {
+        util::store_cached(path, figures_text(*figures));
+      } catch (const Error &) {
+        // An unwritable cache only costs the next process the measurement.
+      }
+    }
+  }
+
+  t.memory_bandwidth = figures->memory_bandwidth;
   t.l2_bandwidth = 4 * t.memory_bandwidth;
-  const double frequency = cpu_frequency();
   // Two FMA units, two FLOPs per FMA lane; float16 and bfloat16 are computed in float32.
   t.peak_flops_float32 =
-      static_cast<double>(t.compute_units) * frequency * static_cast<double>(t.warp_width) * 2 * 2;
+      static_cast<double>(t.compute_units) * figures->frequency * static_cast<double>(t.warp_width) * 2 * 2;
   t.peak_flops_float16 = t.peak_flops_bfloat16 = t.vector_flops_float32 = t.peak_flops_float32;
   t.launch_overhead_seconds = 5e-6;
   t.description = "this host: " + std::to_string(t.compute_units) + " cores, " +
                   std::to_string(t.warp_width) + " float32 SIMD lanes";
   t.sources =
-      "detected: cores, caches and memory from sysconf, SIMD width from cpuid, frequency "
-      "from /proc/cpuinfo; memory bandwidth measured (single-thread 64 MiB copy); peak "
-      "FLOP/s estimated as cores x frequency x lanes x 4; L2 bandwidth estimated as 4x "
-      "memory bandwidth";
+      "detected: cores, caches and memory from sysconf, SIMD width from cpuid; measured once per "
+      "machine and kept in the cache folder: memory bandwidth (single-thread 64 MiB copy) and "
+      "frequency (/proc/cpuinfo); peak FLOP/s estimated as cores x frequency x lanes x 4; L2 "
+      "bandwidth estimated as 4x memory bandwidth";
   validate(t);
   return t;
 }
@@ -203,8 +269,11 @@ TargetProperties target_from_json(const std::string &text) {
   return t;
 }
 
+TargetProperties host_cpu_target_in(const std::string &folder) { return detect_host(folder); }
+
 const TargetProperties &host_cpu_target() {
-  static const TargetProperties host = detect_host();  // thread-safe initialization
+  // Thread-safe initialization, once per process.
+  static const TargetProperties host = host_cpu_target_in(util::default_cache_dir("host"));
   return host;
 }
 

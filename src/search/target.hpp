@@ -58,7 +58,15 @@ TargetProperties builtin_target(const std::string &name);
 TargetProperties target_from_json(const std::string &text);
 
 // This machine, detected once per process: cores, caches, SIMD width and memory size from the
-// OS, memory bandwidth measured with a short copy, peak FLOP/s estimated from those.
+// OS, peak FLOP/s estimated from those and the clock. The figures that vary from one look to the
+// next — the memory bandwidth (a short copy) and the clock (/proc/cpuinfo) — are measured once
+// per machine and kept in util::default_cache_dir("host"), so that every process on the machine
+// describes it the same way: the target is part of every search-cache key (result_cache.hpp).
 const TargetProperties &host_cpu_target();
+
+// The same, the measured figures read from `folder` when a file there has them, else measured
+// and stored there ("": measured and not kept). A file that is damaged, foreign or implausible
+// is measured again and replaced; one that cannot be written is not an error.
+TargetProperties host_cpu_target_in(const std::string &folder);
 
 }  // namespace yirage::search

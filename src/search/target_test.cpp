@@ -1,11 +1,16 @@
 #include "search/target.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <thread>
 
 #include "testing/test_support.hpp"
 #include "util/error.hpp"
+#include "util/file_cache.hpp"
 
 namespace yirage::search {
 namespace {
@@ -48,6 +53,66 @@ TEST(Target, HostCpuIsDetected) {
   EXPECT_GT(cpu.shared_memory_per_block, 0);
   EXPECT_EQ(&host_cpu_target(), &host_cpu_target());  // detected once
   EXPECT_NO_THROW(validate(cpu));
+}
+
+// The one file a fresh folder gets from host_cpu_target_in.
+std::string kept_figures(const std::string &folder) {
+  std::vector<std::string> files;
+  for (const auto &e : std::filesystem::directory_iterator(folder)) {
+    if (e.path().extension() == ".txt") files.push_back(e.path().string());
+  }
+  EXPECT_EQ(files.size(), 1u);
+  return files.empty() ? "" : files[0];
+}
+
+TEST(Target, HostFiguresAreMeasuredOncePerMachine) {
+  const std::string folder =
+      (std::filesystem::temp_directory_path() / ("yirage-host-figures-" + std::to_string(getpid()))).string();
+  std::filesystem::remove_all(folder);
+  const TargetProperties first = host_cpu_target_in(folder);
+  const std::string path = kept_figures(folder);
+  ASSERT_TRUE(util::read_cached(path));
+  // A later process reads them back: the same target, to the bit (it is part of every search
+  // cache key).
+  const TargetProperties again = host_cpu_target_in(folder);
+  EXPECT_EQ(again.memory_bandwidth, first.memory_bandwidth);
+  EXPECT_EQ(again.peak_flops_float32, first.peak_flops_float32);
+  EXPECT_EQ(again.l2_bandwidth, first.l2_bandwidth);
+
+  // What is kept is what is used.
+  util::store_cached(path, "yirage host figures 1\nmemory_bandwidth 12500000000\nfrequency 1000000000\n");
+  const TargetProperties planted = host_cpu_target_in(folder);
+  EXPECT_EQ(planted.memory_bandwidth, 12.5e9);
+  EXPECT_EQ(planted.l2_bandwidth, 50e9);
+  EXPECT_EQ(planted.peak_flops_float32, static_cast<double>(planted.compute_units) * 1e9 * planted.warp_width * 4);
+
+  // A damaged file (its checksum no longer matches) is measured again and replaced.
+  std::ofstream(path, std::ios::app) << "frequency 3\n";
+  EXPECT_NE(host_cpu_target_in(folder).memory_bandwidth, 12.5e9);
+  const std::optional<std::string> replaced = util::read_cached(path);
+  ASSERT_TRUE(replaced);
+  EXPECT_EQ(replaced->rfind("yirage host figures 1\n", 0), 0u) << *replaced;
+
+  // Well-formed files with figures no machine has, or another form, are measured again too.
+  for (const char *text : {"yirage host figures 1\nmemory_bandwidth nan\nfrequency 1e9\n",
+                           "yirage host figures 1\nmemory_bandwidth -5e9\nfrequency 1e9\n",
+                           "yirage host figures 1\nmemory_bandwidth 1e30\nfrequency 1e9\n",
+                           "yirage host figures 1\nmemory_bandwidth 1e10\nfrequency 0\n",
+                           "yirage host figures 1\nmemory_bandwidth 1e10\nfrequency 1e9\nmore 1\n",
+                           "yirage host figures 1\nfrequency 1e9\nmemory_bandwidth 1e10\n",
+                           "yirage host figures 2\nmemory_bandwidth 1e10\nfrequency 1e9\n", "", "\n"}) {
+    util::store_cached(path, text);
+    const TargetProperties t = host_cpu_target_in(folder);
+    EXPECT_NE(t.memory_bandwidth, 1e10) << text;
+    EXPECT_NO_THROW(validate(t)) << text;
+    EXPECT_NE(util::read_cached(path), std::optional<std::string>(text)) << text;
+  }
+
+  // No folder, or one that cannot be written: measured each time, not an error.
+  EXPECT_NO_THROW(validate(host_cpu_target_in("")));
+  std::ofstream(folder + "/a-file") << "x";
+  EXPECT_NO_THROW(validate(host_cpu_target_in(folder + "/a-file/below")));
+  std::filesystem::remove_all(folder);
 }
 
 TEST(Target, JsonErrors) {

@@ -247,9 +247,9 @@ static yirage_search_result *search(const options *o, const yirage_graph *graph,
   memset(&stats, 0, sizeof stats);
   stats.struct_size = sizeof stats;
   check(yirage_search_result_stats(result, &stats), "reading statistics");
-  printf("search: %.1f s%s, %lld states, %lld candidates, %lld fingerprint checks",
+  printf("search: %.1f s%s, %lld states, %lld candidates, %lld fingerprint checks (%.1f s)",
          stats.seconds, stats.from_cache ? " (from the cache)" : "", (long long)stats.states,
-         (long long)stats.candidates, (long long)stats.fingerprint_checks);
+         (long long)stats.candidates, (long long)stats.fingerprint_checks, stats.fingerprint_seconds);
   if (stats.unbuildable > 0) printf(", %lld the backend cannot build", (long long)stats.unbuildable);
   printf("\n");
   size_t profiled = 0;

@@ -1,6 +1,7 @@
-// The on-disk kernel cache the in-tree plugins share: keys, the default folder, and files that
-// are only ever trusted when their checksum matches (a truncated shared object can take a process
-// down in dlopen; a truncated cubin makes the driver fail in odd ways). Files are written under a
+// The on-disk cache the in-tree plugins (their kernels) and the host's target (its measured
+// figures) share: keys, the default folder, and files that are only ever trusted when their
+// checksum matches (a truncated shared object can take a process down in dlopen; a truncated
+// cubin makes the driver fail in odd ways). Files are written under a
 // unique temporary name and renamed into place, so processes sharing a cache never see half a
 // file.
 #pragma once
@@ -8,7 +9,7 @@
 #include <optional>
 #include <string>
 
-namespace yirage::codegen {
+namespace yirage::util {
 
 // FNV-1a twice with different offsets: 128 bits as 32 hex digits, stable across runs and
 // platforms.
@@ -40,4 +41,4 @@ void store_cached(const std::string &path, const std::string &bytes);
 // Writes the checksum of the file already at `temporary`, then renames both to `path`.
 void commit_cached(const std::string &temporary, const std::string &path);
 
-}  // namespace yirage::codegen
+}  // namespace yirage::util

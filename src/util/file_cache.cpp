@@ -1,4 +1,4 @@
-#include "codegen/kernel_cache.hpp"
+#include "util/file_cache.hpp"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 
 #include "util/error.hpp"
 
-namespace yirage::codegen {
+namespace yirage::util {
 namespace {
 
 std::string env(const char *name) {
@@ -93,4 +93,4 @@ void store_cached(const std::string &path, const std::string &bytes) {
   commit_cached(temporary, path);
 }
 
-}  // namespace yirage::codegen
+}  // namespace yirage::util
