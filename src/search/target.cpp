@@ -103,7 +103,9 @@ std::optional<HostFigures> figures_from(const std::string &text) {
   return f;
 }
 
-TargetProperties detect_host(const std::string &folder) {
+}  // namespace
+
+TargetProperties host_cpu_target_in(const std::string &folder) {
   TargetProperties t;
   t.name = "cpu";
   t.kind = TargetKind::kCpu;
@@ -158,8 +160,6 @@ TargetProperties detect_host(const std::string &folder) {
   validate(t);
   return t;
 }
-
-}  // namespace
 
 double TargetProperties::peak_flops(DType dtype) const {
   switch (dtype) {
@@ -268,8 +268,6 @@ TargetProperties target_from_json(const std::string &text) {
   validate(t);
   return t;
 }
-
-TargetProperties host_cpu_target_in(const std::string &folder) { return detect_host(folder); }
 
 const TargetProperties &host_cpu_target() {
   // Thread-safe initialization, once per process.
