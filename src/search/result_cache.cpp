@@ -1,7 +1,6 @@
 #include "search/result_cache.hpp"
 
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -71,6 +70,44 @@ std::string cache_path(const std::string &folder, const std::vector<uint8_t> &re
   return (std::filesystem::path(folder) / name).string();
 }
 
+std::vector<uint8_t> cache_entry_to_bytes(const CacheEntry &entry) {
+  flatbuffers::FlatBufferBuilder builder;
+  std::vector<flatbuffers::Offset<fb::CachedCandidate>> candidates;
+  for (const SearchCandidate &c : entry.candidates) {
+    const auto graph = serialize::graph_to_bytes(c.graph, serialize::GraphFormat::kBinary);
+    candidates.push_back(fb::CreateCachedCandidate(builder, builder.CreateVector(graph), c.estimated_seconds,
+                                                   c.verified_trials, builder.CreateString(c.description)));
+  }
+  const auto request = builder.CreateVector(entry.request);
+  const auto list = builder.CreateVector(candidates);
+  builder.Finish(fb::CreateSearchCacheEntry(builder, request, list, entry.search_seconds),
+                 fb::SearchCacheEntryIdentifier());
+  return {builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize()};
+}
+
+CacheEntry cache_entry_from_bytes(const void *bytes, size_t size) {
+  auto corrupt = [](const std::string &what) { return Error(ErrorCode::kCorruptData, "search cache entry: " + what); };
+  const std::vector<uint64_t> storage = serialize::aligned_copy(bytes, size);
+  const auto *data = reinterpret_cast<const uint8_t *>(storage.data());
+  flatbuffers::Verifier verifier(data, size, 32, 1u << 20);
+  if (!fb::VerifySearchCacheEntryBuffer(verifier)) throw corrupt("not a valid cache entry");
+  const fb::SearchCacheEntry *stored = fb::GetSearchCacheEntry(data);
+  if (!stored->request()) throw corrupt("no request");
+  CacheEntry entry;
+  entry.request.assign(stored->request()->begin(), stored->request()->end());
+  entry.search_seconds = stored->search_seconds();
+  if (stored->candidates()) {
+    for (const fb::CachedCandidate *c : *stored->candidates()) {
+      if (!c->graph()) throw corrupt("a candidate without a graph");
+      // The graph loader's own errors (CORRUPT_DATA, VERSION_MISMATCH) say what is wrong.
+      entry.candidates.push_back(SearchCandidate{serialize::graph_from_bytes(c->graph()->data(), c->graph()->size()),
+                                                 c->estimated_seconds(), c->verified_trials(),
+                                                 c->description() ? c->description()->str() : ""});
+    }
+  }
+  return entry;
+}
+
 std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder,
                                                        const std::vector<uint8_t> &request,
                                                        std::string *why_not) {
@@ -80,36 +117,18 @@ std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder
   };
   const std::string path = cache_path(folder, request);
   if (!std::filesystem::exists(path)) return miss("");
-  // The checksum file (util/file_cache.hpp) catches what the verifier below cannot: a flipped
-  // bit that leaves a well-formed graph computing something else.
-  const std::optional<std::string> read = util::read_cached(path);
-  if (!read) return miss(path + ": its checksum does not match (a damaged entry, or one from before checksums)");
-  const std::string &bytes = *read;
-  const std::vector<uint64_t> storage = serialize::aligned_copy(bytes.data(), bytes.size());
-  const auto *data = reinterpret_cast<const uint8_t *>(storage.data());
-  flatbuffers::Verifier verifier(data, bytes.size(), 32, 1u << 20);
-  if (!fb::VerifySearchCacheEntryBuffer(verifier)) return miss(path + ": not a valid cache entry");
-  const fb::SearchCacheEntry *entry = fb::GetSearchCacheEntry(data);
-  const auto *stored = entry->request();
-  if (!stored || stored->size() != request.size() ||
-      std::memcmp(stored->data(), request.data(), request.size()) != 0) {
-    return miss(path + ": another request's entry");
+  // The checksum file (util/file_cache.hpp) catches what the reader cannot: a flipped bit that
+  // leaves a well-formed graph computing something else.
+  const std::optional<std::string> bytes = util::read_cached(path);
+  if (!bytes) return miss(path + ": its checksum does not match (a damaged entry, or one from before checksums)");
+  CacheEntry entry;
+  try {
+    entry = cache_entry_from_bytes(bytes->data(), bytes->size());
+  } catch (const Error &e) {
+    return miss(path + ": " + e.what());
   }
-  std::vector<SearchCandidate> out;
-  if (entry->candidates()) {
-    for (const fb::CachedCandidate *c : *entry->candidates()) {
-      if (!c->graph()) return miss(path + ": a candidate without a graph");
-      try {
-        SearchCandidate candidate{serialize::graph_from_bytes(c->graph()->data(), c->graph()->size()),
-                                  c->estimated_seconds(), c->verified_trials(),
-                                  c->description() ? c->description()->str() : ""};
-        out.push_back(std::move(candidate));
-      } catch (const Error &e) {
-        return miss(path + ": " + e.what());
-      }
-    }
-  }
-  return out;
+  if (entry.request != request) return miss(path + ": another request's entry");
+  return std::move(entry.candidates);
 }
 
 void cache_write(const std::string &folder, const std::vector<uint8_t> &request,
@@ -119,21 +138,9 @@ void cache_write(const std::string &folder, const std::vector<uint8_t> &request,
   if (ec) {
     throw Error(ErrorCode::kNotFound, "search cache: cannot create '" + folder + "': " + ec.message());
   }
-  flatbuffers::FlatBufferBuilder builder;
-  std::vector<flatbuffers::Offset<fb::CachedCandidate>> entries;
-  for (const SearchCandidate &c : candidates) {
-    const auto graph = serialize::graph_to_bytes(c.graph, serialize::GraphFormat::kBinary);
-    entries.push_back(fb::CreateCachedCandidate(builder, builder.CreateVector(graph),
-                                                c.estimated_seconds, c.verified_trials,
-                                                builder.CreateString(c.description)));
-  }
-  const auto req = builder.CreateVector(request);
-  const auto list = builder.CreateVector(entries);
-  builder.Finish(fb::CreateSearchCacheEntry(builder, req, list, search_seconds),
-                 fb::SearchCacheEntryIdentifier());
+  const std::vector<uint8_t> bytes = cache_entry_to_bytes({request, candidates, search_seconds});
   try {
-    util::store_cached(cache_path(folder, request),
-                       std::string(reinterpret_cast<const char *>(builder.GetBufferPointer()), builder.GetSize()));
+    util::store_cached(cache_path(folder, request), std::string(bytes.begin(), bytes.end()));
   } catch (const Error &e) {
     throw Error(ErrorCode::kInvalidArgument, std::string("search cache: ") + e.what());
   }

@@ -18,6 +18,21 @@ namespace yirage::search {
 // The canonical bytes of a request.
 std::vector<uint8_t> cache_request(const KernelGraph &graph, const SearchOptions &options);
 
+// One cache file's content.
+struct CacheEntry {
+  std::vector<uint8_t> request;  // cache_request's bytes
+  std::vector<SearchCandidate> candidates;
+  double search_seconds = 0;  // how long the search that found them took
+};
+
+// The bytes of an entry (the same entry always gives the same bytes).
+std::vector<uint8_t> cache_entry_to_bytes(const CacheEntry &entry);
+
+// Reads an entry's bytes, trusting none of them (the flatbuffers verifier, then every graph
+// through the validating loader). Throws Error(kCorruptData), or the graph loader's
+// kVersionMismatch for a graph file of a newer schema.
+CacheEntry cache_entry_from_bytes(const void *data, size_t size);
+
 // The cached candidates of `request`, or nothing (missing, unreadable, corrupt or another
 // request's file). `why_not`, when given, says why a present file was not used.
 std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder,

@@ -415,6 +415,28 @@ TEST(ResultCache, AnswersARepeatedRequestAndNeverTrustsACorruptEntry) {
   std::filesystem::remove_all(folder);
 }
 
+TEST(ResultCache, EntryBytesRoundTripAndBadBytesAreCorruptData) {
+  const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  const CacheEntry entry{cache_request(g, small_options()), {SearchCandidate{g, 1e-5, 2, "the input"}}, 1.5};
+  const std::vector<uint8_t> bytes = cache_entry_to_bytes(entry);
+  const CacheEntry read = cache_entry_from_bytes(bytes.data(), bytes.size());
+  EXPECT_EQ(read.request, entry.request);
+  EXPECT_EQ(read.search_seconds, 1.5);
+  ASSERT_EQ(read.candidates.size(), 1u);
+  EXPECT_EQ(bytes_of(read.candidates[0].graph), bytes_of(g));
+  EXPECT_EQ(read.candidates[0].description, "the input");
+  EXPECT_EQ(cache_entry_to_bytes(read), bytes);
+  // (A cut of the last few bytes may take only padding, which changes nothing.)
+  for (size_t cut : {size_t{0}, size_t{4}, size_t{12}, bytes.size() / 2, bytes.size() - 16}) {
+    try {
+      (void)cache_entry_from_bytes(bytes.data(), cut);
+      ADD_FAILURE() << "no error for " << cut << " bytes";
+    } catch (const Error &e) {
+      EXPECT_EQ(e.code(), ErrorCode::kCorruptData) << cut << " bytes: " << e.what();
+    }
+  }
+}
+
 TEST(SubexpressionOracle, AnswersFromTheIndexAndFromZ3) {
   const Expr q = expr_var(0), k = expr_var(1), v = expr_var(2);
   const Expr e = expr_fn("exp", {expr_sum(64, expr_mul({q, k}))});
