@@ -116,7 +116,11 @@ std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder
     return std::nullopt;
   };
   const std::string path = cache_path(folder, request);
-  if (!std::filesystem::exists(path)) return miss("");
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return miss("");
+  // No entry comes near this (a few KB); a file that does is not read into memory.
+  if (size > (uintmax_t{1} << 30)) return miss(path + ": over 1 GiB, not a cache entry");
   // The checksum file (util/file_cache.hpp) catches what the reader cannot: a flipped bit that
   // leaves a well-formed graph computing something else.
   const std::optional<std::string> bytes = util::read_cached(path);

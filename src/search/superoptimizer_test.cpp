@@ -412,6 +412,10 @@ TEST(ResultCache, AnswersARepeatedRequestAndNeverTrustsACorruptEntry) {
   EXPECT_NE(why.find("checksum"), std::string::npos) << why;
   EXPECT_FALSE(superoptimize(g, o).stats.from_cache);
   EXPECT_TRUE(superoptimize(g, o).stats.from_cache);
+  // A file over 1 GiB is not read (sparse: it takes no room).
+  std::filesystem::resize_file(path, (uintmax_t{1} << 30) + 1);
+  EXPECT_FALSE(cache_read(folder, cache_request(g, o), &why));
+  EXPECT_NE(why.find("over 1 GiB"), std::string::npos) << why;
   std::filesystem::remove_all(folder);
 }
 
