@@ -170,6 +170,35 @@ impl Kernel {
             sys::yirage_kernel_synchronize(self.raw, std::ptr::null_mut())
         })
     }
+
+    /// Runs on the caller's own tensors, wherever they live (the kernel's device: host memory
+    /// for the CPU backend, CUDA memory from any library for the CUDA backend, `device_type` 2),
+    /// without copies, queued on `stream` (a `CUstream` for CUDA; null: the default stream).
+    /// Returns once the work is queued: [`Kernel::synchronize`] the stream before reading the
+    /// outputs. The library checks every tensor (shape, dtype, device, compact strides, non-null
+    /// data, outputs that overlap nothing) and the counts before anything runs; then the outputs
+    /// are untouched.
+    ///
+    /// # Safety
+    /// Every tensor's `data` (plus `byte_offset`) must point to memory of its device that holds
+    /// the elements its shape describes and stays valid until the work has finished, `shape`
+    /// (and `strides`, when not null) to `ndim` values; `stream` must be null or a stream of the
+    /// kernel's device. Concurrent runs must use distinct outputs.
+    pub unsafe fn run_dlpack(&self, inputs: &[sys::DLTensor], outputs: &mut [sys::DLTensor],
+                             stream: *mut core::ffi::c_void) -> Result<()> {
+        let in_ptrs: Vec<*const sys::DLTensor> = inputs.iter().map(|t| t as *const _).collect();
+        let out_ptrs: Vec<*mut sys::DLTensor> = outputs.iter_mut().map(|t| t as *mut _).collect();
+        check(sys::yirage_kernel_run(self.raw, in_ptrs.as_ptr(), in_ptrs.len(), out_ptrs.as_ptr(),
+                                     out_ptrs.len(), stream))
+    }
+
+    /// Waits until this kernel's work queued on `stream` (null: the default stream) has finished.
+    ///
+    /// # Safety
+    /// `stream` must be null or a live stream of the kernel's device.
+    pub unsafe fn synchronize(&self, stream: *mut core::ffi::c_void) -> Result<()> {
+        check(sys::yirage_kernel_synchronize(self.raw, stream))
+    }
 }
 
 /// Options of [`KernelGraph::superoptimize`].

@@ -1,6 +1,7 @@
 //! Backends, devices, compile, run and superoptimize on the CPU plugin (found through
 //! YIRAGE_BACKEND_PATH, which meson test sets).
 use yirage::{Context, DType, HostData, KernelGraph, SearchOptions};
+use yirage_sys as sys;
 
 fn small_graph() -> KernelGraph {
     let mut g = KernelGraph::new().unwrap();
@@ -74,4 +75,49 @@ fn superoptimize_and_run() {
     let want = g.run_reference(&inputs()).unwrap();
     let got = found.kernel.run(&inputs()).unwrap();
     assert!(relative_error(&got[0], &want[0]) < 1e-4);
+}
+
+fn host_tensor(data: &mut [f32], shape: &mut [i64]) -> sys::DLTensor {
+    sys::DLTensor {
+        data: data.as_mut_ptr() as *mut _,
+        device: sys::DLDevice { device_type: 1, device_id: 0 },
+        ndim: shape.len() as i32,
+        dtype: sys::DLDataType { code: 2, bits: 32, lanes: 1 },
+        shape: shape.as_mut_ptr(),
+        strides: std::ptr::null_mut(),
+        byte_offset: 0,
+    }
+}
+
+#[test]
+fn run_on_the_callers_own_tensors() {
+    let context = Context::new().unwrap();
+    let kernel = small_graph().compile(&context.device("cpu", 0).unwrap()).unwrap();
+    let want = kernel.run(&inputs()).unwrap();
+    let (HostData::Float32(mut x), HostData::Float32(mut w)) = (inputs()[0].clone(), inputs()[1].clone())
+        else { panic!("float32") };
+    let mut out = vec![f32::NAN; 8 * 48];
+    let (mut xs, mut ws, mut os) = ([8i64, 64], [64i64, 48], [8i64, 48]);
+    let ins = [host_tensor(&mut x, &mut xs), host_tensor(&mut w, &mut ws)];
+    let mut outs = [host_tensor(&mut out, &mut os)];
+    unsafe {
+        kernel.run_dlpack(&ins, &mut outs, std::ptr::null_mut()).unwrap();
+        kernel.synchronize(std::ptr::null_mut()).unwrap();
+    }
+    assert!(relative_error(&HostData::Float32(out.clone()), &want[0]) < 1e-6);
+
+    // Refused before anything runs, the output left as it was: a missing input, a wrong shape,
+    // an output that is an input.
+    out.fill(-7.0);
+    let mut outs = [host_tensor(&mut out, &mut os)];
+    let short = unsafe { kernel.run_dlpack(&ins[..1], &mut outs, std::ptr::null_mut()) }.err().unwrap();
+    assert_eq!(short.status, "INVALID_ARGUMENT");
+    let mut bad_shape = [8i64, 63];
+    let bad = [host_tensor(&mut x, &mut bad_shape), ins[1]];
+    let wrong = unsafe { kernel.run_dlpack(&bad, &mut outs, std::ptr::null_mut()) }.err().unwrap();
+    assert_eq!(wrong.status, "INVALID_ARGUMENT");
+    let mut aliased = [host_tensor(&mut x, &mut os)];
+    let overlap = unsafe { kernel.run_dlpack(&ins, &mut aliased, std::ptr::null_mut()) }.err().unwrap();
+    assert_eq!(overlap.status, "INVALID_ARGUMENT");
+    assert!(out.iter().all(|&v| v == -7.0));
 }
