@@ -605,7 +605,9 @@ void profile(SearchResult &result, const KernelGraph &graph, const SearchOptions
       rest.push_back(std::move(result.candidates[i]));
     }
   }
-  if (!result.profiled.empty()) {
+  // The input graph is measured even when the search verified nothing (a budget too short):
+  // it is correct by definition, and the answer is then the graph the user had.
+  {
     SearchCandidate input{graph, -1, 0, "the input graph, unchanged", -1};
     ProfileRecord record{input.description, -1, options.measure(graph)};
     if (record.measured.correct) {

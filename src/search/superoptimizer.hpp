@@ -62,7 +62,8 @@ struct SearchOptions {
   // measurements are never cached), then on the input graph.
   // Incorrect ones (failing to build or run, or wrong) are dropped, each place going to the
   // cheapest candidate not yet profiled; the correct ones come first, fastest first, so the input graph
-  // itself is the result when no fused candidate beats it. Null: no profiling.
+  // itself is the result when no fused candidate beats it, or when the search verified none (it
+  // is measured then too). Null: no profiling.
   std::function<Measured(const KernelGraph &)> measure;
   int profile_top_k = 4;
   // The backend's word on whether it can build a candidate's kernels: called on each candidate

@@ -153,6 +153,27 @@ TEST(Superoptimizer, GivesAFailedCandidatesProfilingPlaceToTheNext) {
   EXPECT_DOUBLE_EQ(r.candidates[1].measured_seconds, 3e-5);
 }
 
+// A search stopped before it verified anything still answers with the input graph, measured:
+// it is correct by definition (before, the result was empty and the CLI and bindings failed).
+TEST(Superoptimizer, AnswersWithTheInputGraphWhenItVerifiedNothing) {
+  const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  SearchOptions o = small_options();
+  o.cancelled = [] { return true; };
+  int measured = 0;
+  o.measure = [&](const KernelGraph &) {
+    ++measured;
+    return Measured{true, 1e-5, 0, ""};
+  };
+  const SearchResult r = superoptimize(g, o);
+  EXPECT_EQ(r.end, SearchEnd::kCancelled);
+  EXPECT_EQ(measured, 1);
+  ASSERT_EQ(r.profiled.size(), 1u);
+  EXPECT_EQ(r.profiled[0].description, "the input graph, unchanged");
+  ASSERT_EQ(r.candidates.size(), 1u);
+  EXPECT_EQ(bytes_of(r.candidates[0].graph), bytes_of(g));
+  EXPECT_DOUBLE_EQ(r.candidates[0].measured_seconds, 1e-5);
+}
+
 // The backend decides what it can build: a candidate it refuses never takes a place, and the
 // places go to the next cheapest, as if the refused one had not been found.
 TEST(Superoptimizer, KeepsOnlyCandidatesTheBackendCanBuild) {
