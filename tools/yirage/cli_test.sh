@@ -46,6 +46,9 @@ expect 0 'customized\(t[0-9], t1\)|matmul\(t2, t1\)' -- "$yirage" show "$work/be
 expect 0 'the input graph, unchanged' -- "$yirage" superoptimize "$small" --budget 60 --top-k 1 --repeats 2 --quiet
 # --top-k profiles that many candidates, more than the search keeps by default (4).
 expect 0 '^  5 +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s' -- "$yirage" superoptimize "$small" --budget 60 --top-k 6 --repeats 2 --quiet
+# A graph that is already fused is refused with the library's reason, once.
+expect 1 '^yirage: searching: superoptimize: the graph already has a customized operator' -- \
+  "$yirage" superoptimize "$data/../../../examples/graphs/lora_fused.json" --quiet
 # The search cache answers the same request from another process: the host's measured figures,
 # part of the request, are kept per machine (YIRAGE_CACHE_DIR/host).
 expect 0 'search: [0-9.]+ s, ' -- "$yirage" superoptimize "$small" --cache "$work/search-cache" --budget 60 --top-k 1 --repeats 2 --quiet

@@ -241,7 +241,7 @@ static yirage_search_result *search(const options *o, const yirage_graph *graph,
   if (status == YIRAGE_ERROR_TIMEOUT) {
     fprintf(stderr, "yirage: %s\n", yirage_last_error_message());  /* keeps what was found */
   } else {
-    check(status, "superoptimize");
+    check(status, "searching");  /* the library's message names superoptimize itself */
   }
   yirage_search_stats stats;
   memset(&stats, 0, sizeof stats);
