@@ -268,7 +268,7 @@ static void test_run_reference_errors(void) {
               "outputs is NULL");
   bt.dtype.bits = 16;
   EXPECT_FAIL(yirage_graph_run_reference(g, ins, 2, outs, 1), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "input 1 has DLPack dtype {code 2, bits 16, lanes 1}; the graph expects float32");
+              "input 1 has DLPack dtype {code 2, bits 16, lanes 1} (float16); the graph expects float32");
   bt.dtype.bits = 32;
   bt.shape = wrong_shape;
   EXPECT_FAIL(yirage_graph_run_reference(g, ins, 2, outs, 1), YIRAGE_ERROR_INVALID_ARGUMENT,

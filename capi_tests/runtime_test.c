@@ -115,7 +115,8 @@ int main(int argc, char **argv) {
   in[0].dl.shape[1] = saved;
   in[1].dl.dtype.code = kDLFloat;
   in[1].dl.dtype.bits = 32;
-  EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL), "wrong dtype");
+  EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL),
+                 "input 1 has DLPack dtype {code 2, bits 32, lanes 1} (float32); the graph expects float16");
   in[1].dl.dtype.bits = 16;
   out.dl.device.device_type = kDLCUDA;
   EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL), "output 0 is on DLPack device");

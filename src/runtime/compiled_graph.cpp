@@ -32,10 +32,7 @@ void *checked_data(const std::string &role, const DLTensor *t, const Tensor &exp
     invalid_argument(role + " has shape " + to_string(shape) + ", expected " +
                      to_string(expected.dims));
   }
-  const std::optional<DType> dtype = dtype_from_dlpack(t->dtype);
-  if (!dtype || *dtype != expected.dtype) {
-    invalid_argument(role + " has the wrong dtype: expected " + dtype_name(expected.dtype));
-  }
+  check_dlpack_dtype(role, t->dtype, expected.dtype);
   if (t->device.device_type != device.dlpack_device_type ||
       t->device.device_id != device.dlpack_device_id) {
     invalid_argument(role + " is on DLPack device (" + std::to_string(t->device.device_type) +

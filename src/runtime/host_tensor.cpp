@@ -24,6 +24,16 @@ DLDataType dtype_to_dlpack(DType dtype) {
   return {kDLFloat, 0, 0};
 }
 
+void check_dlpack_dtype(const std::string &role, DLDataType type, DType expected) {
+  const std::optional<DType> dtype = dtype_from_dlpack(type);
+  if (!dtype || *dtype != expected) {
+    invalid_argument(role + " has DLPack dtype {code " + std::to_string(type.code) + ", bits " +
+                     std::to_string(type.bits) + ", lanes " + std::to_string(type.lanes) + "}" +
+                     (dtype ? std::string(" (") + dtype_name(*dtype) + ")" : std::string()) + "; the graph expects " +
+                     dtype_name(expected));
+  }
+}
+
 namespace {
 
 bool is_host_device(DLDeviceType type) {
@@ -84,13 +94,7 @@ void check_host_tensor(const std::string &role, const DLTensor *tensor, const Te
                      "; the reference executor needs host memory (kDLCPU, kDLCUDAHost or "
                      "kDLROCMHost)");
   }
-  const std::optional<DType> dtype = dtype_from_dlpack(tensor->dtype);
-  if (!dtype || *dtype != expected.dtype) {
-    invalid_argument(role + " has DLPack dtype {code " + std::to_string(tensor->dtype.code) +
-                     ", bits " + std::to_string(tensor->dtype.bits) + ", lanes " +
-                     std::to_string(tensor->dtype.lanes) + "}; the graph expects " +
-                     dtype_name(expected.dtype));
-  }
+  check_dlpack_dtype(role, tensor->dtype, expected.dtype);
   if (tensor->ndim < 0 || (tensor->ndim > 0 && tensor->shape == nullptr)) {
     invalid_argument(role + " has ndim " + std::to_string(tensor->ndim) + " and shape " +
                      (tensor->shape ? "set" : "NULL"));

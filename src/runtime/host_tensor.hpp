@@ -14,6 +14,9 @@ namespace yirage {
 
 std::optional<DType> dtype_from_dlpack(DLDataType type);
 DLDataType dtype_to_dlpack(DType dtype);
+// Throws invalid_argument ("<role> has DLPack dtype {code 2, bits 64, lanes 1}; the graph expects
+// float32") unless `type` is `expected`.
+void check_dlpack_dtype(const std::string &role, DLDataType type, DType expected);
 
 // Throws invalid_argument (message starting with `role`, e.g. "run_reference: input 1") unless
 // `tensor` is a readable host tensor with `expected`'s shape and dtype; outputs must in addition
