@@ -3,6 +3,7 @@
 // other part of the system (fingerprints, generated code, every backend) is tested against it.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "ir/kernel_graph.hpp"
@@ -17,5 +18,20 @@ using Values = std::vector<double>;
 // `threads` threads (0: the hardware's count); the result does not depend on it.
 std::vector<Values> evaluate(const KernelGraph &graph, const std::vector<Values> &inputs,
                              int threads = 0);
+
+// A tensor whose float64 values go beyond its dtype's largest finite value: a backend that
+// stores it in that dtype (as the graph says) gets infinities there, then NaNs downstream.
+struct OutOfRange {
+  TensorId tensor = -1;
+  size_t op = 0;           // the operator that makes it (index into operators())
+  double magnitude = 0;    // its largest |value|
+  double largest = 0;      // the dtype's largest finite value
+};
+
+// The first such tensor of `graph` on `inputs`, in operator order (nullopt: every tensor fits).
+// Evaluates the whole graph once more with every tensor kept: for explaining a failed check, not
+// for hot paths.
+std::optional<OutOfRange> first_out_of_range(const KernelGraph &graph, const std::vector<Values> &inputs,
+                                             int threads = 0);
 
 }  // namespace yirage::reference

@@ -122,5 +122,34 @@ TEST(ReferenceExecutor, RejectsWrongInputs) {
   EXPECT_THROW(evaluate(g, {Values{1, 2}}), Error);
 }
 
+// exp(x)·x / Σ: exp(12) = 162755 is past float16's 65504, not bfloat16's or float32's.
+TEST(ReferenceExecutor, FindsTheFirstTensorOutOfItsDtypesRange) {
+  for (DType dtype : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
+    KernelGraph g;
+    const TensorId x = g.new_input({2, 2}, dtype);
+    const TensorId e = g.unary(OpKind::kExp, x);
+    const TensorId p = g.binary(OpKind::kMul, e, x);
+    g.mark_output(p);
+    g.mark_output(g.binary(OpKind::kDiv, p, g.reduction(OpKind::kReduction, p, 1)));
+    EXPECT_FALSE(first_out_of_range(g, {Values{1, 2, 3, 4}})) << dtype_name(dtype);
+    const std::optional<OutOfRange> big = first_out_of_range(g, {Values{1, 2, 3, 12}});
+    if (dtype != DType::kFloat16) {
+      EXPECT_FALSE(big) << dtype_name(dtype);
+      continue;
+    }
+    ASSERT_TRUE(big);
+    EXPECT_EQ(big->tensor, e);  // the first in operator order, not the output it feeds
+    EXPECT_EQ(g.operators()[big->op].kind, OpKind::kExp);
+    EXPECT_DOUBLE_EQ(big->magnitude, std::exp(12.0));
+    EXPECT_EQ(big->largest, 65504.0);
+  }
+  // A tensor past the range that is an output already is found too.
+  KernelGraph g;
+  g.mark_output(g.mul_scalar(g.new_input({3}, DType::kFloat16), 1e5));
+  const std::optional<OutOfRange> out = first_out_of_range(g, {Values{0, 1, 0.5}});
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->magnitude, 1e5);
+}
+
 }  // namespace
 }  // namespace yirage::reference

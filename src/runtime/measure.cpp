@@ -6,6 +6,7 @@
 #include <random>
 
 #include "runtime/host_tensor.hpp"
+#include "serialize/graph_file.hpp"
 
 namespace yirage::runtime {
 
@@ -152,6 +153,34 @@ const Measurer::Flush *Measurer::flush() {
   return flush_.get();
 }
 
+std::string Measurer::overflow_note(const KernelGraph &measured) {
+  // Only the reference's own tensors are known here; a candidate's differ (a µGraph's tiles).
+  const auto bytes = [](const KernelGraph &g) { return serialize::graph_to_bytes(g, serialize::GraphFormat::kBinary); };
+  if (bytes(measured) != bytes(reference_)) return "";
+  if (!overflow_) {
+    std::vector<reference::Values> inputs;
+    for (size_t i = 0; i < reference_.inputs().size(); ++i) {
+      const Tensor &t = reference_.tensor(reference_.inputs()[i]);
+      std::vector<int64_t> shape = t.dims;
+      inputs.push_back(read_host_tensor(host_view(inputs_->bytes[i], shape, t.dtype), t.dtype));
+    }
+    overflow_ = "";
+    if (const auto out = reference::first_out_of_range(reference_, inputs, options_.reference_threads)) {
+      const Tensor &t = reference_.tensor(out->tensor);
+      const Operator &op = reference_.operators()[out->op];
+      std::string operands;
+      for (TensorId in : op.inputs) operands += (operands.empty() ? "t" : ", t") + std::to_string(in);
+      char text[160];
+      std::snprintf(text, sizeof text, " reaches %.3g (%s's largest is %.6g)", out->magnitude,
+                    dtype_name(t.dtype), out->largest);
+      overflow_ = std::string("; the graph itself overflows ") + dtype_name(t.dtype) + " on these inputs: t" +
+                  std::to_string(out->tensor) + " = " + op_name(op.kind) + "(" + operands + ")" + text +
+                  ", so it computes infinities and NaNs on any backend";
+    }
+  }
+  return *overflow_;
+}
+
 Measurement Measurer::measure(const KernelGraph &candidate, bool time) {
   try {
     const CompiledGraph compiled(plugin_, device_, candidate);
@@ -217,6 +246,7 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time) {
         std::snprintf(text, sizeof text, "output %zu: relative error %.3g exceeds %.1g (%s)", o,
                       error, relative_tolerance(t.dtype), dtype_name(t.dtype));
         m.error = why.empty() ? text : std::string(text) + ": " + why;
+        if (std::isinf(error)) m.error += overflow_note(g);
         return m;
       }
     }

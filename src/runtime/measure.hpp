@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,11 @@ class Measurer {
   // The kernel run before each timed run (flush_bytes), or null: built on first use, kept for
   // the Measurer's life. Throws (every time) when it cannot be built.
   const Flush *flush();
+  // Where `measured` is the reference graph itself and its output is infinite or NaN: the note
+  // that says which of its tensors leaves its dtype's range on these inputs (the reference
+  // executor computes in float64, so such a graph can never match it); "" otherwise. Computed
+  // once.
+  std::string overflow_note(const KernelGraph &measured);
 
   const Plugin &plugin_;
   int32_t device_;
@@ -86,6 +92,7 @@ class Measurer {
   std::string flush_error_;  // why it cannot be built
   ErrorCode flush_error_code_ = ErrorCode::kBackend;
   int64_t flushes_ = 0;
+  std::optional<std::string> overflow_;  // overflow_note's finding, once computed
 };
 
 }  // namespace yirage::runtime
