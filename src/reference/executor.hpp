@@ -15,23 +15,23 @@ using Values = std::vector<double>;
 
 // Evaluates `graph` on `inputs` (one per graph input, in order, each with that input's element
 // count) and returns one Values per graph output. Blocks of customized operators run on up to
-// `threads` threads (0: the hardware's count); the result does not depend on it.
+// `threads` threads (0: the hardware's count); the result does not depend on it. Where `largest`
+// is given, it receives each tensor's largest finite magnitude, indexed by TensorId (0 for
+// tensors that did not run): what first_out_of_range reads.
 std::vector<Values> evaluate(const KernelGraph &graph, const std::vector<Values> &inputs,
-                             int threads = 0);
+                             int threads = 0, std::vector<double> *largest = nullptr);
 
 // A tensor whose float64 values go beyond its dtype's largest finite value: a backend that
 // stores it in that dtype (as the graph says) gets infinities there, then NaNs downstream.
 struct OutOfRange {
   TensorId tensor = -1;
-  size_t op = 0;           // the operator that makes it (index into operators())
-  double magnitude = 0;    // its largest |value|
-  double largest = 0;      // the dtype's largest finite value
+  size_t op = 0;         // the operator that makes it (index into operators())
+  double magnitude = 0;  // its largest finite |value|
+  double largest = 0;    // the dtype's largest finite value
 };
 
-// The first such tensor of `graph` on `inputs`, in operator order (nullopt: every tensor fits).
-// Evaluates the whole graph once more with every tensor kept: for explaining a failed check, not
-// for hot paths.
-std::optional<OutOfRange> first_out_of_range(const KernelGraph &graph, const std::vector<Values> &inputs,
-                                             int threads = 0);
+// The first such tensor of `graph` in operator order, from evaluate's `largest` (nullopt: every
+// tensor fits).
+std::optional<OutOfRange> first_out_of_range(const KernelGraph &graph, const std::vector<double> &largest);
 
 }  // namespace yirage::reference

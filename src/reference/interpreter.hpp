@@ -26,8 +26,10 @@ class Interpreter {
   Interpreter(const A &arith, int threads) : arith_(arith), threads_(threads) {}
 
   // Evaluates `graph` on `inputs` (one compact row-major buffer per graph input) and returns one
-  // buffer per graph output. Only operators that feed an output run.
-  std::vector<Buffer<V>> run(const KernelGraph &graph, const std::vector<Buffer<V>> &inputs) const {
+  // buffer per graph output. Only operators that feed an output run. Where `every` is given, it
+  // receives every tensor's buffer, indexed by TensorId (empty for those that did not run).
+  std::vector<Buffer<V>> run(const KernelGraph &graph, const std::vector<Buffer<V>> &inputs,
+                             std::vector<Buffer<V>> *every = nullptr) const {
     if (inputs.size() != graph.inputs().size()) {
       invalid_argument("interpreter: the graph has " + std::to_string(graph.inputs().size()) +
                        " inputs, " + std::to_string(inputs.size()) + " were given");
@@ -56,6 +58,7 @@ class Interpreter {
     std::vector<Buffer<V>> outputs;
     outputs.reserve(graph.outputs().size());
     for (TensorId id : graph.outputs()) outputs.push_back(values[static_cast<size_t>(id)]);
+    if (every) *every = std::move(values);
     return outputs;
   }
 

@@ -24,6 +24,7 @@ struct Measurer::Inputs {
   std::vector<Buffer> buffers;
   std::vector<std::vector<uint8_t>> bytes;  // what the buffers hold
   std::vector<reference::Values> expected;
+  std::vector<double> largest;  // the reference's largest magnitude per tensor (overflow_note)
 };
 
 // y = a + b, a float32 [rows, 1] and b [1, kFlushColumns] broadcast to flush_bytes of output:
@@ -125,7 +126,7 @@ void Measurer::prepare() {
     inputs->buffers.push_back(std::move(buffer));
     inputs->bytes.push_back(std::move(bytes));
   }
-  inputs->expected = reference::evaluate(reference_, values, options_.reference_threads);
+  inputs->expected = reference::evaluate(reference_, values, options_.reference_threads, &inputs->largest);
   inputs_ = std::move(inputs);
 }
 
@@ -153,32 +154,22 @@ const Measurer::Flush *Measurer::flush() {
   return flush_.get();
 }
 
-std::string Measurer::overflow_note(const KernelGraph &measured) {
+std::string Measurer::overflow_note(const KernelGraph &measured) const {
   // Only the reference's own tensors are known here; a candidate's differ (a µGraph's tiles).
   const auto bytes = [](const KernelGraph &g) { return serialize::graph_to_bytes(g, serialize::GraphFormat::kBinary); };
   if (bytes(measured) != bytes(reference_)) return "";
-  if (!overflow_) {
-    std::vector<reference::Values> inputs;
-    for (size_t i = 0; i < reference_.inputs().size(); ++i) {
-      const Tensor &t = reference_.tensor(reference_.inputs()[i]);
-      std::vector<int64_t> shape = t.dims;
-      inputs.push_back(read_host_tensor(host_view(inputs_->bytes[i], shape, t.dtype), t.dtype));
-    }
-    overflow_ = "";
-    if (const auto out = reference::first_out_of_range(reference_, inputs, options_.reference_threads)) {
-      const Tensor &t = reference_.tensor(out->tensor);
-      const Operator &op = reference_.operators()[out->op];
-      std::string operands;
-      for (TensorId in : op.inputs) operands += (operands.empty() ? "t" : ", t") + std::to_string(in);
-      char text[160];
-      std::snprintf(text, sizeof text, " reaches %.3g (%s's largest is %.6g)", out->magnitude,
-                    dtype_name(t.dtype), out->largest);
-      overflow_ = std::string("; the graph itself overflows ") + dtype_name(t.dtype) + " on these inputs: t" +
-                  std::to_string(out->tensor) + " = " + op_name(op.kind) + "(" + operands + ")" + text +
-                  ", so it computes infinities and NaNs on any backend";
-    }
-  }
-  return *overflow_;
+  const std::optional<reference::OutOfRange> out = reference::first_out_of_range(reference_, inputs_->largest);
+  if (!out) return "";
+  const Tensor &t = reference_.tensor(out->tensor);
+  const Operator &op = reference_.operators()[out->op];
+  std::string operands;
+  for (TensorId in : op.inputs) operands += (operands.empty() ? "t" : ", t") + std::to_string(in);
+  char text[160];
+  std::snprintf(text, sizeof text, " reaches %.3g (%s's largest is %.6g)", out->magnitude, dtype_name(t.dtype),
+                out->largest);
+  return std::string("; the graph itself overflows ") + dtype_name(t.dtype) + " on these inputs: t" +
+         std::to_string(out->tensor) + " = " + op_name(op.kind) + "(" + operands + ")" + text +
+         ", so it computes infinities and NaNs on any backend";
 }
 
 Measurement Measurer::measure(const KernelGraph &candidate, bool time) {

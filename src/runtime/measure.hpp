@@ -77,11 +77,10 @@ class Measurer {
   // The kernel run before each timed run (flush_bytes), or null: built on first use, kept for
   // the Measurer's life. Throws (every time) when it cannot be built.
   const Flush *flush();
-  // Where `measured` is the reference graph itself and its output is infinite or NaN: the note
-  // that says which of its tensors leaves its dtype's range on these inputs (the reference
-  // executor computes in float64, so such a graph can never match it); "" otherwise. Computed
-  // once.
-  std::string overflow_note(const KernelGraph &measured);
+  // Where `measured` is the reference graph itself (and its check failed): the note that says
+  // which of its tensors leaves its dtype's range on these inputs (the reference executor
+  // computes in float64, so such a graph cannot match it on any backend); "" otherwise.
+  std::string overflow_note(const KernelGraph &measured) const;
 
   const Plugin &plugin_;
   int32_t device_;
@@ -92,7 +91,6 @@ class Measurer {
   std::string flush_error_;  // why it cannot be built
   ErrorCode flush_error_code_ = ErrorCode::kBackend;
   int64_t flushes_ = 0;
-  std::optional<std::string> overflow_;  // overflow_note's finding, once computed
 };
 
 }  // namespace yirage::runtime
