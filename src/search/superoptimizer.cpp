@@ -607,15 +607,13 @@ void profile(SearchResult &result, const KernelGraph &graph, const SearchOptions
   }
   // The input graph is measured even when the search verified nothing (a budget too short):
   // it is correct by definition, and the answer is then the graph the user had.
-  {
-    SearchCandidate input{graph, -1, 0, "the input graph, unchanged", -1};
-    ProfileRecord record{input.description, -1, options.measure(graph)};
-    if (record.measured.correct) {
-      input.measured_seconds = record.measured.seconds;
-      correct.push_back(std::move(input));
-    }
-    result.profiled.push_back(std::move(record));
+  SearchCandidate input{graph, -1, 0, "the input graph, unchanged", -1};
+  ProfileRecord input_record{input.description, -1, options.measure(graph)};
+  if (input_record.measured.correct) {
+    input.measured_seconds = input_record.measured.seconds;
+    correct.push_back(std::move(input));
   }
+  result.profiled.push_back(std::move(input_record));
   std::stable_sort(correct.begin(), correct.end(),
                    [](const SearchCandidate &a, const SearchCandidate &b) {
                      return a.measured_seconds < b.measured_seconds;
