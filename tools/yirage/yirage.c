@@ -269,7 +269,9 @@ static yirage_search_result *search(const options *o, const yirage_graph *graph,
   size_t n = 0;
   check(yirage_search_result_num_candidates(result, &n), "reading candidates");
   if (n == 0) {
-    fail("no correct candidate was found (try a larger --budget)");
+    /* The table above says why each measured graph was dropped. */
+    fail(status == YIRAGE_ERROR_TIMEOUT ? "no correct candidate was found (the budget ran out; try a larger --budget)"
+                                        : "no correct candidate was found (the table above says why each was dropped)");
     exit(EXIT_WORK_FAILED);
   }
   return result;

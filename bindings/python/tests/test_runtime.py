@@ -116,3 +116,14 @@ def test_kernel_errors():
     # A kernel keeps its own copy of the graph: it still runs after the graph is released.
     (out,) = k([x, w])
     assert out.shape == (8, 96)
+
+
+def test_superoptimize_says_why_nothing_was_correct():
+    # exp(16·x) overflows float16 (its largest is 65504) for x near 1: the graph itself cannot
+    # match the float64 reference on any backend, and a search too short to verify a candidate
+    # has nothing else to offer. The error says so rather than only "no correct candidate".
+    g = yr.new_kernel_graph()
+    x = g.new_input(dims=(4, 64), dtype=yr.float16)
+    g.mark_output(g.exp(g.mul_scalar(x, 16.0)))
+    with pytest.raises(yr.NotFoundError, match=r"the input graph, unchanged: .*overflows float16"):
+        g.superoptimize(backend="cpu", time_budget=0.001)

@@ -606,7 +606,11 @@ def _superoptimize(graph, backend="cpu", device=0, time_budget=60, top_k=4, thre
         _check([status])
     report = SearchReport(handle, status)
     if not report.candidates:
-        raise NotFoundError("superoptimize: no correct candidate was found within the budget")
+        # What was measured, and why each was dropped (the input graph is always measured).
+        why = "; ".join(f"{r['description']}: {r['error']}" for r in report.profiled)
+        raise NotFoundError("superoptimize: no correct candidate was found" +
+                            (" within the budget" if report.timed_out else "") +
+                            (f" ({why})" if why else ""))
     return Kernel(report.candidates[0][0], dev, report)
 
 

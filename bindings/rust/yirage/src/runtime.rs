@@ -277,8 +277,20 @@ impl KernelGraph {
         let mut n = 0usize;
         check(unsafe { sys::yirage_search_result_num_candidates(result.0, &mut n) })?;
         if n == 0 {
+            // What was measured, and why each was dropped (the input graph is always measured).
+            let mut profiled = 0usize;
+            check(unsafe { sys::yirage_search_result_num_profiled(result.0, &mut profiled) })?;
+            let mut why = Vec::new();
+            for i in 0..profiled {
+                let mut r: sys::yirage_search_profile_record = unsafe { std::mem::zeroed() };
+                r.struct_size = std::mem::size_of::<sys::yirage_search_profile_record>();
+                check(unsafe { sys::yirage_search_result_profiled(result.0, i, &mut r) })?;
+                why.push(format!("{}: {}", text(&r.description), text(&r.error)));
+            }
+            let budget = if status == sys::yirage_status_YIRAGE_ERROR_TIMEOUT { " within the budget" } else { "" };
+            let why = if why.is_empty() { String::new() } else { format!(" ({})", why.join("; ")) };
             return Err(Error { status: "NOT_FOUND",
-                               message: "superoptimize: no correct candidate within the budget".into() });
+                               message: format!("superoptimize: no correct candidate was found{budget}{why}") });
         }
         let mut candidates = Vec::new();
         let mut best = None;

@@ -121,3 +121,20 @@ fn run_on_the_callers_own_tensors() {
     assert_eq!(overlap.status, "INVALID_ARGUMENT");
     assert!(out.iter().all(|&v| v == -7.0));
 }
+
+#[test]
+fn superoptimize_says_why_nothing_was_correct() {
+    // exp(16·x) overflows float16 for x near 1: the graph cannot match the float64 reference on
+    // any backend, and a search too short to verify a candidate has nothing else to offer.
+    let context = Context::new().unwrap();
+    let mut g = KernelGraph::new().unwrap();
+    let x = g.new_input(&[4, 64], DType::Float16).unwrap();
+    let scaled = g.mul_scalar(x, 16.0).unwrap();
+    let e = g.exp(scaled).unwrap();
+    g.mark_output(e).unwrap();
+    let options = SearchOptions { time_budget_seconds: 0.001, profile_top_k: 1, threads: 0 };
+    let err = g.superoptimize(&context.device("cpu", 0).unwrap(), &options).err().unwrap();
+    assert_eq!(err.status, "NOT_FOUND");
+    assert!(err.message.contains("the input graph, unchanged: ") && err.message.contains("overflows float16"),
+            "{}", err.message);
+}

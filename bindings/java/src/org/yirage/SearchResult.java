@@ -108,7 +108,16 @@ public final class SearchResult implements AutoCloseable {
     /** The best candidate compiled for a device; NotFound when the search verified nothing. */
     public Kernel compileBest(Device device) {
         if (candidates.isEmpty()) {
-            throw YirageException.of(Status.NOT_FOUND, "superoptimize: no correct candidate within the budget");
+            // What was measured, and why each was dropped (the input graph is always measured).
+            StringBuilder why = new StringBuilder();
+            for (ProfileRecord r : profiled) {
+                why.append(why.length() == 0 ? " (" : "; ").append(r.description()).append(": ").append(r.error());
+            }
+            if (why.length() > 0) {
+                why.append(')');
+            }
+            throw YirageException.of(Status.NOT_FOUND, "superoptimize: no correct candidate was found"
+                                                           + (timedOut ? " within the budget" : "") + why);
         }
         try (KernelGraph best = graph(0)) {
             return best.compile(device);

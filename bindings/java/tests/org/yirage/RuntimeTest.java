@@ -108,4 +108,22 @@ class RuntimeTest {
                          () -> g.superoptimize(device, new SearchOptions().timeBudgetSeconds(-1)));
         }
     }
+
+    @Test
+    void compileBestSaysWhyNothingWasCorrect() {
+        // exp(16·x) overflows float16 for x near 1: the graph cannot match the float64 reference
+        // on any backend, and a search too short to verify a candidate has nothing else to offer.
+        try (Context context = Context.create(); KernelGraph g = new KernelGraph()) {
+            Device device = context.device("cpu", 0);
+            Tensor x = g.newInput(new long[] {4, 64}, DType.FLOAT16);
+            g.markOutput(g.exp(g.mulScalar(x, 16.0)));
+            try (SearchResult found = g.superoptimize(device, new SearchOptions().timeBudgetSeconds(0.001))) {
+                assertTrue(found.candidates().isEmpty());
+                YirageException.NotFound e =
+                        assertThrows(YirageException.NotFound.class, () -> found.compileBest(device));
+                assertTrue(e.getMessage().contains("the input graph, unchanged: ")
+                           && e.getMessage().contains("overflows float16"), e.getMessage());
+            }
+        }
+    }
 }
