@@ -404,38 +404,41 @@ TEST(ResultCache, AnswersARepeatedRequestAndNeverTrustsACorruptEntry) {
   other.seed = 2;
   EXPECT_FALSE(superoptimize(g, other).stats.from_cache);
 
-  // Damage the entry: it is ignored, searched again and rewritten.
-  const std::string path = cache_path(folder, cache_request(g, o));
+  // Damage the entry: truncated, or a byte flipped anywhere (even where the entry stays
+  // well-formed: a scalar of a graph would compute something else), its checksum no longer
+  // matches and it is a miss.
+  const std::vector<uint8_t> request = cache_request(g, o);
+  const std::string path = cache_path(folder, request);
   std::vector<char> bytes;
   {
     std::ifstream in(path, std::ios::binary);
     bytes.assign(std::istreambuf_iterator<char>(in), {});
   }
   ASSERT_GT(bytes.size(), 64u);
+  std::string why;
+  auto missed = [&](const std::vector<char> &content, const std::string &what) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc).write(content.data(), static_cast<long>(content.size()));
+    EXPECT_FALSE(cache_read(folder, request, &why)) << what;
+    EXPECT_NE(why.find("checksum"), std::string::npos) << what << ": " << why;
+  };
   for (size_t cut : {size_t{0}, size_t{7}, bytes.size() / 2}) {
-    std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<long>(cut));
-    EXPECT_FALSE(superoptimize(g, o).stats.from_cache) << "truncated to " << cut;
-    EXPECT_TRUE(superoptimize(g, o).stats.from_cache) << "rewritten after " << cut;
+    missed(std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(cut)), "truncated to " + std::to_string(cut));
   }
-  // A flipped bit anywhere is caught by the checksum, even where the entry stays well-formed
-  // (a scalar of a graph: it would compute something else).
   for (size_t at : {bytes.size() / 3, bytes.size() / 2, bytes.size() - 9}) {
     std::vector<char> flipped = bytes;
     flipped[at] ^= 0x5a;
-    std::ofstream(path, std::ios::binary | std::ios::trunc).write(flipped.data(), static_cast<long>(flipped.size()));
-    EXPECT_FALSE(superoptimize(g, o).stats.from_cache) << "flipped at " << at;
-    EXPECT_TRUE(superoptimize(g, o).stats.from_cache) << "rewritten after the flip at " << at;
+    missed(flipped, "flipped at " + std::to_string(at));
   }
-  // An entry without its checksum file (as written before checksums) is a miss.
-  std::filesystem::remove(path + ".sum");
-  std::string why;
-  EXPECT_FALSE(cache_read(folder, cache_request(g, o), &why));
-  EXPECT_NE(why.find("checksum"), std::string::npos) << why;
+  // The search runs again and its answer replaces the entry.
   EXPECT_FALSE(superoptimize(g, o).stats.from_cache);
   EXPECT_TRUE(superoptimize(g, o).stats.from_cache);
+  // An entry without its checksum file (as written before checksums) is a miss.
+  std::filesystem::remove(path + ".sum");
+  EXPECT_FALSE(cache_read(folder, request, &why));
+  EXPECT_NE(why.find("checksum"), std::string::npos) << why;
   // A file over 1 GiB is not read (sparse: it takes no room).
   std::filesystem::resize_file(path, (uintmax_t{1} << 30) + 1);
-  EXPECT_FALSE(cache_read(folder, cache_request(g, o), &why));
+  EXPECT_FALSE(cache_read(folder, request, &why));
   EXPECT_NE(why.find("over 1 GiB"), std::string::npos) << why;
   std::filesystem::remove_all(folder);
 }
