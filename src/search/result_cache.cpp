@@ -1,6 +1,5 @@
 #include "search/result_cache.hpp"
 
-#include <cstdio>
 #include <filesystem>
 #include <sstream>
 
@@ -49,12 +48,6 @@ std::string request_text(const SearchOptions &o) {
   return s.str();
 }
 
-uint64_t fnv1a(const std::vector<uint8_t> &bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
-  return h;
-}
-
 }  // namespace
 
 std::vector<uint8_t> cache_request(const KernelGraph &graph, const SearchOptions &options) {
@@ -65,9 +58,9 @@ std::vector<uint8_t> cache_request(const KernelGraph &graph, const SearchOptions
 }
 
 std::string cache_path(const std::string &folder, const std::vector<uint8_t> &request) {
-  char name[32];
-  std::snprintf(name, sizeof name, "%016llx.yrsc", static_cast<unsigned long long>(fnv1a(request)));
-  return (std::filesystem::path(folder) / name).string();
+  // The kernel cache's key (util/file_cache.hpp); the file holds the request, so a collision is a miss.
+  return (std::filesystem::path(folder) / (util::hash_hex(std::string(request.begin(), request.end())) + ".yrsc"))
+      .string();
 }
 
 std::vector<uint8_t> cache_entry_to_bytes(const CacheEntry &entry) {
