@@ -5,7 +5,7 @@
 #include <cstddef>
 
 #include "benchmark_ugraphs.hpp"
-#include "codegen/kernel_program.hpp"
+#include "serialize/kernel_program.hpp"
 #include "guarded.hpp"
 #include "ir/block_graph.hpp"
 #include "suite.hpp"
@@ -301,7 +301,7 @@ void estimate_answers(Session &s) {
   const KernelGraph fused = bench::build_fused("gated_mlp", 1, DType::kFloat16, 4);
   const size_t op = fused.operators().size() - 1;
   const int64_t range = fused.operators()[op].block_graph->config().forloop_range;
-  const std::vector<uint8_t> program = codegen::kernel_program_to_bytes(codegen::make_kernel_program(fused, op));
+  const std::vector<uint8_t> program = serialize::kernel_program_to_bytes(serialize::make_kernel_program(fused, op));
   e = no_opinion();
   error = new_error();
   const yirage_status status = estimate(s.instance(), device, program.data(), program.size(), &e, &error);

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "benchmark_ugraphs.hpp"
-#include "codegen/kernel_program.hpp"
+#include "serialize/kernel_program.hpp"
 #include "runtime/measure.hpp"
 #include "search/loop_split.hpp"
 #include "suite.hpp"
@@ -28,9 +28,9 @@ uint64_t seed_of(const std::string &name) {
 // Asks the plugin whether it supports each operator of `graph`: UNSUPPORTED ends the test as
 // NotSupported with the plugin's reason; any other error fails it.
 void need_support(Session &s, const KernelGraph &graph) {
-  for (size_t i : codegen::kernel_operators(graph)) {
+  for (size_t i : serialize::kernel_operators(graph)) {
     const std::vector<uint8_t> program =
-        codegen::kernel_program_to_bytes(codegen::make_kernel_program(graph, i));
+        serialize::kernel_program_to_bytes(serialize::make_kernel_program(graph, i));
     yirage_backend_error error = new_error();
     const yirage_status status =
         s.api().supports(s.instance(), s.device(), program.data(), program.size(), &error);
@@ -350,7 +350,7 @@ void timers(Session &s) {
 std::vector<uint8_t> exp_program(int64_t n) {
   KernelGraph g;
   g.mark_output(g.unary(OpKind::kExp, g.new_input({n}, DType::kFloat32)));
-  return codegen::kernel_program_to_bytes(codegen::make_kernel_program(g, 1));
+  return serialize::kernel_program_to_bytes(serialize::make_kernel_program(g, 1));
 }
 
 void add_kernel_tests(std::vector<TestCase> &tests) {

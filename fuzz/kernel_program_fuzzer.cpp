@@ -1,5 +1,5 @@
 // libFuzzer target: kernel programs, the bytes every in-tree plugin parses in supports(),
-// estimate() and compile() (codegen/kernel_program.hpp), then hands to its code generator.
+// estimate() and compile() (serialize/kernel_program.hpp), then hands to its code generator.
 // Whatever the bytes, the reader either returns a program or throws CORRUPT_DATA,
 // VERSION_MISMATCH or UNSUPPORTED; a program it accepts writes back to bytes that read the same;
 // the CPU and CUDA generators (sm_80 and sm_90a, on an H100's shared memory) either return source
@@ -9,7 +9,7 @@
 
 #include "codegen/cpu_source.hpp"
 #include "codegen/cuda_source.hpp"
-#include "codegen/kernel_program.hpp"
+#include "serialize/kernel_program.hpp"
 #include "util/error.hpp"
 
 namespace {
@@ -31,9 +31,9 @@ void generates_or_refuses(F generate) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  codegen::KernelProgram program;
+  serialize::KernelProgram program;
   try {
-    program = codegen::kernel_program_from_bytes(data, size);
+    program = serialize::kernel_program_from_bytes(data, size);
   } catch (const Error &e) {
     const ErrorCode code = e.code();
     if (code != ErrorCode::kCorruptData && code != ErrorCode::kVersionMismatch &&
@@ -42,9 +42,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     return 0;
   }
-  const std::vector<uint8_t> again = codegen::kernel_program_to_bytes(program);
-  const codegen::KernelProgram reread = codegen::kernel_program_from_bytes(again.data(), again.size());
-  if (codegen::kernel_program_to_bytes(reread) != again) std::abort();
+  const std::vector<uint8_t> again = serialize::kernel_program_to_bytes(program);
+  const serialize::KernelProgram reread = serialize::kernel_program_from_bytes(again.data(), again.size());
+  if (serialize::kernel_program_to_bytes(reread) != again) std::abort();
 
   generates_or_refuses([&] { codegen::cpu_source(program); });
   for (int cc : {80, 90}) {

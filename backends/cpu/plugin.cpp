@@ -15,10 +15,10 @@
 #include <omp.h>
 
 #include "codegen/cpu_source.hpp"
-#include "codegen/kernel_program.hpp"
+#include "serialize/kernel_program.hpp"
 #include "compiler.hpp"
 #include "entry_guard.hpp"
-#include "search/target_abi.hpp"
+#include "target/target_abi.hpp"
 #include "util/error.hpp"
 #include "yirage_backend.h"
 
@@ -77,12 +77,12 @@ int thread_count(int64_t cores) {
 
 const yirage_backend_device_info &device_info_of(yirage_backend_instance *instance) {
   std::call_once(instance->info_once, [instance] {
-    const yirage::search::TargetProperties &host = yirage::search::host_cpu_target();
+    const yirage::targets::TargetProperties &host = yirage::targets::host_cpu_target();
     yirage_backend_device_info &info = instance->info;
     info.struct_size = sizeof info;
     std::snprintf(info.name, sizeof info.name, "%s", host.description.c_str());
     info.target.struct_size = sizeof info.target;
-    yirage::search::target_to_c(host, info.target);
+    yirage::targets::target_to_c(host, info.target);
     info.dtypes = (1u << YIRAGE_FLOAT16) | (1u << YIRAGE_BFLOAT16) | (1u << YIRAGE_FLOAT32);
     info.dlpack_device_type = kDLCPU;
     info.dlpack_device_id = 0;
@@ -91,9 +91,9 @@ const yirage_backend_device_info &device_info_of(yirage_backend_instance *instan
   return instance->info;
 }
 
-yirage::codegen::KernelProgram parse(const void *program, size_t size) {
+yirage::serialize::KernelProgram parse(const void *program, size_t size) {
   require(program, "program");
-  return yirage::codegen::kernel_program_from_bytes(program, size);
+  return yirage::serialize::kernel_program_from_bytes(program, size);
 }
 
 // ---- the table's entries ----
@@ -218,7 +218,7 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     require(out, "out_executable");
     check_device(device);
     const int level = yirage::backend::optimization_level("cpu", options);
-    const yirage::codegen::KernelProgram parsed = parse(program, size);
+    const yirage::serialize::KernelProgram parsed = parse(program, size);
     const std::string source = yirage::codegen::cpu_source(parsed);
     device_info_of(instance);  // sets the thread count
     auto executable = std::make_unique<yirage_backend_executable_s>();

@@ -63,7 +63,7 @@ void expect_compiles(const KernelGraph &graph, const std::string &what, std::set
   for (size_t i = 0; i < graph.operators().size(); ++i) {
     if (!live[i] || graph.operators()[i].kind == OpKind::kInput) continue;
     for (int cc : {75, 80, 90}) {
-      const codegen::CudaKernel kernel = codegen::cuda_source(codegen::make_kernel_program(graph, i), h100_like(cc));
+      const codegen::CudaKernel kernel = codegen::cuda_source(serialize::make_kernel_program(graph, i), h100_like(cc));
       EXPECT_GT(kernel.block_threads, 0);
       EXPECT_GE(kernel.grid[0], 1);
       if (!seen.insert(kernel.source + std::to_string(cc)).second || !kCompileWithNvrtc) continue;
@@ -182,7 +182,7 @@ codegen::CudaKernel unfused_matmul(const std::string &name, const codegen::CudaT
   const KernelGraph graph = bench::build_unfused(name, b, DType::kFloat16, 1);
   size_t matmul = 0;
   while (graph.operators()[matmul].kind != OpKind::kMatmul) ++matmul;
-  return codegen::cuda_source(codegen::make_kernel_program(graph, matmul), target);
+  return codegen::cuda_source(serialize::make_kernel_program(graph, matmul), target);
 }
 codegen::CudaKernel unfused_matmul(const std::string &name, int cc, int64_t b = 1) {
   return unfused_matmul(name, h100_like(cc), b);
@@ -253,7 +253,7 @@ TEST_F(CudaCodegen, WeightProductUGraphsStreamTheirWeights) {
   config.grid = {4096 / 32, 1, 1};
   const KernelGraph narrow = bench::with_config(wide, config);
   const codegen::CudaKernel kernel =
-      codegen::cuda_source(codegen::make_kernel_program(narrow, narrow.operators().size() - 1), h100_device());
+      codegen::cuda_source(serialize::make_kernel_program(narrow, narrow.operators().size() - 1), h100_device());
   EXPECT_EQ(kernel.grid[0], 128);
   EXPECT_EQ(kernel.block_threads, 512);
   EXPECT_EQ(kernel.shared_bytes, 0);
@@ -268,12 +268,12 @@ TEST_F(CudaCodegen, WeightProductUGraphsStreamTheirWeights) {
   EXPECT_LT(kernel.source.find("prefetch.global.L2 [%0];\" :: \"l\"(wb"), kernel.source.find("griddepcontrol.wait"));
   expect_compiles(narrow, "gated_mlp in 32-column blocks", seen_);
   const codegen::CudaKernel tiles =
-      codegen::cuda_source(codegen::make_kernel_program(wide, wide.operators().size() - 1), h100_device());
+      codegen::cuda_source(serialize::make_kernel_program(wide, wide.operators().size() - 1), h100_device());
   EXPECT_NE(tiles.source.find("extern __shared__"), std::string::npos);
   EXPECT_EQ(tiles.loop_waits, -1);
   const KernelGraph unfused = bench::build_unfused("gated_mlp", 1, DType::kFloat16, 1);
-  for (size_t i : codegen::kernel_operators(unfused)) {
-    EXPECT_EQ(codegen::cuda_source(codegen::make_kernel_program(unfused, i), h100_device()).loop_waits, -1)
+  for (size_t i : serialize::kernel_operators(unfused)) {
+    EXPECT_EQ(codegen::cuda_source(serialize::make_kernel_program(unfused, i), h100_device()).loop_waits, -1)
         << "pre-defined operators have no for-loop: " << op_name(unfused.operators()[i].kind);
   }
 }
@@ -287,7 +287,7 @@ TEST_F(CudaCodegen, KernelsWaitForThePreviousOneOnHopper) {
   const std::vector<bool> live = live_operators(graph);
   for (size_t i = 0; i < graph.operators().size(); ++i) {
     if (!live[i] || graph.operators()[i].kind == OpKind::kInput) continue;
-    const auto program = codegen::make_kernel_program(graph, i);
+    const auto program = serialize::make_kernel_program(graph, i);
     const codegen::CudaKernel hopper = codegen::cuda_source(program, h100_like(90));
     EXPECT_TRUE(hopper.waits_for_previous);
     const size_t body = hopper.source.find(codegen::kCudaKernelSymbol);
@@ -323,7 +323,7 @@ codegen::CudaKernel customized_source(const KernelGraph &graph, int64_t max_shar
     if (graph.operators()[i].kind == OpKind::kCustomized) {
       codegen::CudaTarget target{compute_capability, max_shared_bytes};
       target.rows_in_registers = rows_in_registers;
-      return codegen::cuda_source(codegen::make_kernel_program(graph, i), target);
+      return codegen::cuda_source(serialize::make_kernel_program(graph, i), target);
     }
   }
   throw Error(ErrorCode::kInternal, "no customized operator");
@@ -555,7 +555,7 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   // No room for A, E, E·V (16 × 128, 16 × 128, 16 × 64 floats): less shared memory than the
   // generic code on sm_75 with the same stages.
   const codegen::CudaKernel turing = codegen::cuda_source(
-      codegen::make_kernel_program(attention, attention.operators().size() - 1), {75, kH100SharedBytes});
+      serialize::make_kernel_program(attention, attention.operators().size() - 1), {75, kH100SharedBytes});
   EXPECT_EQ(turing.source.find("att_q"), std::string::npos) << "sm_75: the generic code";
   EXPECT_LE(kernel.shared_bytes + (2 * 16 * 128 + 16 * 64) * 4, turing.shared_bytes);
   // Σ E's row sums are the warps': no rows × keys state is cleared or reduced.
@@ -644,7 +644,7 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   EXPECT_EQ(codegen::cuda_arch(90), "sm_90a");
   EXPECT_EQ(codegen::cuda_arch(100), "sm_100");
   const KernelGraph g128 = attention_at("gqa", 2, 32);
-  const std::string ampere = codegen::cuda_source(codegen::make_kernel_program(g128, g128.operators().size() - 1),
+  const std::string ampere = codegen::cuda_source(serialize::make_kernel_program(g128, g128.operators().size() - 1),
                                                   {80, kH100SharedBytes}).source;
   EXPECT_EQ(ampere.find("wgmma.mma_async"), std::string::npos);
   EXPECT_EQ(ampere.find("yr_swizzled128(t1"), std::string::npos);
@@ -692,7 +692,7 @@ TEST(CudaCodegenBlocks, AttentionOffsetSlackComesFromTheTarget) {
     YIRAGE_EXPECT_INVALID(codegen::attention_offset_slack_from(bad), "YIRAGE_CUDA_ATTENTION_SLACK");
   }
   const KernelGraph g = attention_at("gqa", 2, 32);
-  const codegen::KernelProgram program = codegen::make_kernel_program(g, g.operators().size() - 1);
+  const serialize::KernelProgram program = serialize::make_kernel_program(g, g.operators().size() - 1);
   codegen::CudaTarget target = h100_device();
   const std::string usual = kernel_body(codegen::cuda_source(program, target));
   target.attention_offset_slack = 0;
@@ -743,7 +743,7 @@ TEST(CudaCodegenPipeline, SplitLoopsKeepTensorCoresAndResideAtOnce) {
   const KernelGraph fused = attention_at("gqa", 32, 32);
   const std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, 4);
   ASSERT_TRUE(split.has_value());
-  const codegen::KernelProgram chunks = codegen::make_kernel_program(*split, split->operators().size() - 2);
+  const serialize::KernelProgram chunks = serialize::make_kernel_program(*split, split->operators().size() - 2);
   const codegen::CudaKernel alone = codegen::cuda_source(chunks, {90, kH100SharedBytes});
   EXPECT_EQ(alone.grid[0] * alone.grid[1] * alone.grid[2], 256);
   EXPECT_NE(alone.source.find("float *__restrict__ out0, float *__restrict__ out1"), std::string::npos);
@@ -759,7 +759,7 @@ TEST(CudaCodegenPipeline, SplitLoopsKeepTensorCoresAndResideAtOnce) {
   const std::optional<KernelGraph> eight = search::split_loop(fused, fused.operators().size() - 1, 8);
   ASSERT_TRUE(eight.has_value());
   const codegen::CudaKernel total = codegen::cuda_source(
-      codegen::make_kernel_program(*eight, eight->operators().size() - 1), h100_device());
+      serialize::make_kernel_program(*eight, eight->operators().size() - 1), h100_device());
   const std::string sum = kernel_body(total);
   EXPECT_NE(sum.find("Rows in registers"), std::string::npos);
   EXPECT_EQ(sum.find("__syncthreads"), std::string::npos);
@@ -788,7 +788,7 @@ TEST(CudaCodegenPipeline, SplitLoopsKeepTensorCoresAndResideAtOnce) {
   EXPECT_EQ(barriers, 1u);
   // The grid of the unsplit kernel fits at once with 4 stages: they stay.
   const codegen::CudaKernel whole =
-      codegen::cuda_source(codegen::make_kernel_program(fused, fused.operators().size() - 1), h100_device());
+      codegen::cuda_source(serialize::make_kernel_program(fused, fused.operators().size() - 1), h100_device());
   EXPECT_NE(whole.source.find("yr_cp_wait<2>();"), std::string::npos);
 }
 
@@ -916,7 +916,7 @@ TEST(CudaCodegenLimits, TilesOverSharedMemoryAreUnsupported) {
   for (size_t i = 0; i < fused.operators().size(); ++i) {
     if (!live[i] || fused.operators()[i].kind != OpKind::kCustomized) continue;
     ++checked;
-    const auto program = codegen::make_kernel_program(fused, i);
+    const auto program = serialize::make_kernel_program(fused, i);
     try {
       codegen::cuda_source(program, {90, 1024});
       ADD_FAILURE() << "1 KiB of shared memory was enough";
@@ -942,7 +942,7 @@ TEST_F(CudaCodegen, WarpsReduceTheirRowsSideBySide) {
     // float32 tiles of 64 or 128 rows of Q need more shared memory than an H100 has: generated
     // for no limit.
     const std::string source =
-        codegen::cuda_source(codegen::make_kernel_program(fused, fused.operators().size() - 1), {90, 0}).source;
+        codegen::cuda_source(serialize::make_kernel_program(fused, fused.operators().size() - 1), {90, 0}).source;
     ASSERT_EQ(source.find("att_q"), std::string::npos) << "float32: no attention in registers";
     const std::string G = std::to_string(per_warp);
     EXPECT_NE(source.find("float totals[" + G + "];"), std::string::npos) << row_blocks;

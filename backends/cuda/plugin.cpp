@@ -12,10 +12,10 @@
 
 #include "codegen/cuda_source.hpp"
 #include "util/file_cache.hpp"
-#include "codegen/kernel_program.hpp"
+#include "serialize/kernel_program.hpp"
 #include "dependent_launch.hpp"
 #include "driver.hpp"
-#include "search/target_abi.hpp"
+#include "target/target_abi.hpp"
 #include "yirage_backend.h"
 
 namespace {
@@ -168,9 +168,9 @@ void describe(const Driver &driver, Device &d) {
   info.dlpack_device_type = kDLCUDA;
 }
 
-yirage::codegen::KernelProgram parse(const void *program, size_t size) {
+yirage::serialize::KernelProgram parse(const void *program, size_t size) {
   require(program, "program");
-  return yirage::codegen::kernel_program_from_bytes(program, size);
+  return yirage::serialize::kernel_program_from_bytes(program, size);
 }
 
 std::string arch_of(const Device &d) { return yirage::codegen::cuda_arch(d.cc_major * 10 + d.cc_minor); }
@@ -327,7 +327,7 @@ yirage_status buffer_read(yirage_backend_buffer *buffer, size_t offset, void *de
 }
 
 // bfloat16 needs sm_80 (cvt); the generator's own refusals come from cuda_source.
-void refuse_unsupported_dtypes(const Device &d, const yirage::codegen::KernelProgram &program) {
+void refuse_unsupported_dtypes(const Device &d, const yirage::serialize::KernelProgram &program) {
   for (int32_t id : program.graph.inputs()) {
     if (program.graph.tensor(id).dtype == yirage::DType::kBFloat16 && d.cc_major < 8) {
       throw Error(ErrorCode::kUnsupported, "cuda: bfloat16 needs sm_80 or newer");
@@ -339,7 +339,7 @@ yirage_status supports(yirage_backend_instance *instance, int32_t device, const 
                        size_t size, yirage_backend_error *error) {
   return protect(error, [&] {
     const Device &d = device_of(instance, device);
-    const yirage::codegen::KernelProgram parsed = parse(program, size);
+    const yirage::serialize::KernelProgram parsed = parse(program, size);
     refuse_unsupported_dtypes(d, parsed);
     (void)yirage::codegen::cuda_source(parsed, target_of(d));
   });
@@ -356,7 +356,7 @@ yirage_status estimate(yirage_backend_instance *instance, int32_t device, const 
                                                    std::to_string(sizeof(yirage_backend_kernel_estimate)));
     }
     const Device &d = device_of(instance, device);
-    const yirage::codegen::KernelProgram parsed = parse(program, size);
+    const yirage::serialize::KernelProgram parsed = parse(program, size);
     refuse_unsupported_dtypes(d, parsed);
     out->loop_waits = yirage::codegen::cuda_source(parsed, target_of(d)).loop_waits;
   });
@@ -399,7 +399,7 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     require(out, "out_executable");
     const Device &d = device_of(instance, device);
     (void)yirage::backend::optimization_level("cuda", options);  // NVRTC always optimizes
-    const yirage::codegen::KernelProgram parsed = parse(program, size);
+    const yirage::serialize::KernelProgram parsed = parse(program, size);
     refuse_unsupported_dtypes(d, parsed);
     auto executable = std::make_unique<yirage_backend_executable_s>();
     executable->instance = instance;

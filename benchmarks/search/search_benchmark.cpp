@@ -19,7 +19,7 @@
 
 #include "benchmark_ugraphs.hpp"
 #include "codegen/cuda_source.hpp"
-#include "search/superoptimizer.hpp"
+#include "profiling/search_on_device.hpp"
 #include "serialize/graph_file.hpp"
 #include "util/error.hpp"
 
@@ -96,19 +96,14 @@ int main(int argc, char **argv) {
     }
   }
   try {
-    options.target = search::builtin_target(target);
+    options.target = targets::builtin_target(target);
     if (as_cuda_plugin) {
       options.target.loop_iteration_seconds = codegen::kCudaLoopIterationSeconds;
       const codegen::CudaTarget h100{90, options.target.shared_memory_per_block, options.target.compute_units,
                                      options.target.shared_memory_per_compute_unit};
-      options.loop_waits = [h100](const KernelGraph &g, size_t op) -> std::optional<int64_t> {
-        try {
-          const int64_t waits = codegen::cuda_source(codegen::make_kernel_program(g, op), h100).loop_waits;
-          if (waits >= 1) return waits;
-        } catch (const Error &) {  // the plugin's estimate refuses what supports() refuses
-        }
-        return std::nullopt;
-      };
+      options.loop_waits = profiling::loop_waits_from("cuda code generator", [h100](const serialize::KernelProgram &p) {
+        return codegen::cuda_source(p, h100).loop_waits;
+      });
       options.loop_waits_source = "cuda code generator";
     }
     const KernelGraph graph = bench::build_unfused(name, b, DType::kFloat16, scale);

@@ -8,7 +8,7 @@
 #include "capi/runtime_handles.hpp"
 #include "capi/status.hpp"
 #include "runtime/measure.hpp"
-#include "search/target_abi.hpp"
+#include "target/target_abi.hpp"
 
 namespace {
 
@@ -175,7 +175,7 @@ yirage_status yirage_device_get_info(const yirage_device *device, yirage_device_
     out_info->index = d.index;
     copy_string(out_info->name, info.name);
     out_info->target.struct_size = sizeof out_info->target;
-    yirage::search::target_to_c(info.target, out_info->target);
+    yirage::targets::target_to_c(info.target, out_info->target);
     out_info->dtypes = info.raw.dtypes;
     out_info->dlpack_device_type = info.raw.dlpack_device_type;
     out_info->dlpack_device_id = info.raw.dlpack_device_id;

@@ -8,9 +8,7 @@
 #include "capi/runtime_handles.hpp"
 #include "capi/status.hpp"
 #include "capi/targets.hpp"
-#include "runtime/compiled_graph.hpp"
-#include "runtime/measure.hpp"
-#include "search/superoptimizer.hpp"
+#include "profiling/search_on_device.hpp"
 
 struct yirage_search_result_s {
   static constexpr auto kKind = yirage::capi::HandleKind::kSearchResult;
@@ -60,7 +58,7 @@ yirage::search::SearchOptions from_c(const char *function, const yirage_search_o
           : nullptr;
   o.target = in.target  ? yirage::capi::target_from_c(function, in.target)
              : device ? device->plugin->device(device->index).target
-                      : yirage::search::builtin_target("cpu");
+                      : yirage::targets::builtin_target("cpu");
   o.time_budget_seconds = in.time_budget_seconds;
   o.threads = static_cast<int>(std::min<uint32_t>(in.threads, 4096));
   o.seed = in.seed;
@@ -103,35 +101,7 @@ yirage::search::SearchOptions from_c(const char *function, const yirage_search_o
     yirage::runtime::MeasureOptions mo;
     mo.repeats = narrow(in.profile_repeats);
     mo.seed = in.seed;
-    // On a GPU each timed run starts from a flushed L2, as the benchmarks time (docs/backends.md,
-    // "Profiling in the search"); a CPU's last-level cache costs more to flush than most runs take.
-    const yirage::search::TargetProperties &target = device->plugin->device(device->index).target;
-    if (target.kind == yirage::search::TargetKind::kGpu) mo.flush_bytes = target.l2_bytes;
-    // One measurer for the whole search: the reference runs once, on the first candidate.
-    auto measurer = std::make_shared<yirage::runtime::Measurer>(*device->plugin, device->index,
-                                                                reference, mo);
-    o.measure = [measurer](const yirage::KernelGraph &candidate) {
-      const yirage::runtime::Measurement m = measurer->measure(candidate);
-      return yirage::search::Measured{m.correct, m.median_seconds, m.max_relative_error, m.error};
-    };
-    // Candidates the backend cannot build take no place (SearchOptions::buildable).
-    const yirage::runtime::Plugin *plugin = device->plugin;
-    const int32_t index = device->index;
-    o.buildable = [plugin, index](const yirage::KernelGraph &candidate) {
-      try {
-        yirage::runtime::check_buildable(*plugin, index, candidate);
-        return true;
-      } catch (const yirage::Error &) {  // the backend's refusal, or an error it would give again
-        return false;
-      }
-    };
-    // The backend's count of loop waits, where it gives one, for the cost model's ranking.
-    if (plugin->estimate_entry() != nullptr) {
-      o.loop_waits = [plugin, index](const yirage::KernelGraph &candidate, size_t op) {
-        return yirage::runtime::backend_loop_waits(*plugin, index, candidate, op);
-      };
-      o.loop_waits_source = plugin->name() + " " + plugin->version();
-    }
+    yirage::profiling::profile_on_device(o, *device->plugin, device->index, reference, mo);
   }
   return o;
 }

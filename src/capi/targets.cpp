@@ -7,8 +7,8 @@
 #include "capi/targets.hpp"
 #include "capi/status.hpp"
 #include "search/cost_model.hpp"
-#include "search/target.hpp"
-#include "search/target_abi.hpp"
+#include "target/target.hpp"
+#include "target/target_abi.hpp"
 
 namespace {
 
@@ -23,11 +23,11 @@ void check_size(const char *function, const char *what, size_t size) {
 
 namespace yirage::capi {
 
-search::TargetProperties target_from_c(const char *function, const yirage_target_properties *in) {
+targets::TargetProperties target_from_c(const char *function, const yirage_target_properties *in) {
   require_non_null(function, "target", in);
   check_size(function, "target", in->struct_size);
-  search::TargetProperties t = search::target_from_c(*in);
-  search::validate(t);
+  targets::TargetProperties t = targets::target_from_c(*in);
+  targets::validate(t);
   return t;
 }
 
@@ -41,8 +41,8 @@ yirage_status yirage_target_builtin(const char *name, yirage_target_properties *
     yirage::capi::require_non_null(function, "name", name);
     yirage::capi::require_non_null(function, "out_properties", out_properties);
     check_size(function, "out_properties", out_properties->struct_size);
-    const yirage::search::TargetProperties t = yirage::search::builtin_target(name);
-    yirage::search::target_to_c(t, *out_properties);
+    const yirage::targets::TargetProperties t = yirage::targets::builtin_target(name);
+    yirage::targets::target_to_c(t, *out_properties);
   });
 }
 
@@ -52,7 +52,7 @@ yirage_status yirage_graph_estimate_cost(const yirage_graph *graph,
   const char *function = "yirage_graph_estimate_cost";
   return yirage::capi::guard([&] {
     const yirage_graph_s &g = yirage::capi::checked_graph(function, graph);
-    const yirage::search::TargetProperties t = yirage::capi::target_from_c(function, target);
+    const yirage::targets::TargetProperties t = yirage::capi::target_from_c(function, target);
     yirage::capi::require_non_null(function, "out_seconds", out_seconds);
     const yirage::search::CostEstimate e = yirage::search::estimate_cost(g.graph, t);
     if (!e.feasible) {

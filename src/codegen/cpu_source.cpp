@@ -441,7 +441,7 @@ class CustomizedEmitter {
 
 }  // namespace
 
-std::string cpu_source(const KernelProgram &program) {
+std::string cpu_source(const serialize::KernelProgram &program) {
   const KernelGraph &g = program.graph;
   const Operator &op = program.op();
   Printer p;

@@ -17,13 +17,13 @@
 
 #include <string>
 
-#include "codegen/kernel_program.hpp"
+#include "serialize/kernel_program.hpp"
 
 namespace yirage::codegen {
 
 inline constexpr const char *kCpuKernelSymbol = "yirage_cpu_kernel";
 
 // Throws Error(kUnsupported) for an operator it cannot generate.
-std::string cpu_source(const KernelProgram &program);
+std::string cpu_source(const serialize::KernelProgram &program);
 
 }  // namespace yirage::codegen

@@ -385,7 +385,7 @@ int attention_offset_slack_from(const char *text) {
 
 std::string cuda_arch(int cc) { return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : ""); }
 
-CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target) {
+CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget &target) {
   const int64_t max_shared_bytes = target.max_shared_bytes;
   const KernelGraph &g = program.graph;
   const Operator &op = program.op();

@@ -17,7 +17,7 @@
 #include <array>
 #include <string>
 
-#include "codegen/kernel_program.hpp"
+#include "serialize/kernel_program.hpp"
 
 namespace yirage::codegen {
 
@@ -83,6 +83,6 @@ std::string cuda_arch(int cc);
 
 // Throws Error(kUnsupported) for an operator it cannot generate, or a customized operator whose
 // tiles need more than `target.max_shared_bytes` of shared memory.
-CudaKernel cuda_source(const KernelProgram &program, const CudaTarget &target);
+CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget &target);
 
 }  // namespace yirage::codegen

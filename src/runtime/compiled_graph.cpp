@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "codegen/kernel_program.hpp"
+#include "serialize/kernel_program.hpp"
 #include "ir/block_graph.hpp"
 #include "runtime/host_tensor.hpp"
 
@@ -64,42 +64,29 @@ Buffer allocate_buffer(const Plugin &plugin, int32_t device, size_t bytes) {
 }
 
 void check_buildable(const Plugin &plugin, int32_t device, const KernelGraph &graph) {
-  for (size_t i : codegen::kernel_operators(graph)) {
+  for (size_t i : serialize::kernel_operators(graph)) {
     const std::vector<uint8_t> program =
-        codegen::kernel_program_to_bytes(codegen::make_kernel_program(graph, i));
+        serialize::kernel_program_to_bytes(serialize::make_kernel_program(graph, i));
     plugin.call("supports", plugin.api().supports, plugin.instance(), device,
                 static_cast<const void *>(program.data()), program.size());
   }
 }
 
-std::optional<int64_t> backend_loop_waits(const Plugin &plugin, int32_t device, const KernelGraph &graph,
-                                          size_t op) {
+int64_t backend_loop_waits(const Plugin &plugin, int32_t device, const serialize::KernelProgram &program) {
   const auto estimate = plugin.estimate_entry();
-  if (estimate == nullptr) return std::nullopt;
-  const std::vector<uint8_t> program = codegen::kernel_program_to_bytes(codegen::make_kernel_program(graph, op));
+  if (estimate == nullptr) return -1;
+  const std::vector<uint8_t> bytes = serialize::kernel_program_to_bytes(program);
   yirage_backend_kernel_estimate out{};
   out.struct_size = sizeof out;
   out.loop_waits = -1;
   try {
-    plugin.call("estimate", estimate, plugin.instance(), device, static_cast<const void *>(program.data()),
-                program.size(), &out);
+    plugin.call("estimate", estimate, plugin.instance(), device, static_cast<const void *>(bytes.data()), bytes.size(),
+                &out);
   } catch (const Error &e) {
-    if (e.code() == ErrorCode::kUnsupported) return std::nullopt;  // supports() will say why
-    throw Error(ErrorCode::kBackend, e.what());  // a kernel the host made: the plugin's fault
+    if (e.code() == ErrorCode::kUnsupported) throw;
+    throw Error(ErrorCode::kBackend, e.what());
   }
-  const Operator &customized = graph.operators().at(op);
-  return checked_loop_waits(plugin.name(), out.loop_waits,
-                            customized.block_graph ? customized.block_graph->config().forloop_range : 1);
-}
-
-std::optional<int64_t> checked_loop_waits(const std::string &plugin, int64_t answer, int64_t range) {
-  if (answer == -1) return std::nullopt;
-  if (answer < 1 || answer > range) {
-    throw Error(ErrorCode::kBackend, plugin + " estimate: loop_waits " + std::to_string(answer) + " for a for-loop of " +
-                                         std::to_string(range) + " iterations (want -1, or 1 to " +
-                                         std::to_string(range) + ")");
-  }
-  return answer;
+  return out.loop_waits;
 }
 
 CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph,
@@ -113,16 +100,16 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
   options.struct_size = sizeof options;
   options.optimization_level = optimization_level;
   std::map<std::vector<uint8_t>, Executable> compiled;
-  for (size_t i : codegen::kernel_operators(graph_)) {
+  for (size_t i : serialize::kernel_operators(graph_)) {
     const Operator &op = graph_.operators()[i];
     // Identical operators share an executable: the key is the program without its name.
-    codegen::KernelProgram program = codegen::make_kernel_program(graph_, i);
+    serialize::KernelProgram program = serialize::make_kernel_program(graph_, i);
     const std::string name = std::move(program.name);
     program.name.clear();
-    Executable &executable = compiled[codegen::kernel_program_to_bytes(program)];
+    Executable &executable = compiled[serialize::kernel_program_to_bytes(program)];
     if (!executable) {
       program.name = name;
-      const std::vector<uint8_t> bytes = codegen::kernel_program_to_bytes(program);
+      const std::vector<uint8_t> bytes = serialize::kernel_program_to_bytes(program);
       yirage_backend_executable *raw = nullptr;
       plugin.call("compile", api.compile, plugin.instance(), device,
                   static_cast<const void *>(bytes.data()), bytes.size(),

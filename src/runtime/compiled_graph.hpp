@@ -17,6 +17,7 @@
 
 #include "ir/kernel_graph.hpp"
 #include "runtime/plugin.hpp"
+#include "serialize/kernel_program.hpp"
 
 namespace yirage::runtime {
 
@@ -40,14 +41,12 @@ Buffer allocate_buffer(const Plugin &plugin, int32_t device, size_t bytes);
 // tiles that need more shared memory than the device has).
 void check_buildable(const Plugin &plugin, int32_t device, const KernelGraph &graph);
 
-// The backend's count of the waits over the for-loop of `graph`'s customized operator `op`
-// (yirage_backend_kernel_estimate::loop_waits); nullopt where the plugin has no estimate entry,
-// no opinion, or refuses the kernel (the search then asks supports() before it takes a place).
-std::optional<int64_t> backend_loop_waits(const Plugin &plugin, int32_t device, const KernelGraph &graph,
-                                          size_t op);
-// The plugin's answer for a loop of `range` iterations: nullopt for -1 (no opinion); throws
-// Error(kBackend) for anything but -1 and 1 to `range`. Exposed for tests.
-std::optional<int64_t> checked_loop_waits(const std::string &plugin, int64_t answer, int64_t range);
+// The backend's count of the waits over the for-loop of kernel program `program`
+// (yirage_backend_kernel_estimate::loop_waits) as it answers it: -1 where the plugin has no
+// estimate entry or no opinion. Throws its refusal as Error(kUnsupported) and any other failure
+// as Error(kBackend) (a kernel the host made: the plugin's fault). profiling::loop_waits_from
+// reads the answer for the search.
+int64_t backend_loop_waits(const Plugin &plugin, int32_t device, const serialize::KernelProgram &program);
 
 struct CompileStats {
   int kernels = 0;        // launches per run

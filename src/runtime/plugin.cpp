@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "search/target_abi.hpp"
+#include "target/target_abi.hpp"
 
 namespace yirage::runtime {
 namespace {
@@ -124,9 +124,9 @@ std::unique_ptr<Plugin> Plugin::load(const std::string &path, const std::string 
     plugin->call("device_info", api->device_info, instance, d, &info.raw);
     info.raw.name[sizeof info.raw.name - 1] = '\0';
     info.name = info.raw.name;
-    info.target = search::target_from_c(info.raw.target);
+    info.target = targets::target_from_c(info.raw.target);
     try {
-      search::validate(info.target);
+      targets::validate(info.target);
     } catch (const Error &e) {
       throw Error(ErrorCode::kBackend, path + ": device " + std::to_string(d) +
                                            " reports implausible properties: " + e.what());

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "search/target.hpp"
+#include "target/target.hpp"
 #include "util/error.hpp"
 #include "yirage_backend.h"
 
@@ -15,7 +15,7 @@ namespace yirage::runtime {
 
 struct DeviceInfo {
   std::string name;
-  search::TargetProperties target;
+  targets::TargetProperties target;
   yirage_backend_device_info raw;  // as the plugin reported it
 };
 

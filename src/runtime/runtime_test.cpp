@@ -10,8 +10,9 @@
 
 #include "benchmark_ugraphs.hpp"
 #include "codegen/cpu_source.hpp"
-#include "codegen/kernel_program.hpp"
 #include "ir/block_graph.hpp"
+#include "profiling/search_on_device.hpp"
+#include "serialize/kernel_program.hpp"
 #include "runtime/context.hpp"
 #include "runtime/host_tensor.hpp"
 #include "runtime/measure.hpp"
@@ -191,8 +192,8 @@ TEST(CpuPlugin, GeneratedSourceIncludesNoHeader) {
   for (const std::string &name : bench::benchmark_names()) {
     for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
       for (const KernelGraph &g : {bench::build_unfused(name, 2, dt, 16), bench::build_fused(name, 2, dt, 16)}) {
-        for (size_t i : codegen::kernel_operators(g)) {
-          const std::string source = codegen::cpu_source(codegen::make_kernel_program(g, i));
+        for (size_t i : serialize::kernel_operators(g)) {
+          const std::string source = codegen::cpu_source(serialize::make_kernel_program(g, i));
           EXPECT_EQ(source.find("#include"), std::string::npos) << name << ":\n" << source;
         }
       }
@@ -297,22 +298,23 @@ TEST(PluginLoading, AsksTheBackendForLoopWaitsWhereItHasAnEstimate) {
   ASSERT_EQ(fused.operators()[op].kind, OpKind::kCustomized);
   auto cpu = cpu_plugin();
   EXPECT_EQ(cpu->estimate_entry(), nullptr);
-  EXPECT_EQ(backend_loop_waits(*cpu, 0, fused, op), std::nullopt);
+  const serialize::KernelProgram program = serialize::make_kernel_program(fused, op);
+  EXPECT_EQ(backend_loop_waits(*cpu, 0, program), -1);
   auto fake = Plugin::load(YIRAGE_TEST_PLUGIN_NO_DEVICE, "");
   ASSERT_NE(fake->estimate_entry(), nullptr);
   try {
-    backend_loop_waits(*fake, 0, fused, op);
+    backend_loop_waits(*fake, 0, program);
     ADD_FAILURE() << "a plugin without devices estimated";
   } catch (const Error &e) {
     EXPECT_EQ(e.code(), ErrorCode::kBackend);
     EXPECT_NE(std::string(e.what()).find("estimate: fake: no device"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(checked_loop_waits("p", -1, 32), std::nullopt);
-  EXPECT_EQ(checked_loop_waits("p", 1, 32), 1);
-  EXPECT_EQ(checked_loop_waits("p", 32, 32), 32);
+  EXPECT_EQ(profiling::checked_loop_waits("p", -1, 32), std::nullopt);
+  EXPECT_EQ(profiling::checked_loop_waits("p", 1, 32), 1);
+  EXPECT_EQ(profiling::checked_loop_waits("p", 32, 32), 32);
   for (int64_t bad : {int64_t{0}, int64_t{-2}, int64_t{33}}) {
     try {
-      checked_loop_waits("p", bad, 32);
+      profiling::checked_loop_waits("p", bad, 32);
       ADD_FAILURE() << bad << " accepted";
     } catch (const Error &e) {
       EXPECT_EQ(e.code(), ErrorCode::kBackend);
@@ -320,6 +322,16 @@ TEST(PluginLoading, AsksTheBackendForLoopWaitsWhereItHasAnEstimate) {
           << e.what();
     }
   }
+  // What the search hears: the program of the candidate's operator; nothing for a refusal.
+  const search::LoopWaits refusing = profiling::loop_waits_from("p", [](const serialize::KernelProgram &) -> int64_t {
+    throw Error(ErrorCode::kUnsupported, "too large");
+  });
+  EXPECT_EQ(refusing(fused, op), std::nullopt);
+  const search::LoopWaits counting = profiling::loop_waits_from("p", [&](const serialize::KernelProgram &p) {
+    EXPECT_EQ(serialize::kernel_program_to_bytes(p), serialize::kernel_program_to_bytes(program));
+    return int64_t{1};
+  });
+  EXPECT_EQ(counting(fused, op), 1);
 }
 
 // Outputs may not share memory with inputs or with each other (a kernel reads and writes them
@@ -375,7 +387,7 @@ TEST(CpuPlugin, RefusesBadProgramsAndLaunches) {
 
   KernelGraph g;
   g.mark_output(g.unary(OpKind::kExp, g.new_input({8}, DType::kFloat32)));
-  const auto program = codegen::kernel_program_to_bytes(codegen::make_kernel_program(g, 1));
+  const auto program = serialize::kernel_program_to_bytes(serialize::make_kernel_program(g, 1));
   EXPECT_EQ(api.compile(plugin->instance(), 3, program.data(), program.size(), nullptr, &exe, &error),
             YIRAGE_ERROR_INVALID_ARGUMENT);
   // Truncations of a valid program are refused, never crash.

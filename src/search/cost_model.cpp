@@ -38,14 +38,14 @@ void add_flops(const OperatorGraph &g, const Operator &op, double times, KernelC
 // compute and L2 re-reads scale with the compute units in use (each takes in at most its share
 // of the L2 bandwidth: on an H100, attention whose 32 blocks each read their batch's 1 MB of K
 // and V took 26 µs, and split over keys into 128 blocks of 256 KB, 64 KB each, 15.5 and 13.8).
-double wave_seconds(double dram, double l2, double compute, double blocks, const TargetProperties &t) {
+double wave_seconds(double dram, double l2, double compute, double blocks, const targets::TargetProperties &t) {
   const double busy = std::min(1.0, blocks / static_cast<double>(t.compute_units));
   return std::max(dram / std::min(1.0, 2 * busy) + l2 / busy, compute / busy);
 }
 
 // Library kernels (slots 0) are taken to use the whole device; a customized kernel runs its
 // blocks in waves of `slots`, the last one partial (wave quantization).
-double kernel_seconds(KernelCost &c, const TargetProperties &t, DType dtype) {
+double kernel_seconds(KernelCost &c, const targets::TargetProperties &t, DType dtype) {
   const double dram = c.dram_bytes / t.memory_bandwidth, l2 = c.l2_bytes / t.l2_bandwidth, memory = dram + l2;
   const double peak = t.supports(dtype) ? t.peak_flops(dtype) : t.vector_flops_float32;
   const double compute = c.matrix_flops / peak + c.vector_flops / t.vector_flops_float32;
@@ -79,7 +79,7 @@ KernelCost predefined_kernel(const KernelGraph &g, const Operator &op) {
 }
 
 // Customized operator `index` of `g`, or an explanation of why it cannot run on the target.
-KernelCost customized_kernel(const KernelGraph &g, size_t index, const TargetProperties &t, const LoopWaits &loop_waits,
+KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::TargetProperties &t, const LoopWaits &loop_waits,
                              std::string &infeasible) {
   const Operator &op = g.operators()[index];
   const BlockGraph &bg = *op.block_graph;
@@ -147,7 +147,7 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const TargetPro
 
 }  // namespace
 
-CostEstimate estimate_cost(const KernelGraph &graph, const TargetProperties &target, const LoopWaits &loop_waits) {
+CostEstimate estimate_cost(const KernelGraph &graph, const targets::TargetProperties &target, const LoopWaits &loop_waits) {
   CostEstimate estimate;
   for (size_t i = 0; i < graph.operators().size(); ++i) {
     const Operator &op = graph.operators()[i];

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "ir/kernel_graph.hpp"
-#include "search/target.hpp"
+#include "target/target.hpp"
 
 namespace yirage::search {
 
@@ -46,7 +46,7 @@ struct CostEstimate {
 using LoopWaits = std::function<std::optional<int64_t>(const KernelGraph &graph, size_t op)>;
 
 // `loop_waits` may be null: the model then counts waits itself (cost_model.cpp).
-CostEstimate estimate_cost(const KernelGraph &graph, const TargetProperties &target,
+CostEstimate estimate_cost(const KernelGraph &graph, const targets::TargetProperties &target,
                            const LoopWaits &loop_waits = {});
 
 }  // namespace yirage::search

@@ -15,7 +15,7 @@ namespace {
 // for (H100, A100) the model must rank them first.
 TEST(CostModel, FusedBenchmarksBeatUnfusedOnNvidiaTargets) {
   for (const char *target_name : {"h100", "a100"}) {
-    const TargetProperties target = builtin_target(target_name);
+    const targets::TargetProperties target = targets::builtin_target(target_name);
     for (const std::string &name : bench::benchmark_names()) {
       const CostEstimate unfused =
           estimate_cost(bench::build_unfused(name, 1, DType::kFloat16), target);
@@ -35,7 +35,7 @@ TEST(CostModel, FusedBenchmarksBeatUnfusedOnNvidiaTargets) {
 // model says why: the attention ones exceed its shared memory (a search would pick longer loops),
 // and the 64- and 96-block grids leave most of the device idle (it would pick narrower tiles).
 TEST(CostModel, NvidiaShapedMuGraphsOnMi300x) {
-  const TargetProperties mi300x = builtin_target("mi300x");
+  const targets::TargetProperties mi300x = targets::builtin_target("mi300x");
   for (const std::string &name : bench::benchmark_names()) {
     const CostEstimate fused = estimate_cost(bench::build_fused(name, 1, DType::kFloat16), mi300x);
     if (name == "gqa" || name == "qknorm") {
@@ -67,7 +67,7 @@ KernelGraph elementwise_kernel(int64_t blocks) {
 }
 
 TEST(CostModel, WaveQuantization) {
-  TargetProperties h100 = builtin_target("h100");
+  targets::TargetProperties h100 = targets::builtin_target("h100");
   h100.max_blocks_per_compute_unit = 1;
   const CostEstimate full = estimate_cost(elementwise_kernel(132), h100);
   const CostEstimate spill = estimate_cost(elementwise_kernel(133), h100);
@@ -86,7 +86,7 @@ TEST(CostModel, WaveQuantization) {
 // A loop that only adds up its input tiles (the sum of a split loop's parts) waits once, not once
 // per iteration: its loads do not depend on each other.
 TEST(CostModel, LoopsThatOnlySumTheirTilesWaitOnce) {
-  TargetProperties h100 = builtin_target("h100");
+  targets::TargetProperties h100 = targets::builtin_target("h100");
   h100.loop_iteration_seconds = 1e-6;
   const KernelGraph fused = bench::build_fused("gqa", 1, DType::kFloat16);
   const std::optional<KernelGraph> split = split_loop(fused, fused.operators().size() - 1, 4);
@@ -106,7 +106,7 @@ TEST(CostModel, LoopsThatOnlySumTheirTilesWaitOnce) {
 // A split loop's chunks write float32 partial sums of float16 products: their matrix work runs at
 // float16's rate, the operands', not at float32's.
 TEST(CostModel, MatrixWorkRunsAtTheOperandsRate) {
-  TargetProperties h100 = builtin_target("h100");
+  targets::TargetProperties h100 = targets::builtin_target("h100");
   const KernelGraph fused = bench::build_fused("gqa", 1, DType::kFloat16);
   const std::optional<KernelGraph> split = split_loop(fused, fused.operators().size() - 1, 4);
   ASSERT_TRUE(split.has_value());
@@ -122,7 +122,7 @@ TEST(CostModel, MatrixWorkRunsAtTheOperandsRate) {
 // of the L2 bandwidth): attention's fused µGraph, whose blocks each read their batch's K and V,
 // fills half of an H100 and reads its re-reads at half the L2 bandwidth.
 TEST(CostModel, FewBlocksReadL2AtTheirShare) {
-  TargetProperties h100 = builtin_target("h100");
+  targets::TargetProperties h100 = targets::builtin_target("h100");
   h100.memory_bandwidth = h100.peak_flops_float16 = h100.peak_flops_bfloat16 = 1e30;
   h100.peak_flops_float32 = h100.vector_flops_float32 = 1e30;
   const CostEstimate e = estimate_cost(bench::build_fused("gqa", 1, DType::kFloat16), h100);
@@ -138,7 +138,7 @@ TEST(CostModel, FewBlocksReadL2AtTheirShare) {
 TEST(CostModel, LoopIterationLatencyBoundsLongLoops) {
   // The rmsnorm_linear µGraph loops 64 times per block; with a backend that needs 1 µs per
   // iteration it cannot take less than 64 µs, whatever its bytes and FLOPs say.
-  TargetProperties h100 = builtin_target("h100");
+  targets::TargetProperties h100 = targets::builtin_target("h100");
   const KernelGraph fused = bench::build_fused("rmsnorm_linear", 1, DType::kFloat16);
   const double modeled = estimate_cost(fused, h100).seconds;
   h100.loop_iteration_seconds = 1e-6;
@@ -155,7 +155,7 @@ TEST(CostModel, LoopIterationLatencyBoundsLongLoops) {
 // The backend's count of a loop's waits replaces the model's: gated_mlp's µGraph (32 iterations),
 // which the CUDA backend streams with one wait in all, and a backend without an opinion.
 TEST(CostModel, TheBackendsLoopWaitsReplaceTheModelsCount) {
-  TargetProperties h100 = builtin_target("h100");
+  targets::TargetProperties h100 = targets::builtin_target("h100");
   h100.loop_iteration_seconds = 1e-6;
   const KernelGraph fused = bench::build_fused("gated_mlp", 1, DType::kFloat16);
   const size_t customized = fused.operators().size() - 1;
@@ -187,8 +187,8 @@ TEST(CostModel, SharedMemoryMakesAKernelInfeasible) {
   const TensorId t = bg->new_input({128, 384}, DType::kFloat16, kReplicated, -1);
   bg->new_output(bg->unary(OpKind::kNeg, t), kReplicated, -1);
   g.mark_output(g.customized({x}, bg)[0]);
-  EXPECT_TRUE(estimate_cost(g, builtin_target("h100")).feasible);
-  const CostEstimate mi300x = estimate_cost(g, builtin_target("mi300x"));
+  EXPECT_TRUE(estimate_cost(g, targets::builtin_target("h100")).feasible);
+  const CostEstimate mi300x = estimate_cost(g, targets::builtin_target("mi300x"));
   EXPECT_FALSE(mi300x.feasible);
   EXPECT_EQ(mi300x.infeasible_reason,
             "customized 1x1x1 loop 1 needs 196608 bytes of shared memory per block; mi300x has "
@@ -200,7 +200,7 @@ TEST(CostModel, BytesAndFlopsOfAPredefinedMatmul) {
   const TensorId a = g.new_input({64, 128}, DType::kFloat16);
   const TensorId b = g.new_input({128, 32}, DType::kFloat16);
   g.mark_output(g.matmul(a, b));
-  const CostEstimate e = estimate_cost(g, builtin_target("h100"));
+  const CostEstimate e = estimate_cost(g, targets::builtin_target("h100"));
   ASSERT_EQ(e.kernels.size(), 1u);
   EXPECT_DOUBLE_EQ(e.kernels[0].dram_bytes, 2.0 * (64 * 128 + 128 * 32 + 64 * 32));
   EXPECT_DOUBLE_EQ(e.kernels[0].matrix_flops, 2.0 * 64 * 128 * 32);

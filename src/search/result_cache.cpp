@@ -25,7 +25,7 @@ std::string request_text(const SearchOptions &o) {
   std::ostringstream s;
   s.precision(17);
   s << "search revision " << kSearchRevision << '\n';
-  const TargetProperties &t = o.target;
+  const targets::TargetProperties &t = o.target;
   s << "target " << t.name << ' ' << static_cast<int>(t.kind) << ' ' << t.compute_units << ' '
     << t.max_threads_per_block << ' ' << t.max_blocks_per_compute_unit << ' '
     << t.threads_per_compute_unit << ' ' << t.shared_memory_per_block << ' '

@@ -32,7 +32,7 @@ bool builds(const SearchOptions &o, const KernelGraph &g) { return !o.buildable 
 }  // namespace
 
 void validate(const SearchOptions &o) {
-  validate(o.target);
+  targets::validate(o.target);
   auto bad = [](const std::string &what) { invalid_argument("superoptimize: " + what); };
   if (!(o.time_budget_seconds > 0)) bad("time_budget_seconds must be positive");
   if (o.threads < 0) bad("threads must be 0 (all cores) or positive");
@@ -94,7 +94,7 @@ std::vector<int64_t> grid_sizes(const SearchOptions &o, int64_t extent, size_t a
     }
     return fit;
   }
-  const TargetProperties &t = o.target;
+  const targets::TargetProperties &t = o.target;
   const int64_t slots = t.compute_units * std::max<int64_t>(1, t.max_blocks_per_compute_unit);
   std::vector<int64_t> sizes = spread_powers(extent, std::max<int64_t>(2, 4 * slots), 3);
   // Tiles 1, 2 and 4 times as tall as the matrix unit, where that leaves fewer blocks than
@@ -400,8 +400,8 @@ class Superoptimizer {
     BlockGraphConfig c;
     for (size_t a = 0; a < plan.grid_classes.size(); ++a) c.grid[a] = sizes[a];
     if (plan.loop_class >= 0) c.forloop_range = sizes.back();
-    const TargetProperties &t = options_.target;
-    c.block_threads = t.kind == TargetKind::kCpu ? 1 : std::min<int64_t>(128, t.max_threads_per_block);
+    const targets::TargetProperties &t = options_.target;
+    c.block_threads = t.kind == targets::TargetKind::kCpu ? 1 : std::min<int64_t>(128, t.max_threads_per_block);
     c.shared_memory_limit = t.shared_memory_per_block;
     c.max_threads_per_block = t.max_threads_per_block;
     return c;

@@ -12,7 +12,7 @@
 
 #include "ir/kernel_graph.hpp"
 #include "search/cost_model.hpp"
-#include "search/target.hpp"
+#include "target/target.hpp"
 
 namespace yirage::search {
 
@@ -31,7 +31,7 @@ struct Measured {
 };
 
 struct SearchOptions {
-  TargetProperties target;
+  targets::TargetProperties target;
   double time_budget_seconds = 60;  // for enumeration and verification together
   int threads = 0;                  // 0: the hardware's count
   uint64_t seed = 1;                // fingerprint inputs derive from it

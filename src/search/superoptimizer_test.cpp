@@ -24,7 +24,7 @@ namespace {
 
 SearchOptions small_options() {
   SearchOptions o;
-  o.target = builtin_target("h100");
+  o.target = targets::builtin_target("h100");
   o.time_budget_seconds = 120;
   o.threads = 2;
   return o;

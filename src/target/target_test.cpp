@@ -1,4 +1,4 @@
-#include "search/target.hpp"
+#include "target/target.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include "util/error.hpp"
 #include "util/file_cache.hpp"
 
-namespace yirage::search {
+namespace yirage::targets {
 namespace {
 
 ErrorCode error_of(const std::string &json) {
@@ -137,4 +137,4 @@ TEST(Target, JsonErrors) {
 }
 
 }  // namespace
-}  // namespace yirage::search
+}  // namespace yirage::targets

@@ -1,4 +1,4 @@
-#include "codegen/kernel_program.hpp"
+#include "serialize/kernel_program.hpp"
 
 #include <flatbuffers/flatbuffers.h>
 
@@ -8,7 +8,7 @@
 #include "util/error.hpp"
 #include "yirage_kernel_program_generated.h"
 
-namespace yirage::codegen {
+namespace yirage::serialize {
 namespace {
 
 [[noreturn]] void corrupt(const std::string &message) {
@@ -135,4 +135,4 @@ KernelProgram kernel_program_from_bytes(const void *data, size_t size) {
   return program;
 }
 
-}  // namespace yirage::codegen
+}  // namespace yirage::serialize

@@ -1,4 +1,4 @@
-#include "search/target.hpp"
+#include "target/target.hpp"
 
 #include <flatbuffers/idl.h>
 #include <unistd.h>
@@ -17,7 +17,7 @@
 #include "yirage_schema_text.hpp"
 #include "yirage_target_generated.h"
 
-namespace yirage::search {
+namespace yirage::targets {
 
 namespace {
 
@@ -286,4 +286,4 @@ TargetProperties builtin_target(const std::string &name) {
               "no built-in target named '" + name + "' (have: " + names + ")");
 }
 
-}  // namespace yirage::search
+}  // namespace yirage::targets

@@ -1,9 +1,9 @@
-#include "search/target_abi.hpp"
+#include "target/target_abi.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-namespace yirage::search {
+namespace yirage::targets {
 namespace {
 
 // The struct as of ABI 1.2, which appended loop_iteration_seconds.
@@ -61,4 +61,4 @@ TargetProperties target_from_c(const yirage_target_properties &in) {
   return t;
 }
 
-}  // namespace yirage::search
+}  // namespace yirage::targets

@@ -10,7 +10,7 @@
 
 #include "ir/dtype.hpp"
 
-namespace yirage::search {
+namespace yirage::targets {
 
 enum class TargetKind { kCpu = 1, kGpu = 2 };
 
@@ -69,4 +69,4 @@ const TargetProperties &host_cpu_target();
 // is measured again and replaced; one that cannot be written is not an error.
 TargetProperties host_cpu_target_in(const std::string &folder);
 
-}  // namespace yirage::search
+}  // namespace yirage::targets

@@ -11,7 +11,7 @@
 
 #include "ir/kernel_graph.hpp"
 
-namespace yirage::codegen {
+namespace yirage::serialize {
 
 inline constexpr uint32_t kKernelProgramSchemaVersion = 1;
 
@@ -41,4 +41,4 @@ std::vector<uint8_t> kernel_program_to_bytes(const KernelProgram &program);
 // Error(kUnsupported) for strides that are not compact row-major.
 KernelProgram kernel_program_from_bytes(const void *data, size_t size);
 
-}  // namespace yirage::codegen
+}  // namespace yirage::serialize

@@ -1,0 +1,66 @@
+#include "profiling/search_on_device.hpp"
+
+#include <memory>
+
+#include "ir/block_graph.hpp"
+#include "runtime/compiled_graph.hpp"
+#include "util/error.hpp"
+
+namespace yirage::profiling {
+
+std::optional<int64_t> checked_loop_waits(const std::string &source, int64_t answer, int64_t range) {
+  if (answer == -1) return std::nullopt;
+  if (answer < 1 || answer > range) {
+    throw Error(ErrorCode::kBackend, source + " estimate: loop_waits " + std::to_string(answer) +
+                                         " for a for-loop of " + std::to_string(range) +
+                                         " iterations (want -1, or 1 to " + std::to_string(range) + ")");
+  }
+  return answer;
+}
+
+search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits estimate) {
+  return [source, estimate = std::move(estimate)](const KernelGraph &graph, size_t op) -> std::optional<int64_t> {
+    int64_t answer = -1;
+    try {
+      answer = estimate(serialize::make_kernel_program(graph, op));
+    } catch (const Error &e) {
+      if (e.code() == ErrorCode::kUnsupported) return std::nullopt;
+      throw;
+    }
+    const Operator &customized = graph.operators().at(op);
+    return checked_loop_waits(source, answer,
+                              customized.block_graph ? customized.block_graph->config().forloop_range : 1);
+  };
+}
+
+void profile_on_device(search::SearchOptions &options, const runtime::Plugin &plugin, int32_t device,
+                       const KernelGraph &reference, runtime::MeasureOptions measure) {
+  const targets::TargetProperties &target = plugin.device(device).target;
+  // On a GPU each timed run starts from a flushed L2, as the benchmarks time; a CPU's last-level
+  // cache costs more to flush than most runs take.
+  if (target.kind == targets::TargetKind::kGpu) measure.flush_bytes = target.l2_bytes;
+  // One measurer for the whole search: the reference runs once, on the first candidate.
+  auto measurer = std::make_shared<runtime::Measurer>(plugin, device, reference, measure);
+  options.measure = [measurer](const KernelGraph &candidate) {
+    const runtime::Measurement m = measurer->measure(candidate);
+    return search::Measured{m.correct, m.median_seconds, m.max_relative_error, m.error};
+  };
+  // Candidates the backend cannot build take no place (SearchOptions::buildable).
+  const runtime::Plugin *p = &plugin;
+  options.buildable = [p, device](const KernelGraph &candidate) {
+    try {
+      runtime::check_buildable(*p, device, candidate);
+      return true;
+    } catch (const Error &) {  // the backend's refusal, or an error it would give again
+      return false;
+    }
+  };
+  if (plugin.estimate_entry() != nullptr) {
+    options.loop_waits_source = plugin.name() + " " + plugin.version();
+    options.loop_waits = loop_waits_from(plugin.name(), [p, device](const serialize::KernelProgram &program) {
+      return runtime::backend_loop_waits(*p, device, program);
+    });
+  }
+}
+
+}  // namespace yirage::profiling

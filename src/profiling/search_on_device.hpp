@@ -1,0 +1,41 @@
+// The search on a device (docs/backends.md, "Profiling in the search"): the callbacks of
+// search::SearchOptions that a loaded backend plugin answers. The search ranks with the backend's
+// own count of loop waits, skips candidates the backend cannot build, and measures its cheapest
+// verified candidates on the device against the reference executor. The C API's
+// yirage_superoptimize and the search benchmark set their options up through this layer, which
+// sits above both runtime/ and search/.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "runtime/measure.hpp"
+#include "search/superoptimizer.hpp"
+#include "serialize/kernel_program.hpp"
+
+namespace yirage::profiling {
+
+// A code generator's count of the waits over one kernel program's for-loop
+// (yirage_backend_kernel_estimate::loop_waits): -1 for no opinion; throws Error(kUnsupported)
+// where it refuses the program.
+using ProgramLoopWaits = std::function<int64_t(const serialize::KernelProgram &program)>;
+
+// The search's loop waits from `estimate`, called on the kernel program of each candidate's
+// operator: nullopt where it has no opinion or refuses the program (supports() then says why
+// before the candidate takes a place). An answer other than -1 or 1 to the loop's range is the
+// generator's fault: Error(kBackend) naming `source`.
+search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits estimate);
+
+// `answer` for a loop of `range` iterations as loop_waits_from reads it. Exposed for tests.
+std::optional<int64_t> checked_loop_waits(const std::string &source, int64_t answer, int64_t range);
+
+// Sets options.measure, buildable, loop_waits and loop_waits_source so that the search runs
+// against device `device` of `plugin` (which must outlive the search), checking every measured
+// candidate against `reference` (which must outlive it too). On a GPU each timed run starts
+// from a flushed L2 (measure.flush_bytes is set to the L2's size).
+void profile_on_device(search::SearchOptions &options, const runtime::Plugin &plugin, int32_t device,
+                       const KernelGraph &reference, runtime::MeasureOptions measure);
+
+}  // namespace yirage::profiling
