@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "codegen/cpu_source.hpp"
-#include "codegen/cuda_source.hpp"
+#include "cpu/codegen/cpu_source.hpp"
+#include "cuda/codegen/cuda_source.hpp"
 #include "serialize/kernel_program.hpp"
 #include "util/error.hpp"
 

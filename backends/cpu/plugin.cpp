@@ -14,7 +14,7 @@
 
 #include <omp.h>
 
-#include "codegen/cpu_source.hpp"
+#include "cpu/codegen/cpu_source.hpp"
 #include "serialize/kernel_program.hpp"
 #include "compiler.hpp"
 #include "entry_guard.hpp"

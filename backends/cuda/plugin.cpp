@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/cuda_source.hpp"
+#include "cuda/codegen/cuda_source.hpp"
 #include "util/file_cache.hpp"
 #include "serialize/kernel_program.hpp"
 #include "dependent_launch.hpp"

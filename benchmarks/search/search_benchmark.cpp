@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "benchmark_ugraphs.hpp"
-#include "codegen/cuda_source.hpp"
+#include "cuda/codegen/cuda_source.hpp"
 #include "profiling/search_on_device.hpp"
 #include "serialize/graph_file.hpp"
 #include "util/error.hpp"

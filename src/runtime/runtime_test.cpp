@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "benchmark_ugraphs.hpp"
-#include "codegen/cpu_source.hpp"
+#include "cpu/codegen/cpu_source.hpp"
 #include "ir/block_graph.hpp"
 #include "profiling/search_on_device.hpp"
 #include "serialize/kernel_program.hpp"

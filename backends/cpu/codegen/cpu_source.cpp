@@ -1,4 +1,4 @@
-#include "codegen/cpu_source.hpp"
+#include "cpu/codegen/cpu_source.hpp"
 
 #include <cmath>
 #include <cstdio>

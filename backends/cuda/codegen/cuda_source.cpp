@@ -1,4 +1,4 @@
-#include "codegen/cuda_source.hpp"
+#include "cuda/codegen/cuda_source.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 
-#include "codegen/cuda_compute_emitter.hpp"
-#include "codegen/cuda_matmul.hpp"
-#include "codegen/cuda_ugraph.hpp"
+#include "cuda/codegen/cuda_compute_emitter.hpp"
+#include "cuda/codegen/cuda_matmul.hpp"
+#include "cuda/codegen/cuda_ugraph.hpp"
 #include "codegen/source_common.hpp"
 #include "ir/block_graph.hpp"
 #include "util/error.hpp"

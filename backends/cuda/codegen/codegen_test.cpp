@@ -12,7 +12,7 @@
 #include <tuple>
 
 #include "benchmark_ugraphs.hpp"
-#include "codegen/cuda_source.hpp"
+#include "cuda/codegen/cuda_source.hpp"
 #include "dependent_launch.hpp"
 #include "driver.hpp"
 #include "ir/block_graph.hpp"

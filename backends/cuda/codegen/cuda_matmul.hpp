@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "codegen/cuda_source.hpp"
+#include "cuda/codegen/cuda_source.hpp"
 #include "codegen/source_common.hpp"
 #include "ir/block_graph.hpp"
 

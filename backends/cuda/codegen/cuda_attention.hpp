@@ -31,8 +31,8 @@
 #include <optional>
 #include <string>
 
-#include "codegen/cuda_compute_emitter.hpp"
-#include "codegen/cuda_source.hpp"
+#include "cuda/codegen/cuda_compute_emitter.hpp"
+#include "cuda/codegen/cuda_source.hpp"
 #include "codegen/source_common.hpp"
 
 namespace yirage::codegen::cuda {

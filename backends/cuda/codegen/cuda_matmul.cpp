@@ -1,4 +1,4 @@
-#include "codegen/cuda_matmul.hpp"
+#include "cuda/codegen/cuda_matmul.hpp"
 
 #include <algorithm>
 #include <functional>

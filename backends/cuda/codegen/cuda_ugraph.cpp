@@ -1,13 +1,13 @@
-#include "codegen/cuda_ugraph.hpp"
+#include "cuda/codegen/cuda_ugraph.hpp"
 
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 
-#include "codegen/cuda_attention.hpp"
-#include "codegen/cuda_compute_emitter.hpp"
-#include "codegen/cuda_rows.hpp"
+#include "cuda/codegen/cuda_attention.hpp"
+#include "cuda/codegen/cuda_compute_emitter.hpp"
+#include "cuda/codegen/cuda_rows.hpp"
 
 namespace yirage::codegen::cuda {
 namespace {

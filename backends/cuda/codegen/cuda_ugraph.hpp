@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "codegen/cuda_source.hpp"
+#include "cuda/codegen/cuda_source.hpp"
 #include "codegen/source_common.hpp"
 #include "ir/block_graph.hpp"
 

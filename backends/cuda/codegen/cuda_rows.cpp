@@ -1,9 +1,9 @@
-#include "codegen/cuda_rows.hpp"
+#include "cuda/codegen/cuda_rows.hpp"
 
 #include <functional>
 #include <string>
 
-#include "codegen/cuda_compute_emitter.hpp"
+#include "cuda/codegen/cuda_compute_emitter.hpp"
 
 namespace yirage::codegen::cuda {
 namespace {
