@@ -9,23 +9,7 @@
 
 namespace yirage::codegen {
 
-std::string literal(double value) {
-  if (std::isnan(value)) return "NAN";
-  if (std::isinf(value)) return value > 0 ? "INFINITY" : "(-INFINITY)";
-  char text[64];
-  std::snprintf(text, sizeof text, "%.9gf", value);
-  std::string s = text;
-  if (s.find_first_of(".e") == std::string::npos) s.insert(s.size() - 1, ".0");
-  return "(" + s + ")";
-}
 
-Dims broadcast_strides(const Dims &dims, const Dims &out) {
-  Dims strides = row_major_strides(dims);
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (dims[d] == 1 && out[d] != 1) strides[d] = 0;
-  }
-  return strides;
-}
 
 Dims matmul_operand_strides(const Ref &x, const Dims &out) {
   Dims strides = x.element_strides();
@@ -35,150 +19,20 @@ Dims matmul_operand_strides(const Ref &x, const Dims &out) {
   return strides;
 }
 
-namespace {
-// A sum in parentheses, so that `pointer + sum` adds one offset to the pointer: unparenthesized,
-// each term is a pointer addition of its own, which on a GPU is a 64-bit add (and a sign
-// extension) per term, per element.
-std::string grouped(const std::string &sum) {
-  return sum.find(' ') == std::string::npos ? sum : "(" + sum + ")";
-}
-}  // namespace
 
-std::string index_expr(const std::vector<std::string> &vars, const Dims &strides) {
-  std::string expr;
-  for (size_t d = 0; d < vars.size(); ++d) {
-    if (strides[d] == 0) continue;
-    if (!expr.empty()) expr += " + ";
-    expr += strides[d] == 1 ? vars[d] : vars[d] + " * " + std::to_string(strides[d]);
-  }
-  return expr.empty() ? "0" : grouped(expr);
-}
 
 std::string unary_expr(OpKind kind, const OpAttributes &a, const std::string &v) {
-  switch (kind) {
-    case OpKind::kExp: return "yr_exp(" + v + ")";
-    case OpKind::kSilu: return v + " * yr_sigmoid(" + v + ")";
-    case OpKind::kGelu: return "0.5f * " + v + " * (1.0f + yr_erf(" + v + " * 0.70710678118654752f))";
-    case OpKind::kRelu: return "(" + v + " > 0.0f ? " + v + " : (" + v + " != " + v + " ? " + v + " : 0.0f))";
-    case OpKind::kSqrt: return "yr_sqrt(" + v + ")";
-    case OpKind::kSquare: return v + " * " + v;
-    case OpKind::kSigmoid: return "yr_sigmoid(" + v + ")";
-    case OpKind::kLog: return "yr_log(" + v + ")";
-    case OpKind::kNeg: return "-" + v;
-    case OpKind::kClamp: return "yr_clamp(" + v + ", " + literal(a.lo) + ", " + literal(a.hi) + ")";
-    case OpKind::kMulScalar: return v + " * " + literal(a.scalar);
-    default: break;
-  }
-  throw Error(ErrorCode::kInternal, std::string("codegen: not unary: ") + op_name(kind));
+  return c_text(unary_value(kind, a, var(v)));
 }
 
 std::string binary_expr(OpKind kind, const std::string &a, const std::string &b) {
-  switch (kind) {
-    case OpKind::kAdd: return a + " + " + b;
-    case OpKind::kSub: return a + " - " + b;
-    case OpKind::kMul: return a + " * " + b;
-    case OpKind::kDiv: return a + " / " + b;
-    case OpKind::kPow: return "yr_pow(" + a + ", " + b + ")";
-    case OpKind::kMax: return "yr_max(" + a + ", " + b + ")";
-    default: break;
-  }
-  throw Error(ErrorCode::kInternal, std::string("codegen: not binary: ") + op_name(kind));
+  return c_text(binary_value(kind, var(a), var(b)));
 }
 
-void Printer::nest(const Dims &dims, const std::string &prefix, const std::string &pragma,
-                   const std::function<void(const std::vector<std::string> &)> &body) {
-  std::vector<std::string> vars;
-  for (size_t d = 0; d < dims.size(); ++d) vars.push_back(prefix + std::to_string(d));
-  if (!pragma.empty() && !dims.empty()) line(pragma);
-  for (size_t d = 0; d < dims.size(); ++d) {
-    open("for (int64_t " + vars[d] + " = 0; " + vars[d] + " < " + std::to_string(dims[d]) +
-         "; ++" + vars[d] + ")");
-  }
-  body(vars);
-  for (size_t d = 0; d < dims.size(); ++d) close();
+std::string tile_base(const BlockGraph &bg, const Operator &op, const Dims &tile_dims, const std::string &it) {
+  return c_text(codegen::tile_base(bg, op, tile_dims, var(it)), kOffsetPrecedence);
 }
 
-BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::vector<int64_t> &row_pad,
-                              const std::vector<bool> &elsewhere, const std::vector<bool> &sums_elsewhere) {
-  BlockLayout layout;
-  auto reserve = [&](int64_t floats) {
-    const int64_t offset = layout.floats;
-    layout.floats += (floats + align - 1) / align * align;
-    return offset;
-  };
-  for (size_t t = 0; t < bg.num_tensors(); ++t) {
-    const Dims &dims = bg.tensor(static_cast<TensorId>(t)).dims;
-    const int64_t pad = t < row_pad.size() ? row_pad[t] : 0;
-    const bool none = t < elsewhere.size() && elsewhere[t];
-    layout.tile.push_back(reserve(none ? 0 : num_elements(dims) / dims.back() * (dims.back() + pad)));
-  }
-  const auto &ops = bg.operators();
-  layout.state.assign(ops.size(), -1);
-  layout.running_max.assign(ops.size(), -1);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const OpKind kind = ops[i].kind;
-    const bool own_sums = i >= sums_elsewhere.size() || !sums_elsewhere[i];
-    if (own_sums && (kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean ||
-                     kind == OpKind::kAccumReduceRms)) {
-      layout.state[i] = reserve(num_elements(bg.tensor(ops[i].inputs[0]).dims));
-    }
-    if (kind == OpKind::kAccumRescale) {
-      const int64_t m = num_elements(bg.tensor(ops[i].inputs[1]).dims);
-      layout.running_max[i] = reserve(m);
-      layout.state[i] = reserve(m);
-    }
-  }
-  return layout;
-}
-
-namespace {
-
-// The terms of tile_base: (variable, coefficient).
-std::vector<std::pair<std::string, int64_t>> tile_base_terms(const BlockGraph &bg, const Operator &op,
-                                                             const Dims &tile_dims, const std::string &it) {
-  static const char *block_vars[3] = {"bx", "by", "bz"};
-  const Dims &full = op.attributes.sizes;
-  const Dims strides = row_major_strides(full);
-  std::vector<std::pair<std::string, int64_t>> terms;
-  for (size_t a = 0; a < 3; ++a) {
-    const int32_t d = op.attributes.grid_map[a];
-    if (d < 0) continue;
-    const auto du = static_cast<size_t>(d);
-    const int64_t part = op.kind == OpKind::kOutputSaver ? tile_dims[du] : full[du] / bg.config().grid[a];
-    terms.emplace_back(block_vars[a], part * strides[du]);
-  }
-  if (op.attributes.forloop_dim >= 0) {
-    const auto f = static_cast<size_t>(op.attributes.forloop_dim);
-    terms.emplace_back(it, tile_dims[f] * strides[f]);
-  }
-  return terms;
-}
-
-}  // namespace
-
-std::string tile_base(const BlockGraph &bg, const Operator &op, const Dims &tile_dims,
-                      const std::string &it) {
-  std::string expr;
-  for (const auto &[var, coefficient] : tile_base_terms(bg, op, tile_dims, it)) {
-    expr += (expr.empty() ? "" : " + ") + var + " * " + std::to_string(coefficient);
-  }
-  return expr.empty() ? "0" : grouped(expr);
-}
-
-int64_t tile_base_granule(const BlockGraph &bg, const Operator &op, const Dims &tile_dims) {
-  int64_t granule = 0;
-  for (const auto &term : tile_base_terms(bg, op, tile_dims, "it")) granule = std::gcd(granule, term.second);
-  return granule;
-}
-
-const char *element_type(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat16: return "yr_f16";
-    case DType::kBFloat16: return "yr_bf16";
-    case DType::kFloat32: return "float";
-  }
-  return "float";
-}
 
 namespace {
 
@@ -291,16 +145,6 @@ bool emit_portable_operator(Printer &p, const LoopNest &loop, const Operator &op
     return false;
   }
   return true;
-}
-
-AxisView axis_view(const Dims &dims, size_t dim) {
-  AxisView v;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (d < dim) v.outer *= dims[d];
-    if (d == dim) v.extent = dims[d];
-    if (d > dim) v.inner *= dims[d];
-  }
-  return v;
 }
 
 }  // namespace yirage::codegen

@@ -4,6 +4,11 @@
 
 namespace yirage {
 
+AxisView axis_view(const Dims &dims, size_t dim) {
+  return {num_elements(Dims(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(dim))), dims[dim],
+          num_elements(Dims(dims.begin() + static_cast<std::ptrdiff_t>(dim) + 1, dims.end()))};
+}
+
 int64_t num_elements(const Dims &dims) {
   int64_t count = 1;
   for (int64_t d : dims) count *= d;

@@ -17,6 +17,12 @@ int64_t num_elements(const Dims &dims);
 // Row-major strides (in elements) of a compact tensor of these dims.
 Dims row_major_strides(const Dims &dims);
 
+// `dims` around `dim` as (outer, extent, inner) element counts: the dims before it, it, after it.
+struct AxisView {
+  int64_t outer = 1, extent = 1, inner = 1;
+};
+AxisView axis_view(const Dims &dims, size_t dim);
+
 // "[16,4096]"
 std::string to_string(const Dims &dims);
 

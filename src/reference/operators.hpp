@@ -25,16 +25,6 @@ inline Dims broadcast_strides(const Dims &dims) {
   return strides;
 }
 
-// dims around `dim` as (outer, extent, inner) element counts.
-struct AxisView {
-  int64_t outer, extent, inner;
-};
-
-inline AxisView axis_view(const Dims &dims, int dim) {
-  return {num_elements(Dims(dims.begin(), dims.begin() + dim)), dims[static_cast<size_t>(dim)],
-          num_elements(Dims(dims.begin() + dim + 1, dims.end()))};
-}
-
 }  // namespace detail
 
 // Calls visit(out_index, offset_a, offset_b) for every element of out_dims in row-major order,
@@ -134,7 +124,7 @@ Buffer<V> matmul(const A &arith, const Buffer<V> &a, const Dims &a_dims, const B
 // Sum (kReduction) or max (kReductionMax) over `dim`.
 template <class A, class V = typename A::Value>
 Buffer<V> reduce(const A &arith, OpKind kind, const Buffer<V> &x, const Dims &dims, int dim) {
-  const detail::AxisView v = detail::axis_view(dims, dim);
+  const AxisView v = axis_view(dims, static_cast<size_t>(dim));
   const bool is_max = kind == OpKind::kReductionMax;
   Buffer<V> out(static_cast<size_t>(v.outer * v.inner),
                 is_max ? arith.max_identity() : arith.zero());
@@ -177,7 +167,7 @@ Buffer<V> rms_norm(const A &arith, const Buffer<V> &x, const Dims &dims, size_t 
 template <class V>
 Buffer<V> concat(const Buffer<V> &a, const Dims &a_dims, const Buffer<V> &b, const Dims &b_dims,
                  int dim) {
-  const detail::AxisView va = detail::axis_view(a_dims, dim), vb = detail::axis_view(b_dims, dim);
+  const AxisView va = axis_view(a_dims, static_cast<size_t>(dim)), vb = axis_view(b_dims, static_cast<size_t>(dim));
   Buffer<V> out;
   out.reserve(a.size() + b.size());
   for (int64_t o = 0; o < va.outer; ++o) {
@@ -191,7 +181,7 @@ Buffer<V> concat(const Buffer<V> &a, const Dims &a_dims, const Buffer<V> &b, con
 
 template <class V>
 std::vector<Buffer<V>> split(const Buffer<V> &x, const Dims &dims, int dim, const Dims &sizes) {
-  const detail::AxisView v = detail::axis_view(dims, dim);
+  const AxisView v = axis_view(dims, static_cast<size_t>(dim));
   std::vector<Buffer<V>> parts(sizes.size());
   for (int64_t o = 0; o < v.outer; ++o) {
     int64_t start = 0;

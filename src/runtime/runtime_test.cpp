@@ -185,7 +185,7 @@ TEST(CpuPlugin, FusedBenchmarkUGraphs) {
   }
 }
 
-// The CPU backend's kernels include no header (codegen/cpu_source.cpp: they compile in a third
+// The CPU backend's kernels include no header (cpu/codegen/cpu_prelude.cpp: they compile in a third
 // to half the time); the fused µGraphs and the unfused graphs' pre-defined operators, in every dtype,
 // use nothing but what the prelude declares (the test above builds and runs them).
 TEST(CpuPlugin, GeneratedSourceIncludesNoHeader) {

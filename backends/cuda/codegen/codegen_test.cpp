@@ -629,7 +629,7 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   EXPECT_NE(rows128.find("\"l\"(att_vd + 896)"), std::string::npos) << "112 keys on";
   EXPECT_NE(rows128.find("\"r\"(att_q[0][3]), \"l\"(att_kd + 0), \"r\"(0));"), std::string::npos)
       << "the first Q·K overwrites the scores";
-  EXPECT_NE(rows128.find("yr_cp16(stage + ((t0 * 8192) + yr_swizzled128(t1, t2 * 8, 64))"), std::string::npos);
+  EXPECT_NE(rows128.find("yr_cp16(stage + (t0 * 8192 + yr_swizzled128(t1, t2 * 8, 64))"), std::string::npos);
   EXPECT_NE(rows128.find("extern __shared__ __align__(1024) float smem[];"), std::string::npos);
   EXPECT_NE(rows128.find("& 1023u) != 0) __trap();"), std::string::npos) << "a misplaced base fails the launch";
   const size_t fence = rows128.find("yr_fence_proxy_async();");

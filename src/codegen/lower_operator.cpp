@@ -1,0 +1,142 @@
+#include "codegen/lower_operator.hpp"
+
+#include <cmath>
+
+#include "util/error.hpp"
+
+namespace yirage::codegen {
+
+namespace {
+
+std::vector<std::string> numbered(const std::string &prefix, size_t n) {
+  std::vector<std::string> names;
+  for (size_t d = 0; d < n; ++d) names.push_back(prefix + std::to_string(d));
+  return names;
+}
+
+Expr at(const TensorRef &t, const Expr &index) { return load(t.buffer, t.base + index); }
+
+Block unary(const Operator &op, const TensorRef &x, const TensorRef &o, Sharing sharing) {
+  const Expr e = var("e0");
+  return {loop({num_elements(o.dims)}, {"e0"}, sharing,
+               {let("v", at(x, e)), store(o.buffer, e, unary_value(op.kind, op.attributes, var("v")))})};
+}
+
+Block binary_op(OpKind kind, const TensorRef &a, const TensorRef &b, const TensorRef &o, Sharing sharing) {
+  if (a.dims == o.dims && b.dims == o.dims) {  // no broadcast: one flat loop, no index arithmetic
+    const Expr e = var("e0");
+    return {loop({num_elements(o.dims)}, {"e0"}, sharing, {store(o.buffer, e, binary_value(kind, at(a, e), at(b, e)))})};
+  }
+  const std::vector<std::string> names = numbered("i", o.dims.size());
+  const std::vector<Expr> v = vars_of(names);
+  const Expr value = binary_value(kind, at(a, index_of(v, broadcast_strides(a.dims, o.dims))),
+                                  at(b, index_of(v, broadcast_strides(b.dims, o.dims))));
+  return {loop(o.dims, names, sharing, {store(o.buffer, index_of(v, row_major_strides(o.dims)), value)})};
+}
+
+Expr reduced(bool is_max, const Expr &acc, const Expr &v) { return is_max ? call("yr_max", {acc, v}) : acc + v; }
+
+// The number of elements each rms_norm normalizes together: its trailing dims.
+int64_t norm_columns(const Operator &op, const Dims &dims) {
+  int64_t cols = 1;
+  for (size_t d = dims.size() - op.attributes.sizes.size(); d < dims.size(); ++d) cols *= dims[d];
+  return cols;
+}
+
+Block reduction(const Operator &op, const TensorRef &x, const TensorRef &o, Sharing sharing) {
+  const AxisView v = axis_view(x.dims, static_cast<size_t>(op.attributes.dim));
+  const bool is_max = op.kind == OpKind::kReductionMax;
+  const Expr E = int_const(v.extent), I = int_const(v.inner);
+  if (sharing == Sharing::kThreads) {  // row r is (outer, inner) = (r / inner, r % inner)
+    RowReduce rr;
+    rr.rows = v.outer * v.inner;
+    rr.cols = v.extent;
+    rr.is_max = is_max;
+    rr.value = at(x, ((var("r") / I) * E + var("c")) * I + var("r") % I);
+    rr.finish = {loop({1}, {"c"}, Sharing::kRowLanes, {store(o.buffer, var("r"), var("total"))})};
+    return {Stmt{rr}};
+  }
+  const Expr r0 = var("r0"), r1 = var("r1");
+  Block body;
+  body.push_back(let_mutable("acc", float_const(is_max ? -INFINITY : 0.0)));
+  body.push_back(loop({v.extent}, {"e"}, Sharing::kSerial,
+                      {assign("acc", reduced(is_max, var("acc"), at(x, (r0 * E + var("e")) * I + r1)))}));
+  body.push_back(store(o.buffer, r0 * I + r1, var("acc")));
+  return {loop({v.outer, v.inner}, {"r0", "r1"}, sharing, std::move(body))};
+}
+
+Block rms_norm(const Operator &op, const std::vector<TensorRef> &in, const TensorRef &o, Sharing sharing) {
+  const TensorRef &x = in[0];
+  const int64_t cols = norm_columns(op, x.dims);
+  const Expr C = int_const(cols);
+  auto weighted = [&](Expr v) { return op.attributes.has_weight ? std::move(v) * at(in[1], var("c")) : v; };
+  if (sharing == Sharing::kThreads) {
+    const Expr element = var("r") * C + var("c");
+    RowReduce rr;
+    rr.rows = num_elements(x.dims) / cols;
+    rr.cols = cols;
+    rr.value = at(x, element) * at(x, element);
+    // One reciprocal square root per row, then a multiplication per element.
+    rr.finish = {let("inv", call("yr_rsqrt", {var("total") / float_const(static_cast<double>(cols)) +
+                                               float_const(op.attributes.eps)})),
+                 loop({cols}, {"c"}, Sharing::kRowLanes, {store(o.buffer, element, weighted(at(x, element) * var("inv")))})};
+    return {Stmt{rr}};
+  }
+  const Expr element = var("r0") * C + var("c");
+  Block body;
+  body.push_back(let_mutable("squares", float_const(0)));
+  body.push_back(loop({cols}, {"c"}, Sharing::kSerial,
+                      {let("v", at(x, element)), assign("squares", var("squares") + var("v") * var("v"))}));
+  body.push_back(let("inv", float_const(1) / call("yr_sqrt", {var("squares") / float_const(static_cast<double>(cols)) +
+                                                             float_const(op.attributes.eps)})));
+  body.push_back(loop({cols}, {"c"}, Sharing::kSerial, {store(o.buffer, element, weighted(at(x, element) * var("inv")))}));
+  return {loop({num_elements(x.dims) / cols}, {"r0"}, sharing, std::move(body))};
+}
+
+Block concat(const Operator &op, const TensorRef &a, const TensorRef &b, const TensorRef &o, Sharing sharing) {
+  const auto dim = static_cast<size_t>(op.attributes.dim);
+  const std::vector<std::string> names = numbered("i", o.dims.size());
+  const std::vector<Expr> v = vars_of(names);
+  std::vector<Expr> vb = v;
+  vb[dim] = v[dim] - int_const(a.dims[dim]);
+  const Expr value = select(binary("<", v[dim], int_const(a.dims[dim])), at(a, index_of(v, row_major_strides(a.dims))),
+                            at(b, index_of(vb, row_major_strides(b.dims))));
+  return {loop(o.dims, names, sharing, {store(o.buffer, index_of(v, row_major_strides(o.dims)), value)})};
+}
+
+Block split(const Operator &op, const TensorRef &x, const std::vector<TensorRef> &parts, Sharing sharing) {
+  const auto dim = static_cast<size_t>(op.attributes.dim);
+  Block loops;
+  int64_t start = 0;
+  for (const TensorRef &part : parts) {
+    const std::vector<std::string> names = numbered("i", part.dims.size());
+    const std::vector<Expr> v = vars_of(names);
+    std::vector<Expr> vx = v;
+    vx[dim] = v[dim] + int_const(start);
+    loops.push_back(loop(part.dims, names, sharing,
+                         {store(part.buffer, index_of(v, row_major_strides(part.dims)),
+                                at(x, index_of(vx, row_major_strides(x.dims))))}));
+    start += part.dims[dim];
+  }
+  return loops;
+}
+
+}  // namespace
+
+Block lower_operator(const Operator &op, const std::vector<TensorRef> &in, const std::vector<TensorRef> &out,
+                     Sharing sharing) {
+  if (is_unary(op.kind)) return unary(op, in[0], out[0], sharing);
+  if (is_binary(op.kind)) return binary_op(op.kind, in[0], in[1], out[0], sharing);
+  switch (op.kind) {
+    case OpKind::kMatmul: return {Stmt{Matmul{in[0], in[1], out[0], sharing}}};
+    case OpKind::kReduction:
+    case OpKind::kReductionMax: return reduction(op, in[0], out[0], sharing);
+    case OpKind::kRmsNorm: return rms_norm(op, in, out[0], sharing);
+    case OpKind::kConcat: return concat(op, in[0], in[1], out[0], sharing);
+    case OpKind::kSplit: return split(op, in[0], out, sharing);
+    default: break;
+  }
+  throw Error(ErrorCode::kUnsupported, std::string("codegen: operator ") + op_name(op.kind) + " has no loop form");
+}
+
+}  // namespace yirage::codegen

@@ -1,0 +1,311 @@
+#include "codegen/lower_ugraph.hpp"
+
+#include <cmath>
+
+#include "codegen/lower_operator.hpp"
+#include "util/error.hpp"
+
+namespace yirage::codegen {
+namespace {
+
+bool is_elementwise(OpKind kind) { return is_unary(kind) || is_binary(kind); }
+
+const Operator &producer(const BlockGraph &bg, TensorId t) {
+  return bg.operators()[static_cast<size_t>(bg.tensor(t).producer)];
+}
+
+bool inlined(const UGraphLowering &l, TensorId t) {
+  return static_cast<size_t>(t) < l.inlined.size() && l.inlined[static_cast<size_t>(t)];
+}
+
+std::string input_name(size_t i) { return "in" + std::to_string(i); }
+std::string output_name(size_t i) { return "out" + std::to_string(i); }
+
+class Lowerer {
+ public:
+  Lowerer(const BlockGraph &bg, const UGraphLowering &l) : bg_(bg), l_(l) {}
+
+  LoweredUGraph lower() {
+    const auto &ops = bg_.operators();
+    LoweredUGraph out;
+    size_t input = 0, output = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Operator &op = ops[i];
+      if (is_accumulator(op.kind)) {
+        out.start.push_back(start_accumulator(i));
+        out.loop.push_back(update_accumulator(i));
+        if (has_state(bg_, l_, i)) out.after.push_back(finish_accumulator(i));
+      } else if (op.kind == OpKind::kInputIterator) {
+        const bool invariant = phase(op.outputs[0]) == LoopPhase::kInvariant;
+        (invariant ? out.invariant : out.loop).push_back(load_tile(i, input++, invariant));
+      } else if (op.kind == OpKind::kOutputSaver) {
+        const bool per_iteration = phase(op.inputs[0]) == LoopPhase::kPerIteration;
+        (per_iteration ? out.loop : out.after).push_back(save_tile(i, output++, per_iteration));
+      } else if (!inlined(l_, op.outputs[0])) {
+        const LoopPhase p = phase(op.outputs[0]);
+        std::vector<Step> &steps = p == LoopPhase::kInvariant ? out.invariant : p == LoopPhase::kPerIteration ? out.loop : out.after;
+        steps.push_back(compute(i));
+      }
+    }
+    return out;
+  }
+
+ private:
+  LoopPhase phase(TensorId t) const { return bg_.tensor(t).phase; }
+  const Dims &dims_of(TensorId t) const { return bg_.tensor(t).dims; }
+  TensorRef tile(TensorId t) const { return tile_ref(bg_, l_, t); }
+  BufferRef at(int64_t offset) const { return shared_buffer(offset); }
+
+  Step load_tile(size_t i, size_t input, bool invariant) {
+    const Operator &op = bg_.operators()[i];
+    const TensorId t = op.outputs[0];
+    TileCopy copy;
+    copy.load = true;
+    copy.tensor = {global_buffer(input_name(input), op.attributes.dtype), dims_of(t), row_major_strides(op.attributes.sizes),
+                   tile_base(bg_, op, dims_of(t), invariant ? int_const(0) : var("it"))};
+    copy.tile = tile(t);
+    copy.vector = vector_group(bg_, op, dims_of(t), op.attributes.dtype, l_.vector_bytes);
+    Step s{StepKind::kLoadTile, i, input, {Stmt{copy}}, {}, {{t, copy.vector == 1}}};
+    return s;
+  }
+
+  Step save_tile(size_t i, size_t output, bool per_iteration) {
+    const Operator &op = bg_.operators()[i];
+    const TensorId t = op.inputs[0];
+    const DType dtype = output < l_.output_dtypes.size() ? l_.output_dtypes[output] : op.attributes.dtype;
+    TileCopy copy;
+    copy.load = false;
+    copy.tensor = {global_buffer(output_name(output), dtype), dims_of(t), row_major_strides(op.attributes.sizes),
+                   tile_base(bg_, op, dims_of(t), per_iteration ? var("it") : int_const(0))};
+    copy.tile = tile(t);
+    copy.vector = vector_group(bg_, op, dims_of(t), dtype, l_.vector_bytes);
+    return Step{StepKind::kSaveTile, i, output, {Stmt{copy}}, {{t, copy.vector == 1}}, {}};
+  }
+
+  Step compute(size_t i) {
+    const Operator &op = bg_.operators()[i];
+    Step s{StepKind::kCompute, i, 0, {}, compute_reads(bg_, l_, op), {}};
+    bool same_index = true;
+    if (std::any_of(op.inputs.begin(), op.inputs.end(), [&](TensorId t) { return inlined(l_, t); })) {
+      s.body = chain(op);
+    } else {
+      std::vector<TensorRef> in, out;
+      for (TensorId t : op.inputs) in.push_back(tile(t));
+      for (TensorId t : op.outputs) out.push_back(tile(t));
+      s.body = lower_operator(op, in, out, Sharing::kThreads);
+      // Row reductions hand a row to several threads.
+      same_index = !(op.kind == OpKind::kRmsNorm || op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax);
+    }
+    for (TensorId t : op.outputs) s.writes.push_back({t, same_index});
+    return s;
+  }
+
+  // An elementwise operator with inlined inputs: one loop over its output, the chain's values
+  // in registers.
+  Block chain(const Operator &op) {
+    bool broadcast = false;
+    for_each_leaf(op, [&](TensorId t) { broadcast = broadcast || dims_of(t) != dims_of(op.outputs[0]); });
+    // Without broadcasts every tile is read at the output's linear index: one flat loop.
+    const Dims out = broadcast ? dims_of(op.outputs[0]) : Dims{num_elements(dims_of(op.outputs[0]))};
+    std::vector<std::string> names;
+    for (size_t d = 0; d < out.size(); ++d) names.push_back("i" + std::to_string(d));
+    const std::vector<Expr> v = vars_of(names);
+    Block body;
+    int next = 0;
+    const Expr value = chain_value(op, v, out, next, body);
+    body.push_back(store(tile(op.outputs[0]).buffer, index_of(v, row_major_strides(out)), value));
+    return {loop(out, names, Sharing::kThreads, std::move(body))};
+  }
+  void for_each_leaf(const Operator &op, const std::function<void(TensorId)> &f) const {
+    for (TensorId t : op.inputs) {
+      if (inlined(l_, t)) {
+        for_each_leaf(producer(bg_, t), f);
+      } else {
+        f(t);
+      }
+    }
+  }
+  // Declares op's value at index `v` of `out` (and the values it needs first) in `body`.
+  Expr chain_value(const Operator &op, const std::vector<Expr> &v, const Dims &out, int &next, Block &body) {
+    std::vector<Expr> args;
+    for (TensorId t : op.inputs) {
+      if (inlined(l_, t)) {
+        args.push_back(chain_value(producer(bg_, t), v, out, next, body));
+        continue;
+      }
+      const std::string name = "c" + std::to_string(next++);
+      const Dims strides = v.size() == dims_of(t).size() ? broadcast_strides(dims_of(t), out) : Dims{1};
+      body.push_back(let(name, load(tile(t).buffer, index_of(v, strides))));
+      args.push_back(var(name));
+    }
+    const std::string name = "c" + std::to_string(next++);
+    body.push_back(let(name, is_unary(op.kind) ? unary_value(op.kind, op.attributes, args[0])
+                                               : binary_value(op.kind, args[0], args[1])));
+    return var(name);
+  }
+
+  // Runs `statement(e)` for every element e < n, shared by the block's threads.
+  static Stmt each(int64_t n, const std::function<Stmt(const Expr &)> &statement) {
+    return loop({n}, {"e"}, Sharing::kThreads, {statement(var("e"))}, 4);
+  }
+
+  BufferRef accumulator_target(size_t i) const {
+    return has_state(bg_, l_, i) ? at(l_.layout.state[i]) : tile(bg_.operators()[i].outputs[0]).buffer;
+  }
+
+  Step start_accumulator(size_t i) {
+    const Operator &op = bg_.operators()[i];
+    const bool state = has_state(bg_, l_, i);
+    const BufferRef target = accumulator_target(i);
+    const double init = op.kind == OpKind::kAccumMax ? -INFINITY : 0.0;
+    Step s{StepKind::kStartAccumulator, i, 0, {}, {}, {{accumulator_key(bg_, l_, i), true}}};
+    s.body.push_back(each(num_elements(dims_of(state ? op.inputs[0] : op.outputs[0])),
+                          [&](const Expr &e) { return store(target, e, float_const(init)); }));
+    if (op.kind == OpKind::kAccumRescale) {
+      const BufferRef running = at(l_.layout.running_max[i]);
+      s.body.push_back(each(num_elements(dims_of(op.inputs[1])),
+                            [&](const Expr &e) { return store(running, e, float_const(-INFINITY)); }));
+      s.writes.push_back({max_key(i), true});
+    }
+    return s;
+  }
+
+  Step update_accumulator(size_t i) {
+    const Operator &op = bg_.operators()[i];
+    const TensorRef x = tile(op.inputs[0]);
+    const int64_t n = num_elements(dims_of(op.inputs[0]));
+    const BufferRef acc = tile(op.outputs[0]).buffer;
+    auto ld = [](const BufferRef &b, const Expr &e) { return load(b, e); };
+    Step s{StepKind::kUpdateAccumulator, i, 0, {}, {{op.inputs[0], true}}, {{accumulator_key(bg_, l_, i), true}}};
+    switch (op.kind) {
+      case OpKind::kAccumSum:
+        s.body.push_back(each(n, [&](const Expr &e) { return store(acc, e, ld(acc, e) + ld(x.buffer, e)); }));
+        break;
+      case OpKind::kAccumReduceSum:
+      case OpKind::kAccumReduceMean: {
+        const BufferRef state = at(l_.layout.state[i]);
+        s.body.push_back(each(n, [&](const Expr &e) { return store(state, e, ld(state, e) + ld(x.buffer, e)); }));
+        break;
+      }
+      case OpKind::kAccumReduceRms: {
+        const BufferRef state = at(l_.layout.state[i]);
+        s.body.push_back(
+            each(n, [&](const Expr &e) { return store(state, e, ld(state, e) + ld(x.buffer, e) * ld(x.buffer, e)); }));
+        break;
+      }
+      case OpKind::kAccumMax:
+        s.body.push_back(each(n, [&](const Expr &e) { return store(acc, e, call("yr_max", {ld(acc, e), ld(x.buffer, e)})); }));
+        break;
+      case OpKind::kAccumRescale: {
+        // acc' = acc·exp(M − M') + x·exp(m − M') with M' = max(M, m), as the reference does.
+        const Dims &x_dims = dims_of(op.inputs[0]), &m_dims = dims_of(op.inputs[1]);
+        const BufferRef m = tile(op.inputs[1]).buffer, running = at(l_.layout.running_max[i]),
+                        next = at(l_.layout.state[i]);
+        const int64_t mn = num_elements(m_dims);
+        std::vector<std::string> names;
+        for (size_t d = 0; d < x_dims.size(); ++d) names.push_back("a" + std::to_string(d));
+        const std::vector<Expr> v = vars_of(names);
+        const Expr xi = index_of(v, row_major_strides(x_dims)), mj = index_of(v, broadcast_strides(m_dims, x_dims));
+        s.body.push_back(barrier());
+        s.body.push_back(each(mn, [&](const Expr &e) { return store(next, e, call("yr_max", {ld(running, e), ld(m, e)})); }));
+        s.body.push_back(barrier());
+        s.body.push_back(loop(x_dims, names, Sharing::kThreads,
+                              {store(acc, xi,
+                                     ld(acc, xi) * call("yr_exp", {ld(running, mj) - ld(next, mj)}) +
+                                         ld(x.buffer, xi) * call("yr_exp", {ld(m, mj) - ld(next, mj)}))}));
+        s.body.push_back(barrier());
+        s.body.push_back(each(mn, [&](const Expr &e) { return store(running, e, ld(next, e)); }));
+        s.barrier_inside = true;
+        s.reads.push_back({op.inputs[1], false});
+        s.writes = {{max_key(i), true}, {state_key(i), true}, {op.outputs[0], true}};
+        break;
+      }
+      default: throw Error(ErrorCode::kInternal, "codegen: not an accumulator");
+    }
+    return s;
+  }
+
+  // A reducing accumulator's result: each row of its running sums summed (and scaled).
+  Step finish_accumulator(size_t i) {
+    const Operator &op = bg_.operators()[i];
+    const Dims &x_dims = dims_of(op.inputs[0]);
+    const int64_t last = x_dims.back();
+    const BufferRef state = at(l_.layout.state[i]);
+    RowReduce rr;
+    rr.rows = num_elements(x_dims) / last;
+    rr.cols = last;
+    rr.value = load(state, var("r") * int_const(last) + var("c"));
+    const Expr count = float_const(static_cast<double>(last * bg_.config().forloop_range));
+    if (op.kind == OpKind::kAccumReduceMean) rr.finish.push_back(assign("total", var("total") / count));
+    if (op.kind == OpKind::kAccumReduceRms) rr.finish.push_back(assign("total", call("yr_sqrt", {var("total") / count})));
+    rr.finish.push_back(loop({1}, {"c"}, Sharing::kRowLanes, {store(tile(op.outputs[0]).buffer, var("r"), var("total"))}));
+    return Step{StepKind::kFinishAccumulator, i, 0, {Stmt{rr}}, {{state_key(i), false}}, {{op.outputs[0], false}}};
+  }
+
+  const BlockGraph &bg_;
+  const UGraphLowering &l_;
+};
+
+}  // namespace
+
+std::vector<bool> inlined_tensors(const BlockGraph &bg, const std::function<bool(const Operator &)> &keep) {
+  std::vector<bool> result(bg.num_tensors(), false);
+  std::vector<int> readers(bg.num_tensors(), 0);
+  for (const Operator &op : bg.operators()) {
+    for (TensorId t : op.inputs) ++readers[static_cast<size_t>(t)];
+  }
+  for (const Operator &op : bg.operators()) {
+    if (!is_elementwise(op.kind)) continue;
+    for (TensorId t : op.inputs) {
+      const Operator &made_by = producer(bg, t);
+      if (!is_elementwise(made_by.kind) || readers[static_cast<size_t>(t)] != 1 ||
+          bg.tensor(t).dims != bg.tensor(op.outputs[0]).dims || bg.tensor(t).phase != bg.tensor(op.outputs[0]).phase ||
+          (keep && keep(made_by))) {
+        continue;
+      }
+      result[static_cast<size_t>(t)] = true;
+    }
+  }
+  return result;
+}
+
+TensorRef tile_ref(const BlockGraph &bg, const UGraphLowering &l, TensorId t) {
+  const auto index = static_cast<size_t>(t);
+  const Dims &dims = bg.tensor(t).dims;
+  TensorRef ref{shared_buffer(l.layout.tile[index]), dims, {}};
+  const int64_t pad = index < l.row_pad.size() ? l.row_pad[index] : 0;
+  if (pad > 0) {
+    Dims padded = dims;
+    padded.back() += pad;
+    ref.strides = row_major_strides(padded);
+  }
+  return ref;
+}
+
+std::vector<Access> compute_reads(const BlockGraph &bg, const UGraphLowering &l, const Operator &op) {
+  std::vector<Access> reads;
+  const Dims &out = bg.tensor(op.outputs[0]).dims;
+  const bool elementwise = is_elementwise(op.kind);
+  for (TensorId in : op.inputs) {
+    if (inlined(l, in)) {  // read where the inlined operator would have read them
+      for (const Access &a : compute_reads(bg, l, producer(bg, in))) reads.push_back(a);
+    } else {
+      reads.push_back({in, elementwise && bg.tensor(in).dims == out});
+    }
+  }
+  return reads;
+}
+
+bool has_state(const BlockGraph &bg, const UGraphLowering &l, size_t op) {
+  return l.layout.state[op] >= 0 && bg.operators()[op].kind != OpKind::kAccumRescale;
+}
+
+int64_t accumulator_key(const BlockGraph &bg, const UGraphLowering &l, size_t op) {
+  return has_state(bg, l, op) ? state_key(op) : bg.operators()[op].outputs[0];
+}
+
+LoweredUGraph lower_ugraph(const BlockGraph &bg, const UGraphLowering &lowering) {
+  return Lowerer(bg, lowering).lower();
+}
+
+}  // namespace yirage::codegen

@@ -1,0 +1,79 @@
+// Lowering a customized operator's µGraph to the loop-level form (docs/codegen.md). One block's
+// work becomes steps, one per µGraph operator, in four phases:
+//
+//   start      accumulators take their starting values
+//   invariant  before the for-loop: tiles that do not change in it, and what is computed from
+//              them only (their tile bases at it = 0)
+//   loop       each iteration: per-iteration tiles, what is computed from them, accumulator
+//              updates, per-iteration tiles saved
+//   after      after the loop: accumulators' results, what is computed from them, tiles saved
+//
+// Each step holds its plain code (stmt.hpp) and what it reads and writes, for barrier placement
+// (ugraph_walker.hpp). A target prints the steps in order, each as its plain code or as its own
+// faster code for that operator; the block's frame (which block it is: bx, by, bz; the arena)
+// is the target's.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "codegen/stmt.hpp"
+#include "codegen/ugraph_layout.hpp"
+
+namespace yirage::codegen {
+
+enum class StepKind { kStartAccumulator, kLoadTile, kCompute, kUpdateAccumulator, kFinishAccumulator, kSaveTile };
+
+// An array a step reads or writes, and whether each thread touches only the elements it owns in
+// a block-wide loop (element e by thread e % threads), so that a barrier is needed only where
+// the array is read elsewhere. Keys: tensor ids (tiles), state_key / max_key (accumulators).
+struct Access {
+  int64_t key;
+  bool same_index;
+};
+inline int64_t state_key(size_t op) { return -2 * static_cast<int64_t>(op) - 2; }
+inline int64_t max_key(size_t op) { return -2 * static_cast<int64_t>(op) - 3; }
+
+struct Step {
+  StepKind kind;
+  size_t op;      // the µGraph operator
+  size_t io = 0;  // kLoadTile: the kernel input; kSaveTile: the kernel output
+  Block body;
+  std::vector<Access> reads, writes;
+  bool barrier_inside = false;  // the body has barriers of its own (every earlier write is then visible)
+};
+
+// What the target decides before lowering.
+struct UGraphLowering {
+  BlockLayout layout;                // plan_block_layout's, with the target's alignment and choices
+  std::vector<int64_t> row_pad;      // per tensor, as the layout was planned (empty: none)
+  std::vector<bool> inlined;         // per tensor, from inlined_tensors (empty: none)
+  std::vector<DType> output_dtypes;  // of the kernel's outputs, in order
+  int64_t vector_bytes = 16;         // the widest access a TileCopy may group elements into
+};
+
+struct LoweredUGraph {
+  std::vector<Step> start, invariant, loop, after;
+};
+
+// Tensors made by an elementwise operator and read once, by an elementwise operator at its own
+// output index (same dims) in the same loop phase: that reader computes them in its own loop
+// (the chain's values stay in registers, no tile, no barrier between). `keep(op)` may keep an
+// operator's result stored all the same.
+std::vector<bool> inlined_tensors(const BlockGraph &bg, const std::function<bool(const Operator &)> &keep = nullptr);
+
+LoweredUGraph lower_ugraph(const BlockGraph &bg, const UGraphLowering &lowering);
+
+// Pieces of the lowering, for targets that print a step their own way.
+// A tile as steps name it: its place in the arena, its dims, its (padded) strides.
+TensorRef tile_ref(const BlockGraph &bg, const UGraphLowering &lowering, TensorId t);
+// What a compute operator reads: at its own output index (elementwise, no broadcast) or anywhere;
+// the leaves of an inlined chain where it reads one.
+std::vector<Access> compute_reads(const BlockGraph &bg, const UGraphLowering &lowering, const Operator &op);
+// Whether accumulator `op` keeps its running sums apart from its result (a reducing accumulator
+// with state in the layout), and the array it updates.
+bool has_state(const BlockGraph &bg, const UGraphLowering &lowering, size_t op);
+int64_t accumulator_key(const BlockGraph &bg, const UGraphLowering &lowering, size_t op);
+
+}  // namespace yirage::codegen
