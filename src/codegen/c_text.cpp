@@ -33,6 +33,14 @@ int precedence_of(const std::string &op) {
 
 }  // namespace
 
+std::string unary_expr(OpKind kind, const OpAttributes &a, const std::string &v) {
+  return c_text(unary_value(kind, a, var(v)));
+}
+
+std::string binary_expr(OpKind kind, const std::string &a, const std::string &b) {
+  return c_text(binary_value(kind, var(a), var(b)));
+}
+
 std::string index_expr(const std::vector<std::string> &vars, const Dims &strides) {
   return c_text(index_of(vars_of(vars), strides), kOffsetPrecedence);
 }

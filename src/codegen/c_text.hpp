@@ -24,6 +24,10 @@ inline constexpr int kOffsetPrecedence = 7;
 // expression), loads spelled by `load` (default: yr_ld(name + index)).
 std::string c_text(const Expr &e, int precedence = 0, const LoadSpelling &load = nullptr);
 
+// The float expression of elementwise operator `kind` applied to values given as text.
+std::string unary_expr(OpKind kind, const OpAttributes &attributes, const std::string &v);
+std::string binary_expr(OpKind kind, const std::string &a, const std::string &b);
+
 // Σ vars[d] · strides[d] as text, skipping zero strides ("0" when nothing is left); a sum is
 // parenthesized, as an offset.
 std::string index_expr(const std::vector<std::string> &vars, const Dims &strides);

@@ -39,6 +39,37 @@ Dims matmul_operand_strides(const TensorRef &x, const Dims &out) {
   return strides;
 }
 
+Expr substitute(const Expr &e, const std::string &name, const Expr &value) {
+  if (e.kind == ExprKind::kVar && e.name == name) return value;
+  Expr out = e;
+  for (Expr &a : out.args) a = substitute(a, name, value);
+  return out;
+}
+
+Block substitute(const Block &block, const std::string &name, const Expr &value) {
+  Block out = block;
+  auto sub = [&](const Expr &e) { return substitute(e, name, value); };
+  for (Stmt &s : out) {
+    if (auto *b = std::get_if<Block>(&s.node)) {
+      *b = substitute(*b, name, value);
+    } else if (auto *l = std::get_if<Loop>(&s.node)) {
+      l->body = substitute(l->body, name, value);
+    } else if (auto *i = std::get_if<If>(&s.node)) {
+      i->condition = sub(i->condition);
+      i->then_body = substitute(i->then_body, name, value);
+      i->else_body = substitute(i->else_body, name, value);
+    } else if (auto *l = std::get_if<Let>(&s.node)) {
+      l->value = sub(l->value);
+    } else if (auto *a = std::get_if<Assign>(&s.node)) {
+      a->value = sub(a->value);
+    } else if (auto *st = std::get_if<Store>(&s.node)) {
+      st->index = sub(st->index);
+      st->value = sub(st->value);
+    }
+  }
+  return out;
+}
+
 namespace {
 
 std::vector<std::string> numbered(const std::string &prefix, size_t n) {

@@ -125,6 +125,10 @@ Block expand(const Matmul &m);
 Block expand(const RowReduce &r);  // rows shared by the block's threads, each reduced serially
 Block expand(const TileCopy &c);   // element by element, shared by the block's threads
 
+// `block` with every use of the integer variable `name` replaced by `value`.
+Block substitute(const Block &block, const std::string &name, const Expr &value);
+Expr substitute(const Expr &e, const std::string &name, const Expr &value);
+
 // Strides of `dims` when broadcast to `out` (same rank): 0 along dims of size 1.
 Dims broadcast_strides(const Dims &dims, const Dims &out);
 // A matmul operand's element strides, 0 along the batch dims (all but the last two) where it

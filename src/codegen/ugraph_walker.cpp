@@ -7,6 +7,7 @@ UGraphWalker::UGraphWalker(CPrinter &printer, const BlockGraph &bg, const Lowere
 
 void UGraphWalker::walk() {
   walk_steps(lowered_.start);
+  after_start();
   if (has_invariant_part()) {
     begin_invariant();
     walk_steps(lowered_.invariant);

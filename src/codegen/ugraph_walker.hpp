@@ -7,8 +7,9 @@
 // the same thread). Anything else (a matmul's rows and columns, a broadcast, a reduction, a
 // vector copy) needs a barrier first; where a block is one thread, barriers print as nothing.
 //
-// A target derives from UGraphWalker to print a step its own way (print_step), or to add to the
-// loop's head and tail (a copy pipeline); everything else is the plain form.
+// A target derives from UGraphWalker to print a step its own way (print_step, or run for a step
+// whose barriers differ too), or to add to the loop's head and tail (a copy pipeline); everything
+// else is the plain form.
 #pragma once
 
 #include <optional>
@@ -28,9 +29,15 @@ class UGraphWalker {
   void walk();
 
  protected:
+  // Prints one step with its barriers: the default places a barrier before it where it reads
+  // what another thread may have written since the last one, prints it (print_step) and records
+  // its writes.
+  virtual void run(const Step &step);
   // Prints `step` and returns how it wrote: nullopt as its writes say, or false where every
   // write may be at another thread's index. The default prints the plain code.
   virtual std::optional<bool> print_step(const Step &step);
+  // After the accumulators' starting values.
+  virtual void after_start() {}
   // Around the invariant steps (the default: nothing before, a barrier after them if there were any).
   virtual void begin_invariant() {}
   virtual void end_invariant();
@@ -59,7 +66,6 @@ class UGraphWalker {
   const LoweredUGraph &lowered_;
 
  private:
-  void run(const Step &step);
   std::set<int64_t> pending_same_index_, pending_other_;
 };
 

@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "cuda/codegen/cuda_source.hpp"
-#include "codegen/source_common.hpp"
+#include "codegen/c_text.hpp"
+#include "cuda/codegen/cuda_ref.hpp"
 #include "ir/block_graph.hpp"
 
 namespace yirage::codegen::cuda {

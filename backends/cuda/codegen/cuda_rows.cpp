@@ -3,7 +3,8 @@
 #include <functional>
 #include <string>
 
-#include "cuda/codegen/cuda_compute_emitter.hpp"
+#include "cuda/codegen/cuda_loops.hpp"
+#include "util/error.hpp"
 
 namespace yirage::codegen::cuda {
 namespace {
@@ -191,7 +192,7 @@ class RowsEmitter {
     p_.line("const bool inputs_16 = " + vector_inputs_aligned() + ";");
     for (size_t i = 0; i < inputs_.size(); ++i) {
       p_.line("const auto *src" + std::to_string(i) + " = " + input_name(i) + " + " +
-              tile_base(bg_, *inputs_[i], full_, "0") + ";");
+              tile_base_text(bg_, *inputs_[i], full_, "0") + ";");
     }
     p_.open("if (inputs_16)");
     vector_loads();
@@ -296,7 +297,7 @@ class RowsEmitter {
     p_.open("for (int it = 0; it < " + std::to_string(range_) + "; ++it)");
     for (size_t i = 0; i < inputs_.size(); ++i) {
       p_.line("const auto *src" + std::to_string(i) + " = " + input_name(i) + " + " +
-              tile_base(bg_, *inputs_[i], bg_.tensor(inputs_[i]->outputs[0]).dims, "it") + ";");
+              tile_base_text(bg_, *inputs_[i], bg_.tensor(inputs_[i]->outputs[0]).dims, "it") + ";");
     }
     body();
     p_.close();
@@ -340,7 +341,7 @@ class RowsEmitter {
     const std::string v = value(op.inputs[0]), dst = "out" + std::to_string(output);
     const int64_t g = group_elements(output_dtypes_[output]);
     p_.open("");
-    p_.line("auto *dst = " + dst + " + " + tile_base(bg_, op, full_, "0") + ";");
+    p_.line("auto *dst = " + dst + " + " + tile_base_text(bg_, op, full_, "0") + ";");
     p_.open("if ((reinterpret_cast<unsigned long long>(" + dst + ") & 15) == 0)");
     each_chunk_of_tensor(op, [&](const std::string &at) {
       for (int64_t k = 0; k < kChunk; k += g) {

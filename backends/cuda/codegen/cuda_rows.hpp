@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include "codegen/source_common.hpp"
+#include "codegen/c_text.hpp"
 #include "ir/block_graph.hpp"
 
 namespace yirage::codegen::cuda {

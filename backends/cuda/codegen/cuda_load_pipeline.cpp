@@ -1,0 +1,232 @@
+#include "cuda/codegen/cuda_load_pipeline.hpp"
+
+#include <algorithm>
+
+#include "cuda/codegen/cuda_printer.hpp"
+
+namespace yirage::codegen::cuda {
+namespace {
+
+// 16-byte groups a thread converts from a stage at once: all of them read first, then stored
+// (the compiler would not move those reads above the stores into the tile, which may alias them
+// as far as it knows).
+constexpr int64_t kMaxStageGroupsPerThread = 8;
+
+}  // namespace
+
+std::string LoadPipeline::base(const Operator &op, const std::string &it) const {
+  return tile_base_text(plan_.bg, op, plan_.dims_of(op.outputs[0]), it);
+}
+
+// Where element `v` (one variable per dim of the tile; the last counts 16-byte groups of `group`
+// elements, or elements where group is 1) goes in a stage.
+std::string LoadPipeline::stage_index(const Stage &st, const std::vector<std::string> &v, int64_t group) const {
+  if (!st.swizzled) {
+    Dims strides = st.strides;
+    strides.back() = group;
+    return index_expr(v, strides);
+  }
+  const size_t n = v.size();
+  const std::vector<std::string> lead(v.begin(), v.end() - 2);
+  const Dims lead_strides(st.strides.begin(), st.strides.end() - 2);
+  const std::string column = group == 1 ? v[n - 1] : v[n - 1] + " * " + std::to_string(group);
+  return "(" + index_expr(lead, lead_strides) + " + yr_swizzled128(" + v[n - 2] + ", " + column + ", " +
+         std::to_string(st.rows) + "))";
+}
+
+// Issues the copies of iteration `it` (when it is < the loop's range) and commits them as one
+// group (empty past the end, so that the count of pending groups stays the iteration's).
+// `copiers`: the threads that issue them (all the block's, or some warps' only).
+void LoadPipeline::issue_stages(const std::string &it, const std::optional<ThreadShare> &copiers) {
+  p_.open("if (" + it + " < " + std::to_string(plan_.bg.config().forloop_range) + ")");
+  for (const Stage &st : plan_.stages) {
+    const std::string tensor = "in" + std::to_string(st.input);
+    const Dims &tile_dims = plan_.dims_of(st.op->outputs[0]);
+    Dims gg = row_major_strides(st.op->attributes.sizes);
+    gg.back() = st.group;
+    const bool words = st.group == 1;  // 4-byte copies: any float tensor is aligned for them
+    p_.open(words ? "" : "if (" + aligned_name(tensor) + ")");
+    p_.line("const auto *src = " + tensor + " + " + base(*st.op, "(" + it + ")") + ";");
+    p_.line("auto *stage = " + plan_.stage_ptr(st, it) + ";");
+    const std::string copy = words ? "yr_cp4(stage + " : "yr_cp16(stage + ";
+    shared_loop(p_, copiers.value_or(plan_.block_share()), groups_of(tile_dims, st.group), "t",
+                [&](const std::vector<std::string> &v) {
+                  p_.line(copy + stage_index(st, v, st.group) + ", src + " + index_expr(v, gg) + ");");
+                }, 8);
+    p_.close();
+  }
+  p_.close();
+  p_.line("yr_cp_commit();");
+}
+
+void LoadPipeline::start() {
+  if (plan_.producers > 0) {
+    p_.open("if (threadIdx.x >= " + plan_.computing_threads() + ")");
+    produce_stage("0");
+    p_.close();
+    return;
+  }
+  for (int64_t s = 0; s + 1 < plan_.depth; ++s) issue_stages(std::to_string(s));
+}
+
+void LoadPipeline::advance() {
+  if (plan_.depth == 0) return;
+  fill_unaligned_stages("it", plan_.block_share());
+  p_.line("yr_cp_wait<" + std::to_string(plan_.depth - 2) + ">();");
+  // wgmma reads its stages through the async proxy: each thread's copies are made visible to it
+  // before the barrier.
+  if (plan_.any_swizzled()) p_.line("yr_fence_proxy_async();");
+  sync_();
+}
+
+// At the end of the iteration, after its work: a cp.async holds its address registers until its
+// read is under way, and the instructions after it that reuse them wait; here that wait overlaps
+// the one at the next iteration's barrier. Where the iteration's last tensor-core matmul leaves
+// up to half the warps without work (attention's E·V: 4 column blocks for 8 warps), those warps
+// issue the copies while the others finish it; with more idle warps than busy ones every thread
+// copies (docs/backends/cuda.md).
+void LoadPipeline::issue_next() {
+  if (plan_.depth == 0) return;
+  const std::string next = "it + " + std::to_string(plan_.depth - 1);
+  const int64_t warps = plan_.block.warps(), idle = plan_.block.idle_warps;
+  if (idle == 0 || idle > warps - idle) {
+    issue_stages(next);
+    return;
+  }
+  // The idle warps follow next_warp (mod warps): their threads, renumbered from 0.
+  const int64_t first = plan_.block.next_warp % warps;
+  const std::string copier = "copier";
+  p_.line("const int " + copier + " = (static_cast<int>(threadIdx.x) + " + std::to_string((warps - first) * 32) +
+          ") % " + std::to_string(plan_.block.threads) + ";");
+  p_.open("if (" + copier + " < " + std::to_string(idle * 32) + ")");
+  issue_stages(next, ThreadShare{"static_cast<int64_t>(" + copier + ")", std::to_string(idle * 32), idle * 32});
+  p_.close();
+  p_.open("else");
+  p_.line("yr_cp_commit();  // an empty group: every thread commits one per iteration");
+  p_.close();
+}
+
+// A stage the mma reads directly, of a tensor not 16-byte aligned (no cp.async), is filled by
+// plain copies at the top of its own iteration, before the barrier that the iteration's copies
+// wait on (so that it needs none of its own). No thread still reads that stage: the one read in
+// the previous iteration is another (depth ≥ 2).
+void LoadPipeline::fill_unaligned_stages(const std::string &it, const ThreadShare &copiers) {
+  for (const Stage &st : plan_.stages) {
+    const Operator &op = *st.op;
+    if (!plan_.is_direct(op.outputs[0])) continue;
+    const std::string tensor = "in" + std::to_string(st.input);
+    const Dims &tile_dims = plan_.dims_of(op.outputs[0]);
+    p_.open("if (!" + aligned_name(tensor) + ")");
+    p_.line("const auto *src = " + tensor + " + " + base(op, "(" + it + ")") + ";");
+    p_.line("auto *stage = " + plan_.stage_ptr(st, it) + ";");
+    const Dims sg = row_major_strides(op.attributes.sizes);
+    shared_loop(p_, copiers, tile_dims, "t", [&](const std::vector<std::string> &v) {
+      p_.line("stage[" + stage_index(st, v, 1) + "] = src[" + index_expr(v, sg) + "];");
+    }, 8);
+    p_.close();
+  }
+}
+
+void LoadPipeline::read_staged(const Stage &st) {
+  const Operator &op = *st.op;
+  if (plan_.is_direct(op.outputs[0])) return;  // the mma reads the stage (fill_unaligned_stages)
+  const Dims &tile_dims = plan_.dims_of(op.outputs[0]);
+  const std::string tensor = "in" + std::to_string(st.input), t = plan_.tile(op.outputs[0]);
+  const Dims groups = groups_of(tile_dims, st.group);
+  Dims gt = plan_.tile_strides(op.outputs[0]), gc = st.strides;
+  gt.back() = gc.back() = st.group;
+  const ThreadShare share = plan_.block_share();
+  p_.open("");
+  p_.line("const auto *stage = " + plan_.stage_ptr(st, "it") + ";");
+  if (st.group == 1) {  // float32 words
+    shared_loop(p_, share, tile_dims, "t", [&](const std::vector<std::string> &v) {
+      p_.line(t + "[" + index_expr(v, gt) + "] = stage[" + index_expr(v, gc) + "];");
+    }, kMaxStageGroupsPerThread);
+    p_.close();
+    return;
+  }
+  p_.open("if (" + aligned_name(tensor) + ")");
+  const int64_t slots = per_thread(groups, plan_.block.threads);
+  if (slots <= kMaxStageGroupsPerThread) {
+    p_.line("uint4 raw[" + std::to_string(slots) + "];");
+    shared_loop(p_, share, groups, "t", [&](const std::vector<std::string> &v) {
+      p_.line("raw[u] = yr_raw16(stage + " + index_expr(v, gc) + ");");
+    }, kMaxStageGroupsPerThread);
+    shared_loop(p_, share, groups, "t", [&](const std::vector<std::string> &v) {
+      store_group(p_, tensor, "raw[u]", t + " + " + index_expr(v, gt), st.group);
+    }, kMaxStageGroupsPerThread);
+  } else {
+    shared_loop(p_, share, groups, "t", [&](const std::vector<std::string> &v) {
+      store_group(p_, tensor, "yr_raw16(stage + " + index_expr(v, gc) + ")", t + " + " + index_expr(v, gt), st.group);
+    }, 8);
+  }
+  p_.close();
+  p_.open("else");
+  p_.line("const auto *src = " + tensor + " + " + base(op, "it") + ";");
+  transfer(p_, share, tensor, tile_dims, row_major_strides(op.attributes.sizes), plan_.tile_strides(op.outputs[0]), 1,
+           [&](const std::string &g, const std::string &s) { p_.line(t + "[" + s + "] = yr_ld(src + " + g + ");"); },
+           nullptr);
+  p_.close();
+  p_.close();
+}
+
+// Each block's own tiles are issued first, the tiles every block reads after: the former come
+// from DRAM, the latter soon from L2, so the longest loads start first and the others still
+// return before them. Stores keep the µGraph's order.
+void LoadPipeline::load_prefetched() {
+  std::vector<PrefetchedTile> issue_order = plan_.prefetch;
+  std::stable_partition(issue_order.begin(), issue_order.end(),
+                        [&](const PrefetchedTile &tl) { return !plan_.read_by_every_block(*tl.op); });
+  for (const PrefetchedTile &tl : issue_order) {
+    const Dims &tile_dims = plan_.dims_of(tl.op->outputs[0]);
+    const Dims groups = groups_of(tile_dims, tl.group);
+    Dims gg = row_major_strides(tl.op->attributes.sizes);
+    gg.back() = tl.group;
+    const std::string tensor = "in" + std::to_string(tl.input), raw = "raw" + std::to_string(tl.input);
+    p_.line("const auto *src" + std::to_string(tl.input) + " = " + tensor + " + " + base(*tl.op, "0") + ";");
+    p_.line("uint4 " + raw + "[" + std::to_string(per_thread(groups, plan_.block.threads)) + "];");
+    p_.open("if (" + aligned_name(tensor) + ")");
+    shared_loop(p_, plan_.block_share(), groups, "t", [&](const std::vector<std::string> &v) {
+      p_.line(raw + "[u] = yr_stream16(src" + std::to_string(tl.input) + " + " + index_expr(v, gg) + ");");
+    }, 8);
+    p_.close();
+  }
+}
+
+void LoadPipeline::store_prefetched(const std::function<void(TensorId)> &wrote) {
+  for (const PrefetchedTile &tl : plan_.prefetch) {
+    const TensorId id = tl.op->outputs[0];
+    const std::string tensor = "in" + std::to_string(tl.input), t = plan_.tile(id);
+    const std::string src = "src" + std::to_string(tl.input), raw = "raw" + std::to_string(tl.input);
+    transfer(p_, plan_.block_share(), tensor, plan_.dims_of(id), row_major_strides(tl.op->attributes.sizes),
+             plan_.tile_strides(id), tl.group,
+             [&](const std::string &g, const std::string &s) { p_.line(t + "[" + s + "] = yr_ld(" + src + " + " + g + ");"); },
+             [&](const std::string &, const std::string &s) { store_group(p_, tensor, raw + "[u]", t + " + " + s, tl.group); });
+    wrote(id);
+  }
+}
+
+void LoadPipeline::start_stage_barriers() {
+  const std::string D = std::to_string(plan_.depth);
+  p_.line("unsigned long long *const stage_full = reinterpret_cast<unsigned long long *>(" + plan_.stage_barriers +
+          "), *const stage_empty = stage_full + " + D + ";");
+  p_.open("if (threadIdx.x == 0)");
+  p_.open("for (int s = 0; s < " + D + "; ++s)");
+  p_.line("yr_mbar_init(stage_full + s, " + std::to_string(plan_.producers) + ");");
+  p_.line("yr_mbar_init(stage_empty + s, " + plan_.computing_threads() + ");");
+  p_.close();
+  p_.close();
+  sync_();
+}
+
+// Stage `it`'s copies by the producers: cp.async where the tensor is 16-byte aligned, plain copies
+// where not; one group committed either way.
+void LoadPipeline::produce_stage(const std::string &it) {
+  const ThreadShare producers = plan_.producer_share();
+  p_.open("if (" + it + " < " + std::to_string(plan_.bg.config().forloop_range) + ")");
+  fill_unaligned_stages(it, producers);
+  p_.close();
+  issue_stages(it, producers);
+}
+
+}  // namespace yirage::codegen::cuda
