@@ -14,7 +14,9 @@
 #include "util/file_cache.hpp"
 #include "serialize/kernel_program.hpp"
 #include "dependent_launch.hpp"
+#include "device_figures.hpp"
 #include "driver.hpp"
+#include "generated_kernels.hpp"
 #include "target/target_abi.hpp"
 #include "yirage_backend.h"
 
@@ -39,6 +41,7 @@ struct yirage_backend_instance_s {
   std::string reason;  // why there are no devices
   std::vector<Device> devices;
   std::string cache_dir;
+  yirage::cuda::GeneratedKernels generated;
 };
 
 struct yirage_backend_buffer_s {
@@ -55,7 +58,7 @@ struct yirage_backend_executable_s {
   CUmodule module = nullptr;
   CUfunction function = nullptr;
   yirage::codegen::CudaKernel launch;
-  std::vector<size_t> input_bytes, output_bytes;
+  std::shared_ptr<const yirage::cuda::GeneratedKernel> generated;
 };
 
 struct yirage_backend_timer_s {
@@ -99,23 +102,6 @@ int attribute(const Driver &driver, CUdevice device, CUdevice_attribute which) {
   return value;
 }
 
-// Bandwidth and peak FLOP/s are not attributes of the device: they come from this table of
-// published figures, keyed by compute capability (docs/backends/cuda.md). Others are estimated
-// from the SM count: per SM and cycle, 256 float32 FLOP (vector) and 2048 float16 matrix FLOP at
-// 1.5 GHz, and 1 TB/s of memory bandwidth.
-struct ChipFigures {
-  int major, minor;
-  double bandwidth, flops_f16, flops_f32_vector;
-  int reference_sms;  // the SM count the figures are for; scaled by the device's
-};
-constexpr ChipFigures kChips[] = {
-    {8, 0, 2.0e12, 312e12, 19.5e12, 108},   // A100 SXM 80 GB
-    {8, 6, 0.94e12, 142e12, 35.6e12, 84},   // RTX 3090 (GA102)
-    {8, 9, 1.0e12, 330e12, 82.6e12, 128},   // RTX 4090 (AD102)
-    {9, 0, 3.35e12, 989e12, 67e12, 132},    // H100 SXM 80 GB
-    {10, 0, 8.0e12, 2250e12, 80e12, 148},   // B200
-};
-
 void describe(const Driver &driver, Device &d) {
   char name[128] = {0};
   driver.check(driver.cuDeviceGetName(name, sizeof name - 1, d.handle), "cuDeviceGetName");
@@ -144,25 +130,17 @@ void describe(const Driver &driver, Device &d) {
   t.warp_width = attribute(driver, d.handle, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
   t.memory_bytes = static_cast<int64_t>(memory);
   t.l2_bytes = attribute(driver, d.handle, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
-  double bandwidth = 1.0e12 * sms / 100, f16 = 2048.0 * 1.5e9 * sms, f32 = 256.0 * 1.5e9 * sms;
-  for (const ChipFigures &c : kChips) {
-    if (c.major == d.cc_major && c.minor == d.cc_minor) {
-      const double scale = static_cast<double>(sms) / c.reference_sms;
-      bandwidth = c.bandwidth;
-      f16 = c.flops_f16 * scale;
-      f32 = c.flops_f32_vector * scale;
-    }
-  }
-  t.memory_bandwidth = bandwidth;
-  t.l2_bandwidth = bandwidth * 3;
-  t.peak_flops_float16 = f16;
-  t.peak_flops_bfloat16 = d.cc_major >= 8 ? f16 : 0;
-  t.peak_flops_float32 = f32;  // float32 matmuls run on the vector units in this version
-  t.vector_flops_float32 = f32;
+  const yirage::cuda::DeviceFigures figures = yirage::cuda::device_figures(d.cc_major * 10 + d.cc_minor, sms);
+  t.memory_bandwidth = figures.memory_bandwidth;
+  t.l2_bandwidth = figures.l2_bandwidth;
+  t.peak_flops_float16 = figures.flops_float16;
+  t.peak_flops_bfloat16 = d.cc_major >= 8 ? figures.flops_bfloat16 : 0;
+  t.peak_flops_float32 = figures.flops_float32;
+  t.vector_flops_float32 = figures.vector_flops_float32;
   t.matrix_unit[0] = 16;
   t.matrix_unit[1] = 8;
   t.matrix_unit[2] = 16;
-  t.launch_overhead_seconds = 3e-6;
+  t.launch_overhead_seconds = figures.launch_overhead_seconds;
   t.loop_iteration_seconds = yirage::codegen::kCudaLoopIterationSeconds;
   info.dtypes = (1u << YIRAGE_FLOAT16) | (1u << YIRAGE_FLOAT32) | (d.cc_major >= 8 ? (1u << YIRAGE_BFLOAT16) : 0u);
   info.dlpack_device_type = kDLCUDA;
@@ -335,13 +313,24 @@ void refuse_unsupported_dtypes(const Device &d, const yirage::serialize::KernelP
   }
 }
 
+// The program's kernel for device `device`, generated once for supports(), estimate() and
+// compile() alike (GeneratedKernels).
+std::shared_ptr<const yirage::cuda::GeneratedKernel> generated(yirage_backend_instance *instance, int32_t device,
+                                                               const void *program, size_t size) {
+  const Device &d = device_of(instance, device);
+  require(program, "program");
+  return instance->generated.get(device, program, size, [&] {
+    const yirage::serialize::KernelProgram parsed = parse(program, size);
+    refuse_unsupported_dtypes(d, parsed);
+    return yirage::cuda::GeneratedKernel{yirage::codegen::cuda_source(parsed, target_of(d)), parsed.input_bytes(),
+                                         parsed.output_bytes()};
+  });
+}
+
 yirage_status supports(yirage_backend_instance *instance, int32_t device, const void *program,
                        size_t size, yirage_backend_error *error) {
   return protect(error, [&] {
-    const Device &d = device_of(instance, device);
-    const yirage::serialize::KernelProgram parsed = parse(program, size);
-    refuse_unsupported_dtypes(d, parsed);
-    (void)yirage::codegen::cuda_source(parsed, target_of(d));
+    (void)generated(instance, device, program, size);
   });
 }
 
@@ -355,10 +344,7 @@ yirage_status estimate(yirage_backend_instance *instance, int32_t device, const 
                                                    std::to_string(out->struct_size) + " is below ABI 1.1's " +
                                                    std::to_string(sizeof(yirage_backend_kernel_estimate)));
     }
-    const Device &d = device_of(instance, device);
-    const yirage::serialize::KernelProgram parsed = parse(program, size);
-    refuse_unsupported_dtypes(d, parsed);
-    out->loop_waits = yirage::codegen::cuda_source(parsed, target_of(d)).loop_waits;
+    out->loop_waits = generated(instance, device, program, size)->kernel.loop_waits;
   });
 }
 
@@ -399,12 +385,11 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     require(out, "out_executable");
     const Device &d = device_of(instance, device);
     (void)yirage::backend::optimization_level("cuda", options);  // NVRTC always optimizes
-    const yirage::serialize::KernelProgram parsed = parse(program, size);
-    refuse_unsupported_dtypes(d, parsed);
     auto executable = std::make_unique<yirage_backend_executable_s>();
     executable->instance = instance;
     executable->device = device;
-    executable->launch = yirage::codegen::cuda_source(parsed, target_of(d));
+    executable->generated = generated(instance, device, program, size);
+    executable->launch = executable->generated->kernel;
     const std::string cubin = cubin_for(instance, executable->launch.source, arch_of(d));
     const Driver &driver = enter(instance, device);
     driver.check(driver.cuModuleLoadData(&executable->module, cubin.data()), "cuModuleLoadData");
@@ -441,8 +426,6 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
         throw;
       }
     }
-    executable->input_bytes = parsed.input_bytes();
-    executable->output_bytes = parsed.output_bytes();
     *out = executable.release();
   });
 }
@@ -472,8 +455,8 @@ yirage_status launch(yirage_backend_executable *executable, void *stream,
   return protect(error, [&] {
     require(executable, "executable");
     std::vector<CUdeviceptr> pointers;
-    collect("input", inputs, num_inputs, executable->input_bytes, executable->device, pointers);
-    collect("output", outputs, num_outputs, executable->output_bytes, executable->device, pointers);
+    collect("input", inputs, num_inputs, executable->generated->input_bytes, executable->device, pointers);
+    collect("output", outputs, num_outputs, executable->generated->output_bytes, executable->device, pointers);
     std::vector<void *> args;
     for (CUdeviceptr &p : pointers) args.push_back(&p);
     const Driver &driver = enter(executable->instance, executable->device);

@@ -265,6 +265,7 @@ TargetProperties target_from_json(const std::string &text) {
   t.launch_overhead_seconds = in.launch_overhead_seconds();
   t.loop_iteration_seconds = in.loop_iteration_seconds();
   t.sources = in.sources() ? in.sources()->str() : "";
+  t.cuda_compute_capability = in.cuda_compute_capability();
   validate(t);
   return t;
 }
@@ -273,6 +274,14 @@ const TargetProperties &host_cpu_target() {
   // Thread-safe initialization, once per process.
   static const TargetProperties host = host_cpu_target_in(util::default_cache_dir("host"));
   return host;
+}
+
+std::optional<TargetProperties> builtin_cuda_target(int cc) {
+  for (const BuiltinTargetText &t : kBuiltinTargets) {
+    TargetProperties target = target_from_json(t.json);
+    if (target.cuda_compute_capability == cc) return target;
+  }
+  return std::nullopt;
 }
 
 TargetProperties builtin_target(const std::string &name) {

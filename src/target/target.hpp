@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,6 +39,8 @@ struct TargetProperties {
   // The serial time of one for-loop iteration of a customized kernel's block; 0 = not modeled.
   double loop_iteration_seconds = 0;
   std::string sources;
+  // The CUDA devices this describes (major · 10 + minor); 0: none (schemas/yirage_target.fbs).
+  int cuda_compute_capability = 0;
 
   // Matrix-unit peak for dtype (0 when unsupported).
   double peak_flops(DType dtype) const;
@@ -52,6 +55,10 @@ std::vector<std::string> builtin_target_names();
 
 // A built-in target; Error(kNotFound) listing the names for an unknown one.
 TargetProperties builtin_target(const std::string &name);
+
+// The built-in description of CUDA devices of compute capability `cc` (major · 10 + minor), if
+// there is one: the figures the CUDA plugin reports for them.
+std::optional<TargetProperties> builtin_cuda_target(int cc);
 
 // A target from JSON text of schemas/yirage_target.fbs; Error(kCorruptData) when it does not
 // parse, Error(kInvalidArgument) when a property is implausible.

@@ -1,9 +1,6 @@
-// The CUDA generator without a GPU: NVRTC must compile the kernel of every operator kind in every
-// dtype, and of the six fused benchmark µGraphs, for sm_75, sm_80 and sm_90 (sm_75 takes the
-// paths without tensor cores, cp.async or bfloat16 cvt). Skips when NVRTC cannot be opened; the
-// AddressSanitizer build generates the same sources without compiling them (kCompileWithNvrtc).
-// Also the plugin's choice of a dependent launch's shared memory, on a model of a device's
-// occupancy. (Running the kernels is the conformance suite's job, on a machine with a GPU.)
+// The CUDA generator's µGraph code, read as text: the load pipeline follows shared memory, matmuls
+// take the tensor cores, attention runs in registers, row chains stay in registers, and tiles
+// over the device's shared memory are refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,354 +10,16 @@
 
 #include "benchmark_ugraphs.hpp"
 #include "cuda/codegen/cuda_source.hpp"
-#include "dependent_launch.hpp"
-#include "driver.hpp"
 #include "ir/block_graph.hpp"
 #include "ir/rebuild.hpp"
 #include "search/loop_split.hpp"
 #include "testing/test_support.hpp"
+#include "cuda/codegen/generator_test_support.hpp"
 
 namespace yirage::cuda {
 namespace {
 
-constexpr int64_t kH100SharedBytes = 227 * 1024;
-
-const Nvrtc *nvrtc_or_null() {
-  try {
-    return &Nvrtc::load();
-  } catch (const Error &) {
-    return nullptr;
-  }
-}
-
-codegen::CudaTarget h100_like(int compute_capability) { return {compute_capability, kH100SharedBytes}; }
-// An H100 with its multiprocessors known (132, 228 KiB of shared memory each): what the plugin
-// passes, for the choices that depend on how many blocks fit the device at once.
-constexpr int64_t kH100SharedPerMultiprocessor = 233472;
-codegen::CudaTarget h100_device() { return {90, kH100SharedBytes, 132, kH100SharedPerMultiprocessor}; }
-
-// NVRTC is a closed library that the sanitizers do not see into, and the generated sources are the
-// same in every build: the sanitized build generates them (what it is there to check) and leaves
-// compiling them to the plain build, where NVRTC's allocations do not go through the sanitizer's.
-#if defined(__SANITIZE_ADDRESS__)  // GCC's
-#define YIRAGE_TEST_ASAN
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)  // Clang's
-#define YIRAGE_TEST_ASAN
-#endif
-#endif
-#if defined(YIRAGE_TEST_ASAN)
-constexpr bool kCompileWithNvrtc = false;
-#else
-constexpr bool kCompileWithNvrtc = true;
-#endif
-
-// Generates every live operator of `graph` for each architecture and compiles it; identical
-// sources once.
-void expect_compiles(const KernelGraph &graph, const std::string &what, std::set<std::string> &seen) {
-  const Nvrtc *nvrtc = nvrtc_or_null();
-  const std::vector<bool> live = live_operators(graph);
-  for (size_t i = 0; i < graph.operators().size(); ++i) {
-    if (!live[i] || graph.operators()[i].kind == OpKind::kInput) continue;
-    for (int cc : {75, 80, 90}) {
-      const codegen::CudaKernel kernel = codegen::cuda_source(serialize::make_kernel_program(graph, i), h100_like(cc));
-      EXPECT_GT(kernel.block_threads, 0);
-      EXPECT_GE(kernel.grid[0], 1);
-      if (!seen.insert(kernel.source + std::to_string(cc)).second || !kCompileWithNvrtc) continue;
-      const std::string arch = codegen::cuda_arch(cc);
-      try {
-        const std::string cubin = nvrtc->compile(kernel.source, arch);
-        EXPECT_GT(cubin.size(), 100u) << what;
-      } catch (const Error &e) {
-        ADD_FAILURE() << what << ", operator " << op_name(graph.operators()[i].kind) << ", " << arch
-                      << ": " << e.what() << "\n" << kernel.source;
-        return;
-      }
-    }
-  }
-}
-
-class CudaCodegen : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (nvrtc_or_null() == nullptr) GTEST_SKIP() << "NVRTC cannot be opened here";
-  }
-  std::set<std::string> seen_;
-};
-
-TEST_F(CudaCodegen, EveryOperatorKindInEveryDType) {
-  for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
-    KernelGraph g;
-    const TensorId x = g.new_input({3, 5, 7}, dt);
-    for (OpKind kind : {OpKind::kExp, OpKind::kSilu, OpKind::kGelu, OpKind::kRelu, OpKind::kSquare,
-                        OpKind::kSigmoid, OpKind::kNeg, OpKind::kSqrt, OpKind::kLog}) {
-      g.mark_output(g.unary(kind, x));
-    }
-    g.mark_output(g.clamp(x, -0.25, 0.5));
-    g.mark_output(g.mul_scalar(x, 0.375));
-    const TensorId b = g.new_input({3, 1, 7}, dt);
-    for (OpKind kind : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMax, OpKind::kPow}) {
-      g.mark_output(g.binary(kind, x, b));
-    }
-    g.mark_output(g.matmul(g.new_input({2, 1, 19, 33}, dt), g.new_input({1, 3, 33, 130}, dt)));
-    // B rows of whole 16-byte groups: the vectorized matmul.
-    g.mark_output(g.matmul(g.new_input({2, 1, 19, 300}, dt), g.new_input({1, 3, 300, 136}, dt)));
-    // 5 or more rows, k a multiple of 16, n of 32: tensor cores from sm_80 for 16-bit data, 16
-    // rows per block (20: a second block of 4).
-    g.mark_output(g.matmul(g.new_input({6, 64}, dt), g.new_input({64, 96}, dt)));
-    g.mark_output(g.matmul(g.new_input({20, 64}, dt), g.new_input({64, 96}, dt)));
-    g.mark_output(g.reduction(OpKind::kReduction, x, 2));
-    g.mark_output(g.reduction(OpKind::kReductionMax, x, 0));
-    g.mark_output(g.rms_norm(x, {7}, 1e-6, g.new_input({7}, dt)));
-    g.mark_output(g.rms_norm(x, {5, 7}, 1e-5, std::nullopt));
-    g.mark_output(g.concat(x, b, 1));
-    for (TensorId part : g.split(x, 2, {3, 4})) g.mark_output(part);
-    expect_compiles(g, dtype_name(dt), seen_);
-  }
-}
-
-TEST_F(CudaCodegen, FusedBenchmarkUGraphs) {
-  for (const std::string &name : bench::benchmark_names()) {
-    for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
-      expect_compiles(bench::build_fused(name, 2, dt, 16), name + " " + dtype_name(dt), seen_);
-    }
-  }
-}
-
-TEST_F(CudaCodegen, SplitLoopUGraphs) {
-  for (const std::string name : {"gqa", "gated_mlp"}) {
-    for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
-      const KernelGraph fused = bench::build_fused(name, 2, dt, 16);
-      const std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, 2);
-      ASSERT_TRUE(split.has_value()) << name;
-      expect_compiles(*split, name + " split " + dtype_name(dt), seen_);
-    }
-  }
-}
-
-// The attention (or qknorm) µGraph at grid 2 × blocks, for-loop range `loop`: 256 / blocks query
-// rows per block against 4096 / loop keys per iteration.
-KernelGraph attention_at(const std::string &name, int64_t blocks, int64_t loop, const OperatorEdit &edit = nullptr,
-                         DType dtype = DType::kFloat16) {
-  const KernelGraph hand = bench::build_fused(name, 1, dtype, 1);
-  BlockGraphConfig config = hand.operators().back().block_graph->config();
-  config.grid = {2, blocks, 1};
-  config.forloop_range = loop;
-  KernelGraph fused;
-  std::vector<TensorId> inputs;
-  for (TensorId t : hand.inputs()) inputs.push_back(fused.new_input(hand.tensor(t).dims, hand.tensor(t).dtype));
-  fused.mark_output(
-      fused.customized(inputs, std::make_shared<BlockGraph>(rebuild(*hand.operators().back().block_graph, config, edit)))[0]);
-  return fused;
-}
-
-TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
-  for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
-    expect_compiles(bench::build_block_reductions(true, dt), std::string("block reductions ") + dtype_name(dt), seen_);
-    expect_compiles(bench::build_row_chain(true, dt), std::string("row chain ") + dtype_name(dt), seen_);
-  }
-  // The benchmark shapes: tiles of whole 16-byte groups, cp.async stages as deep as they fit.
-  for (const std::string &name : bench::benchmark_names()) {
-    expect_compiles(bench::build_fused(name, 1, DType::kFloat16, 1), name + " at full size", seen_);
-  }
-  // Attention in registers with 4 row tiles in 2 shares of the keys, and 8 in one, split.
-  for (const auto &[blocks, loop, parts] : {std::tuple<int64_t, int64_t, int64_t>{4, 32, 8}, {2, 64, 32}}) {
-    const KernelGraph fused = attention_at("gqa", blocks, loop);
-    const std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, parts);
-    ASSERT_TRUE(split.has_value());
-    expect_compiles(*split, "gqa at " + std::to_string(256 / blocks) + " rows per block, split", seen_);
-  }
-  // 128 rows per block (warpgroup mma on sm_90a) in bfloat16, split as above.
-  const KernelGraph bf16 = attention_at("gqa", 2, 64, nullptr, DType::kBFloat16);
-  const std::optional<KernelGraph> bf16_split = search::split_loop(bf16, bf16.operators().size() - 1, 32);
-  ASSERT_TRUE(bf16_split.has_value());
-  expect_compiles(*bf16_split, "gqa in bfloat16 at 128 rows per block, split", seen_);
-}
-
-// The kernel-level matmul of `name` (unfused, full size, float16, batch b) generated for `target`.
-codegen::CudaKernel unfused_matmul(const std::string &name, const codegen::CudaTarget &target, int64_t b = 1) {
-  const KernelGraph graph = bench::build_unfused(name, b, DType::kFloat16, 1);
-  size_t matmul = 0;
-  while (graph.operators()[matmul].kind != OpKind::kMatmul) ++matmul;
-  return codegen::cuda_source(serialize::make_kernel_program(graph, matmul), target);
-}
-codegen::CudaKernel unfused_matmul(const std::string &name, int cc, int64_t b = 1) {
-  return unfused_matmul(name, h100_like(cc), b);
-}
-
-// Weight products stream B past L1: rmsnorm_linear's 2 rows on the FMA units in batches of 2 B
-// rows; gated_mlp's 8 rows on tensor cores from sm_80 (batches of 4), on the FMA units before;
-// rmsnorm_linear's 16 rows at b = 8 in one row block (B read once), the mma's upper rows A's, in
-// blocks of 8 warps that fit two per multiprocessor where the grid outnumbers them (192 column
-// blocks on 132), else 16 (gated_mlp's 128). Before the dependent-launch wait (sm_90), the first
-// 32 of each warp's rows of B are prefetched into L2.
-TEST_F(CudaCodegen, WeightProductsStreamTheirWeights) {
-  const codegen::CudaKernel two_rows = unfused_matmul("rmsnorm_linear", 90);
-  EXPECT_NE(two_rows.source.find("uint4 raw[2], next[2];"), std::string::npos);
-  EXPECT_NE(two_rows.source.find("yr_stream16(pb + (q + u * 8)"), std::string::npos);
-  EXPECT_EQ(two_rows.source.find("yr_mma16(pb"), std::string::npos);
-  for (int cc : {80, 90}) {
-    const codegen::CudaKernel eight_rows = unfused_matmul("gated_mlp", cc);
-    EXPECT_NE(eight_rows.source.find("next[u] = yr_stream16(pbp + (base + 32 + 2 * u)"),
-              std::string::npos)
-        << cc;
-    EXPECT_NE(eight_rows.source.find("yr_mma16(pb, tc[j], ar.x, au.x, ar.y, au.y"),
-              std::string::npos)
-        << cc;
-    EXPECT_NE(eight_rows.source.find("const bool a_up = false;"), std::string::npos)
-        << cc;  // rows 8-15: zeros
-  }
-  // 16 rows: A's operands of a batch are one 16-byte load per row, B's rows in the same k order.
-  const codegen::CudaKernel sixteen_rows = unfused_matmul("rmsnorm_linear", 90, 8);
-  EXPECT_NE(sixteen_rows.source.find("const bool a_up = i0 + g + 8 < 16;"), std::string::npos);
-  EXPECT_NE(sixteen_rows.source.find("if (a_up) nu = yr_raw16(pau + base + 32);"),
-            std::string::npos);
-  EXPECT_NE(sixteen_rows.source.find("pb + (8 * (g >> 1) + (g & 1)) * 6144"), std::string::npos);
-  EXPECT_NE(sixteen_rows.source.find(
-                "if (aligned && (reinterpret_cast<unsigned long long>(in0) & 15) == 0)"),
-            std::string::npos);
-  EXPECT_EQ(sixteen_rows.grid[0], 6144 / 32);
-  EXPECT_EQ(unfused_matmul("rmsnorm_linear", 75, 8).grid[0], 2 * 6144 / 32);  // 8 rows per block on FMAs
-  const codegen::CudaKernel one_wave = unfused_matmul("rmsnorm_linear", h100_device(), 8);
-  EXPECT_EQ(one_wave.block_threads, 256);
-  EXPECT_NE(one_wave.source.find("__launch_bounds__(256, 2)"), std::string::npos);
-  // 8 warps, k slices of 4096 / 8 = 512 rows: 32 of each prefetched.
-  EXPECT_NE(one_wave.source.find("kw * 512 + 32 < p1"), std::string::npos);
-  const codegen::CudaKernel two_rows_h100 = unfused_matmul("rmsnorm_linear", h100_device());
-  const size_t prefetch = two_rows_h100.source.find("prefetch.global.L2");
-  EXPECT_LT(prefetch, two_rows_h100.source.find("griddepcontrol.wait"));
-  // 16 warps, k slices of 4096 / 16 = 256 rows: 32 of each prefetched.
-  EXPECT_NE(two_rows_h100.source.find("kw * 256 + 32 < p1"), std::string::npos);
-  EXPECT_NE(unfused_matmul("gated_mlp", h100_device()).source.find("prefetch.global.L2"), std::string::npos);
-  // Before sm_90 no kernel waits for the previous one: nothing to prefetch during.
-  EXPECT_EQ(unfused_matmul("gated_mlp", 80).source.find("prefetch.global.L2"), std::string::npos);
-  EXPECT_EQ(sixteen_rows.block_threads, 512);  // the multiprocessors unknown
-  EXPECT_EQ(unfused_matmul("gated_mlp", h100_device()).block_threads, 512);
-  const codegen::CudaKernel turing = unfused_matmul("gated_mlp", 75);
-  EXPECT_EQ(turing.source.find("yr_mma16(pb"), std::string::npos);
-  EXPECT_NE(turing.source.find("uint4 raw[4], next[4];"), std::string::npos);
-  EXPECT_EQ(turing.source.find("yr_raw16(pb"), std::string::npos);
-}
-
-// A µGraph that is only weight products of one small A (gated_mlp in blocks of 32 weight
-// columns, the grid the search keeps) is one weight-product kernel: half the block's warps
-// stream W1, half W2, and silu and the gate are applied to the sums in registers. In blocks of
-// 64 columns (the hand-written grid) it keeps its tiles in shared memory. The plugin's estimate
-// tells the search that the streamed loop waits once, and has no count of its own for the tiles.
-TEST_F(CudaCodegen, WeightProductUGraphsStreamTheirWeights) {
-  const KernelGraph wide = bench::build_fused("gated_mlp", 1, DType::kFloat16, 1);
-  BlockGraphConfig config = wide.operators().back().block_graph->config();
-  config.grid = {4096 / 32, 1, 1};
-  const KernelGraph narrow = bench::with_config(wide, config);
-  const codegen::CudaKernel kernel =
-      codegen::cuda_source(serialize::make_kernel_program(narrow, narrow.operators().size() - 1), h100_device());
-  EXPECT_EQ(kernel.grid[0], 128);
-  EXPECT_EQ(kernel.block_threads, 512);
-  EXPECT_EQ(kernel.shared_bytes, 0);
-  EXPECT_EQ(kernel.loop_waits, 1);
-  EXPECT_EQ(kernel.source.find("extern __shared__"), std::string::npos);
-  EXPECT_NE(kernel.source.find("const auto *wb = warp < 8 ? in1 : in2;"), std::string::npos);
-  EXPECT_NE(kernel.source.find("yr_mma16(pb, tc[j], ar.x, au.x, ar.y, au.y"), std::string::npos);
-  EXPECT_NE(kernel.source.find("sum1 += partial[8 + w][r][t % 32];"), std::string::npos);
-  EXPECT_NE(kernel.source.find("const float e0 = sum0 * yr_sigmoid(sum0);"), std::string::npos);
-  EXPECT_NE(kernel.source.find("const float e1 = e0 * sum1;"), std::string::npos);
-  EXPECT_NE(kernel.source.find("yr_st(out0 + ii * 4096 + jj, e1);"), std::string::npos);
-  EXPECT_LT(kernel.source.find("prefetch.global.L2 [%0];\" :: \"l\"(wb"), kernel.source.find("griddepcontrol.wait"));
-  expect_compiles(narrow, "gated_mlp in 32-column blocks", seen_);
-  const codegen::CudaKernel tiles =
-      codegen::cuda_source(serialize::make_kernel_program(wide, wide.operators().size() - 1), h100_device());
-  EXPECT_NE(tiles.source.find("extern __shared__"), std::string::npos);
-  EXPECT_EQ(tiles.loop_waits, -1);
-  const KernelGraph unfused = bench::build_unfused("gated_mlp", 1, DType::kFloat16, 1);
-  for (size_t i : serialize::kernel_operators(unfused)) {
-    EXPECT_EQ(codegen::cuda_source(serialize::make_kernel_program(unfused, i), h100_device()).loop_waits, -1)
-        << "pre-defined operators have no for-loop: " << op_name(unfused.operators()[i].kind);
-  }
-}
-
-// On sm_90 every kernel waits for the previous kernel in the stream before it reads or writes
-// memory, so the plugin may launch it as a programmatic dependent; before the wait come only
-// arithmetic and L2 prefetches of the weights (the weight product's); before sm_90 there is no
-// such wait.
-TEST_F(CudaCodegen, KernelsWaitForThePreviousOneOnHopper) {
-  const KernelGraph graph = bench::build_unfused("gated_mlp", 1, DType::kFloat16, 16);
-  const std::vector<bool> live = live_operators(graph);
-  for (size_t i = 0; i < graph.operators().size(); ++i) {
-    if (!live[i] || graph.operators()[i].kind == OpKind::kInput) continue;
-    const auto program = serialize::make_kernel_program(graph, i);
-    const codegen::CudaKernel hopper = codegen::cuda_source(program, h100_like(90));
-    EXPECT_TRUE(hopper.waits_for_previous);
-    const size_t body = hopper.source.find(codegen::kCudaKernelSymbol);
-    const size_t wait = hopper.source.find("griddepcontrol.wait;", body);
-    ASSERT_NE(wait, std::string::npos) << op_name(graph.operators()[i].kind);
-    // Nothing before the wait names a buffer (in0…, out0…) but an L2 prefetch and the choice
-    // of the weights it prefetches (a pointer, not a load).
-    std::istringstream before(hopper.source.substr(body, wait - body));
-    int prefetches = 0;
-    for (std::string line; std::getline(before, line);) {
-      if (line.find("prefetch.global.L2") != std::string::npos) {
-        ++prefetches;
-      } else if (line.find(codegen::kCudaKernelSymbol) == std::string::npos &&
-                 line.find("const auto *wb = ") == std::string::npos) {
-        EXPECT_EQ(line.find("in0"), std::string::npos) << line;
-        EXPECT_EQ(line.find("in1"), std::string::npos) << line;
-        EXPECT_EQ(line.find("out0"), std::string::npos) << line;
-      }
-    }
-    EXPECT_EQ(prefetches, graph.operators()[i].kind == OpKind::kMatmul ? 1 : 0)
-        << op_name(graph.operators()[i].kind) << hopper.source.substr(body, wait - body);
-    const codegen::CudaKernel ampere = codegen::cuda_source(program, h100_like(80));
-    EXPECT_FALSE(ampere.waits_for_previous);
-    EXPECT_EQ(ampere.source.find("griddepcontrol"), std::string::npos);
-  }
-}
-
-// The customized operator's source for `graph` under a shared-memory limit.
-// rows_in_registers: false for the shared-memory code of µGraphs that would not get it.
-codegen::CudaKernel customized_source(const KernelGraph &graph, int64_t max_shared_bytes, bool rows_in_registers = true,
-                                      int compute_capability = 90) {
-  for (size_t i = 0; i < graph.operators().size(); ++i) {
-    if (graph.operators()[i].kind == OpKind::kCustomized) {
-      codegen::CudaTarget target{compute_capability, max_shared_bytes};
-      target.rows_in_registers = rows_in_registers;
-      return codegen::cuda_source(serialize::make_kernel_program(graph, i), target);
-    }
-  }
-  throw Error(ErrorCode::kInternal, "no customized operator");
-}
-
-// A dependent kernel's blocks spread over the device (dependent_launch.hpp): it asks for the
-// least shared memory (in KiB) that keeps a multiprocessor to ceil(blocks / 132) of them, on a
-// model of an H100's occupancy (228 KiB a multiprocessor, 1 KiB reserved a block, 2048 threads,
-// 64 Ki registers, 32 blocks).
-TEST(CudaDependentLaunch, BlocksSpreadOverTheDevice) {
-  const auto h100 = [](int64_t threads, int64_t registers) {
-    return [=](int64_t bytes) {
-      return std::min({kH100SharedPerMultiprocessor / (bytes + 1024), 2048 / threads, 65536 / (threads * registers),
-                       int64_t{32}});
-    };
-  };
-  const auto spread = [&](int64_t blocks, int64_t shared, int64_t threads, int64_t registers) {
-    return dependent_shared_bytes(blocks, 132, shared, kH100SharedBytes, h100(threads, registers));
-  };
-  // The sum of parts after attention's chunk kernel at b = 8: 128 blocks, 8 of which would fit a
-  // multiprocessor; one does with 114 KiB, two with 113.
-  EXPECT_EQ(spread(128, 0, 256, 32), 114 * 1024);
-  EXPECT_EQ(h100(256, 32)(114 * 1024), 1);
-  EXPECT_EQ(h100(256, 32)(113 * 1024), 2);
-  // 512 blocks: 4 a multiprocessor (45 KiB), not 5 (44).
-  EXPECT_EQ(spread(512, 0, 256, 32), 45 * 1024);
-  EXPECT_EQ(h100(256, 32)(44 * 1024), 5);
-  // Kept where its registers, threads or shared memory already spread it.
-  EXPECT_EQ(spread(128, 165024, 384, 164), 165024) << "the chunk kernel: one block a multiprocessor";
-  EXPECT_EQ(spread(1024, 0, 256, 32), 0) << "8 a multiprocessor is what 1024 blocks need";
-  EXPECT_EQ(spread(128, 120 * 1024, 256, 32), 120 * 1024);
-  EXPECT_EQ(spread(128, 100000, 256, 32), 114 * 1024) << "never less than the kernel uses";
-  // Where shared memory cannot bring it there, all of it; no blocks or multiprocessors: unchanged.
-  EXPECT_EQ(dependent_shared_bytes(128, 132, 0, kH100SharedBytes, [](int64_t) { return int64_t{2}; }), kH100SharedBytes);
-  EXPECT_EQ(dependent_shared_bytes(0, 132, 4096, kH100SharedBytes, h100(256, 32)), 4096);
-  EXPECT_EQ(dependent_shared_bytes(128, 0, 4096, kH100SharedBytes, h100(256, 32)), 4096);
-}
+using namespace generator_test;
 
 // Per-iteration tiles go through a cp.async ring as deep as shared memory allows (4 stages on an
 // H100), shallower under a tighter limit, and are read directly when not even 2 stages fit.
@@ -382,12 +41,6 @@ TEST(CudaCodegenPipeline, StagesFollowSharedMemory) {
   EXPECT_LE(kernel.shared_bytes, limit);
   EXPECT_EQ(kernel.source.find("yr_cp_commit();"), std::string::npos) << "2 stages do not fit " << limit;
 }
-
-// The generated kernel's body, without the helpers before it.
-std::string kernel_body(const codegen::CudaKernel &kernel) {
-  return kernel.source.substr(kernel.source.find("yirage_cuda_kernel("));
-}
-
 // A float16 B tile read only by mma is read from its cp.async stage (no float copy) while the
 // stages fit, and converted into a float tile as before when they do not.
 TEST(CudaCodegenPipeline, MmaReadsSixteenBitStagesWhileTheyFit) {
@@ -866,13 +519,6 @@ TEST(CudaCodegenBlocks, InvariantTilesAreLoadedTogether) {
   EXPECT_EQ(looped.find("raw1[u] = yr_stream16"), std::string::npos) << looped;
   EXPECT_NE(looped.find("for (int it = 0; it < 4; ++it)"), std::string::npos) << looped;
 }
-
-size_t count(const std::string &source, const std::string &what) {
-  size_t n = 0;
-  for (size_t at = source.find(what); at != std::string::npos; at = source.find(what, at + 1)) ++n;
-  return n;
-}
-
 // Row chains without a for-loop are kept in registers: ntrans's tiles and the row-chain graph's
 // (row sums, maxima and broadcasts, some warps without a chunk) take only the warps' partial sums
 // in shared memory, two arrays of one float per warp chunk of 256 elements, on every target and
@@ -932,7 +578,7 @@ TEST(CudaCodegenLimits, TilesOverSharedMemoryAreUnsupported) {
 // float32 attention blocks, which keep the generic code: 64 rows over 8 warps, 128 at b = 8)
 // reduces them side by side: every row's loads, then the rows' shuffles interleaved, then each
 // row's step.
-TEST_F(CudaCodegen, WarpsReduceTheirRowsSideBySide) {
+TEST(CudaCodegenBlocks, WarpsReduceTheirRowsSideBySide) {
   const KernelGraph full = bench::build_fused("qknorm", 1, DType::kFloat32, 1);
   for (const auto &[row_blocks, per_warp] : {std::pair<int64_t, int>{4, 8}, {2, 16}}) {
     BlockGraphConfig config = full.operators().back().block_graph->config();

@@ -1,0 +1,115 @@
+// The CUDA generator's kernel-level code, read as text: matmuls stream their weights, and on
+// sm_90 every kernel waits for the previous one before it touches memory.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "benchmark_ugraphs.hpp"
+#include "cuda/codegen/cuda_source.hpp"
+#include "ir/block_graph.hpp"
+#include "ir/rebuild.hpp"
+#include "search/loop_split.hpp"
+#include "testing/test_support.hpp"
+#include "cuda/codegen/generator_test_support.hpp"
+
+namespace yirage::cuda {
+namespace {
+
+using namespace generator_test;
+
+// Weight products stream B past L1: rmsnorm_linear's 2 rows on the FMA units in batches of 2 B
+// rows; gated_mlp's 8 rows on tensor cores from sm_80 (batches of 4), on the FMA units before;
+// rmsnorm_linear's 16 rows at b = 8 in one row block (B read once), the mma's upper rows A's, in
+// blocks of 8 warps that fit two per multiprocessor where the grid outnumbers them (192 column
+// blocks on 132), else 16 (gated_mlp's 128). Before the dependent-launch wait (sm_90), the first
+// 32 of each warp's rows of B are prefetched into L2.
+TEST(CudaCodegenKernels, WeightProductsStreamTheirWeights) {
+  const codegen::CudaKernel two_rows = unfused_matmul("rmsnorm_linear", 90);
+  EXPECT_NE(two_rows.source.find("uint4 raw[2], next[2];"), std::string::npos);
+  EXPECT_NE(two_rows.source.find("yr_stream16(pb + (q + u * 8)"), std::string::npos);
+  EXPECT_EQ(two_rows.source.find("yr_mma16(pb"), std::string::npos);
+  for (int cc : {80, 90}) {
+    const codegen::CudaKernel eight_rows = unfused_matmul("gated_mlp", cc);
+    EXPECT_NE(eight_rows.source.find("next[u] = yr_stream16(pbp + (base + 32 + 2 * u)"),
+              std::string::npos)
+        << cc;
+    EXPECT_NE(eight_rows.source.find("yr_mma16(pb, tc[j], ar.x, au.x, ar.y, au.y"),
+              std::string::npos)
+        << cc;
+    EXPECT_NE(eight_rows.source.find("const bool a_up = false;"), std::string::npos)
+        << cc;  // rows 8-15: zeros
+  }
+  // 16 rows: A's operands of a batch are one 16-byte load per row, B's rows in the same k order.
+  const codegen::CudaKernel sixteen_rows = unfused_matmul("rmsnorm_linear", 90, 8);
+  EXPECT_NE(sixteen_rows.source.find("const bool a_up = i0 + g + 8 < 16;"), std::string::npos);
+  EXPECT_NE(sixteen_rows.source.find("if (a_up) nu = yr_raw16(pau + base + 32);"),
+            std::string::npos);
+  EXPECT_NE(sixteen_rows.source.find("pb + (8 * (g >> 1) + (g & 1)) * 6144"), std::string::npos);
+  EXPECT_NE(sixteen_rows.source.find(
+                "if (aligned && (reinterpret_cast<unsigned long long>(in0) & 15) == 0)"),
+            std::string::npos);
+  EXPECT_EQ(sixteen_rows.grid[0], 6144 / 32);
+  EXPECT_EQ(unfused_matmul("rmsnorm_linear", 75, 8).grid[0], 2 * 6144 / 32);  // 8 rows per block on FMAs
+  const codegen::CudaKernel one_wave = unfused_matmul("rmsnorm_linear", h100_device(), 8);
+  EXPECT_EQ(one_wave.block_threads, 256);
+  EXPECT_NE(one_wave.source.find("__launch_bounds__(256, 2)"), std::string::npos);
+  // 8 warps, k slices of 4096 / 8 = 512 rows: 32 of each prefetched.
+  EXPECT_NE(one_wave.source.find("kw * 512 + 32 < p1"), std::string::npos);
+  const codegen::CudaKernel two_rows_h100 = unfused_matmul("rmsnorm_linear", h100_device());
+  const size_t prefetch = two_rows_h100.source.find("prefetch.global.L2");
+  EXPECT_LT(prefetch, two_rows_h100.source.find("griddepcontrol.wait"));
+  // 16 warps, k slices of 4096 / 16 = 256 rows: 32 of each prefetched.
+  EXPECT_NE(two_rows_h100.source.find("kw * 256 + 32 < p1"), std::string::npos);
+  EXPECT_NE(unfused_matmul("gated_mlp", h100_device()).source.find("prefetch.global.L2"), std::string::npos);
+  // Before sm_90 no kernel waits for the previous one: nothing to prefetch during.
+  EXPECT_EQ(unfused_matmul("gated_mlp", 80).source.find("prefetch.global.L2"), std::string::npos);
+  EXPECT_EQ(sixteen_rows.block_threads, 512);  // the multiprocessors unknown
+  EXPECT_EQ(unfused_matmul("gated_mlp", h100_device()).block_threads, 512);
+  const codegen::CudaKernel turing = unfused_matmul("gated_mlp", 75);
+  EXPECT_EQ(turing.source.find("yr_mma16(pb"), std::string::npos);
+  EXPECT_NE(turing.source.find("uint4 raw[4], next[4];"), std::string::npos);
+  EXPECT_EQ(turing.source.find("yr_raw16(pb"), std::string::npos);
+}
+
+// On sm_90 every kernel waits for the previous kernel in the stream before it reads or writes
+// memory, so the plugin may launch it as a programmatic dependent; before the wait come only
+// arithmetic and L2 prefetches of the weights (the weight product's); before sm_90 there is no
+// such wait.
+TEST(CudaCodegenKernels, KernelsWaitForThePreviousOneOnHopper) {
+  const KernelGraph graph = bench::build_unfused("gated_mlp", 1, DType::kFloat16, 16);
+  const std::vector<bool> live = live_operators(graph);
+  for (size_t i = 0; i < graph.operators().size(); ++i) {
+    if (!live[i] || graph.operators()[i].kind == OpKind::kInput) continue;
+    const auto program = serialize::make_kernel_program(graph, i);
+    const codegen::CudaKernel hopper = codegen::cuda_source(program, h100_like(90));
+    EXPECT_TRUE(hopper.waits_for_previous);
+    const size_t body = hopper.source.find(codegen::kCudaKernelSymbol);
+    const size_t wait = hopper.source.find("griddepcontrol.wait;", body);
+    ASSERT_NE(wait, std::string::npos) << op_name(graph.operators()[i].kind);
+    // Nothing before the wait names a buffer (in0…, out0…) but an L2 prefetch and the choice
+    // of the weights it prefetches (a pointer, not a load).
+    std::istringstream before(hopper.source.substr(body, wait - body));
+    int prefetches = 0;
+    for (std::string line; std::getline(before, line);) {
+      if (line.find("prefetch.global.L2") != std::string::npos) {
+        ++prefetches;
+      } else if (line.find(codegen::kCudaKernelSymbol) == std::string::npos &&
+                 line.find("const auto *wb = ") == std::string::npos) {
+        EXPECT_EQ(line.find("in0"), std::string::npos) << line;
+        EXPECT_EQ(line.find("in1"), std::string::npos) << line;
+        EXPECT_EQ(line.find("out0"), std::string::npos) << line;
+      }
+    }
+    EXPECT_EQ(prefetches, graph.operators()[i].kind == OpKind::kMatmul ? 1 : 0)
+        << op_name(graph.operators()[i].kind) << hopper.source.substr(body, wait - body);
+    const codegen::CudaKernel ampere = codegen::cuda_source(program, h100_like(80));
+    EXPECT_FALSE(ampere.waits_for_previous);
+    EXPECT_EQ(ampere.source.find("griddepcontrol"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace yirage::cuda

@@ -1,0 +1,194 @@
+// The CUDA generator without a GPU: NVRTC must compile the kernel of every operator kind in every
+// dtype, and of the six fused benchmark µGraphs, for sm_75, sm_80 and sm_90 (sm_75 takes the
+// paths without tensor cores, cp.async or bfloat16 cvt). Skips when NVRTC cannot be opened; the
+// AddressSanitizer build generates the same sources without compiling them (kCompileWithNvrtc).
+// (Running the kernels is the conformance suite's job, on a machine with a GPU.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "benchmark_ugraphs.hpp"
+#include "cuda/codegen/cuda_source.hpp"
+#include "ir/block_graph.hpp"
+#include "ir/rebuild.hpp"
+#include "search/loop_split.hpp"
+#include "testing/test_support.hpp"
+#include "cuda/codegen/generator_test_support.hpp"
+#include "driver.hpp"
+
+namespace yirage::cuda {
+namespace {
+
+using namespace generator_test;
+
+const Nvrtc *nvrtc_or_null() {
+  try {
+    return &Nvrtc::load();
+  } catch (const Error &) {
+    return nullptr;
+  }
+}
+
+// NVRTC is a closed library that the sanitizers do not see into, and the generated sources are the
+// same in every build: the sanitized build generates them (what it is there to check) and leaves
+// compiling them to the plain build, where NVRTC's allocations do not go through the sanitizer's.
+#if defined(__SANITIZE_ADDRESS__)  // GCC's
+#define YIRAGE_TEST_ASAN
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)  // Clang's
+#define YIRAGE_TEST_ASAN
+#endif
+#endif
+#if defined(YIRAGE_TEST_ASAN)
+constexpr bool kCompileWithNvrtc = false;
+#else
+constexpr bool kCompileWithNvrtc = true;
+#endif
+
+// Generates every live operator of `graph` for each architecture and compiles it; identical
+// sources once.
+void expect_compiles(const KernelGraph &graph, const std::string &what, std::set<std::string> &seen) {
+  const Nvrtc *nvrtc = nvrtc_or_null();
+  const std::vector<bool> live = live_operators(graph);
+  for (size_t i = 0; i < graph.operators().size(); ++i) {
+    if (!live[i] || graph.operators()[i].kind == OpKind::kInput) continue;
+    for (int cc : {75, 80, 90}) {
+      const codegen::CudaKernel kernel = codegen::cuda_source(serialize::make_kernel_program(graph, i), h100_like(cc));
+      EXPECT_GT(kernel.block_threads, 0);
+      EXPECT_GE(kernel.grid[0], 1);
+      if (!seen.insert(kernel.source + std::to_string(cc)).second || !kCompileWithNvrtc) continue;
+      const std::string arch = codegen::cuda_arch(cc);
+      try {
+        const std::string cubin = nvrtc->compile(kernel.source, arch);
+        EXPECT_GT(cubin.size(), 100u) << what;
+      } catch (const Error &e) {
+        ADD_FAILURE() << what << ", operator " << op_name(graph.operators()[i].kind) << ", " << arch
+                      << ": " << e.what() << "\n" << kernel.source;
+        return;
+      }
+    }
+  }
+}
+
+class CudaCodegen : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (nvrtc_or_null() == nullptr) GTEST_SKIP() << "NVRTC cannot be opened here";
+  }
+  std::set<std::string> seen_;
+};
+
+TEST_F(CudaCodegen, EveryOperatorKindInEveryDType) {
+  for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+    KernelGraph g;
+    const TensorId x = g.new_input({3, 5, 7}, dt);
+    for (OpKind kind : {OpKind::kExp, OpKind::kSilu, OpKind::kGelu, OpKind::kRelu, OpKind::kSquare,
+                        OpKind::kSigmoid, OpKind::kNeg, OpKind::kSqrt, OpKind::kLog}) {
+      g.mark_output(g.unary(kind, x));
+    }
+    g.mark_output(g.clamp(x, -0.25, 0.5));
+    g.mark_output(g.mul_scalar(x, 0.375));
+    const TensorId b = g.new_input({3, 1, 7}, dt);
+    for (OpKind kind : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMax, OpKind::kPow}) {
+      g.mark_output(g.binary(kind, x, b));
+    }
+    g.mark_output(g.matmul(g.new_input({2, 1, 19, 33}, dt), g.new_input({1, 3, 33, 130}, dt)));
+    // B rows of whole 16-byte groups: the vectorized matmul.
+    g.mark_output(g.matmul(g.new_input({2, 1, 19, 300}, dt), g.new_input({1, 3, 300, 136}, dt)));
+    // 5 or more rows, k a multiple of 16, n of 32: tensor cores from sm_80 for 16-bit data, 16
+    // rows per block (20: a second block of 4).
+    g.mark_output(g.matmul(g.new_input({6, 64}, dt), g.new_input({64, 96}, dt)));
+    g.mark_output(g.matmul(g.new_input({20, 64}, dt), g.new_input({64, 96}, dt)));
+    g.mark_output(g.reduction(OpKind::kReduction, x, 2));
+    g.mark_output(g.reduction(OpKind::kReductionMax, x, 0));
+    g.mark_output(g.rms_norm(x, {7}, 1e-6, g.new_input({7}, dt)));
+    g.mark_output(g.rms_norm(x, {5, 7}, 1e-5, std::nullopt));
+    g.mark_output(g.concat(x, b, 1));
+    for (TensorId part : g.split(x, 2, {3, 4})) g.mark_output(part);
+    expect_compiles(g, dtype_name(dt), seen_);
+  }
+}
+
+TEST_F(CudaCodegen, FusedBenchmarkUGraphs) {
+  for (const std::string &name : bench::benchmark_names()) {
+    for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
+      expect_compiles(bench::build_fused(name, 2, dt, 16), name + " " + dtype_name(dt), seen_);
+    }
+  }
+}
+
+TEST_F(CudaCodegen, SplitLoopUGraphs) {
+  for (const std::string name : {"gqa", "gated_mlp"}) {
+    for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
+      const KernelGraph fused = bench::build_fused(name, 2, dt, 16);
+      const std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, 2);
+      ASSERT_TRUE(split.has_value()) << name;
+      expect_compiles(*split, name + " split " + dtype_name(dt), seen_);
+    }
+  }
+}
+
+TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
+  for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
+    expect_compiles(bench::build_block_reductions(true, dt), std::string("block reductions ") + dtype_name(dt), seen_);
+    expect_compiles(bench::build_row_chain(true, dt), std::string("row chain ") + dtype_name(dt), seen_);
+  }
+  // The benchmark shapes: tiles of whole 16-byte groups, cp.async stages as deep as they fit.
+  for (const std::string &name : bench::benchmark_names()) {
+    expect_compiles(bench::build_fused(name, 1, DType::kFloat16, 1), name + " at full size", seen_);
+  }
+  // Attention in registers with 4 row tiles in 2 shares of the keys, and 8 in one, split.
+  for (const auto &[blocks, loop, parts] : {std::tuple<int64_t, int64_t, int64_t>{4, 32, 8}, {2, 64, 32}}) {
+    const KernelGraph fused = attention_at("gqa", blocks, loop);
+    const std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, parts);
+    ASSERT_TRUE(split.has_value());
+    expect_compiles(*split, "gqa at " + std::to_string(256 / blocks) + " rows per block, split", seen_);
+  }
+  // 128 rows per block (warpgroup mma on sm_90a) in bfloat16, split as above.
+  const KernelGraph bf16 = attention_at("gqa", 2, 64, nullptr, DType::kBFloat16);
+  const std::optional<KernelGraph> bf16_split = search::split_loop(bf16, bf16.operators().size() - 1, 32);
+  ASSERT_TRUE(bf16_split.has_value());
+  expect_compiles(*bf16_split, "gqa in bfloat16 at 128 rows per block, split", seen_);
+}
+
+// A µGraph that is only weight products of one small A (gated_mlp in blocks of 32 weight
+// columns, the grid the search keeps) is one weight-product kernel: half the block's warps
+// stream W1, half W2, and silu and the gate are applied to the sums in registers. In blocks of
+// 64 columns (the hand-written grid) it keeps its tiles in shared memory. The plugin's estimate
+// tells the search that the streamed loop waits once, and has no count of its own for the tiles.
+TEST_F(CudaCodegen, WeightProductUGraphsStreamTheirWeights) {
+  const KernelGraph wide = bench::build_fused("gated_mlp", 1, DType::kFloat16, 1);
+  BlockGraphConfig config = wide.operators().back().block_graph->config();
+  config.grid = {4096 / 32, 1, 1};
+  const KernelGraph narrow = bench::with_config(wide, config);
+  const codegen::CudaKernel kernel =
+      codegen::cuda_source(serialize::make_kernel_program(narrow, narrow.operators().size() - 1), h100_device());
+  EXPECT_EQ(kernel.grid[0], 128);
+  EXPECT_EQ(kernel.block_threads, 512);
+  EXPECT_EQ(kernel.shared_bytes, 0);
+  EXPECT_EQ(kernel.loop_waits, 1);
+  EXPECT_EQ(kernel.source.find("extern __shared__"), std::string::npos);
+  EXPECT_NE(kernel.source.find("const auto *wb = warp < 8 ? in1 : in2;"), std::string::npos);
+  EXPECT_NE(kernel.source.find("yr_mma16(pb, tc[j], ar.x, au.x, ar.y, au.y"), std::string::npos);
+  EXPECT_NE(kernel.source.find("sum1 += partial[8 + w][r][t % 32];"), std::string::npos);
+  EXPECT_NE(kernel.source.find("const float e0 = sum0 * yr_sigmoid(sum0);"), std::string::npos);
+  EXPECT_NE(kernel.source.find("const float e1 = e0 * sum1;"), std::string::npos);
+  EXPECT_NE(kernel.source.find("yr_st(out0 + ii * 4096 + jj, e1);"), std::string::npos);
+  EXPECT_LT(kernel.source.find("prefetch.global.L2 [%0];\" :: \"l\"(wb"), kernel.source.find("griddepcontrol.wait"));
+  expect_compiles(narrow, "gated_mlp in 32-column blocks", seen_);
+  const codegen::CudaKernel tiles =
+      codegen::cuda_source(serialize::make_kernel_program(wide, wide.operators().size() - 1), h100_device());
+  EXPECT_NE(tiles.source.find("extern __shared__"), std::string::npos);
+  EXPECT_EQ(tiles.loop_waits, -1);
+  const KernelGraph unfused = bench::build_unfused("gated_mlp", 1, DType::kFloat16, 1);
+  for (size_t i : serialize::kernel_operators(unfused)) {
+    EXPECT_EQ(codegen::cuda_source(serialize::make_kernel_program(unfused, i), h100_device()).loop_waits, -1)
+        << "pre-defined operators have no for-loop: " << op_name(unfused.operators()[i].kind);
+  }
+}
+
+}  // namespace
+}  // namespace yirage::cuda
