@@ -10,7 +10,8 @@
 #   libflatbuffers.so.2, …) and libyirage-backend-cuda.so, as benchmarks/gpu/bundle.sh makes it;
 #   OUT receives the graphs, the logs and results.md.
 # environment: YIRAGE_BENCH_BUDGET (search seconds per graph, default 60), YIRAGE_BENCH_ROWS
-#   (the rows to run, e.g. "gqa gqa_b8"; default all), YIRAGE_BENCH_ROUNDS (bench.py's
+#   (the rows to run, e.g. "gqa gqa_b8"; default all), YIRAGE_BENCH_STAGE ("search": only the
+#   searches; default both), YIRAGE_BENCH_ROUNDS (bench.py's
 #   alternating timing rounds, default 6), YIRAGE_BENCH_PROCESSES (bench.py runs in that many
 #   processes, one after another, and the tables pool them all: a kernel's do_bench figure moves
 #   with the process it runs in; default 3).
@@ -43,6 +44,7 @@ for name in $rows; do
     echo "superoptimize $name failed: $(tail -n 3 "$out/$name.search.txt")"
   tail -n 12 "$out/$name.search.txt"
 done
+[ "${YIRAGE_BENCH_STAGE:-}" = search ] && exit 0
 samples=()
 for ((i = 1; i <= processes; i++)); do
   echo "== bench.py, process $i of $processes"
