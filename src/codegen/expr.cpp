@@ -82,6 +82,10 @@ Expr operator+(Expr a, Expr b) {
   if (a.kind == ExprKind::kInt && b.kind == ExprKind::kInt) return int_const(a.int_value + b.int_value);
   if (a.is_int(0) && !is_float(b)) return b;
   if (b.is_int(0) && !is_float(a)) return a;
+  // a + (b + c) as (a + b) + c: integer sums read as one chain, without nested parentheses.
+  if (b.kind == ExprKind::kBinary && b.name == "+" && !is_float(a) && !is_float(b)) {
+    return (std::move(a) + b.args[0]) + b.args[1];
+  }
   return binary("+", std::move(a), std::move(b));
 }
 
