@@ -1,0 +1,161 @@
+// The shared lowering as a target sees it: expressions print in C with their precedence, a
+// pre-defined operator becomes loops a printer shares, and a µGraph becomes steps in four phases
+// with barriers only where a thread reads what another wrote. The numbers these produce are
+// checked through the backends that print them (runtime and conformance tests).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "benchmark_ugraphs.hpp"
+#include "codegen/lower_operator.hpp"
+#include "codegen/ugraph_walker.hpp"
+
+namespace yirage::codegen {
+namespace {
+
+// A C printer for tests: shared loops print as "for threads (...)", barriers as "BARRIER;".
+class TestPrinter : public CPrinter {
+ public:
+  using CPrinter::CPrinter;
+  void print_barrier() override { p_.line("BARRIER;"); }
+
+ protected:
+  void print_shared_loop(const Loop &l) override {
+    const char *who = l.sharing == Sharing::kGrid ? "grid" : l.sharing == Sharing::kThreads ? "threads" : "lanes";
+    std::string head = std::string("for ") + who + " (";
+    for (size_t d = 0; d < l.dims.size(); ++d) head += (d ? ", " : "") + l.vars[d] + " < " + std::to_string(l.dims[d]);
+    p_.open(head + ")");
+    print(l.body);
+    p_.close();
+  }
+  std::string pointer(const BufferRef &b) const override {
+    return b.space == MemorySpace::kShared ? "smem" + std::to_string(b.offset) : b.name;
+  }
+};
+
+std::string printed(const Block &block) {
+  Printer p;
+  TestPrinter printer(p);
+  printer.print(block);
+  return p.str();
+}
+
+TEST(CodegenExpressions, PrintWithCsPrecedenceAndFoldIndexArithmetic) {
+  const Expr a = var("a"), b = var("b"), c = var("c");
+  EXPECT_EQ(c_text((a + b) * c), "(a + b) * c");
+  EXPECT_EQ(c_text(a - (b - c)), "a - (b - c)");
+  EXPECT_EQ(c_text(a + (b + c)), "a + b + c") << "integer sums are one chain";
+  EXPECT_EQ(c_text(int_const(0) + a * int_const(1)), "a");
+  EXPECT_EQ(c_text(a * int_const(0) + int_const(3) * int_const(4)), "12");
+  EXPECT_EQ(c_text(a % int_const(1)), "0");
+  EXPECT_EQ(c_text(float_const(-1.5) * a), "-1.5f * a");
+  EXPECT_EQ(c_text(a - float_const(-1.5)), "a - -1.5f");
+  EXPECT_EQ(c_text(float_const(INFINITY)), "INFINITY");
+  EXPECT_EQ(c_text(select(binary("<", a, b), a + c, b)), "a < b ? a + c : b");
+  EXPECT_EQ(c_text(load(global_buffer("in0", DType::kFloat16), a + b)), "yr_ld(in0 + (a + b))");
+  EXPECT_EQ(c_text(unary_value(OpKind::kSilu, {}, var("v"))), "v * yr_sigmoid(v)");
+  EXPECT_EQ(index_expr({"i0", "i1"}, {8, 1}), "(i0 * 8 + i1)");
+  EXPECT_EQ(index_expr({"i0", "i1"}, {0, 0}), "0");
+}
+
+// An add with a broadcast operand: one loop over the output's index space, shared by the grid at
+// kernel level and by the block's threads inside one; without a broadcast, one flat loop.
+TEST(CodegenOperators, ElementwiseOperatorsAreLoopsOverTheirOutput) {
+  KernelGraph g;
+  const TensorId x = g.new_input({3, 4}, DType::kFloat32), b = g.new_input({1, 4}, DType::kFloat32);
+  g.mark_output(g.binary(OpKind::kAdd, x, b));
+  const Operator &add = g.operators().back();
+  const std::vector<TensorRef> in = {{global_buffer("in0", DType::kFloat32), {3, 4}, {}},
+                                     {global_buffer("in1", DType::kFloat32), {1, 4}, {}}};
+  const std::vector<TensorRef> out = {{global_buffer("out0", DType::kFloat32), {3, 4}, {}}};
+  EXPECT_EQ(printed(lower_operator(add, in, out, Sharing::kGrid)),
+            "for grid (i0 < 3, i1 < 4) {\n"
+            "  yr_st(out0 + (i0 * 4 + i1), yr_ld(in0 + (i0 * 4 + i1)) + yr_ld(in1 + i1));\n"
+            "}\n");
+  const std::vector<TensorRef> same = {in[0], {global_buffer("in1", DType::kFloat32), {3, 4}, {}}};
+  EXPECT_EQ(printed(lower_operator(add, same, out, Sharing::kThreads)),
+            "for threads (e0 < 12) {\n  yr_st(out0 + e0, yr_ld(in0 + e0) + yr_ld(in1 + e0));\n}\n");
+}
+
+// Inside a block, an rms_norm is a row reduction whose finish shares the row; its plain expansion
+// gives each row to one thread.
+TEST(CodegenOperators, BlockNormsAreRowReductions) {
+  KernelGraph g;
+  g.mark_output(g.rms_norm(g.new_input({2, 8}, DType::kFloat32), {8}, 1e-6, std::nullopt));
+  const std::vector<TensorRef> in = {{shared_buffer(0), {2, 8}, {}}}, out = {{shared_buffer(16), {2, 8}, {}}};
+  const Block block = lower_operator(g.operators().back(), in, out, Sharing::kThreads);
+  ASSERT_EQ(block.size(), 1u);
+  const RowReduce &rr = std::get<RowReduce>(block[0].node);
+  EXPECT_EQ(rr.rows, 2);
+  EXPECT_EQ(rr.cols, 8);
+  EXPECT_EQ(printed(expand(rr)),
+            "for threads (r < 2) {\n"
+            "  float total = 0.0f;\n"
+            "  for (int64_t c = 0; c < 8; ++c) {\n"
+            "    total = total + smem0[(r * 8 + c)] * smem0[(r * 8 + c)];\n"
+            "  }\n"
+            "  const float inv = yr_rsqrt(total / 8.0f + 1e-06f);\n"
+            "  for (int64_t c = 0; c < 8; ++c) {\n"
+            "    smem16[(r * 8 + c)] = smem0[(r * 8 + c)] * inv;\n"
+            "  }\n"
+            "}\n");
+}
+
+// What each step of a lowered µGraph is, in order: "phase kind op".
+std::vector<std::string> step_list(const BlockGraph &bg, const LoweredUGraph &l) {
+  static const char *kinds[] = {"start", "load", "compute", "update", "finish", "save"};
+  std::vector<std::string> list;
+  const std::pair<const char *, const std::vector<Step> *> phases[] = {
+      {"start", &l.start}, {"invariant", &l.invariant}, {"loop", &l.loop}, {"after", &l.after}};
+  for (const auto &[phase, steps] : phases) {
+    for (const Step &s : *steps) {
+      list.push_back(std::string(phase) + " " + kinds[static_cast<int>(s.kind)] + " " +
+                     op_name(bg.operators()[s.op].kind));
+    }
+  }
+  return list;
+}
+
+// rmsnorm_linear's µGraph: tiles of X and W in each iteration, X·W summed and Σ x² kept over the
+// loop, then the rms of each row and the division after it. The walker puts a barrier where a step
+// reads what another thread wrote since the last one: before the matmul (it reads whole rows and
+// columns of the tiles just loaded), at the end of each iteration (the next one's loads overwrite
+// tiles still being read), before the division (it reads the rows' rms, written by the row
+// reduction's threads) and before the save (16-byte groups of float16 span threads' elements);
+// none between the matmul and its sum, which reads each element where its thread wrote it.
+TEST(CodegenUGraphs, RmsNormLinearLowersToStepsInFourPhases) {
+  const KernelGraph fused = bench::build_fused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  const BlockGraph &bg = *fused.operators().back().block_graph;
+  UGraphLowering lowering;
+  lowering.inlined = inlined_tensors(bg);
+  lowering.layout = plan_block_layout(bg, 4, {}, lowering.inlined);
+  lowering.output_dtypes = {DType::kFloat16};
+  const LoweredUGraph lowered = lower_ugraph(bg, lowering);
+  const std::vector<std::string> steps = step_list(bg, lowered);
+  const std::vector<std::string> expected = {
+      "start start accum_sum", "start start accum_reduce_rms", "loop load input_iterator", "loop load input_iterator",
+      "loop compute matmul",   "loop update accum_sum",        "loop update accum_reduce_rms",
+      "after finish accum_reduce_rms", "after compute div",     "after save output_saver"};
+  EXPECT_EQ(steps, expected);
+
+  Printer p;
+  TestPrinter printer(p);
+  UGraphWalker(printer, bg, lowered).walk();
+  const std::string code = p.str();
+  const size_t loop = code.find("for (int64_t it = 0; it < 4; ++it)"), matmul = code.find("float acc = 0.0f;");
+  const size_t sum = code.find("for threads (e < 128)", matmul), division = code.find(" / smem");
+  const size_t save = code.find("yr_st(out0");
+  ASSERT_NE(loop, std::string::npos) << code;
+  std::vector<size_t> barriers;
+  for (size_t at = code.find("BARRIER;"); at != std::string::npos; at = code.find("BARRIER;", at + 1)) barriers.push_back(at);
+  ASSERT_EQ(barriers.size(), 4u) << code;
+  EXPECT_LT(loop, barriers[0]);
+  EXPECT_LT(barriers[0], matmul);
+  EXPECT_LT(sum, barriers[1]) << "no barrier between the matmul and its sum";
+  EXPECT_LT(barriers[2], division);
+  EXPECT_LT(barriers[3], save);
+  EXPECT_LT(division, barriers[3]);
+}
+
+}  // namespace
+}  // namespace yirage::codegen
