@@ -4,13 +4,12 @@
 // plugin's launches on sm_90, docs/backends/cuda.md) has its blocks placed as soon as every block
 // of that kernel has started: on whatever multiprocessors still have room, each taking as many
 // blocks as its registers, threads and shared memory allow. Where the kernel before holds most
-// multiprocessors (an attention's chunk kernel: 128 blocks of 384 threads and 165 KB on 132), the
-// few it leaves free take many blocks each (8 of a sum-of-parts kernel's 128), and those
-// multiprocessors then read their blocks' data one after another while the others idle: on an
-// H100 the sum took 1.4-1.7 µs longer as a dependent than launched plainly (RESULTS.md,
-// twenty-fourth session). Asking for more shared memory than the kernel uses bounds how many of
-// its blocks a multiprocessor takes; ceil(blocks / multiprocessors) spreads them as a plain
-// launch on an idle device would, and they still start early where the kernel before leaves room.
+// multiprocessors (an attention's chunk kernel, one large block on nearly every one), the few it
+// leaves free take many blocks each, and those multiprocessors then read their blocks' data one
+// after another while the others idle: the dependent ends later than a plain launch would.
+// Asking for more shared memory than the kernel uses bounds how many of its blocks a
+// multiprocessor takes; ceil(blocks / multiprocessors) spreads them as a plain launch on an idle
+// device would, and they still start early where the kernel before leaves room.
 #pragma once
 
 #include <cstdint>

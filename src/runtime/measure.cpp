@@ -29,11 +29,10 @@ struct Measurer::Inputs {
 
 // y = a + b, a float32 [rows, 1] and b [1, kFlushColumns] broadcast to flush_bytes of output:
 // the kernel writes flush_bytes and reads almost nothing, so L2 ends up holding its dirty lines
-// alone, as after the memset with which triton.testing.do_bench flushes. A kernel that read and
-// wrote flush_bytes (y = x · 0.5, before) left part of L2 clean, and the search timed weight
-// products faster than the benchmark does: gated_mlp's input graph 38.7 µs against bench.py's
-// 44.0 on an H100, 42.7 with this flush (benchmarks/gpu/RESULTS.md, eighteenth session). What
-// a and b hold does not matter.
+// alone, as after the memset with which triton.testing.do_bench flushes. A flush that reads as
+// much as it writes leaves part of L2 clean, and a kernel streaming weights then skips writing
+// those lines back: the search would time weight products faster than the benchmark does and
+// rank them wrongly. What a and b hold does not matter.
 struct Measurer::Flush {
   std::unique_ptr<CompiledGraph> compiled;
   Buffer a, b, out;

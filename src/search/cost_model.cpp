@@ -36,8 +36,7 @@ void add_flops(const OperatorGraph &g, const Operator &op, double times, KernelC
 // Time at full device rate for `dram`, `l2` and `compute` seconds' worth of work done by
 // `blocks` blocks at once: DRAM bandwidth saturates once half of the compute units issue loads;
 // compute and L2 re-reads scale with the compute units in use (each takes in at most its share
-// of the L2 bandwidth: on an H100, attention whose 32 blocks each read their batch's 1 MB of K
-// and V took 26 µs, and split over keys into 128 blocks of 256 KB, 64 KB each, 15.5 and 13.8).
+// of the L2 bandwidth, so that a few blocks re-reading much data take long: docs/targets.md).
 double wave_seconds(double dram, double l2, double compute, double blocks, const targets::TargetProperties &t) {
   const double busy = std::min(1.0, blocks / static_cast<double>(t.compute_units));
   return std::max(dram / std::min(1.0, 2 * busy) + l2 / busy, compute / busy);
@@ -115,9 +114,9 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
   // × that, which steers the search away from long, narrow loops where it is large. A loop that
   // only adds up its input tiles (a split loop's sum of parts) has no iteration waiting for
   // another: its loads can all be in flight at once, one wait in all (the CUDA backend's sum of
-  // 16 parts took 3.5 µs over an empty kernel, not 16 of its 1 µs iterations). The backend may
-  // know better how its code waits: the CUDA backend streams loops that only multiply weight tiles
-  // (gated_mlp's, 32 iterations) with every load in flight, one wait in all.
+  // 16 parts costs far less than 16 of its iterations). The backend may know better how its code
+  // waits: the CUDA backend streams loops that only multiply weight tiles (gated_mlp's, 32
+  // iterations) with every load in flight, one wait in all.
   const std::optional<int64_t> backend_waits = loop_waits ? loop_waits(g, index) : std::nullopt;
   const double waits = backend_waits ? static_cast<double>(*backend_waits)
                                      : bg.loop_only_sums_inputs() ? 1.0 : iterations;

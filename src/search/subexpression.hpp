@@ -11,9 +11,9 @@
 // (the search's benchmark checks on small instances that no candidate is lost this way).
 // Answers are memoised; the oracle is safe to share between threads. Z3 queries run outside the
 // lock, each on a Z3 context of its own (contexts are taken from a pool, made as threads need
-// them), so that the search's threads do not wait on one another's proofs: at one lock around
-// Z3, a gqa search on two threads ran 1.2× faster than on one. A thread asking what another is
-// proving waits for that answer instead of proving it again.
+// them), so that the search's threads do not wait on one another's proofs (with one lock around
+// Z3, a second thread gained little). A thread asking what another is proving waits for that
+// answer instead of proving it again.
 #pragma once
 
 #include <condition_variable>

@@ -99,9 +99,9 @@ std::vector<int64_t> grid_sizes(const SearchOptions &o, int64_t extent, size_t a
   std::vector<int64_t> sizes = spread_powers(extent, std::max<int64_t>(2, 4 * slots), 3);
   // Tiles 1, 2 and 4 times as tall as the matrix unit, where that leaves fewer blocks than
   // compute units (an axis the spread above jumps over: attention's 256 query rows get 256, 32
-  // and 2 blocks; 16 blocks of 16 rows, one mma tile each, ran it fastest unsplit on an H100,
-  // and 4 blocks of 64 rows split over 16 key chunks fastest of all, 13.8 µs against 15.5 for
-  // 16 rows over 4 chunks: the fewer rows a block takes, the more often K and V are read).
+  // and 2 blocks; 16 blocks of 16 rows, one mma tile each, run it fastest unsplit, and 4 blocks
+  // of 64 rows split over 16 key chunks faster still than 16 rows over 4 chunks: the fewer rows
+  // a block takes, the more often K and V are read).
   const int64_t rows = t.matrix_unit[0];
   for (int64_t tiles = 1; rows > 1 && tiles <= 4; tiles *= 2) {
     if (extent % (rows * tiles) != 0) break;
@@ -337,8 +337,7 @@ class Superoptimizer {
   // places verification fills (and profiling measures) go to different configurations before
   // further structures of one. Structures of the same configuration often estimate the same,
   // and several of them would take every place (attention's three forms of Σ E at 8 query rows
-  // per block filled 3 of 4 places on the H100, 0.3 µs below the 16-row blocks that run 25%
-  // faster).
+  // per block took 3 of 4 places, estimated just below the faster 16-row blocks: docs/search.md).
   static std::vector<Found> configurations_first(std::vector<Found> sorted) {
     std::set<std::string> seen;
     std::vector<Found> first, rest;
@@ -442,9 +441,9 @@ class Superoptimizer {
               std::to_string(config.forloop_range) + " (" +
               std::to_string(structure->operators().size()) + " block operators)";
       // The loop split over more blocks, where the blocks fill at most half of the device; each
-      // split is its own structure for verification. (gated_mlp's 128 blocks on an H100's 132
-      // multiprocessors, split in 2, measured 36.4 us against 34.1 in the search, and 46.0 against
-      // 42.5 in the benchmark: the cost model's per-iteration term overrates shorter loops.)
+      // split is its own structure for verification. (A grid that already fills the device,
+      // gated_mlp's, measured slower split in 2: the cost model's per-iteration term overrates
+      // shorter loops.)
       const size_t customized = g.operators().size() - 1;
       const int64_t blocks = config.grid[0] * config.grid[1] * config.grid[2];
       for (int64_t parts = 2; parts <= kMaxLoopParts && 2 * blocks <= options_.target.compute_units; parts *= 2) {

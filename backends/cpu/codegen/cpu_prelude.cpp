@@ -39,7 +39,7 @@ static inline void yr_st(yr_bf16 *p, float v) {
 // Contiguous rows, converted with SIMD where the target has it (compilers do not vectorize
 // _Float16 conversions by themselves).
 #if defined(__F16C__) && defined(__AVX__)
-// The F16C builtins directly: <immintrin.h> would double the compile time of every kernel.
+// The F16C builtins directly: <immintrin.h> would more than double the compile time of every kernel.
 typedef float yr_v8f __attribute__((vector_size(32)));
 typedef short yr_v8h __attribute__((vector_size(16)));
 static inline void yr_ld_row(float *dst, const yr_f16 *src, int64_t n) {
@@ -92,7 +92,7 @@ static inline float yr_sigmoid(float x) { return 1.0f / (1.0f + __builtin_expf(-
 static inline float yr_max(float a, float b) { return (a != a || b != b) ? NAN : (a > b ? a : b); }
 static inline float yr_clamp(float x, float lo, float hi) {
   if (x != x) return x;
-  const float above = x < lo ? lo : x;  // std::min(std::max(x, lo), hi), as before
+  const float above = x < lo ? lo : x;  // what std::min(std::max(x, lo), hi) gives
   return hi < above ? hi : above;
 }
 )";

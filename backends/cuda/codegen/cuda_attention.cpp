@@ -147,8 +147,8 @@ void RegisterAttention::emit_warpgroup_iteration(Printer &p, const std::string &
   if (takes_turns()) p.line("asm volatile(\"bar.sync %0, 256;\" :: \"r\"(2 + att_wg) : \"memory\");");
   // The stages' descriptors once per iteration: an operand n elements into a stage has the
   // stage's descriptor plus 2n / 16 (the address field counts 16 bytes; shared memory lies
-  // below 256 KiB, so the 14-bit field never carries), where building each mma's descriptor
-  // from its pointer took about 100 of the iteration's 555 instructions per warp.
+  // below 256 KiB, so the 14-bit field never carries): building each mma's descriptor from its
+  // pointer was a large share of the iteration's instructions.
   p.line("const unsigned long long att_kd = yr_wgmma_desc(" + k + ", " + std::to_string(depth * 128) +
          ", 1024), att_vd = yr_wgmma_desc(" + v + ", " + std::to_string(keys * 128) + ", 1024);");
   p.line("yr_wgmma_fence();");

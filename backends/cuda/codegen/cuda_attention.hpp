@@ -4,12 +4,11 @@
 //
 // (attention without its max, as the benchmark graphs write it, and the chunks of its split
 // loop), on sm_80 and newer. The generic code keeps every tile in shared memory as float32 and
-// runs E·V on TF32 mma with V widened: about 4 500 warp instructions per iteration of 16 query
-// rows against 128 keys on an H100, a fifth of them converting V. Here the iteration stays in
-// registers, as FlashAttention-2 does it: each warp takes 16 of the block's query rows against
-// its share of the iteration's keys (all of them where the block has as many row tiles of 16 as
-// warps); Q·K is one mma.m16n8k16 per 8 keys and
-// 16 of Q's columns, with Q's fragments loaded once before the loop; exp(A) is taken relative to
+// runs E·V on TF32 mma with V widened, so that much of its iteration is conversions and
+// shared-memory traffic. Here the iteration stays in registers, as FlashAttention-2 does it:
+// each warp takes 16 of the block's query rows against its share of the iteration's keys (all of
+// them where the block has as many row tiles of 16 as warps); Q·K is one mma.m16n8k16 per 8 keys
+// and 16 of Q's columns, with Q's fragments loaded once before the loop; exp(A) is taken relative to
 // an offset per row (the row's first maximum), so that its values stay in [0, 2^15] and go to
 // the next mma in the graph's own 16-bit type (E itself overflows float16: exp(13) > 65 504),
 // straight from the accumulators of the first (their layout is the A operand's of the second);
@@ -54,9 +53,8 @@ struct RegisterAttention {
   // Warpgroups that issue their Q·K in turn, in a loop of `issue_turns` iterations without a
   // barrier of the block (0: no turns; set by the caller): warpgroup g waits at named barrier
   // 2 + g, issues its Q·K, then lets g + 1 go (the last lets 0 go into the next iteration), so
-  // that the tensor cores take one warpgroup's scores while the other runs its softmax. On an
-  // H100, gqa's chunk kernel at b = 8 (two warpgroups): 19.2 -> 18.5 us (RESULTS.md,
-  // twenty-third session); letting g + 1 go only after E·V's issue too: 21.5.
+  // that the tensor cores take one warpgroup's scores while the other runs its softmax. Holding
+  // g + 1 back until E·V's issue too was slower: the turns cover Q·K alone.
   int64_t issue_turns = 0;
   // How far above its offset a row's score may go before the offset moves, in log2 units
   // (emit_softmax_update; set by the caller from CudaTarget::attention_offset_slack).
@@ -82,11 +80,9 @@ struct RegisterAttention {
   // Whether warpgroup mma fits: groups of 4 warps that each take 64 rows against all of the
   // iteration's keys (a multiple of 64, the swizzled stage's column blocks, and at most 128: 64
   // scores per lane), V's columns a multiple of 64 up to 256; warps past them issue the copies.
-  // On an H100, mma.sync's fp16 rate is half of wgmma's: gqa's chunk kernel at b = 8 (128 rows,
-  // 8 warps) took 21.2 us instead of 22.9, at b = 1 (64 rows, 4 of 8 warps) 8.1 instead of 9.8
-  // (benchmarks/gpu/experiments/attention_variants.cu). The keys split between warpgroups (the
-  // shares of fits(), all 8 warps computing) gave wrong sums there (relative error 0.49, with
-  // the scratch in the ring or past it), not explained yet.
+  // On sm_90 mma.sync's fp16 rate is half of wgmma's, so wgmma is taken wherever it fits, even
+  // with half of the block's warps left to the copies. The keys split between warpgroups (the
+  // shares of fits(), all 8 warps computing) gave wrong sums, not explained yet.
   bool fits_warpgroups(int64_t block_warps);
 
   // Before the loop, after the barrier that follows Q's tile (float32 at `q`, row stride
@@ -128,9 +124,8 @@ struct RegisterAttention {
   // With `exps` (code taking the chunks' exps and adding them to the row sums), they are taken
   // first, at the offsets as they stand, so that the MUFU starts on them as soon as the scores
   // are in, beside the tree and the test; where the test moves an offset, the row sums are put
-  // back and the exps taken again. On an H100, gqa's chunk kernel at b = 8: 18.5–18.7 us with
-  // the running maximum, 18.8 with the test before the exps, 17.3–17.5 with the exps first
-  // (RESULTS.md, twenty-fifth session). Without `exps` the caller takes them after the update.
+  // back and the exps taken again: the shuffles and the rescale do not sit between the scores and
+  // their exps. Without `exps` the caller takes them after the update.
   void emit_softmax_update(Printer &p, int64_t first, int64_t last, const std::string &drain,
                            const std::function<void()> &exps) const;
 
@@ -168,11 +163,10 @@ struct RegisterAttention {
   // the accumulator keeps no rows × keys state). With several shares of the keys, shares 1… first
   // leave theirs in `scratch` (scratch_floats()) and, after a barrier, the warps of share 0 add
   // them to their own registers and write the totals: no pass over an accumulator in shared
-  // memory, no barrier between the sum and a kernel output (on an H100, a split attention's chunk
-  // kernel 11.2 -> 10.6 us against summing every share block-wide into the accumulators, then
-  // storing those; atomic float adds to shared memory are compare-and-swap loops, which 8 warps
-  // adding to the same elements made slower than the whole iteration). The caller puts a barrier
-  // before anything reads a destination in shared memory.
+  // memory, no barrier between the sum and a kernel output (cheaper than summing every share
+  // block-wide into the accumulators and storing those; atomic float adds to shared memory are
+  // compare-and-swap loops, which 8 warps adding to the same elements made slower than the whole
+  // iteration). The caller puts a barrier before anything reads a destination in shared memory.
   void emit_finish(Printer &p, const Destination &ev, const Destination &e_sum, const std::string &scratch) const;
 };
 

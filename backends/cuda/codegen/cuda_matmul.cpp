@@ -136,9 +136,9 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
 // 8t…8t + 7 in one load (word 2s + h is the pair of step s, half h), and B's rows follow: tile
 // u = 2s + h's row r, which lane r loads, is the batch's row 8(r/2) + 2u + r%2. Loaded in the
 // natural order, A's operands were 16 two-byte loads per lane and batch against B's four 16-byte
-// ones (rmsnorm_linear at b = 8 on an H100: 32.1 -> 27.4 us for the product alone; gated_mlp's
-// 22.1 -> 20.8). A must be 16-byte aligned (the caller tests it with B). The remainder loop (a
-// slice that is not a multiple of 32) takes k steps of 16 in the natural order.
+// ones, and held the product below the rate at which it streams B. A must be 16-byte aligned (the
+// caller tests it with B). The remainder loop (a slice that is not a multiple of 32) takes k steps
+// of 16 in the natural order.
 void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int64_t slice, int64_t a_row_stride) {
   const std::string N = std::to_string(n), SL = std::to_string(slice), M = std::to_string(m);
   const std::string AS = std::to_string(a_row_stride);
@@ -221,12 +221,12 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
 // splitting k. vector_matmul_kernel emits it where vector_shape says B fits.
 //
 // 16 warps per block (fewer when k is short: at least 16 rows per k lane), so two blocks fit an
-// SM where registers allow (1024-thread blocks ran the benchmark's 192 blocks in two waves on 132
-// SMs); with few accumulators (at most 32 per lane), two resident blocks per SM (registers capped
-// at 64), so grids of up to twice the SM count run in one wave, and B rows in batches of 2; with
-// more, batches of 4, and on sm_80+ for 16-bit data the products on tensor cores (see
-// emit_vector_matmul_mma). The batch sizes, the tensor cores, and k split further over thread
-// block clusters were measured on an H100 (benchmarks/gpu/RESULTS.md, fifth session).
+// SM where registers allow (1024-thread blocks would run a grid of more blocks than SMs in two
+// waves); with few accumulators (at most 32 per lane), two resident blocks per SM (registers
+// capped at 64), so grids of up to twice the SM count run in one wave, and B rows in batches of 2;
+// with more, batches of 4, and on sm_80+ for 16-bit data the products on tensor cores (see
+// emit_vector_matmul_mma). Why these batch sizes and the tensor cores, and why k is not split
+// further over thread block clusters: docs/backends/cuda.md, "Why the generator does what it does".
 //
 // Every row block reads all of B, so the rows per block decide how often B is read: 8 with FMAs
 // (a lane's accumulators are rows × 8 columns), 16 on the tensor cores, whose m16 tiles take rows
@@ -237,12 +237,9 @@ constexpr int64_t kGroupLanes = 4, kKLanes = 32 / kGroupLanes, kMmaRows = 16;
 // 64-byte column strip), so that a kernel launched while the previous one still runs
 // (programmatic dependent launch) starts streaming its weights meanwhile. Prefetching is safe
 // there: L2 is the device's point of coherence, so a line the previous kernel writes afterwards
-// is updated in L2, and nothing enters L1 before the wait. Measured on an H100 (`yirage run
-// --cold`, benchmarks/gpu/RESULTS.md, nineteenth session), none / 1/16 / 1/8 / 1/4 of each
-// warp's slice: rmsnorm_linear at b = 1 (FMAs, slices of 256 rows) 29.3 / 27.5 / 27.6 / 28.2 us;
-// at b = 8 (tensor cores, two blocks per SM, slices of 512) 29.6 / 29.1 / 29.5 / 29.5; gated_mlp's
-// input graph (tensor cores, slices of 256) 40.6 / 41.0 / 40.3 / 40.0. 32 rows is each graph's
-// best or within 0.3 us of it; a fixed fraction is not (1/8 costs b = 8 0.4 us, 1/16 gated 0.7).
+// is updated in L2, and nothing enters L1 before the wait. A fixed number of rows, not a fraction
+// of the warp's slice: no one fraction suited every weight product, while 32 rows came out best
+// or close to it for each (docs/backends/cuda.md, "Why the generator does what it does").
 constexpr int64_t kBPrefetchRows = 32;
 // The shape of a vector matmul: {} (fits false) where B's rows are not compact 16-byte groups.
 struct VectorShape {
@@ -279,9 +276,9 @@ VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target) {
   s.col_blocks = (n + s.tile_cols - 1) / s.tile_cols;
   s.blocks = std::max<int64_t>(1, num_elements(batch_out) * s.row_blocks * s.col_blocks);
   // More blocks than multiprocessors on the tensor cores: 8 warps per block, so that two or more
-  // fit each one (their registers allow) and the grid runs in one wave instead of two
-  // (rmsnorm_linear at b = 8, 192 blocks: 36.1 -> 32.5 us on an H100; gated_mlp's 128 blocks,
-  // one per multiprocessor, lost 0.5 us with 8). Several products share the block's warps.
+  // fit each one (their registers allow) and the grid runs in one wave instead of two; a grid
+  // that fits in one wave anyway keeps 16 warps, which were faster there. Several products share
+  // the block's warps.
   s.two_per_sm = s.tensor_cores && target.multiprocessors > 0 && s.blocks > target.multiprocessors;
   s.warps_per_product = std::clamp<int64_t>(k / (kKLanes * 16), 1, std::max<int64_t>(1, (s.two_per_sm ? 8 : 16) / products));
   s.slice = ((k + s.warps_per_product - 1) / s.warps_per_product + kKLanes - 1) / kKLanes * kKLanes;

@@ -43,9 +43,8 @@ static __device__ __forceinline__ void yr_st(yr_bf16 *p, float v) {
 template <typename T>
 static __device__ __forceinline__ uint4 yr_raw16(const T *p) { return *reinterpret_cast<const uint4 *>(p); }
 // yr_stream16 is yr_raw16 for a kernel input in global memory (read-only while the kernel runs):
-// through the non-coherent path without a place in L1. On an H100 after an L2 flush that left
-// dirty lines (as timing harnesses do), it streamed the benchmark's weights 10-15% faster than
-// plain loads (benchmarks/gpu/RESULTS.md, fifth session).
+// through the non-coherent path without a place in L1. After an L2 flush that leaves dirty lines
+// (as timing harnesses do), weights stream faster this way than with plain loads.
 template <typename T>
 static __device__ __forceinline__ uint4 yr_stream16(const T *p) {
   uint4 v;

@@ -185,9 +185,8 @@ class RowsEmitter {
   // Every input's chunks, all loads issued before any value is converted so that their latencies
   // overlap: by 16-byte loads into registers where every input is 16-byte aligned (checked at run
   // time: a caller's tensor may start anywhere), else element by element. Not by the TMA unit
-  // into shared memory: on sm_90 its bulk copies made ntrans's kernel 0.2 µs longer after an L2
-  // flush that left dirty lines (benchmarks/gpu/RESULTS.md, twenty-ninth session), though they
-  // had measured faster after a cudaMemset flush (eleventh session).
+  // into shared memory: after an L2 flush that leaves dirty lines, as timing harnesses do, its
+  // bulk copies were slower on sm_90 than these loads.
   void load_inputs() {
     p_.line("const bool inputs_16 = " + vector_inputs_aligned() + ";");
     for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -208,10 +207,9 @@ class RowsEmitter {
   }
 
   // Σ over the loop's iterations of every input tile (a split loop's sum of parts): the loads of
-  // all iterations are issued before any value is added up, so that their latencies overlap (on
-  // an H100 the shared-memory pipeline of the generic code, a barrier per iteration, took 2 µs
-  // over an empty kernel for attention's 4 parts, 3.9 for 16: benchmarks/gpu/experiments/
-  // attention_split.cu). A row statistic is one element per chunk.
+  // all iterations are issued before any value is added up, so that their latencies overlap
+  // (the generic code's shared-memory pipeline waits at a barrier per iteration, which grows with
+  // the parts). A row statistic is one element per chunk.
   void sum_inputs() {
     const std::string F = std::to_string(range_), n = std::to_string(per_thread_);
     for (size_t i = 0; i < inputs_.size(); ++i) {

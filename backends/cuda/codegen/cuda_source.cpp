@@ -90,10 +90,10 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
     // The µGraph's own thread count is a cost-model parameter, not a requirement of the code.
     // A block gets at least 256 threads: fewer leave the scalar parts of block-level operators
     // (elementwise chains, reductions) latency-bound. More cost issue slots: every operator's
-    // code runs in every warp, and 1024-thread blocks measured 5-30% slower than 256-thread
-    // ones on the benchmark µGraphs on an H100 (benchmarks/gpu/RESULTS.md). The count is a
-    // constant of the source (the body's: it may add a warpgroup of producers), and
-    // __launch_bounds__ keeps the registers within what a block of that many threads may use.
+    // code runs in every warp, and 1024-thread blocks were slower than 256-thread ones on most
+    // benchmark µGraphs. The count is a constant of the source (the body's: it may add a
+    // warpgroup of producers), and __launch_bounds__ keeps the registers within what a block of
+    // that many threads may use.
     const int64_t threads = bg.config().block_threads;
     kernel.block_threads = std::clamp<int64_t>((threads + 31) / 32 * 32, kThreads, 1024);
     kernel.any_block_threads = false;

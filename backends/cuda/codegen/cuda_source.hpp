@@ -45,8 +45,8 @@ struct CudaKernel {
 };
 
 // The serial time of one for-loop iteration of a µGraph block with this generator's code (tile
-// loads and barriers), which the CUDA plugin reports as loop_iteration_seconds: measured on an
-// H100 (benchmarks/gpu/RESULTS.md).
+// loads and barriers), which the CUDA plugin reports as loop_iteration_seconds: a measured
+// figure, rounded (docs/backends/cuda.md, "Why the generator does what it does").
 inline constexpr double kCudaLoopIterationSeconds = 1e-6;
 
 // What the generated source may use on the device it is for.

@@ -432,7 +432,7 @@ void UGraphPlan::plan_stages() {
 // where the attention takes every warp asked for) only copy, and they meet at two mbarriers per
 // stage instead of a barrier of the whole block per iteration: stage_full[s] (its copies landed
 // and were made visible to the async proxy: one arrival per producer thread) and stage_empty[s]
-// (its readers are done: one per computing thread). Two computing warpgroups no longer start
+// (its readers are done: one per computing thread). Two computing warpgroups then do not start
 // every iteration together (one's softmax can run while the other's mma does), and no copy
 // waits for the slowest warp.
 void UGraphPlan::plan_producers() {
