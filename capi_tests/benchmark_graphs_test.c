@@ -29,8 +29,8 @@ static double *as_doubles(const bench_tensor *t) {
 }
 
 /* c[batch][m][n] = a[batch][m][k] · b[batch][k][n]; b_batch_stride 0 shares b. */
-static double *naive_matmul(const double *a, const double *b, int64_t batch, int64_t m, int64_t k,
-                            int64_t n, int64_t b_batch_stride) {
+static double *naive_matmul(const double *a, const double *b, int64_t batch, int64_t m, int64_t k, int64_t n,
+                            int64_t b_batch_stride) {
   double *c = calloc((size_t)(batch * m * n), sizeof *c);
   int64_t z, i, j, p;
   for (z = 0; z < batch; ++z) {
@@ -55,8 +55,7 @@ static void naive_rms_norm(double *x, int64_t rows, int64_t cols) {
   }
 }
 
-static double *naive_attention(double *q, const double *k, const double *v, int64_t b,
-                               int normalize_q) {
+static double *naive_attention(double *q, const double *k, const double *v, int64_t b, int normalize_q) {
   const int64_t heads = 2 * b, m = 256, d = 64, n = 4096;
   double *scores, *out;
   int64_t z, i, j;
@@ -170,10 +169,9 @@ static void check_graph(const char *name, yirage_dtype dtype, double tolerance) 
   EXPECT(status == YIRAGE_OK, "%s: run: %s", name, yirage_last_error_message());
   want = expected_output(name, values, 1);
   error = relative_error(&output, want);
-  EXPECT(error <= tolerance, "%s %s: relative error %.3e exceeds %.1e", name,
-         yirage_dtype_name(dtype), error, tolerance);
-  printf("%-15s %-8s relative error %.3e (tolerance %.1e)\n", name, yirage_dtype_name(dtype), error,
+  EXPECT(error <= tolerance, "%s %s: relative error %.3e exceeds %.1e", name, yirage_dtype_name(dtype), error,
          tolerance);
+  printf("%-15s %-8s relative error %.3e (tolerance %.1e)\n", name, yirage_dtype_name(dtype), error, tolerance);
   free(want);
   for (i = 0; i < n_inputs; ++i) {
     free(values[i]);

@@ -10,21 +10,19 @@
 
 static int failures = 0;
 
-#define CHECK(cond)                                                                   \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond, \
-              yirage_last_error_message());                                           \
-      ++failures;                                                                     \
-    }                                                                                 \
+#define CHECK(cond)                                                                                                 \
+  do {                                                                                                              \
+    if (!(cond)) {                                                                                                  \
+      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond, yirage_last_error_message()); \
+      ++failures;                                                                                                   \
+    }                                                                                                               \
   } while (0)
 
 #define OK(call) CHECK((call) == YIRAGE_OK)
 
 /* The call must fail with INVALID_ARGUMENT and a message containing `fragment`. */
-#define EXPECT_INVALID(call, fragment)             \
-  CHECK((call) == YIRAGE_ERROR_INVALID_ARGUMENT && \
-        strstr(yirage_last_error_message(), (fragment)) != NULL)
+#define EXPECT_INVALID(call, fragment) \
+  CHECK((call) == YIRAGE_ERROR_INVALID_ARGUMENT && strstr(yirage_last_error_message(), (fragment)) != NULL)
 
 /* Ends main: prints the outcome and returns the exit status. */
 static int finish(const char *what) {

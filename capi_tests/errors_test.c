@@ -23,8 +23,8 @@ static int failures = 0;
 static void expect_fail(yirage_status got, yirage_status want, const char *fragment, int line) {
   const char *message = yirage_last_error_message();
   if (got != want || strstr(message, fragment) == NULL) {
-    fprintf(stderr, "FAIL line %d: got %s \"%s\", want %s containing \"%s\"\n", line,
-            yirage_status_name(got), message, yirage_status_name(want), fragment);
+    fprintf(stderr, "FAIL line %d: got %s \"%s\", want %s containing \"%s\"\n", line, yirage_status_name(got), message,
+            yirage_status_name(want), fragment);
     ++failures;
   }
 }
@@ -78,24 +78,18 @@ static void test_bad_handles(void) {
   yirage_graph_release(NULL);
 
   EXPECT_FAIL(yirage_graph_exp(NULL, x, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "graph is NULL");
-  EXPECT_FAIL(yirage_graph_exp(released, x, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
+  EXPECT_FAIL(yirage_graph_exp(released, x, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "not a live yirage_graph");
+  EXPECT_FAIL(yirage_graph_exp((yirage_graph *)(void *)&not_a_handle, x, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
               "not a live yirage_graph");
-  EXPECT_FAIL(yirage_graph_exp((yirage_graph *)(void *)&not_a_handle, x, &out),
-              YIRAGE_ERROR_INVALID_ARGUMENT, "not a live yirage_graph");
   EXPECT_FAIL(yirage_graph_exp(g, NULL, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "X is NULL");
-  EXPECT_FAIL(yirage_graph_exp(g, foreign, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "belongs to another graph");
-  EXPECT_FAIL(yirage_graph_exp(g, stale, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "not a live yirage_tensor");
-  EXPECT_FAIL(yirage_graph_matmul(g, x, (yirage_tensor *)(void *)&not_a_handle, &out),
-              YIRAGE_ERROR_INVALID_ARGUMENT, "B is not a live yirage_tensor");
+  EXPECT_FAIL(yirage_graph_exp(g, foreign, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "belongs to another graph");
+  EXPECT_FAIL(yirage_graph_exp(g, stale, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "not a live yirage_tensor");
+  EXPECT_FAIL(yirage_graph_matmul(g, x, (yirage_tensor *)(void *)&not_a_handle, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
+              "B is not a live yirage_tensor");
   EXPECT_FAIL(yirage_graph_exp(g, x, NULL), YIRAGE_ERROR_INVALID_ARGUMENT, "out_tensor is NULL");
-  EXPECT_FAIL(yirage_graph_new_input(g, 2, NULL, YIRAGE_FLOAT32, &out),
-              YIRAGE_ERROR_INVALID_ARGUMENT, "dims is NULL");
-  EXPECT_FAIL(yirage_graph_mark_output(g, foreign), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "belongs to another graph");
-  EXPECT_FAIL(yirage_tensor_get_ndim(stale, NULL), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "not a live yirage_tensor");
+  EXPECT_FAIL(yirage_graph_new_input(g, 2, NULL, YIRAGE_FLOAT32, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "dims is NULL");
+  EXPECT_FAIL(yirage_graph_mark_output(g, foreign), YIRAGE_ERROR_INVALID_ARGUMENT, "belongs to another graph");
+  EXPECT_FAIL(yirage_tensor_get_ndim(stale, NULL), YIRAGE_ERROR_INVALID_ARGUMENT, "not a live yirage_tensor");
   CHECK(out == kSentinel);
   CHECK(operator_count(g) == 1);
   (void)dims;
@@ -124,31 +118,28 @@ static void test_shape_errors_leave_graph_unchanged(void) {
 
   EXPECT_FAIL(yirage_graph_matmul(g, a, b, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
               "matmul: A is [16,4096], B is [406,4096]: inner dimensions 4096 and 406 differ");
-  EXPECT_FAIL(yirage_graph_new_input(g, 7, rank7, YIRAGE_FLOAT32, &out),
-              YIRAGE_ERROR_INVALID_ARGUMENT, "rank 7 is outside 1..6");
-  EXPECT_FAIL(yirage_graph_new_input(g, 0, ok_dims, YIRAGE_FLOAT32, &out),
-              YIRAGE_ERROR_INVALID_ARGUMENT, "rank 0 is outside 1..6");
-  EXPECT_FAIL(yirage_graph_new_input(g, 2, zero_dim, YIRAGE_FLOAT32, &out),
-              YIRAGE_ERROR_INVALID_ARGUMENT, "dim 1 is 0");
-  EXPECT_FAIL(yirage_graph_new_input(g, 2, ok_dims, (yirage_dtype)9, &out),
-              YIRAGE_ERROR_INVALID_ARGUMENT, "dtype 9 is not a yirage_dtype");
-  EXPECT_FAIL(
-      yirage_graph_add(g, a, b, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
-      "add: A is [16,4096], B is [406,4096]: dim 0 sizes 16 and 406 are neither equal nor 1");
+  EXPECT_FAIL(yirage_graph_new_input(g, 7, rank7, YIRAGE_FLOAT32, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
+              "rank 7 is outside 1..6");
+  EXPECT_FAIL(yirage_graph_new_input(g, 0, ok_dims, YIRAGE_FLOAT32, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
+              "rank 0 is outside 1..6");
+  EXPECT_FAIL(yirage_graph_new_input(g, 2, zero_dim, YIRAGE_FLOAT32, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
+              "dim 1 is 0");
+  EXPECT_FAIL(yirage_graph_new_input(g, 2, ok_dims, (yirage_dtype)9, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
+              "dtype 9 is not a yirage_dtype");
+  EXPECT_FAIL(yirage_graph_add(g, a, b, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
+              "add: A is [16,4096], B is [406,4096]: dim 0 sizes 16 and 406 are neither equal nor 1");
   EXPECT_FAIL(yirage_graph_mul(g, a, h, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
               "mul: A is float16, B is float32: dtypes differ");
   EXPECT_FAIL(yirage_graph_reduction(g, a, 2, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
               "reduction: dim 2 is out of range for a tensor of rank 2");
   EXPECT_FAIL(yirage_graph_reduction_max(g, a, -3, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
               "reduction_max: dim -3 is out of range");
-  EXPECT_FAIL(yirage_graph_rms_norm(g, a, 1, bad_norm, 0.0, NULL, &out),
-              YIRAGE_ERROR_INVALID_ARGUMENT, "normalized_shape is [5]");
-  EXPECT_FAIL(yirage_graph_rms_norm(g, a, 1, norm4096, -1.0, NULL, &out),
-              YIRAGE_ERROR_INVALID_ARGUMENT, "eps");
+  EXPECT_FAIL(yirage_graph_rms_norm(g, a, 1, bad_norm, 0.0, NULL, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
+              "normalized_shape is [5]");
+  EXPECT_FAIL(yirage_graph_rms_norm(g, a, 1, norm4096, -1.0, NULL, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "eps");
   EXPECT_FAIL(yirage_graph_rms_norm(g, a, 1, norm4096, 0.0, w, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
               "rms_norm: weight is [3,4096]");
-  EXPECT_FAIL(yirage_graph_softmax(g, a, 5, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "softmax: dim 5 is out of range");
+  EXPECT_FAIL(yirage_graph_softmax(g, a, 5, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "softmax: dim 5 is out of range");
   EXPECT_FAIL(yirage_graph_concat(g, a, w, 1, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
               "concat: A is [16,4096], B is [3,4096]");
   EXPECT_FAIL(yirage_graph_concat(g, a, h, 0, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
@@ -159,14 +150,10 @@ static void test_shape_errors_leave_graph_unchanged(void) {
               "n_parts 0 must be between 1 and 16");
   EXPECT_FAIL(yirage_graph_chunk(g, a, 3, 0, parts), YIRAGE_ERROR_INVALID_ARGUMENT,
               "cannot be split into 3 equal chunks");
-  EXPECT_FAIL(yirage_graph_clamp(g, a, 1.0, -1.0, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "clamp: bounds");
-  EXPECT_FAIL(yirage_graph_clamp(g, a, NAN, 1.0, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "clamp: bounds");
-  EXPECT_FAIL(yirage_graph_mul_scalar(g, a, INFINITY, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "mul_scalar: scalar");
-  EXPECT_FAIL(yirage_graph_matmul(g, v, v, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "inner dimensions 4096 and 1 differ");
+  EXPECT_FAIL(yirage_graph_clamp(g, a, 1.0, -1.0, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "clamp: bounds");
+  EXPECT_FAIL(yirage_graph_clamp(g, a, NAN, 1.0, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "clamp: bounds");
+  EXPECT_FAIL(yirage_graph_mul_scalar(g, a, INFINITY, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "mul_scalar: scalar");
+  EXPECT_FAIL(yirage_graph_matmul(g, v, v, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "inner dimensions 4096 and 1 differ");
   EXPECT_FAIL(yirage_graph_mark_output(g, a), YIRAGE_ERROR_INVALID_ARGUMENT,
               "mark_output: the tensor is a graph input");
 
@@ -213,10 +200,8 @@ static void test_queries(void) {
   OK(yirage_tensor_get_dims(out, YIRAGE_MAX_RANK, dims));
   CHECK(dims[0] == 1 && dims[1] == 6);
   out = kSentinel;
-  EXPECT_FAIL(yirage_graph_get_input(g, 1, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "index 1 is out of range");
-  EXPECT_FAIL(yirage_graph_get_output(g, 0, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "index 0 is out of range");
+  EXPECT_FAIL(yirage_graph_get_input(g, 1, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "index 1 is out of range");
+  EXPECT_FAIL(yirage_graph_get_output(g, 0, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "index 0 is out of range");
   CHECK(out == kSentinel);
   OK(yirage_graph_get_input(g, 0, &out));
   CHECK(out == x);
@@ -262,10 +247,8 @@ static void test_run_reference_errors(void) {
 
   EXPECT_FAIL(yirage_graph_run_reference(g, ins, 1, outs, 1), YIRAGE_ERROR_INVALID_ARGUMENT,
               "the graph has 2 inputs and 1 outputs; 1 and 1 were given");
-  EXPECT_FAIL(yirage_graph_run_reference(g, NULL, 2, outs, 1), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "inputs is NULL");
-  EXPECT_FAIL(yirage_graph_run_reference(g, ins, 2, NULL, 1), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "outputs is NULL");
+  EXPECT_FAIL(yirage_graph_run_reference(g, NULL, 2, outs, 1), YIRAGE_ERROR_INVALID_ARGUMENT, "inputs is NULL");
+  EXPECT_FAIL(yirage_graph_run_reference(g, ins, 2, NULL, 1), YIRAGE_ERROR_INVALID_ARGUMENT, "outputs is NULL");
   bt.dtype.bits = 16;
   EXPECT_FAIL(yirage_graph_run_reference(g, ins, 2, outs, 1), YIRAGE_ERROR_INVALID_ARGUMENT,
               "input 1 has DLPack dtype {code 2, bits 16, lanes 1} (float16); the graph expects float32");
@@ -283,12 +266,10 @@ static void test_run_reference_errors(void) {
               "input 0 has a NULL data pointer");
   xt.data = x_data;
   yt.strides = overlapping;
-  EXPECT_FAIL(yirage_graph_run_reference(g, ins, 2, outs, 1), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "elements overlap");
+  EXPECT_FAIL(yirage_graph_run_reference(g, ins, 2, outs, 1), YIRAGE_ERROR_INVALID_ARGUMENT, "elements overlap");
   yt.strides = NULL;
   ins[1] = NULL;
-  EXPECT_FAIL(yirage_graph_run_reference(g, ins, 2, outs, 1), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "input 1 is NULL");
+  EXPECT_FAIL(yirage_graph_run_reference(g, ins, 2, outs, 1), YIRAGE_ERROR_INVALID_ARGUMENT, "input 1 is NULL");
   ins[1] = &bt;
   for (i = 0; i < 6; ++i) CHECK(y_data[i] == -7); /* failed runs wrote nothing */
 
@@ -319,8 +300,7 @@ static void *fail_on_other_thread(void *unused) {
 
 static void test_last_error_is_thread_local(void) {
   pthread_t thread;
-  EXPECT_FAIL(yirage_graph_exp(NULL, NULL, NULL), YIRAGE_ERROR_INVALID_ARGUMENT,
-              "yirage_graph_exp: graph is NULL");
+  EXPECT_FAIL(yirage_graph_exp(NULL, NULL, NULL), YIRAGE_ERROR_INVALID_ARGUMENT, "yirage_graph_exp: graph is NULL");
   CHECK(pthread_create(&thread, NULL, fail_on_other_thread, NULL) == 0);
   CHECK(pthread_join(thread, NULL) == 0);
   CHECK(other_thread_status == YIRAGE_ERROR_INVALID_ARGUMENT);

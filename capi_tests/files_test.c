@@ -98,8 +98,7 @@ static void test_errors(const char *tmp) {
   fclose(f);
   CHECK(yirage_graph_load(path, &sentinel) == YIRAGE_ERROR_CORRUPT_DATA);
   CHECK(strstr(yirage_last_error_message(), "graph file:") != NULL);
-  CHECK(yirage_graph_deserialize("{\"schema_version\": 9}", 21, &sentinel) ==
-        YIRAGE_ERROR_VERSION_MISMATCH);
+  CHECK(yirage_graph_deserialize("{\"schema_version\": 9}", 21, &sentinel) == YIRAGE_ERROR_VERSION_MISMATCH);
   CHECK(yirage_graph_deserialize(NULL, 4, &sentinel) == YIRAGE_ERROR_INVALID_ARGUMENT);
   CHECK(yirage_graph_serialize(g, (yirage_graph_format)7, &blob) == YIRAGE_ERROR_INVALID_ARGUMENT);
   CHECK(yirage_graph_save(g, NULL) == YIRAGE_ERROR_INVALID_ARGUMENT);

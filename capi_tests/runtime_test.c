@@ -131,8 +131,7 @@ int main(int argc, char **argv) {
     CHECK(out.count < in[1].count);
     data = out.dl.data;
     out.dl.data = in[1].dl.data;
-    EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL),
-                   "output 0 overlaps input 1 in memory");
+    EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL), "output 0 overlaps input 1 in memory");
     out.dl.data = (char *)in[1].dl.data + 2;
     EXPECT_INVALID(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL), "output 0 overlaps input 1");
     out.dl.data = (void *)data;
@@ -184,7 +183,7 @@ int main(int argc, char **argv) {
   stats.struct_size = sizeof stats;
   stats.unbuildable = -1;
   OK(yirage_search_result_stats(result, &stats));
-  CHECK(stats.unbuildable == 0); /* the CPU backend builds every candidate */
+  CHECK(stats.unbuildable == 0);                                  /* the CPU backend builds every candidate */
   stats.struct_size = offsetof(yirage_search_stats, unbuildable); /* an ABI 1.3 caller's */
   stats.unbuildable = -1;
   OK(yirage_search_result_stats(result, &stats));

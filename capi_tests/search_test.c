@@ -108,8 +108,7 @@ int main(int argc, char **argv) {
   stats.struct_size = 8;
   EXPECT_INVALID(yirage_search_result_stats(result, &stats), "struct_size");
   EXPECT_INVALID(yirage_search_result_num_candidates(NULL, &count), "result is NULL");
-  EXPECT_INVALID(yirage_search_result_num_candidates((yirage_search_result *)g, &count),
-                 "not a live");
+  EXPECT_INVALID(yirage_search_result_num_candidates((yirage_search_result *)g, &count), "not a live");
   yirage_search_result_release(result);
   EXPECT_INVALID(yirage_search_result_num_candidates(result, &count), "not a live");
   yirage_search_result_release(result); /* a dead handle is ignored */

@@ -45,8 +45,7 @@ int main(int argc, char **argv) {
   OK(yirage_graph_estimate_cost(plain, &h100, &plain_s));
   OK(yirage_graph_estimate_cost(fused, &h100, &fused_s));
   CHECK(fused_s > 0 && fused_s < plain_s);
-  printf("rmsnorm_linear on h100: unfused %.1f us, fused %.1f us (estimates)\n", plain_s * 1e6,
-         fused_s * 1e6);
+  printf("rmsnorm_linear on h100: unfused %.1f us, fused %.1f us (estimates)\n", plain_s * 1e6, fused_s * 1e6);
 
   /* The NVIDIA-shaped fused attention does not fit an MI300X work-group. */
   attention = load(argv[1], "gqa_fused");

@@ -104,8 +104,7 @@ static void test_errors(void) {
 
   yirage_block_graph_options_init(&options);
   options.struct_size = 8;
-  EXPECT_INVALID(yirage_block_graph_create(&options, &sentinel),
-                 "options->struct_size 8 is smaller");
+  EXPECT_INVALID(yirage_block_graph_create(&options, &sentinel), "options->struct_size 8 is smaller");
   CHECK(sentinel == (yirage_block_graph *)(void *)&failures);
   EXPECT_INVALID(yirage_block_graph_create(NULL, &bg), "options is NULL");
   yirage_block_graph_options_init(&options);
@@ -114,12 +113,10 @@ static void test_errors(void) {
   OK(yirage_block_graph_create(&options, &bg));
   EXPECT_INVALID(yirage_block_graph_new_input(bg, x, split_x, -1, &xt),
                  "dim 0 of [12,64] (12) is not divisible by grid.x = 5");
-  EXPECT_INVALID(yirage_block_graph_new_input(bg, x, bad_y, -1, &xt),
-                 "imap.y = 0 but grid.y has one block");
+  EXPECT_INVALID(yirage_block_graph_new_input(bg, x, bad_y, -1, &xt), "imap.y = 0 but grid.y has one block");
   EXPECT_INVALID(yirage_block_graph_new_input(bg, x, NULL, -1, &xt), "imap is NULL");
   OK(yirage_block_graph_new_input(bg, x, replicated, 1, &xt));
-  EXPECT_INVALID(yirage_block_graph_new_input(bg, y, replicated, 1, &out),
-                 "belongs to another kernel graph");
+  EXPECT_INVALID(yirage_block_graph_new_input(bg, y, replicated, 1, &out), "belongs to another kernel graph");
   EXPECT_INVALID(yirage_graph_exp(g, xt, &out), "belongs to another graph");
   EXPECT_INVALID(yirage_block_graph_accumulate(bg, xt, (yirage_accumulator)9, &acc),
                  "kind 9 is not a yirage_accumulator");
@@ -139,8 +136,7 @@ static void test_errors(void) {
     OK(yirage_tensor_get_dims(out, 2, got));
     CHECK(got[0] == 60 && got[1] == 16); /* [12,16] per block, 5 blocks along dim 0 */
   }
-  EXPECT_INVALID(yirage_block_graph_exp((yirage_block_graph *)g, xt, &out),
-                 "not a live yirage_block_graph");
+  EXPECT_INVALID(yirage_block_graph_exp((yirage_block_graph *)g, xt, &out), "not a live yirage_block_graph");
   yirage_block_graph_release(bg);
   yirage_block_graph_release(bg);
   yirage_graph_release(g);
@@ -182,21 +178,17 @@ static void test_equivalence(void) {
   OK(yirage_graph_exp(nested, x, &e));
   OK(yirage_graph_exp(nested, e, &ee));
   OK(yirage_graph_mark_output(nested, ee));
-  EXPECT_INVALID(yirage_graph_equivalent(plain, nested, NULL, &result),
-                 "the graphs have 2 and 1 inputs");
+  EXPECT_INVALID(yirage_graph_equivalent(plain, nested, NULL, &result), "the graphs have 2 and 1 inputs");
   CHECK(yirage_graph_equivalent(nested, nested, NULL, &result) == YIRAGE_ERROR_UNSUPPORTED &&
         strstr(yirage_last_error_message(), "exp of a value that itself depends on exp"));
   options.struct_size = 4;
-  EXPECT_INVALID(yirage_graph_equivalent(plain, fused, &options, &result),
-                 "options->struct_size 4 is smaller");
+  EXPECT_INVALID(yirage_graph_equivalent(plain, fused, &options, &result), "options->struct_size 4 is smaller");
   result.struct_size = 16;
-  EXPECT_INVALID(yirage_graph_equivalent(plain, fused, NULL, &result),
-                 "out_result->struct_size 16 is smaller");
+  EXPECT_INVALID(yirage_graph_equivalent(plain, fused, NULL, &result), "out_result->struct_size 16 is smaller");
   options.struct_size = sizeof options;
   options.trials = 0;
   result.struct_size = sizeof result;
-  EXPECT_INVALID(yirage_graph_equivalent(plain, fused, &options, &result),
-                 "trials must be at least 1");
+  EXPECT_INVALID(yirage_graph_equivalent(plain, fused, &options, &result), "trials must be at least 1");
   EXPECT_INVALID(yirage_graph_equivalent(plain, NULL, NULL, &result), "graph is NULL");
   (void)hidden;
   yirage_graph_release(plain);

@@ -33,8 +33,7 @@ std::vector<Expectation> load_expectations(const std::string &path) {
   return expectations;
 }
 
-const Expectation *find_expectation(const std::vector<Expectation> &expectations,
-                                    const std::string &name) {
+const Expectation *find_expectation(const std::vector<Expectation> &expectations, const std::string &name) {
   for (const Expectation &e : expectations) {
     if (fnmatch(e.pattern.c_str(), name.c_str(), 0) == 0) return &e;
   }

@@ -27,8 +27,7 @@ struct Expectation {
 std::vector<Expectation> load_expectations(const std::string &path);
 
 // The line that applies to `name`, or nullptr.
-const Expectation *find_expectation(const std::vector<Expectation> &expectations,
-                                    const std::string &name);
+const Expectation *find_expectation(const std::vector<Expectation> &expectations, const std::string &name);
 
 enum class Verdict { kAsExpected, kUnexpected, kUnexpectedPass };
 Verdict judge(const TestResult &result, const Expectation *expectation);

@@ -17,8 +17,7 @@ class GuardPage {
   explicit GuardPage(size_t size) : size_(size) {
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     pages_ = (size + page - 1) / page * page + page;
-    base_ = static_cast<uint8_t *>(
-        mmap(nullptr, pages_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    base_ = static_cast<uint8_t *>(mmap(nullptr, pages_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     mprotect(base_ + pages_ - page, page, PROT_NONE);
     data_ = base_ + pages_ - page - size;
   }
@@ -44,9 +43,7 @@ template <class T>
 class WithTail {
  public:
   static constexpr uint8_t kCanary = 0xA5;
-  explicit WithTail(size_t tail) : bytes_(sizeof(T) + tail, kCanary) {
-    std::memset(bytes_.data(), 0, sizeof(T));
-  }
+  explicit WithTail(size_t tail) : bytes_(sizeof(T) + tail, kCanary) { std::memset(bytes_.data(), 0, sizeof(T)); }
   T *get() { return reinterpret_cast<T *>(bytes_.data()); }
   size_t size() const { return bytes_.size(); }
   bool untouched() const {

@@ -122,23 +122,35 @@ int main(int argc, char **argv) {
       char *end = nullptr;
       const double n = std::strtod(text.c_str(), &end);
       if (end == text.c_str() || *end != '\0' || !(n >= lo && n <= hi)) {
-        usage_error(arg + " takes a number in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                    "], not '" + text + "'");
+        usage_error(arg + " takes a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], not '" + text +
+                    "'");
       }
       return n;
     };
-    if (arg == "--plugin") plugin = value();
-    else if (arg == "--device") options.session.device = static_cast<int32_t>(number(0, 1 << 20));
-    else if (arg == "--filter") filters.push_back(value());
-    else if (arg == "--list") list = true;
-    else if (arg == "--expectations") expectations_path = value();
-    else if (arg == "--json") json = value();
-    else if (arg == "--junit") junit = value();
-    else if (arg == "--timeout") options.timeout_seconds = number(1, 86400);
-    else if (arg == "--jobs") options.jobs = static_cast<int>(number(1, 256));
-    else if (arg == "--cache") options.session.cache_dir = value();
-    else if (arg == "--no-fork") options.isolate = false;
-    else if (arg == "--quiet") quiet = true;
+    if (arg == "--plugin")
+      plugin = value();
+    else if (arg == "--device")
+      options.session.device = static_cast<int32_t>(number(0, 1 << 20));
+    else if (arg == "--filter")
+      filters.push_back(value());
+    else if (arg == "--list")
+      list = true;
+    else if (arg == "--expectations")
+      expectations_path = value();
+    else if (arg == "--json")
+      json = value();
+    else if (arg == "--junit")
+      junit = value();
+    else if (arg == "--timeout")
+      options.timeout_seconds = number(1, 86400);
+    else if (arg == "--jobs")
+      options.jobs = static_cast<int>(number(1, 256));
+    else if (arg == "--cache")
+      options.session.cache_dir = value();
+    else if (arg == "--no-fork")
+      options.isolate = false;
+    else if (arg == "--quiet")
+      quiet = true;
     else if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
@@ -175,8 +187,8 @@ int main(int argc, char **argv) {
   const auto results = yc::run_tests(chosen, options, [&](const yc::TestResult &r) {
     ++finished;
     if (quiet) return;
-    std::printf("[%4zu/%zu] %-12s %s (%.1f s)\n", finished, chosen.size(), yc::outcome_name(r.outcome),
-                r.name.c_str(), r.seconds);
+    std::printf("[%4zu/%zu] %-12s %s (%.1f s)\n", finished, chosen.size(), yc::outcome_name(r.outcome), r.name.c_str(),
+                r.seconds);
     if (r.outcome != yc::Outcome::kPass && !r.message.empty()) std::printf("             %s\n", r.message.c_str());
     std::fflush(stdout);
   });

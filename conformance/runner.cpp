@@ -41,7 +41,9 @@ TestResult run_in_process(const TestCase &test, const SessionOptions &options) {
 namespace {
 
 // The child's report on its pipe: the outcome's name, a newline, the message.
-std::string encode(const TestResult &r) { return std::string(outcome_name(r.outcome)) + "\n" + r.message; }
+std::string encode(const TestResult &r) {
+  return std::string(outcome_name(r.outcome)) + "\n" + r.message;
+}
 
 void write_all(int fd, const std::string &text) {
   size_t done = 0;
@@ -120,8 +122,7 @@ TestResult finish(const TestCase &test, Child &child, bool timed_out, double tim
 
 }  // namespace
 
-std::vector<TestResult> run_tests(const std::vector<const TestCase *> &tests,
-                                  const RunOptions &options,
+std::vector<TestResult> run_tests(const std::vector<const TestCase *> &tests, const RunOptions &options,
                                   const std::function<void(const TestResult &)> &done) {
   std::vector<TestResult> results(tests.size());
   if (!options.isolate) {

@@ -26,8 +26,7 @@ struct RunOptions {
 
 // Runs `tests` and calls `done` for each result as it arrives (in completion order); returns
 // the results in the order of `tests`.
-std::vector<TestResult> run_tests(const std::vector<const TestCase *> &tests,
-                                  const RunOptions &options,
+std::vector<TestResult> run_tests(const std::vector<const TestCase *> &tests, const RunOptions &options,
                                   const std::function<void(const TestResult &)> &done);
 
 // One test in this process: what the child does.

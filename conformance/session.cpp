@@ -18,17 +18,22 @@ const char *outcome_name(Outcome outcome) {
 }
 
 std::optional<Outcome> outcome_from_name(const std::string &name) {
-  for (Outcome o : {Outcome::kPass, Outcome::kFail, Outcome::kNotSupported, Outcome::kCrash,
-                    Outcome::kTimeout}) {
+  for (Outcome o : {Outcome::kPass, Outcome::kFail, Outcome::kNotSupported, Outcome::kCrash, Outcome::kTimeout}) {
     if (name == outcome_name(o)) return o;
   }
   return std::nullopt;
 }
 
-void fail(const std::string &message) { throw TestFailure(message); }
-void not_supported(const std::string &message) { throw TestNotSupported(message); }
+void fail(const std::string &message) {
+  throw TestFailure(message);
+}
+void not_supported(const std::string &message) {
+  throw TestNotSupported(message);
+}
 
-const char *status_name(yirage_status status) { return yirage::status_name(static_cast<int>(status)); }
+const char *status_name(yirage_status status) {
+  return yirage::status_name(static_cast<int>(status));
+}
 
 yirage_backend_error new_error() {
   yirage_backend_error error;
@@ -43,8 +48,8 @@ void expect_ok(yirage_status status, const yirage_backend_error &error, const st
   }
 }
 
-void expect_error(yirage_status status, const yirage_backend_error &error,
-                  std::initializer_list<yirage_status> allowed, const std::string &what) {
+void expect_error(yirage_status status, const yirage_backend_error &error, std::initializer_list<yirage_status> allowed,
+                  const std::string &what) {
   std::string names;
   bool found = false;
   for (yirage_status s : allowed) {
@@ -79,8 +84,7 @@ const yirage_backend_api &Session::api() {
   const yirage_backend_api *api = entry_(YIRAGE_BACKEND_ABI_MAJOR, YIRAGE_BACKEND_ABI_MINOR);
   if (api == nullptr) fail("the entry point returned NULL for this host's ABI version");
   try {
-    runtime::check_plugin_version(options_.plugin_path, api->abi_major, api->abi_minor,
-                                  api->struct_size);
+    runtime::check_plugin_version(options_.plugin_path, api->abi_major, api->abi_minor, api->struct_size);
   } catch (const Error &e) {
     fail(e.what());
   }
@@ -117,7 +121,9 @@ int32_t Session::device() {
   return options_.device;
 }
 
-const runtime::DeviceInfo &Session::device_info() { return plugin().device(device()); }
+const runtime::DeviceInfo &Session::device_info() {
+  return plugin().device(device());
+}
 
 void Session::need_dtype(DType dtype) {
   if ((device_info().raw.dtypes & (1u << static_cast<int>(dtype))) == 0) {

@@ -41,8 +41,8 @@ yirage_backend_error new_error();
 // Fails with `what`, the status and the plugin's message unless `status` is YIRAGE_OK.
 void expect_ok(yirage_status status, const yirage_backend_error &error, const std::string &what);
 // Fails unless `status` is one of `allowed`, the channel repeats it and carries a message.
-void expect_error(yirage_status status, const yirage_backend_error &error,
-                  std::initializer_list<yirage_status> allowed, const std::string &what);
+void expect_error(yirage_status status, const yirage_backend_error &error, std::initializer_list<yirage_status> allowed,
+                  const std::string &what);
 
 struct SessionOptions {
   std::string plugin_path;

@@ -5,9 +5,9 @@
 #include <cstddef>
 
 #include "benchmark_ugraphs.hpp"
-#include "serialize/kernel_program.hpp"
 #include "guarded.hpp"
 #include "ir/block_graph.hpp"
+#include "serialize/kernel_program.hpp"
 #include "suite.hpp"
 
 namespace yirage::conformance {
@@ -28,8 +28,7 @@ void entry_table(Session &s) {
   expect(missing.empty(), "NULL entries in the table:" + names);
   expect(api.name != nullptr && api.name[0] != '\0', "the plugin has no name");
   for (const char *c = api.name; *c; ++c) {
-    expect(std::islower(static_cast<unsigned char>(*c)) || std::isdigit(static_cast<unsigned char>(*c)) ||
-               *c == '_',
+    expect(std::islower(static_cast<unsigned char>(*c)) || std::isdigit(static_cast<unsigned char>(*c)) || *c == '_',
            std::string("the name '") + api.name + "' is not lowercase [a-z0-9_]");
   }
   expect(api.version != nullptr, "the plugin's version is NULL");
@@ -40,8 +39,8 @@ void entry_table(Session &s) {
 void entry_versions(Session &s, uint32_t major, uint32_t minor) {
   const yirage_backend_api *api = s.entry()(major, minor);
   if (major == YIRAGE_BACKEND_ABI_MAJOR) {
-    expect(api != nullptr, "the entry point refused a host of ABI " + std::to_string(major) + "." +
-                               std::to_string(minor));
+    expect(api != nullptr,
+           "the entry point refused a host of ABI " + std::to_string(major) + "." + std::to_string(minor));
     expect(api->abi_major == YIRAGE_BACKEND_ABI_MAJOR, "the table claims another major");
   } else if (api != nullptr) {
     expect(api->abi_major != major || major == YIRAGE_BACKEND_ABI_MAJOR,
@@ -49,8 +48,7 @@ void entry_versions(Session &s, uint32_t major, uint32_t minor) {
   }
 }
 
-void create_with(Session &s, const yirage_backend_host *host, yirage_status want,
-                 const std::string &what) {
+void create_with(Session &s, const yirage_backend_host *host, yirage_status want, const std::string &what) {
   const yirage_backend_api &api = s.api();
   yirage_backend_instance *instance = sentinel<yirage_backend_instance>();
   yirage_backend_error error = new_error();
@@ -102,13 +100,11 @@ void create_null(Session &s) {
   const yirage_backend_api &api = s.api();
   yirage_backend_error error = new_error();
   yirage_backend_instance *instance = sentinel<yirage_backend_instance>();
-  expect_error(api.create(nullptr, &instance, &error), error, {YIRAGE_ERROR_INVALID_ARGUMENT},
-               "create(NULL host)");
+  expect_error(api.create(nullptr, &instance, &error), error, {YIRAGE_ERROR_INVALID_ARGUMENT}, "create(NULL host)");
   expect(instance == sentinel<yirage_backend_instance>(), "create(NULL host) wrote out_instance");
   const yirage_backend_host host = s.host();
   error = new_error();
-  expect_error(api.create(&host, nullptr, &error), error, {YIRAGE_ERROR_INVALID_ARGUMENT},
-               "create(host, NULL)");
+  expect_error(api.create(&host, nullptr, &error), error, {YIRAGE_ERROR_INVALID_ARGUMENT}, "create(host, NULL)");
 }
 
 // Two live instances at once, created and destroyed in either order.
@@ -169,8 +165,7 @@ void out_untouched(Session &s) {
     error = new_error();
     expect_error(api.device_info(instance, device, info.get(), &error), error,
                  {YIRAGE_ERROR_NOT_FOUND, YIRAGE_ERROR_INVALID_ARGUMENT}, "device_info of " + d);
-    expect(info.get()->name[0] == 0x5e && info.get()->name[127] == 0x5e,
-           "device_info of " + d + " wrote out_info");
+    expect(info.get()->name[0] == 0x5e && info.get()->name[127] == 0x5e, "device_info of " + d + " wrote out_info");
 
     yirage_backend_buffer *buffer = sentinel<yirage_backend_buffer>();
     error = new_error();
@@ -187,9 +182,8 @@ void out_untouched(Session &s) {
     const std::vector<uint8_t> program = exp_program(8);
     yirage_backend_executable *executable = sentinel<yirage_backend_executable>();
     error = new_error();
-    expect_error(api.compile(instance, device, program.data(), program.size(), nullptr, &executable,
-                             &error),
-                 error, {YIRAGE_ERROR_NOT_FOUND, YIRAGE_ERROR_INVALID_ARGUMENT}, "compile on " + d);
+    expect_error(api.compile(instance, device, program.data(), program.size(), nullptr, &executable, &error), error,
+                 {YIRAGE_ERROR_NOT_FOUND, YIRAGE_ERROR_INVALID_ARGUMENT}, "compile on " + d);
     expect(executable == sentinel<yirage_backend_executable>(), "compile on " + d + " wrote out_executable");
   }
   int32_t n = -7;
@@ -224,8 +218,7 @@ void device_info_with(Session &s, size_t struct_size, size_t tail, yirage_status
 }
 
 void device_info_smaller(Session &s) {
-  device_info_with(s, offsetof(yirage_backend_device_info, dtypes), 0,
-                   YIRAGE_ERROR_INVALID_ARGUMENT);
+  device_info_with(s, offsetof(yirage_backend_device_info, dtypes), 0, YIRAGE_ERROR_INVALID_ARGUMENT);
 }
 void device_info_larger(Session &s) {
   device_info_with(s, sizeof(yirage_backend_device_info) + 64, 64, YIRAGE_OK);
@@ -238,12 +231,11 @@ void compile_options(Session &s) {
   const int32_t device = s.device();
   s.need_dtype(DType::kFloat32);
   const std::vector<uint8_t> program = exp_program(8);
-  auto compile = [&](const yirage_backend_compile_options *options, yirage_status want,
-                     const std::string &what) {
+  auto compile = [&](const yirage_backend_compile_options *options, yirage_status want, const std::string &what) {
     yirage_backend_executable *executable = sentinel<yirage_backend_executable>();
     yirage_backend_error error = new_error();
-    const yirage_status status = api.compile(s.instance(), device, program.data(), program.size(),
-                                             options, &executable, &error);
+    const yirage_status status =
+        api.compile(s.instance(), device, program.data(), program.size(), options, &executable, &error);
     if (want == YIRAGE_OK) {
       expect_ok(status, error, what);
       api.executable_release(executable);
@@ -263,8 +255,7 @@ void compile_options(Session &s) {
   }
   for (int32_t level : {-1, 4, 99}) {
     yirage_backend_compile_options options{sizeof(yirage_backend_compile_options), level};
-    compile(&options, YIRAGE_ERROR_INVALID_ARGUMENT,
-            "compile at optimization_level " + std::to_string(level));
+    compile(&options, YIRAGE_ERROR_INVALID_ARGUMENT, "compile at optimization_level " + std::to_string(level));
   }
   yirage_backend_compile_options small{offsetof(yirage_backend_compile_options, optimization_level), 3};
   compile(&small, YIRAGE_ERROR_INVALID_ARGUMENT, "compile with options smaller than ABI 1.0's");
@@ -307,15 +298,14 @@ void estimate_answers(Session &s) {
   const yirage_status status = estimate(s.instance(), device, program.data(), program.size(), &e, &error);
   if (status == YIRAGE_ERROR_UNSUPPORTED) {
     yirage_backend_error supported = new_error();
-    expect(s.api().supports(s.instance(), device, program.data(), program.size(), &supported) ==
-               YIRAGE_ERROR_UNSUPPORTED,
-           "estimate refused gated_mlp's µGraph that supports() accepts");
+    expect(
+        s.api().supports(s.instance(), device, program.data(), program.size(), &supported) == YIRAGE_ERROR_UNSUPPORTED,
+        "estimate refused gated_mlp's µGraph that supports() accepts");
     return;
   }
   expect_ok(status, error, "estimate of gated_mlp's µGraph");
   expect(e.loop_waits == -1 || (e.loop_waits >= 1 && e.loop_waits <= range),
-         "estimate of a loop of " + std::to_string(range) + " iterations: loop_waits " +
-             std::to_string(e.loop_waits));
+         "estimate of a loop of " + std::to_string(range) + " iterations: loop_waits " + std::to_string(e.loop_waits));
 }
 
 // Its refusals, each leaving *out_estimate as it was: NULL out_estimate, one smaller than ABI

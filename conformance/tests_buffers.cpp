@@ -41,11 +41,9 @@ std::vector<uint8_t> random_bytes(size_t n, uint64_t seed) {
   return bytes;
 }
 
-void expect_same(const std::vector<uint8_t> &got, const std::vector<uint8_t> &want,
-                 const std::string &what) {
+void expect_same(const std::vector<uint8_t> &got, const std::vector<uint8_t> &want, const std::string &what) {
   const auto at = std::mismatch(got.begin(), got.end(), want.begin());
-  expect(at.first == got.end(),
-         what + ": byte " + std::to_string(at.first - got.begin()) + " differs");
+  expect(at.first == got.end(), what + ": byte " + std::to_string(at.first - got.begin()) + " differs");
 }
 
 // Allocates `bytes`, fills it, reads it back and releases it.
@@ -74,9 +72,8 @@ void odd_round_trips(Session &s) {
   Buffer b = alloc(s, size);
   std::vector<uint8_t> shadow = random_bytes(size, 7);
   write(s, b.get(), 0, shadow);
-  const std::pair<size_t, size_t> ranges[] = {{0, 1},     {3, 17},     {1, 4093}, {4095, 4097},
-                                              {9999, 8},  {size - 1, 1}, {5, 0},   {size, 0},
-                                              {127, 129}, {2, size - 2}};
+  const std::pair<size_t, size_t> ranges[] = {{0, 1},        {3, 17}, {1, 4093}, {4095, 4097}, {9999, 8},
+                                              {size - 1, 1}, {5, 0},  {size, 0}, {127, 129},   {2, size - 2}};
   uint64_t seed = 100;
   for (const auto &[offset, bytes] : ranges) {
     const std::vector<uint8_t> data = random_bytes(bytes, ++seed);
@@ -85,8 +82,7 @@ void odd_round_trips(Session &s) {
     expect_same(read(s, b.get(), offset, bytes), data,
                 "read back [" + std::to_string(offset) + ", +" + std::to_string(bytes) + ")");
     expect_same(read(s, b.get(), 0, size), shadow,
-                "the whole buffer after writing [" + std::to_string(offset) + ", +" +
-                    std::to_string(bytes) + ")");
+                "the whole buffer after writing [" + std::to_string(offset) + ", +" + std::to_string(bytes) + ")");
   }
 }
 
@@ -97,8 +93,8 @@ void out_of_range(Session &s) {
   const std::vector<uint8_t> data = random_bytes(size, 3);
   write(s, b.get(), 0, data);
   std::vector<uint8_t> scratch(1024, 0x11);
-  const std::pair<size_t, size_t> ranges[] = {
-      {0, size + 1}, {size, 1}, {size + 1, 0}, {1, SIZE_MAX}, {SIZE_MAX, 2}, {200, 100}};
+  const std::pair<size_t, size_t> ranges[] = {{0, size + 1}, {size, 1},     {size + 1, 0},
+                                              {1, SIZE_MAX}, {SIZE_MAX, 2}, {200, 100}};
   for (const auto &[offset, bytes] : ranges) {
     const std::string what = "[" + std::to_string(offset) + ", +" + std::to_string(bytes) + ")";
     yirage_backend_error error = new_error();
@@ -121,8 +117,7 @@ void out_of_memory(Session &s) {
     yirage_backend_buffer *raw = reinterpret_cast<yirage_backend_buffer *>(uintptr_t{0x5e77});
     yirage_backend_error error = new_error();
     const yirage_status status = s.api().buffer_alloc(s.instance(), s.device(), bytes, &raw, &error);
-    expect_error(status, error, {YIRAGE_ERROR_OUT_OF_MEMORY},
-                 "buffer_alloc of " + std::to_string(bytes) + " bytes");
+    expect_error(status, error, {YIRAGE_ERROR_OUT_OF_MEMORY}, "buffer_alloc of " + std::to_string(bytes) + " bytes");
     expect(raw == reinterpret_cast<yirage_backend_buffer *>(uintptr_t{0x5e77}),
            "a failed buffer_alloc wrote out_buffer");
   }
@@ -147,8 +142,8 @@ void wrap(Session &s) {
   std::vector<uint8_t> memory = random_bytes(1000, 9);
   yirage_backend_buffer *raw = nullptr;
   yirage_backend_error error = new_error();
-  expect_ok(s.api().buffer_wrap(s.instance(), s.device(), memory.data(), memory.size(), &raw, &error),
-            error, "buffer_wrap");
+  expect_ok(s.api().buffer_wrap(s.instance(), s.device(), memory.data(), memory.size(), &raw, &error), error,
+            "buffer_wrap");
   Buffer b(raw, runtime::BufferRelease{&s.api()});
   expect_same(read(s, b.get(), 0, memory.size()), memory, "reading wrapped memory");
   const std::vector<uint8_t> data = random_bytes(10, 10);
@@ -164,8 +159,7 @@ void wrap(Session &s) {
 
 void add_buffer_tests(std::vector<TestCase> &tests) {
   for (size_t bytes : {size_t{0}, size_t{1}, size_t{3}, size_t{4097}, size_t{1} << 20}) {
-    tests.push_back({"buffers.alloc." + std::to_string(bytes),
-                     [bytes](Session &s) { alloc_size(s, bytes); }});
+    tests.push_back({"buffers.alloc." + std::to_string(bytes), [bytes](Session &s) { alloc_size(s, bytes); }});
   }
   tests.push_back({"buffers.alloc.large", alloc_large});
   tests.push_back({"buffers.round_trip_odd_ranges", odd_round_trips});

@@ -23,8 +23,8 @@ void count_and_reason(Session &s) {
 template <class T>
 void in_range(const char *name, T value, double low, double high) {
   expect(static_cast<double>(value) >= low && static_cast<double>(value) <= high,
-         std::string(name) + " = " + std::to_string(value) + " is outside [" +
-             std::to_string(low) + ", " + std::to_string(high) + "]");
+         std::string(name) + " = " + std::to_string(value) + " is outside [" + std::to_string(low) + ", " +
+             std::to_string(high) + "]");
 }
 
 void properties(Session &s) {
@@ -59,9 +59,20 @@ void properties(Session &s) {
   if (raw.dtypes & (1u << YIRAGE_BFLOAT16)) {
     in_range("peak_flops_bfloat16", t.peak_flops_bfloat16, 1e8, 1e18);
   }
-  const int32_t known_devices[] = {kDLCPU, kDLCUDA, kDLCUDAHost, kDLOpenCL, kDLVulkan, kDLMetal,
-                                   kDLVPI, kDLROCM, kDLROCMHost, kDLExtDev, kDLCUDAManaged,
-                                   14 /* kDLOneAPI in DLPack 1.x */, 15 /* kDLWebGPU */, 16 /* kDLHexagon */};
+  const int32_t known_devices[] = {kDLCPU,
+                                   kDLCUDA,
+                                   kDLCUDAHost,
+                                   kDLOpenCL,
+                                   kDLVulkan,
+                                   kDLMetal,
+                                   kDLVPI,
+                                   kDLROCM,
+                                   kDLROCMHost,
+                                   kDLExtDev,
+                                   kDLCUDAManaged,
+                                   14 /* kDLOneAPI in DLPack 1.x */,
+                                   15 /* kDLWebGPU */,
+                                   16 /* kDLHexagon */};
   bool known_device = false;
   for (int32_t k : known_devices) known_device = known_device || raw.dlpack_device_type == k;
   expect(known_device, "unknown dlpack_device_type " + std::to_string(raw.dlpack_device_type));

@@ -17,13 +17,12 @@ void compile_junk(Session &s) {
   std::mt19937_64 rng(3);
   std::vector<uint8_t> junk(512);
   for (uint8_t &b : junk) b = static_cast<uint8_t>(rng());
-  const std::vector<std::vector<uint8_t>> programs = {
-      junk, std::vector<uint8_t>(8, 0), std::vector<uint8_t>(1, 0xFF)};
+  const std::vector<std::vector<uint8_t>> programs = {junk, std::vector<uint8_t>(8, 0), std::vector<uint8_t>(1, 0xFF)};
   for (const std::vector<uint8_t> &program : programs) {
     yirage_backend_executable *executable = kUntouched;
     yirage_backend_error error = new_error();
-    const yirage_status status = s.api().compile(s.instance(), device, program.data(),
-                                                 program.size(), nullptr, &executable, &error);
+    const yirage_status status =
+        s.api().compile(s.instance(), device, program.data(), program.size(), nullptr, &executable, &error);
     expect_error(status, error, {YIRAGE_ERROR_CORRUPT_DATA},
                  "compile of " + std::to_string(program.size()) + " junk bytes");
     expect(executable == kUntouched, "a failed compile wrote out_executable");
@@ -46,8 +45,7 @@ void truncated(Session &s) {
   }
   yirage_backend_executable *executable = kUntouched;
   yirage_backend_error error = new_error();
-  expect_error(s.api().compile(s.instance(), device, program.data(), program.size() / 2, nullptr,
-                               &executable, &error),
+  expect_error(s.api().compile(s.instance(), device, program.data(), program.size() / 2, nullptr, &executable, &error),
                error, {YIRAGE_ERROR_CORRUPT_DATA}, "compile of half a program");
   expect(executable == kUntouched, "a failed compile wrote out_executable");
 }
@@ -66,8 +64,9 @@ void mutated(Session &s) {
     yirage_backend_error error = new_error();
     const yirage_status status = s.api().supports(s.instance(), device, bytes.data(), bytes.size(), &error);
     if (status != YIRAGE_OK) {
-      expect_error(status, error, {YIRAGE_ERROR_CORRUPT_DATA, YIRAGE_ERROR_UNSUPPORTED,
-                                   YIRAGE_ERROR_VERSION_MISMATCH, YIRAGE_ERROR_INVALID_ARGUMENT},
+      expect_error(status, error,
+                   {YIRAGE_ERROR_CORRUPT_DATA, YIRAGE_ERROR_UNSUPPORTED, YIRAGE_ERROR_VERSION_MISMATCH,
+                    YIRAGE_ERROR_INVALID_ARGUMENT},
                    "supports of mutation " + std::to_string(i));
     }
   }
@@ -100,8 +99,7 @@ void bad_launches(Session &s) {
   Launchable l;
   l.api = &s.api();
   yirage_backend_error error = new_error();
-  expect_ok(s.api().compile(s.instance(), device, program.data(), program.size(), nullptr,
-                            &l.executable, &error),
+  expect_ok(s.api().compile(s.instance(), device, program.data(), program.size(), nullptr, &l.executable, &error),
             error, "compile");
   Buffer in = alloc(s, 32, 0), out = alloc(s, 32, 0xEE), short_out = alloc(s, 31, 0xEE);
   yirage_backend_buffer *ins[] = {in.get(), in.get()};
@@ -126,9 +124,8 @@ void bad_launches(Session &s) {
   };
   for (const auto &c : cases) {
     error = new_error();
-    expect_error(s.api().launch(l.executable, nullptr, c.inputs, c.num_inputs, c.outputs,
-                                c.num_outputs, &error),
-                 error, {YIRAGE_ERROR_INVALID_ARGUMENT}, std::string("launch with ") + c.what);
+    expect_error(s.api().launch(l.executable, nullptr, c.inputs, c.num_inputs, c.outputs, c.num_outputs, &error), error,
+                 {YIRAGE_ERROR_INVALID_ARGUMENT}, std::string("launch with ") + c.what);
   }
   expect_ok(s.api().synchronize(s.instance(), device, nullptr, &error), error, "synchronize");
   std::vector<uint8_t> bytes(31);
@@ -137,8 +134,8 @@ void bad_launches(Session &s) {
     for (uint8_t x : bytes) expect(x == 0xEE, "a refused launch wrote an output");
   }
   error = new_error();
-  expect_error(s.api().launch(nullptr, nullptr, ins, 1, outs, 1, &error), error,
-               {YIRAGE_ERROR_INVALID_ARGUMENT}, "launch of a NULL executable");
+  expect_error(s.api().launch(nullptr, nullptr, ins, 1, outs, 1, &error), error, {YIRAGE_ERROR_INVALID_ARGUMENT},
+               "launch of a NULL executable");
 }
 
 void unrecorded_timers(Session &s) {

@@ -8,9 +8,9 @@
 #include <thread>
 
 #include "benchmark_ugraphs.hpp"
-#include "serialize/kernel_program.hpp"
 #include "runtime/measure.hpp"
 #include "search/loop_split.hpp"
+#include "serialize/kernel_program.hpp"
 #include "suite.hpp"
 
 namespace yirage::conformance {
@@ -29,11 +29,9 @@ uint64_t seed_of(const std::string &name) {
 // NotSupported with the plugin's reason; any other error fails it.
 void need_support(Session &s, const KernelGraph &graph) {
   for (size_t i : serialize::kernel_operators(graph)) {
-    const std::vector<uint8_t> program =
-        serialize::kernel_program_to_bytes(serialize::make_kernel_program(graph, i));
+    const std::vector<uint8_t> program = serialize::kernel_program_to_bytes(serialize::make_kernel_program(graph, i));
     yirage_backend_error error = new_error();
-    const yirage_status status =
-        s.api().supports(s.instance(), s.device(), program.data(), program.size(), &error);
+    const yirage_status status = s.api().supports(s.instance(), s.device(), program.data(), program.size(), &error);
     if (status == YIRAGE_ERROR_UNSUPPORTED) not_supported(error.message);
     expect_ok(status, error, std::string("supports(") + op_name(graph.operators()[i].kind) + ")");
   }
@@ -48,8 +46,8 @@ runtime::MeasureOptions checked_options(uint64_t seed) {
 }
 
 // Runs `candidate` on the device and compares it with `reference` evaluated by the executor.
-void check_graph(Session &s, const KernelGraph &reference, const KernelGraph &candidate,
-                 uint64_t seed, const std::string &what) {
+void check_graph(Session &s, const KernelGraph &reference, const KernelGraph &candidate, uint64_t seed,
+                 const std::string &what) {
   need_support(s, candidate);
   runtime::Measurer measurer(s.plugin(), s.device(), reference, checked_options(seed));
   const runtime::Measurement m = measurer.measure(candidate, false);
@@ -104,44 +102,34 @@ Builder reduction_case(OpKind kind) {
 
 std::vector<OpCase> op_cases() {
   std::vector<OpCase> cases;
-  for (OpKind kind : {OpKind::kExp, OpKind::kSilu, OpKind::kGelu, OpKind::kRelu, OpKind::kSqrt,
-                      OpKind::kSquare, OpKind::kSigmoid, OpKind::kLog, OpKind::kNeg}) {
+  for (OpKind kind : {OpKind::kExp, OpKind::kSilu, OpKind::kGelu, OpKind::kRelu, OpKind::kSqrt, OpKind::kSquare,
+                      OpKind::kSigmoid, OpKind::kLog, OpKind::kNeg}) {
     // sqrt and log of negative inputs are NaN on both sides: the check covers that too.
-    cases.push_back({op_name(kind), unary_case([kind](KernelGraph &g, TensorId x) {
-                       return g.unary(kind, x);
-                     })});
+    cases.push_back({op_name(kind), unary_case([kind](KernelGraph &g, TensorId x) { return g.unary(kind, x); })});
   }
-  cases.push_back({op_name(OpKind::kClamp), unary_case([](KernelGraph &g, TensorId x) {
-                     return g.clamp(x, -0.25, 0.5);
-                   })});
-  cases.push_back({op_name(OpKind::kMulScalar), unary_case([](KernelGraph &g, TensorId x) {
-                     return g.mul_scalar(x, -1.375);
-                   })});
-  for (OpKind kind : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kPow,
-                      OpKind::kMax}) {
+  cases.push_back(
+      {op_name(OpKind::kClamp), unary_case([](KernelGraph &g, TensorId x) { return g.clamp(x, -0.25, 0.5); })});
+  cases.push_back(
+      {op_name(OpKind::kMulScalar), unary_case([](KernelGraph &g, TensorId x) { return g.mul_scalar(x, -1.375); })});
+  for (OpKind kind : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kPow, OpKind::kMax}) {
     cases.push_back({op_name(kind), binary_case(kind)});
   }
-  cases.push_back({op_name(OpKind::kMatmul),
-                   [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+  cases.push_back({op_name(OpKind::kMatmul), [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
                      // Batch broadcast, odd sizes, n beyond a typical 128-wide tile.
-                     const int64_t m = odd_size(rng, 2, 40), k = odd_size(rng, 2, 90),
-                                   n = odd_size(rng, 129, 300);
+                     const int64_t m = odd_size(rng, 2, 40), k = odd_size(rng, 2, 90), n = odd_size(rng, 129, 300);
                      const Dims a = variant == 0 ? Dims{3, m, k} : Dims{1, 1, k};
                      const Dims b = variant == 0 ? Dims{1, k, n} : Dims{1, k, 1};
                      g.mark_output(g.matmul(g.new_input(a, dt), g.new_input(b, dt)));
                    }});
-  cases.push_back({"matmul_16byte_rows",
-                   [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+  cases.push_back({"matmul_16byte_rows", [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
                      // B rows of whole 16-byte groups (n a multiple of 8): the layout of weight
                      // products, which backends may load as vectors. Broadcast and batched B.
-                     const int64_t m = odd_size(rng, 2, 20), k = odd_size(rng, 100, 700),
-                                   n = 8 * odd_size(rng, 5, 40);
+                     const int64_t m = odd_size(rng, 2, 20), k = odd_size(rng, 100, 700), n = 8 * odd_size(rng, 5, 40);
                      const Dims a = variant == 0 ? Dims{3, m, k} : Dims{2, m, k};
                      const Dims b = variant == 0 ? Dims{1, k, n} : Dims{2, k, 8};
                      g.mark_output(g.matmul(g.new_input(a, dt), g.new_input(b, dt)));
                    }});
-  cases.push_back({"matmul_long_k",
-                   [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+  cases.push_back({"matmul_long_k", [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
                      // A few rows against a long k (weight products at small batch), which
                      // backends may split over many warps or blocks or give to matrix units.
                      // Variant 0: k a multiple of 16 and n of 32 (whole steps and tiles, with an
@@ -161,8 +149,7 @@ std::vector<OpCase> op_cases() {
                    }});
   cases.push_back({op_name(OpKind::kReduction), reduction_case(OpKind::kReduction)});
   cases.push_back({op_name(OpKind::kReductionMax), reduction_case(OpKind::kReductionMax)});
-  cases.push_back({op_name(OpKind::kRmsNorm),
-                   [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+  cases.push_back({op_name(OpKind::kRmsNorm), [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
                      const int64_t n = odd_size(rng, 3, 300);
                      if (variant == 0) {
                        const TensorId x = g.new_input({odd_size(rng, 2, 20), n}, dt);
@@ -172,15 +159,13 @@ std::vector<OpCase> op_cases() {
                        g.mark_output(g.rms_norm(x, {1, n}, 1e-5, std::nullopt));
                      }
                    }});
-  cases.push_back({op_name(OpKind::kConcat),
-                   [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+  cases.push_back({op_name(OpKind::kConcat), [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
                      const int64_t p = variant == 0 ? odd_size(rng, 2, 20) : 1;
                      const int64_t q = variant == 0 ? odd_size(rng, 2, 50) : 1;
                      const int64_t r = variant == 0 ? odd_size(rng, 2, 50) : 1;
                      g.mark_output(g.concat(g.new_input({p, q}, dt), g.new_input({p, r}, dt), 1));
                    }});
-  cases.push_back({op_name(OpKind::kSplit),
-                   [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+  cases.push_back({op_name(OpKind::kSplit), [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
                      const int64_t q = variant == 0 ? odd_size(rng, 2, 50) : 1;
                      const int64_t r = variant == 0 ? odd_size(rng, 2, 50) : 1;
                      const TensorId x = g.new_input({variant == 0 ? odd_size(rng, 2, 20) : 1, q + r}, dt);
@@ -195,8 +180,7 @@ void check_op(Session &s, const OpCase &op, DType dt, const std::string &name) {
   for (int variant : {0, 1}) {
     KernelGraph g;
     op.build(g, dt, variant, rng);
-    check_graph(s, g, g, seed_of(name) + static_cast<uint64_t>(variant),
-                variant == 0 ? "odd sizes" : "size-1 dims");
+    check_graph(s, g, g, seed_of(name) + static_cast<uint64_t>(variant), variant == 0 ? "odd sizes" : "size-1 dims");
   }
 }
 
@@ -299,8 +283,8 @@ void concurrent_compiles(Session &s) {
   s.need_dtype(DType::kFloat32);
   KernelGraph graphs[2];
   graphs[0].mark_output(graphs[0].unary(OpKind::kGelu, graphs[0].new_input({37, 41}, DType::kFloat32)));
-  graphs[1].mark_output(graphs[1].matmul(graphs[1].new_input({19, 23}, DType::kFloat32),
-                                         graphs[1].new_input({23, 29}, DType::kFloat32)));
+  graphs[1].mark_output(
+      graphs[1].matmul(graphs[1].new_input({19, 23}, DType::kFloat32), graphs[1].new_input({23, 29}, DType::kFloat32)));
   const runtime::Plugin &plugin = s.plugin();
   const int32_t device = s.device();
   on_two_threads([&](int i) {
@@ -315,8 +299,7 @@ void concurrent_compiles(Session &s) {
 void concurrent_launches(Session &s) {
   s.need_dtype(DType::kFloat32);
   KernelGraph one, three;
-  one.mark_output(
-      one.rms_norm(one.new_input({17, 333}, DType::kFloat32), {333}, 1e-6, std::nullopt));
+  one.mark_output(one.rms_norm(one.new_input({17, 333}, DType::kFloat32), {333}, 1e-6, std::nullopt));
   const TensorId x = three.new_input({17, 333}, DType::kFloat32);
   const TensorId normed = three.rms_norm(three.unary(OpKind::kExp, x), {333}, 1e-6, std::nullopt);
   three.mark_output(three.binary(OpKind::kMul, normed, x));

@@ -36,8 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     program = serialize::kernel_program_from_bytes(data, size);
   } catch (const Error &e) {
     const ErrorCode code = e.code();
-    if (code != ErrorCode::kCorruptData && code != ErrorCode::kVersionMismatch &&
-        code != ErrorCode::kUnsupported) {
+    if (code != ErrorCode::kCorruptData && code != ErrorCode::kVersionMismatch && code != ErrorCode::kUnsupported) {
       std::abort();
     }
     return 0;

@@ -150,16 +150,13 @@ YIRAGE_API void yirage_graph_release(yirage_graph *graph);
 /* A new graph input of the given shape (row-major, every dim >= 1, 1 <= ndim <= YIRAGE_MAX_RANK)
  * and dtype. */
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_new_input(yirage_graph *graph, size_t ndim,
-                                                                const int64_t *dims,
-                                                                yirage_dtype dtype,
-                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_new_input(yirage_graph *graph, size_t ndim, const int64_t *dims,
+                                                                yirage_dtype dtype, yirage_tensor **out_tensor);
 
 /* Batched matrix product A[..., m, k] · B[..., k, n] -> [..., m, n]. A and B have equal rank
  * >= 2 and equal dtype; batch dims must be equal or 1 (size-1 batch dims broadcast). */
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_matmul(yirage_graph *graph, yirage_tensor *a,
-                                                             yirage_tensor *b,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_matmul(yirage_graph *graph, yirage_tensor *a, yirage_tensor *b,
                                                              yirage_tensor **out_tensor);
 
 /* Elementwise unary operators; the result has x's shape and dtype.
@@ -196,96 +193,82 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_neg(yirage_graph *graph, y
 
 /* clamp(x) = min(max(x, lo), hi); lo <= hi, both finite or infinite, not NaN. */
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_clamp(yirage_graph *graph, yirage_tensor *x,
-                                                            double lo, double hi,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_clamp(yirage_graph *graph, yirage_tensor *x, double lo, double hi,
                                                             yirage_tensor **out_tensor);
 
 /* x · scalar; scalar must be finite. */
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mul_scalar(yirage_graph *graph,
-                                                                 yirage_tensor *x, double scalar,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mul_scalar(yirage_graph *graph, yirage_tensor *x, double scalar,
                                                                  yirage_tensor **out_tensor);
 
 /* Elementwise binary operators: equal rank and dtype, each dim equal or 1 in one operand (it
  * broadcasts); the result has the broadcast shape. div is a / b; pow is a^b (IEEE pow);
  * max is the larger of a and b. */
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_add(yirage_graph *graph, yirage_tensor *a,
-                                                          yirage_tensor *b,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_add(yirage_graph *graph, yirage_tensor *a, yirage_tensor *b,
                                                           yirage_tensor **out_tensor);
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_sub(yirage_graph *graph, yirage_tensor *a,
-                                                          yirage_tensor *b,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_sub(yirage_graph *graph, yirage_tensor *a, yirage_tensor *b,
                                                           yirage_tensor **out_tensor);
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mul(yirage_graph *graph, yirage_tensor *a,
-                                                          yirage_tensor *b,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mul(yirage_graph *graph, yirage_tensor *a, yirage_tensor *b,
                                                           yirage_tensor **out_tensor);
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_div(yirage_graph *graph, yirage_tensor *a,
-                                                          yirage_tensor *b,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_div(yirage_graph *graph, yirage_tensor *a, yirage_tensor *b,
                                                           yirage_tensor **out_tensor);
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_pow(yirage_graph *graph, yirage_tensor *a,
-                                                          yirage_tensor *b,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_pow(yirage_graph *graph, yirage_tensor *a, yirage_tensor *b,
                                                           yirage_tensor **out_tensor);
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_max(yirage_graph *graph, yirage_tensor *a,
-                                                          yirage_tensor *b,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_max(yirage_graph *graph, yirage_tensor *a, yirage_tensor *b,
                                                           yirage_tensor **out_tensor);
 
 /* Sum (reduction) or maximum (reduction_max) over dimension `dim`; the rank is kept and that
  * dimension becomes 1. */
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_reduction(yirage_graph *graph,
-                                                                yirage_tensor *x, int32_t dim,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_reduction(yirage_graph *graph, yirage_tensor *x, int32_t dim,
                                                                 yirage_tensor **out_tensor);
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_reduction_max(yirage_graph *graph,
-                                                                    yirage_tensor *x, int32_t dim,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_reduction_max(yirage_graph *graph, yirage_tensor *x, int32_t dim,
                                                                     yirage_tensor **out_tensor);
 
 /* RMS normalization over the trailing dims named by normalized_shape (which must equal x's last
  * n_normalized dims): y = x / sqrt(mean(x²) + eps), times `weight` elementwise when weight is
  * not NULL (weight's shape must equal normalized_shape, its dtype x's). eps >= 0 and finite. */
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_rms_norm(
-    yirage_graph *graph, yirage_tensor *x, size_t n_normalized, const int64_t *normalized_shape,
-    double eps, yirage_tensor *weight, yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_rms_norm(yirage_graph *graph, yirage_tensor *x,
+                                                               size_t n_normalized, const int64_t *normalized_shape,
+                                                               double eps, yirage_tensor *weight,
+                                                               yirage_tensor **out_tensor);
 
 /* softmax over `dim`. A convenience: the graph records it as reduction_max, sub, exp, reduction
  * and div, so *out_tensor is the result of that div. */
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_softmax(yirage_graph *graph, yirage_tensor *x,
-                                                              int32_t dim,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_softmax(yirage_graph *graph, yirage_tensor *x, int32_t dim,
                                                               yirage_tensor **out_tensor);
 
 /* Concatenation of a and b along `dim`; all other dims and the dtype must be equal. */
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_concat(yirage_graph *graph, yirage_tensor *a,
-                                                             yirage_tensor *b, int32_t dim,
-                                                             yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_concat(yirage_graph *graph, yirage_tensor *a, yirage_tensor *b,
+                                                             int32_t dim, yirage_tensor **out_tensor);
 
 /* Splits x along `dim` into n_parts consecutive pieces of the given sizes (each >= 1, summing to
  * x's size along dim). out_parts must have room for n_parts handles (n_parts >= 1). */
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_split(yirage_graph *graph, yirage_tensor *x,
-                                                            int32_t dim, size_t n_parts,
-                                                            const int64_t *sizes,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_split(yirage_graph *graph, yirage_tensor *x, int32_t dim,
+                                                            size_t n_parts, const int64_t *sizes,
                                                             yirage_tensor **out_parts);
 
 /* Splits x along `dim` into n_chunks equal pieces; x's size along dim must be divisible by
  * n_chunks. out_parts must have room for n_chunks handles. */
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_chunk(yirage_graph *graph, yirage_tensor *x,
-                                                            size_t n_chunks, int32_t dim,
-                                                            yirage_tensor **out_parts);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_chunk(yirage_graph *graph, yirage_tensor *x, size_t n_chunks,
+                                                            int32_t dim, yirage_tensor **out_parts);
 
 /* Marks a computed tensor (not a graph input) as the graph's next output. A tensor can be
  * marked once. */
 /* Thread safety: [modifies graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mark_output(yirage_graph *graph,
-                                                                  yirage_tensor *x);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mark_output(yirage_graph *graph, yirage_tensor *x);
 
 /* ---------------------------------------------------------------------------------------------
  * Thread-block graphs (µGraphs) and customized operators
@@ -330,8 +313,8 @@ YIRAGE_API void yirage_block_graph_options_init(yirage_block_graph_options *opti
  * version's first release of the struct; fields past the library's own struct are ignored.
  * The caller owns *out_block_graph and releases it with yirage_block_graph_release. */
 /* Thread safety: [any thread]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_create(
-    const yirage_block_graph_options *options, yirage_block_graph **out_block_graph);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_create(const yirage_block_graph_options *options,
+                                                                   yirage_block_graph **out_block_graph);
 
 /* Releases a block graph and its tile handles. NULL and dead handles are ignored. */
 /* Thread safety: [modifies block_graph] (destroys it and its tiles). */
@@ -340,100 +323,78 @@ YIRAGE_API void yirage_block_graph_release(yirage_block_graph *block_graph);
 /* An input iterator over `dtensor`, a tensor of a kernel graph (every input of one block graph
  * must come from the same kernel graph). imap has 3 entries. */
 /* Thread safety: [modifies block_graph; reads dtensor's graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status
-yirage_block_graph_new_input(yirage_block_graph *block_graph, const yirage_tensor *dtensor,
-                             const int32_t *imap, int32_t fmap, yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_new_input(yirage_block_graph *block_graph,
+                                                                      const yirage_tensor *dtensor, const int32_t *imap,
+                                                                      int32_t fmap, yirage_tensor **out_tensor);
 
 /* Compute operators on tiles, with the semantics of the yirage_graph_ builders of the same name. */
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_matmul(yirage_block_graph *bg,
-                                                                   yirage_tensor *a,
-                                                                   yirage_tensor *b,
-                                                                   yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_matmul(yirage_block_graph *bg, yirage_tensor *a,
+                                                                   yirage_tensor *b, yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_exp(yirage_block_graph *bg,
-                                                                yirage_tensor *x,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_exp(yirage_block_graph *bg, yirage_tensor *x,
                                                                 yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_silu(yirage_block_graph *bg,
-                                                                 yirage_tensor *x,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_silu(yirage_block_graph *bg, yirage_tensor *x,
                                                                  yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_gelu(yirage_block_graph *bg,
-                                                                 yirage_tensor *x,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_gelu(yirage_block_graph *bg, yirage_tensor *x,
                                                                  yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_relu(yirage_block_graph *bg,
-                                                                 yirage_tensor *x,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_relu(yirage_block_graph *bg, yirage_tensor *x,
                                                                  yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_sqrt(yirage_block_graph *bg,
-                                                                 yirage_tensor *x,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_sqrt(yirage_block_graph *bg, yirage_tensor *x,
                                                                  yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_square(yirage_block_graph *bg,
-                                                                   yirage_tensor *x,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_square(yirage_block_graph *bg, yirage_tensor *x,
                                                                    yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_sigmoid(yirage_block_graph *bg,
-                                                                    yirage_tensor *x,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_sigmoid(yirage_block_graph *bg, yirage_tensor *x,
                                                                     yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_log(yirage_block_graph *bg,
-                                                                yirage_tensor *x,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_log(yirage_block_graph *bg, yirage_tensor *x,
                                                                 yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_neg(yirage_block_graph *bg,
-                                                                yirage_tensor *x,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_neg(yirage_block_graph *bg, yirage_tensor *x,
                                                                 yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_clamp(yirage_block_graph *bg,
-                                                                  yirage_tensor *x, double lo,
-                                                                  double hi,
-                                                                  yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_clamp(yirage_block_graph *bg, yirage_tensor *x, double lo,
+                                                                  double hi, yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_mul_scalar(yirage_block_graph *bg,
-                                                                       yirage_tensor *x,
-                                                                       double scalar,
-                                                                       yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_mul_scalar(yirage_block_graph *bg, yirage_tensor *x,
+                                                                       double scalar, yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_add(yirage_block_graph *bg,
-                                                                yirage_tensor *a, yirage_tensor *b,
-                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_add(yirage_block_graph *bg, yirage_tensor *a,
+                                                                yirage_tensor *b, yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_sub(yirage_block_graph *bg,
-                                                                yirage_tensor *a, yirage_tensor *b,
-                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_sub(yirage_block_graph *bg, yirage_tensor *a,
+                                                                yirage_tensor *b, yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_mul(yirage_block_graph *bg,
-                                                                yirage_tensor *a, yirage_tensor *b,
-                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_mul(yirage_block_graph *bg, yirage_tensor *a,
+                                                                yirage_tensor *b, yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_div(yirage_block_graph *bg,
-                                                                yirage_tensor *a, yirage_tensor *b,
-                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_div(yirage_block_graph *bg, yirage_tensor *a,
+                                                                yirage_tensor *b, yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_pow(yirage_block_graph *bg,
-                                                                yirage_tensor *a, yirage_tensor *b,
-                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_pow(yirage_block_graph *bg, yirage_tensor *a,
+                                                                yirage_tensor *b, yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_max(yirage_block_graph *bg,
-                                                                yirage_tensor *a, yirage_tensor *b,
-                                                                yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_max(yirage_block_graph *bg, yirage_tensor *a,
+                                                                yirage_tensor *b, yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_reduction(yirage_block_graph *bg,
-                                                                      yirage_tensor *x, int32_t dim,
-                                                                      yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_reduction(yirage_block_graph *bg, yirage_tensor *x,
+                                                                      int32_t dim, yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_reduction_max(
-    yirage_block_graph *bg, yirage_tensor *x, int32_t dim, yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_reduction_max(yirage_block_graph *bg, yirage_tensor *x,
+                                                                          int32_t dim, yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_rms_norm(
-    yirage_block_graph *bg, yirage_tensor *x, size_t n_normalized, const int64_t *normalized_shape,
-    double eps, yirage_tensor *weight, yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_rms_norm(yirage_block_graph *bg, yirage_tensor *x,
+                                                                     size_t n_normalized,
+                                                                     const int64_t *normalized_shape, double eps,
+                                                                     yirage_tensor *weight, yirage_tensor **out_tensor);
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_concat(yirage_block_graph *bg,
-                                                                   yirage_tensor *a,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_concat(yirage_block_graph *bg, yirage_tensor *a,
                                                                    yirage_tensor *b, int32_t dim,
                                                                    yirage_tensor **out_tensor);
 
@@ -450,8 +411,7 @@ typedef enum yirage_accumulator {
 
 /* An after-loop tile accumulating per-iteration (or invariant) tile x. */
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_accumulate(yirage_block_graph *bg,
-                                                                       yirage_tensor *x,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_accumulate(yirage_block_graph *bg, yirage_tensor *x,
                                                                        yirage_accumulator kind,
                                                                        yirage_tensor **out_tensor);
 
@@ -459,85 +419,78 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_accumulate(yirage_bl
  * broadcasts to x). With m a running row max, Σ exp(s − m)·v and Σ exp(s − m) accumulated this
  * way give softmax(s)·v after one division. */
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_accumulate_rescale(
-    yirage_block_graph *bg, yirage_tensor *x, yirage_tensor *m, yirage_tensor **out_tensor);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_accumulate_rescale(yirage_block_graph *bg, yirage_tensor *x,
+                                                                               yirage_tensor *m,
+                                                                               yirage_tensor **out_tensor);
 
 /* An output saver writing tile s to the customized operator's next output. omap has 3 entries.
  * forloop_dim: for a per-iteration tile, the output dim the iterations' tiles are laid along
  * (-1 allowed only when forloop_range is 1); -1 for other tiles. */
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_new_output(yirage_block_graph *bg,
-                                                                       yirage_tensor *s,
-                                                                       const int32_t *omap,
-                                                                       int32_t forloop_dim);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_new_output(yirage_block_graph *bg, yirage_tensor *s,
+                                                                       const int32_t *omap, int32_t forloop_dim);
 
 /* As yirage_block_graph_new_output, the tile written as `dtype` rather than its own dtype; the
  * customized operator's outputs take it, so every saver of a block graph must write the same.
  * For partial sums of a 16-bit graph that a later kernel adds up: float32 holds their range, and
  * the precision owed stays that of the 16-bit tiles (docs/ugraphs.md, "Outputs"). */
 /* Thread safety: [modifies bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_new_output_as(
-    yirage_block_graph *bg, yirage_tensor *s, const int32_t *omap, int32_t forloop_dim, yirage_dtype dtype);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_new_output_as(yirage_block_graph *bg, yirage_tensor *s,
+                                                                          const int32_t *omap, int32_t forloop_dim,
+                                                                          yirage_dtype dtype);
 
 /* Thread safety: [reads bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status
-yirage_block_graph_num_outputs(const yirage_block_graph *bg, size_t *out_count);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_num_outputs(const yirage_block_graph *bg,
+                                                                        size_t *out_count);
 
 /* The estimate checked against shared_memory_limit: every tile's elements times its dtype size
  * (after-loop tiles at 4 bytes), without reuse. */
 /* Thread safety: [reads bg]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status
-yirage_block_graph_shared_memory_bytes(const yirage_block_graph *bg, int64_t *out_bytes);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_shared_memory_bytes(const yirage_block_graph *bg,
+                                                                                int64_t *out_bytes);
 
 /* Adds a customized operator running `block_graph` to `graph`: its inputs are the tensors the
  * block graph's input iterators read (which must belong to `graph`), its outputs one tensor per
  * output saver, stored in out_outputs (room for yirage_block_graph_num_outputs handles). */
 /* Thread safety: [modifies graph; reads block_graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_customized(
-    yirage_graph *graph, const yirage_block_graph *block_graph, yirage_tensor **out_outputs);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_customized(yirage_graph *graph,
+                                                                 const yirage_block_graph *block_graph,
+                                                                 yirage_tensor **out_outputs);
 
 /* ---------------------------------------------------------------------------------------------
  * Queries.
  * ------------------------------------------------------------------------------------------- */
 
 /* Thread safety: [reads the tensor's graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_ndim(const yirage_tensor *tensor,
-                                                                size_t *out_ndim);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_ndim(const yirage_tensor *tensor, size_t *out_ndim);
 
 /* Copies the tensor's dims into out_dims, which has room for `capacity` values; capacity must be
  * at least the tensor's rank. */
 /* Thread safety: [reads the tensor's graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_dims(const yirage_tensor *tensor,
-                                                                size_t capacity, int64_t *out_dims);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_dims(const yirage_tensor *tensor, size_t capacity,
+                                                                int64_t *out_dims);
 
 /* Thread safety: [reads the tensor's graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_dtype(const yirage_tensor *tensor,
-                                                                 yirage_dtype *out_dtype);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_dtype(const yirage_tensor *tensor, yirage_dtype *out_dtype);
 
 /* The graph that owns the tensor (not a new reference). */
 /* Thread safety: [reads the tensor's graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_graph(const yirage_tensor *tensor,
-                                                                 yirage_graph **out_graph);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_tensor_get_graph(const yirage_tensor *tensor, yirage_graph **out_graph);
 
 /* Thread safety: [reads graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_num_inputs(const yirage_graph *graph,
-                                                                 size_t *out_count);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_num_inputs(const yirage_graph *graph, size_t *out_count);
 /* Thread safety: [reads graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_num_outputs(const yirage_graph *graph,
-                                                                  size_t *out_count);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_num_outputs(const yirage_graph *graph, size_t *out_count);
 /* The number of operators, graph inputs included (softmax counts as the five it records). */
 /* Thread safety: [reads graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_num_operators(const yirage_graph *graph,
-                                                                    size_t *out_count);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_num_operators(const yirage_graph *graph, size_t *out_count);
 
 /* The index-th input / output tensor; the handle is owned by the graph. */
 /* Thread safety: [reads graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_get_input(const yirage_graph *graph,
-                                                                size_t index,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_get_input(const yirage_graph *graph, size_t index,
                                                                 yirage_tensor **out_tensor);
 /* Thread safety: [reads graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_get_output(const yirage_graph *graph,
-                                                                 size_t index,
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_get_output(const yirage_graph *graph, size_t index,
                                                                  yirage_tensor **out_tensor);
 
 /* ---------------------------------------------------------------------------------------------
@@ -572,27 +525,24 @@ YIRAGE_API void yirage_blob_release(yirage_blob *blob);
 
 /* Serializes a graph; the caller owns *out_blob. */
 /* Thread safety: [reads graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_serialize(const yirage_graph *graph,
-                                                               yirage_graph_format format,
-                                                               yirage_blob **out_blob);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_serialize(const yirage_graph *graph, yirage_graph_format format,
+                                                                yirage_blob **out_blob);
 
 /* A new graph from bytes in either format (detected: binary by its identifier, JSON by a leading
  * '{'). The caller owns *out_graph. */
 /* Thread safety: [any thread]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_deserialize(const void *data, size_t size,
-                                                                 yirage_graph **out_graph);
+                                                                  yirage_graph **out_graph);
 
 /* Writes the graph to `path`: JSON when the path ends in ".json", binary otherwise. The file is
  * written under a temporary name and renamed, so it is never seen half-written. A missing
  * folder gives YIRAGE_ERROR_NOT_FOUND. */
 /* Thread safety: [reads graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_save(const yirage_graph *graph,
-                                                          const char *path);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_save(const yirage_graph *graph, const char *path);
 
 /* Reads a graph file in either format. A missing file gives YIRAGE_ERROR_NOT_FOUND. */
 /* Thread safety: [any thread]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_load(const char *path,
-                                                          yirage_graph **out_graph);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_load(const char *path, yirage_graph **out_graph);
 
 /* ---------------------------------------------------------------------------------------------
  * Equivalence by fingerprints (docs/verification.md)
@@ -628,9 +578,9 @@ typedef struct yirage_equivalence_result {
  * of a value that itself depends on exp) gives YIRAGE_ERROR_UNSUPPORTED. options may be NULL
  * for the defaults. out_result->struct_size must be set by the caller. */
 /* Thread safety: [reads a and b]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_equivalent(
-    const yirage_graph *a, const yirage_graph *b, const yirage_equivalence_options *options,
-    yirage_equivalence_result *out_result);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_equivalent(const yirage_graph *a, const yirage_graph *b,
+                                                                 const yirage_equivalence_options *options,
+                                                                 yirage_equivalence_result *out_result);
 
 /* ---------------------------------------------------------------------------------------------
  * Targets and cost estimates (docs/targets.md)
@@ -675,24 +625,24 @@ typedef struct yirage_target_properties {
 /* Fills *out_properties (whose struct_size the caller sets) with a built-in target's
  * properties. An unknown name gives YIRAGE_ERROR_NOT_FOUND, listing the known ones. */
 /* Thread safety: [any thread]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_target_builtin(
-    const char *name, yirage_target_properties *out_properties);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_target_builtin(const char *name,
+                                                               yirage_target_properties *out_properties);
 
 /* The analytic cost estimate of running `graph` on a target (docs/targets.md): a ranking
  * heuristic, not a measurement. A customized operator that cannot run there (over its shared
  * memory or thread limit) gives YIRAGE_ERROR_UNSUPPORTED with the reason. The properties are
  * validated first (YIRAGE_ERROR_INVALID_ARGUMENT naming the property). */
 /* Thread safety: [reads graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_estimate_cost(
-    const yirage_graph *graph, const yirage_target_properties *target, double *out_seconds);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_estimate_cost(const yirage_graph *graph,
+                                                                    const yirage_target_properties *target,
+                                                                    double *out_seconds);
 
 /* ABI 1.1: a human-readable listing of the graph, one line per operator, with the thread-block
  * graphs of customized operators indented under them (the format is for people and may change
  * between releases; use yirage_graph_serialize for machines). The blob holds the text and a
  * terminating NUL (counted by yirage_blob_size). The caller owns *out_text. */
 /* Thread safety: [reads graph]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_describe(const yirage_graph *graph,
-                                                              yirage_blob **out_text);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_describe(const yirage_graph *graph, yirage_blob **out_text);
 
 /* ---------------------------------------------------------------------------------------------
  * Backends, devices and compiled kernels (ARCHITECTURE.md §6, docs/backends.md)
@@ -713,8 +663,8 @@ typedef struct yirage_context_options {
   size_t struct_size;              /* sizeof(yirage_context_options) */
   const char *const *plugin_paths; /* files to load first; any failure is an error */
   size_t num_plugin_paths;
-  int32_t search_default_paths;    /* 1 (default): also $YIRAGE_BACKEND_PATH and the install folder */
-  const char *cache_dir;           /* compiled-kernel cache root for plugins; NULL: their default */
+  int32_t search_default_paths; /* 1 (default): also $YIRAGE_BACKEND_PATH and the install folder */
+  const char *cache_dir;        /* compiled-kernel cache root for plugins; NULL: their default */
 } yirage_context_options;
 
 /* Thread safety: [any thread]. */
@@ -726,7 +676,7 @@ YIRAGE_API void yirage_context_options_init(yirage_context_options *options);
  * BACKEND, VERSION_MISMATCH). The caller owns *out_context. */
 /* Thread safety: [any thread]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_context_create(const yirage_context_options *options,
-                                                              yirage_context **out_context);
+                                                               yirage_context **out_context);
 
 /* Thread safety: [modifies context]. NULL and dead handles are ignored. Kernels compiled from
  * it stay usable; its devices do not. */
@@ -735,47 +685,44 @@ YIRAGE_API void yirage_context_release(yirage_context *context);
 /* Plugins skipped while scanning, one line each ("" if none); owned by the context. */
 /* Thread safety: [reads context]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_context_load_errors(const yirage_context *context,
-                                                                   const char **out_text);
+                                                                    const char **out_text);
 
 /* Thread safety: [reads context]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_context_num_backends(const yirage_context *context,
-                                                                    size_t *out_count);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_context_num_backends(const yirage_context *context, size_t *out_count);
 
 typedef struct yirage_backend_info {
-  size_t struct_size;             /* set by the caller: sizeof(yirage_backend_info) */
-  char name[64];                  /* e.g. "cpu" */
+  size_t struct_size; /* set by the caller: sizeof(yirage_backend_info) */
+  char name[64];      /* e.g. "cpu" */
   char version[32];
-  char path[512];                 /* the plugin file */
+  char path[512]; /* the plugin file */
   int32_t num_devices;
-  char unavailable_reason[256];   /* why there are no devices; "" when there are */
+  char unavailable_reason[256]; /* why there are no devices; "" when there are */
 } yirage_backend_info;
 
 /* Thread safety: [reads context]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_context_backend_info(const yirage_context *context,
-                                                                    size_t index,
-                                                                    yirage_backend_info *out_info);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_context_backend_info(const yirage_context *context, size_t index,
+                                                                     yirage_backend_info *out_info);
 
 /* Device `index` of the backend named `backend`: NOT_FOUND for an unknown backend or index
  * (the message lists what exists, or why the backend has no devices). */
 /* Thread safety: [reads context]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_context_get_device(const yirage_context *context,
-                                                                  const char *backend, int32_t index,
-                                                                  const yirage_device **out_device);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_context_get_device(const yirage_context *context, const char *backend,
+                                                                   int32_t index, const yirage_device **out_device);
 
 typedef struct yirage_device_info {
-  size_t struct_size;               /* set by the caller: sizeof(yirage_device_info) */
+  size_t struct_size; /* set by the caller: sizeof(yirage_device_info) */
   char backend[64];
   int32_t index;
   char name[128];
-  yirage_target_properties target;  /* what the search uses for this device */
-  uint32_t dtypes;                  /* bit (1 << yirage_dtype) per supported dtype */
-  int32_t dlpack_device_type;       /* where its tensors live (kDLCPU, kDLCUDA, …) */
+  yirage_target_properties target; /* what the search uses for this device */
+  uint32_t dtypes;                 /* bit (1 << yirage_dtype) per supported dtype */
+  int32_t dlpack_device_type;      /* where its tensors live (kDLCPU, kDLCUDA, …) */
   int32_t dlpack_device_id;
 } yirage_device_info;
 
 /* Thread safety: [reads device]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_device_get_info(const yirage_device *device,
-                                                               yirage_device_info *out_info);
+                                                                yirage_device_info *out_info);
 
 typedef struct yirage_compile_options {
   size_t struct_size;         /* sizeof(yirage_compile_options) */
@@ -790,10 +737,9 @@ YIRAGE_API void yirage_compile_options_init(yirage_compile_options *options);
  * compile an operator gives UNSUPPORTED or BACKEND with its message (for a build failure, the
  * build log). The kernel keeps a copy of the graph. The caller owns *out_kernel. */
 /* Thread safety: [reads graph, device]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_compile(const yirage_graph *graph,
-                                                       const yirage_device *device,
-                                                       const yirage_compile_options *options,
-                                                       yirage_kernel **out_kernel);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_compile(const yirage_graph *graph, const yirage_device *device,
+                                                        const yirage_compile_options *options,
+                                                        yirage_kernel **out_kernel);
 
 /* Thread safety: [modifies kernel]. NULL and dead handles are ignored. */
 YIRAGE_API void yirage_kernel_release(yirage_kernel *kernel);
@@ -814,16 +760,13 @@ YIRAGE_API void yirage_kernel_release(yirage_kernel *kernel);
 /* Thread safety: [reads kernel]; concurrent runs must use distinct outputs. Runs of a kernel of
  * several device kernels on one stream take turns queueing them (on the CPU backend: running
  * them); on different streams they do not wait for each other. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_run(const yirage_kernel *kernel,
-                                                          const DLTensor *const *inputs,
-                                                          size_t n_inputs,
-                                                          DLTensor *const *outputs,
-                                                          size_t n_outputs, void *stream);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_run(const yirage_kernel *kernel, const DLTensor *const *inputs,
+                                                           size_t n_inputs, DLTensor *const *outputs, size_t n_outputs,
+                                                           void *stream);
 
 /* Waits until the kernel's work queued on `stream` has finished. */
 /* Thread safety: [reads kernel]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_synchronize(const yirage_kernel *kernel,
-                                                                  void *stream);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_synchronize(const yirage_kernel *kernel, void *stream);
 
 typedef struct yirage_measure_options {
   size_t struct_size; /* sizeof(yirage_measure_options) */
@@ -844,12 +787,12 @@ typedef struct yirage_measure_options {
 YIRAGE_API void yirage_measure_options_init(yirage_measure_options *options);
 
 typedef struct yirage_measurement {
-  size_t struct_size;        /* set by the caller: sizeof(yirage_measurement) */
-  int32_t correct;           /* 1: every output within the dtype's tolerance of the reference */
-  double relative_error;     /* the worst output's ‖got − want‖ / ‖want‖; -1 if not compared */
-  double median_seconds;     /* device time per run; -1 when not correct */
+  size_t struct_size;    /* set by the caller: sizeof(yirage_measurement) */
+  int32_t correct;       /* 1: every output within the dtype's tolerance of the reference */
+  double relative_error; /* the worst output's ‖got − want‖ / ‖want‖; -1 if not compared */
+  double median_seconds; /* device time per run; -1 when not correct */
   double min_seconds;
-  char error[512];           /* why it is not correct ("" when it is) */
+  char error[512]; /* why it is not correct ("" when it is) */
 } yirage_measurement;
 
 /* Checks and times the kernel on the device against `reference` (a graph with the same inputs
@@ -860,9 +803,9 @@ typedef struct yirage_measurement {
  * correct = 0 and the reason. */
 /* Thread safety: [reads kernel, reference]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_measure(const yirage_kernel *kernel,
-                                                              const yirage_graph *reference,
-                                                              const yirage_measure_options *options,
-                                                              yirage_measurement *out_measurement);
+                                                               const yirage_graph *reference,
+                                                               const yirage_measure_options *options,
+                                                               yirage_measurement *out_measurement);
 
 /* ---------------------------------------------------------------------------------------------
  * The superoptimizer (docs/search.md)
@@ -874,10 +817,10 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_measure(const yirage_kern
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct yirage_search_progress {
-  size_t struct_size;  /* sizeof(yirage_search_progress) of the library */
-  int64_t states;      /* partial graphs explored so far */
-  int64_t candidates;  /* complete candidates found so far (before verification) */
-  double seconds;      /* since the search started */
+  size_t struct_size; /* sizeof(yirage_search_progress) of the library */
+  int64_t states;     /* partial graphs explored so far */
+  int64_t candidates; /* complete candidates found so far (before verification) */
+  double seconds;     /* since the search started */
 } yirage_search_progress;
 
 /* Called from search threads, one call at a time; it must not call into the same search. */
@@ -902,12 +845,12 @@ typedef struct yirage_search_options {
   size_t num_forloop_candidates;
   /* Only this grid (all three > 0), like Mirage's grid override; zeros: free (default). */
   int64_t fixed_grid[3];
-  int64_t fixed_forloop;     /* only this for-loop range (1: no loop); 0: free (default) */
-  uint32_t max_candidates;   /* verified candidates returned, >= 1 (default 4; at least
-                              * 1.5 x profile_top_k where profiling) */
-  uint32_t verify_trials;    /* fingerprint trials per candidate, 1..16 (default 2) */
-  uint32_t z3_rlimit;        /* Z3 resource limit per query (default 10000); 0: no Z3 */
-  int32_t abstract_pruning;  /* 1: prune with abstract expressions (default); 0: do not */
+  int64_t fixed_forloop;              /* only this for-loop range (1: no loop); 0: free (default) */
+  uint32_t max_candidates;            /* verified candidates returned, >= 1 (default 4; at least
+                                       * 1.5 x profile_top_k where profiling) */
+  uint32_t verify_trials;             /* fingerprint trials per candidate, 1..16 (default 2) */
+  uint32_t z3_rlimit;                 /* Z3 resource limit per query (default 10000); 0: no Z3 */
+  int32_t abstract_pruning;           /* 1: prune with abstract expressions (default); 0: do not */
   yirage_search_progress_fn progress; /* NULL: none */
   void *progress_user_data;
   /* Polled during the search; set *cancel to nonzero (from any thread, with an atomic store)
@@ -925,8 +868,8 @@ typedef struct yirage_search_options {
    * returns something slower than its input. Every profiled graph is listed by
    * yirage_search_result_profiled. NULL (default): no profiling. */
   const yirage_device *device;
-  uint32_t profile_top_k;    /* >= 1 (default 4) */
-  uint32_t profile_repeats;  /* timed runs per candidate, >= 1 (default 10) */
+  uint32_t profile_top_k;   /* >= 1 (default 4) */
+  uint32_t profile_repeats; /* timed runs per candidate, >= 1 (default 10) */
 } yirage_search_options;
 
 /* Sets *options to the defaults, with struct_size = sizeof(yirage_search_options). */
@@ -943,16 +886,16 @@ typedef struct yirage_search_result_s yirage_search_result;
  * customized operators gives YIRAGE_ERROR_UNSUPPORTED. The caller owns *out_result. */
 /* Thread safety: [reads graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_superoptimize(const yirage_graph *graph,
-                                                             const yirage_search_options *options,
-                                                             yirage_search_result **out_result);
+                                                              const yirage_search_options *options,
+                                                              yirage_search_result **out_result);
 
 /* Thread safety: [modifies result] (destroys it). NULL and dead handles are ignored. */
 YIRAGE_API void yirage_search_result_release(yirage_search_result *result);
 
 /* The number of verified candidates. */
 /* Thread safety: [reads result]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_num_candidates(
-    const yirage_search_result *result, size_t *out_count);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_num_candidates(const yirage_search_result *result,
+                                                                             size_t *out_count);
 
 typedef struct yirage_search_candidate_info {
   size_t struct_size;       /* set by the caller: sizeof(yirage_search_candidate_info) */
@@ -965,33 +908,33 @@ typedef struct yirage_search_candidate_info {
 /* Candidate `index` (0 = cheapest): a new graph handle the caller owns (out_graph may be NULL)
  * and its description (out_info may be NULL; its struct_size set by the caller). */
 /* Thread safety: [reads result]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_candidate(
-    const yirage_search_result *result, size_t index, yirage_graph **out_graph,
-    yirage_search_candidate_info *out_info);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_candidate(const yirage_search_result *result,
+                                                                        size_t index, yirage_graph **out_graph,
+                                                                        yirage_search_candidate_info *out_info);
 
 typedef struct yirage_search_stats {
-  size_t struct_size;          /* set by the caller: sizeof(yirage_search_stats) */
-  int64_t states;              /* partial graphs built */
-  int64_t pruned_shape;        /* a builder refused: shapes, tiles, loop phases, shared memory */
-  int64_t pruned_abstract;     /* a term that does not occur in the input graph's terms */
-  int64_t pruned_canonical;    /* out of canonical order, or recomputing an existing term */
-  int64_t pruned_dead;         /* complete, but with a result nothing uses */
-  int64_t plans;               /* grid/loop class assignments searched */
-  int64_t structures;          /* complete thread-block graph structures */
-  int64_t candidates;          /* complete candidates (structures at each size) that built */
-  int64_t infeasible;          /* candidates the cost model ruled out for the target */
-  int64_t oracle_queries;      /* subexpression questions, memoised answers included */
+  size_t struct_size;           /* set by the caller: sizeof(yirage_search_stats) */
+  int64_t states;               /* partial graphs built */
+  int64_t pruned_shape;         /* a builder refused: shapes, tiles, loop phases, shared memory */
+  int64_t pruned_abstract;      /* a term that does not occur in the input graph's terms */
+  int64_t pruned_canonical;     /* out of canonical order, or recomputing an existing term */
+  int64_t pruned_dead;          /* complete, but with a result nothing uses */
+  int64_t plans;                /* grid/loop class assignments searched */
+  int64_t structures;           /* complete thread-block graph structures */
+  int64_t candidates;           /* complete candidates (structures at each size) that built */
+  int64_t infeasible;           /* candidates the cost model ruled out for the target */
+  int64_t oracle_queries;       /* subexpression questions, memoised answers included */
   int64_t oracle_index_answers; /* answered by the subterm index */
-  int64_t z3_queries;          /* answered by Z3 */
-  int64_t z3_proved;           /* of which Z3 proved the term occurs */
-  int64_t z3_unknown;          /* of which Z3 hit its resource limit */
+  int64_t z3_queries;           /* answered by Z3 */
+  int64_t z3_proved;            /* of which Z3 proved the term occurs */
+  int64_t z3_unknown;           /* of which Z3 hit its resource limit */
   double z3_seconds;
   int64_t fingerprint_checks;
   int64_t fingerprint_rejected;
   double fingerprint_seconds;
-  double first_fused_seconds;  /* first verified single-kernel candidate; -1 if none */
-  double seconds;              /* wall time of the whole call */
-  int32_t from_cache;          /* 1: answered from the cache */
+  double first_fused_seconds; /* first verified single-kernel candidate; -1 if none */
+  double seconds;             /* wall time of the whole call */
+  int32_t from_cache;         /* 1: answered from the cache */
   /* ABI 1.4: candidates that passed their fingerprints but that the profiling device's backend
    * cannot build (its supports() refused them, e.g. tiles that need more shared memory than the
    * device has); they take no place among the candidates. 0 without a profiling device. Written
@@ -1000,27 +943,27 @@ typedef struct yirage_search_stats {
 } yirage_search_stats;
 
 /* Thread safety: [reads result]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_stats(
-    const yirage_search_result *result, yirage_search_stats *out_stats);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_stats(const yirage_search_result *result,
+                                                                    yirage_search_stats *out_stats);
 
 /* ABI 1.1: one record per profiled candidate, in the order they were profiled (cheapest
  * estimate first). */
 typedef struct yirage_search_profile_record {
-  size_t struct_size;        /* set by the caller: sizeof(yirage_search_profile_record) */
+  size_t struct_size; /* set by the caller: sizeof(yirage_search_profile_record) */
   char description[256];
   double estimated_seconds;
-  double measured_seconds;   /* median; -1 when dropped */
-  double relative_error;     /* against the reference executor; -1 if never compared */
-  int32_t kept;              /* 1: correct, among the candidates; 0: dropped */
-  char error[512];           /* why it was dropped ("" when kept) */
+  double measured_seconds; /* median; -1 when dropped */
+  double relative_error;   /* against the reference executor; -1 if never compared */
+  int32_t kept;            /* 1: correct, among the candidates; 0: dropped */
+  char error[512];         /* why it was dropped ("" when kept) */
 } yirage_search_profile_record;
 
 /* Thread safety: [reads result]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_num_profiled(
-    const yirage_search_result *result, size_t *out_count);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_num_profiled(const yirage_search_result *result,
+                                                                           size_t *out_count);
 /* Thread safety: [reads result]. */
-YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_profiled(
-    const yirage_search_result *result, size_t index, yirage_search_profile_record *out_record);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_profiled(const yirage_search_result *result, size_t index,
+                                                                       yirage_search_profile_record *out_record);
 
 /* ---------------------------------------------------------------------------------------------
  * The reference executor: the semantic oracle. Evaluates the graph in float64 on host memory.
@@ -1037,10 +980,8 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_profiled(
  * ------------------------------------------------------------------------------------------- */
 /* Thread safety: [reads graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_run_reference(const yirage_graph *graph,
-                                                                    const DLTensor *const *inputs,
-                                                                    size_t n_inputs,
-                                                                    DLTensor *const *outputs,
-                                                                    size_t n_outputs);
+                                                                    const DLTensor *const *inputs, size_t n_inputs,
+                                                                    DLTensor *const *outputs, size_t n_outputs);
 
 #ifdef __cplusplus
 } /* extern "C" */

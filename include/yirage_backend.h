@@ -70,10 +70,10 @@ typedef struct yirage_backend_timer_s yirage_backend_timer;
 
 /* The error channel. `message` holds the build log when compile fails. */
 typedef struct yirage_backend_error {
-  size_t struct_size;    /* set by the host */
-  yirage_status status;  /* the status the entry returned */
-  int64_t native_code;   /* the driver's or system's own code; 0 if none */
-  char message[4096];    /* NUL-terminated, may be truncated */
+  size_t struct_size;   /* set by the host */
+  yirage_status status; /* the status the entry returned */
+  int64_t native_code;  /* the driver's or system's own code; 0 if none */
+  char message[4096];   /* NUL-terminated, may be truncated */
 } yirage_backend_error;
 
 /* Log levels for the host's log callback. */
@@ -86,10 +86,10 @@ typedef enum yirage_backend_log_level {
 
 /* What the host gives a plugin instance. */
 typedef struct yirage_backend_host {
-  size_t struct_size;            /* sizeof(yirage_backend_host) of the host */
-  uint32_t abi_major;            /* the host's YIRAGE_BACKEND_ABI_MAJOR */
-  uint32_t abi_minor;            /* the host's YIRAGE_BACKEND_ABI_MINOR */
-  const char *cache_dir;         /* where the plugin may keep compiled code; NULL: its default */
+  size_t struct_size;    /* sizeof(yirage_backend_host) of the host */
+  uint32_t abi_major;    /* the host's YIRAGE_BACKEND_ABI_MAJOR */
+  uint32_t abi_minor;    /* the host's YIRAGE_BACKEND_ABI_MINOR */
+  const char *cache_dir; /* where the plugin may keep compiled code; NULL: its default */
   /* May be NULL. Called from any thread. */
   void (*log)(void *user_data, yirage_backend_log_level level, const char *message);
   void *log_user_data;
@@ -97,11 +97,11 @@ typedef struct yirage_backend_host {
 
 /* A device as a plugin reports it. `target` feeds the search and the cost model. */
 typedef struct yirage_backend_device_info {
-  size_t struct_size;                 /* set by the host */
-  char name[128];                     /* e.g. "AMD EPYC 7B13 (16 threads)" */
-  yirage_target_properties target;    /* target.struct_size is set by the host */
-  uint32_t dtypes;                    /* bit (1 << yirage_dtype) per supported dtype */
-  int32_t dlpack_device_type;         /* DLDeviceType of its memory (kDLCPU, kDLCUDA, …) */
+  size_t struct_size;              /* set by the host */
+  char name[128];                  /* e.g. "AMD EPYC 7B13 (16 threads)" */
+  yirage_target_properties target; /* target.struct_size is set by the host */
+  uint32_t dtypes;                 /* bit (1 << yirage_dtype) per supported dtype */
+  int32_t dlpack_device_type;      /* DLDeviceType of its memory (kDLCPU, kDLCUDA, …) */
   int32_t dlpack_device_id;
 } yirage_backend_device_info;
 
@@ -126,11 +126,11 @@ typedef struct yirage_backend_kernel_estimate {
 } yirage_backend_kernel_estimate;
 
 typedef struct yirage_backend_api {
-  size_t struct_size;    /* sizeof(yirage_backend_api) of the plugin */
-  uint32_t abi_major;    /* the plugin's YIRAGE_BACKEND_ABI_MAJOR */
-  uint32_t abi_minor;    /* the plugin's YIRAGE_BACKEND_ABI_MINOR */
-  const char *name;      /* short lowercase name, e.g. "cpu"; static storage */
-  const char *version;   /* the plugin's own version; static storage */
+  size_t struct_size;  /* sizeof(yirage_backend_api) of the plugin */
+  uint32_t abi_major;  /* the plugin's YIRAGE_BACKEND_ABI_MAJOR */
+  uint32_t abi_minor;  /* the plugin's YIRAGE_BACKEND_ABI_MINOR */
+  const char *name;    /* short lowercase name, e.g. "cpu"; static storage */
+  const char *version; /* the plugin's own version; static storage */
 
   /* Instances. `host` is only read during the call (the strings are copied). */
   yirage_status (*create)(const yirage_backend_host *host, yirage_backend_instance **out_instance,
@@ -138,40 +138,36 @@ typedef struct yirage_backend_api {
   void (*destroy)(yirage_backend_instance *instance);
 
   /* Devices. A zero count comes with unavailable_reason (static or instance-owned storage). */
-  yirage_status (*device_count)(yirage_backend_instance *instance, int32_t *out_count,
-                                yirage_backend_error *error);
+  yirage_status (*device_count)(yirage_backend_instance *instance, int32_t *out_count, yirage_backend_error *error);
   const char *(*unavailable_reason)(yirage_backend_instance *instance);
-  yirage_status (*device_info)(yirage_backend_instance *instance, int32_t device,
-                               yirage_backend_device_info *out_info, yirage_backend_error *error);
+  yirage_status (*device_info)(yirage_backend_instance *instance, int32_t device, yirage_backend_device_info *out_info,
+                               yirage_backend_error *error);
 
   /* Buffers in device memory. Zero bytes is valid. Offsets and sizes are in bytes. */
   yirage_status (*buffer_alloc)(yirage_backend_instance *instance, int32_t device, size_t bytes,
                                 yirage_backend_buffer **out_buffer, yirage_backend_error *error);
   /* Wraps memory the caller owns (a DLPack data pointer of this device); never freed by the
    * plugin; the caller keeps it alive until the buffer is released. */
-  yirage_status (*buffer_wrap)(yirage_backend_instance *instance, int32_t device, void *native,
-                               size_t bytes, yirage_backend_buffer **out_buffer,
-                               yirage_backend_error *error);
+  yirage_status (*buffer_wrap)(yirage_backend_instance *instance, int32_t device, void *native, size_t bytes,
+                               yirage_backend_buffer **out_buffer, yirage_backend_error *error);
   void (*buffer_release)(yirage_backend_buffer *buffer);
-  yirage_status (*buffer_write)(yirage_backend_buffer *buffer, size_t offset, const void *source,
-                                size_t bytes, yirage_backend_error *error);
-  yirage_status (*buffer_read)(yirage_backend_buffer *buffer, size_t offset, void *destination,
-                               size_t bytes, yirage_backend_error *error);
+  yirage_status (*buffer_write)(yirage_backend_buffer *buffer, size_t offset, const void *source, size_t bytes,
+                                yirage_backend_error *error);
+  yirage_status (*buffer_read)(yirage_backend_buffer *buffer, size_t offset, void *destination, size_t bytes,
+                               yirage_backend_error *error);
 
   /* Kernels. supports() returns YIRAGE_OK or YIRAGE_ERROR_UNSUPPORTED (with the reason). */
-  yirage_status (*supports)(yirage_backend_instance *instance, int32_t device,
-                            const void *program, size_t program_size, yirage_backend_error *error);
+  yirage_status (*supports)(yirage_backend_instance *instance, int32_t device, const void *program, size_t program_size,
+                            yirage_backend_error *error);
   /* Compiles a KernelProgram. On failure, error->message holds the reason and build log. */
-  yirage_status (*compile)(yirage_backend_instance *instance, int32_t device, const void *program,
-                           size_t program_size, const yirage_backend_compile_options *options,
-                           yirage_backend_executable **out_executable,
+  yirage_status (*compile)(yirage_backend_instance *instance, int32_t device, const void *program, size_t program_size,
+                           const yirage_backend_compile_options *options, yirage_backend_executable **out_executable,
                            yirage_backend_error *error);
   void (*executable_release)(yirage_backend_executable *executable);
   /* Enqueues one run on `stream` (a native stream; NULL: the device's default). Buffers are the
    * program's inputs and outputs in order, each at least as large as its tensor. */
-  yirage_status (*launch)(yirage_backend_executable *executable, void *stream,
-                          yirage_backend_buffer *const *inputs, size_t num_inputs,
-                          yirage_backend_buffer *const *outputs, size_t num_outputs,
+  yirage_status (*launch)(yirage_backend_executable *executable, void *stream, yirage_backend_buffer *const *inputs,
+                          size_t num_inputs, yirage_backend_buffer *const *outputs, size_t num_outputs,
                           yirage_backend_error *error);
   /* Waits for everything enqueued on `stream`. */
   yirage_status (*synchronize)(yirage_backend_instance *instance, int32_t device, void *stream,
@@ -179,28 +175,25 @@ typedef struct yirage_backend_api {
 
   /* Device timers for profiling: record marks a point in `stream`; elapsed is the device time
    * between two recorded timers, in seconds, once both have completed. */
-  yirage_status (*timer_create)(yirage_backend_instance *instance, int32_t device,
-                                yirage_backend_timer **out_timer, yirage_backend_error *error);
-  void (*timer_release)(yirage_backend_timer *timer);
-  yirage_status (*timer_record)(yirage_backend_timer *timer, void *stream,
+  yirage_status (*timer_create)(yirage_backend_instance *instance, int32_t device, yirage_backend_timer **out_timer,
                                 yirage_backend_error *error);
-  yirage_status (*timer_elapsed)(yirage_backend_timer *start, yirage_backend_timer *stop,
-                                 double *out_seconds, yirage_backend_error *error);
+  void (*timer_release)(yirage_backend_timer *timer);
+  yirage_status (*timer_record)(yirage_backend_timer *timer, void *stream, yirage_backend_error *error);
+  yirage_status (*timer_elapsed)(yirage_backend_timer *start, yirage_backend_timer *stop, double *out_seconds,
+                                 yirage_backend_error *error);
 
   /* ABI 1.1. Optional (NULL: the host uses its own cost model alone). Fills *out_estimate for
    * a program supports() accepts; YIRAGE_ERROR_UNSUPPORTED where supports() would refuse it.
    * Called while the search enumerates, for each candidate kernel, from several threads at once:
    * it should cost no more than supports(). */
-  yirage_status (*estimate)(yirage_backend_instance *instance, int32_t device, const void *program,
-                            size_t program_size, yirage_backend_kernel_estimate *out_estimate,
-                            yirage_backend_error *error);
+  yirage_status (*estimate)(yirage_backend_instance *instance, int32_t device, const void *program, size_t program_size,
+                            yirage_backend_kernel_estimate *out_estimate, yirage_backend_error *error);
 } yirage_backend_api;
 
 /* The entry symbol's type: returns the plugin's table (static storage), whatever the host's
  * version; the host decides whether it can use it. NULL means the plugin cannot serve this host
  * at all. */
-typedef const yirage_backend_api *(*yirage_backend_entry_fn)(uint32_t host_abi_major,
-                                                             uint32_t host_abi_minor);
+typedef const yirage_backend_api *(*yirage_backend_entry_fn)(uint32_t host_abi_major, uint32_t host_abi_minor);
 
 #ifdef __cplusplus
 }

@@ -17,8 +17,7 @@ namespace yirage::backend {
 // An Error carrying the driver's own code (CUresult, cl_int, errno…) for the error channel.
 class NativeError : public Error {
  public:
-  NativeError(ErrorCode code, const std::string &message, int64_t native)
-      : Error(code, message), native_(native) {}
+  NativeError(ErrorCode code, const std::string &message, int64_t native) : Error(code, message), native_(native) {}
   int64_t native() const { return native_; }
 
  private:
@@ -74,13 +73,13 @@ inline void check_host(const char *plugin, const yirage_backend_host *host, cons
   require(plugin, host, "host");
   require(plugin, out, "out_instance");
   if (host->struct_size < sizeof(yirage_backend_host)) {
-    invalid(plugin, "host->struct_size " + std::to_string(host->struct_size) +
-                        " is smaller than ABI 1.0's " + std::to_string(sizeof(yirage_backend_host)));
+    invalid(plugin, "host->struct_size " + std::to_string(host->struct_size) + " is smaller than ABI 1.0's " +
+                        std::to_string(sizeof(yirage_backend_host)));
   }
   if (host->abi_major != YIRAGE_BACKEND_ABI_MAJOR) {
-    throw Error(ErrorCode::kVersionMismatch,
-                std::string(plugin) + ": the host speaks plugin ABI " + std::to_string(host->abi_major) +
-                    ".x, this plugin " + std::to_string(YIRAGE_BACKEND_ABI_MAJOR) + ".x");
+    throw Error(ErrorCode::kVersionMismatch, std::string(plugin) + ": the host speaks plugin ABI " +
+                                                 std::to_string(host->abi_major) + ".x, this plugin " +
+                                                 std::to_string(YIRAGE_BACKEND_ABI_MAJOR) + ".x");
   }
 }
 
@@ -103,8 +102,8 @@ template <class Buffer>
 void check_launch_buffers(const char *plugin, const char *role, Buffer *const *buffers, size_t n,
                           const std::vector<size_t> &bytes) {
   if (n != bytes.size()) {
-    invalid(plugin, std::string("launch: the kernel takes ") + std::to_string(bytes.size()) + " " + role +
-                        "s, " + std::to_string(n) + " were given");
+    invalid(plugin, std::string("launch: the kernel takes ") + std::to_string(bytes.size()) + " " + role + "s, " +
+                        std::to_string(n) + " were given");
   }
   if (n > 0) require(plugin, buffers, role);
   for (size_t i = 0; i < n; ++i) {
@@ -120,9 +119,9 @@ void check_launch_buffers(const char *plugin, const char *role, Buffer *const *b
 // Throws INVALID_ARGUMENT unless [offset, offset + bytes) lies within `size` bytes.
 inline void check_range(const char *plugin, size_t size, size_t offset, size_t bytes, const char *op) {
   if (offset > size || bytes > size - offset) {
-    throw Error(ErrorCode::kInvalidArgument,
-                std::string(plugin) + ": " + op + ": bytes [" + std::to_string(offset) + ", " +
-                    std::to_string(offset + bytes) + ") are outside the buffer's " + std::to_string(size));
+    throw Error(ErrorCode::kInvalidArgument, std::string(plugin) + ": " + op + ": bytes [" + std::to_string(offset) +
+                                                 ", " + std::to_string(offset + bytes) + ") are outside the buffer's " +
+                                                 std::to_string(size));
   }
 }
 

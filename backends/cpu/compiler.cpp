@@ -17,8 +17,8 @@
 #include <sstream>
 #include <vector>
 
-#include "util/file_cache.hpp"
 #include "util/error.hpp"
+#include "util/file_cache.hpp"
 
 extern char **environ;
 
@@ -40,8 +40,7 @@ int run(const std::vector<std::string> &argv, const std::string &log_path) {
   args.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   pid_t pid = 0;
   const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
@@ -56,8 +55,8 @@ int run(const std::vector<std::string> &argv, const std::string &log_path) {
 }
 
 // dlopen + the two symbols; nullptr (and `why`) when the file is not a valid kernel for `key`.
-std::unique_ptr<LoadedKernel> load(const std::string &path, const std::string &symbol,
-                                   const std::string &key, std::string &why) {
+std::unique_ptr<LoadedKernel> load(const std::string &path, const std::string &symbol, const std::string &key,
+                                   std::string &why) {
   if (!util::cached_file_intact(path)) {
     why = "its checksum does not match";
     return nullptr;
@@ -80,14 +79,16 @@ std::unique_ptr<LoadedKernel> load(const std::string &path, const std::string &s
 
 }  // namespace
 
-LoadedKernel::~LoadedKernel() { dlclose(handle_); }
+LoadedKernel::~LoadedKernel() {
+  dlclose(handle_);
+}
 
-std::string default_cache_dir() { return util::default_cache_dir("cpu"); }
+std::string default_cache_dir() {
+  return util::default_cache_dir("cpu");
+}
 
 Compiler::Compiler(std::string cache_dir) : cache_dir_(std::move(cache_dir)) {
-  compiler_ = !env("YIRAGE_CPU_CXX").empty() ? env("YIRAGE_CPU_CXX")
-              : !env("CXX").empty()          ? env("CXX")
-                                             : "c++";
+  compiler_ = !env("YIRAGE_CPU_CXX").empty() ? env("YIRAGE_CPU_CXX") : !env("CXX").empty() ? env("CXX") : "c++";
 }
 
 const std::string &Compiler::identity() {
@@ -103,26 +104,33 @@ const std::string &Compiler::identity() {
     identity_ = util::read_file(log);
     std::filesystem::remove(log, ec);
     if (status == 127) {
-      identity_error_ = "cpu: no C++ compiler: '" + compiler_ +
-                        "' could not be run (install g++, or set YIRAGE_CPU_CXX)";
+      identity_error_ =
+          "cpu: no C++ compiler: '" + compiler_ + "' could not be run (install g++, or set YIRAGE_CPU_CXX)";
     } else if (status != 0) {
       identity_error_ = "cpu: the C++ compiler '" + compiler_ + "' failed on --version: " + identity_;
     }
   });
   if (!identity_error_.empty()) {
-    throw Error(identity_error_.find("no C++ compiler") != std::string::npos ? ErrorCode::kNotFound
-                                                                              : ErrorCode::kBackend,
-                identity_error_);
+    throw Error(
+        identity_error_.find("no C++ compiler") != std::string::npos ? ErrorCode::kNotFound : ErrorCode::kBackend,
+        identity_error_);
   }
   return identity_;
 }
 
-CompileOutcome Compiler::compile(const std::string &source, const std::string &symbol,
-                                 int optimization_level) {
-  const std::vector<std::string> flags = {
-      "-std=c++17", "-O" + std::to_string(optimization_level), "-march=native", "-fopenmp",
-      "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math", "-fno-signed-zeros",
-      "-fassociative-math", "-fvisibility=hidden", "-w"};
+CompileOutcome Compiler::compile(const std::string &source, const std::string &symbol, int optimization_level) {
+  const std::vector<std::string> flags = {"-std=c++17",
+                                          "-O" + std::to_string(optimization_level),
+                                          "-march=native",
+                                          "-fopenmp",
+                                          "-fPIC",
+                                          "-shared",
+                                          "-fno-math-errno",
+                                          "-fno-trapping-math",
+                                          "-fno-signed-zeros",
+                                          "-fassociative-math",
+                                          "-fvisibility=hidden",
+                                          "-w"};
   std::string flag_text;
   for (const std::string &f : flags) flag_text += f + " ";
   const std::string key = util::hash_hex(source + '\0' + identity() + '\0' + flag_text);
@@ -141,8 +149,8 @@ CompileOutcome Compiler::compile(const std::string &source, const std::string &s
   const std::string source_path = stem + ".cpp", object_tmp = stem + ".so", log_path = stem + ".log";
   {
     std::ofstream out(source_path, std::ios::binary);
-    out << source << "\nextern \"C\" __attribute__((visibility(\"default\"))) const char "
-        << kKeySymbol << "[] = \"" << key << "\";\n";
+    out << source << "\nextern \"C\" __attribute__((visibility(\"default\"))) const char " << kKeySymbol << "[] = \""
+        << key << "\";\n";
     if (!out) throw Error(ErrorCode::kBackend, "cpu: cannot write " + source_path);
   }
   std::vector<std::string> argv = {compiler_};
@@ -157,8 +165,8 @@ CompileOutcome Compiler::compile(const std::string &source, const std::string &s
     std::string command;
     for (const std::string &a : argv) command += a + " ";
     throw Error(ErrorCode::kBackend, "cpu: compiling the generated kernel failed (exit status " +
-                                         std::to_string(status) + "; source kept at " +
-                                         source_path + ")\ncommand: " + command + "\n" + log);
+                                         std::to_string(status) + "; source kept at " + source_path +
+                                         ")\ncommand: " + command + "\n" + log);
   }
   std::filesystem::remove(source_path, ec);
   util::commit_cached(object_tmp, object);

@@ -42,8 +42,7 @@ class Compiler {
 
   // Throws Error(kBackend) with the build log when compilation fails, Error(kNotFound) when no
   // compiler can be run.
-  CompileOutcome compile(const std::string &source, const std::string &symbol,
-                         int optimization_level);
+  CompileOutcome compile(const std::string &source, const std::string &symbol, int optimization_level);
 
   const std::string &compiler() const { return compiler_; }
   const std::string &cache_dir() const { return cache_dir_; }

@@ -14,10 +14,10 @@
 
 #include <omp.h>
 
-#include "cpu/codegen/cpu_source.hpp"
-#include "serialize/kernel_program.hpp"
 #include "compiler.hpp"
+#include "cpu/codegen/cpu_source.hpp"
 #include "entry_guard.hpp"
+#include "serialize/kernel_program.hpp"
 #include "target/target_abi.hpp"
 #include "util/error.hpp"
 #include "yirage_backend.h"
@@ -57,9 +57,13 @@ yirage_status protect(yirage_backend_error *error, Body &&body) noexcept {
   return yirage::backend::protect("cpu", error, std::forward<Body>(body));
 }
 
-[[noreturn]] void invalid(const std::string &message) { yirage::backend::invalid("cpu", message); }
+[[noreturn]] void invalid(const std::string &message) {
+  yirage::backend::invalid("cpu", message);
+}
 
-void require(const void *pointer, const char *name) { yirage::backend::require("cpu", pointer, name); }
+void require(const void *pointer, const char *name) {
+  yirage::backend::require("cpu", pointer, name);
+}
 
 void check_device(int32_t device) {
   if (device != 0) invalid("no device " + std::to_string(device) + " (the host is device 0)");
@@ -98,20 +102,20 @@ yirage::serialize::KernelProgram parse(const void *program, size_t size) {
 
 // ---- the table's entries ----
 
-yirage_status create(const yirage_backend_host *host, yirage_backend_instance **out,
-                     yirage_backend_error *error) {
+yirage_status create(const yirage_backend_host *host, yirage_backend_instance **out, yirage_backend_error *error) {
   return protect(error, [&] {
     yirage::backend::check_host("cpu", host, out);
-    std::string cache = host->cache_dir && *host->cache_dir ? std::string(host->cache_dir) + "/cpu"
-                                                            : yirage::cpu::default_cache_dir();
+    std::string cache =
+        host->cache_dir && *host->cache_dir ? std::string(host->cache_dir) + "/cpu" : yirage::cpu::default_cache_dir();
     *out = new yirage_backend_instance_s(std::move(cache));
   });
 }
 
-void destroy(yirage_backend_instance *instance) { delete instance; }
+void destroy(yirage_backend_instance *instance) {
+  delete instance;
+}
 
-yirage_status device_count(yirage_backend_instance *instance, int32_t *out,
-                           yirage_backend_error *error) {
+yirage_status device_count(yirage_backend_instance *instance, int32_t *out, yirage_backend_error *error) {
   return protect(error, [&] {
     require(instance, "instance");
     require(out, "out_count");
@@ -119,10 +123,12 @@ yirage_status device_count(yirage_backend_instance *instance, int32_t *out,
   });
 }
 
-const char *unavailable_reason(yirage_backend_instance *) { return ""; }
+const char *unavailable_reason(yirage_backend_instance *) {
+  return "";
+}
 
-yirage_status device_info(yirage_backend_instance *instance, int32_t device,
-                          yirage_backend_device_info *out, yirage_backend_error *error) {
+yirage_status device_info(yirage_backend_instance *instance, int32_t device, yirage_backend_device_info *out,
+                          yirage_backend_error *error) {
   return protect(error, [&] {
     require(instance, "instance");
     require(out, "out_info");
@@ -139,8 +145,8 @@ yirage_status device_info(yirage_backend_instance *instance, int32_t device,
   });
 }
 
-yirage_status buffer_alloc(yirage_backend_instance *instance, int32_t device, size_t bytes,
-                           yirage_backend_buffer **out, yirage_backend_error *error) {
+yirage_status buffer_alloc(yirage_backend_instance *instance, int32_t device, size_t bytes, yirage_backend_buffer **out,
+                           yirage_backend_error *error) {
   return protect(error, [&] {
     require(instance, "instance");
     require(out, "out_buffer");
@@ -148,8 +154,8 @@ yirage_status buffer_alloc(yirage_backend_instance *instance, int32_t device, si
     // More than the host's memory is refused up front rather than left to overcommit.
     const int64_t memory = device_info_of(instance).target.memory_bytes;
     if (bytes > static_cast<size_t>(memory)) {
-      throw Error(ErrorCode::kOutOfMemory, "cpu: cannot allocate " + std::to_string(bytes) +
-                                               " bytes: the host has " + std::to_string(memory));
+      throw Error(ErrorCode::kOutOfMemory,
+                  "cpu: cannot allocate " + std::to_string(bytes) + " bytes: the host has " + std::to_string(memory));
     }
     const size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
     void *data = std::aligned_alloc(64, rounded);
@@ -160,8 +166,8 @@ yirage_status buffer_alloc(yirage_backend_instance *instance, int32_t device, si
   });
 }
 
-yirage_status buffer_wrap(yirage_backend_instance *instance, int32_t device, void *native,
-                          size_t bytes, yirage_backend_buffer **out, yirage_backend_error *error) {
+yirage_status buffer_wrap(yirage_backend_instance *instance, int32_t device, void *native, size_t bytes,
+                          yirage_backend_buffer **out, yirage_backend_error *error) {
   return protect(error, [&] {
     require(instance, "instance");
     require(out, "out_buffer");
@@ -181,8 +187,8 @@ void check_range(const yirage_backend_buffer *buffer, size_t offset, size_t byte
   yirage::backend::check_range("cpu", buffer->bytes, offset, bytes, op);
 }
 
-yirage_status buffer_write(yirage_backend_buffer *buffer, size_t offset, const void *source,
-                           size_t bytes, yirage_backend_error *error) {
+yirage_status buffer_write(yirage_backend_buffer *buffer, size_t offset, const void *source, size_t bytes,
+                           yirage_backend_error *error) {
   return protect(error, [&] {
     require(buffer, "buffer");
     if (bytes > 0) require(source, "source");
@@ -191,8 +197,8 @@ yirage_status buffer_write(yirage_backend_buffer *buffer, size_t offset, const v
   });
 }
 
-yirage_status buffer_read(yirage_backend_buffer *buffer, size_t offset, void *destination,
-                          size_t bytes, yirage_backend_error *error) {
+yirage_status buffer_read(yirage_backend_buffer *buffer, size_t offset, void *destination, size_t bytes,
+                          yirage_backend_error *error) {
   return protect(error, [&] {
     require(buffer, "buffer");
     if (bytes > 0) require(destination, "destination");
@@ -201,8 +207,8 @@ yirage_status buffer_read(yirage_backend_buffer *buffer, size_t offset, void *de
   });
 }
 
-yirage_status supports(yirage_backend_instance *instance, int32_t device, const void *program,
-                       size_t size, yirage_backend_error *error) {
+yirage_status supports(yirage_backend_instance *instance, int32_t device, const void *program, size_t size,
+                       yirage_backend_error *error) {
   return protect(error, [&] {
     require(instance, "instance");
     check_device(device);
@@ -210,9 +216,9 @@ yirage_status supports(yirage_backend_instance *instance, int32_t device, const 
   });
 }
 
-yirage_status compile(yirage_backend_instance *instance, int32_t device, const void *program,
-                      size_t size, const yirage_backend_compile_options *options,
-                      yirage_backend_executable **out, yirage_backend_error *error) {
+yirage_status compile(yirage_backend_instance *instance, int32_t device, const void *program, size_t size,
+                      const yirage_backend_compile_options *options, yirage_backend_executable **out,
+                      yirage_backend_error *error) {
   return protect(error, [&] {
     require(instance, "instance");
     require(out, "out_executable");
@@ -222,8 +228,7 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     const std::string source = yirage::codegen::cpu_source(parsed);
     device_info_of(instance);  // sets the thread count
     auto executable = std::make_unique<yirage_backend_executable_s>();
-    executable->kernel =
-        instance->compiler.compile(source, yirage::codegen::kCpuKernelSymbol, level).kernel;
+    executable->kernel = instance->compiler.compile(source, yirage::codegen::kCpuKernelSymbol, level).kernel;
     executable->input_bytes = parsed.input_bytes();
     executable->output_bytes = parsed.output_bytes();
     executable->threads = instance->threads;
@@ -231,7 +236,9 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
   });
 }
 
-void executable_release(yirage_backend_executable *executable) { delete executable; }
+void executable_release(yirage_backend_executable *executable) {
+  delete executable;
+}
 
 std::vector<void *> data_of(yirage_backend_buffer *const *buffers, size_t n) {
   std::vector<void *> pointers;
@@ -239,9 +246,8 @@ std::vector<void *> data_of(yirage_backend_buffer *const *buffers, size_t n) {
   return pointers;
 }
 
-yirage_status launch(yirage_backend_executable *executable, void *stream,
-                     yirage_backend_buffer *const *inputs, size_t num_inputs,
-                     yirage_backend_buffer *const *outputs, size_t num_outputs,
+yirage_status launch(yirage_backend_executable *executable, void *stream, yirage_backend_buffer *const *inputs,
+                     size_t num_inputs, yirage_backend_buffer *const *outputs, size_t num_outputs,
                      yirage_backend_error *error) {
   return protect(error, [&] {
     require(executable, "executable");
@@ -265,8 +271,8 @@ yirage_status synchronize(yirage_backend_instance *instance, int32_t device, voi
   });
 }
 
-yirage_status timer_create(yirage_backend_instance *instance, int32_t device,
-                           yirage_backend_timer **out, yirage_backend_error *error) {
+yirage_status timer_create(yirage_backend_instance *instance, int32_t device, yirage_backend_timer **out,
+                           yirage_backend_error *error) {
   return protect(error, [&] {
     require(instance, "instance");
     require(out, "out_timer");
@@ -275,7 +281,9 @@ yirage_status timer_create(yirage_backend_instance *instance, int32_t device,
   });
 }
 
-void timer_release(yirage_backend_timer *timer) { delete timer; }
+void timer_release(yirage_backend_timer *timer) {
+  delete timer;
+}
 
 yirage_status timer_record(yirage_backend_timer *timer, void *stream, yirage_backend_error *error) {
   return protect(error, [&] {
@@ -286,8 +294,8 @@ yirage_status timer_record(yirage_backend_timer *timer, void *stream, yirage_bac
   });
 }
 
-yirage_status timer_elapsed(yirage_backend_timer *start, yirage_backend_timer *stop,
-                            double *out_seconds, yirage_backend_error *error) {
+yirage_status timer_elapsed(yirage_backend_timer *start, yirage_backend_timer *stop, double *out_seconds,
+                            yirage_backend_error *error) {
   return protect(error, [&] {
     require(start, "start");
     require(stop, "stop");

@@ -2,8 +2,7 @@
 
 namespace yirage::cuda {
 
-int64_t dependent_shared_bytes(int64_t blocks, int64_t multiprocessors, int64_t shared_bytes,
-                               int64_t max_shared_bytes,
+int64_t dependent_shared_bytes(int64_t blocks, int64_t multiprocessors, int64_t shared_bytes, int64_t max_shared_bytes,
                                const std::function<int64_t(int64_t)> &blocks_per_multiprocessor) {
   if (blocks <= 0 || multiprocessors <= 0) return shared_bytes;
   const int64_t spread = (blocks + multiprocessors - 1) / multiprocessors;

@@ -23,8 +23,7 @@ namespace yirage::cuda {
 // `max_shared_bytes` where none does). `blocks_per_multiprocessor(bytes)` is the occupancy with
 // `bytes` of dynamic shared memory (cuOccupancyMaxActiveBlocksPerMultiprocessor); it must not
 // grow with `bytes`.
-int64_t dependent_shared_bytes(int64_t blocks, int64_t multiprocessors, int64_t shared_bytes,
-                               int64_t max_shared_bytes,
+int64_t dependent_shared_bytes(int64_t blocks, int64_t multiprocessors, int64_t shared_bytes, int64_t max_shared_bytes,
                                const std::function<int64_t(int64_t)> &blocks_per_multiprocessor);
 
 }  // namespace yirage::cuda

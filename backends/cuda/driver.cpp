@@ -19,8 +19,8 @@ const Driver *Driver::load(std::string &why) {
       failure = std::string("cuda: no driver: ") + (e ? e : "libcuda.so.1 cannot be opened");
       return;
     }
-#define YIRAGE_RESOLVE(name, symbol)                                                     \
-  driver.name = reinterpret_cast<decltype(driver.name)>(dlsym(handle, symbol));          \
+#define YIRAGE_RESOLVE(name, symbol)                                            \
+  driver.name = reinterpret_cast<decltype(driver.name)>(dlsym(handle, symbol)); \
   if (driver.name == nullptr && failure.empty()) failure = "cuda: the driver lacks " symbol;
     YIRAGE_CUDA_DRIVER_FUNCTIONS(YIRAGE_RESOLVE)
 #undef YIRAGE_RESOLVE
@@ -39,8 +39,7 @@ void Driver::check(CUresult result, const std::string &what) const {
   const char *name = nullptr;
   if (cuGetErrorName == nullptr || cuGetErrorName(result, &name) != CUDA_SUCCESS) name = nullptr;
   const ErrorCode code = result == CUDA_ERROR_OUT_OF_MEMORY ? ErrorCode::kOutOfMemory : ErrorCode::kBackend;
-  throw NativeError(code,
-                    "cuda: " + what + ": " + (name ? name : "CUresult " + std::to_string(result)),
+  throw NativeError(code, "cuda: " + what + ": " + (name ? name : "CUresult " + std::to_string(result)),
                     static_cast<int64_t>(result));
 }
 
@@ -68,8 +67,8 @@ const Nvrtc &Nvrtc::load() {
       failure = "cuda: NVRTC not found; tried:" + tried + "\n(set YIRAGE_NVRTC to libnvrtc.so)";
       return;
     }
-#define YIRAGE_RESOLVE(name)                                                             \
-  nvrtc.name = reinterpret_cast<decltype(nvrtc.name)>(dlsym(handle, #name));             \
+#define YIRAGE_RESOLVE(name)                                                 \
+  nvrtc.name = reinterpret_cast<decltype(nvrtc.name)>(dlsym(handle, #name)); \
   if (nvrtc.name == nullptr && failure.empty()) failure = "cuda: " + nvrtc.library + " lacks " #name;
     YIRAGE_NVRTC_FUNCTIONS(YIRAGE_RESOLVE)
 #undef YIRAGE_RESOLVE
@@ -108,8 +107,7 @@ std::string Nvrtc::compile(const std::string &source, const std::string &arch) c
   if (r != NVRTC_SUCCESS) {
     throw NativeError(ErrorCode::kBackend,
                       "cuda: NVRTC " + std::to_string(major) + "." + std::to_string(minor) +
-                          " could not compile the kernel for " + arch + ": " + nvrtcGetErrorString(r) +
-                          "\n" + log,
+                          " could not compile the kernel for " + arch + ": " + nvrtcGetErrorString(r) + "\n" + log,
                       r);
   }
   return cubin;

@@ -13,28 +13,48 @@ namespace yirage::cuda {
 
 using backend::NativeError;
 
-#define YIRAGE_CUDA_DRIVER_FUNCTIONS(X)                                                          \
-  X(cuInit, "cuInit") X(cuGetErrorName, "cuGetErrorName") X(cuDriverGetVersion, "cuDriverGetVersion") \
-  X(cuDeviceGetCount, "cuDeviceGetCount") X(cuDeviceGet, "cuDeviceGet")                            \
-  X(cuDeviceGetName, "cuDeviceGetName") X(cuDeviceGetAttribute, "cuDeviceGetAttribute")            \
-  X(cuDeviceTotalMem, "cuDeviceTotalMem_v2")                                                     \
-  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                                        \
-  X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")                                   \
-  X(cuCtxSetCurrent, "cuCtxSetCurrent") X(cuCtxSynchronize, "cuCtxSynchronize")                  \
-  X(cuMemAlloc, "cuMemAlloc_v2") X(cuMemFree, "cuMemFree_v2")                                    \
-  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2") X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                          \
-  X(cuModuleLoadData, "cuModuleLoadData") X(cuModuleUnload, "cuModuleUnload")                    \
-  X(cuModuleGetFunction, "cuModuleGetFunction") X(cuFuncSetAttribute, "cuFuncSetAttribute")     \
+// clang-format off: one function per line
+#define YIRAGE_CUDA_DRIVER_FUNCTIONS(X)                                                         \
+  X(cuInit, "cuInit")                                                                           \
+  X(cuGetErrorName, "cuGetErrorName")                                                           \
+  X(cuDriverGetVersion, "cuDriverGetVersion")                                                   \
+  X(cuDeviceGetCount, "cuDeviceGetCount")                                                       \
+  X(cuDeviceGet, "cuDeviceGet")                                                                 \
+  X(cuDeviceGetName, "cuDeviceGetName")                                                         \
+  X(cuDeviceGetAttribute, "cuDeviceGetAttribute")                                               \
+  X(cuDeviceTotalMem, "cuDeviceTotalMem_v2")                                                    \
+  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                                       \
+  X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")                                  \
+  X(cuCtxSetCurrent, "cuCtxSetCurrent")                                                         \
+  X(cuCtxSynchronize, "cuCtxSynchronize")                                                       \
+  X(cuMemAlloc, "cuMemAlloc_v2")                                                                \
+  X(cuMemFree, "cuMemFree_v2")                                                                  \
+  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2")                                                            \
+  X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                                                            \
+  X(cuModuleLoadData, "cuModuleLoadData")                                                       \
+  X(cuModuleUnload, "cuModuleUnload")                                                           \
+  X(cuModuleGetFunction, "cuModuleGetFunction")                                                 \
+  X(cuFuncSetAttribute, "cuFuncSetAttribute")                                                   \
   X(cuFuncGetAttribute, "cuFuncGetAttribute")                                                   \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor")  \
-  X(cuLaunchKernel, "cuLaunchKernel") X(cuStreamSynchronize, "cuStreamSynchronize")              \
-  X(cuEventCreate, "cuEventCreate") X(cuEventDestroy, "cuEventDestroy_v2")                       \
-  X(cuEventRecord, "cuEventRecord") X(cuEventSynchronize, "cuEventSynchronize")
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor") \
+  X(cuLaunchKernel, "cuLaunchKernel")                                                           \
+  X(cuStreamSynchronize, "cuStreamSynchronize")                                                 \
+  X(cuEventCreate, "cuEventCreate")                                                             \
+  X(cuEventDestroy, "cuEventDestroy_v2")                                                        \
+  X(cuEventRecord, "cuEventRecord")                                                             \
+  X(cuEventSynchronize, "cuEventSynchronize")
 
-#define YIRAGE_NVRTC_FUNCTIONS(X)                                                                \
-  X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)            \
-  X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize)    \
+#define YIRAGE_NVRTC_FUNCTIONS(X) \
+  X(nvrtcVersion)                 \
+  X(nvrtcGetErrorString)          \
+  X(nvrtcCreateProgram)           \
+  X(nvrtcDestroyProgram)          \
+  X(nvrtcCompileProgram)          \
+  X(nvrtcGetProgramLogSize)       \
+  X(nvrtcGetProgramLog)           \
+  X(nvrtcGetCUBINSize)            \
   X(nvrtcGetCUBIN)
+// clang-format on
 
 struct Driver {
 #define YIRAGE_DECLARE(name, symbol) decltype(&::name) name = nullptr;

@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "cuda/codegen/cuda_source.hpp"
-#include "util/file_cache.hpp"
-#include "serialize/kernel_program.hpp"
 #include "dependent_launch.hpp"
 #include "device_figures.hpp"
 #include "driver.hpp"
 #include "generated_kernels.hpp"
+#include "serialize/kernel_program.hpp"
 #include "target/target_abi.hpp"
+#include "util/file_cache.hpp"
 #include "yirage_backend.h"
 
 namespace {
@@ -75,9 +75,13 @@ yirage_status protect(yirage_backend_error *error, Body &&body) noexcept {
   return yirage::backend::protect("cuda", error, std::forward<Body>(body));
 }
 
-[[noreturn]] void invalid(const std::string &message) { yirage::backend::invalid("cuda", message); }
+[[noreturn]] void invalid(const std::string &message) {
+  yirage::backend::invalid("cuda", message);
+}
 
-void require(const void *pointer, const char *name) { yirage::backend::require("cuda", pointer, name); }
+void require(const void *pointer, const char *name) {
+  yirage::backend::require("cuda", pointer, name);
+}
 
 Device &device_of(yirage_backend_instance *instance, int32_t device) {
   require(instance, "instance");
@@ -151,10 +155,11 @@ yirage::serialize::KernelProgram parse(const void *program, size_t size) {
   return yirage::serialize::kernel_program_from_bytes(program, size);
 }
 
-std::string arch_of(const Device &d) { return yirage::codegen::cuda_arch(d.cc_major * 10 + d.cc_minor); }
+std::string arch_of(const Device &d) {
+  return yirage::codegen::cuda_arch(d.cc_major * 10 + d.cc_minor);
+}
 yirage::codegen::CudaTarget target_of(const Device &d) {
-  yirage::codegen::CudaTarget target{d.cc_major * 10 + d.cc_minor, d.max_shared_optin,
-                                     d.info.target.compute_units,
+  yirage::codegen::CudaTarget target{d.cc_major * 10 + d.cc_minor, d.max_shared_optin, d.info.target.compute_units,
                                      d.info.target.shared_memory_per_compute_unit};
   target.attention_offset_slack =
       yirage::codegen::attention_offset_slack_from(std::getenv("YIRAGE_CUDA_ATTENTION_SLACK"));
@@ -163,12 +168,10 @@ yirage::codegen::CudaTarget target_of(const Device &d) {
 
 // The cubin for `source`, from the cache or from NVRTC. The source is kept beside it as
 // `<key>.cu` (docs/backends/cuda.md: inspecting what was generated and launched).
-std::string cubin_for(const yirage_backend_instance *instance, const std::string &source,
-                      const std::string &arch) {
+std::string cubin_for(const yirage_backend_instance *instance, const std::string &source, const std::string &arch) {
   const yirage::cuda::Nvrtc &nvrtc = yirage::cuda::Nvrtc::load();
-  const std::string key = yirage::util::hash_hex(source + '\0' + arch + '\0' +
-                                                    std::to_string(nvrtc.major) + "." +
-                                                    std::to_string(nvrtc.minor));
+  const std::string key = yirage::util::hash_hex(source + '\0' + arch + '\0' + std::to_string(nvrtc.major) + "." +
+                                                 std::to_string(nvrtc.minor));
   const std::string path = instance->cache_dir + "/" + key + ".cubin";
   if (auto cached = yirage::util::read_cached(path)) return *cached;
   std::string cubin = nvrtc.compile(source, arch);
@@ -179,8 +182,7 @@ std::string cubin_for(const yirage_backend_instance *instance, const std::string
 
 // ---- the table's entries ----
 
-yirage_status create(const yirage_backend_host *host, yirage_backend_instance **out,
-                     yirage_backend_error *error) {
+yirage_status create(const yirage_backend_host *host, yirage_backend_instance **out, yirage_backend_error *error) {
   return protect(error, [&] {
     yirage::backend::check_host("cuda", host, out);
     auto instance = std::make_unique<yirage_backend_instance_s>();
@@ -194,9 +196,8 @@ yirage_status create(const yirage_backend_host *host, yirage_backend_instance **
       if (init != CUDA_SUCCESS || driver.cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
         const char *name = nullptr;
         driver.cuGetErrorName(init, &name);
-        instance->reason = init != CUDA_SUCCESS
-                               ? std::string("cuda: cuInit failed: ") + (name ? name : "unknown error")
-                               : "cuda: the driver reports no devices";
+        instance->reason = init != CUDA_SUCCESS ? std::string("cuda: cuInit failed: ") + (name ? name : "unknown error")
+                                                : "cuda: the driver reports no devices";
       }
       for (int i = 0; i < count && init == CUDA_SUCCESS; ++i) {
         Device d;
@@ -228,8 +229,8 @@ const char *unavailable_reason(yirage_backend_instance *instance) {
   return instance == nullptr ? "no instance" : instance->reason.c_str();
 }
 
-yirage_status device_info(yirage_backend_instance *instance, int32_t device,
-                          yirage_backend_device_info *out, yirage_backend_error *error) {
+yirage_status device_info(yirage_backend_instance *instance, int32_t device, yirage_backend_device_info *out,
+                          yirage_backend_error *error) {
   return protect(error, [&] {
     const Device &d = device_of(instance, device);
     require(out, "out_info");
@@ -243,25 +244,25 @@ yirage_status device_info(yirage_backend_instance *instance, int32_t device,
   });
 }
 
-yirage_status buffer_alloc(yirage_backend_instance *instance, int32_t device, size_t bytes,
-                           yirage_backend_buffer **out, yirage_backend_error *error) {
+yirage_status buffer_alloc(yirage_backend_instance *instance, int32_t device, size_t bytes, yirage_backend_buffer **out,
+                           yirage_backend_error *error) {
   return protect(error, [&] {
     require(out, "out_buffer");
     const Driver &driver = enter(instance, device);
     const Device &d = device_of(instance, device);
     if (bytes > static_cast<size_t>(d.info.target.memory_bytes)) {
       throw Error(ErrorCode::kOutOfMemory, "cuda: cannot allocate " + std::to_string(bytes) +
-                                               " bytes: the device has " +
-                                               std::to_string(d.info.target.memory_bytes));
+                                               " bytes: the device has " + std::to_string(d.info.target.memory_bytes));
     }
     CUdeviceptr pointer = 0;
-    if (bytes > 0) driver.check(driver.cuMemAlloc(&pointer, bytes), "cuMemAlloc of " + std::to_string(bytes) + " bytes");
+    if (bytes > 0)
+      driver.check(driver.cuMemAlloc(&pointer, bytes), "cuMemAlloc of " + std::to_string(bytes) + " bytes");
     *out = new yirage_backend_buffer_s{instance, device, pointer, bytes, true};
   });
 }
 
-yirage_status buffer_wrap(yirage_backend_instance *instance, int32_t device, void *native,
-                          size_t bytes, yirage_backend_buffer **out, yirage_backend_error *error) {
+yirage_status buffer_wrap(yirage_backend_instance *instance, int32_t device, void *native, size_t bytes,
+                          yirage_backend_buffer **out, yirage_backend_error *error) {
   return protect(error, [&] {
     require(out, "out_buffer");
     device_of(instance, device);
@@ -280,8 +281,8 @@ void buffer_release(yirage_backend_buffer *buffer) {
   delete buffer;
 }
 
-yirage_status buffer_write(yirage_backend_buffer *buffer, size_t offset, const void *source,
-                           size_t bytes, yirage_backend_error *error) {
+yirage_status buffer_write(yirage_backend_buffer *buffer, size_t offset, const void *source, size_t bytes,
+                           yirage_backend_error *error) {
   return protect(error, [&] {
     require(buffer, "buffer");
     if (bytes > 0) require(source, "source");
@@ -292,8 +293,8 @@ yirage_status buffer_write(yirage_backend_buffer *buffer, size_t offset, const v
   });
 }
 
-yirage_status buffer_read(yirage_backend_buffer *buffer, size_t offset, void *destination,
-                          size_t bytes, yirage_backend_error *error) {
+yirage_status buffer_read(yirage_backend_buffer *buffer, size_t offset, void *destination, size_t bytes,
+                          yirage_backend_error *error) {
   return protect(error, [&] {
     require(buffer, "buffer");
     if (bytes > 0) require(destination, "destination");
@@ -327,11 +328,9 @@ std::shared_ptr<const yirage::cuda::GeneratedKernel> generated(yirage_backend_in
   });
 }
 
-yirage_status supports(yirage_backend_instance *instance, int32_t device, const void *program,
-                       size_t size, yirage_backend_error *error) {
-  return protect(error, [&] {
-    (void)generated(instance, device, program, size);
-  });
+yirage_status supports(yirage_backend_instance *instance, int32_t device, const void *program, size_t size,
+                       yirage_backend_error *error) {
+  return protect(error, [&] { (void)generated(instance, device, program, size); });
 }
 
 // What the code generator chose for the program (supports() with its answer).
@@ -360,9 +359,9 @@ void spread_dependent_blocks(const Driver &driver, const Device &d, yirage_backe
   const int64_t most = d.max_shared_optin - static_bytes;
   if (most <= launch.shared_bytes) return;
   const auto set_most = [&](int64_t bytes) {
-    driver.check(driver.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                           static_cast<int>(bytes)),
-                 "cuFuncSetAttribute");
+    driver.check(
+        driver.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes)),
+        "cuFuncSetAttribute");
   };
   set_most(most);  // so that the occupancy below may count any amount
   const int64_t bytes = yirage::cuda::dependent_shared_bytes(
@@ -378,9 +377,9 @@ void spread_dependent_blocks(const Driver &driver, const Device &d, yirage_backe
   launch.shared_bytes = bytes;
 }
 
-yirage_status compile(yirage_backend_instance *instance, int32_t device, const void *program,
-                      size_t size, const yirage_backend_compile_options *options,
-                      yirage_backend_executable **out, yirage_backend_error *error) {
+yirage_status compile(yirage_backend_instance *instance, int32_t device, const void *program, size_t size,
+                      const yirage_backend_compile_options *options, yirage_backend_executable **out,
+                      yirage_backend_error *error) {
   return protect(error, [&] {
     require(out, "out_executable");
     const Device &d = device_of(instance, device);
@@ -393,11 +392,10 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     const std::string cubin = cubin_for(instance, executable->launch.source, arch_of(d));
     const Driver &driver = enter(instance, device);
     driver.check(driver.cuModuleLoadData(&executable->module, cubin.data()), "cuModuleLoadData");
-    const CUresult found = driver.cuModuleGetFunction(&executable->function, executable->module,
-                                                      yirage::codegen::kCudaKernelSymbol);
+    const CUresult found =
+        driver.cuModuleGetFunction(&executable->function, executable->module, yirage::codegen::kCudaKernelSymbol);
     if (found == CUDA_SUCCESS && executable->launch.shared_bytes > yirage::codegen::kCudaDefaultSharedBytes) {
-      driver.check(driver.cuFuncSetAttribute(executable->function,
-                                             CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+      driver.check(driver.cuFuncSetAttribute(executable->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                              static_cast<int>(executable->launch.shared_bytes)),
                    "cuFuncSetAttribute");
     }
@@ -407,8 +405,8 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     }
     // The registers the compiled kernel uses bound its block size.
     int max_threads = 0;
-    const CUresult queried = driver.cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                                                       executable->function);
+    const CUresult queried =
+        driver.cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, executable->function);
     if (queried == CUDA_SUCCESS && executable->launch.block_threads > max_threads) {
       if (!executable->launch.any_block_threads || max_threads < 32) {
         driver.cuModuleUnload(executable->module);
@@ -439,18 +437,18 @@ void executable_release(yirage_backend_executable *executable) {
 }
 
 // The device pointers of a role's buffers, after the shared checks; all on the kernel's device.
-void collect(const char *role, yirage_backend_buffer *const *buffers, size_t n,
-             const std::vector<size_t> &bytes, int32_t device, std::vector<CUdeviceptr> &pointers) {
+void collect(const char *role, yirage_backend_buffer *const *buffers, size_t n, const std::vector<size_t> &bytes,
+             int32_t device, std::vector<CUdeviceptr> &pointers) {
   yirage::backend::check_launch_buffers("cuda", role, buffers, n, bytes);
   for (size_t i = 0; i < n; ++i) {
-    if (buffers[i]->device != device) invalid(std::string("launch: ") + role + " " + std::to_string(i) + " is on another device");
+    if (buffers[i]->device != device)
+      invalid(std::string("launch: ") + role + " " + std::to_string(i) + " is on another device");
     pointers.push_back(buffers[i]->pointer);
   }
 }
 
-yirage_status launch(yirage_backend_executable *executable, void *stream,
-                     yirage_backend_buffer *const *inputs, size_t num_inputs,
-                     yirage_backend_buffer *const *outputs, size_t num_outputs,
+yirage_status launch(yirage_backend_executable *executable, void *stream, yirage_backend_buffer *const *inputs,
+                     size_t num_inputs, yirage_backend_buffer *const *outputs, size_t num_outputs,
                      yirage_backend_error *error) {
   return protect(error, [&] {
     require(executable, "executable");
@@ -481,11 +479,10 @@ yirage_status launch(yirage_backend_executable *executable, void *stream,
       driver.check(driver.cuLaunchKernelEx(&config, executable->function, args.data(), nullptr), "cuLaunchKernelEx");
       return;
     }
-    driver.check(driver.cuLaunchKernel(executable->function, static_cast<unsigned>(l.grid[0]),
-                                       static_cast<unsigned>(l.grid[1]), static_cast<unsigned>(l.grid[2]),
-                                       static_cast<unsigned>(l.block_threads), 1, 1,
-                                       static_cast<unsigned>(l.shared_bytes), static_cast<CUstream>(stream),
-                                       args.data(), nullptr),
+    driver.check(driver.cuLaunchKernel(
+                     executable->function, static_cast<unsigned>(l.grid[0]), static_cast<unsigned>(l.grid[1]),
+                     static_cast<unsigned>(l.grid[2]), static_cast<unsigned>(l.block_threads), 1, 1,
+                     static_cast<unsigned>(l.shared_bytes), static_cast<CUstream>(stream), args.data(), nullptr),
                  "cuLaunchKernel");
   });
 }
@@ -502,8 +499,8 @@ yirage_status synchronize(yirage_backend_instance *instance, int32_t device, voi
   });
 }
 
-yirage_status timer_create(yirage_backend_instance *instance, int32_t device,
-                           yirage_backend_timer **out, yirage_backend_error *error) {
+yirage_status timer_create(yirage_backend_instance *instance, int32_t device, yirage_backend_timer **out,
+                           yirage_backend_error *error) {
   return protect(error, [&] {
     require(out, "out_timer");
     const Driver &driver = enter(instance, device);
@@ -530,8 +527,8 @@ yirage_status timer_record(yirage_backend_timer *timer, void *stream, yirage_bac
   });
 }
 
-yirage_status timer_elapsed(yirage_backend_timer *start, yirage_backend_timer *stop,
-                            double *out_seconds, yirage_backend_error *error) {
+yirage_status timer_elapsed(yirage_backend_timer *start, yirage_backend_timer *stop, double *out_seconds,
+                            yirage_backend_error *error) {
   return protect(error, [&] {
     require(start, "start");
     require(stop, "stop");

@@ -26,8 +26,8 @@ constexpr int64_t kH100SharedPerMultiprocessor = 233472;
 TEST(CudaDependentLaunch, BlocksSpreadOverTheDevice) {
   const auto h100 = [](int64_t threads, int64_t registers) {
     return [=](int64_t bytes) {
-      return std::min({kH100SharedPerMultiprocessor / (bytes + 1024), 2048 / threads, 65536 / (threads * registers),
-                       int64_t{32}});
+      return std::min(
+          {kH100SharedPerMultiprocessor / (bytes + 1024), 2048 / threads, 65536 / (threads * registers), int64_t{32}});
     };
   };
   const auto spread = [&](int64_t blocks, int64_t shared, int64_t threads, int64_t registers) {
@@ -47,7 +47,8 @@ TEST(CudaDependentLaunch, BlocksSpreadOverTheDevice) {
   EXPECT_EQ(spread(128, 120 * 1024, 256, 32), 120 * 1024);
   EXPECT_EQ(spread(128, 100000, 256, 32), 114 * 1024) << "never less than the kernel uses";
   // Where shared memory cannot bring it there, all of it; no blocks or multiprocessors: unchanged.
-  EXPECT_EQ(dependent_shared_bytes(128, 132, 0, kH100SharedBytes, [](int64_t) { return int64_t{2}; }), kH100SharedBytes);
+  EXPECT_EQ(dependent_shared_bytes(128, 132, 0, kH100SharedBytes, [](int64_t) { return int64_t{2}; }),
+            kH100SharedBytes);
   EXPECT_EQ(dependent_shared_bytes(0, 132, 4096, kH100SharedBytes, h100(256, 32)), 4096);
   EXPECT_EQ(dependent_shared_bytes(128, 0, 4096, kH100SharedBytes, h100(256, 32)), 4096);
 }

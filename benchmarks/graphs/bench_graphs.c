@@ -2,8 +2,7 @@
 
 #include <string.h>
 
-static const char *const kNames[BENCH_GRAPH_COUNT] = {"gqa",  "qknorm",    "rmsnorm_linear",
-                                                      "lora", "gated_mlp", "ntrans"};
+static const char *const kNames[BENCH_GRAPH_COUNT] = {"gqa", "qknorm", "rmsnorm_linear", "lora", "gated_mlp", "ntrans"};
 
 const char *bench_graph_name(size_t index) {
   return index < BENCH_GRAPH_COUNT ? kNames[index] : NULL;
@@ -16,8 +15,8 @@ const char *bench_graph_name(size_t index) {
     if (status != YIRAGE_OK) goto done; \
   } while (0)
 
-static yirage_status input(yirage_graph *g, int64_t d0, int64_t d1, int64_t d2, size_t ndim,
-                           yirage_dtype dtype, yirage_tensor **out) {
+static yirage_status input(yirage_graph *g, int64_t d0, int64_t d1, int64_t d2, size_t ndim, yirage_dtype dtype,
+                           yirage_tensor **out) {
   const int64_t dims[3] = {d0, d1, d2};
   return yirage_graph_new_input(g, ndim, dims, dtype, out);
 }
@@ -103,8 +102,7 @@ done:
   return status;
 }
 
-yirage_status bench_graph_build(const char *name, int64_t b, yirage_dtype dtype,
-                                yirage_graph **out_graph) {
+yirage_status bench_graph_build(const char *name, int64_t b, yirage_dtype dtype, yirage_graph **out_graph) {
   yirage_graph *g = NULL;
   yirage_status status;
   if (name == NULL) return YIRAGE_ERROR_INVALID_ARGUMENT;

@@ -21,8 +21,7 @@ const char *bench_graph_name(size_t index);
  * and element type dtype. The caller owns *out_graph. Returns YIRAGE_ERROR_NOT_FOUND for an
  * unknown name and whatever a builder returned otherwise (the message is then in
  * yirage_last_error_message()). */
-yirage_status bench_graph_build(const char *name, int64_t b, yirage_dtype dtype,
-                                yirage_graph **out_graph);
+yirage_status bench_graph_build(const char *name, int64_t b, yirage_dtype dtype, yirage_graph **out_graph);
 
 /* A host tensor shaped like one graph tensor: compact row-major, owning its buffer. */
 typedef struct bench_tensor {

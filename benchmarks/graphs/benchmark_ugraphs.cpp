@@ -242,12 +242,13 @@ KernelGraph build_row_chain(bool fused, DType dtype) {
 }
 
 const std::vector<std::string> &benchmark_names() {
-  static const std::vector<std::string> names = {"gqa",  "qknorm",    "rmsnorm_linear",
-                                                 "lora", "gated_mlp", "ntrans"};
+  static const std::vector<std::string> names = {"gqa", "qknorm", "rmsnorm_linear", "lora", "gated_mlp", "ntrans"};
   return names;
 }
 
-bool takes_batch(const std::string &name) { return name != "lora" && name != "gated_mlp"; }
+bool takes_batch(const std::string &name) {
+  return name != "lora" && name != "gated_mlp";
+}
 
 KernelGraph build_unfused(const std::string &name, int64_t b, DType dtype, int64_t scale) {
   check_request(name, b, scale);

@@ -29,8 +29,7 @@ void expect_fused_matches(const std::string &name, int64_t b, int64_t scale) {
   }
   EXPECT_EQ(customized, 1u) << name;
   ASSERT_EQ(unfused.tensor(unfused.outputs()[0]).dims, fused.tensor(fused.outputs()[0]).dims);
-  const std::vector<Values> inputs =
-      testing::random_inputs(unfused, 1234 + static_cast<uint64_t>(scale));
+  const std::vector<Values> inputs = testing::random_inputs(unfused, 1234 + static_cast<uint64_t>(scale));
   const Values want = reference::evaluate(unfused, inputs)[0];
   const Values got = reference::evaluate(fused, inputs)[0];
   EXPECT_LT(testing::relative_error(got, want), 1e-12) << name << " at scale " << scale;

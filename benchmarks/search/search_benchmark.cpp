@@ -29,8 +29,7 @@ namespace {
 
 // Runs the search with and without abstract-expression pruning, keeping every verified
 // candidate, and checks that pruning lost none of the unpruned search's candidates.
-int compare_pruning(const std::string &name, const KernelGraph &graph,
-                    search::SearchOptions options) {
+int compare_pruning(const std::string &name, const KernelGraph &graph, search::SearchOptions options) {
   options.max_candidates = 1 << 30;
   std::set<std::vector<uint8_t>> found[2];
   search::SearchResult results[2];
@@ -43,14 +42,14 @@ int compare_pruning(const std::string &name, const KernelGraph &graph,
   }
   size_t lost = 0;
   for (const auto &g : found[0]) lost += found[1].count(g) == 0;
-  const bool complete = results[0].end == search::SearchEnd::kComplete &&
-                        results[1].end == search::SearchEnd::kComplete;
-  std::printf("%s compare-pruning states_unpruned=%lld states_pruned=%lld candidates_unpruned=%zu "
-              "candidates_pruned=%zu lost=%zu seconds_unpruned=%.2f seconds_pruned=%.2f %s\n",
-              name.c_str(), static_cast<long long>(results[0].stats.states),
-              static_cast<long long>(results[1].stats.states), found[0].size(), found[1].size(),
-              lost, results[0].stats.seconds, results[1].stats.seconds,
-              complete ? "both complete" : "a search hit the budget");
+  const bool complete =
+      results[0].end == search::SearchEnd::kComplete && results[1].end == search::SearchEnd::kComplete;
+  std::printf(
+      "%s compare-pruning states_unpruned=%lld states_pruned=%lld candidates_unpruned=%zu "
+      "candidates_pruned=%zu lost=%zu seconds_unpruned=%.2f seconds_pruned=%.2f %s\n",
+      name.c_str(), static_cast<long long>(results[0].stats.states), static_cast<long long>(results[1].stats.states),
+      found[0].size(), found[1].size(), lost, results[0].stats.seconds, results[1].stats.seconds,
+      complete ? "both complete" : "a search hit the budget");
   return lost == 0 && complete ? 0 : 1;
 }
 
@@ -58,8 +57,9 @@ int compare_pruning(const std::string &name, const KernelGraph &graph,
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s NAME [--target T] [--b N] [--scale S] [--budget SEC] "
-                         "[--threads N] [--no-pruning] [--compare-pruning] [--max-block-ops N] [--max-kernel-ops N]\n",
+    std::fprintf(stderr,
+                 "usage: %s NAME [--target T] [--b N] [--scale S] [--budget SEC] "
+                 "[--threads N] [--no-pruning] [--compare-pruning] [--max-block-ops N] [--max-kernel-ops N]\n",
                  argv[0]);
     return 2;
   }
@@ -78,18 +78,30 @@ int main(int argc, char **argv) {
       }
       return argv[++i];
     };
-    if (arg == "--target") target = value();
-    else if (arg == "--b") b = std::atoll(value());
-    else if (arg == "--scale") scale = std::atoll(value());
-    else if (arg == "--budget") options.time_budget_seconds = std::atof(value());
-    else if (arg == "--threads") options.threads = std::atoi(value());
-    else if (arg == "--no-pruning") options.abstract_pruning = false;
-    else if (arg == "--compare-pruning") compare = true;
-    else if (arg == "--z3-rlimit") options.z3_rlimit = std::atoi(value());
-    else if (arg == "--max-block-ops") options.max_block_ops = std::atoi(value());
-    else if (arg == "--max-kernel-ops") options.max_kernel_ops = std::atoi(value());
-    else if (arg == "--max-candidates") options.max_candidates = std::atoi(value());
-    else if (arg == "--as-cuda-plugin") as_cuda_plugin = true;
+    if (arg == "--target")
+      target = value();
+    else if (arg == "--b")
+      b = std::atoll(value());
+    else if (arg == "--scale")
+      scale = std::atoll(value());
+    else if (arg == "--budget")
+      options.time_budget_seconds = std::atof(value());
+    else if (arg == "--threads")
+      options.threads = std::atoi(value());
+    else if (arg == "--no-pruning")
+      options.abstract_pruning = false;
+    else if (arg == "--compare-pruning")
+      compare = true;
+    else if (arg == "--z3-rlimit")
+      options.z3_rlimit = std::atoi(value());
+    else if (arg == "--max-block-ops")
+      options.max_block_ops = std::atoi(value());
+    else if (arg == "--max-kernel-ops")
+      options.max_kernel_ops = std::atoi(value());
+    else if (arg == "--max-candidates")
+      options.max_candidates = std::atoi(value());
+    else if (arg == "--as-cuda-plugin")
+      as_cuda_plugin = true;
     else {
       std::fprintf(stderr, "unknown argument %s\n", arg.c_str());
       return 2;
@@ -115,26 +127,24 @@ int main(int argc, char **argv) {
     const char *end = r.end == search::SearchEnd::kComplete  ? "complete"
                       : r.end == search::SearchEnd::kTimeout ? "timeout"
                                                              : "cancelled";
-    std::printf("%s target=%s b=%lld scale=%lld pruning=%s end=%s first_fused_s=%.2f total_s=%.2f "
-                "states=%lld structures=%lld candidates=%lld verified=%zu peak_mib=%.0f "
-                "pruned_shape=%lld pruned_abstract=%lld pruned_canonical=%lld pruned_dead=%lld "
-                "oracle=%lld index=%lld z3=%lld z3_proved=%lld z3_unknown=%lld z3_s=%.2f "
-                "fingerprints=%lld rejected=%lld fingerprint_s=%.2f\n",
-                name.c_str(), target.c_str(), static_cast<long long>(b),
-                static_cast<long long>(scale), options.abstract_pruning ? "on" : "off", end,
-                s.first_fused_seconds, s.seconds, static_cast<long long>(s.states),
-                static_cast<long long>(s.structures), static_cast<long long>(s.candidates),
-                r.candidates.size(), static_cast<double>(usage.ru_maxrss) / 1024.0,
-                static_cast<long long>(s.pruned_shape), static_cast<long long>(s.pruned_abstract),
-                static_cast<long long>(s.pruned_canonical), static_cast<long long>(s.pruned_dead),
-                static_cast<long long>(s.oracle_queries),
-                static_cast<long long>(s.oracle_index_answers), static_cast<long long>(s.z3_queries),
-                static_cast<long long>(s.z3_proved), static_cast<long long>(s.z3_unknown),
-                s.z3_seconds, static_cast<long long>(s.fingerprint_checks),
-                static_cast<long long>(s.fingerprint_rejected), s.fingerprint_seconds);
+    std::printf(
+        "%s target=%s b=%lld scale=%lld pruning=%s end=%s first_fused_s=%.2f total_s=%.2f "
+        "states=%lld structures=%lld candidates=%lld verified=%zu peak_mib=%.0f "
+        "pruned_shape=%lld pruned_abstract=%lld pruned_canonical=%lld pruned_dead=%lld "
+        "oracle=%lld index=%lld z3=%lld z3_proved=%lld z3_unknown=%lld z3_s=%.2f "
+        "fingerprints=%lld rejected=%lld fingerprint_s=%.2f\n",
+        name.c_str(), target.c_str(), static_cast<long long>(b), static_cast<long long>(scale),
+        options.abstract_pruning ? "on" : "off", end, s.first_fused_seconds, s.seconds,
+        static_cast<long long>(s.states), static_cast<long long>(s.structures), static_cast<long long>(s.candidates),
+        r.candidates.size(), static_cast<double>(usage.ru_maxrss) / 1024.0, static_cast<long long>(s.pruned_shape),
+        static_cast<long long>(s.pruned_abstract), static_cast<long long>(s.pruned_canonical),
+        static_cast<long long>(s.pruned_dead), static_cast<long long>(s.oracle_queries),
+        static_cast<long long>(s.oracle_index_answers), static_cast<long long>(s.z3_queries),
+        static_cast<long long>(s.z3_proved), static_cast<long long>(s.z3_unknown), s.z3_seconds,
+        static_cast<long long>(s.fingerprint_checks), static_cast<long long>(s.fingerprint_rejected),
+        s.fingerprint_seconds);
     for (const auto &c : r.candidates) {
-      std::printf("  %.2f us  %s  (%d trials)\n", c.estimated_seconds * 1e6, c.description.c_str(),
-                  c.verified_trials);
+      std::printf("  %.2f us  %s  (%d trials)\n", c.estimated_seconds * 1e6, c.description.c_str(), c.verified_trials);
     }
     return 0;
   } catch (const Error &e) {

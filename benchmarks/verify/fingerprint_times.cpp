@@ -21,8 +21,8 @@ int main(int argc, char **argv) {
     const auto result = yirage::verify::check_equivalence(unfused, fused, options);
     std::string shapes;
     for (auto id : unfused.inputs()) shapes += yirage::to_string(unfused.tensor(id).dims) + " ";
-    std::printf("| %s | %s| %s | %d | %.2f |\n", name.c_str(), shapes.c_str(),
-                result.equivalent ? "yes" : "NO", result.trials, result.seconds);
+    std::printf("| %s | %s| %s | %d | %.2f |\n", name.c_str(), shapes.c_str(), result.equivalent ? "yes" : "NO",
+                result.trials, result.seconds);
     failures += result.equivalent ? 0 : 1;
   }
   std::printf("\n%u hardware threads\n", std::thread::hardware_concurrency());

@@ -32,14 +32,11 @@ int main() {
     double best = 1e30;
     for (int run = 0; run < 7; ++run) {
       const auto started = std::chrono::steady_clock::now();
-      const auto out =
-          yirage::reference::matmul(f, a, {s.rows, s.k}, b, {s.k, s.n}, {s.rows, s.n}, 1);
-      best = std::min(
-          best, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      const auto out = yirage::reference::matmul(f, a, {s.rows, s.k}, b, {s.k, s.n}, {s.rows, s.n}, 1);
+      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
       if (out.empty()) return 1;
     }
-    std::printf("| %s | %ld × %ld × %ld | %.2f |\n", s.what, static_cast<long>(s.rows),
-                static_cast<long>(s.k), static_cast<long>(s.n),
-                best * 1e9 / static_cast<double>(s.rows * s.k * s.n));
+    std::printf("| %s | %ld × %ld × %ld | %.2f |\n", s.what, static_cast<long>(s.rows), static_cast<long>(s.k),
+                static_cast<long>(s.n), best * 1e9 / static_cast<double>(s.rows * s.k * s.n));
   }
 }

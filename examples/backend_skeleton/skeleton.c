@@ -29,16 +29,15 @@
  * folder. A real plugin opens its driver here with dlopen (never link -lcuda and friends: the
  * plugin must load on machines without the driver) and records why it could not. */
 struct yirage_backend_instance_s {
-  char cache_dir[1024];      /* where compiled kernels go; "" when the host gave none */
-  const char *reason;        /* why there are no devices */
+  char cache_dir[1024]; /* where compiled kernels go; "" when the host gave none */
+  const char *reason;   /* why there are no devices */
 };
 
 /* ---- the error channel ---- */
 
 /* Fills the host's error struct. A struct_size smaller than ABI 1.0's means the host cannot take
  * the message: write nothing, the status still says what happened. */
-static yirage_status fail(yirage_backend_error *error, yirage_status status, int64_t native,
-                          const char *message) {
+static yirage_status fail(yirage_backend_error *error, yirage_status status, int64_t native, const char *message) {
   if (error != NULL && error->struct_size >= sizeof *error) {
     error->status = status;
     error->native_code = native; /* the driver's own code (CUresult, cl_int, errno…), or 0 */
@@ -47,8 +46,7 @@ static yirage_status fail(yirage_backend_error *error, yirage_status status, int
   return status;
 }
 
-static yirage_status no_device(const yirage_backend_instance *instance, int32_t device,
-                               yirage_backend_error *error) {
+static yirage_status no_device(const yirage_backend_instance *instance, int32_t device, yirage_backend_error *error) {
   char message[512];
   snprintf(message, sizeof message, "no device %d: %s", (int)device,
            instance != NULL ? instance->reason : "no instance");
@@ -60,15 +58,13 @@ static yirage_status no_device(const yirage_backend_instance *instance, int32_t 
 /* Checks the host's struct, copies what it needs from it (the host's strings are only valid
  * during the call) and opens the driver. A missing driver is NOT an error: create succeeds and
  * the device count is zero. */
-static yirage_status skeleton_create(const yirage_backend_host *host,
-                                     yirage_backend_instance **out_instance,
+static yirage_status skeleton_create(const yirage_backend_host *host, yirage_backend_instance **out_instance,
                                      yirage_backend_error *error) {
   if (host == NULL || out_instance == NULL) {
     return fail(error, YIRAGE_ERROR_INVALID_ARGUMENT, 0, "create: host or out_instance is NULL");
   }
   if (host->struct_size < sizeof *host) {
-    return fail(error, YIRAGE_ERROR_INVALID_ARGUMENT, 0,
-                "create: host->struct_size is smaller than ABI 1.0's");
+    return fail(error, YIRAGE_ERROR_INVALID_ARGUMENT, 0, "create: host->struct_size is smaller than ABI 1.0's");
   }
   if (host->abi_major != YIRAGE_BACKEND_ABI_MAJOR) {
     return fail(error, YIRAGE_ERROR_VERSION_MISMATCH, 0,
@@ -77,8 +73,7 @@ static yirage_status skeleton_create(const yirage_backend_host *host,
   yirage_backend_instance *instance = calloc(1, sizeof *instance);
   if (instance == NULL) return fail(error, YIRAGE_ERROR_OUT_OF_MEMORY, 0, "create: out of memory");
   if (host->cache_dir != NULL) {
-    snprintf(instance->cache_dir, sizeof instance->cache_dir, "%s/%s", host->cache_dir,
-             PLUGIN_NAME);
+    snprintf(instance->cache_dir, sizeof instance->cache_dir, "%s/%s", host->cache_dir, PLUGIN_NAME);
   }
   /* A real plugin: handle = dlopen("libmydriver.so.1", RTLD_NOW | RTLD_LOCAL); on failure keep
    * dlerror()'s text as the reason; then initialize the driver and enumerate its devices. */
@@ -89,7 +84,9 @@ static yirage_status skeleton_create(const yirage_backend_host *host,
 
 /* Frees everything the instance owns. The host has released every buffer, executable and timer
  * of the instance before. */
-static void skeleton_destroy(yirage_backend_instance *instance) { free(instance); }
+static void skeleton_destroy(yirage_backend_instance *instance) {
+  free(instance);
+}
 
 /* ---- devices ---- */
 
@@ -112,8 +109,7 @@ static const char *skeleton_unavailable_reason(yirage_backend_instance *instance
  * from a documented table or measured once), the dtypes it runs and its DLPack device. Write
  * only sizeof(yirage_backend_device_info) bytes and keep the host's struct_size fields. */
 static yirage_status skeleton_device_info(yirage_backend_instance *instance, int32_t device,
-                                          yirage_backend_device_info *out_info,
-                                          yirage_backend_error *error) {
+                                          yirage_backend_device_info *out_info, yirage_backend_error *error) {
   (void)out_info;
   return no_device(instance, device, error);
 }
@@ -122,36 +118,33 @@ static yirage_status skeleton_device_info(yirage_backend_instance *instance, int
 
 /* Allocates device memory (zero bytes is valid and gives a buffer). Too much is
  * YIRAGE_ERROR_OUT_OF_MEMORY with the driver's code, never a crash. */
-static yirage_status skeleton_buffer_alloc(yirage_backend_instance *instance, int32_t device,
-                                           size_t bytes, yirage_backend_buffer **out_buffer,
-                                           yirage_backend_error *error) {
+static yirage_status skeleton_buffer_alloc(yirage_backend_instance *instance, int32_t device, size_t bytes,
+                                           yirage_backend_buffer **out_buffer, yirage_backend_error *error) {
   (void)bytes, (void)out_buffer;
   return no_device(instance, device, error);
 }
 
 /* Wraps memory the caller owns (a DLPack data pointer of this device) without copying. */
-static yirage_status skeleton_buffer_wrap(yirage_backend_instance *instance, int32_t device,
-                                          void *native, size_t bytes,
-                                          yirage_backend_buffer **out_buffer,
-                                          yirage_backend_error *error) {
+static yirage_status skeleton_buffer_wrap(yirage_backend_instance *instance, int32_t device, void *native, size_t bytes,
+                                          yirage_backend_buffer **out_buffer, yirage_backend_error *error) {
   (void)native, (void)bytes, (void)out_buffer;
   return no_device(instance, device, error);
 }
 
 /* Frees an allocated buffer (a wrapped one's memory belongs to the caller). NULL is a no-op. */
-static void skeleton_buffer_release(yirage_backend_buffer *buffer) { (void)buffer; }
+static void skeleton_buffer_release(yirage_backend_buffer *buffer) {
+  (void)buffer;
+}
 
 /* Copies host memory into [offset, offset + bytes) of the buffer, and back. A range outside the
  * buffer is YIRAGE_ERROR_INVALID_ARGUMENT. Both complete before they return. */
-static yirage_status skeleton_buffer_write(yirage_backend_buffer *buffer, size_t offset,
-                                           const void *source, size_t bytes,
-                                           yirage_backend_error *error) {
+static yirage_status skeleton_buffer_write(yirage_backend_buffer *buffer, size_t offset, const void *source,
+                                           size_t bytes, yirage_backend_error *error) {
   (void)buffer, (void)offset, (void)source, (void)bytes;
   return fail(error, YIRAGE_ERROR_INVALID_ARGUMENT, 0, "buffer_write: no buffer can exist");
 }
 
-static yirage_status skeleton_buffer_read(yirage_backend_buffer *buffer, size_t offset,
-                                          void *destination, size_t bytes,
+static yirage_status skeleton_buffer_read(yirage_backend_buffer *buffer, size_t offset, void *destination, size_t bytes,
                                           yirage_backend_error *error) {
   (void)buffer, (void)offset, (void)destination, (void)bytes;
   return fail(error, YIRAGE_ERROR_INVALID_ARGUMENT, 0, "buffer_read: no buffer can exist");
@@ -163,9 +156,8 @@ static yirage_status skeleton_buffer_read(yirage_backend_buffer *buffer, size_t 
  * run the flatbuffers verifier first: the bytes are untrusted), then answer YIRAGE_OK or
  * YIRAGE_ERROR_UNSUPPORTED with the reason ("no bfloat16 on this device"). The search uses it to
  * skip what the device cannot run. */
-static yirage_status skeleton_supports(yirage_backend_instance *instance, int32_t device,
-                                       const void *program, size_t program_size,
-                                       yirage_backend_error *error) {
+static yirage_status skeleton_supports(yirage_backend_instance *instance, int32_t device, const void *program,
+                                       size_t program_size, yirage_backend_error *error) {
   (void)program, (void)program_size;
   return no_device(instance, device, error);
 }
@@ -175,11 +167,9 @@ static yirage_status skeleton_supports(yirage_backend_instance *instance, int32_
  * a hash of source, compiler version and options, and loads it. A malformed program is
  * YIRAGE_ERROR_CORRUPT_DATA; a failed build is YIRAGE_ERROR_BACKEND with the build log in the
  * message. options may be NULL (defaults); out-of-range values are refused. */
-static yirage_status skeleton_compile(yirage_backend_instance *instance, int32_t device,
-                                      const void *program, size_t program_size,
-                                      const yirage_backend_compile_options *options,
-                                      yirage_backend_executable **out_executable,
-                                      yirage_backend_error *error) {
+static yirage_status skeleton_compile(yirage_backend_instance *instance, int32_t device, const void *program,
+                                      size_t program_size, const yirage_backend_compile_options *options,
+                                      yirage_backend_executable **out_executable, yirage_backend_error *error) {
   (void)program, (void)program_size, (void)options, (void)out_executable;
   return no_device(instance, device, error);
 }
@@ -201,8 +191,8 @@ static yirage_status skeleton_launch(yirage_backend_executable *executable, void
 }
 
 /* Waits until everything enqueued on `stream` has finished. */
-static yirage_status skeleton_synchronize(yirage_backend_instance *instance, int32_t device,
-                                          void *stream, yirage_backend_error *error) {
+static yirage_status skeleton_synchronize(yirage_backend_instance *instance, int32_t device, void *stream,
+                                          yirage_backend_error *error) {
   (void)stream;
   return no_device(instance, device, error);
 }
@@ -210,17 +200,17 @@ static yirage_status skeleton_synchronize(yirage_backend_instance *instance, int
 /* ---- timers (events) ---- */
 
 static yirage_status skeleton_timer_create(yirage_backend_instance *instance, int32_t device,
-                                           yirage_backend_timer **out_timer,
-                                           yirage_backend_error *error) {
+                                           yirage_backend_timer **out_timer, yirage_backend_error *error) {
   (void)out_timer;
   return no_device(instance, device, error);
 }
 
-static void skeleton_timer_release(yirage_backend_timer *timer) { (void)timer; }
+static void skeleton_timer_release(yirage_backend_timer *timer) {
+  (void)timer;
+}
 
 /* Marks the point in `stream` where the timer fires. */
-static yirage_status skeleton_timer_record(yirage_backend_timer *timer, void *stream,
-                                           yirage_backend_error *error) {
+static yirage_status skeleton_timer_record(yirage_backend_timer *timer, void *stream, yirage_backend_error *error) {
   (void)timer, (void)stream;
   return fail(error, YIRAGE_ERROR_INVALID_ARGUMENT, 0, "timer_record: no timer can exist");
 }
@@ -267,8 +257,7 @@ static const yirage_backend_api skeleton_api = {
 /* The one exported symbol. Return the table whatever the host's version: the host decides
  * whether it can use it (same major, minor new enough). Return NULL only if this plugin cannot
  * serve that host at all. */
-YIRAGE_BACKEND_EXPORT const yirage_backend_api *yirage_backend_entry(uint32_t host_abi_major,
-                                                                     uint32_t host_abi_minor) {
+YIRAGE_BACKEND_EXPORT const yirage_backend_api *yirage_backend_entry(uint32_t host_abi_major, uint32_t host_abi_minor) {
   (void)host_abi_major, (void)host_abi_minor;
   return &skeleton_api;
 }

@@ -49,8 +49,8 @@ void check_float32(const KernelGraph &g) {
   for (size_t t = 0; t < g.num_tensors(); ++t) {
     const DType dtype = g.tensor(static_cast<TensorId>(t)).dtype;
     if (dtype != DType::kFloat32) {
-      throw Error(ErrorCode::kUnsupported, std::string("skeleton: only float32 tensors (a tensor is ") +
-                                               dtype_name(dtype) + ")");
+      throw Error(ErrorCode::kUnsupported,
+                  std::string("skeleton: only float32 tensors (a tensor is ") + dtype_name(dtype) + ")");
     }
   }
 }

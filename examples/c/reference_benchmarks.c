@@ -28,8 +28,7 @@ static int run_one(const char *name) {
   int finite = 1;
   yirage_status status = bench_graph_build(name, 1, YIRAGE_FLOAT16, &graph);
   if (status != YIRAGE_OK) {
-    fprintf(stderr, "%s: build failed: %s: %s\n", name, yirage_status_name(status),
-            yirage_last_error_message());
+    fprintf(stderr, "%s: build failed: %s: %s\n", name, yirage_status_name(status), yirage_last_error_message());
     return 1;
   }
   if (yirage_graph_num_inputs(graph, &n_inputs) != YIRAGE_OK || n_inputs > 4) return 1;
@@ -61,8 +60,8 @@ static int run_one(const char *name) {
   for (i = 0; i < (size_t)output.dl.ndim; ++i) {
     printf("%s%lld", i ? "," : "", (long long)output.shape[i]);
   }
-  printf("] float16  sum %+.6e  sum|x| %.6e  reference %.2f s%s\n", sum, sum_abs,
-         seconds_now() - started, finite ? "" : "  NON-FINITE OUTPUT");
+  printf("] float16  sum %+.6e  sum|x| %.6e  reference %.2f s%s\n", sum, sum_abs, seconds_now() - started,
+         finite ? "" : "  NON-FINITE OUTPUT");
   for (i = 0; i < n_inputs; ++i) bench_tensor_free(&inputs[i]);
   bench_tensor_free(&output);
   yirage_graph_release(graph);
@@ -72,8 +71,7 @@ static int run_one(const char *name) {
 int main(void) {
   size_t i;
   int failures = 0;
-  printf("yirage %s: the six benchmark graphs on the reference executor (float64)\n",
-         yirage_version());
+  printf("yirage %s: the six benchmark graphs on the reference executor (float64)\n", yirage_version());
   for (i = 0; i < BENCH_GRAPH_COUNT; ++i) failures += run_one(bench_graph_name(i));
   return failures == 0 ? 0 : 1;
 }

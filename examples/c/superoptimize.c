@@ -12,17 +12,17 @@
 
 #include "bench_graphs.h"
 
-#define TRY(call)                                                               \
-  do {                                                                          \
-    if ((call) != YIRAGE_OK) {                                                  \
-      fprintf(stderr, "%s failed: %s\n", #call, yirage_last_error_message());   \
-      exit(1);                                                                  \
-    }                                                                           \
+#define TRY(call)                                                             \
+  do {                                                                        \
+    if ((call) != YIRAGE_OK) {                                                \
+      fprintf(stderr, "%s failed: %s\n", #call, yirage_last_error_message()); \
+      exit(1);                                                                \
+    }                                                                         \
   } while (0)
 
 /* Median time of `graph` compiled for `device`, checked against `reference`. */
-static double timed(const yirage_graph *graph, const yirage_graph *reference,
-                    const yirage_device *device, const char *what) {
+static double timed(const yirage_graph *graph, const yirage_graph *reference, const yirage_device *device,
+                    const char *what) {
   yirage_kernel *kernel = NULL;
   yirage_measurement m;
   TRY(yirage_compile(graph, device, NULL, &kernel));
@@ -68,10 +68,10 @@ int main(int argc, char **argv) {
   TRY(yirage_search_result_num_candidates(result, &count));
   stats.struct_size = sizeof stats;
   TRY(yirage_search_result_stats(result, &stats));
-  printf("%s: searched %lld states in %.1f s (first fused candidate after %.1f s), "
-         "%lld candidates built, %zu verified\n",
-         name, (long long)stats.states, stats.seconds, stats.first_fused_seconds,
-         (long long)stats.candidates, count);
+  printf(
+      "%s: searched %lld states in %.1f s (first fused candidate after %.1f s), "
+      "%lld candidates built, %zu verified\n",
+      name, (long long)stats.states, stats.seconds, stats.first_fused_seconds, (long long)stats.candidates, count);
   if (count == 0) {
     fprintf(stderr, "no verified candidate\n");
     return 1;
@@ -107,13 +107,14 @@ int main(int argc, char **argv) {
     diff += (got - want) * (got - want);
     norm += want * want;
   }
-  printf("best candidate on the cpu backend vs the reference executor on the original: "
-         "relative error %.2e (fp16 output)\n",
-         sqrt(diff / norm));
+  printf(
+      "best candidate on the cpu backend vs the reference executor on the original: "
+      "relative error %.2e (fp16 output)\n",
+      sqrt(diff / norm));
   original_seconds = timed(graph, graph, cpu, "the unfused graph");
   best_seconds = timed(best, graph, cpu, "the best candidate");
-  printf("cpu backend: unfused %.3f ms, superoptimized %.3f ms: %.2fx\n", original_seconds * 1e3,
-         best_seconds * 1e3, original_seconds / best_seconds);
+  printf("cpu backend: unfused %.3f ms, superoptimized %.3f ms: %.2fx\n", original_seconds * 1e3, best_seconds * 1e3,
+         original_seconds / best_seconds);
   for (i = 0; i < n_inputs; ++i) bench_tensor_free(&in[i]);
   bench_tensor_free(&out[0]);
   bench_tensor_free(&out[1]);

@@ -10,16 +10,14 @@
 
 namespace yirage::capi {
 
-inline TensorId tensor_id(const char *function, const char *role, const void *owner,
-                          const yirage_tensor *tensor) {
+inline TensorId tensor_id(const char *function, const char *role, const void *owner, const yirage_tensor *tensor) {
   return checked_tensor(function, role, tensor, owner).id;
 }
 
 // Runs `build` (holder → new tensor ids) with the checks every builder shares, creates handles
 // for whatever it added, and stores the handles of the returned tensors in out[0..n).
 template <class Holder, class Build>
-yirage_status build_tensors(const char *function, Holder *handle, yirage_tensor **out,
-                            Build build) {
+yirage_status build_tensors(const char *function, Holder *handle, yirage_tensor **out, Build build) {
   return guard([&] {
     Holder &h = checked_holder(function, handle);
     require_non_null(function, "out_tensor", out);
@@ -32,32 +30,28 @@ yirage_status build_tensors(const char *function, Holder *handle, yirage_tensor 
 
 template <class Holder, class Build>
 yirage_status build_tensor(const char *function, Holder *handle, yirage_tensor **out, Build build) {
-  return build_tensors(function, handle, out,
-                       [&](Holder &h) { return std::vector<TensorId>{build(h)}; });
+  return build_tensors(function, handle, out, [&](Holder &h) { return std::vector<TensorId>{build(h)}; });
 }
 
 template <class Holder>
-yirage_status unary(const char *function, OpKind kind, Holder *handle, yirage_tensor *x,
-                    yirage_tensor **out) {
-  return build_tensor(function, handle, out, [&](Holder &h) {
-    return h.graph.unary(kind, tensor_id(function, "X", &h, x));
-  });
+yirage_status unary(const char *function, OpKind kind, Holder *handle, yirage_tensor *x, yirage_tensor **out) {
+  return build_tensor(function, handle, out,
+                      [&](Holder &h) { return h.graph.unary(kind, tensor_id(function, "X", &h, x)); });
 }
 
 template <class Holder>
-yirage_status binary(const char *function, OpKind kind, Holder *handle, yirage_tensor *a,
-                     yirage_tensor *b, yirage_tensor **out) {
+yirage_status binary(const char *function, OpKind kind, Holder *handle, yirage_tensor *a, yirage_tensor *b,
+                     yirage_tensor **out) {
   return build_tensor(function, handle, out, [&](Holder &h) {
     return h.graph.binary(kind, tensor_id(function, "A", &h, a), tensor_id(function, "B", &h, b));
   });
 }
 
 template <class Holder>
-yirage_status reduction(const char *function, OpKind kind, Holder *handle, yirage_tensor *x,
-                        int32_t dim, yirage_tensor **out) {
-  return build_tensor(function, handle, out, [&](Holder &h) {
-    return h.graph.reduction(kind, tensor_id(function, "X", &h, x), dim);
-  });
+yirage_status reduction(const char *function, OpKind kind, Holder *handle, yirage_tensor *x, int32_t dim,
+                        yirage_tensor **out) {
+  return build_tensor(function, handle, out,
+                      [&](Holder &h) { return h.graph.reduction(kind, tensor_id(function, "X", &h, x), dim); });
 }
 
 inline Dims dims_from(const char *function, const char *name, size_t n, const int64_t *values) {
@@ -66,33 +60,27 @@ inline Dims dims_from(const char *function, const char *name, size_t n, const in
 }
 
 template <class Holder>
-yirage_status matmul(const char *function, Holder *handle, yirage_tensor *a, yirage_tensor *b,
-                     yirage_tensor **out) {
+yirage_status matmul(const char *function, Holder *handle, yirage_tensor *a, yirage_tensor *b, yirage_tensor **out) {
   return build_tensor(function, handle, out, [&](Holder &h) {
     return h.graph.matmul(tensor_id(function, "A", &h, a), tensor_id(function, "B", &h, b));
   });
 }
 
 template <class Holder>
-yirage_status clamp(const char *function, Holder *handle, yirage_tensor *x, double lo, double hi,
-                    yirage_tensor **out) {
-  return build_tensor(function, handle, out, [&](Holder &h) {
-    return h.graph.clamp(tensor_id(function, "X", &h, x), lo, hi);
-  });
+yirage_status clamp(const char *function, Holder *handle, yirage_tensor *x, double lo, double hi, yirage_tensor **out) {
+  return build_tensor(function, handle, out,
+                      [&](Holder &h) { return h.graph.clamp(tensor_id(function, "X", &h, x), lo, hi); });
 }
 
 template <class Holder>
-yirage_status mul_scalar(const char *function, Holder *handle, yirage_tensor *x, double scalar,
-                         yirage_tensor **out) {
-  return build_tensor(function, handle, out, [&](Holder &h) {
-    return h.graph.mul_scalar(tensor_id(function, "X", &h, x), scalar);
-  });
+yirage_status mul_scalar(const char *function, Holder *handle, yirage_tensor *x, double scalar, yirage_tensor **out) {
+  return build_tensor(function, handle, out,
+                      [&](Holder &h) { return h.graph.mul_scalar(tensor_id(function, "X", &h, x), scalar); });
 }
 
 template <class Holder>
 yirage_status rms_norm(const char *function, Holder *handle, yirage_tensor *x, size_t n_normalized,
-                       const int64_t *normalized_shape, double eps, yirage_tensor *weight,
-                       yirage_tensor **out) {
+                       const int64_t *normalized_shape, double eps, yirage_tensor *weight, yirage_tensor **out) {
   return build_tensor(function, handle, out, [&](Holder &h) {
     const TensorId x_id = tensor_id(function, "X", &h, x);
     std::optional<TensorId> weight_id;
@@ -101,15 +89,14 @@ yirage_status rms_norm(const char *function, Holder *handle, yirage_tensor *x, s
       invalid_argument(std::string(function) + ": n_normalized " + std::to_string(n_normalized) +
                        " exceeds the maximum rank");
     }
-    return h.graph.rms_norm(x_id,
-                            dims_from(function, "normalized_shape", n_normalized, normalized_shape),
-                            eps, weight_id);
+    return h.graph.rms_norm(x_id, dims_from(function, "normalized_shape", n_normalized, normalized_shape), eps,
+                            weight_id);
   });
 }
 
 template <class Holder>
-yirage_status concat(const char *function, Holder *handle, yirage_tensor *a, yirage_tensor *b,
-                     int32_t dim, yirage_tensor **out) {
+yirage_status concat(const char *function, Holder *handle, yirage_tensor *a, yirage_tensor *b, int32_t dim,
+                     yirage_tensor **out) {
   return build_tensor(function, handle, out, [&](Holder &h) {
     return h.graph.concat(tensor_id(function, "A", &h, a), tensor_id(function, "B", &h, b), dim);
   });

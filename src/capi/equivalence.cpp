@@ -32,22 +32,19 @@ yirage_status yirage_graph_equivalent(const yirage_graph *a, const yirage_graph 
     const yirage_graph_s &ga = yirage::capi::checked_graph(function, a);
     const yirage_graph_s &gb = yirage::capi::checked_graph(function, b);
     yirage::capi::require_non_null(function, "out_result", out_result);
-    yirage::capi::require_struct_size(function, "out_result", out_result->struct_size,
-                                      kResultSizeV1);
+    yirage::capi::require_struct_size(function, "out_result", out_result->struct_size, kResultSizeV1);
     yirage::verify::EquivalenceOptions opts;
     if (options != nullptr) {
       if (options->struct_size < kOptionsSizeV1) {
         yirage::invalid_argument(std::string(function) + ": options->struct_size " +
                                  std::to_string(options->struct_size) + " is smaller than " +
-                                 std::to_string(kOptionsSizeV1) +
-                                 " (initialize with yirage_equivalence_options_init)");
+                                 std::to_string(kOptionsSizeV1) + " (initialize with yirage_equivalence_options_init)");
       }
       opts.trials = static_cast<int>(options->trials);
       opts.seed = options->seed;
       opts.threads = static_cast<int>(options->threads);
     }
-    const yirage::verify::EquivalenceResult r =
-        yirage::verify::check_equivalence(ga.graph, gb.graph, opts);
+    const yirage::verify::EquivalenceResult r = yirage::verify::check_equivalence(ga.graph, gb.graph, opts);
     // Written field by field: a caller's struct may be larger (a newer header), never smaller.
     out_result->equivalent = r.equivalent ? 1 : 0;
     out_result->trials = static_cast<uint32_t>(r.trials);

@@ -31,20 +31,19 @@ void yirage_graph_release(yirage_graph *graph) {
   capi::release_holder(graph);
 }
 
-yirage_status yirage_graph_new_input(yirage_graph *graph, size_t ndim, const int64_t *dims,
-                                     yirage_dtype dtype, yirage_tensor **out_tensor) {
+yirage_status yirage_graph_new_input(yirage_graph *graph, size_t ndim, const int64_t *dims, yirage_dtype dtype,
+                                     yirage_tensor **out_tensor) {
   const char *function = "yirage_graph_new_input";
   return build_tensor(function, graph, out_tensor, [&](yirage_graph_s &g) {
     if (ndim > static_cast<size_t>(yirage::kMaxRank)) {  // before reading `dims`
-      yirage::invalid_argument(std::string(function) + ": rank " + std::to_string(ndim) +
-                               " is outside 1.." + std::to_string(yirage::kMaxRank));
+      yirage::invalid_argument(std::string(function) + ": rank " + std::to_string(ndim) + " is outside 1.." +
+                               std::to_string(yirage::kMaxRank));
     }
     return g.graph.new_input(dims_from(function, "dims", ndim, dims), static_cast<DType>(dtype));
   });
 }
 
-yirage_status yirage_graph_matmul(yirage_graph *graph, yirage_tensor *a, yirage_tensor *b,
-                                  yirage_tensor **out_tensor) {
+yirage_status yirage_graph_matmul(yirage_graph *graph, yirage_tensor *a, yirage_tensor *b, yirage_tensor **out_tensor) {
   return capi::matmul("yirage_graph_matmul", graph, a, b, out_tensor);
 }
 
@@ -86,57 +85,46 @@ yirage_status yirage_graph_mul_scalar(yirage_graph *graph, yirage_tensor *x, dou
   return capi::mul_scalar("yirage_graph_mul_scalar", graph, x, scalar, out_tensor);
 }
 
-yirage_status yirage_graph_add(yirage_graph *g, yirage_tensor *a, yirage_tensor *b,
-                               yirage_tensor **out) {
+yirage_status yirage_graph_add(yirage_graph *g, yirage_tensor *a, yirage_tensor *b, yirage_tensor **out) {
   return capi::binary("yirage_graph_add", OpKind::kAdd, g, a, b, out);
 }
-yirage_status yirage_graph_sub(yirage_graph *g, yirage_tensor *a, yirage_tensor *b,
-                               yirage_tensor **out) {
+yirage_status yirage_graph_sub(yirage_graph *g, yirage_tensor *a, yirage_tensor *b, yirage_tensor **out) {
   return capi::binary("yirage_graph_sub", OpKind::kSub, g, a, b, out);
 }
-yirage_status yirage_graph_mul(yirage_graph *g, yirage_tensor *a, yirage_tensor *b,
-                               yirage_tensor **out) {
+yirage_status yirage_graph_mul(yirage_graph *g, yirage_tensor *a, yirage_tensor *b, yirage_tensor **out) {
   return capi::binary("yirage_graph_mul", OpKind::kMul, g, a, b, out);
 }
-yirage_status yirage_graph_div(yirage_graph *g, yirage_tensor *a, yirage_tensor *b,
-                               yirage_tensor **out) {
+yirage_status yirage_graph_div(yirage_graph *g, yirage_tensor *a, yirage_tensor *b, yirage_tensor **out) {
   return capi::binary("yirage_graph_div", OpKind::kDiv, g, a, b, out);
 }
-yirage_status yirage_graph_pow(yirage_graph *g, yirage_tensor *a, yirage_tensor *b,
-                               yirage_tensor **out) {
+yirage_status yirage_graph_pow(yirage_graph *g, yirage_tensor *a, yirage_tensor *b, yirage_tensor **out) {
   return capi::binary("yirage_graph_pow", OpKind::kPow, g, a, b, out);
 }
-yirage_status yirage_graph_max(yirage_graph *g, yirage_tensor *a, yirage_tensor *b,
-                               yirage_tensor **out) {
+yirage_status yirage_graph_max(yirage_graph *g, yirage_tensor *a, yirage_tensor *b, yirage_tensor **out) {
   return capi::binary("yirage_graph_max", OpKind::kMax, g, a, b, out);
 }
 
-yirage_status yirage_graph_reduction(yirage_graph *g, yirage_tensor *x, int32_t dim,
-                                     yirage_tensor **out) {
+yirage_status yirage_graph_reduction(yirage_graph *g, yirage_tensor *x, int32_t dim, yirage_tensor **out) {
   return capi::reduction("yirage_graph_reduction", OpKind::kReduction, g, x, dim, out);
 }
-yirage_status yirage_graph_reduction_max(yirage_graph *g, yirage_tensor *x, int32_t dim,
-                                         yirage_tensor **out) {
+yirage_status yirage_graph_reduction_max(yirage_graph *g, yirage_tensor *x, int32_t dim, yirage_tensor **out) {
   return capi::reduction("yirage_graph_reduction_max", OpKind::kReductionMax, g, x, dim, out);
 }
 
 yirage_status yirage_graph_rms_norm(yirage_graph *graph, yirage_tensor *x, size_t n_normalized,
-                                    const int64_t *normalized_shape, double eps,
-                                    yirage_tensor *weight, yirage_tensor **out_tensor) {
-  return capi::rms_norm("yirage_graph_rms_norm", graph, x, n_normalized, normalized_shape, eps,
-                        weight, out_tensor);
+                                    const int64_t *normalized_shape, double eps, yirage_tensor *weight,
+                                    yirage_tensor **out_tensor) {
+  return capi::rms_norm("yirage_graph_rms_norm", graph, x, n_normalized, normalized_shape, eps, weight, out_tensor);
 }
 
-yirage_status yirage_graph_softmax(yirage_graph *graph, yirage_tensor *x, int32_t dim,
-                                   yirage_tensor **out_tensor) {
+yirage_status yirage_graph_softmax(yirage_graph *graph, yirage_tensor *x, int32_t dim, yirage_tensor **out_tensor) {
   const char *function = "yirage_graph_softmax";
-  return build_tensor(function, graph, out_tensor, [&](yirage_graph_s &g) {
-    return g.graph.softmax(tensor_id(function, "X", &g, x), dim);
-  });
+  return build_tensor(function, graph, out_tensor,
+                      [&](yirage_graph_s &g) { return g.graph.softmax(tensor_id(function, "X", &g, x), dim); });
 }
 
-yirage_status yirage_graph_concat(yirage_graph *graph, yirage_tensor *a, yirage_tensor *b,
-                                  int32_t dim, yirage_tensor **out_tensor) {
+yirage_status yirage_graph_concat(yirage_graph *graph, yirage_tensor *a, yirage_tensor *b, int32_t dim,
+                                  yirage_tensor **out_tensor) {
   return capi::concat("yirage_graph_concat", graph, a, b, dim, out_tensor);
 }
 
@@ -149,28 +137,25 @@ yirage_status yirage_graph_split(yirage_graph *graph, yirage_tensor *x, int32_t 
     const yirage::Dims &dims = g.graph.tensor(x_id).dims;
     const int d = yirage::normalize_dim("split", dim, static_cast<int>(dims.size()));
     if (n_parts == 0 || static_cast<int64_t>(n_parts) > dims[static_cast<size_t>(d)]) {
-      yirage::invalid_argument("split: X is " + yirage::to_string(dims) + ": n_parts " +
-                               std::to_string(n_parts) + " must be between 1 and " +
-                               std::to_string(dims[static_cast<size_t>(d)]) + " (dim " +
+      yirage::invalid_argument("split: X is " + yirage::to_string(dims) + ": n_parts " + std::to_string(n_parts) +
+                               " must be between 1 and " + std::to_string(dims[static_cast<size_t>(d)]) + " (dim " +
                                std::to_string(d) + ")");
     }
     return g.graph.split(x_id, dim, dims_from(function, "sizes", n_parts, sizes));
   });
 }
 
-yirage_status yirage_graph_chunk(yirage_graph *graph, yirage_tensor *x, size_t n_chunks,
-                                 int32_t dim, yirage_tensor **out_parts) {
+yirage_status yirage_graph_chunk(yirage_graph *graph, yirage_tensor *x, size_t n_chunks, int32_t dim,
+                                 yirage_tensor **out_parts) {
   const char *function = "yirage_graph_chunk";
   return build_tensors(function, graph, out_parts, [&](yirage_graph_s &g) {
     const TensorId x_id = tensor_id(function, "X", &g, x);
     const yirage::Dims &dims = g.graph.tensor(x_id).dims;
     const int d = yirage::normalize_dim("chunk", dim, static_cast<int>(dims.size()));
     const int64_t extent = dims[static_cast<size_t>(d)];
-    if (n_chunks == 0 || static_cast<int64_t>(n_chunks) > extent ||
-        extent % static_cast<int64_t>(n_chunks) != 0) {
-      yirage::invalid_argument("chunk: X is " + yirage::to_string(dims) + ": dim " +
-                               std::to_string(d) + " of size " + std::to_string(extent) +
-                               " cannot be split into " + std::to_string(n_chunks) +
+    if (n_chunks == 0 || static_cast<int64_t>(n_chunks) > extent || extent % static_cast<int64_t>(n_chunks) != 0) {
+      yirage::invalid_argument("chunk: X is " + yirage::to_string(dims) + ": dim " + std::to_string(d) + " of size " +
+                               std::to_string(extent) + " cannot be split into " + std::to_string(n_chunks) +
                                " equal chunks");
     }
     return g.graph.split(x_id, d, yirage::Dims(n_chunks, extent / static_cast<int64_t>(n_chunks)));

@@ -17,20 +17,18 @@ struct yirage_blob_s {
 
 namespace {
 
-using yirage::capi::guard;
 using yirage::capi::adopt_graph;
+using yirage::capi::guard;
 using yirage::capi::require_non_null;
 using yirage::serialize::GraphFormat;
 
 [[noreturn]] void file_error(const std::string &what, const std::string &path, int error) {
-  throw yirage::Error(
-      error == ENOENT ? yirage::ErrorCode::kNotFound : yirage::ErrorCode::kInvalidArgument,
-      what + " '" + path + "': " + std::strerror(error));
+  throw yirage::Error(error == ENOENT ? yirage::ErrorCode::kNotFound : yirage::ErrorCode::kInvalidArgument,
+                      what + " '" + path + "': " + std::strerror(error));
 }
 
 bool ends_with(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace
@@ -55,15 +53,13 @@ void yirage_blob_release(yirage_blob *blob) {
   delete blob;
 }
 
-yirage_status yirage_graph_serialize(const yirage_graph *graph, yirage_graph_format format,
-                                     yirage_blob **out_blob) {
+yirage_status yirage_graph_serialize(const yirage_graph *graph, yirage_graph_format format, yirage_blob **out_blob) {
   const char *function = "yirage_graph_serialize";
   return guard([&] {
     const yirage_graph_s &g = yirage::capi::checked_graph(function, graph);
     require_non_null(function, "out_blob", out_blob);
     if (format != YIRAGE_GRAPH_FORMAT_BINARY && format != YIRAGE_GRAPH_FORMAT_JSON) {
-      yirage::invalid_argument(std::string(function) + ": format " +
-                               std::to_string(static_cast<int>(format)) +
+      yirage::invalid_argument(std::string(function) + ": format " + std::to_string(static_cast<int>(format)) +
                                " is not a yirage_graph_format");
     }
     auto blob = std::make_unique<yirage_blob_s>();

@@ -20,8 +20,7 @@ yirage_status count(const char *function, const yirage_graph *graph, size_t *out
   });
 }
 
-yirage_status nth(const char *function, const yirage_graph *graph, size_t index,
-                  yirage_tensor **out_tensor,
+yirage_status nth(const char *function, const yirage_graph *graph, size_t index, yirage_tensor **out_tensor,
                   const std::vector<yirage::TensorId> &(*list)(const yirage::KernelGraph &)) {
   return guard([&] {
     const yirage_graph_s &g = checked_graph(function, graph);
@@ -29,8 +28,7 @@ yirage_status nth(const char *function, const yirage_graph *graph, size_t index,
     const auto &ids = list(g.graph);
     if (index >= ids.size()) {
       yirage::invalid_argument(std::string(function) + ": index " + std::to_string(index) +
-                               " is out of range (the graph has " + std::to_string(ids.size()) +
-                               ")");
+                               " is out of range (the graph has " + std::to_string(ids.size()) + ")");
     }
     *out_tensor = g.tensor_handles[static_cast<size_t>(ids[index])].get();
   });
@@ -63,8 +61,7 @@ yirage_status yirage_tensor_get_ndim(const yirage_tensor *tensor, size_t *out_nd
   });
 }
 
-yirage_status yirage_tensor_get_dims(const yirage_tensor *tensor, size_t capacity,
-                                     int64_t *out_dims) {
+yirage_status yirage_tensor_get_dims(const yirage_tensor *tensor, size_t capacity, int64_t *out_dims) {
   const char *function = "yirage_tensor_get_dims";
   return guard([&] {
     const yirage::Tensor &t = tensor_of(function, tensor);
@@ -90,8 +87,7 @@ yirage_status yirage_tensor_get_graph(const yirage_tensor *tensor, yirage_graph 
     const yirage_tensor_s &t = checked_tensor("yirage_tensor_get_graph", "tensor", tensor);
     require_non_null("yirage_tensor_get_graph", "out_graph", out_graph);
     if (!yirage::capi::is_live(t.owner, yirage::capi::HandleKind::kGraph)) {
-      yirage::invalid_argument(
-          "yirage_tensor_get_graph: the tensor belongs to a block graph, not a kernel graph");
+      yirage::invalid_argument("yirage_tensor_get_graph: the tensor belongs to a block graph, not a kernel graph");
     }
     *out_graph = static_cast<yirage_graph *>(const_cast<void *>(t.owner));
   });
@@ -112,20 +108,14 @@ yirage_status yirage_graph_num_operators(const yirage_graph *graph, size_t *out_
                [](const yirage::KernelGraph &g) { return g.operators().size(); });
 }
 
-yirage_status yirage_graph_get_input(const yirage_graph *graph, size_t index,
-                                     yirage_tensor **out_tensor) {
+yirage_status yirage_graph_get_input(const yirage_graph *graph, size_t index, yirage_tensor **out_tensor) {
   return nth("yirage_graph_get_input", graph, index, out_tensor,
-             [](const yirage::KernelGraph &g) -> const std::vector<yirage::TensorId> & {
-               return g.inputs();
-             });
+             [](const yirage::KernelGraph &g) -> const std::vector<yirage::TensorId> & { return g.inputs(); });
 }
 
-yirage_status yirage_graph_get_output(const yirage_graph *graph, size_t index,
-                                      yirage_tensor **out_tensor) {
+yirage_status yirage_graph_get_output(const yirage_graph *graph, size_t index, yirage_tensor **out_tensor) {
   return nth("yirage_graph_get_output", graph, index, out_tensor,
-             [](const yirage::KernelGraph &g) -> const std::vector<yirage::TensorId> & {
-               return g.outputs();
-             });
+             [](const yirage::KernelGraph &g) -> const std::vector<yirage::TensorId> & { return g.outputs(); });
 }
 
 }  // extern "C"

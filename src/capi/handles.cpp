@@ -41,8 +41,8 @@ bool is_live(const void *handle, HandleKind kind) noexcept {
   return it != r.live.end() && it->second == kind;
 }
 
-const yirage_tensor_s &checked_tensor(const char *function, const char *role,
-                                      const yirage_tensor *tensor, const void *owner) {
+const yirage_tensor_s &checked_tensor(const char *function, const char *role, const yirage_tensor *tensor,
+                                      const void *owner) {
   if (tensor == nullptr) invalid_argument(std::string(function) + ": " + role + " is NULL");
   if (!is_live(tensor, HandleKind::kTensor)) {
     invalid_argument(std::string(function) + ": " + role +

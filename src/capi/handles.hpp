@@ -75,8 +75,8 @@ inline yirage_graph_s &checked_graph(const char *function, const yirage_graph *g
 }
 
 // The live tensor behind `tensor`, or throws; `owner`, when given, must be its graph handle.
-const yirage_tensor_s &checked_tensor(const char *function, const char *role,
-                                      const yirage_tensor *tensor, const void *owner = nullptr);
+const yirage_tensor_s &checked_tensor(const char *function, const char *role, const yirage_tensor *tensor,
+                                      const void *owner = nullptr);
 
 // Creates handles for the tensors the last build added to the graph, rolling the graph back to
 // `checkpoint` (and leaving no handle behind) if that fails.
@@ -85,8 +85,8 @@ void adopt_new_tensors(Holder &holder, const OperatorGraph::Checkpoint &checkpoi
   const size_t first = holder.tensor_handles.size();
   try {
     for (size_t id = first; id < holder.graph.num_tensors(); ++id) {
-      auto handle = std::make_unique<yirage_tensor_s>(
-          yirage_tensor_s{&holder.graph, &holder, static_cast<TensorId>(id)});
+      auto handle =
+          std::make_unique<yirage_tensor_s>(yirage_tensor_s{&holder.graph, &holder, static_cast<TensorId>(id)});
       holder.tensor_handles.push_back(nullptr);  // may throw: nothing registered yet
       register_handle(handle.get(), HandleKind::kTensor);
       holder.tensor_handles.back() = std::move(handle);

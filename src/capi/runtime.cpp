@@ -17,8 +17,8 @@ using yirage::capi::require_non_null;
 using yirage::capi::require_struct_size;
 
 template <class Handle>
-Handle &checked(const char *function, const char *role, const Handle *handle,
-                yirage::capi::HandleKind kind, const char *type) {
+Handle &checked(const char *function, const char *role, const Handle *handle, yirage::capi::HandleKind kind,
+                const char *type) {
   if (handle == nullptr) yirage::invalid_argument(std::string(function) + ": " + role + " is NULL");
   if (!yirage::capi::is_live(handle, kind)) {
     yirage::invalid_argument(std::string(function) + ": " + role + " is not a live " + type +
@@ -57,8 +57,7 @@ void yirage_context_options_init(yirage_context_options *options) {
   options->search_default_paths = 1;
 }
 
-yirage_status yirage_context_create(const yirage_context_options *options,
-                                    yirage_context **out_context) {
+yirage_status yirage_context_create(const yirage_context_options *options, yirage_context **out_context) {
   const char *function = "yirage_context_create";
   return yirage::capi::guard([&] {
     require_non_null(function, "out_context", out_context);
@@ -70,8 +69,7 @@ yirage_status yirage_context_create(const yirage_context_options *options,
       }
       for (size_t i = 0; i < options->num_plugin_paths; ++i) {
         if (options->plugin_paths[i] == nullptr) {
-          yirage::invalid_argument(std::string(function) + ": plugin_paths[" + std::to_string(i) +
-                                   "] is NULL");
+          yirage::invalid_argument(std::string(function) + ": plugin_paths[" + std::to_string(i) + "] is NULL");
         }
         o.plugin_paths.push_back(options->plugin_paths[i]);
       }
@@ -118,8 +116,7 @@ yirage_status yirage_context_num_backends(const yirage_context *context, size_t 
   });
 }
 
-yirage_status yirage_context_backend_info(const yirage_context *context, size_t index,
-                                          yirage_backend_info *out_info) {
+yirage_status yirage_context_backend_info(const yirage_context *context, size_t index, yirage_backend_info *out_info) {
   const char *function = "yirage_context_backend_info";
   return yirage::capi::guard([&] {
     const yirage_context_s &c = checked_context(function, context);
@@ -127,9 +124,9 @@ yirage_status yirage_context_backend_info(const yirage_context *context, size_t 
     require_struct_size(function, "out_info", out_info->struct_size, sizeof(yirage_backend_info));
     const auto &plugins = c.context->plugins();
     if (index >= plugins.size()) {
-      throw yirage::Error(yirage::ErrorCode::kNotFound,
-                          std::string(function) + ": index " + std::to_string(index) +
-                              " is out of range (" + std::to_string(plugins.size()) + " backends)");
+      throw yirage::Error(yirage::ErrorCode::kNotFound, std::string(function) + ": index " + std::to_string(index) +
+                                                            " is out of range (" + std::to_string(plugins.size()) +
+                                                            " backends)");
     }
     const yirage::runtime::Plugin &p = *plugins[index];
     copy_string(out_info->name, p.name());
@@ -140,8 +137,8 @@ yirage_status yirage_context_backend_info(const yirage_context *context, size_t 
   });
 }
 
-yirage_status yirage_context_get_device(const yirage_context *context, const char *backend,
-                                        int32_t index, const yirage_device **out_device) {
+yirage_status yirage_context_get_device(const yirage_context *context, const char *backend, int32_t index,
+                                        const yirage_device **out_device) {
   const char *function = "yirage_context_get_device";
   return yirage::capi::guard([&] {
     yirage_context_s &c = checked_context(function, context);
@@ -207,8 +204,7 @@ yirage_status yirage_compile(const yirage_graph *graph, const yirage_device *dev
     }
     auto handle = std::make_unique<yirage_kernel_s>();
     handle->context = d.context;
-    handle->compiled =
-        std::make_unique<yirage::runtime::CompiledGraph>(*d.plugin, d.index, g.graph, level);
+    handle->compiled = std::make_unique<yirage::runtime::CompiledGraph>(*d.plugin, d.index, g.graph, level);
     yirage::capi::register_handle(handle.get(), yirage::capi::HandleKind::kKernel);
     *out_kernel = handle.release();
   });
@@ -220,9 +216,8 @@ void yirage_kernel_release(yirage_kernel *kernel) {
   delete kernel;
 }
 
-yirage_status yirage_kernel_run(const yirage_kernel *kernel, const DLTensor *const *inputs,
-                                size_t n_inputs, DLTensor *const *outputs, size_t n_outputs,
-                                void *stream) {
+yirage_status yirage_kernel_run(const yirage_kernel *kernel, const DLTensor *const *inputs, size_t n_inputs,
+                                DLTensor *const *outputs, size_t n_outputs, void *stream) {
   const char *function = "yirage_kernel_run";
   return yirage::capi::guard([&] {
     const yirage_kernel_s &k = checked_kernel(function, kernel);
@@ -239,9 +234,7 @@ yirage_status yirage_kernel_run(const yirage_kernel *kernel, const DLTensor *con
 
 yirage_status yirage_kernel_synchronize(const yirage_kernel *kernel, void *stream) {
   const char *function = "yirage_kernel_synchronize";
-  return yirage::capi::guard([&] {
-    checked_kernel(function, kernel).compiled->synchronize(stream);
-  });
+  return yirage::capi::guard([&] { checked_kernel(function, kernel).compiled->synchronize(stream); });
 }
 
 namespace {
@@ -262,16 +255,14 @@ void yirage_measure_options_init(yirage_measure_options *options) {
 }
 
 yirage_status yirage_kernel_measure(const yirage_kernel *kernel, const yirage_graph *reference,
-                                    const yirage_measure_options *options,
-                                    yirage_measurement *out_measurement) {
+                                    const yirage_measure_options *options, yirage_measurement *out_measurement) {
   const char *function = "yirage_kernel_measure";
   return yirage::capi::guard([&] {
     const yirage_kernel_s &k = checked_kernel(function, kernel);
     const yirage::KernelGraph &ref =
         reference ? yirage::capi::checked_graph(function, reference).graph : k.compiled->graph();
     require_non_null(function, "out_measurement", out_measurement);
-    require_struct_size(function, "out_measurement", out_measurement->struct_size,
-                        sizeof(yirage_measurement));
+    require_struct_size(function, "out_measurement", out_measurement->struct_size, sizeof(yirage_measurement));
     yirage::runtime::MeasureOptions o;
     if (options != nullptr) {
       require_struct_size(function, "options", options->struct_size, kMeasureOptionsSizeV1_0);
@@ -289,8 +280,7 @@ yirage_status yirage_kernel_measure(const yirage_kernel *kernel, const yirage_gr
     }
     const yirage::KernelGraph &g = k.compiled->graph();
     if (ref.inputs().size() != g.inputs().size() || ref.outputs().size() != g.outputs().size()) {
-      yirage::invalid_argument(std::string(function) +
-                               ": the reference's inputs and outputs differ from the kernel's");
+      yirage::invalid_argument(std::string(function) + ": the reference's inputs and outputs differ from the kernel's");
     }
     auto same = [&](const char *role, const std::vector<yirage::TensorId> &a_ids,
                     const std::vector<yirage::TensorId> &b_ids) {

@@ -19,7 +19,7 @@ struct yirage_device_s {
 struct yirage_context_s {
   std::shared_ptr<const yirage::runtime::Context> context;
   std::vector<std::unique_ptr<yirage_device_s>> devices;  // handed out, registered
-  std::string load_errors;                                 // one line per skipped plugin
+  std::string load_errors;                                // one line per skipped plugin
 };
 
 struct yirage_kernel_s {

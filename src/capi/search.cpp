@@ -23,23 +23,19 @@ constexpr size_t kOptionsSizeV1 = offsetof(yirage_search_options, cache_dir) + s
 constexpr size_t kInfoSizeV1 = offsetof(yirage_search_candidate_info, description) + 256;
 constexpr size_t kStatsSizeV1 = offsetof(yirage_search_stats, from_cache) + sizeof(int32_t);
 // Fields appended in ABI 1.1 are read or written only when the caller's struct has them.
-constexpr size_t kOptionsSizeV1_1 =
-    offsetof(yirage_search_options, profile_repeats) + sizeof(uint32_t);
+constexpr size_t kOptionsSizeV1_1 = offsetof(yirage_search_options, profile_repeats) + sizeof(uint32_t);
 constexpr size_t kInfoSizeV1_1 = offsetof(yirage_search_candidate_info, measured_seconds) + sizeof(double);
 constexpr size_t kStatsSizeV1_4 = offsetof(yirage_search_stats, unbuildable) + sizeof(int64_t);
 
-const yirage_search_result_s &checked_result(const char *function,
-                                             const yirage_search_result *result) {
+const yirage_search_result_s &checked_result(const char *function, const yirage_search_result *result) {
   if (result == nullptr) yirage::invalid_argument(std::string(function) + ": result is NULL");
   if (!yirage::capi::is_live(result, yirage::capi::HandleKind::kSearchResult)) {
-    yirage::invalid_argument(std::string(function) +
-                             ": result is not a live yirage_search_result handle");
+    yirage::invalid_argument(std::string(function) + ": result is not a live yirage_search_result handle");
   }
   return *result;
 }
 
-std::vector<int64_t> copy_array(const char *function, const char *name, const int64_t *data,
-                                size_t count) {
+std::vector<int64_t> copy_array(const char *function, const char *name, const int64_t *data, size_t count) {
   if (count == 0) return {};
   if (data == nullptr) {
     yirage::invalid_argument(std::string(function) + ": " + name + " is NULL but its count is " +
@@ -53,12 +49,10 @@ yirage::search::SearchOptions from_c(const char *function, const yirage_search_o
                                      const yirage::KernelGraph &reference) {
   yirage::search::SearchOptions o;
   const yirage_device_s *device =
-      in.struct_size >= kOptionsSizeV1_1 && in.device
-          ? &yirage::capi::checked_device(function, in.device)
-          : nullptr;
-  o.target = in.target  ? yirage::capi::target_from_c(function, in.target)
-             : device ? device->plugin->device(device->index).target
-                      : yirage::targets::builtin_target("cpu");
+      in.struct_size >= kOptionsSizeV1_1 && in.device ? &yirage::capi::checked_device(function, in.device) : nullptr;
+  o.target = in.target ? yirage::capi::target_from_c(function, in.target)
+             : device  ? device->plugin->device(device->index).target
+                       : yirage::targets::builtin_target("cpu");
   o.time_budget_seconds = in.time_budget_seconds;
   o.threads = static_cast<int>(std::min<uint32_t>(in.threads, 4096));
   o.seed = in.seed;
@@ -67,10 +61,8 @@ yirage::search::SearchOptions from_c(const char *function, const yirage_search_o
   o.max_block_ops = narrow(in.max_block_ops);
   o.max_grid_axes = narrow(in.max_grid_axes);
   o.max_customized_inputs = narrow(in.max_customized_inputs);
-  o.grid_candidates =
-      copy_array(function, "grid_candidates", in.grid_candidates, in.num_grid_candidates);
-  o.forloop_candidates = copy_array(function, "forloop_candidates", in.forloop_candidates,
-                                    in.num_forloop_candidates);
+  o.grid_candidates = copy_array(function, "grid_candidates", in.grid_candidates, in.num_grid_candidates);
+  o.forloop_candidates = copy_array(function, "forloop_candidates", in.forloop_candidates, in.num_forloop_candidates);
   const bool any_fixed = in.fixed_grid[0] || in.fixed_grid[1] || in.fixed_grid[2];
   if (any_fixed) o.fixed_grid = std::array<int64_t, 3>{in.fixed_grid[0], in.fixed_grid[1], in.fixed_grid[2]};
   if (in.fixed_forloop != 0) o.fixed_forloop = in.fixed_forloop;
@@ -82,8 +74,7 @@ yirage::search::SearchOptions from_c(const char *function, const yirage_search_o
     const yirage_search_progress_fn fn = in.progress;
     void *user = in.progress_user_data;
     o.progress = [fn, user](const yirage::search::SearchProgress &p) {
-      const yirage_search_progress c{sizeof(yirage_search_progress), p.states, p.candidates,
-                                     p.seconds};
+      const yirage_search_progress c{sizeof(yirage_search_progress), p.states, p.candidates, p.seconds};
       fn(&c, user);
     };
   }
@@ -94,8 +85,7 @@ yirage::search::SearchOptions from_c(const char *function, const yirage_search_o
   if (in.cache_dir) o.cache_dir = in.cache_dir;
   if (device != nullptr) {
     if (in.profile_top_k < 1 || in.profile_repeats < 1) {
-      yirage::invalid_argument(std::string(function) +
-                               ": profile_top_k and profile_repeats must be at least 1");
+      yirage::invalid_argument(std::string(function) + ": profile_top_k and profile_repeats must be at least 1");
     }
     o.profile_top_k = narrow(in.profile_top_k);
     yirage::runtime::MeasureOptions mo;
@@ -145,29 +135,27 @@ yirage_status yirage_superoptimize(const yirage_graph *graph, const yirage_searc
     yirage::capi::register_handle(handle.get(), yirage::capi::HandleKind::kSearchResult);
     *out_result = handle.release();
     if (end == yirage::search::SearchEnd::kTimeout) {
-      throw yirage::Error(yirage::ErrorCode::kTimeout,
-                          std::string(function) + ": the time budget ran out; " +
-                              std::to_string(found) + " verified candidate(s) in the result");
+      throw yirage::Error(yirage::ErrorCode::kTimeout, std::string(function) + ": the time budget ran out; " +
+                                                           std::to_string(found) +
+                                                           " verified candidate(s) in the result");
     }
     if (end == yirage::search::SearchEnd::kCancelled) {
-      throw yirage::Error(yirage::ErrorCode::kCancelled,
-                          std::string(function) + ": cancelled; " + std::to_string(found) +
-                              " verified candidate(s) in the result");
+      throw yirage::Error(
+          yirage::ErrorCode::kCancelled,
+          std::string(function) + ": cancelled; " + std::to_string(found) + " verified candidate(s) in the result");
     }
   });
 }
 
 void yirage_search_result_release(yirage_search_result *result) {
-  if (result == nullptr ||
-      !yirage::capi::is_live(result, yirage::capi::HandleKind::kSearchResult)) {
+  if (result == nullptr || !yirage::capi::is_live(result, yirage::capi::HandleKind::kSearchResult)) {
     return;
   }
   yirage::capi::unregister_handle(result);
   delete result;
 }
 
-yirage_status yirage_search_result_num_candidates(const yirage_search_result *result,
-                                                  size_t *out_count) {
+yirage_status yirage_search_result_num_candidates(const yirage_search_result *result, size_t *out_count) {
   const char *function = "yirage_search_result_num_candidates";
   return yirage::capi::guard([&] {
     const yirage_search_result_s &r = checked_result(function, result);
@@ -176,15 +164,13 @@ yirage_status yirage_search_result_num_candidates(const yirage_search_result *re
   });
 }
 
-yirage_status yirage_search_result_candidate(const yirage_search_result *result, size_t index,
-                                             yirage_graph **out_graph,
+yirage_status yirage_search_result_candidate(const yirage_search_result *result, size_t index, yirage_graph **out_graph,
                                              yirage_search_candidate_info *out_info) {
   const char *function = "yirage_search_result_candidate";
   return yirage::capi::guard([&] {
     const yirage_search_result_s &r = checked_result(function, result);
     if (index >= r.result.candidates.size()) {
-      yirage::invalid_argument(std::string(function) + ": index " + std::to_string(index) +
-                               " is out of range (" +
+      yirage::invalid_argument(std::string(function) + ": index " + std::to_string(index) + " is out of range (" +
                                std::to_string(r.result.candidates.size()) + " candidates)");
     }
     if (out_info) yirage::capi::require_struct_size(function, "out_info", out_info->struct_size, kInfoSizeV1);
@@ -200,8 +186,7 @@ yirage_status yirage_search_result_candidate(const yirage_search_result *result,
   });
 }
 
-yirage_status yirage_search_result_stats(const yirage_search_result *result,
-                                         yirage_search_stats *out_stats) {
+yirage_status yirage_search_result_stats(const yirage_search_result *result, yirage_search_stats *out_stats) {
   const char *function = "yirage_search_result_stats";
   return yirage::capi::guard([&] {
     const yirage_search_result_s &r = checked_result(function, result);
@@ -234,8 +219,7 @@ yirage_status yirage_search_result_stats(const yirage_search_result *result,
   });
 }
 
-yirage_status yirage_search_result_num_profiled(const yirage_search_result *result,
-                                                size_t *out_count) {
+yirage_status yirage_search_result_num_profiled(const yirage_search_result *result, size_t *out_count) {
   const char *function = "yirage_search_result_num_profiled";
   return yirage::capi::guard([&] {
     const yirage_search_result_s &r = checked_result(function, result);
@@ -253,9 +237,8 @@ yirage_status yirage_search_result_profiled(const yirage_search_result *result, 
     yirage::capi::require_struct_size(function, "out_record", out_record->struct_size,
                                       sizeof(yirage_search_profile_record));
     if (index >= r.result.profiled.size()) {
-      yirage::invalid_argument(std::string(function) + ": index " + std::to_string(index) +
-                               " is out of range (" + std::to_string(r.result.profiled.size()) +
-                               " profiled)");
+      yirage::invalid_argument(std::string(function) + ": index " + std::to_string(index) + " is out of range (" +
+                               std::to_string(r.result.profiled.size()) + " profiled)");
     }
     const yirage::search::ProfileRecord &p = r.result.profiled[index];
     yirage::capi::copy_string(out_record->description, p.description);

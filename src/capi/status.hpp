@@ -38,11 +38,10 @@ inline void require_non_null(const char *function, const char *name, const void 
 
 // Throws invalid_argument("<function>: <what>->struct_size N is smaller than M") when a caller's
 // struct is older than the first version of it this library accepts.
-inline void require_struct_size(const char *function, const char *what, size_t size,
-                                size_t needed) {
+inline void require_struct_size(const char *function, const char *what, size_t size, size_t needed) {
   if (size < needed) {
-    invalid_argument(std::string(function) + ": " + what + "->struct_size " +
-                     std::to_string(size) + " is smaller than " + std::to_string(needed));
+    invalid_argument(std::string(function) + ": " + what + "->struct_size " + std::to_string(size) +
+                     " is smaller than " + std::to_string(needed));
   }
 }
 

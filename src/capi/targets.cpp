@@ -4,16 +4,15 @@
 #include <string>
 
 #include "capi/handles.hpp"
-#include "capi/targets.hpp"
 #include "capi/status.hpp"
+#include "capi/targets.hpp"
 #include "search/cost_model.hpp"
 #include "target/target.hpp"
 #include "target/target_abi.hpp"
 
 namespace {
 
-constexpr size_t kPropertiesSizeV1 =
-    offsetof(yirage_target_properties, launch_overhead_seconds) + sizeof(double);
+constexpr size_t kPropertiesSizeV1 = offsetof(yirage_target_properties, launch_overhead_seconds) + sizeof(double);
 
 void check_size(const char *function, const char *what, size_t size) {
   yirage::capi::require_struct_size(function, what, size, kPropertiesSizeV1);
@@ -46,8 +45,7 @@ yirage_status yirage_target_builtin(const char *name, yirage_target_properties *
   });
 }
 
-yirage_status yirage_graph_estimate_cost(const yirage_graph *graph,
-                                         const yirage_target_properties *target,
+yirage_status yirage_graph_estimate_cost(const yirage_graph *graph, const yirage_target_properties *target,
                                          double *out_seconds) {
   const char *function = "yirage_graph_estimate_cost";
   return yirage::capi::guard([&] {
@@ -56,8 +54,7 @@ yirage_status yirage_graph_estimate_cost(const yirage_graph *graph,
     yirage::capi::require_non_null(function, "out_seconds", out_seconds);
     const yirage::search::CostEstimate e = yirage::search::estimate_cost(g.graph, t);
     if (!e.feasible) {
-      throw yirage::Error(yirage::ErrorCode::kUnsupported,
-                          std::string(function) + ": " + e.infeasible_reason);
+      throw yirage::Error(yirage::ErrorCode::kUnsupported, std::string(function) + ": " + e.infeasible_reason);
     }
     *out_seconds = e.seconds;
   });

@@ -14,8 +14,12 @@ Overloaded(F...) -> Overloaded<F...>;
 
 }  // namespace
 
-std::string CPrinter::text(const Expr &e) const { return text(e, 0); }
-std::string CPrinter::offset_text(const Expr &e) const { return text(e, kOffsetPrecedence); }
+std::string CPrinter::text(const Expr &e) const {
+  return text(e, 0);
+}
+std::string CPrinter::offset_text(const Expr &e) const {
+  return text(e, kOffsetPrecedence);
+}
 
 std::string CPrinter::text(const Expr &e, int precedence) const {
   return c_text(e, precedence, [this](const BufferRef &b, const std::string &index) { return load_text(b, index); });

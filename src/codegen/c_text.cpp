@@ -83,8 +83,7 @@ void Printer::nest(const Dims &dims, const std::string &prefix, const std::strin
   for (size_t d = 0; d < dims.size(); ++d) vars.push_back(prefix + std::to_string(d));
   if (!pragma.empty() && !dims.empty()) line(pragma);
   for (size_t d = 0; d < dims.size(); ++d) {
-    open("for (int64_t " + vars[d] + " = 0; " + vars[d] + " < " + std::to_string(dims[d]) +
-         "; ++" + vars[d] + ")");
+    open("for (int64_t " + vars[d] + " = 0; " + vars[d] + " < " + std::to_string(dims[d]) + "; ++" + vars[d] + ")");
   }
   body(vars);
   for (size_t d = 0; d < dims.size(); ++d) close();

@@ -37,7 +37,9 @@ std::string index_expr(const std::vector<std::string> &vars, const Dims &strides
 const char *element_type(DType dtype);
 
 // Elements of `dtype` in 16 bytes: one vector load or store.
-inline int64_t group_elements(DType dtype) { return 16 / static_cast<int64_t>(dtype_size(dtype)); }
+inline int64_t group_elements(DType dtype) {
+  return 16 / static_cast<int64_t>(dtype_size(dtype));
+}
 
 class Printer {
  public:

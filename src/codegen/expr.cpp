@@ -7,8 +7,12 @@ namespace yirage::codegen {
 const char *const kHelpers[9] = {"yr_exp", "yr_erf",     "yr_sqrt", "yr_rsqrt", "yr_log",
                                  "yr_pow", "yr_sigmoid", "yr_max",  "yr_clamp"};
 
-BufferRef global_buffer(const std::string &name, DType element) { return {MemorySpace::kGlobal, name, 0, element}; }
-BufferRef shared_buffer(int64_t offset) { return {MemorySpace::kShared, "", offset, DType::kFloat32}; }
+BufferRef global_buffer(const std::string &name, DType element) {
+  return {MemorySpace::kGlobal, name, 0, element};
+}
+BufferRef shared_buffer(int64_t offset) {
+  return {MemorySpace::kShared, "", offset, DType::kFloat32};
+}
 
 Expr int_const(int64_t v) {
   Expr e;

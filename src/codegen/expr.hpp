@@ -29,7 +29,7 @@ struct BufferRef {
   MemorySpace space = MemorySpace::kGlobal;
   // kGlobal: the parameter ("in0", "out1"); kRegisters: the array; kShared: empty (the arena).
   std::string name;
-  int64_t offset = 0;            // kShared: where the buffer starts in the arena, in floats
+  int64_t offset = 0;               // kShared: where the buffer starts in the arena, in floats
   DType element = DType::kFloat32;  // what is stored
 
   bool operator==(const BufferRef &) const = default;

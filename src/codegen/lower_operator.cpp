@@ -14,7 +14,9 @@ std::vector<std::string> numbered(const std::string &prefix, size_t n) {
   return names;
 }
 
-Expr at(const TensorRef &t, const Expr &index) { return load(t.buffer, t.base + index); }
+Expr at(const TensorRef &t, const Expr &index) {
+  return load(t.buffer, t.base + index);
+}
 
 Block unary(const Operator &op, const TensorRef &x, const TensorRef &o, Sharing sharing) {
   const Expr e = var("e0");
@@ -25,7 +27,8 @@ Block unary(const Operator &op, const TensorRef &x, const TensorRef &o, Sharing 
 Block binary_op(OpKind kind, const TensorRef &a, const TensorRef &b, const TensorRef &o, Sharing sharing) {
   if (a.dims == o.dims && b.dims == o.dims) {  // no broadcast: one flat loop, no index arithmetic
     const Expr e = var("e0");
-    return {loop({num_elements(o.dims)}, {"e0"}, sharing, {store(o.buffer, e, binary_value(kind, at(a, e), at(b, e)))})};
+    return {
+        loop({num_elements(o.dims)}, {"e0"}, sharing, {store(o.buffer, e, binary_value(kind, at(a, e), at(b, e)))})};
   }
   const std::vector<std::string> names = numbered("i", o.dims.size());
   const std::vector<Expr> v = vars_of(names);
@@ -34,7 +37,9 @@ Block binary_op(OpKind kind, const TensorRef &a, const TensorRef &b, const Tenso
   return {loop(o.dims, names, sharing, {store(o.buffer, index_of(v, row_major_strides(o.dims)), value)})};
 }
 
-Expr reduced(bool is_max, const Expr &acc, const Expr &v) { return is_max ? call("yr_max", {acc, v}) : acc + v; }
+Expr reduced(bool is_max, const Expr &acc, const Expr &v) {
+  return is_max ? call("yr_max", {acc, v}) : acc + v;
+}
 
 // The number of elements each rms_norm normalizes together: its trailing dims.
 int64_t norm_columns(const Operator &op, const Dims &dims) {
@@ -77,9 +82,10 @@ Block rms_norm(const Operator &op, const std::vector<TensorRef> &in, const Tenso
     rr.cols = cols;
     rr.value = at(x, element) * at(x, element);
     // One reciprocal square root per row, then a multiplication per element.
-    rr.finish = {let("inv", call("yr_rsqrt", {var("total") / float_const(static_cast<double>(cols)) +
-                                               float_const(op.attributes.eps)})),
-                 loop({cols}, {"c"}, Sharing::kRowLanes, {store(o.buffer, element, weighted(at(x, element) * var("inv")))})};
+    rr.finish = {
+        let("inv",
+            call("yr_rsqrt", {var("total") / float_const(static_cast<double>(cols)) + float_const(op.attributes.eps)})),
+        loop({cols}, {"c"}, Sharing::kRowLanes, {store(o.buffer, element, weighted(at(x, element) * var("inv")))})};
     return {Stmt{rr}};
   }
   const Expr element = var("r0") * C + var("c");
@@ -88,8 +94,9 @@ Block rms_norm(const Operator &op, const std::vector<TensorRef> &in, const Tenso
   body.push_back(loop({cols}, {"c"}, Sharing::kSerial,
                       {let("v", at(x, element)), assign("squares", var("squares") + var("v") * var("v"))}));
   body.push_back(let("inv", float_const(1) / call("yr_sqrt", {var("squares") / float_const(static_cast<double>(cols)) +
-                                                             float_const(op.attributes.eps)})));
-  body.push_back(loop({cols}, {"c"}, Sharing::kSerial, {store(o.buffer, element, weighted(at(x, element) * var("inv")))}));
+                                                              float_const(op.attributes.eps)})));
+  body.push_back(
+      loop({cols}, {"c"}, Sharing::kSerial, {store(o.buffer, element, weighted(at(x, element) * var("inv")))}));
   return {loop({num_elements(x.dims) / cols}, {"r0"}, sharing, std::move(body))};
 }
 

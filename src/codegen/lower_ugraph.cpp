@@ -8,7 +8,9 @@
 namespace yirage::codegen {
 namespace {
 
-bool is_elementwise(OpKind kind) { return is_unary(kind) || is_binary(kind); }
+bool is_elementwise(OpKind kind) {
+  return is_unary(kind) || is_binary(kind);
+}
 
 const Operator &producer(const BlockGraph &bg, TensorId t) {
   return bg.operators()[static_cast<size_t>(bg.tensor(t).producer)];
@@ -18,8 +20,12 @@ bool inlined(const UGraphLowering &l, TensorId t) {
   return static_cast<size_t>(t) < l.inlined.size() && l.inlined[static_cast<size_t>(t)];
 }
 
-std::string input_name(size_t i) { return "in" + std::to_string(i); }
-std::string output_name(size_t i) { return "out" + std::to_string(i); }
+std::string input_name(size_t i) {
+  return "in" + std::to_string(i);
+}
+std::string output_name(size_t i) {
+  return "out" + std::to_string(i);
+}
 
 class Lowerer {
  public:
@@ -43,7 +49,9 @@ class Lowerer {
         (per_iteration ? out.loop : out.after).push_back(save_tile(i, output++, per_iteration));
       } else if (!inlined(l_, op.outputs[0])) {
         const LoopPhase p = phase(op.outputs[0]);
-        std::vector<Step> &steps = p == LoopPhase::kInvariant ? out.invariant : p == LoopPhase::kPerIteration ? out.loop : out.after;
+        std::vector<Step> &steps = p == LoopPhase::kInvariant      ? out.invariant
+                                   : p == LoopPhase::kPerIteration ? out.loop
+                                                                   : out.after;
         steps.push_back(compute(i));
       }
     }
@@ -61,7 +69,8 @@ class Lowerer {
     const TensorId t = op.outputs[0];
     TileCopy copy;
     copy.load = true;
-    copy.tensor = {global_buffer(input_name(input), op.attributes.dtype), dims_of(t), row_major_strides(op.attributes.sizes),
+    copy.tensor = {global_buffer(input_name(input), op.attributes.dtype), dims_of(t),
+                   row_major_strides(op.attributes.sizes),
                    tile_base(bg_, op, dims_of(t), invariant ? int_const(0) : var("it"))};
     copy.tile = tile(t);
     copy.vector = vector_group(bg_, op, dims_of(t), op.attributes.dtype, l_.vector_bytes);
@@ -194,7 +203,9 @@ class Lowerer {
         break;
       }
       case OpKind::kAccumMax:
-        s.body.push_back(each(n, [&](const Expr &e) { return store(acc, e, call("yr_max", {ld(acc, e), ld(x.buffer, e)})); }));
+        s.body.push_back(each(n, [&](const Expr &e) {
+          return store(acc, e, call("yr_max", {ld(acc, e), ld(x.buffer, e)}));
+        }));
         break;
       case OpKind::kAccumRescale: {
         // acc' = acc·exp(M − M') + x·exp(m − M') with M' = max(M, m), as the reference does.
@@ -207,7 +218,9 @@ class Lowerer {
         const std::vector<Expr> v = vars_of(names);
         const Expr xi = index_of(v, row_major_strides(x_dims)), mj = index_of(v, broadcast_strides(m_dims, x_dims));
         s.body.push_back(barrier());
-        s.body.push_back(each(mn, [&](const Expr &e) { return store(next, e, call("yr_max", {ld(running, e), ld(m, e)})); }));
+        s.body.push_back(each(mn, [&](const Expr &e) {
+          return store(next, e, call("yr_max", {ld(running, e), ld(m, e)}));
+        }));
         s.body.push_back(barrier());
         s.body.push_back(loop(x_dims, names, Sharing::kThreads,
                               {store(acc, xi,
@@ -237,8 +250,10 @@ class Lowerer {
     rr.value = load(state, var("r") * int_const(last) + var("c"));
     const Expr count = float_const(static_cast<double>(last * bg_.config().forloop_range));
     if (op.kind == OpKind::kAccumReduceMean) rr.finish.push_back(assign("total", var("total") / count));
-    if (op.kind == OpKind::kAccumReduceRms) rr.finish.push_back(assign("total", call("yr_sqrt", {var("total") / count})));
-    rr.finish.push_back(loop({1}, {"c"}, Sharing::kRowLanes, {store(tile(op.outputs[0]).buffer, var("r"), var("total"))}));
+    if (op.kind == OpKind::kAccumReduceRms)
+      rr.finish.push_back(assign("total", call("yr_sqrt", {var("total") / count})));
+    rr.finish.push_back(
+        loop({1}, {"c"}, Sharing::kRowLanes, {store(tile(op.outputs[0]).buffer, var("r"), var("total"))}));
     return Step{StepKind::kFinishAccumulator, i, 0, {Stmt{rr}}, {{state_key(i), false}}, {{op.outputs[0], false}}};
   }
 

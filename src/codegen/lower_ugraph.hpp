@@ -32,8 +32,12 @@ struct Access {
   int64_t key;
   bool same_index;
 };
-inline int64_t state_key(size_t op) { return -2 * static_cast<int64_t>(op) - 2; }
-inline int64_t max_key(size_t op) { return -2 * static_cast<int64_t>(op) - 3; }
+inline int64_t state_key(size_t op) {
+  return -2 * static_cast<int64_t>(op) - 2;
+}
+inline int64_t max_key(size_t op) {
+  return -2 * static_cast<int64_t>(op) - 3;
+}
 
 struct Step {
   StepKind kind;

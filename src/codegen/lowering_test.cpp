@@ -133,9 +133,10 @@ TEST(CodegenUGraphs, RmsNormLinearLowersToStepsInFourPhases) {
   const LoweredUGraph lowered = lower_ugraph(bg, lowering);
   const std::vector<std::string> steps = step_list(bg, lowered);
   const std::vector<std::string> expected = {
-      "start start accum_sum", "start start accum_reduce_rms", "loop load input_iterator", "loop load input_iterator",
-      "loop compute matmul",   "loop update accum_sum",        "loop update accum_reduce_rms",
-      "after finish accum_reduce_rms", "after compute div",     "after save output_saver"};
+      "start start accum_sum",        "start start accum_reduce_rms",  "loop load input_iterator",
+      "loop load input_iterator",     "loop compute matmul",           "loop update accum_sum",
+      "loop update accum_reduce_rms", "after finish accum_reduce_rms", "after compute div",
+      "after save output_saver"};
   EXPECT_EQ(steps, expected);
 
   Printer p;
@@ -147,7 +148,8 @@ TEST(CodegenUGraphs, RmsNormLinearLowersToStepsInFourPhases) {
   const size_t save = code.find("yr_st(out0");
   ASSERT_NE(loop, std::string::npos) << code;
   std::vector<size_t> barriers;
-  for (size_t at = code.find("BARRIER;"); at != std::string::npos; at = code.find("BARRIER;", at + 1)) barriers.push_back(at);
+  for (size_t at = code.find("BARRIER;"); at != std::string::npos; at = code.find("BARRIER;", at + 1))
+    barriers.push_back(at);
   ASSERT_EQ(barriers.size(), 4u) << code;
   EXPECT_LT(loop, barriers[0]);
   EXPECT_LT(barriers[0], matmul);

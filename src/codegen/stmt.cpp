@@ -4,10 +4,16 @@
 
 namespace yirage::codegen {
 
-Dims TensorRef::element_strides() const { return strides.empty() ? row_major_strides(dims) : strides; }
-Expr TensorRef::index(const std::vector<Expr> &vars) const { return base + index_of(vars, element_strides()); }
+Dims TensorRef::element_strides() const {
+  return strides.empty() ? row_major_strides(dims) : strides;
+}
+Expr TensorRef::index(const std::vector<Expr> &vars) const {
+  return base + index_of(vars, element_strides());
+}
 
-Stmt block(Block body) { return {std::move(body)}; }
+Stmt block(Block body) {
+  return {std::move(body)};
+}
 
 Stmt loop(const Dims &dims, std::vector<std::string> vars, Sharing sharing, Block body, int unroll) {
   return {Loop{dims, std::move(vars), sharing, unroll, std::move(body)}};
@@ -17,11 +23,21 @@ Stmt if_then(Expr condition, Block then_body, Block else_body) {
   return {If{std::move(condition), std::move(then_body), std::move(else_body)}};
 }
 
-Stmt let(const std::string &name, Expr value, bool is_float) { return {Let{name, std::move(value), is_float, false}}; }
-Stmt let_mutable(const std::string &name, Expr value) { return {Let{name, std::move(value), true, true}}; }
-Stmt assign(const std::string &name, Expr value) { return {Assign{name, std::move(value)}}; }
-Stmt store(const BufferRef &buffer, Expr index, Expr value) { return {Store{buffer, std::move(index), std::move(value)}}; }
-Stmt barrier() { return {Barrier{}}; }
+Stmt let(const std::string &name, Expr value, bool is_float) {
+  return {Let{name, std::move(value), is_float, false}};
+}
+Stmt let_mutable(const std::string &name, Expr value) {
+  return {Let{name, std::move(value), true, true}};
+}
+Stmt assign(const std::string &name, Expr value) {
+  return {Assign{name, std::move(value)}};
+}
+Stmt store(const BufferRef &buffer, Expr index, Expr value) {
+  return {Store{buffer, std::move(index), std::move(value)}};
+}
+Stmt barrier() {
+  return {Barrier{}};
+}
 
 Dims broadcast_strides(const Dims &dims, const Dims &out) {
   Dims strides = row_major_strides(dims);

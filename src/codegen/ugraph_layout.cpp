@@ -24,8 +24,8 @@ BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::ve
   for (size_t i = 0; i < ops.size(); ++i) {
     const OpKind kind = ops[i].kind;
     const bool own_sums = i >= sums_elsewhere.size() || !sums_elsewhere[i];
-    if (own_sums && (kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean ||
-                     kind == OpKind::kAccumReduceRms)) {
+    if (own_sums &&
+        (kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean || kind == OpKind::kAccumReduceRms)) {
       layout.state[i] = reserve(num_elements(bg.tensor(ops[i].inputs[0]).dims));
     }
     if (kind == OpKind::kAccumRescale) {
@@ -76,7 +76,8 @@ int64_t tile_base_granule(const BlockGraph &bg, const Operator &op, const Dims &
   return granule;
 }
 
-int64_t vector_group(const BlockGraph &bg, const Operator &op, const Dims &tile_dims, DType dtype, int64_t vector_bytes) {
+int64_t vector_group(const BlockGraph &bg, const Operator &op, const Dims &tile_dims, DType dtype,
+                     int64_t vector_bytes) {
   const int64_t group = vector_elements(dtype, vector_bytes);
   if (group <= 1 || tile_dims.back() % group != 0 || op.attributes.sizes.back() % group != 0) return 1;
   if (tile_base_granule(bg, op, tile_dims) % group != 0) return 1;

@@ -35,10 +35,13 @@ Expr tile_base(const BlockGraph &bg, const Operator &op, const Dims &tile_dims, 
 int64_t tile_base_granule(const BlockGraph &bg, const Operator &op, const Dims &tile_dims);
 
 // Elements of `dtype` in `bytes` bytes: one vector access.
-inline int64_t vector_elements(DType dtype, int64_t bytes) { return bytes / static_cast<int64_t>(dtype_size(dtype)); }
+inline int64_t vector_elements(DType dtype, int64_t bytes) {
+  return bytes / static_cast<int64_t>(dtype_size(dtype));
+}
 // How many consecutive elements of the tile that input iterator or output saver `op` moves can go
 // as one access of `vector_bytes` bytes of `dtype`: that many, when every such group starts at a
 // multiple of it in the tensor and in the tile (the tensor's base aligned), else 1.
-int64_t vector_group(const BlockGraph &bg, const Operator &op, const Dims &tile_dims, DType dtype, int64_t vector_bytes);
+int64_t vector_group(const BlockGraph &bg, const Operator &op, const Dims &tile_dims, DType dtype,
+                     int64_t vector_bytes);
 
 }  // namespace yirage::codegen

@@ -37,7 +37,9 @@ std::optional<bool> UGraphWalker::print_step(const Step &step) {
   return std::nullopt;
 }
 
-void UGraphWalker::end_invariant() { sync(); }
+void UGraphWalker::end_invariant() {
+  sync();
+}
 
 void UGraphWalker::begin_loop() {
   const std::string type = printer_.int_type();
@@ -59,7 +61,8 @@ void UGraphWalker::barrier_before(const std::vector<Access> &reads) {
 }
 
 void UGraphWalker::wrote(const std::vector<Access> &writes, std::optional<bool> same_index) {
-  for (const Access &a : writes) (same_index.value_or(a.same_index) ? pending_same_index_ : pending_other_).insert(a.key);
+  for (const Access &a : writes)
+    (same_index.value_or(a.same_index) ? pending_same_index_ : pending_other_).insert(a.key);
 }
 
 void UGraphWalker::sync() {

@@ -21,19 +21,16 @@ BlockGraph::BlockGraph(const BlockGraphConfig &config) : config_(config) {
   int64_t blocks = 1;
   for (size_t a = 0; a < 3; ++a) {
     if (config.grid[a] < 1 || config.grid[a] > (int64_t{1} << 31) / blocks) {
-      invalid_argument("block graph: grid " +
-                       to_string(Dims(config.grid.begin(), config.grid.end())) +
+      invalid_argument("block graph: grid " + to_string(Dims(config.grid.begin(), config.grid.end())) +
                        ": every grid dim must be >= 1 and the grid at most 2^31 blocks");
     }
     blocks *= config.grid[a];
   }
   if (config.block_threads < 1 ||
       (config.max_threads_per_block > 0 && config.block_threads > config.max_threads_per_block)) {
-    invalid_argument("block graph: block_threads " + std::to_string(config.block_threads) +
-                     " must be >= 1" +
-                     (config.max_threads_per_block > 0
-                          ? " and at most " + std::to_string(config.max_threads_per_block)
-                          : std::string()));
+    invalid_argument("block graph: block_threads " + std::to_string(config.block_threads) + " must be >= 1" +
+                     (config.max_threads_per_block > 0 ? " and at most " + std::to_string(config.max_threads_per_block)
+                                                       : std::string()));
   }
   if (config.forloop_range < 1 || config.forloop_range > (int64_t{1} << 31)) {
     invalid_argument("block graph: forloop_range " + std::to_string(config.forloop_range) +
@@ -44,35 +41,32 @@ BlockGraph::BlockGraph(const BlockGraphConfig &config) : config_(config) {
   }
 }
 
-void BlockGraph::check_grid_map(const char *op, const char *map_name, const GridMap &map,
-                                const Dims &dims, bool every_split_axis_mapped) const {
+void BlockGraph::check_grid_map(const char *op, const char *map_name, const GridMap &map, const Dims &dims,
+                                bool every_split_axis_mapped) const {
   const auto rank = static_cast<int32_t>(dims.size());
   for (size_t a = 0; a < 3; ++a) {
-    const std::string entry =
-        std::string(op) + ": " + map_name + "." + axis_name(a) + " = " + std::to_string(map[a]);
+    const std::string entry = std::string(op) + ": " + map_name + "." + axis_name(a) + " = " + std::to_string(map[a]);
     if (map[a] < -1 || map[a] >= rank) {
       invalid_argument(entry + " is not -1 or a dim of " + to_string(dims));
     }
     if (config_.grid[a] == 1 && map[a] != -1) {
-      invalid_argument(entry + " but grid." + axis_name(a) +
-                       " has one block: an axis with one block must map to -1");
+      invalid_argument(entry + " but grid." + axis_name(a) + " has one block: an axis with one block must map to -1");
     }
     if (every_split_axis_mapped && config_.grid[a] > 1 && map[a] == -1) {
-      invalid_argument(std::string(op) + ": grid." + axis_name(a) + " has " +
-                       std::to_string(config_.grid[a]) + " blocks but " + map_name + "." +
-                       axis_name(a) + " is -1: the blocks would write overlapping tiles");
+      invalid_argument(std::string(op) + ": grid." + axis_name(a) + " has " + std::to_string(config_.grid[a]) +
+                       " blocks but " + map_name + "." + axis_name(a) +
+                       " is -1: the blocks would write overlapping tiles");
     }
     for (size_t b = 0; b < a; ++b) {
       if (map[a] >= 0 && map[a] == map[b]) {
-        invalid_argument(std::string(op) + ": " + map_name + " maps grid axes " + axis_name(b) +
-                         " and " + axis_name(a) + " to the same dim " + std::to_string(map[a]));
+        invalid_argument(std::string(op) + ": " + map_name + " maps grid axes " + axis_name(b) + " and " +
+                         axis_name(a) + " to the same dim " + std::to_string(map[a]));
       }
     }
   }
 }
 
-TensorId BlockGraph::new_input(const Dims &dtensor_dims, DType dtype, const GridMap &imap,
-                               int32_t fmap) {
+TensorId BlockGraph::new_input(const Dims &dtensor_dims, DType dtype, const GridMap &imap, int32_t fmap) {
   const char *op = "block new_input";
   check_dims(op, dtensor_dims);
   if (!is_valid_dtype(static_cast<int32_t>(dtype))) {
@@ -85,23 +79,21 @@ TensorId BlockGraph::new_input(const Dims &dtensor_dims, DType dtype, const Grid
     if (imap[a] < 0) continue;
     int64_t &extent = tile[static_cast<size_t>(imap[a])];
     if (extent % config_.grid[a] != 0) {
-      invalid_argument(std::string(op) + ": dim " + std::to_string(imap[a]) + " of " +
-                       to_string(dtensor_dims) + " (" + std::to_string(extent) +
-                       ") is not divisible by grid." + axis_name(a) + " = " +
+      invalid_argument(std::string(op) + ": dim " + std::to_string(imap[a]) + " of " + to_string(dtensor_dims) + " (" +
+                       std::to_string(extent) + ") is not divisible by grid." + axis_name(a) + " = " +
                        std::to_string(config_.grid[a]));
     }
     extent /= config_.grid[a];
   }
   if (fmap < -1 || fmap >= static_cast<int32_t>(dtensor_dims.size())) {
-    invalid_argument(std::string(op) + ": fmap " + std::to_string(fmap) +
-                     " is not -1 or a dim of " + to_string(dtensor_dims));
+    invalid_argument(std::string(op) + ": fmap " + std::to_string(fmap) + " is not -1 or a dim of " +
+                     to_string(dtensor_dims));
   }
   if (fmap >= 0) {
     int64_t &extent = tile[static_cast<size_t>(fmap)];
     if (extent % config_.forloop_range != 0) {
-      invalid_argument(std::string(op) + ": the tile's dim " + std::to_string(fmap) + " (" +
-                       std::to_string(extent) + ") is not divisible by forloop_range " +
-                       std::to_string(config_.forloop_range));
+      invalid_argument(std::string(op) + ": the tile's dim " + std::to_string(fmap) + " (" + std::to_string(extent) +
+                       ") is not divisible by forloop_range " + std::to_string(config_.forloop_range));
     }
     extent /= config_.forloop_range;
   }
@@ -120,8 +112,7 @@ TensorId BlockGraph::new_input(const Dims &dtensor_dims, DType dtype, const Grid
 
 TensorId BlockGraph::accumulate(OpKind kind, TensorId x_id) {
   if (!is_accumulator(kind) || kind == OpKind::kAccumRescale) {
-    invalid_argument(std::string("accumulate: ") + op_name(kind) +
-                     " is not a single-input accumulator");
+    invalid_argument(std::string("accumulate: ") + op_name(kind) + " is not a single-input accumulator");
   }
   const Tensor &x = checked(op_name(kind), "X", x_id);
   if (x.phase == LoopPhase::kAfterLoop) {
@@ -141,15 +132,13 @@ TensorId BlockGraph::accumulate_rescale(TensorId x_id, TensorId m_id) {
     invalid_argument(std::string(op) + ": accumulators take per-iteration tensors");
   }
   if (broadcast_dims(op, x.dims, m.dims) != x.dims || x.dtype != m.dtype) {
-    invalid_argument(std::string(op) + ": X is " + to_string(x.dims) + ", M is " +
-                     to_string(m.dims) + ": M must broadcast to X and share its dtype");
+    invalid_argument(std::string(op) + ": X is " + to_string(x.dims) + ", M is " + to_string(m.dims) +
+                     ": M must broadcast to X and share its dtype");
   }
-  return append(OpKind::kAccumRescale, {x_id, m_id}, {}, {x.dims}, x.dtype,
-                LoopPhase::kAfterLoop)[0];
+  return append(OpKind::kAccumRescale, {x_id, m_id}, {}, {x.dims}, x.dtype, LoopPhase::kAfterLoop)[0];
 }
 
-void BlockGraph::new_output(TensorId s_id, const GridMap &omap, int32_t forloop_dim,
-                            std::optional<DType> dtype) {
+void BlockGraph::new_output(TensorId s_id, const GridMap &omap, int32_t forloop_dim, std::optional<DType> dtype) {
   const char *op = "block new_output";
   const Tensor &s = checked(op, "S", s_id);
   if (dtype && !is_valid_dtype(static_cast<int32_t>(*dtype))) {
@@ -162,16 +151,14 @@ void BlockGraph::new_output(TensorId s_id, const GridMap &omap, int32_t forloop_
   if (forloop_dim < -1 || forloop_dim >= rank || (!per_iteration && forloop_dim != -1) ||
       (per_iteration && forloop_dim == -1 && config_.forloop_range > 1)) {
     invalid_argument(std::string(op) + ": forloop_dim " + std::to_string(forloop_dim) +
-                     (per_iteration
-                          ? " must name a dim of the per-iteration tile " + to_string(s.dims) +
-                                " (forloop_range is " + std::to_string(config_.forloop_range) + ")"
-                          : " must be -1 for a tile computed once"));
+                     (per_iteration ? " must name a dim of the per-iteration tile " + to_string(s.dims) +
+                                          " (forloop_range is " + std::to_string(config_.forloop_range) + ")"
+                                    : " must be -1 for a tile computed once"));
   }
   for (size_t a = 0; a < 3; ++a) {
     if (forloop_dim >= 0 && omap[a] == forloop_dim) {
-      invalid_argument(std::string(op) + ": omap." + axis_name(a) +
-                       " and forloop_dim both name dim " + std::to_string(forloop_dim) +
-                       ": tiles would overlap");
+      invalid_argument(std::string(op) + ": omap." + axis_name(a) + " and forloop_dim both name dim " +
+                       std::to_string(forloop_dim) + ": tiles would overlap");
     }
   }
   // The tile times the grid (and the loop) can exceed int64_t for a hostile file's sizes:
@@ -225,8 +212,7 @@ bool BlockGraph::loop_only_sums_inputs() const {
 }
 
 int64_t BlockGraph::tile_bytes(const Dims &dims, DType dtype, LoopPhase phase) const {
-  return num_elements(dims) *
-         (phase == LoopPhase::kAfterLoop ? 4 : static_cast<int64_t>(dtype_size(dtype)));
+  return num_elements(dims) * (phase == LoopPhase::kAfterLoop ? 4 : static_cast<int64_t>(dtype_size(dtype)));
 }
 
 int64_t BlockGraph::shared_memory_bytes() const {
@@ -243,23 +229,18 @@ LoopPhase BlockGraph::result_phase(const char *op, const std::vector<TensorId> &
     after_loop = after_loop || phase == LoopPhase::kAfterLoop;
   }
   if (per_iteration && after_loop) {
-    invalid_argument(std::string(op) +
-                     ": cannot combine a per-iteration tensor with an after-loop tensor");
+    invalid_argument(std::string(op) + ": cannot combine a per-iteration tensor with an after-loop tensor");
   }
-  return after_loop      ? LoopPhase::kAfterLoop
-         : per_iteration ? LoopPhase::kPerIteration
-                         : LoopPhase::kInvariant;
+  return after_loop ? LoopPhase::kAfterLoop : per_iteration ? LoopPhase::kPerIteration : LoopPhase::kInvariant;
 }
 
-void BlockGraph::check_new_tensors(const char *op, const std::vector<Dims> &dims, DType dtype,
-                                   LoopPhase phase) const {
+void BlockGraph::check_new_tensors(const char *op, const std::vector<Dims> &dims, DType dtype, LoopPhase phase) const {
   if (config_.shared_memory_limit == 0) return;
   int64_t total = shared_memory_bytes();
   for (const Dims &d : dims) total += tile_bytes(d, dtype, phase);
   if (total > config_.shared_memory_limit) {
     invalid_argument(std::string(op) + ": the block graph would use " + std::to_string(total) +
-                     " bytes of shared memory, over the limit of " +
-                     std::to_string(config_.shared_memory_limit));
+                     " bytes of shared memory, over the limit of " + std::to_string(config_.shared_memory_limit));
   }
 }
 

@@ -49,8 +49,7 @@ class BlockGraph : public OperatorGraph {
   // the output dim the iterations' tiles are laid out along (-1 allowed only if
   // forloop_range is 1); otherwise it must be -1. `dtype` is the element type written (the
   // tile's by default): a partial sum that its consumer still adds up is kept in float32.
-  void new_output(TensorId s, const GridMap &omap, int32_t forloop_dim,
-                  std::optional<DType> dtype = std::nullopt);
+  void new_output(TensorId s, const GridMap &omap, int32_t forloop_dim, std::optional<DType> dtype = std::nullopt);
 
   // Indices (into operators()) of the operators of `kind`, in creation order.
   std::vector<int32_t> operator_indices(OpKind kind) const;
@@ -64,8 +63,7 @@ class BlockGraph : public OperatorGraph {
 
  protected:
   LoopPhase result_phase(const char *op, const std::vector<TensorId> &inputs) const override;
-  void check_new_tensors(const char *op, const std::vector<Dims> &dims, DType dtype,
-                         LoopPhase phase) const override;
+  void check_new_tensors(const char *op, const std::vector<Dims> &dims, DType dtype, LoopPhase phase) const override;
 
  private:
   int64_t tile_bytes(const Dims &dims, DType dtype, LoopPhase phase) const;

@@ -55,10 +55,8 @@ TEST(BlockGraph, InputErrors) {
                  "block new_input: dim 0 of [16,64] (16) is not divisible by grid.x = 3");
   EXPECT_INVALID(bg.new_input({12, 6}, DType::kFloat16, {0, -1, -1}, 1),
                  "the tile's dim 1 (6) is not divisible by forloop_range 4");
-  EXPECT_INVALID(bg.new_input({12, 8}, DType::kFloat16, {0, 1, -1}, -1),
-                 "imap.y = 1 but grid.y has one block");
-  EXPECT_INVALID(bg.new_input({12, 8}, DType::kFloat16, {2, -1, -1}, -1),
-                 "imap.x = 2 is not -1 or a dim of [12,8]");
+  EXPECT_INVALID(bg.new_input({12, 8}, DType::kFloat16, {0, 1, -1}, -1), "imap.y = 1 but grid.y has one block");
+  EXPECT_INVALID(bg.new_input({12, 8}, DType::kFloat16, {2, -1, -1}, -1), "imap.x = 2 is not -1 or a dim of [12,8]");
   EXPECT_INVALID(bg.new_input({12, 8}, DType::kFloat16, {0, -1, -1}, 5), "fmap 5");
   BlockGraph two(config(2, 2, 1));
   EXPECT_INVALID(two.new_input({4, 4}, DType::kFloat16, {1, 1, -1}, -1),
@@ -96,8 +94,9 @@ TEST(BlockGraph, LoopsThatOnlySumTheirInputs) {
 
   BlockGraph twice(config(1, 1, 4));
   const TensorId y = twice.new_input({8, 64}, DType::kFloat32, kReplicated, 1);
-  twice.new_output(twice.binary(OpKind::kAdd, twice.accumulate(OpKind::kAccumSum, y), twice.accumulate(OpKind::kAccumMax, y)),
-                   kReplicated, -1);
+  twice.new_output(
+      twice.binary(OpKind::kAdd, twice.accumulate(OpKind::kAccumSum, y), twice.accumulate(OpKind::kAccumMax, y)),
+      kReplicated, -1);
   EXPECT_FALSE(twice.loop_only_sums_inputs()) << "a tile read by two accumulators, one a max";
 }
 
@@ -113,11 +112,9 @@ TEST(BlockGraph, OutputErrors) {
   bg.new_output(x, {0, -1, -1}, 1);
   bg.new_output(acc, {1, -1, -1}, -1);
   ASSERT_EQ(bg.operator_indices(OpKind::kOutputSaver).size(), 2u);
-  EXPECT_EQ(bg.operators()[static_cast<size_t>(bg.operator_indices(OpKind::kOutputSaver)[0])]
-                .attributes.sizes,
+  EXPECT_EQ(bg.operators()[static_cast<size_t>(bg.operator_indices(OpKind::kOutputSaver)[0])].attributes.sizes,
             (Dims{8, 64}));
-  EXPECT_EQ(bg.operators()[static_cast<size_t>(bg.operator_indices(OpKind::kOutputSaver)[1])]
-                .attributes.sizes,
+  EXPECT_EQ(bg.operators()[static_cast<size_t>(bg.operator_indices(OpKind::kOutputSaver)[1])].attributes.sizes,
             (Dims{2, 128}));
 }
 
@@ -221,8 +218,7 @@ TEST(BlockGraphSemantics, MaxAndMeanAccumulators) {
     const TensorId x = fused.new_input({8, 64}, DType::kFloat32);
     auto bg = std::make_shared<BlockGraph>(config(1, 1, 4));
     const TensorId xt = bg->new_input({8, 64}, DType::kFloat32, kReplicated, 1);
-    const TensorId max =
-        bg->reduction(OpKind::kReductionMax, bg->accumulate(OpKind::kAccumMax, xt), 1);
+    const TensorId max = bg->reduction(OpKind::kReductionMax, bg->accumulate(OpKind::kAccumMax, xt), 1);
     const TensorId mean = bg->accumulate(OpKind::kAccumReduceMean, xt);
     bg->new_output(bg->concat(max, mean, 1), kReplicated, -1);
     fused.mark_output(fused.customized({x}, bg)[0]);

@@ -46,8 +46,7 @@ std::string attributes(const Operator &op) {
     case OpKind::kRmsNorm:
       return " shape=" + to_string(a.sizes) + " eps=" + number(a.eps) + (a.has_weight ? " weighted" : "");
     case OpKind::kInputIterator:
-      return " of " + to_string(a.sizes) + " imap=" + grid_map(a.grid_map) +
-             " fmap=" + std::to_string(a.forloop_dim);
+      return " of " + to_string(a.sizes) + " imap=" + grid_map(a.grid_map) + " fmap=" + std::to_string(a.forloop_dim);
     case OpKind::kOutputSaver:
       return " into " + to_string(a.sizes) + " omap=" + grid_map(a.grid_map) +
              (a.forloop_dim >= 0 ? " loop dim=" + std::to_string(a.forloop_dim) : "");
@@ -55,8 +54,7 @@ std::string attributes(const Operator &op) {
   }
 }
 
-void list(std::ostringstream &out, const OperatorGraph &g, const std::string &indent,
-          const std::string &prefix) {
+void list(std::ostringstream &out, const OperatorGraph &g, const std::string &indent, const std::string &prefix) {
   for (const Operator &op : g.operators()) {
     out << indent;
     for (size_t i = 0; i < op.outputs.size(); ++i) {
@@ -76,9 +74,9 @@ void list(std::ostringstream &out, const OperatorGraph &g, const std::string &in
     out << "\n";
     if (op.kind == OpKind::kCustomized) {
       const BlockGraphConfig &c = op.block_graph->config();
-      out << indent << "    grid " << c.grid[0] << "x" << c.grid[1] << "x" << c.grid[2] << ", "
-          << c.block_threads << " threads per block, for-loop " << c.forloop_range << ", "
-          << op.block_graph->shared_memory_bytes() << " bytes of tiles\n";
+      out << indent << "    grid " << c.grid[0] << "x" << c.grid[1] << "x" << c.grid[2] << ", " << c.block_threads
+          << " threads per block, for-loop " << c.forloop_range << ", " << op.block_graph->shared_memory_bytes()
+          << " bytes of tiles\n";
       list(out, *op.block_graph, indent + "    ", "s");
     }
   }
@@ -88,8 +86,8 @@ void list(std::ostringstream &out, const OperatorGraph &g, const std::string &in
 
 std::string describe(const KernelGraph &graph) {
   std::ostringstream out;
-  out << "kernel graph: " << graph.inputs().size() << " input(s), " << graph.outputs().size()
-      << " output(s), " << graph.operators().size() << " operator(s)\n";
+  out << "kernel graph: " << graph.inputs().size() << " input(s), " << graph.outputs().size() << " output(s), "
+      << graph.operators().size() << " operator(s)\n";
   list(out, graph, "  ", "t");
   out << "  outputs:";
   for (TensorId id : graph.outputs()) out << " t" << id;

@@ -8,8 +8,7 @@
 namespace yirage {
 
 bool is_valid_dtype(int32_t value) {
-  return value == static_cast<int32_t>(DType::kFloat16) ||
-         value == static_cast<int32_t>(DType::kBFloat16) ||
+  return value == static_cast<int32_t>(DType::kFloat16) || value == static_cast<int32_t>(DType::kBFloat16) ||
          value == static_cast<int32_t>(DType::kFloat32);
 }
 
@@ -63,8 +62,7 @@ struct NarrowFormat {
 
 uint16_t round_double_to(double value, NarrowFormat format) {
   const uint64_t bits = std::bit_cast<uint64_t>(value);
-  const uint16_t sign =
-      static_cast<uint16_t>((bits >> 63) << (format.mantissa_bits + format.exponent_bits));
+  const uint16_t sign = static_cast<uint16_t>((bits >> 63) << (format.mantissa_bits + format.exponent_bits));
   const uint16_t exponent_all_ones = static_cast<uint16_t>((1u << format.exponent_bits) - 1);
   const uint16_t infinity = static_cast<uint16_t>(exponent_all_ones << format.mantissa_bits);
   if (std::isnan(value)) {

@@ -10,8 +10,7 @@ namespace yirage {
 TensorId KernelGraph::new_input(const Dims &dims, DType dtype) {
   check_dims("new_input", dims);
   if (!is_valid_dtype(static_cast<int32_t>(dtype))) {
-    invalid_argument("new_input: dtype " + std::to_string(static_cast<int32_t>(dtype)) +
-                     " is not a yirage_dtype");
+    invalid_argument("new_input: dtype " + std::to_string(static_cast<int32_t>(dtype)) + " is not a yirage_dtype");
   }
   OpAttributes attributes;
   attributes.sizes = dims;
@@ -29,8 +28,8 @@ std::vector<TensorId> KernelGraph::customized(const std::vector<TensorId> &input
   const BlockGraph &bg = *block_graph;
   const std::vector<int32_t> iterators = bg.operator_indices(OpKind::kInputIterator);
   if (inputs.size() != iterators.size()) {
-    invalid_argument("customized: the block graph has " + std::to_string(iterators.size()) +
-                     " inputs, " + std::to_string(inputs.size()) + " tensors were given");
+    invalid_argument("customized: the block graph has " + std::to_string(iterators.size()) + " inputs, " +
+                     std::to_string(inputs.size()) + " tensors were given");
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor &t = checked("customized", "an input", inputs[i]);
@@ -38,15 +37,14 @@ std::vector<TensorId> KernelGraph::customized(const std::vector<TensorId> &input
     const DType want = bg.tensor(it.outputs[0]).dtype;
     if (t.dims != it.attributes.sizes || t.dtype != want) {
       invalid_argument("customized: input " + std::to_string(i) + " is " + to_string(t.dims) + " " +
-                       dtype_name(t.dtype) + "; the block graph reads " +
-                       to_string(it.attributes.sizes) + " " + dtype_name(want));
+                       dtype_name(t.dtype) + "; the block graph reads " + to_string(it.attributes.sizes) + " " +
+                       dtype_name(want));
     }
   }
   const std::vector<int32_t> savers = bg.operator_indices(OpKind::kOutputSaver);
   if (savers.empty()) invalid_argument("customized: the block graph has no outputs");
   std::vector<Dims> output_dims;
-  for (int32_t s : savers)
-    output_dims.push_back(bg.operators()[static_cast<size_t>(s)].attributes.sizes);
+  for (int32_t s : savers) output_dims.push_back(bg.operators()[static_cast<size_t>(s)].attributes.sizes);
   const DType dtype = bg.operators()[static_cast<size_t>(savers[0])].attributes.dtype;
   for (int32_t s : savers) {
     if (bg.operators()[static_cast<size_t>(s)].attributes.dtype != dtype) {
@@ -54,8 +52,7 @@ std::vector<TensorId> KernelGraph::customized(const std::vector<TensorId> &input
     }
   }
   Transaction transaction(*this);
-  const std::vector<TensorId> outs =
-      append(OpKind::kCustomized, inputs, {}, output_dims, dtype, LoopPhase::kInvariant);
+  const std::vector<TensorId> outs = append(OpKind::kCustomized, inputs, {}, output_dims, dtype, LoopPhase::kInvariant);
   operators_.back().block_graph = std::move(block_graph);
   transaction.commit();
   return outs;

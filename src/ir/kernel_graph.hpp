@@ -17,8 +17,7 @@ class KernelGraph : public OperatorGraph {
   TensorId new_input(const Dims &dims, DType dtype);
   // A fused kernel reading `inputs` (one per input iterator of the block graph, in order, with
   // the dims and dtype it was built for) and producing one tensor per output saver.
-  std::vector<TensorId> customized(const std::vector<TensorId> &inputs,
-                                   std::shared_ptr<const BlockGraph> block_graph);
+  std::vector<TensorId> customized(const std::vector<TensorId> &inputs, std::shared_ptr<const BlockGraph> block_graph);
   void mark_output(TensorId x);
 };
 

@@ -30,8 +30,7 @@ TEST(KernelGraph, MatmulErrorsNameTheShapes) {
   const TensorId b = g.new_input({406, 4096}, DType::kFloat16);
   const TensorId v = g.new_input({4096}, DType::kFloat16);
   const TensorId c = g.new_input({2, 16, 4096}, DType::kFloat16);
-  EXPECT_INVALID(g.matmul(a, b),
-                 "matmul: A is [16,4096], B is [406,4096]: inner dimensions 4096 and 406 differ");
+  EXPECT_INVALID(g.matmul(a, b), "matmul: A is [16,4096], B is [406,4096]: inner dimensions 4096 and 406 differ");
   EXPECT_INVALID(g.matmul(v, v), "operands need equal rank of at least 2");
   EXPECT_INVALID(g.matmul(a, c), "operands need equal rank");
   EXPECT_INVALID(g.matmul(a, 99), "matmul: B is not a tensor of this graph");

@@ -49,9 +49,9 @@ enum class OpKind : int32_t {
   kAccumSum = 210,         // Σ over iterations
   kAccumReduceSum = 211,   // Σ over iterations, then Σ over the last dim (it becomes 1)
   kAccumReduceMean = 212,  // that sum / (iterations · last dim)
-  kAccumReduceRms = 213,  // sqrt(Σ over iterations and last dim of x² / (iterations · last dim))
-  kAccumMax = 214,        // elementwise max over iterations
-  kAccumRescale = 215,    // online softmax: Σ_i x_i · exp(m_i − max_i m_i)
+  kAccumReduceRms = 213,   // sqrt(Σ over iterations and last dim of x² / (iterations · last dim))
+  kAccumMax = 214,         // elementwise max over iterations
+  kAccumRescale = 215,     // online softmax: Σ_i x_i · exp(m_i − max_i m_i)
 };
 
 const char *op_name(OpKind kind);

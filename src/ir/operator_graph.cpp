@@ -12,13 +12,12 @@ size_t tensor_bytes(const Tensor &tensor) {
   return static_cast<size_t>(num_elements(tensor.dims)) * dtype_size(tensor.dtype);
 }
 
-
 namespace {
 
 void check_same_dtype(const char *op, const Tensor &a, const Tensor &b) {
   if (a.dtype != b.dtype) {
-    invalid_argument(std::string(op) + ": A is " + dtype_name(a.dtype) + ", B is " +
-                     dtype_name(b.dtype) + ": dtypes differ");
+    invalid_argument(std::string(op) + ": A is " + dtype_name(a.dtype) + ", B is " + dtype_name(b.dtype) +
+                     ": dtypes differ");
   }
 }
 
@@ -31,8 +30,7 @@ OperatorGraph::Checkpoint OperatorGraph::checkpoint() const {
 void OperatorGraph::rollback(const Checkpoint &checkpoint) noexcept {
   // Shrinking erase never allocates, so this cannot fail.
   tensors_.erase(tensors_.begin() + static_cast<ptrdiff_t>(checkpoint.tensors), tensors_.end());
-  operators_.erase(operators_.begin() + static_cast<ptrdiff_t>(checkpoint.operators),
-                   operators_.end());
+  operators_.erase(operators_.begin() + static_cast<ptrdiff_t>(checkpoint.operators), operators_.end());
   inputs_.erase(inputs_.begin() + static_cast<ptrdiff_t>(checkpoint.inputs), inputs_.end());
   outputs_.erase(outputs_.begin() + static_cast<ptrdiff_t>(checkpoint.outputs), outputs_.end());
 }
@@ -44,8 +42,7 @@ const Tensor &OperatorGraph::checked(const char *op, const char *role, TensorId 
   return tensors_[static_cast<size_t>(id)];
 }
 
-std::vector<TensorId> OperatorGraph::append(OpKind kind, std::vector<TensorId> inputs,
-                                            OpAttributes attributes,
+std::vector<TensorId> OperatorGraph::append(OpKind kind, std::vector<TensorId> inputs, OpAttributes attributes,
                                             const std::vector<Dims> &output_dims, DType dtype,
                                             std::optional<LoopPhase> phase) {
   for (const Dims &dims : output_dims) check_dims(op_name(kind), dims);
@@ -67,14 +64,12 @@ LoopPhase OperatorGraph::result_phase(const char *, const std::vector<TensorId> 
   return LoopPhase::kInvariant;
 }
 
-void OperatorGraph::check_new_tensors(const char *, const std::vector<Dims> &, DType,
-                                      LoopPhase) const {}
+void OperatorGraph::check_new_tensors(const char *, const std::vector<Dims> &, DType, LoopPhase) const {}
 
 TensorId OperatorGraph::matmul(TensorId a_id, TensorId b_id) {
   const Tensor &a = checked("matmul", "A", a_id);
   const Tensor &b = checked("matmul", "B", b_id);
-  const std::string shapes =
-      "matmul: A is " + to_string(a.dims) + ", B is " + to_string(b.dims) + ": ";
+  const std::string shapes = "matmul: A is " + to_string(a.dims) + ", B is " + to_string(b.dims) + ": ";
   if (a.dims.size() < 2 || b.dims.size() != a.dims.size()) {
     invalid_argument(shapes + "operands need equal rank of at least 2");
   }
@@ -82,15 +77,13 @@ TensorId OperatorGraph::matmul(TensorId a_id, TensorId b_id) {
   const size_t rank = a.dims.size();
   const int64_t k_a = a.dims[rank - 1], k_b = b.dims[rank - 2];
   if (k_a != k_b) {
-    invalid_argument(shapes + "inner dimensions " + std::to_string(k_a) + " and " +
-                     std::to_string(k_b) + " differ");
+    invalid_argument(shapes + "inner dimensions " + std::to_string(k_a) + " and " + std::to_string(k_b) + " differ");
   }
   Dims out(rank);
   for (size_t i = 0; i + 2 < rank; ++i) {
     if (a.dims[i] != b.dims[i] && a.dims[i] != 1 && b.dims[i] != 1) {
-      invalid_argument(shapes + "batch dim " + std::to_string(i) + " sizes " +
-                       std::to_string(a.dims[i]) + " and " + std::to_string(b.dims[i]) +
-                       " are neither equal nor 1");
+      invalid_argument(shapes + "batch dim " + std::to_string(i) + " sizes " + std::to_string(a.dims[i]) + " and " +
+                       std::to_string(b.dims[i]) + " are neither equal nor 1");
     }
     out[i] = a.dims[i] == 1 ? b.dims[i] : a.dims[i];
   }
@@ -156,11 +149,9 @@ TensorId OperatorGraph::rms_norm(TensorId x_id, const Dims &normalized_shape, do
                                  std::optional<TensorId> weight_id) {
   const Tensor &x = checked("rms_norm", "X", x_id);
   const size_t n = normalized_shape.size();
-  const Dims trailing(x.dims.end() - static_cast<ptrdiff_t>(std::min(n, x.dims.size())),
-                      x.dims.end());
+  const Dims trailing(x.dims.end() - static_cast<ptrdiff_t>(std::min(n, x.dims.size())), x.dims.end());
   if (n == 0 || n > x.dims.size() || trailing != normalized_shape) {
-    invalid_argument("rms_norm: X is " + to_string(x.dims) + ", normalized_shape is " +
-                     to_string(normalized_shape) +
+    invalid_argument("rms_norm: X is " + to_string(x.dims) + ", normalized_shape is " + to_string(normalized_shape) +
                      ": normalized_shape must be non-empty and equal X's trailing dims");
   }
   if (!std::isfinite(eps) || eps < 0) {
@@ -177,8 +168,8 @@ TensorId OperatorGraph::rms_norm(TensorId x_id, const Dims &normalized_shape, do
                        to_string(normalized_shape) + ": they must be equal");
     }
     if (w.dtype != x.dtype) {
-      invalid_argument(std::string("rms_norm: X is ") + dtype_name(x.dtype) + ", weight is " +
-                       dtype_name(w.dtype) + ": dtypes differ");
+      invalid_argument(std::string("rms_norm: X is ") + dtype_name(x.dtype) + ", weight is " + dtype_name(w.dtype) +
+                       ": dtypes differ");
     }
     attributes.has_weight = true;
     inputs.push_back(*weight_id);
@@ -231,8 +222,7 @@ std::vector<TensorId> OperatorGraph::split(TensorId x_id, int64_t dim, const Dim
   }
   if (!positive || total != extent) {
     invalid_argument("split: X is " + to_string(x.dims) + ", sizes " + to_string(sizes) +
-                     ": sizes must be >= 1 and sum to " + std::to_string(extent) + " (dim " +
-                     std::to_string(d) + ")");
+                     ": sizes must be >= 1 and sum to " + std::to_string(extent) + " (dim " + std::to_string(d) + ")");
   }
   OpAttributes attributes;
   attributes.dim = d;

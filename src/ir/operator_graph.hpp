@@ -54,8 +54,7 @@ class OperatorGraph {
   TensorId binary(OpKind kind, TensorId a, TensorId b);
   // kReduction (sum) or kReductionMax over `dim` (may be negative); the dim becomes 1.
   TensorId reduction(OpKind kind, TensorId x, int64_t dim);
-  TensorId rms_norm(TensorId x, const Dims &normalized_shape, double eps,
-                    std::optional<TensorId> weight);
+  TensorId rms_norm(TensorId x, const Dims &normalized_shape, double eps, std::optional<TensorId> weight);
   // Recorded as reduction_max, sub, exp, reduction, div; returns the div's result.
   TensorId softmax(TensorId x, int64_t dim);
   TensorId concat(TensorId a, TensorId b, int64_t dim);
@@ -106,8 +105,7 @@ class OperatorGraph {
   // mix per-iteration and after-loop operands.
   virtual LoopPhase result_phase(const char *op, const std::vector<TensorId> &inputs) const;
   // Called before new tensors are added; thread-block graphs check their shared-memory limit.
-  virtual void check_new_tensors(const char *op, const std::vector<Dims> &dims, DType dtype,
-                                 LoopPhase phase) const;
+  virtual void check_new_tensors(const char *op, const std::vector<Dims> &dims, DType dtype, LoopPhase phase) const;
 
   std::vector<Tensor> tensors_;
   std::vector<Operator> operators_;

@@ -10,13 +10,12 @@ namespace yirage {
 namespace {
 
 // The compute operators both graph kinds share.
-std::vector<TensorId> add_compute(OperatorGraph &graph, const Operator &op,
-                                  const std::vector<TensorId> &in) {
+std::vector<TensorId> add_compute(OperatorGraph &graph, const Operator &op, const std::vector<TensorId> &in) {
   const OpAttributes &at = op.attributes;
   auto need = [&](size_t n) {
     if (in.size() != n) {
-      invalid_argument(std::string(op_name(op.kind)) + ": expected " + std::to_string(n) +
-                       " inputs, got " + std::to_string(in.size()));
+      invalid_argument(std::string(op_name(op.kind)) + ": expected " + std::to_string(n) + " inputs, got " +
+                       std::to_string(in.size()));
     }
   };
   if (op.kind == OpKind::kClamp) {
@@ -41,22 +40,19 @@ std::vector<TensorId> add_compute(OperatorGraph &graph, const Operator &op,
     case OpKind::kReductionMax: need(1); return {graph.reduction(op.kind, in[0], at.dim)};
     case OpKind::kRmsNorm: {
       need(at.has_weight ? 2 : 1);
-      const std::optional<TensorId> weight =
-          at.has_weight ? std::optional<TensorId>(in[1]) : std::nullopt;
+      const std::optional<TensorId> weight = at.has_weight ? std::optional<TensorId>(in[1]) : std::nullopt;
       return {graph.rms_norm(in[0], at.sizes, at.eps, weight)};
     }
     case OpKind::kConcat: need(2); return {graph.concat(in[0], in[1], at.dim)};
     case OpKind::kSplit: need(1); return graph.split(in[0], at.dim, at.sizes);
-    default:
-      invalid_argument(std::string(op_name(op.kind)) + " is not an operator of this graph level");
+    default: invalid_argument(std::string(op_name(op.kind)) + " is not an operator of this graph level");
   }
 }
 
 // Renames inputs through `ids`, applies `edit`, adds the operator (or drops it), and records
 // the new ids of its outputs. Shared by both rebuild overloads.
 template <class Graph>
-void rebuild_operator(Graph &target, size_t index, Operator op, const OperatorEdit &edit,
-                      std::vector<TensorId> &ids) {
+void rebuild_operator(Graph &target, size_t index, Operator op, const OperatorEdit &edit, std::vector<TensorId> &ids) {
   const std::vector<TensorId> old_outputs = op.outputs;
   if (edit && !edit(index, op)) {
     if (old_outputs.empty()) return;  // an output saver: nothing stands for it
@@ -74,8 +70,7 @@ void rebuild_operator(Graph &target, size_t index, Operator op, const OperatorEd
 
 }  // namespace
 
-std::vector<TensorId> add_operator(KernelGraph &graph, const Operator &op,
-                                   const std::vector<TensorId> &inputs) {
+std::vector<TensorId> add_operator(KernelGraph &graph, const Operator &op, const std::vector<TensorId> &inputs) {
   switch (op.kind) {
     case OpKind::kInput:
       if (!inputs.empty()) invalid_argument("input: an input operator has no operands");
@@ -85,8 +80,7 @@ std::vector<TensorId> add_operator(KernelGraph &graph, const Operator &op,
   }
 }
 
-std::vector<TensorId> add_operator(BlockGraph &graph, const Operator &op,
-                                   const std::vector<TensorId> &inputs) {
+std::vector<TensorId> add_operator(BlockGraph &graph, const Operator &op, const std::vector<TensorId> &inputs) {
   const OpAttributes &at = op.attributes;
   switch (op.kind) {
     case OpKind::kInputIterator:
@@ -101,16 +95,14 @@ std::vector<TensorId> add_operator(BlockGraph &graph, const Operator &op,
       return {graph.accumulate_rescale(inputs[0], inputs[1])};
     default:
       if (is_accumulator(op.kind)) {
-        if (inputs.size() != 1)
-          invalid_argument(std::string(op_name(op.kind)) + ": expected 1 input");
+        if (inputs.size() != 1) invalid_argument(std::string(op_name(op.kind)) + ": expected 1 input");
         return {graph.accumulate(op.kind, inputs[0])};
       }
       return add_compute(graph, op, inputs);
   }
 }
 
-BlockGraph rebuild(const BlockGraph &graph, const BlockGraphConfig &config,
-                   const OperatorEdit &edit) {
+BlockGraph rebuild(const BlockGraph &graph, const BlockGraphConfig &config, const OperatorEdit &edit) {
   BlockGraph target(config);
   std::vector<TensorId> ids(graph.num_tensors(), -1);
   for (size_t i = 0; i < graph.operators().size(); ++i) {

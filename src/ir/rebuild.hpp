@@ -14,10 +14,8 @@ namespace yirage {
 
 // Adds `op` to `graph` with its inputs replaced by `inputs` (ids in `graph`); returns the ids
 // of its outputs. Throws what the builder throws. For kCustomized, op.block_graph must be set.
-std::vector<TensorId> add_operator(KernelGraph &graph, const Operator &op,
-                                   const std::vector<TensorId> &inputs);
-std::vector<TensorId> add_operator(BlockGraph &graph, const Operator &op,
-                                   const std::vector<TensorId> &inputs);
+std::vector<TensorId> add_operator(KernelGraph &graph, const Operator &op, const std::vector<TensorId> &inputs);
+std::vector<TensorId> add_operator(BlockGraph &graph, const Operator &op, const std::vector<TensorId> &inputs);
 
 // Called with each operator's index and a copy of it, which it may change, before the operator
 // is added; returning false drops the operator, its first output then standing for its first
@@ -25,8 +23,7 @@ std::vector<TensorId> add_operator(BlockGraph &graph, const Operator &op,
 using OperatorEdit = std::function<bool(size_t index, Operator &op)>;
 
 // A copy of `graph`, built operator by operator (with `config` instead of its own).
-BlockGraph rebuild(const BlockGraph &graph, const BlockGraphConfig &config,
-                   const OperatorEdit &edit = nullptr);
+BlockGraph rebuild(const BlockGraph &graph, const BlockGraphConfig &config, const OperatorEdit &edit = nullptr);
 // A copy of `graph`; outputs are marked in the same order.
 KernelGraph rebuild(const KernelGraph &graph, const OperatorEdit &edit = nullptr);
 

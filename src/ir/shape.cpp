@@ -36,9 +36,9 @@ std::string to_string(const Dims &dims) {
 
 int normalize_dim(const char *op, int64_t dim, int rank) {
   if (dim < -rank || dim >= rank) {
-    invalid_argument(std::string(op) + ": dim " + std::to_string(dim) +
-                     " is out of range for a tensor of rank " + std::to_string(rank) +
-                     " (valid: " + std::to_string(-rank) + " to " + std::to_string(rank - 1) + ")");
+    invalid_argument(std::string(op) + ": dim " + std::to_string(dim) + " is out of range for a tensor of rank " +
+                     std::to_string(rank) + " (valid: " + std::to_string(-rank) + " to " + std::to_string(rank - 1) +
+                     ")");
   }
   return static_cast<int>(dim < 0 ? dim + rank : dim);
 }
@@ -55,13 +55,11 @@ void check_dims(const char *op, const Dims &dims) {
   int64_t count = 1;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 1) {
-      invalid_argument(std::string(op) + ": dims " + to_string(dims) + ": dim " +
-                       std::to_string(i) + " is " + std::to_string(dims[i]) +
-                       " (every dim must be at least 1)");
+      invalid_argument(std::string(op) + ": dims " + to_string(dims) + ": dim " + std::to_string(i) + " is " +
+                       std::to_string(dims[i]) + " (every dim must be at least 1)");
     }
     if (dims[i] > kMaxElements / count) {
-      invalid_argument(std::string(op) + ": dims " + to_string(dims) +
-                       " hold more than 2^56 elements");
+      invalid_argument(std::string(op) + ": dims " + to_string(dims) + " hold more than 2^56 elements");
     }
     count *= dims[i];
   }
@@ -69,16 +67,16 @@ void check_dims(const char *op, const Dims &dims) {
 
 Dims broadcast_dims(const char *op, const Dims &a, const Dims &b) {
   if (a.size() != b.size()) {
-    invalid_argument(std::string(op) + ": A is " + to_string(a) + ", B is " + to_string(b) +
-                     ": ranks " + std::to_string(a.size()) + " and " + std::to_string(b.size()) +
+    invalid_argument(std::string(op) + ": A is " + to_string(a) + ", B is " + to_string(b) + ": ranks " +
+                     std::to_string(a.size()) + " and " + std::to_string(b.size()) +
                      " differ (elementwise operators need equal ranks)");
   }
   Dims out(a.size());
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i] != b[i] && a[i] != 1 && b[i] != 1) {
-      invalid_argument(std::string(op) + ": A is " + to_string(a) + ", B is " + to_string(b) +
-                       ": dim " + std::to_string(i) + " sizes " + std::to_string(a[i]) + " and " +
-                       std::to_string(b[i]) + " are neither equal nor 1");
+      invalid_argument(std::string(op) + ": A is " + to_string(a) + ", B is " + to_string(b) + ": dim " +
+                       std::to_string(i) + " sizes " + std::to_string(a[i]) + " and " + std::to_string(b[i]) +
+                       " are neither equal nor 1");
     }
     out[i] = a[i] == 1 ? b[i] : a[i];
   }

@@ -18,8 +18,8 @@ using Values = std::vector<double>;
 // `threads` threads (0: the hardware's count); the result does not depend on it. Where `largest`
 // is given, it receives each tensor's largest finite magnitude, indexed by TensorId (0 for
 // tensors that did not run): what first_out_of_range reads.
-std::vector<Values> evaluate(const KernelGraph &graph, const std::vector<Values> &inputs,
-                             int threads = 0, std::vector<double> *largest = nullptr);
+std::vector<Values> evaluate(const KernelGraph &graph, const std::vector<Values> &inputs, int threads = 0,
+                             std::vector<double> *largest = nullptr);
 
 // A tensor whose float64 values go beyond its dtype's largest finite value: a backend that
 // stores it in that dtype (as the graph says) gets infinities there, then NaNs downstream.

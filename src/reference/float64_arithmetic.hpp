@@ -25,9 +25,7 @@ struct Float64Arithmetic {
   Value sqrt(Value a) const { return std::sqrt(a); }
   Value exp(Value a) const { return std::exp(a); }
   // NaN-propagating, unlike std::max.
-  Value max(Value a, Value b) const {
-    return (std::isnan(a) || std::isnan(b)) ? NAN : std::max(a, b);
-  }
+  Value max(Value a, Value b) const { return (std::isnan(a) || std::isnan(b)) ? NAN : std::max(a, b); }
 
   Value unary(OpKind kind, const OpAttributes &attributes, Value x) const {
     switch (kind) {
@@ -40,8 +38,7 @@ struct Float64Arithmetic {
       case OpKind::kSigmoid: return sigmoid(x);
       case OpKind::kLog: return std::log(x);
       case OpKind::kNeg: return -x;
-      case OpKind::kClamp:
-        return std::isnan(x) ? x : std::min(std::max(x, attributes.lo), attributes.hi);
+      case OpKind::kClamp: return std::isnan(x) ? x : std::min(std::max(x, attributes.lo), attributes.hi);
       case OpKind::kMulScalar: return x * attributes.scalar;
       default: break;
     }

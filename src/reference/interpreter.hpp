@@ -31,16 +31,15 @@ class Interpreter {
   std::vector<Buffer<V>> run(const KernelGraph &graph, const std::vector<Buffer<V>> &inputs,
                              std::vector<Buffer<V>> *every = nullptr) const {
     if (inputs.size() != graph.inputs().size()) {
-      invalid_argument("interpreter: the graph has " + std::to_string(graph.inputs().size()) +
-                       " inputs, " + std::to_string(inputs.size()) + " were given");
+      invalid_argument("interpreter: the graph has " + std::to_string(graph.inputs().size()) + " inputs, " +
+                       std::to_string(inputs.size()) + " were given");
     }
     std::vector<Buffer<V>> values(graph.num_tensors());
     for (size_t i = 0; i < inputs.size(); ++i) {
       const TensorId id = graph.inputs()[i];
       if (static_cast<int64_t>(inputs[i].size()) != num_elements(graph.tensor(id).dims)) {
-        invalid_argument("interpreter: input " + std::to_string(i) + " has " +
-                         std::to_string(inputs[i].size()) + " elements, expected " +
-                         std::to_string(num_elements(graph.tensor(id).dims)));
+        invalid_argument("interpreter: input " + std::to_string(i) + " has " + std::to_string(inputs[i].size()) +
+                         " elements, expected " + std::to_string(num_elements(graph.tensor(id).dims)));
       }
       values[static_cast<size_t>(id)] = inputs[i];
     }
@@ -71,11 +70,8 @@ class Interpreter {
 
   // Evaluates a compute operator (the same at kernel and block level) with up to `threads`
   // threads (blocks of a customized operator already run concurrently, so they pass 1).
-  void compute(const OperatorGraph &graph, const Operator &op, std::vector<Buffer<V>> &values,
-               int threads = 1) const {
-    auto in = [&](size_t k) -> const Buffer<V> & {
-      return values[static_cast<size_t>(op.inputs[k])];
-    };
+  void compute(const OperatorGraph &graph, const Operator &op, std::vector<Buffer<V>> &values, int threads = 1) const {
+    auto in = [&](size_t k) -> const Buffer<V> & { return values[static_cast<size_t>(op.inputs[k])]; };
     auto dims = [&](size_t k) -> const Dims & { return graph.tensor(op.inputs[k]).dims; };
     Buffer<V> &out = values[static_cast<size_t>(op.outputs.at(0))];
     const Dims &out_dims = graph.tensor(op.outputs[0]).dims;
@@ -88,34 +84,26 @@ class Interpreter {
       return;
     }
     switch (op.kind) {
-      case OpKind::kMatmul:
-        out = matmul(arith_, in(0), dims(0), in(1), dims(1), out_dims, threads);
-        return;
+      case OpKind::kMatmul: out = matmul(arith_, in(0), dims(0), in(1), dims(1), out_dims, threads); return;
       case OpKind::kReduction:
-      case OpKind::kReductionMax:
-        out = reduce(arith_, op.kind, in(0), dims(0), op.attributes.dim);
-        return;
+      case OpKind::kReductionMax: out = reduce(arith_, op.kind, in(0), dims(0), op.attributes.dim); return;
       case OpKind::kRmsNorm:
         out = rms_norm(arith_, in(0), dims(0), op.attributes.sizes.size(), op.attributes.eps,
                        op.attributes.has_weight ? &in(1) : nullptr);
         return;
       case OpKind::kConcat: out = concat(in(0), dims(0), in(1), dims(1), op.attributes.dim); return;
       case OpKind::kSplit: {
-        std::vector<Buffer<V>> parts =
-            split(in(0), dims(0), op.attributes.dim, op.attributes.sizes);
+        std::vector<Buffer<V>> parts = split(in(0), dims(0), op.attributes.dim, op.attributes.sizes);
         for (size_t p = 0; p < parts.size(); ++p) {
           values[static_cast<size_t>(op.outputs[p])] = std::move(parts[p]);
         }
         return;
       }
-      default:
-        throw Error(ErrorCode::kInternal,
-                    std::string("interpreter: no implementation for ") + op_name(op.kind));
+      default: throw Error(ErrorCode::kInternal, std::string("interpreter: no implementation for ") + op_name(op.kind));
     }
   }
 
-  void run_customized(const KernelGraph &graph, const Operator &op,
-                      std::vector<Buffer<V>> &values) const {
+  void run_customized(const KernelGraph &graph, const Operator &op, std::vector<Buffer<V>> &values) const {
     const BlockGraph &bg = *op.block_graph;
     std::vector<const Buffer<V> *> inputs;
     for (TensorId id : op.inputs) inputs.push_back(&values[static_cast<size_t>(id)]);
@@ -128,8 +116,7 @@ class Interpreter {
     const auto &grid = bg.config().grid;
     // Blocks write disjoint tiles of the outputs, so they can run concurrently.
     parallel_for(grid[0] * grid[1] * grid[2], threads_, [&](int64_t b) {
-      const std::array<int64_t, 3> block = {b % grid[0], (b / grid[0]) % grid[1],
-                                            b / (grid[0] * grid[1])};
+      const std::array<int64_t, 3> block = {b % grid[0], (b / grid[0]) % grid[1], b / (grid[0] * grid[1])};
       run_block(bg, block, inputs, outputs);
     });
   }
@@ -144,9 +131,8 @@ class Interpreter {
       if (d < 0) continue;
       // Savers lay tiles side by side; iterators split the dim evenly (the same thing, but an
       // iterator's tile may also be split across iterations).
-      const int64_t part = op.kind == OpKind::kOutputSaver
-                               ? tile_dims[static_cast<size_t>(d)]
-                               : full[static_cast<size_t>(d)] / bg.config().grid[a];
+      const int64_t part = op.kind == OpKind::kOutputSaver ? tile_dims[static_cast<size_t>(d)]
+                                                           : full[static_cast<size_t>(d)] / bg.config().grid[a];
       offsets[static_cast<size_t>(d)] += block[a] * part;
     }
     if (op.attributes.forloop_dim >= 0) {
@@ -157,8 +143,7 @@ class Interpreter {
   }
 
   void run_block(const BlockGraph &bg, const std::array<int64_t, 3> &block,
-                 const std::vector<const Buffer<V> *> &inputs,
-                 const std::vector<Buffer<V> *> &outputs) const {
+                 const std::vector<const Buffer<V> *> &inputs, const std::vector<Buffer<V> *> &outputs) const {
     const auto &ops = bg.operators();
     std::vector<Buffer<V>> values(bg.num_tensors());
     std::vector<Accumulator> accumulators(ops.size());
@@ -178,9 +163,8 @@ class Interpreter {
         if (op.kind == OpKind::kInputIterator) {
           if (it > 0 && phase_of(op.outputs[0]) == LoopPhase::kInvariant) continue;
           const Dims &tile_dims = bg.tensor(op.outputs[0]).dims;
-          values[static_cast<size_t>(op.outputs[0])] =
-              read_tile(*inputs[io_index[i]], op.attributes.sizes,
-                        tile_offsets(bg, op, tile_dims, block, it), tile_dims);
+          values[static_cast<size_t>(op.outputs[0])] = read_tile(*inputs[io_index[i]], op.attributes.sizes,
+                                                                 tile_offsets(bg, op, tile_dims, block, it), tile_dims);
         } else if (is_accumulator(op.kind)) {
           update_accumulator(bg, op, values, accumulators[i]);
         } else if (op.kind == OpKind::kOutputSaver) {
@@ -199,10 +183,8 @@ class Interpreter {
       if (is_accumulator(op.kind)) {
         values[static_cast<size_t>(op.outputs[0])] = finish_accumulator(bg, op, accumulators[i]);
       } else if (op.kind == OpKind::kOutputSaver) {
-        if (phase_of(op.inputs[0]) != LoopPhase::kPerIteration)
-          save(bg, op, values, block, 0, *outputs[io_index[i]]);
-      } else if (op.kind != OpKind::kInputIterator &&
-                 phase_of(op.outputs[0]) == LoopPhase::kAfterLoop) {
+        if (phase_of(op.inputs[0]) != LoopPhase::kPerIteration) save(bg, op, values, block, 0, *outputs[io_index[i]]);
+      } else if (op.kind != OpKind::kInputIterator && phase_of(op.outputs[0]) == LoopPhase::kAfterLoop) {
         compute(bg, op, values);
       }
     }
@@ -219,13 +201,12 @@ class Interpreter {
     const auto x_count = static_cast<size_t>(num_elements(bg.tensor(op.inputs[0]).dims));
     acc.value.assign(x_count, op.kind == OpKind::kAccumMax ? arith_.max_identity() : arith_.zero());
     if (op.kind == OpKind::kAccumRescale) {
-      acc.running_max.assign(static_cast<size_t>(num_elements(bg.tensor(op.inputs[1]).dims)),
-                             arith_.max_identity());
+      acc.running_max.assign(static_cast<size_t>(num_elements(bg.tensor(op.inputs[1]).dims)), arith_.max_identity());
     }
   }
 
-  void update_accumulator(const BlockGraph &bg, const Operator &op,
-                          const std::vector<Buffer<V>> &values, Accumulator &acc) const {
+  void update_accumulator(const BlockGraph &bg, const Operator &op, const std::vector<Buffer<V>> &values,
+                          Accumulator &acc) const {
     const Buffer<V> &x = values[static_cast<size_t>(op.inputs[0])];
     switch (op.kind) {
       case OpKind::kAccumSum:
@@ -250,31 +231,26 @@ class Interpreter {
         Buffer<V> new_max(m.size());
         for (size_t j = 0; j < m.size(); ++j) new_max[j] = arith_.max(acc.running_max[j], m[j]);
         for_each_broadcast(
-            x_dims, row_major_strides(x_dims), detail::broadcast_strides(m_dims),
-            [&](int64_t i, int64_t, int64_t mj) {
+            x_dims, row_major_strides(x_dims), detail::broadcast_strides(m_dims), [&](int64_t i, int64_t, int64_t mj) {
               const auto xi = static_cast<size_t>(i);
               const auto j = static_cast<size_t>(mj);
-              acc.value[xi] = arith_.add(
-                  arith_.mul(acc.value[xi], arith_.exp(arith_.sub(acc.running_max[j], new_max[j]))),
-                  arith_.mul(x[xi], arith_.exp(arith_.sub(m[j], new_max[j]))));
+              acc.value[xi] =
+                  arith_.add(arith_.mul(acc.value[xi], arith_.exp(arith_.sub(acc.running_max[j], new_max[j]))),
+                             arith_.mul(x[xi], arith_.exp(arith_.sub(m[j], new_max[j]))));
             });
         acc.running_max = std::move(new_max);
         return;
       }
-      default:
-        throw Error(ErrorCode::kInternal,
-                    std::string("interpreter: not an accumulator: ") + op_name(op.kind));
+      default: throw Error(ErrorCode::kInternal, std::string("interpreter: not an accumulator: ") + op_name(op.kind));
     }
   }
 
   Buffer<V> finish_accumulator(const BlockGraph &bg, const Operator &op, Accumulator &acc) const {
-    if (op.kind == OpKind::kAccumSum || op.kind == OpKind::kAccumMax ||
-        op.kind == OpKind::kAccumRescale) {
+    if (op.kind == OpKind::kAccumSum || op.kind == OpKind::kAccumMax || op.kind == OpKind::kAccumRescale) {
       return std::move(acc.value);
     }
     const Dims &x_dims = bg.tensor(op.inputs[0]).dims;
-    Buffer<V> sums =
-        reduce(arith_, OpKind::kReduction, acc.value, x_dims, static_cast<int>(x_dims.size()) - 1);
+    Buffer<V> sums = reduce(arith_, OpKind::kReduction, acc.value, x_dims, static_cast<int>(x_dims.size()) - 1);
     if (op.kind == OpKind::kAccumReduceSum) return sums;
     const V count = arith_.constant(static_cast<double>(x_dims.back() * bg.config().forloop_range));
     for (V &s : sums) {

@@ -30,8 +30,7 @@ inline Dims broadcast_strides(const Dims &dims) {
 // Calls visit(out_index, offset_a, offset_b) for every element of out_dims in row-major order,
 // with offsets into two operands of the given (possibly broadcast) strides.
 template <class Visit>
-void for_each_broadcast(const Dims &out_dims, const Dims &a_strides, const Dims &b_strides,
-                        Visit visit) {
+void for_each_broadcast(const Dims &out_dims, const Dims &a_strides, const Dims &b_strides, Visit visit) {
   const size_t rank = out_dims.size();
   std::vector<int64_t> index(rank, 0);
   int64_t offset_a = 0, offset_b = 0;
@@ -57,21 +56,21 @@ Buffer<V> unary(const A &arith, OpKind kind, const OpAttributes &attributes, con
 }
 
 template <class A, class V = typename A::Value>
-Buffer<V> broadcast_binary(const A &arith, OpKind kind, const Buffer<V> &a, const Dims &a_dims,
-                           const Buffer<V> &b, const Dims &b_dims, const Dims &out_dims) {
+Buffer<V> broadcast_binary(const A &arith, OpKind kind, const Buffer<V> &a, const Dims &a_dims, const Buffer<V> &b,
+                           const Dims &b_dims, const Dims &out_dims) {
   Buffer<V> out(static_cast<size_t>(num_elements(out_dims)));
   for_each_broadcast(out_dims, detail::broadcast_strides(a_dims), detail::broadcast_strides(b_dims),
                      [&](int64_t i, int64_t ia, int64_t ib) {
-                       out[static_cast<size_t>(i)] = arith.binary(kind, a[static_cast<size_t>(ia)],
-                                                                  b[static_cast<size_t>(ib)]);
+                       out[static_cast<size_t>(i)] =
+                           arith.binary(kind, a[static_cast<size_t>(ia)], b[static_cast<size_t>(ib)]);
                      });
   return out;
 }
 
 // Rows of the output are independent, so up to `threads` threads compute them.
 template <class A, class V = typename A::Value>
-Buffer<V> matmul(const A &arith, const Buffer<V> &a, const Dims &a_dims, const Buffer<V> &b,
-                 const Dims &b_dims, const Dims &out_dims, int threads = 1) {
+Buffer<V> matmul(const A &arith, const Buffer<V> &a, const Dims &a_dims, const Buffer<V> &b, const Dims &b_dims,
+                 const Dims &out_dims, int threads = 1) {
   const size_t rank = out_dims.size();
   const int64_t m = a_dims[rank - 2], k = a_dims[rank - 1], n = b_dims[rank - 1];
   const Dims batch_out(out_dims.begin(), out_dims.end() - 2);
@@ -79,33 +78,26 @@ Buffer<V> matmul(const A &arith, const Buffer<V> &a, const Dims &a_dims, const B
   const Dims batch_b(b_dims.begin(), b_dims.end() - 2);
   // Batch dims broadcast like elementwise operands, in units of whole matrices.
   std::vector<std::pair<int64_t, int64_t>> operands;  // per output batch: (A batch, B batch)
-  for_each_broadcast(batch_out, detail::broadcast_strides(batch_a),
-                     detail::broadcast_strides(batch_b),
+  for_each_broadcast(batch_out, detail::broadcast_strides(batch_a), detail::broadcast_strides(batch_b),
                      [&](int64_t, int64_t ia, int64_t ib) { operands.emplace_back(ia, ib); });
   Buffer<V> out(static_cast<size_t>(num_elements(out_dims)), arith.zero());
   const int64_t batches = static_cast<int64_t>(operands.size());
   auto a_rows = [&](int64_t batch, int64_t i) {
     return a.data() + (operands[static_cast<size_t>(batch)].first * m + i) * k;
   };
-  auto b_of = [&](int64_t batch) {
-    return b.data() + operands[static_cast<size_t>(batch)].second * k * n;
-  };
+  auto b_of = [&](int64_t batch) { return b.data() + operands[static_cast<size_t>(batch)].second * k * n; };
   // An arithmetic may supply a faster kernel for blocks of rows and columns (the field one
   // reduces lazily, its rows sharing each read of B); it must compute exactly what the loop
   // below computes. Tasks of up to 8 rows and 512 columns: B is read once per 8 rows, and a
   // product of few rows (a vector times a weight) still splits across threads.
   if constexpr (requires { arith.matmul_rows(a.data(), m, b.data(), out.data(), k, n, m, n); }) {
     constexpr int64_t kTaskRows = 8, kTaskColumns = 512;
-    const int64_t row_blocks = (m + kTaskRows - 1) / kTaskRows,
-                  column_blocks = (n + kTaskColumns - 1) / kTaskColumns;
+    const int64_t row_blocks = (m + kTaskRows - 1) / kTaskRows, column_blocks = (n + kTaskColumns - 1) / kTaskColumns;
     parallel_for(batches * row_blocks * column_blocks, threads, [&](int64_t task) {
-      const int64_t batch = task / (row_blocks * column_blocks),
-                    rest = task % (row_blocks * column_blocks);
-      const int64_t i = rest / column_blocks * kTaskRows,
-                    first = rest % column_blocks * kTaskColumns;
-      arith.matmul_rows(a_rows(batch, i), std::min(kTaskRows, m - i), b_of(batch),
-                        out.data() + (batch * m + i) * n, k, n, first,
-                        std::min(n, first + kTaskColumns));
+      const int64_t batch = task / (row_blocks * column_blocks), rest = task % (row_blocks * column_blocks);
+      const int64_t i = rest / column_blocks * kTaskRows, first = rest % column_blocks * kTaskColumns;
+      arith.matmul_rows(a_rows(batch, i), std::min(kTaskRows, m - i), b_of(batch), out.data() + (batch * m + i) * n, k,
+                        n, first, std::min(n, first + kTaskColumns));
     });
   } else {
     parallel_for(batches * m, threads, [&](int64_t row) {
@@ -126,8 +118,7 @@ template <class A, class V = typename A::Value>
 Buffer<V> reduce(const A &arith, OpKind kind, const Buffer<V> &x, const Dims &dims, int dim) {
   const AxisView v = axis_view(dims, static_cast<size_t>(dim));
   const bool is_max = kind == OpKind::kReductionMax;
-  Buffer<V> out(static_cast<size_t>(v.outer * v.inner),
-                is_max ? arith.max_identity() : arith.zero());
+  Buffer<V> out(static_cast<size_t>(v.outer * v.inner), is_max ? arith.max_identity() : arith.zero());
   for (int64_t o = 0; o < v.outer; ++o) {
     for (int64_t e = 0; e < v.extent; ++e) {
       for (int64_t i = 0; i < v.inner; ++i) {
@@ -142,18 +133,16 @@ Buffer<V> reduce(const A &arith, OpKind kind, const Buffer<V> &x, const Dims &di
 
 // x / sqrt(mean(x²) + eps) over the trailing n_normalized dims, times weight when given.
 template <class A, class V = typename A::Value>
-Buffer<V> rms_norm(const A &arith, const Buffer<V> &x, const Dims &dims, size_t n_normalized,
-                   double eps, const Buffer<V> *weight) {
-  const int64_t cols =
-      num_elements(Dims(dims.end() - static_cast<ptrdiff_t>(n_normalized), dims.end()));
+Buffer<V> rms_norm(const A &arith, const Buffer<V> &x, const Dims &dims, size_t n_normalized, double eps,
+                   const Buffer<V> *weight) {
+  const int64_t cols = num_elements(Dims(dims.end() - static_cast<ptrdiff_t>(n_normalized), dims.end()));
   const int64_t rows = num_elements(dims) / cols;
   const V count = arith.constant(static_cast<double>(cols));
   Buffer<V> out(x.size());
   for (int64_t r = 0; r < rows; ++r) {
     const V *row = x.data() + r * cols;
     V sum_squares = arith.zero();
-    for (int64_t c = 0; c < cols; ++c)
-      sum_squares = arith.add(sum_squares, arith.mul(row[c], row[c]));
+    for (int64_t c = 0; c < cols; ++c) sum_squares = arith.add(sum_squares, arith.mul(row[c], row[c]));
     const V rms = arith.sqrt(arith.add(arith.div(sum_squares, count), arith.constant(eps)));
     for (int64_t c = 0; c < cols; ++c) {
       V y = arith.div(row[c], rms);
@@ -165,8 +154,7 @@ Buffer<V> rms_norm(const A &arith, const Buffer<V> &x, const Dims &dims, size_t 
 }
 
 template <class V>
-Buffer<V> concat(const Buffer<V> &a, const Dims &a_dims, const Buffer<V> &b, const Dims &b_dims,
-                 int dim) {
+Buffer<V> concat(const Buffer<V> &a, const Dims &a_dims, const Buffer<V> &b, const Dims &b_dims, int dim) {
   const AxisView va = axis_view(a_dims, static_cast<size_t>(dim)), vb = axis_view(b_dims, static_cast<size_t>(dim));
   Buffer<V> out;
   out.reserve(a.size() + b.size());
@@ -196,8 +184,7 @@ std::vector<Buffer<V>> split(const Buffer<V> &x, const Dims &dims, int dim, cons
 
 // Copies the tile of `tile_dims` starting at `offsets` out of a tensor of `dims`.
 template <class V>
-Buffer<V> read_tile(const Buffer<V> &x, const Dims &dims, const Dims &offsets,
-                    const Dims &tile_dims) {
+Buffer<V> read_tile(const Buffer<V> &x, const Dims &dims, const Dims &offsets, const Dims &tile_dims) {
   Buffer<V> tile(static_cast<size_t>(num_elements(tile_dims)));
   const Dims strides = row_major_strides(dims);
   int64_t base = 0;
@@ -210,8 +197,7 @@ Buffer<V> read_tile(const Buffer<V> &x, const Dims &dims, const Dims &offsets,
 
 // Writes `tile` of `tile_dims` into a tensor of `dims` starting at `offsets`.
 template <class V>
-void write_tile(Buffer<V> &x, const Dims &dims, const Dims &offsets, const Buffer<V> &tile,
-                const Dims &tile_dims) {
+void write_tile(Buffer<V> &x, const Dims &dims, const Dims &offsets, const Buffer<V> &tile, const Dims &tile_dims) {
   const Dims strides = row_major_strides(dims);
   int64_t base = 0;
   for (size_t d = 0; d < dims.size(); ++d) base += offsets[d] * strides[d];

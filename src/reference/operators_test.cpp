@@ -38,14 +38,10 @@ TEST(ReferenceOperators, UnaryValues) {
 TEST(ReferenceOperators, BinaryBroadcast) {
   // [2,1] op [1,3] -> [2,3]
   const Values a{1, 2}, b{10, 20, 30};
-  EXPECT_EQ(broadcast_binary(f64, OpKind::kAdd, a, {2, 1}, b, {1, 3}, {2, 3}),
-            (Values{11, 21, 31, 12, 22, 32}));
-  EXPECT_EQ(broadcast_binary(f64, OpKind::kSub, a, {2, 1}, b, {1, 3}, {2, 3}),
-            (Values{-9, -19, -29, -8, -18, -28}));
-  EXPECT_EQ(broadcast_binary(f64, OpKind::kPow, Values{2, 3}, {2, 1}, Values{2}, {1, 1}, {2, 1}),
-            (Values{4, 9}));
-  EXPECT_EQ(broadcast_binary(f64, OpKind::kMax, Values{1, 5}, {2}, Values{3, 4}, {2}, {2}),
-            (Values{3, 5}));
+  EXPECT_EQ(broadcast_binary(f64, OpKind::kAdd, a, {2, 1}, b, {1, 3}, {2, 3}), (Values{11, 21, 31, 12, 22, 32}));
+  EXPECT_EQ(broadcast_binary(f64, OpKind::kSub, a, {2, 1}, b, {1, 3}, {2, 3}), (Values{-9, -19, -29, -8, -18, -28}));
+  EXPECT_EQ(broadcast_binary(f64, OpKind::kPow, Values{2, 3}, {2, 1}, Values{2}, {1, 1}, {2, 1}), (Values{4, 9}));
+  EXPECT_EQ(broadcast_binary(f64, OpKind::kMax, Values{1, 5}, {2}, Values{3, 4}, {2}, {2}), (Values{3, 5}));
   EXPECT_TRUE(std::isnan(f64.binary(OpKind::kMax, NAN, 1.0)));
 }
 
@@ -55,8 +51,7 @@ TEST(ReferenceOperators, MatmulWithBatchBroadcast) {
   const Values b{1, 0, 0, 1, /* identity */ 0, 1, 1, 0 /* swap */};
   EXPECT_EQ(matmul(f64, a, {1, 2, 2}, b, {2, 2, 2}, {2, 2, 2}), (Values{1, 2, 3, 4, 2, 1, 4, 3}));
   // [2,3]·[3,1]
-  EXPECT_EQ(matmul(f64, Values{1, 2, 3, 4, 5, 6}, {2, 3}, Values{1, 1, 1}, {3, 1}, {2, 1}),
-            (Values{6, 15}));
+  EXPECT_EQ(matmul(f64, Values{1, 2, 3, 4, 5, 6}, {2, 3}, Values{1, 1, 1}, {3, 1}, {2, 1}), (Values{6, 15}));
 }
 
 TEST(ReferenceOperators, Reductions) {
@@ -78,8 +73,7 @@ TEST(ReferenceOperators, RmsNorm) {
   const Values z = rms_norm(f64, x, {2, 2}, 1, 1.0, static_cast<const Values *>(nullptr));
   EXPECT_DOUBLE_EQ(z[3], 0.0);
   // Normalizing over both dims: mean of squares over 4 values.
-  EXPECT_DOUBLE_EQ(rms_norm(f64, x, {2, 2}, 2, 0.0, static_cast<const Values *>(nullptr))[0],
-                   3 / std::sqrt(25.0 / 4));
+  EXPECT_DOUBLE_EQ(rms_norm(f64, x, {2, 2}, 2, 0.0, static_cast<const Values *>(nullptr))[0], 3 / std::sqrt(25.0 / 4));
 }
 
 TEST(ReferenceOperators, ConcatAndSplitAreInverse) {

@@ -4,9 +4,9 @@
 #include <map>
 #include <string>
 
-#include "serialize/kernel_program.hpp"
 #include "ir/block_graph.hpp"
 #include "runtime/host_tensor.hpp"
+#include "serialize/kernel_program.hpp"
 
 namespace yirage::runtime {
 namespace {
@@ -29,29 +29,24 @@ void *checked_data(const std::string &role, const DLTensor *t, const Tensor &exp
   if (t->ndim > 0 && t->shape == nullptr) invalid_argument(role + ": shape is NULL");
   const Dims shape(t->shape, t->shape + t->ndim);
   if (shape != expected.dims) {
-    invalid_argument(role + " has shape " + to_string(shape) + ", expected " +
-                     to_string(expected.dims));
+    invalid_argument(role + " has shape " + to_string(shape) + ", expected " + to_string(expected.dims));
   }
   check_dlpack_dtype(role, t->dtype, expected.dtype);
-  if (t->device.device_type != device.dlpack_device_type ||
-      t->device.device_id != device.dlpack_device_id) {
-    invalid_argument(role + " is on DLPack device (" + std::to_string(t->device.device_type) +
-                     ", " + std::to_string(t->device.device_id) + "), the kernel's device is (" +
-                     std::to_string(device.dlpack_device_type) + ", " +
-                     std::to_string(device.dlpack_device_id) + ")");
+  if (t->device.device_type != device.dlpack_device_type || t->device.device_id != device.dlpack_device_id) {
+    invalid_argument(role + " is on DLPack device (" + std::to_string(t->device.device_type) + ", " +
+                     std::to_string(t->device.device_id) + "), the kernel's device is (" +
+                     std::to_string(device.dlpack_device_type) + ", " + std::to_string(device.dlpack_device_id) + ")");
   }
   if (t->strides != nullptr) {
     const Dims compact = row_major_strides(expected.dims);
     for (int32_t d = 0; d < t->ndim; ++d) {
-      if (expected.dims[static_cast<size_t>(d)] != 1 &&
-          t->strides[d] != compact[static_cast<size_t>(d)]) {
+      if (expected.dims[static_cast<size_t>(d)] != 1 && t->strides[d] != compact[static_cast<size_t>(d)]) {
         throw Error(ErrorCode::kUnsupported,
                     role + " is strided; kernels take compact row-major tensors (copy it first)");
       }
     }
   }
-  if (t->data == nullptr && num_elements(expected.dims) > 0)
-    invalid_argument(role + ": data is NULL");
+  if (t->data == nullptr && num_elements(expected.dims) > 0) invalid_argument(role + ": data is NULL");
   return static_cast<char *>(t->data) + t->byte_offset;
 }
 
@@ -65,10 +60,9 @@ Buffer allocate_buffer(const Plugin &plugin, int32_t device, size_t bytes) {
 
 void check_buildable(const Plugin &plugin, int32_t device, const KernelGraph &graph) {
   for (size_t i : serialize::kernel_operators(graph)) {
-    const std::vector<uint8_t> program =
-        serialize::kernel_program_to_bytes(serialize::make_kernel_program(graph, i));
-    plugin.call("supports", plugin.api().supports, plugin.instance(), device,
-                static_cast<const void *>(program.data()), program.size());
+    const std::vector<uint8_t> program = serialize::kernel_program_to_bytes(serialize::make_kernel_program(graph, i));
+    plugin.call("supports", plugin.api().supports, plugin.instance(), device, static_cast<const void *>(program.data()),
+                program.size());
   }
 }
 
@@ -89,8 +83,7 @@ int64_t backend_loop_waits(const Plugin &plugin, int32_t device, const serialize
   return out.loop_waits;
 }
 
-CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph,
-                             int optimization_level)
+CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph, int optimization_level)
     : plugin_(plugin), device_(device), graph_(graph) {
   const auto started = std::chrono::steady_clock::now();
   plugin.device(device);  // throws for a bad index
@@ -111,9 +104,8 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
       program.name = name;
       const std::vector<uint8_t> bytes = serialize::kernel_program_to_bytes(program);
       yirage_backend_executable *raw = nullptr;
-      plugin.call("compile", api.compile, plugin.instance(), device,
-                  static_cast<const void *>(bytes.data()), bytes.size(),
-                  static_cast<const yirage_backend_compile_options *>(&options), &raw);
+      plugin.call("compile", api.compile, plugin.instance(), device, static_cast<const void *>(bytes.data()),
+                  bytes.size(), static_cast<const yirage_backend_compile_options *>(&options), &raw);
       executable = Executable(raw, ExecutableRelease{&api});
       ++stats_.executables;
     }
@@ -122,8 +114,7 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
   const Intermediates &default_stream = *(intermediates_[nullptr] = allocate_intermediates());
   for (const Buffer &b : default_stream.buffers) has_intermediates_ |= b != nullptr;
   stats_.kernels = static_cast<int>(steps_.size());
-  stats_.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
 std::unique_ptr<CompiledGraph::Intermediates> CompiledGraph::allocate_intermediates() const {
@@ -132,8 +123,7 @@ std::unique_ptr<CompiledGraph::Intermediates> CompiledGraph::allocate_intermedia
   for (const Step &step : steps_) {
     for (TensorId id : step.outputs) {
       if (!is_output(graph_, id)) {
-        set->buffers[static_cast<size_t>(id)] =
-            allocate_buffer(plugin_, device_, tensor_bytes(graph_.tensor(id)));
+        set->buffers[static_cast<size_t>(id)] = allocate_buffer(plugin_, device_, tensor_bytes(graph_.tensor(id)));
       }
     }
   }
@@ -154,13 +144,12 @@ CompiledGraph::Intermediates &CompiledGraph::intermediates_of(void *stream) cons
   return *set;
 }
 
-void CompiledGraph::run(const std::vector<const DLTensor *> &inputs,
-                        const std::vector<const DLTensor *> &outputs, void *stream) const {
+void CompiledGraph::run(const std::vector<const DLTensor *> &inputs, const std::vector<const DLTensor *> &outputs,
+                        void *stream) const {
   if (inputs.size() != graph_.inputs().size() || outputs.size() != graph_.outputs().size()) {
-    invalid_argument("run: the kernel takes " + std::to_string(graph_.inputs().size()) +
-                     " inputs and " + std::to_string(graph_.outputs().size()) + " outputs; " +
-                     std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()) +
-                     " were given");
+    invalid_argument("run: the kernel takes " + std::to_string(graph_.inputs().size()) + " inputs and " +
+                     std::to_string(graph_.outputs().size()) + " outputs; " + std::to_string(inputs.size()) + " and " +
+                     std::to_string(outputs.size()) + " were given");
   }
   const yirage_backend_device_info &device = plugin_.device(device_).raw;
   struct Span {
@@ -187,8 +176,7 @@ void CompiledGraph::run(const std::vector<const DLTensor *> &inputs,
     const Span &a = spans[o];
     for (size_t i = 0; i < o; ++i) {
       const Span &b = spans[i];
-      const bool overlap =
-          a.bytes > 0 && b.bytes > 0 && a.begin < b.begin + b.bytes && b.begin < a.begin + a.bytes;
+      const bool overlap = a.bytes > 0 && b.bytes > 0 && a.begin < b.begin + b.bytes && b.begin < a.begin + a.bytes;
       if (overlap) {
         invalid_argument("run: " + a.role + " overlaps " + b.role +
                          " in memory (outputs must not share memory with inputs or other "
@@ -209,8 +197,7 @@ void CompiledGraph::run(const std::vector<const DLTensor *> &inputs,
 }
 
 void CompiledGraph::run_buffers(const std::vector<yirage_backend_buffer *> &inputs,
-                                const std::vector<yirage_backend_buffer *> &outputs,
-                                void *stream) const {
+                                const std::vector<yirage_backend_buffer *> &outputs, void *stream) const {
   // A graph of one kernel has no intermediates: its runs need neither a set nor turns.
   std::unique_lock<std::mutex> turn;
   std::vector<yirage_backend_buffer *> where(graph_.num_tensors(), nullptr);
@@ -219,8 +206,7 @@ void CompiledGraph::run_buffers(const std::vector<yirage_backend_buffer *> &inpu
     turn = std::unique_lock<std::mutex>(set.queueing);
     for (size_t i = 0; i < graph_.num_tensors(); ++i) where[i] = set.buffers[i].get();
   }
-  for (size_t i = 0; i < inputs.size(); ++i)
-    where[static_cast<size_t>(graph_.inputs()[i])] = inputs[i];
+  for (size_t i = 0; i < inputs.size(); ++i) where[static_cast<size_t>(graph_.inputs()[i])] = inputs[i];
   // Graph outputs are distinct computed tensors (KernelGraph::mark_output refuses inputs and
   // repeats), so each is written in place by the kernel that computes it.
   for (size_t o = 0; o < outputs.size(); ++o) {

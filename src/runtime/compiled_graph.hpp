@@ -49,16 +49,15 @@ void check_buildable(const Plugin &plugin, int32_t device, const KernelGraph &gr
 int64_t backend_loop_waits(const Plugin &plugin, int32_t device, const serialize::KernelProgram &program);
 
 struct CompileStats {
-  int kernels = 0;        // launches per run
-  int executables = 0;    // distinct programs compiled
-  double seconds = 0;     // wall time of compile
+  int kernels = 0;      // launches per run
+  int executables = 0;  // distinct programs compiled
+  double seconds = 0;   // wall time of compile
 };
 
 class CompiledGraph {
  public:
   // Throws what the plugin reports (kUnsupported, kBackend with a build log, …).
-  CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph,
-                int optimization_level = 3);
+  CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph, int optimization_level = 3);
 
   const KernelGraph &graph() const { return graph_; }
   const Plugin &plugin() const { return plugin_; }
@@ -96,7 +95,7 @@ class CompiledGraph {
   KernelGraph graph_;
   std::vector<Step> steps_;
   bool has_intermediates_ = false;
-  mutable std::mutex streams_mutex_;  // guards intermediates_
+  mutable std::mutex streams_mutex_;                                        // guards intermediates_
   mutable std::map<void *, std::unique_ptr<Intermediates>> intermediates_;  // by stream
   CompileStats stats_;
 };

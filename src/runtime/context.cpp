@@ -7,7 +7,9 @@
 
 namespace yirage::runtime {
 
-std::string installed_plugin_dir() { return YIRAGE_PLUGIN_DIR; }
+std::string installed_plugin_dir() {
+  return YIRAGE_PLUGIN_DIR;
+}
 
 std::vector<std::string> plugin_search_folders() {
   std::vector<std::string> folders;
@@ -37,8 +39,7 @@ void Context::scan_folder(const std::string &folder) {
   std::vector<std::string> files;
   for (const auto &entry : std::filesystem::directory_iterator(folder, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("libyirage-backend-", 0) == 0 && name.size() > 3 &&
-        name.compare(name.size() - 3, 3, ".so") == 0) {
+    if (name.rfind("libyirage-backend-", 0) == 0 && name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0) {
       files.push_back(entry.path().string());
     }
   }
@@ -68,8 +69,8 @@ const Plugin &Context::plugin(const std::string &name) const {
   }
   std::string names;
   for (const auto &p : plugins_) names += (names.empty() ? "" : ", ") + p->name();
-  throw Error(ErrorCode::kNotFound, "no backend named '" + name + "' (loaded: " +
-                                        (names.empty() ? "none" : names) + ")");
+  throw Error(ErrorCode::kNotFound,
+              "no backend named '" + name + "' (loaded: " + (names.empty() ? "none" : names) + ")");
 }
 
 }  // namespace yirage::runtime

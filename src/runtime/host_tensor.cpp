@@ -85,8 +85,7 @@ void for_each_element(const DLTensor &tensor, DType dtype, Visit visit) {
 
 }  // namespace
 
-void check_host_tensor(const std::string &role, const DLTensor *tensor, const Tensor &expected,
-                       bool is_output) {
+void check_host_tensor(const std::string &role, const DLTensor *tensor, const Tensor &expected, bool is_output) {
   if (tensor == nullptr) invalid_argument(role + " is NULL");
   if (!is_host_device(tensor->device.device_type)) {
     invalid_argument(role + " is on DLPack device type " +
@@ -101,8 +100,7 @@ void check_host_tensor(const std::string &role, const DLTensor *tensor, const Te
   }
   const Dims dims(tensor->shape, tensor->shape + tensor->ndim);
   if (dims != expected.dims) {
-    invalid_argument(role + " is " + to_string(dims) + "; the graph expects " +
-                     to_string(expected.dims));
+    invalid_argument(role + " is " + to_string(dims) + "; the graph expects " + to_string(expected.dims));
   }
   if (tensor->data == nullptr) invalid_argument(role + " has a NULL data pointer");
   if (is_output && !elements_disjoint(dims, strides_of(*tensor))) {
@@ -112,17 +110,13 @@ void check_host_tensor(const std::string &role, const DLTensor *tensor, const Te
 }
 
 reference::Values read_host_tensor(const DLTensor &tensor, DType dtype) {
-  reference::Values values(
-      static_cast<size_t>(num_elements(Dims(tensor.shape, tensor.shape + tensor.ndim))));
-  for_each_element(tensor, dtype, [&](size_t i, const char *address) {
-    values[i] = load_element(dtype, address);
-  });
+  reference::Values values(static_cast<size_t>(num_elements(Dims(tensor.shape, tensor.shape + tensor.ndim))));
+  for_each_element(tensor, dtype, [&](size_t i, const char *address) { values[i] = load_element(dtype, address); });
   return values;
 }
 
 void write_host_tensor(const DLTensor &tensor, DType dtype, const reference::Values &values) {
-  for_each_element(tensor, dtype,
-                   [&](size_t i, char *address) { store_element(dtype, address, values[i]); });
+  for_each_element(tensor, dtype, [&](size_t i, char *address) { store_element(dtype, address, values[i]); });
 }
 
 }  // namespace yirage

@@ -21,8 +21,7 @@ void check_dlpack_dtype(const std::string &role, DLDataType type, DType expected
 // Throws invalid_argument (message starting with `role`, e.g. "run_reference: input 1") unless
 // `tensor` is a readable host tensor with `expected`'s shape and dtype; outputs must in addition
 // not have overlapping elements.
-void check_host_tensor(const std::string &role, const DLTensor *tensor, const Tensor &expected,
-                       bool is_output);
+void check_host_tensor(const std::string &role, const DLTensor *tensor, const Tensor &expected, bool is_output);
 
 // Reads every element (honouring strides and byte_offset) in row-major order.
 reference::Values read_host_tensor(const DLTensor &tensor, DType dtype);

@@ -7,8 +7,7 @@
 namespace yirage {
 namespace {
 
-DLTensor host_tensor(void *data, int64_t *shape, int ndim, DLDataType dtype,
-                     int64_t *strides = nullptr) {
+DLTensor host_tensor(void *data, int64_t *shape, int ndim, DLDataType dtype, int64_t *strides = nullptr) {
   DLTensor t{};
   t.data = data;
   t.device = {kDLCPU, 0};

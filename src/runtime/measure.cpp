@@ -54,8 +54,7 @@ DLTensor host_view(std::vector<uint8_t> &bytes, std::vector<int64_t> &shape, DTy
 
 }  // namespace
 
-double relative_error(const reference::Values &got, const reference::Values &want,
-                      std::string &why) {
+double relative_error(const reference::Values &got, const reference::Values &want, std::string &why) {
   double diff = 0, norm = 0;
   for (size_t i = 0; i < want.size(); ++i) {
     if (std::isnan(want[i])) {
@@ -66,8 +65,7 @@ double relative_error(const reference::Values &got, const reference::Values &wan
       continue;
     }
     if (!std::isfinite(got[i]) && got[i] != want[i]) {
-      why = "element " + std::to_string(i) + " is " + std::to_string(got[i]) + ", expected " +
-            std::to_string(want[i]);
+      why = "element " + std::to_string(i) + " is " + std::to_string(got[i]) + ", expected " + std::to_string(want[i]);
       return INFINITY;
     }
     if (std::isinf(want[i])) continue;
@@ -85,20 +83,17 @@ constexpr uint8_t kGuardByte = 0xA5;
 void expect_bytes(const Plugin &plugin, yirage_backend_buffer *buffer, size_t offset,
                   const std::vector<uint8_t> &expected, const std::string &what) {
   std::vector<uint8_t> got(expected.size());
-  plugin.call("buffer_read", plugin.api().buffer_read, buffer, offset, static_cast<void *>(got.data()),
-              got.size());
+  plugin.call("buffer_read", plugin.api().buffer_read, buffer, offset, static_cast<void *>(got.data()), got.size());
   const auto mismatch = std::mismatch(got.begin(), got.end(), expected.begin());
   if (mismatch.first != got.end()) {
-    throw Error(ErrorCode::kBackend, what + ": byte " +
-                                         std::to_string(offset + (mismatch.first - got.begin())) +
-                                         " was overwritten");
+    throw Error(ErrorCode::kBackend,
+                what + ": byte " + std::to_string(offset + (mismatch.first - got.begin())) + " was overwritten");
   }
 }
 
 }  // namespace
 
-Measurer::Measurer(const Plugin &plugin, int32_t device, const KernelGraph &reference,
-                   const MeasureOptions &options)
+Measurer::Measurer(const Plugin &plugin, int32_t device, const KernelGraph &reference, const MeasureOptions &options)
     : plugin_(plugin), device_(device), reference_(reference), options_(options) {}
 
 Measurer::~Measurer() = default;
@@ -120,8 +115,8 @@ void Measurer::prepare() {
     write_host_tensor(view, t.dtype, v);
     values.push_back(read_host_tensor(view, t.dtype));  // exactly what the kernel reads
     Buffer buffer = allocate_buffer(plugin_, device_, bytes.size());
-    plugin_.call("buffer_write", api.buffer_write, buffer.get(), size_t{0},
-                 static_cast<const void *>(bytes.data()), bytes.size());
+    plugin_.call("buffer_write", api.buffer_write, buffer.get(), size_t{0}, static_cast<const void *>(bytes.data()),
+                 bytes.size());
     inputs->buffers.push_back(std::move(buffer));
     inputs->bytes.push_back(std::move(bytes));
   }
@@ -187,8 +182,7 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time) {
   try {
     prepare();
     const KernelGraph &g = compiled.graph();
-    if (g.inputs().size() != reference_.inputs().size() ||
-        g.outputs().size() != reference_.outputs().size()) {
+    if (g.inputs().size() != reference_.inputs().size() || g.outputs().size() != reference_.outputs().size()) {
       invalid_argument("measure: the graph's inputs and outputs differ from the reference's");
     }
     const yirage_backend_api &api = plugin_.api();
@@ -200,8 +194,8 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time) {
       Buffer buffer = allocate_buffer(plugin_, device_, bytes + options_.guard_bytes);
       std::vector<uint8_t> poison(bytes, 0xFF);
       poison.resize(bytes + options_.guard_bytes, kGuardByte);
-      plugin_.call("buffer_write", api.buffer_write, buffer.get(), size_t{0},
-                   static_cast<const void *>(poison.data()), poison.size());
+      plugin_.call("buffer_write", api.buffer_write, buffer.get(), size_t{0}, static_cast<const void *>(poison.data()),
+                   poison.size());
       out.push_back(buffer.get());
       outputs.push_back(std::move(buffer));
     }
@@ -219,22 +213,20 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time) {
     for (size_t o = 0; o < out.size(); ++o) {
       const Tensor &t = g.tensor(g.outputs()[o]);
       std::vector<uint8_t> bytes(tensor_bytes(t));
-      plugin_.call("buffer_read", api.buffer_read, out[o], size_t{0},
-                   static_cast<void *>(bytes.data()), bytes.size());
+      plugin_.call("buffer_read", api.buffer_read, out[o], size_t{0}, static_cast<void *>(bytes.data()), bytes.size());
       std::vector<int64_t> shape = t.dims;
       const reference::Values got = read_host_tensor(host_view(bytes, shape, t.dtype), t.dtype);
       if (got.size() != inputs_->expected[o].size()) {
-        invalid_argument("measure: output " + std::to_string(o) + " has " +
-                         std::to_string(got.size()) + " elements, the reference's " +
-                         std::to_string(inputs_->expected[o].size()));
+        invalid_argument("measure: output " + std::to_string(o) + " has " + std::to_string(got.size()) +
+                         " elements, the reference's " + std::to_string(inputs_->expected[o].size()));
       }
       std::string why;
       const double error = relative_error(got, inputs_->expected[o], why);
       m.max_relative_error = std::max(m.max_relative_error, error);
       if (!(error <= relative_tolerance(t.dtype))) {
         char text[160];
-        std::snprintf(text, sizeof text, "output %zu: relative error %.3g exceeds %.1g (%s)", o,
-                      error, relative_tolerance(t.dtype), dtype_name(t.dtype));
+        std::snprintf(text, sizeof text, "output %zu: relative error %.3g exceeds %.1g (%s)", o, error,
+                      relative_tolerance(t.dtype), dtype_name(t.dtype));
         m.error = why.empty() ? text : std::string(text) + ": " + why;
         if (std::isinf(error)) m.error += overflow_note(g);
         return m;
@@ -245,17 +237,15 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time) {
     for (int w = 0; w < options_.warmup; ++w) compiled.run_buffers(in, out, nullptr);
     yirage_backend_timer *start_raw = nullptr, *stop_raw = nullptr;
     plugin_.call("timer_create", api.timer_create, plugin_.instance(), device_, &start_raw);
-    std::unique_ptr<yirage_backend_timer, void (*)(yirage_backend_timer *)> start(start_raw,
-                                                                                  api.timer_release);
+    std::unique_ptr<yirage_backend_timer, void (*)(yirage_backend_timer *)> start(start_raw, api.timer_release);
     plugin_.call("timer_create", api.timer_create, plugin_.instance(), device_, &stop_raw);
-    std::unique_ptr<yirage_backend_timer, void (*)(yirage_backend_timer *)> stop(stop_raw,
-                                                                                 api.timer_release);
+    std::unique_ptr<yirage_backend_timer, void (*)(yirage_backend_timer *)> stop(stop_raw, api.timer_release);
     const Flush *cache_flush = flush();
     std::vector<double> seconds;
     for (int r = 0; r < std::max(1, options_.repeats); ++r) {
       if (cache_flush != nullptr) {  // on the same stream, before the start event
-        cache_flush->compiled->run_buffers({cache_flush->a.get(), cache_flush->b.get()},
-                                           {cache_flush->out.get()}, nullptr);
+        cache_flush->compiled->run_buffers({cache_flush->a.get(), cache_flush->b.get()}, {cache_flush->out.get()},
+                                           nullptr);
         ++flushes_;
       }
       plugin_.call("timer_record", api.timer_record, start.get(), static_cast<void *>(nullptr));

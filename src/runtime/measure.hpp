@@ -42,23 +42,21 @@ struct MeasureOptions {
 
 // The relative-norm error of `got` against `want` (see above); INFINITY, with `why` set, when a
 // NaN or infinity differs.
-double relative_error(const reference::Values &got, const reference::Values &want,
-                      std::string &why);
+double relative_error(const reference::Values &got, const reference::Values &want, std::string &why);
 
 struct Measurement {
   bool correct = false;
   double max_relative_error = -1;  // the worst output's; -1 if never compared
   double median_seconds = -1;      // -1 if not timed (it failed or was wrong)
   double min_seconds = -1;
-  std::string error;               // why it failed or was wrong; "" when correct
+  std::string error;  // why it failed or was wrong; "" when correct
 };
 
 // Checks graphs equivalent to one reference graph, all on the same inputs: the reference runs
 // once, on the first check.
 class Measurer {
  public:
-  Measurer(const Plugin &plugin, int32_t device, const KernelGraph &reference,
-           const MeasureOptions &options);
+  Measurer(const Plugin &plugin, int32_t device, const KernelGraph &reference, const MeasureOptions &options);
   ~Measurer();
 
   // Compiles `candidate` (same inputs and outputs as the reference), runs it once and checks it,

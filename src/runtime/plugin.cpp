@@ -16,11 +16,10 @@ constexpr size_t kApiSizeV1_0 = offsetof(yirage_backend_api, timer_elapsed) + si
 
 void check_plugin_version(const std::string &path, uint32_t major, uint32_t minor, size_t size) {
   const std::string theirs = std::to_string(major) + "." + std::to_string(minor);
-  const std::string ours = std::to_string(YIRAGE_BACKEND_ABI_MAJOR) + "." +
-                           std::to_string(YIRAGE_BACKEND_ABI_MINOR_REQUIRED);
+  const std::string ours =
+      std::to_string(YIRAGE_BACKEND_ABI_MAJOR) + "." + std::to_string(YIRAGE_BACKEND_ABI_MINOR_REQUIRED);
   if (major > YIRAGE_BACKEND_ABI_MAJOR) {
-    throw Error(ErrorCode::kVersionMismatch, path + ": plugin ABI " + theirs +
-                                                 " is newer than this library's (major " +
+    throw Error(ErrorCode::kVersionMismatch, path + ": plugin ABI " + theirs + " is newer than this library's (major " +
                                                  std::to_string(YIRAGE_BACKEND_ABI_MAJOR) + ")");
   }
   // (The minor test is vacuous while the required minor is 0; it binds once it grows.)
@@ -29,9 +28,8 @@ void check_plugin_version(const std::string &path, uint32_t major, uint32_t mino
                 path + ": plugin ABI " + theirs + " is too old (this library needs " + ours + ")");
   }
   if (size < kApiSizeV1_0) {
-    throw Error(ErrorCode::kVersionMismatch, path + ": the plugin's table has struct_size " +
-                                                 std::to_string(size) + ", ABI " + theirs +
-                                                 " needs at least " + std::to_string(kApiSizeV1_0));
+    throw Error(ErrorCode::kVersionMismatch, path + ": the plugin's table has struct_size " + std::to_string(size) +
+                                                 ", ABI " + theirs + " needs at least " + std::to_string(kApiSizeV1_0));
   }
 }
 
@@ -65,7 +63,8 @@ std::vector<std::string> missing_entries(const yirage_backend_api &api) {
 }
 
 decltype(yirage_backend_api::estimate) Plugin::estimate_entry() const {
-  const bool listed = api_->abi_minor >= 1 && api_->struct_size >= offsetof(yirage_backend_api, estimate) + sizeof(void *);
+  const bool listed =
+      api_->abi_minor >= 1 && api_->struct_size >= offsetof(yirage_backend_api, estimate) + sizeof(void *);
   return listed ? api_->estimate : nullptr;
 }
 
@@ -77,11 +76,10 @@ std::unique_ptr<Plugin> Plugin::load(const std::string &path, const std::string 
     const char *why = dlerror();
     throw Error(ErrorCode::kNotFound, "cannot load plugin " + path + ": " + (why ? why : "dlopen failed"));
   }
-  auto entry = reinterpret_cast<yirage_backend_entry_fn>(
-      dlsym(plugin->handle_, YIRAGE_BACKEND_ENTRY_SYMBOL));
+  auto entry = reinterpret_cast<yirage_backend_entry_fn>(dlsym(plugin->handle_, YIRAGE_BACKEND_ENTRY_SYMBOL));
   if (entry == nullptr) {
-    throw Error(ErrorCode::kBackend, path + " is not a yirage plugin: it does not export " +
-                                         YIRAGE_BACKEND_ENTRY_SYMBOL);
+    throw Error(ErrorCode::kBackend,
+                path + " is not a yirage plugin: it does not export " + YIRAGE_BACKEND_ENTRY_SYMBOL);
   }
   const yirage_backend_api *api = entry(YIRAGE_BACKEND_ABI_MAJOR, YIRAGE_BACKEND_ABI_MINOR);
   if (api == nullptr) {
@@ -128,8 +126,8 @@ std::unique_ptr<Plugin> Plugin::load(const std::string &path, const std::string 
     try {
       targets::validate(info.target);
     } catch (const Error &e) {
-      throw Error(ErrorCode::kBackend, path + ": device " + std::to_string(d) +
-                                           " reports implausible properties: " + e.what());
+      throw Error(ErrorCode::kBackend,
+                  path + ": device " + std::to_string(d) + " reports implausible properties: " + e.what());
     }
     plugin->devices_.push_back(std::move(info));
   }
@@ -148,10 +146,9 @@ Plugin::~Plugin() {
 
 const DeviceInfo &Plugin::device(int32_t index) const {
   if (index < 0 || index >= device_count()) {
-    throw Error(ErrorCode::kNotFound,
-                name_ + ": no device " + std::to_string(index) + " (it has " +
-                    std::to_string(device_count()) + (devices_.empty() ? ": " + unavailable_reason_ : "") +
-                    ")");
+    throw Error(ErrorCode::kNotFound, name_ + ": no device " + std::to_string(index) + " (it has " +
+                                          std::to_string(device_count()) +
+                                          (devices_.empty() ? ": " + unavailable_reason_ : "") + ")");
   }
   return devices_[static_cast<size_t>(index)];
 }

@@ -52,8 +52,7 @@ class Plugin {
 
  private:
   Plugin() = default;
-  [[noreturn]] void fail(const char *what, yirage_status status,
-                         const yirage_backend_error &error) const;
+  [[noreturn]] void fail(const char *what, yirage_status status, const yirage_backend_error &error) const;
 
   void *handle_ = nullptr;
   const yirage_backend_api *api_ = nullptr;

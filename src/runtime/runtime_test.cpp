@@ -12,10 +12,10 @@
 #include "cpu/codegen/cpu_source.hpp"
 #include "ir/block_graph.hpp"
 #include "profiling/search_on_device.hpp"
-#include "serialize/kernel_program.hpp"
 #include "runtime/context.hpp"
 #include "runtime/host_tensor.hpp"
 #include "runtime/measure.hpp"
+#include "serialize/kernel_program.hpp"
 
 namespace yirage::runtime {
 namespace {
@@ -71,7 +71,7 @@ TEST(PluginLoading, RefusesBrokenAndIncompatiblePlugins) {
   fs::create_directories(test_cache_dir("junk"));
   std::ofstream(junk) << "not an ELF file";
   EXPECT_EQ(load_error(junk, message), ErrorCode::kNotFound);
-  EXPECT_THROW(check_plugin_version("p", 1, 0, 8), Error);  // table too small for 1.0
+  EXPECT_THROW(check_plugin_version("p", 1, 0, 8), Error);                       // table too small for 1.0
   EXPECT_NO_THROW(check_plugin_version("p", 1, 7, sizeof(yirage_backend_api)));  // newer minor
 }
 
@@ -125,8 +125,8 @@ TEST_P(EveryDType, EveryOperatorKind) {
   {
     KernelGraph g;
     const TensorId x = g.new_input({3, 5, 7}, dt);
-    for (OpKind kind : {OpKind::kExp, OpKind::kSilu, OpKind::kGelu, OpKind::kRelu, OpKind::kSquare,
-                        OpKind::kSigmoid, OpKind::kNeg}) {
+    for (OpKind kind :
+         {OpKind::kExp, OpKind::kSilu, OpKind::kGelu, OpKind::kRelu, OpKind::kSquare, OpKind::kSigmoid, OpKind::kNeg}) {
       g.mark_output(g.unary(kind, x));
     }
     g.mark_output(g.clamp(x, -0.25, 0.5));
@@ -138,8 +138,7 @@ TEST_P(EveryDType, EveryOperatorKind) {
   }
   {
     KernelGraph g;
-    const TensorId a = g.new_input({2, 3, 6}, dt), b = g.new_input({2, 1, 6}, dt),
-                   c = g.new_input({1, 3, 1}, dt);
+    const TensorId a = g.new_input({2, 3, 6}, dt), b = g.new_input({2, 1, 6}, dt), c = g.new_input({1, 3, 1}, dt);
     for (OpKind kind : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMax}) {
       g.mark_output(g.binary(kind, a, b));
       g.mark_output(g.binary(kind, c, a));
@@ -163,8 +162,7 @@ TEST_P(EveryDType, EveryOperatorKind) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(CpuPlugin, EveryDType,
-                         ::testing::Values(DType::kFloat32, DType::kFloat16, DType::kBFloat16),
+INSTANTIATE_TEST_SUITE_P(CpuPlugin, EveryDType, ::testing::Values(DType::kFloat32, DType::kFloat16, DType::kBFloat16),
                          [](const auto &info) { return std::string(dtype_name(info.param)); });
 
 TEST(CpuPlugin, FusedBenchmarkUGraphs) {
@@ -264,7 +262,7 @@ TEST(CpuPlugin, KernelCacheHitMissAndCorruption) {
   const fs::path object = objects()[0];
   const auto written = fs::last_write_time(object);
   expect_correct(*plugin, g, "hit");
-  EXPECT_EQ(fs::last_write_time(object), written);  // loaded, not rebuilt
+  EXPECT_EQ(fs::last_write_time(object), written);     // loaded, not rebuilt
   fs::resize_file(object, fs::file_size(object) / 3);  // a truncated object
   expect_correct(*plugin, g, "truncated");
   std::ofstream(object, std::ios::trunc) << "garbage";  // an overwritten one
@@ -323,9 +321,8 @@ TEST(PluginLoading, AsksTheBackendForLoopWaitsWhereItHasAnEstimate) {
     }
   }
   // What the search hears: the program of the candidate's operator; nothing for a refusal.
-  const search::LoopWaits refusing = profiling::loop_waits_from("p", [](const serialize::KernelProgram &) -> int64_t {
-    throw Error(ErrorCode::kUnsupported, "too large");
-  });
+  const search::LoopWaits refusing = profiling::loop_waits_from(
+      "p", [](const serialize::KernelProgram &) -> int64_t { throw Error(ErrorCode::kUnsupported, "too large"); });
   EXPECT_EQ(refusing(fused, op), std::nullopt);
   const search::LoopWaits counting = profiling::loop_waits_from("p", [&](const serialize::KernelProgram &p) {
     EXPECT_EQ(serialize::kernel_program_to_bytes(p), serialize::kernel_program_to_bytes(program));
@@ -380,8 +377,7 @@ TEST(CpuPlugin, RefusesBadProgramsAndLaunches) {
   error.struct_size = sizeof error;
   yirage_backend_executable *exe = nullptr;
   const char junk[] = "definitely not a kernel program";
-  EXPECT_EQ(api.compile(plugin->instance(), 0, junk, sizeof junk, nullptr, &exe, &error),
-            YIRAGE_ERROR_CORRUPT_DATA);
+  EXPECT_EQ(api.compile(plugin->instance(), 0, junk, sizeof junk, nullptr, &exe, &error), YIRAGE_ERROR_CORRUPT_DATA);
   EXPECT_EQ(exe, nullptr);
   EXPECT_NE(std::string(error.message).find("kernel program"), std::string::npos);
 
@@ -394,8 +390,7 @@ TEST(CpuPlugin, RefusesBadProgramsAndLaunches) {
   for (size_t n = 0; n < program.size(); n += 7) {
     EXPECT_NE(api.supports(plugin->instance(), 0, program.data(), n, &error), YIRAGE_OK) << n;
   }
-  ASSERT_EQ(api.compile(plugin->instance(), 0, program.data(), program.size(), nullptr, &exe, &error),
-            YIRAGE_OK)
+  ASSERT_EQ(api.compile(plugin->instance(), 0, program.data(), program.size(), nullptr, &exe, &error), YIRAGE_OK)
       << error.message;
   Buffer small = allocate_buffer(*plugin, 0, 16), big = allocate_buffer(*plugin, 0, 32);
   yirage_backend_buffer *in[] = {big.get()}, *out[] = {small.get()};

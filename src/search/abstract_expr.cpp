@@ -49,8 +49,12 @@ std::vector<Expr> flatten_sorted(ExprOp op, std::vector<Expr> args) {
 
 }  // namespace
 
-Expr expr_var(int64_t input) { return make(ExprOp::kVar, input, "", {}); }
-Expr expr_const(const std::string &name) { return make(ExprOp::kConst, 0, name, {}); }
+Expr expr_var(int64_t input) {
+  return make(ExprOp::kVar, input, "", {});
+}
+Expr expr_const(const std::string &name) {
+  return make(ExprOp::kConst, 0, name, {});
+}
 
 Expr expr_add(std::vector<Expr> args) {
   auto flat = flatten_sorted(ExprOp::kAdd, std::move(args));
@@ -103,7 +107,9 @@ Expr expr_sum(int64_t size, Expr a) {
   }
 }
 
-Expr expr_rms(int64_t size, Expr a) { return make(ExprOp::kRms, size, "", {std::move(a)}); }
+Expr expr_rms(int64_t size, Expr a) {
+  return make(ExprOp::kRms, size, "", {std::move(a)});
+}
 
 Expr expr_fn(const std::string &name, std::vector<Expr> args, int64_t size) {
   return make(ExprOp::kFn, size, name, std::move(args));

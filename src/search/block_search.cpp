@@ -41,8 +41,7 @@ Vocabulary vocabulary_of(const KernelGraph &target) {
   if (std::find(v.reductions.begin(), v.reductions.end(), OpKind::kReduction) != v.reductions.end()) {
     v.accumulators.push_back(OpKind::kAccumReduceSum);
   }
-  if (std::find(v.reductions.begin(), v.reductions.end(), OpKind::kReductionMax) !=
-      v.reductions.end()) {
+  if (std::find(v.reductions.begin(), v.reductions.end(), OpKind::kReductionMax) != v.reductions.end()) {
     v.accumulators.push_back(OpKind::kAccumMax);
   }
   if (!v.rms_norms.empty()) {
@@ -64,12 +63,14 @@ void BlockSearchStats::add(const BlockSearchStats &o) {
 
 namespace {
 
-bool commutative(OpKind k) { return k == OpKind::kAdd || k == OpKind::kMul || k == OpKind::kMax; }
+bool commutative(OpKind k) {
+  return k == OpKind::kAdd || k == OpKind::kMul || k == OpKind::kMax;
+}
 
 class StructureSearch {
  public:
-  StructureSearch(const SearchContext &context, const CustomizedRequest &request,
-                  const BlockPlan &plan, const BlockGraphConfig &config, BlockSearchStats &stats)
+  StructureSearch(const SearchContext &context, const CustomizedRequest &request, const BlockPlan &plan,
+                  const BlockGraphConfig &config, BlockSearchStats &stats)
       : ctx_(context), request_(request), plan_(plan), graph_(config), stats_(stats) {}
 
   std::vector<std::shared_ptr<const BlockGraph>> run() {
@@ -148,8 +149,7 @@ class StructureSearch {
   }
 
   // Adds one operator if it passes every rule, explores below it, and takes it back.
-  void attempt(OpKind kind, std::vector<TensorId> inputs, const OpAttributes &attributes,
-               int ops, TensorId last) {
+  void attempt(OpKind kind, std::vector<TensorId> inputs, const OpAttributes &attributes, int ops, TensorId last) {
     if (ctx_.should_stop()) return;
     Operator op{kind, inputs, {}, attributes, nullptr};
     std::vector<Expr> in;
@@ -254,9 +254,11 @@ class StructureSearch {
 
 }  // namespace
 
-std::vector<std::shared_ptr<const BlockGraph>> search_block_graphs(
-    const SearchContext &context, const CustomizedRequest &request, const BlockPlan &plan,
-    const BlockGraphConfig &config, BlockSearchStats &stats) {
+std::vector<std::shared_ptr<const BlockGraph>> search_block_graphs(const SearchContext &context,
+                                                                   const CustomizedRequest &request,
+                                                                   const BlockPlan &plan,
+                                                                   const BlockGraphConfig &config,
+                                                                   BlockSearchStats &stats) {
   return StructureSearch(context, request, plan, config, stats).run();
 }
 

@@ -31,8 +31,8 @@ struct Vocabulary {
   std::vector<OpKind> unary;                  // exp, silu, … (clamp, mul_scalar: see below)
   std::vector<OpAttributes> clamps, scalars;  // each clamp / mul_scalar of the target
   std::vector<OpKind> binary;
-  std::vector<OpKind> reductions;             // kReduction, kReductionMax
-  std::vector<OpAttributes> rms_norms;        // their normalized rank, eps and weight flag
+  std::vector<OpKind> reductions;       // kReduction, kReductionMax
+  std::vector<OpAttributes> rms_norms;  // their normalized rank, eps and weight flag
   bool matmul = false;
   std::vector<OpKind> accumulators;
 };
@@ -50,8 +50,7 @@ struct SearchContext {
 };
 
 struct BlockSearchStats {
-  int64_t states = 0, pruned_shape = 0, pruned_abstract = 0, pruned_canonical = 0,
-          pruned_dead = 0, structures = 0;
+  int64_t states = 0, pruned_shape = 0, pruned_abstract = 0, pruned_canonical = 0, pruned_dead = 0, structures = 0;
   void add(const BlockSearchStats &o);
 };
 
@@ -62,8 +61,10 @@ struct CustomizedRequest {
 };
 
 // Every complete block graph for `plan` under `config`, in a deterministic order.
-std::vector<std::shared_ptr<const BlockGraph>> search_block_graphs(
-    const SearchContext &context, const CustomizedRequest &request, const BlockPlan &plan,
-    const BlockGraphConfig &config, BlockSearchStats &stats);
+std::vector<std::shared_ptr<const BlockGraph>> search_block_graphs(const SearchContext &context,
+                                                                   const CustomizedRequest &request,
+                                                                   const BlockPlan &plan,
+                                                                   const BlockGraphConfig &config,
+                                                                   BlockSearchStats &stats);
 
 }  // namespace yirage::search

@@ -21,12 +21,10 @@ void add_flops(const OperatorGraph &g, const Operator &op, double times, KernelC
     const Dims &a = g.tensor(op.inputs[0]).dims;
     cost.matrix_flops += times * 2 * n * static_cast<double>(a.back());
   } else if (is_unary(op.kind) || is_binary(op.kind)) {
-    const bool transcendental = op.kind == OpKind::kExp || op.kind == OpKind::kSilu ||
-                                op.kind == OpKind::kGelu || op.kind == OpKind::kSigmoid ||
-                                op.kind == OpKind::kLog || op.kind == OpKind::kPow;
+    const bool transcendental = op.kind == OpKind::kExp || op.kind == OpKind::kSilu || op.kind == OpKind::kGelu ||
+                                op.kind == OpKind::kSigmoid || op.kind == OpKind::kLog || op.kind == OpKind::kPow;
     cost.vector_flops += times * n * (transcendental ? 8 : 1);
-  } else if (op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax ||
-             is_accumulator(op.kind)) {
+  } else if (op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax || is_accumulator(op.kind)) {
     cost.vector_flops += times * static_cast<double>(num_elements(g.tensor(op.inputs[0]).dims));
   } else if (op.kind == OpKind::kRmsNorm) {
     cost.vector_flops += times * 4 * n;
@@ -78,31 +76,29 @@ KernelCost predefined_kernel(const KernelGraph &g, const Operator &op) {
 }
 
 // Customized operator `index` of `g`, or an explanation of why it cannot run on the target.
-KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::TargetProperties &t, const LoopWaits &loop_waits,
-                             std::string &infeasible) {
+KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::TargetProperties &t,
+                             const LoopWaits &loop_waits, std::string &infeasible) {
   const Operator &op = g.operators()[index];
   const BlockGraph &bg = *op.block_graph;
   const BlockGraphConfig &config = bg.config();
   KernelCost c;
   c.blocks = config.grid[0] * config.grid[1] * config.grid[2];
-  c.name = "customized " + std::to_string(config.grid[0]) + "x" + std::to_string(config.grid[1]) +
-           "x" + std::to_string(config.grid[2]) + " loop " + std::to_string(config.forloop_range);
+  c.name = "customized " + std::to_string(config.grid[0]) + "x" + std::to_string(config.grid[1]) + "x" +
+           std::to_string(config.grid[2]) + " loop " + std::to_string(config.forloop_range);
   const int64_t shared = bg.shared_memory_bytes();
   if (shared > t.shared_memory_per_block) {
-    infeasible = c.name + " needs " + std::to_string(shared) +
-                 " bytes of shared memory per block; " + t.name + " has " +
-                 std::to_string(t.shared_memory_per_block);
+    infeasible = c.name + " needs " + std::to_string(shared) + " bytes of shared memory per block; " + t.name +
+                 " has " + std::to_string(t.shared_memory_per_block);
     return c;
   }
   if (config.block_threads > t.max_threads_per_block) {
-    infeasible = c.name + " has " + std::to_string(config.block_threads) + " threads per block; " +
-                 t.name + " allows " + std::to_string(t.max_threads_per_block);
+    infeasible = c.name + " has " + std::to_string(config.block_threads) + " threads per block; " + t.name +
+                 " allows " + std::to_string(t.max_threads_per_block);
     return c;
   }
   const int64_t resident = std::max<int64_t>(
       1, std::min({t.max_blocks_per_compute_unit, t.threads_per_compute_unit / config.block_threads,
-                   shared > 0 ? t.shared_memory_per_compute_unit / shared
-                              : t.max_blocks_per_compute_unit}));
+                   shared > 0 ? t.shared_memory_per_compute_unit / shared : t.max_blocks_per_compute_unit}));
   c.slots = t.compute_units * resident;
   c.waves = (c.blocks + c.slots - 1) / c.slots;
 
@@ -118,8 +114,9 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
   // waits: the CUDA backend streams loops that only multiply weight tiles (gated_mlp's, 32
   // iterations) with every load in flight, one wait in all.
   const std::optional<int64_t> backend_waits = loop_waits ? loop_waits(g, index) : std::nullopt;
-  const double waits = backend_waits ? static_cast<double>(*backend_waits)
-                                     : bg.loop_only_sums_inputs() ? 1.0 : iterations;
+  const double waits = backend_waits                ? static_cast<double>(*backend_waits)
+                       : bg.loop_only_sums_inputs() ? 1.0
+                                                    : iterations;
   c.serial_seconds = static_cast<double>(c.waves) * waits * t.loop_iteration_seconds;
   const auto &ops = bg.operators();
   for (size_t i = 0, input = 0; i < ops.size(); ++i) {
@@ -128,8 +125,7 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
       // Every block loads its tiles; each kernel input comes from DRAM once, and the rest of the
       // loads are re-reads that L2 serves when the input fits in it.
       const Tensor &tile = bg.tensor(bop.outputs[0]);
-      const double loads =
-          bytes_of(tile) * blocks * (tile.phase == LoopPhase::kPerIteration ? iterations : 1);
+      const double loads = bytes_of(tile) * blocks * (tile.phase == LoopPhase::kPerIteration ? iterations : 1);
       const double unique = bytes_of(g.tensor(op.inputs[input++]));
       const double rereads = std::max(0.0, loads - unique);
       c.dram_bytes += unique;
@@ -146,7 +142,8 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
 
 }  // namespace
 
-CostEstimate estimate_cost(const KernelGraph &graph, const targets::TargetProperties &target, const LoopWaits &loop_waits) {
+CostEstimate estimate_cost(const KernelGraph &graph, const targets::TargetProperties &target,
+                           const LoopWaits &loop_waits) {
   CostEstimate estimate;
   for (size_t i = 0; i < graph.operators().size(); ++i) {
     const Operator &op = graph.operators()[i];

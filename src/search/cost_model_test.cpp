@@ -17,16 +17,14 @@ TEST(CostModel, FusedBenchmarksBeatUnfusedOnNvidiaTargets) {
   for (const char *target_name : {"h100", "a100"}) {
     const targets::TargetProperties target = targets::builtin_target(target_name);
     for (const std::string &name : bench::benchmark_names()) {
-      const CostEstimate unfused =
-          estimate_cost(bench::build_unfused(name, 1, DType::kFloat16), target);
-      const CostEstimate fused =
-          estimate_cost(bench::build_fused(name, 1, DType::kFloat16), target);
+      const CostEstimate unfused = estimate_cost(bench::build_unfused(name, 1, DType::kFloat16), target);
+      const CostEstimate fused = estimate_cost(bench::build_fused(name, 1, DType::kFloat16), target);
       ASSERT_TRUE(unfused.feasible);
       ASSERT_TRUE(fused.feasible) << fused.infeasible_reason;
       EXPECT_EQ(fused.kernels.size(), 1u);
       EXPECT_LT(fused.seconds, unfused.seconds) << name << " on " << target_name;
-      std::printf("%-7s %-15s unfused %8.2f us (%zu kernels)  fused %8.2f us\n", target_name,
-                  name.c_str(), unfused.seconds * 1e6, unfused.kernels.size(), fused.seconds * 1e6);
+      std::printf("%-7s %-15s unfused %8.2f us (%zu kernels)  fused %8.2f us\n", target_name, name.c_str(),
+                  unfused.seconds * 1e6, unfused.kernels.size(), fused.seconds * 1e6);
     }
   }
 }
@@ -40,8 +38,7 @@ TEST(CostModel, NvidiaShapedMuGraphsOnMi300x) {
     const CostEstimate fused = estimate_cost(bench::build_fused(name, 1, DType::kFloat16), mi300x);
     if (name == "gqa" || name == "qknorm") {
       EXPECT_FALSE(fused.feasible) << name;
-      EXPECT_NE(fused.infeasible_reason.find("bytes of shared memory per block; mi300x has 65536"),
-                std::string::npos);
+      EXPECT_NE(fused.infeasible_reason.find("bytes of shared memory per block; mi300x has 65536"), std::string::npos);
     } else {
       ASSERT_TRUE(fused.feasible) << name;
       if (name == "gated_mlp" || name == "rmsnorm_linear") {
@@ -130,9 +127,10 @@ TEST(CostModel, FewBlocksReadL2AtTheirShare) {
   const KernelCost &k = e.kernels[0];
   ASSERT_LT(k.blocks, h100.compute_units);
   ASSERT_GT(k.l2_bytes, 0);
-  EXPECT_NEAR((k.seconds - h100.launch_overhead_seconds) * 1e6,
-              k.l2_bytes / h100.l2_bandwidth * static_cast<double>(h100.compute_units) / static_cast<double>(k.blocks) * 1e6,
-              1e-9);
+  EXPECT_NEAR(
+      (k.seconds - h100.launch_overhead_seconds) * 1e6,
+      k.l2_bytes / h100.l2_bandwidth * static_cast<double>(h100.compute_units) / static_cast<double>(k.blocks) * 1e6,
+      1e-9);
 }
 
 TEST(CostModel, LoopIterationLatencyBoundsLongLoops) {

@@ -91,9 +91,8 @@ int DimClasses::of(TensorId tensor, size_t dim) const {
 
 int DimClasses::dim_in(TensorId tensor, int cls) const {
   const size_t begin = offsets_.at(static_cast<size_t>(tensor));
-  const size_t end = static_cast<size_t>(tensor) + 1 < offsets_.size()
-                         ? offsets_[static_cast<size_t>(tensor) + 1]
-                         : class_of_.size();
+  const size_t end =
+      static_cast<size_t>(tensor) + 1 < offsets_.size() ? offsets_[static_cast<size_t>(tensor) + 1] : class_of_.size();
   int found = -1;
   for (size_t s = begin; s < end; ++s) {
     if (class_of_[s] != cls) continue;

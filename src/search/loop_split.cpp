@@ -11,7 +11,9 @@ namespace yirage::search {
 
 namespace {
 
-bool after_loop(const BlockGraph &bg, TensorId t) { return bg.tensor(t).phase == LoopPhase::kAfterLoop; }
+bool after_loop(const BlockGraph &bg, TensorId t) {
+  return bg.tensor(t).phase == LoopPhase::kAfterLoop;
+}
 
 // An operator that combines accumulated tiles after the loop (what the second kernel runs).
 bool after_the_accumulators(const BlockGraph &bg, const Operator &op) {
@@ -95,8 +97,7 @@ std::shared_ptr<BlockGraph> total_graph(const BlockGraph &bg, const BlockGraph &
 // right: one of its axes gets up to `parts` times the blocks (the largest factor that divides
 // `parts` and leaves whole tiles), as many as kernel 1 runs.
 std::shared_ptr<BlockGraph> finest_total_graph(const BlockGraph &bg, const BlockGraph &chunks,
-                                               const std::vector<size_t> &partial_savers, size_t axis,
-                                               int64_t parts) {
+                                               const std::vector<size_t> &partial_savers, size_t axis, int64_t parts) {
   for (int64_t factor = parts; factor > 1; --factor) {
     if (parts % factor != 0) continue;
     for (size_t a = 0; a < 3; ++a) {

@@ -11,9 +11,13 @@
 namespace yirage::search {
 namespace {
 
-const BlockGraph &block_graph_of(const KernelGraph &g, size_t op) { return *g.operators().at(op).block_graph; }
+const BlockGraph &block_graph_of(const KernelGraph &g, size_t op) {
+  return *g.operators().at(op).block_graph;
+}
 
-size_t last_operator(const KernelGraph &g) { return g.operators().size() - 1; }
+size_t last_operator(const KernelGraph &g) {
+  return g.operators().size() - 1;
+}
 
 // Attention (Q [2,64,64], K [2,64,1024], V [2,1024,64]; fused: grid 2x4, 16 iterations) split
 // over 4 blocks: 16 blocks of 4 iterations write float32 partial sums of E·V and of E's rows, a
@@ -82,8 +86,8 @@ TEST(LoopSplit, GatedMlpSplitsAndStaysEquivalent) {
   const KernelGraph fused = bench::build_fused("gated_mlp", 1, DType::kBFloat16, 16);
   const std::optional<KernelGraph> split = split_loop(fused, last_operator(fused), 2);
   ASSERT_TRUE(split.has_value());
-  EXPECT_TRUE(verify::check_equivalence(bench::build_unfused("gated_mlp", 1, DType::kBFloat16, 16), *split, {})
-                  .equivalent);
+  EXPECT_TRUE(
+      verify::check_equivalence(bench::build_unfused("gated_mlp", 1, DType::kBFloat16, 16), *split, {}).equivalent);
 }
 
 // The written graph records the partials' dtype and needs a reader of version 2; it loads back
@@ -109,7 +113,7 @@ TEST(LoopSplit, RefusesWhatItCannotSplit) {
   EXPECT_FALSE(split_loop(gqa, last_operator(gqa), 3));          // does not divide the loop
   EXPECT_FALSE(split_loop(gqa, last_operator(gqa), 1));          // not a split
   EXPECT_FALSE(split_loop(gqa, last_operator(gqa), 2 * range));  // more parts than iterations
-  EXPECT_TRUE(split_loop(gqa, last_operator(gqa), range));      // one iteration per block
+  EXPECT_TRUE(split_loop(gqa, last_operator(gqa), range));       // one iteration per block
   EXPECT_FALSE(split_loop(gqa, 0, 2));                           // an input, not a customized operator
   // rms_norm's accumulator is not a sum of the chunks' values.
   const KernelGraph rms = bench::build_fused("rmsnorm_linear", 1, DType::kFloat16, 16);

@@ -27,18 +27,16 @@ std::string request_text(const SearchOptions &o) {
   s << "search revision " << kSearchRevision << '\n';
   const targets::TargetProperties &t = o.target;
   s << "target " << t.name << ' ' << static_cast<int>(t.kind) << ' ' << t.compute_units << ' '
-    << t.max_threads_per_block << ' ' << t.max_blocks_per_compute_unit << ' '
-    << t.threads_per_compute_unit << ' ' << t.shared_memory_per_block << ' '
-    << t.shared_memory_per_compute_unit << ' ' << t.warp_width << ' ' << t.memory_bytes << ' '
-    << t.memory_bandwidth << ' ' << t.l2_bytes << ' ' << t.l2_bandwidth << ' '
+    << t.max_threads_per_block << ' ' << t.max_blocks_per_compute_unit << ' ' << t.threads_per_compute_unit << ' '
+    << t.shared_memory_per_block << ' ' << t.shared_memory_per_compute_unit << ' ' << t.warp_width << ' '
+    << t.memory_bytes << ' ' << t.memory_bandwidth << ' ' << t.l2_bytes << ' ' << t.l2_bandwidth << ' '
     << t.peak_flops_float16 << ' ' << t.peak_flops_bfloat16 << ' ' << t.peak_flops_float32 << ' '
-    << t.vector_flops_float32 << ' ' << t.matrix_unit[0] << ' ' << t.matrix_unit[1] << ' '
-    << t.matrix_unit[2] << ' ' << t.launch_overhead_seconds << ' ' << t.loop_iteration_seconds
-    << '\n';
+    << t.vector_flops_float32 << ' ' << t.matrix_unit[0] << ' ' << t.matrix_unit[1] << ' ' << t.matrix_unit[2] << ' '
+    << t.launch_overhead_seconds << ' ' << t.loop_iteration_seconds << '\n';
   s << "loop waits from " << (o.loop_waits ? o.loop_waits_source : "the cost model") << '\n';
-  s << "options " << o.seed << ' ' << o.max_kernel_ops << ' ' << o.max_block_ops << ' '
-    << o.max_grid_axes << ' ' << o.max_customized_inputs << ' ' << o.max_candidates << ' '
-    << o.verify_trials << ' ' << o.z3_rlimit << ' ' << o.abstract_pruning << " grid";
+  s << "options " << o.seed << ' ' << o.max_kernel_ops << ' ' << o.max_block_ops << ' ' << o.max_grid_axes << ' '
+    << o.max_customized_inputs << ' ' << o.max_candidates << ' ' << o.verify_trials << ' ' << o.z3_rlimit << ' '
+    << o.abstract_pruning << " grid";
   for (int64_t g : o.grid_candidates) s << ' ' << g;
   s << " loop";
   for (int64_t f : o.forloop_candidates) s << ' ' << f;
@@ -101,8 +99,7 @@ CacheEntry cache_entry_from_bytes(const void *bytes, size_t size) {
   return entry;
 }
 
-std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder,
-                                                       const std::vector<uint8_t> &request,
+std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder, const std::vector<uint8_t> &request,
                                                        std::string *why_not) {
   auto miss = [&](const std::string &why) -> std::optional<std::vector<SearchCandidate>> {
     if (why_not) *why_not = why;

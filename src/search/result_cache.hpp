@@ -35,8 +35,7 @@ CacheEntry cache_entry_from_bytes(const void *data, size_t size);
 
 // The cached candidates of `request`, or nothing (missing, unreadable, corrupt or another
 // request's file). `why_not`, when given, says why a present file was not used.
-std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder,
-                                                       const std::vector<uint8_t> &request,
+std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder, const std::vector<uint8_t> &request,
                                                        std::string *why_not = nullptr);
 
 // Stores a complete search's candidates with their checksum (written to temporary files, then

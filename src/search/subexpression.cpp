@@ -29,8 +29,7 @@ struct SubexpressionOracle::Z3State {
     z3::params p(context);
     p.set("rlimit", static_cast<unsigned>(timeout_ms));
     solver.set(p);
-    const z3::expr x = context.constant("x", term), y = context.constant("y", term),
-                   z = context.constant("z", term);
+    const z3::expr x = context.constant("x", term), y = context.constant("y", term), z = context.constant("z", term);
     const z3::expr i = context.int_const("i"), j = context.int_const("j");
     auto all = [&](std::initializer_list<z3::expr> vars, const z3::expr &body) {
       z3::expr_vector v(context);
@@ -109,8 +108,7 @@ struct SubexpressionOracle::Z3State {
   }
 };
 
-SubexpressionOracle::SubexpressionOracle(const std::vector<Expr> &target_terms, int z3_rlimit)
-    : z3_rlimit_(z3_rlimit) {
+SubexpressionOracle::SubexpressionOracle(const std::vector<Expr> &target_terms, int z3_rlimit) : z3_rlimit_(z3_rlimit) {
   std::function<void(const Expr &)> index = [&](const Expr &e) {
     if (!index_.insert(e->text).second) return;
     if (e->op == ExprOp::kVar) variables_.insert(e->size);

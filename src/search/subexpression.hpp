@@ -31,14 +31,14 @@
 namespace yirage::search {
 
 struct OracleStats {
-  int64_t queries = 0;      // questions asked, memoised ones included
-  int64_t memo_hits = 0;    // answered from the memo
-  int64_t index_yes = 0;    // settled by the subterm index
-  int64_t index_no = 0;     // settled by reading an input the target does not read
-  int64_t z3_queries = 0;   // sent to Z3
-  int64_t z3_yes = 0;       // Z3 proved occurrence
-  int64_t z3_unknown = 0;   // Z3 gave up or ran out of time (treated as "does not occur")
-  double z3_seconds = 0;    // time spent in Z3, summed over the threads
+  int64_t queries = 0;     // questions asked, memoised ones included
+  int64_t memo_hits = 0;   // answered from the memo
+  int64_t index_yes = 0;   // settled by the subterm index
+  int64_t index_no = 0;    // settled by reading an input the target does not read
+  int64_t z3_queries = 0;  // sent to Z3
+  int64_t z3_yes = 0;      // Z3 proved occurrence
+  int64_t z3_unknown = 0;  // Z3 gave up or ran out of time (treated as "does not occur")
+  double z3_seconds = 0;   // time spent in Z3, summed over the threads
 };
 
 class SubexpressionOracle {

@@ -24,10 +24,14 @@ namespace {
 // A fused candidate's loop is also tried split over 2, 4, ... this many blocks (loop_split.hpp).
 constexpr int64_t kMaxLoopParts = 16;
 
-size_t kernel_count(const KernelGraph &g) { return g.operators().size() - g.inputs().size(); }
+size_t kernel_count(const KernelGraph &g) {
+  return g.operators().size() - g.inputs().size();
+}
 
 // SearchOptions::buildable's answer; true where there is none to ask.
-bool builds(const SearchOptions &o, const KernelGraph &g) { return !o.buildable || o.buildable(g); }
+bool builds(const SearchOptions &o, const KernelGraph &g) {
+  return !o.buildable || o.buildable(g);
+}
 
 }  // namespace
 
@@ -64,7 +68,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // Powers of two p dividing `extent` with 2 <= p <= limit; at most `count` of them, spread over
 // the range (largest first).
@@ -194,8 +200,7 @@ std::vector<Cut> cuts_of(const KernelGraph &g, int max_prefix, int max_inputs) {
 }
 
 // Grid classes: present in every wanted output; loop class: in some input, not on the grid.
-std::vector<BlockPlan> plans_for(const CustomizedRequest &r, const DimClasses &classes,
-                                 int max_axes) {
+std::vector<BlockPlan> plans_for(const CustomizedRequest &r, const DimClasses &classes, int max_axes) {
   std::vector<int> on_grid, loopable;
   for (int c = 0; c < classes.count(); ++c) {
     if (classes.extent(c) < 2) continue;
@@ -271,10 +276,9 @@ class Superoptimizer {
     // Whole-graph fusions first, so the time to the first fused candidate is not spent on cuts.
     verify(enumerate(fused_tasks));
     verify(enumerate(other_tasks));
-    std::stable_sort(result_.candidates.begin(), result_.candidates.end(),
-                     [](const SearchCandidate &a, const SearchCandidate &b) {
-                       return a.estimated_seconds < b.estimated_seconds;
-                     });
+    std::stable_sort(
+        result_.candidates.begin(), result_.candidates.end(),
+        [](const SearchCandidate &a, const SearchCandidate &b) { return a.estimated_seconds < b.estimated_seconds; });
     finish_stats();
     return std::move(result_);
   }
@@ -304,8 +308,7 @@ class Superoptimizer {
     const int threads = options_.threads > 0 ? options_.threads : default_thread_count();
     parallel_for(static_cast<int64_t>(tasks.size()), threads, [&](int64_t k) {
       if (stop_enumerating()) return;
-      per_task[static_cast<size_t>(k)] =
-          run_task(tasks[static_cast<size_t>(k)], stats[static_cast<size_t>(k)]);
+      per_task[static_cast<size_t>(k)] = run_task(tasks[static_cast<size_t>(k)], stats[static_cast<size_t>(k)]);
       report(stats[static_cast<size_t>(k)].states, per_task[static_cast<size_t>(k)].size());
     });
     std::vector<Found> all;
@@ -314,8 +317,7 @@ class Superoptimizer {
       for (Found &f : per_task[k]) all.push_back(std::move(f));
     }
     result_.stats.plans += static_cast<int64_t>(tasks.size());
-    std::stable_sort(all.begin(), all.end(),
-                     [](const Found &a, const Found &b) { return a.seconds < b.seconds; });
+    std::stable_sort(all.begin(), all.end(), [](const Found &a, const Found &b) { return a.seconds < b.seconds; });
     return configurations_first(std::move(all));
   }
 
@@ -379,8 +381,8 @@ class Superoptimizer {
     // tiled), so they are searched once, at the smallest tiles (the likeliest to fit).
     std::vector<int64_t> smallest_tiles;
     for (const auto &s : sizes) smallest_tiles.push_back(*std::max_element(s.begin(), s.end()));
-    const auto structures = search_block_graphs(context_, cut.request, task.plan,
-                                                config_for(task.plan, smallest_tiles), stats);
+    const auto structures =
+        search_block_graphs(context_, cut.request, task.plan, config_for(task.plan, smallest_tiles), stats);
     std::vector<Found> found;
     std::vector<size_t> pick(sizes.size(), 0);
     for (;;) {
@@ -436,9 +438,8 @@ class Superoptimizer {
         return;
       }
       std::string what = cut.prefix.empty() ? "" : std::to_string(cut.prefix.size()) + " pre-defined kernel(s), then ";
-      what += "customized grid " + std::to_string(config.grid[0]) + "x" +
-              std::to_string(config.grid[1]) + "x" + std::to_string(config.grid[2]) + " loop " +
-              std::to_string(config.forloop_range) + " (" +
+      what += "customized grid " + std::to_string(config.grid[0]) + "x" + std::to_string(config.grid[1]) + "x" +
+              std::to_string(config.grid[2]) + " loop " + std::to_string(config.forloop_range) + " (" +
               std::to_string(structure->operators().size()) + " block operators)";
       // The loop split over more blocks, where the blocks fill at most half of the device; each
       // split is its own structure for verification. (A grid that already fills the device,
@@ -456,8 +457,7 @@ class Superoptimizer {
                             what + ", loop split over " + std::to_string(parts) + " blocks", std::move(key),
                             cut.prefix.empty()});
       }
-      out.push_back(Found{std::move(g), cost.seconds, std::move(what), structure,
-                          cut.prefix.empty()});
+      out.push_back(Found{std::move(g), cost.seconds, std::move(what), structure, cut.prefix.empty()});
     } catch (const Error &e) {
       // These sizes do not divide the tensors or overflow shared memory: not a candidate. A
       // backend's failure (its estimate) ends the search.
@@ -613,10 +613,9 @@ void profile(SearchResult &result, const KernelGraph &graph, const SearchOptions
     correct.push_back(std::move(input));
   }
   result.profiled.push_back(std::move(input_record));
-  std::stable_sort(correct.begin(), correct.end(),
-                   [](const SearchCandidate &a, const SearchCandidate &b) {
-                     return a.measured_seconds < b.measured_seconds;
-                   });
+  std::stable_sort(correct.begin(), correct.end(), [](const SearchCandidate &a, const SearchCandidate &b) {
+    return a.measured_seconds < b.measured_seconds;
+  });
   for (SearchCandidate &c : rest) correct.push_back(std::move(c));
   result.candidates = std::move(correct);
 }

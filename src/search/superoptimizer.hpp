@@ -32,29 +32,29 @@ struct Measured {
 
 struct SearchOptions {
   targets::TargetProperties target;
-  double time_budget_seconds = 60;  // for enumeration and verification together
-  int threads = 0;                  // 0: the hardware's count
-  uint64_t seed = 1;                // fingerprint inputs derive from it
-  int max_kernel_ops = 2;           // kernel-level operators per candidate, the fused one included
-  int max_block_ops = 8;            // compute operators per thread-block graph (savers excluded)
-  int max_grid_axes = 2;            // grid axes with more than one block
-  int max_customized_inputs = 4;    // kernel tensors one customized operator reads
-  std::vector<int64_t> grid_candidates;     // block counts per axis; empty: from the target
-  std::vector<int64_t> forloop_candidates;  // for-loop ranges; empty: from the target
+  double time_budget_seconds = 60;                   // for enumeration and verification together
+  int threads = 0;                                   // 0: the hardware's count
+  uint64_t seed = 1;                                 // fingerprint inputs derive from it
+  int max_kernel_ops = 2;                            // kernel-level operators per candidate, the fused one included
+  int max_block_ops = 8;                             // compute operators per thread-block graph (savers excluded)
+  int max_grid_axes = 2;                             // grid axes with more than one block
+  int max_customized_inputs = 4;                     // kernel tensors one customized operator reads
+  std::vector<int64_t> grid_candidates;              // block counts per axis; empty: from the target
+  std::vector<int64_t> forloop_candidates;           // for-loop ranges; empty: from the target
   std::optional<std::array<int64_t, 3>> fixed_grid;  // only this grid (like Mirage's override)
   std::optional<int64_t> fixed_forloop;              // only this for-loop range
   // Verified candidates returned, cheapest first (at least 1.5 × profile_top_k where profiling); where
   // candidates of another kernel count than the rest pass, the last place goes to the cheapest of
   // them (see measure).
   int max_candidates = 4;
-  int verify_trials = 2;   // fingerprint trials per candidate
+  int verify_trials = 2;  // fingerprint trials per candidate
   // Z3 resource limit per query (deterministic, unlike a time limit; 10000 is a few ms);
   // 0: no Z3, the subterm index alone prunes.
   int z3_rlimit = 10000;
   bool abstract_pruning = true;  // false: only shapes and canonical order prune (for comparison)
   std::function<void(const SearchProgress &)> progress;  // called from search threads, serialised
-  std::function<bool()> cancelled;  // polled; true stops the search
-  std::string cache_dir;  // empty: no cache
+  std::function<bool()> cancelled;                       // polled; true stops the search
+  std::string cache_dir;                                 // empty: no cache
   // Profiling: called on the profile_top_k cheapest verified candidates, where they all have one
   // kernel count the last of them replaced by the cheapest with another (the cost model ranks
   // graphs of one shape better than it compares shapes: a loop split over two kernels against
@@ -67,10 +67,10 @@ struct SearchOptions {
   std::function<Measured(const KernelGraph &)> measure;
   int profile_top_k = 4;
   // The backend's word on whether it can build a candidate's kernels: called on each candidate
-  // that passes its fingerprints, before it takes a place; false drops it (stats.unbuildable). The shared-memory limit the search
-  // checks is an estimate (BlockGraph::shared_memory_bytes); the backend's code generator knows
-  // what a µGraph really needs (the CUDA one keeps tiles in float32 with load stages beside them,
-  // or attention's in registers). Null: every candidate is taken as buildable.
+  // that passes its fingerprints, before it takes a place; false drops it (stats.unbuildable). The shared-memory limit
+  // the search checks is an estimate (BlockGraph::shared_memory_bytes); the backend's code generator knows what a
+  // µGraph really needs (the CUDA one keeps tiles in float32 with load stages beside them, or attention's in
+  // registers). Null: every candidate is taken as buildable.
   std::function<bool(const KernelGraph &)> buildable;
   // The backend's count of how often a customized kernel's blocks wait for their tiles over the
   // for-loop, for the cost model (runtime::backend_loop_waits): called on every candidate while
@@ -88,7 +88,7 @@ struct SearchCandidate {
   KernelGraph graph;
   double estimated_seconds = 0;
   int verified_trials = 0;
-  std::string description;  // e.g. "customized grid 2x16x1 loop 16 (7 block ops)"
+  std::string description;       // e.g. "customized grid 2x16x1 loop 16 (7 block ops)"
   double measured_seconds = -1;  // -1: not profiled
 };
 
@@ -99,17 +99,17 @@ struct ProfileRecord {
 };
 
 struct SearchStats {
-  int64_t states = 0;                  // partial graphs built
-  int64_t pruned_shape = 0;            // builder refused (shapes, tiles, phases, shared memory)
-  int64_t pruned_abstract = 0;         // a term that does not occur in the target's
-  int64_t pruned_canonical = 0;        // not in canonical order, or recomputes an existing term
-  int64_t pruned_dead = 0;             // complete but computing something unused
-  int64_t plans = 0;                   // grid/loop class assignments searched
-  int64_t structures = 0;              // complete µGraph structures found
-  int64_t candidates = 0;              // complete candidates (structures × sizes) that built
-  int64_t infeasible = 0;              // candidates the cost model ruled out
-  int64_t oracle_queries = 0;          // subexpression questions (memo hits included)
-  int64_t oracle_index_answers = 0;    // settled by the subterm index
+  int64_t states = 0;                // partial graphs built
+  int64_t pruned_shape = 0;          // builder refused (shapes, tiles, phases, shared memory)
+  int64_t pruned_abstract = 0;       // a term that does not occur in the target's
+  int64_t pruned_canonical = 0;      // not in canonical order, or recomputes an existing term
+  int64_t pruned_dead = 0;           // complete but computing something unused
+  int64_t plans = 0;                 // grid/loop class assignments searched
+  int64_t structures = 0;            // complete µGraph structures found
+  int64_t candidates = 0;            // complete candidates (structures × sizes) that built
+  int64_t infeasible = 0;            // candidates the cost model ruled out
+  int64_t oracle_queries = 0;        // subexpression questions (memo hits included)
+  int64_t oracle_index_answers = 0;  // settled by the subterm index
   int64_t z3_queries = 0;
   int64_t z3_proved = 0;
   int64_t z3_unknown = 0;
@@ -117,7 +117,7 @@ struct SearchStats {
   int64_t fingerprint_checks = 0;
   int64_t fingerprint_rejected = 0;
   double fingerprint_seconds = 0;
-  int64_t unbuildable = 0;             // passed, but the backend cannot build it (buildable)
+  int64_t unbuildable = 0;          // passed, but the backend cannot build it (buildable)
   double first_fused_seconds = -1;  // when the first verified fully fused candidate was found
   double seconds = 0;
   bool from_cache = false;

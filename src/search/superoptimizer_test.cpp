@@ -89,7 +89,9 @@ TEST(Superoptimizer, IsDeterministicForAFixedSeedAndThreadCount) {
   EXPECT_EQ(a.stats.z3_queries, b.stats.z3_queries);
 }
 
-size_t kernel_count(const KernelGraph &g) { return g.operators().size() - g.inputs().size(); }
+size_t kernel_count(const KernelGraph &g) {
+  return g.operators().size() - g.inputs().size();
+}
 
 // Attention's fused µGraphs also come with their loops split over two kernels. Of two candidates
 // profiled, one has another kernel count than the first, and a split that measures slower loses
@@ -111,7 +113,8 @@ TEST(Superoptimizer, ProfilesSplitLoopsAndTheCheapestOfEveryKernelCount) {
   };
   const SearchResult r = superoptimize(g, o);
   bool any_split = false;
-  for (const SearchCandidate &c : r.candidates) any_split = any_split || c.description.find("loop split over") != std::string::npos;
+  for (const SearchCandidate &c : r.candidates)
+    any_split = any_split || c.description.find("loop split over") != std::string::npos;
   EXPECT_TRUE(any_split);
   EXPECT_LE(r.candidates.size(), 5u);  // max_candidates, then the input graph once profiled
   // The first candidate, the cheapest with another kernel count, the input graph.
@@ -422,7 +425,8 @@ TEST(ResultCache, AnswersARepeatedRequestAndNeverTrustsACorruptEntry) {
     EXPECT_NE(why.find("checksum"), std::string::npos) << what << ": " << why;
   };
   for (size_t cut : {size_t{0}, size_t{7}, bytes.size() / 2}) {
-    missed(std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(cut)), "truncated to " + std::to_string(cut));
+    missed(std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(cut)),
+           "truncated to " + std::to_string(cut));
   }
   for (size_t at : {bytes.size() / 3, bytes.size() / 2, bytes.size() - 9}) {
     std::vector<char> flipped = bytes;
@@ -473,7 +477,7 @@ TEST(SubexpressionOracle, AnswersFromTheIndexAndFromZ3) {
   SubexpressionOracle oracle({o, gate}, 10000);
   EXPECT_TRUE(oracle.occurs(expr_sum(256, expr_mul({e, v}))));  // a partial sum, by the index
   EXPECT_TRUE(oracle.occurs(expr_div(expr_sum(4096, expr_mul({e, v})), expr_sum(4096, e))));
-  EXPECT_FALSE(oracle.occurs(expr_sum(256, expr_mul({e, expr_var(3)}))));  // a foreign input
+  EXPECT_FALSE(oracle.occurs(expr_sum(256, expr_mul({e, expr_var(3)}))));            // a foreign input
   EXPECT_TRUE(oracle.occurs(expr_mul({expr_fn("exp", {q}), expr_fn("exp", {k})})));  // Z3
   EXPECT_FALSE(oracle.occurs(expr_fn("exp", {expr_sum(4, expr_mul({q, k}))})));
   const OracleStats s = oracle.stats();
@@ -494,9 +498,13 @@ TEST(SubexpressionOracle, ThreadsShareAnswersAndProveEachTermOnce) {
   const Expr e = expr_fn("exp", {expr_sum(64, expr_mul({q, k}))});
   const Expr o = expr_sum(4096, expr_mul({expr_div(e, expr_sum(4096, e)), v}));
   const Expr gate = expr_fn("exp", {expr_add({q, k})});
-  const std::vector<Expr> asked = {  // none in the index, none reading a foreign input: all for Z3
-      expr_mul({expr_fn("exp", {q}), expr_fn("exp", {k})}), expr_fn("exp", {expr_sum(4, expr_mul({q, k}))}),
-      expr_fn("exp", {q}), expr_fn("exp", {k}), expr_mul({q, v}), expr_add({v, e})};
+  const std::vector<Expr> asked = {// none in the index, none reading a foreign input: all for Z3
+                                   expr_mul({expr_fn("exp", {q}), expr_fn("exp", {k})}),
+                                   expr_fn("exp", {expr_sum(4, expr_mul({q, k}))}),
+                                   expr_fn("exp", {q}),
+                                   expr_fn("exp", {k}),
+                                   expr_mul({q, v}),
+                                   expr_add({v, e})};
   SubexpressionOracle alone({o, gate}, 10000);
   std::vector<bool> expected;
   for (const Expr &t : asked) expected.push_back(alone.occurs(t));

@@ -15,12 +15,14 @@ std::string number(double v) {
 }
 
 // Elements reduced by a reduction over `dim` of a tensor of `dims`.
-int64_t extent(const Dims &dims, int dim) { return dims.at(static_cast<size_t>(dim)); }
+int64_t extent(const Dims &dims, int dim) {
+  return dims.at(static_cast<size_t>(dim));
+}
 
 }  // namespace
 
-Expr operator_term(const OperatorGraph &graph, const Operator &op, const std::vector<Expr> &in,
-                   int64_t forloop_range, size_t output) {
+Expr operator_term(const OperatorGraph &graph, const Operator &op, const std::vector<Expr> &in, int64_t forloop_range,
+                   size_t output) {
   auto dims_of = [&](size_t i) -> const Dims & { return graph.tensor(op.inputs.at(i)).dims; };
   const OpAttributes &at = op.attributes;
   switch (op.kind) {
@@ -60,8 +62,7 @@ Expr operator_term(const OperatorGraph &graph, const Operator &op, const std::ve
     case OpKind::kAccumMax: return expr_fn("max_over", {in[0]}, forloop_range);
     case OpKind::kAccumRescale: return expr_fn("rescale", {in[0], in[1]}, forloop_range);
     case OpKind::kConcat: return expr_fn("concat" + std::to_string(at.dim), {in[0], in[1]});
-    case OpKind::kSplit:
-      return expr_fn("split" + std::to_string(at.dim) + "_" + std::to_string(output), {in[0]});
+    case OpKind::kSplit: return expr_fn("split" + std::to_string(at.dim) + "_" + std::to_string(output), {in[0]});
     case OpKind::kInput:
     case OpKind::kCustomized: break;
   }
@@ -71,8 +72,7 @@ Expr operator_term(const OperatorGraph &graph, const Operator &op, const std::ve
 namespace {
 
 template <class Graph>
-void fill_terms(const Graph &graph, std::vector<Expr> &terms, int64_t forloop_range,
-                const std::vector<Expr> &inputs) {
+void fill_terms(const Graph &graph, std::vector<Expr> &terms, int64_t forloop_range, const std::vector<Expr> &inputs) {
   size_t next_input = 0;
   for (const Operator &op : graph.operators()) {
     if (op.kind == OpKind::kInput) {

@@ -25,8 +25,8 @@ constexpr size_t kMaxFileBytes = size_t{1} << 30;
 
 // ---- writing -------------------------------------------------------------------------------
 
-flatbuffers::Offset<fb::Operator> write_operator(flatbuffers::FlatBufferBuilder &b,
-                                                 const Operator &op, bool with_dtype);
+flatbuffers::Offset<fb::Operator> write_operator(flatbuffers::FlatBufferBuilder &b, const Operator &op,
+                                                 bool with_dtype);
 
 // An output saver's dtype is written only where it differs from its tile's, so that files of
 // version 1 (which had none) load and save bit for bit.
@@ -34,28 +34,26 @@ bool retyped_saver(const BlockGraph &bg, const Operator &op) {
   return op.kind == OpKind::kOutputSaver && op.attributes.dtype != bg.tensor(op.inputs[0]).dtype;
 }
 
-flatbuffers::Offset<fb::BlockGraph> write_block_graph(flatbuffers::FlatBufferBuilder &b,
-                                                      const BlockGraph &bg) {
+flatbuffers::Offset<fb::BlockGraph> write_block_graph(flatbuffers::FlatBufferBuilder &b, const BlockGraph &bg) {
   std::vector<flatbuffers::Offset<fb::Operator>> ops;
   for (const Operator &op : bg.operators()) {
     ops.push_back(write_operator(b, op, op.kind == OpKind::kInputIterator || retyped_saver(bg, op)));
   }
   const auto &c = bg.config();
   const std::vector<int64_t> grid(c.grid.begin(), c.grid.end());
-  return fb::CreateBlockGraph(b, b.CreateVector(grid), c.block_threads, c.forloop_range,
-                              c.shared_memory_limit, c.max_threads_per_block, b.CreateVector(ops));
+  return fb::CreateBlockGraph(b, b.CreateVector(grid), c.block_threads, c.forloop_range, c.shared_memory_limit,
+                              c.max_threads_per_block, b.CreateVector(ops));
 }
 
-flatbuffers::Offset<fb::Operator> write_operator(flatbuffers::FlatBufferBuilder &b,
-                                                 const Operator &op, bool with_dtype) {
+flatbuffers::Offset<fb::Operator> write_operator(flatbuffers::FlatBufferBuilder &b, const Operator &op,
+                                                 bool with_dtype) {
   const OpAttributes &at = op.attributes;
   // Children first: flatbuffers builds bottom-up.
   const auto block = op.block_graph ? write_block_graph(b, *op.block_graph) : 0;
   const auto inputs = op.inputs.empty() ? 0 : b.CreateVector(op.inputs);
   const auto sizes = at.sizes.empty() ? 0 : b.CreateVector(at.sizes);
   const bool mapped = op.kind == OpKind::kInputIterator || op.kind == OpKind::kOutputSaver;
-  const auto grid_map =
-      mapped ? b.CreateVector(std::vector<int32_t>(at.grid_map.begin(), at.grid_map.end())) : 0;
+  const auto grid_map = mapped ? b.CreateVector(std::vector<int32_t>(at.grid_map.begin(), at.grid_map.end())) : 0;
   fb::OperatorBuilder w(b);
   w.add_kind(static_cast<fb::OpKind>(op.kind));
   if (!inputs.IsNull()) w.add_inputs(inputs);
@@ -99,15 +97,14 @@ Operator read_operator(const fb::Operator &in) {
 // Adds the file's operators to `graph` in order, numbering their outputs as the file format
 // says; `add` adds one operator (with inputs already renumbered) and returns its outputs.
 template <class Graph, class Add>
-std::vector<TensorId> read_operators(
-    Graph &graph, const flatbuffers::Vector<flatbuffers::Offset<fb::Operator>> *ops,
-    const std::string &where, Add add) {
+std::vector<TensorId> read_operators(Graph &graph, const flatbuffers::Vector<flatbuffers::Offset<fb::Operator>> *ops,
+                                     const std::string &where, Add add) {
   std::vector<TensorId> ids;  // file tensor number → tensor id in `graph`
   if (ops == nullptr) return ids;
   for (flatbuffers::uoffset_t i = 0; i < ops->size(); ++i) {
     const fb::Operator &in = *ops->Get(i);
-    const std::string at = where + "operator " + std::to_string(i) + " (" +
-                           op_name(static_cast<OpKind>(in.kind())) + ")";
+    const std::string at =
+        where + "operator " + std::to_string(i) + " (" + op_name(static_cast<OpKind>(in.kind())) + ")";
     std::vector<TensorId> inputs;
     for (int32_t number : vector_of(in.inputs())) {
       if (number < 0 || static_cast<size_t>(number) >= ids.size()) {
@@ -125,8 +122,7 @@ std::vector<TensorId> read_operators(
   return ids;
 }
 
-std::shared_ptr<const BlockGraph> read_block_graph(const fb::BlockGraph *in,
-                                                   const std::string &where) {
+std::shared_ptr<const BlockGraph> read_block_graph(const fb::BlockGraph *in, const std::string &where) {
   if (in == nullptr) corrupt(where + ": a customized operator without a block graph");
   const std::vector<int64_t> grid = vector_of(in->grid());
   if (grid.size() != 3) corrupt(where + ": a block graph's grid must have 3 entries");
@@ -159,14 +155,13 @@ std::shared_ptr<const BlockGraph> read_block_graph(const fb::BlockGraph *in,
 
 KernelGraph read_graph(const fb::Graph &in) {
   if (in.schema_version() > kGraphSchemaVersion) {
-    throw Error(ErrorCode::kVersionMismatch,
-                "graph file: schema version " + std::to_string(in.schema_version()) +
-                    " is newer than this library's " + std::to_string(kGraphSchemaVersion));
+    throw Error(ErrorCode::kVersionMismatch, "graph file: schema version " + std::to_string(in.schema_version()) +
+                                                 " is newer than this library's " +
+                                                 std::to_string(kGraphSchemaVersion));
   }
   KernelGraph graph;
   const std::vector<TensorId> ids = read_operators(
-      graph, in.operators(), "",
-      [](KernelGraph &g, const fb::Operator &op, const std::vector<TensorId> &inputs) {
+      graph, in.operators(), "", [](KernelGraph &g, const fb::Operator &op, const std::vector<TensorId> &inputs) {
         Operator value = read_operator(op);
         if (value.kind == OpKind::kCustomized) {
           value.block_graph = read_block_graph(op.block_graph(), "customized operator");

@@ -45,8 +45,8 @@ std::string load_message(const std::string &text) {
 TEST(GraphFile, BenchmarkGraphsRoundTripBitForBit) {
   for (const std::string &name : bench::benchmark_names()) {
     for (bool fused : {false, true}) {
-      const KernelGraph g = fused ? bench::build_fused(name, 1, DType::kFloat16)
-                                  : bench::build_unfused(name, 1, DType::kFloat16);
+      const KernelGraph g =
+          fused ? bench::build_fused(name, 1, DType::kFloat16) : bench::build_unfused(name, 1, DType::kFloat16);
       for (GraphFormat format : {GraphFormat::kBinary, GraphFormat::kJson}) {
         const std::vector<uint8_t> first = graph_to_bytes(g, format);
         EXPECT_EQ(first, graph_to_bytes(g, format)) << name << ": not deterministic";
@@ -92,24 +92,19 @@ TEST(GraphFile, SemanticErrorsAreCorruptDataWithTheOperator) {
   EXPECT_EQ(load_message(R"({"operators": [{"kind": "Input", "sizes": [4], "dtype": "Float32"},
       {"kind": "Exp", "inputs": [1]}]})"),
             "graph file: operator 1 (exp): input 1 is not a tensor defined before it");
-  EXPECT_EQ(
-      load_message(
-          R"({"operators": [{"kind": "Input", "sizes": [4], "dtype": "Float32"}], "outputs": [0]})"),
-      "graph file: outputs: mark_output: the tensor is a graph input; outputs must be "
-      "computed");
-  EXPECT_EQ(
-      load_message(
-          R"({"operators": [{"kind": "Input", "sizes": [4], "dtype": "Float32"}], "outputs": [7]})"),
-      "graph file: output 7 is not a tensor of the graph");
+  EXPECT_EQ(load_message(R"({"operators": [{"kind": "Input", "sizes": [4], "dtype": "Float32"}], "outputs": [0]})"),
+            "graph file: outputs: mark_output: the tensor is a graph input; outputs must be "
+            "computed");
+  EXPECT_EQ(load_message(R"({"operators": [{"kind": "Input", "sizes": [4], "dtype": "Float32"}], "outputs": [7]})"),
+            "graph file: output 7 is not a tensor of the graph");
   EXPECT_EQ(load_message(R"({"operators": [{"kind": "Input", "sizes": [1099511627776,
       1099511627776], "dtype": "Float32"}]})")
                     .find("hold more than 2^56 elements") != std::string::npos,
             true);
-  EXPECT_EQ(load_message(R"({"operators": [{"kind": 999}]})").rfind("graph file: operator 0", 0),
-            0u);
-  EXPECT_NE(load_message(R"({"operators": [{"kind": "Customized"}]})")
-                .find("a customized operator without a block graph"),
-            std::string::npos);
+  EXPECT_EQ(load_message(R"({"operators": [{"kind": 999}]})").rfind("graph file: operator 0", 0), 0u);
+  EXPECT_NE(
+      load_message(R"({"operators": [{"kind": "Customized"}]})").find("a customized operator without a block graph"),
+      std::string::npos);
   EXPECT_NE(load_message(R"({"operators": [{"kind": "Input", "sizes": [4],
       "dtype": "Float32", "grid_map": [1, 2]}]})")
                 .find("grid_map must have 3 entries"),
@@ -128,11 +123,9 @@ TEST(GraphFile, SemanticErrorsAreCorruptDataWithTheOperator) {
         {"kind": "Input", "sizes": [4], "dtype": "Float32"}]}}]})")
                 .find("not an operator of this graph level"),
             std::string::npos);
-  EXPECT_NE(load_message(R"({"operators": [{"kind": "Input", "sizes": [4]}]})")
-                .find("dtype 0 is not a yirage_dtype"),
+  EXPECT_NE(load_message(R"({"operators": [{"kind": "Input", "sizes": [4]}]})").find("dtype 0 is not a yirage_dtype"),
             std::string::npos);
-  EXPECT_NE(load_message(R"({"operators": [{"kind": "Nonsense"}]})").find("JSON:"),
-            std::string::npos);
+  EXPECT_NE(load_message(R"({"operators": [{"kind": "Nonsense"}]})").find("JSON:"), std::string::npos);
   EXPECT_NE(load_message("{").find("JSON:"), std::string::npos);
   EXPECT_NE(load_message("hello").find("neither a binary graph file"), std::string::npos);
   EXPECT_NE(load_message("").find("neither"), std::string::npos);
@@ -178,8 +171,7 @@ TEST_P(DamagedFiles, AreRefusedCleanly) {
     }
   }
   EXPECT_GT(refused, 0);
-  std::printf("%zu-byte file: %d bit flips refused, %d still valid\n", good.size(), refused,
-              loaded);
+  std::printf("%zu-byte file: %d bit flips refused, %d still valid\n", good.size(), refused, loaded);
   std::mt19937_64 rng(5);
   for (int i = 0; i < 2000; ++i) {
     std::vector<uint8_t> noise(rng() % 512);

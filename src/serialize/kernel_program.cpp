@@ -16,8 +16,7 @@ namespace {
 }
 
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::TensorStrides>>> strides_of(
-    flatbuffers::FlatBufferBuilder &builder, const KernelGraph &graph,
-    const std::vector<TensorId> &tensors) {
+    flatbuffers::FlatBufferBuilder &builder, const KernelGraph &graph, const std::vector<TensorId> &tensors) {
   std::vector<flatbuffers::Offset<fb::TensorStrides>> all;
   for (TensorId id : tensors) {
     const Dims strides = row_major_strides(graph.tensor(id).dims);
@@ -27,8 +26,7 @@ flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::TensorStrides>>>
 }
 
 void check_strides(const KernelGraph &graph, const std::vector<TensorId> &tensors,
-                   const flatbuffers::Vector<flatbuffers::Offset<fb::TensorStrides>> *strides,
-                   const char *role) {
+                   const flatbuffers::Vector<flatbuffers::Offset<fb::TensorStrides>> *strides, const char *role) {
   if (strides == nullptr) return;  // absent: compact row-major
   if (strides->size() != tensors.size()) {
     corrupt(std::string(role) + " strides: " + std::to_string(strides->size()) + " entries for " +
@@ -39,11 +37,10 @@ void check_strides(const KernelGraph &graph, const std::vector<TensorId> &tensor
     const auto *s = strides->Get(static_cast<flatbuffers::uoffset_t>(i))->strides();
     const Dims given = s ? serialize::vector_of(s) : expected;
     if (given != expected) {
-      throw Error(ErrorCode::kUnsupported,
-                  std::string("kernel program: ") + role + " " + std::to_string(i) +
-                      " has strides " + to_string(given) +
-                      "; version 1 supports compact row-major tensors only (" +
-                      to_string(expected) + ")");
+      throw Error(ErrorCode::kUnsupported, std::string("kernel program: ") + role + " " + std::to_string(i) +
+                                               " has strides " + to_string(given) +
+                                               "; version 1 supports compact row-major tensors only (" +
+                                               to_string(expected) + ")");
     }
   }
 }
@@ -86,15 +83,13 @@ KernelProgram make_kernel_program(const KernelGraph &graph, size_t op_index) {
 }
 
 std::vector<uint8_t> kernel_program_to_bytes(const KernelProgram &program) {
-  const std::vector<uint8_t> graph =
-      serialize::graph_to_bytes(program.graph, serialize::GraphFormat::kBinary);
+  const std::vector<uint8_t> graph = serialize::graph_to_bytes(program.graph, serialize::GraphFormat::kBinary);
   flatbuffers::FlatBufferBuilder builder;
   const auto name = builder.CreateString(program.name);
   const auto graph_bytes = builder.CreateVector(graph);
   const auto inputs = strides_of(builder, program.graph, program.graph.inputs());
   const auto outputs = strides_of(builder, program.graph, program.graph.outputs());
-  builder.Finish(fb::CreateKernelProgram(builder, kKernelProgramSchemaVersion, name, graph_bytes,
-                                         inputs, outputs),
+  builder.Finish(fb::CreateKernelProgram(builder, kKernelProgramSchemaVersion, name, graph_bytes, inputs, outputs),
                  fb::KernelProgramIdentifier());
   return {builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize()};
 }

@@ -35,8 +35,7 @@ double measure_copy_bandwidth() {
   for (int i = 0; i < 3; ++i) {
     const auto start = std::chrono::steady_clock::now();
     std::memcpy(to.data(), from.data(), bytes);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     best = std::max(best, 2.0 * static_cast<double>(bytes) / seconds);
     from[static_cast<size_t>(i)] = to[bytes - 1];  // keep the copies observable
   }
@@ -150,8 +149,8 @@ TargetProperties host_cpu_target_in(const std::string &folder) {
       static_cast<double>(t.compute_units) * figures->frequency * static_cast<double>(t.warp_width) * 2 * 2;
   t.peak_flops_float16 = t.peak_flops_bfloat16 = t.vector_flops_float32 = t.peak_flops_float32;
   t.launch_overhead_seconds = 5e-6;
-  t.description = "this host: " + std::to_string(t.compute_units) + " cores, " +
-                  std::to_string(t.warp_width) + " float32 SIMD lanes";
+  t.description = "this host: " + std::to_string(t.compute_units) + " cores, " + std::to_string(t.warp_width) +
+                  " float32 SIMD lanes";
   t.sources =
       "detected: cores, caches and memory from sysconf, SIMD width from cpuid; measured once per "
       "machine and kept in the cache folder: memory bandwidth (single-thread 64 MiB copy) and "
@@ -184,22 +183,19 @@ void validate(const TargetProperties &t) {
       {"memory_bytes", t.memory_bytes},
       {"l2_bytes", t.l2_bytes}};
   for (const auto &[field, value] : positive) {
-    if (value <= 0)
-      bad(t, std::string(field) + " must be positive (is " + std::to_string(value) + ")");
+    if (value <= 0) bad(t, std::string(field) + " must be positive (is " + std::to_string(value) + ")");
   }
-  const std::pair<const char *, double> rates[] = {
-      {"memory_bandwidth", t.memory_bandwidth},
-      {"l2_bandwidth", t.l2_bandwidth},
-      {"vector_flops_float32", t.vector_flops_float32},
-      {"launch_overhead_seconds", t.launch_overhead_seconds}};
+  const std::pair<const char *, double> rates[] = {{"memory_bandwidth", t.memory_bandwidth},
+                                                   {"l2_bandwidth", t.l2_bandwidth},
+                                                   {"vector_flops_float32", t.vector_flops_float32},
+                                                   {"launch_overhead_seconds", t.launch_overhead_seconds}};
   for (const auto &[field, value] : rates) {
     if (!(value > 0) || value > 1e18) bad(t, std::string(field) + " must be positive and finite");
   }
   if (!(t.loop_iteration_seconds >= 0) || t.loop_iteration_seconds > 1) {
     bad(t, "loop_iteration_seconds must be in [0, 1]");
   }
-  if (!t.supports(DType::kFloat16) && !t.supports(DType::kBFloat16) &&
-      !t.supports(DType::kFloat32)) {
+  if (!t.supports(DType::kFloat16) && !t.supports(DType::kBFloat16) && !t.supports(DType::kFloat32)) {
     bad(t, "no dtype has a positive peak_flops");
   }
   for (double f : {t.peak_flops_float16, t.peak_flops_bfloat16, t.peak_flops_float32}) {
@@ -225,8 +221,7 @@ TargetProperties target_from_json(const std::string &text) {
     throw Error(ErrorCode::kInternal, "target schema does not parse: " + parser.error_);
   }
   if (text.find('\0') != std::string::npos || !parser.ParseJson(text.c_str())) {
-    throw Error(ErrorCode::kCorruptData,
-                "target description: " + (parser.error_.empty() ? "NUL byte" : parser.error_));
+    throw Error(ErrorCode::kCorruptData, "target description: " + (parser.error_.empty() ? "NUL byte" : parser.error_));
   }
   // The parser's output is aligned for its own reads; verify it like any other buffer.
   flatbuffers::Verifier verifier(parser.builder_.GetBufferPointer(), parser.builder_.GetSize());
@@ -291,8 +286,7 @@ TargetProperties builtin_target(const std::string &name) {
   }
   std::string names;
   for (const std::string &n : builtin_target_names()) names += (names.empty() ? "" : ", ") + n;
-  throw Error(ErrorCode::kNotFound,
-              "no built-in target named '" + name + "' (have: " + names + ")");
+  throw Error(ErrorCode::kNotFound, "no built-in target named '" + name + "' (have: " + names + ")");
 }
 
 }  // namespace yirage::targets

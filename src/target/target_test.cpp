@@ -125,14 +125,11 @@ TEST(Target, JsonErrors) {
   EXPECT_NO_THROW(target_from_json(minimal + gpu + flops + "}"));
   EXPECT_EQ(error_of("not json"), ErrorCode::kCorruptData);
   EXPECT_EQ(error_of(R"({"name": 3, "bogus_field": 1})"), ErrorCode::kCorruptData);
-  EXPECT_EQ(error_of(minimal + gpu + flops + R"(, "schema_version": 2})"),
-            ErrorCode::kVersionMismatch);
-  EXPECT_EQ(error_of(minimal + gpu + flops + R"(, "matrix_unit": [16, 8]})"),
-            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(error_of(minimal + gpu + flops + R"(, "schema_version": 2})"), ErrorCode::kVersionMismatch);
+  EXPECT_EQ(error_of(minimal + gpu + flops + R"(, "matrix_unit": [16, 8]})"), ErrorCode::kInvalidArgument);
   YIRAGE_EXPECT_INVALID(target_from_json(R"({"name": "t", "kind": "Gpu"})"),
                         "target 't': compute_units must be positive (is 0)");
-  YIRAGE_EXPECT_INVALID(target_from_json(minimal + gpu + "}"),
-                        "no dtype has a positive peak_flops");
+  YIRAGE_EXPECT_INVALID(target_from_json(minimal + gpu + "}"), "no dtype has a positive peak_flops");
   YIRAGE_EXPECT_INVALID(target_from_json(minimal + flops + "}"), "kind must be Cpu or Gpu");
 }
 

@@ -25,8 +25,8 @@ namespace yirage::testing {
   }
 
 // One buffer per graph input, uniform in [lo, hi), from a seeded generator.
-inline std::vector<reference::Values> random_inputs(const KernelGraph &g, uint64_t seed,
-                                                    double lo = -1, double hi = 1) {
+inline std::vector<reference::Values> random_inputs(const KernelGraph &g, uint64_t seed, double lo = -1,
+                                                    double hi = 1) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uniform(lo, hi);
   std::vector<reference::Values> inputs;

@@ -30,15 +30,14 @@ void check_same_inputs(const KernelGraph &a, const KernelGraph &b) {
 // Why the outputs cannot be equal whatever the inputs, or "" when their shapes agree.
 std::string output_mismatch(const KernelGraph &a, const KernelGraph &b) {
   if (a.outputs().size() != b.outputs().size()) {
-    return "the graphs have " + std::to_string(a.outputs().size()) + " and " +
-           std::to_string(b.outputs().size()) + " outputs";
+    return "the graphs have " + std::to_string(a.outputs().size()) + " and " + std::to_string(b.outputs().size()) +
+           " outputs";
   }
   for (size_t i = 0; i < a.outputs().size(); ++i) {
     const Tensor &x = a.tensor(a.outputs()[i]), &y = b.tensor(b.outputs()[i]);
     if (x.dims != y.dims || x.dtype != y.dtype) {
-      return "output " + std::to_string(i) + " is " + to_string(x.dims) + " " +
-             dtype_name(x.dtype) + " in the first graph and " + to_string(y.dims) + " " +
-             dtype_name(y.dtype) + " in the second";
+      return "output " + std::to_string(i) + " is " + to_string(x.dims) + " " + dtype_name(x.dtype) +
+             " in the first graph and " + to_string(y.dims) + " " + dtype_name(y.dtype) + " in the second";
     }
   }
   return "";
@@ -72,16 +71,15 @@ EquivalenceResult FingerprintCheck::check(const KernelGraph &candidate) const {
     for (size_t o = 0; o < out.size() && result.reason.empty(); ++o) {
       for (size_t e = 0; e < out[o].size(); ++e) {
         if (!(out[o][e] == t.outputs[o][e])) {
-          result.reason = "output " + std::to_string(o) + " differs at element " +
-                          std::to_string(e) + " in trial " + std::to_string(trial);
+          result.reason = "output " + std::to_string(o) + " differs at element " + std::to_string(e) + " in trial " +
+                          std::to_string(trial);
           break;
         }
       }
     }
   }
   result.equivalent = result.reason.empty();
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
 
@@ -89,13 +87,11 @@ EquivalenceResult FingerprintCheck::check(const KernelGraph &candidate) const {
 const FingerprintCheck::Trial &FingerprintCheck::reference_trial(int trial) const {
   std::lock_guard lock(mutex_);
   while (trials_.size() <= static_cast<size_t>(trial)) {
-    const uint64_t trial_seed =
-        options_.seed * 0x100000001b3ull + static_cast<uint64_t>(trials_.size());
+    const uint64_t trial_seed = options_.seed * 0x100000001b3ull + static_cast<uint64_t>(trials_.size());
     auto t = std::make_unique<Trial>(Trial{FieldArithmetic(trial_seed), {}, {}});
     std::mt19937_64 rng(trial_seed);
     for (TensorId id : reference_.inputs()) {
-      reference::Buffer<FieldValue> values(
-          static_cast<size_t>(num_elements(reference_.tensor(id).dims)));
+      reference::Buffer<FieldValue> values(static_cast<size_t>(num_elements(reference_.tensor(id).dims)));
       for (FieldValue &v : values) v = t->field.random(rng);
       t->inputs.push_back(std::move(values));
     }
@@ -106,13 +102,11 @@ const FingerprintCheck::Trial &FingerprintCheck::reference_trial(int trial) cons
   return *trials_[static_cast<size_t>(trial)];
 }
 
-EquivalenceResult check_equivalence(const KernelGraph &a, const KernelGraph &b,
-                                    const EquivalenceOptions &options) {
+EquivalenceResult check_equivalence(const KernelGraph &a, const KernelGraph &b, const EquivalenceOptions &options) {
   const auto started = std::chrono::steady_clock::now();
   const FingerprintCheck check(a, options);
   EquivalenceResult result = check.check(b);
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
 

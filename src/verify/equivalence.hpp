@@ -30,8 +30,7 @@ struct EquivalenceResult {
 // Throws invalid_argument unless both graphs have the same inputs (count, dims, dtypes, order);
 // Error(kUnsupported) when a graph cannot be fingerprinted (exp of an exp). Different output
 // counts, shapes or dtypes make the graphs not equivalent, with the reason.
-EquivalenceResult check_equivalence(const KernelGraph &a, const KernelGraph &b,
-                                    const EquivalenceOptions &options);
+EquivalenceResult check_equivalence(const KernelGraph &a, const KernelGraph &b, const EquivalenceOptions &options);
 
 // The same check against one reference graph many times: the reference's inputs and outputs
 // of every trial are computed once, so each candidate costs one evaluation of itself.

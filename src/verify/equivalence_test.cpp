@@ -31,10 +31,9 @@ bool equivalent(const KernelGraph &x, const KernelGraph &y) {
 }
 
 TEST(Fingerprint, RingIdentitiesHold) {
-  const auto distributed =
-      graph_of([](KernelGraph &g, TensorId a, TensorId b, TensorId c, TensorId) {
-        return g.binary(OpKind::kAdd, g.binary(OpKind::kMul, a, b), g.binary(OpKind::kMul, a, c));
-      });
+  const auto distributed = graph_of([](KernelGraph &g, TensorId a, TensorId b, TensorId c, TensorId) {
+    return g.binary(OpKind::kAdd, g.binary(OpKind::kMul, a, b), g.binary(OpKind::kMul, a, c));
+  });
   const auto factored = graph_of([](KernelGraph &g, TensorId a, TensorId b, TensorId c, TensorId) {
     return g.binary(OpKind::kMul, a, g.binary(OpKind::kAdd, c, b));
   });
@@ -57,8 +56,8 @@ TEST(Fingerprint, ExpIsAHomomorphismAndSoftmaxIsShiftInvariant) {
     return g.binary(OpKind::kMul, g.unary(OpKind::kExp, a), g.unary(OpKind::kExp, b));
   });
   EXPECT_TRUE(equivalent(exp_sum, exp_product));
-  const auto softmax = graph_of(
-      [](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) { return g.softmax(a, 1); });
+  const auto softmax =
+      graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) { return g.softmax(a, 1); });
   const auto plain = graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) {
     const TensorId e = g.unary(OpKind::kExp, a);
     return g.binary(OpKind::kDiv, e, g.reduction(OpKind::kReduction, e, 1));
@@ -77,56 +76,42 @@ TEST(Fingerprint, DifferencesAreCaught) {
   EXPECT_FALSE(equivalent(binary(OpKind::kPow, false), binary(OpKind::kPow, true)));
   EXPECT_TRUE(equivalent(binary(OpKind::kMax, false), binary(OpKind::kMax, true)));
   auto unary = [](OpKind kind) {
-    return graph_of(
-        [=](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) { return g.unary(kind, a); });
+    return graph_of([=](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) { return g.unary(kind, a); });
   };
-  const OpKind kinds[] = {OpKind::kExp,     OpKind::kSilu, OpKind::kGelu,
-                          OpKind::kRelu,    OpKind::kSqrt, OpKind::kSquare,
-                          OpKind::kSigmoid, OpKind::kLog,  OpKind::kNeg};
+  const OpKind kinds[] = {OpKind::kExp,    OpKind::kSilu,    OpKind::kGelu, OpKind::kRelu, OpKind::kSqrt,
+                          OpKind::kSquare, OpKind::kSigmoid, OpKind::kLog,  OpKind::kNeg};
   for (OpKind x : kinds) {
-    for (OpKind y : kinds)
-      EXPECT_EQ(equivalent(unary(x), unary(y)), x == y) << op_name(x) << op_name(y);
+    for (OpKind y : kinds) EXPECT_EQ(equivalent(unary(x), unary(y)), x == y) << op_name(x) << op_name(y);
   }
   auto clamp = [](double hi) {
-    return graph_of([=](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) {
-      return g.clamp(a, 0, hi);
-    });
+    return graph_of([=](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) { return g.clamp(a, 0, hi); });
   };
   EXPECT_FALSE(equivalent(clamp(1), clamp(2)));
   auto scaled = [](double s) {
-    return graph_of([=](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) {
-      return g.mul_scalar(a, s);
-    });
+    return graph_of([=](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) { return g.mul_scalar(a, s); });
   };
-  EXPECT_TRUE(equivalent(scaled(0.125),
-                         graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) {
+  EXPECT_TRUE(equivalent(scaled(0.125), graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) {
                            return g.mul_scalar(g.mul_scalar(a, 0.5), 0.25);
                          })));
   EXPECT_FALSE(equivalent(scaled(0.1), scaled(0.1000001)));
 }
 
 TEST(Fingerprint, ReportsWhyNotEquivalent) {
-  const auto sum_rows = graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) {
-    return g.reduction(OpKind::kReduction, a, 0);
-  });
-  const auto sum_cols = graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) {
-    return g.reduction(OpKind::kReduction, a, 1);
-  });
+  const auto sum_rows = graph_of(
+      [](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) { return g.reduction(OpKind::kReduction, a, 0); });
+  const auto sum_cols = graph_of(
+      [](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) { return g.reduction(OpKind::kReduction, a, 1); });
   const EquivalenceResult shapes = check_equivalence(sum_rows, sum_cols, options());
   EXPECT_FALSE(shapes.equivalent);
-  EXPECT_EQ(shapes.reason,
-            "output 0 is [1,8] float16 in the first graph and [4,1] float16 in the second");
+  EXPECT_EQ(shapes.reason, "output 0 is [1,8] float16 in the first graph and [4,1] float16 in the second");
   EXPECT_EQ(shapes.trials, 0);
-  const auto neg = graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) {
-    return g.unary(OpKind::kNeg, a);
-  });
-  const auto same = graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) {
-    return g.unary(OpKind::kSquare, a);
-  });
+  const auto neg =
+      graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) { return g.unary(OpKind::kNeg, a); });
+  const auto same =
+      graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId) { return g.unary(OpKind::kSquare, a); });
   const EquivalenceResult values = check_equivalence(neg, same, options());
   EXPECT_FALSE(values.equivalent);
-  EXPECT_EQ(values.reason.rfind("output 0 differs at element 0 in trial 0", 0), 0u)
-      << values.reason;
+  EXPECT_EQ(values.reason.rfind("output 0 differs at element 0 in trial 0", 0), 0u) << values.reason;
   const EquivalenceResult ok = check_equivalence(neg, neg, options());
   EXPECT_TRUE(ok.equivalent);
   EXPECT_EQ(ok.trials, 3);
@@ -144,15 +129,13 @@ TEST(Fingerprint, RefusesWhatItCannotCheck) {
     EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
   }
   // Also through a matmul (the field's lazily reduced row kernel must propagate "unknown").
-  const auto through_matmul =
-      graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId d) {
-        return g.unary(OpKind::kExp, g.matmul(g.unary(OpKind::kExp, a), d));
-      });
+  const auto through_matmul = graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId d) {
+    return g.unary(OpKind::kExp, g.matmul(g.unary(OpKind::kExp, a), d));
+  });
   EXPECT_THROW(check_equivalence(through_matmul, through_matmul, options()), Error);
   // An exp'd operand on the other side of the matmul is fine as long as no exp follows.
-  const auto fine = graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId d) {
-    return g.matmul(g.unary(OpKind::kExp, a), d);
-  });
+  const auto fine = graph_of(
+      [](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId d) { return g.matmul(g.unary(OpKind::kExp, a), d); });
   EXPECT_TRUE(check_equivalence(fine, fine, options()).equivalent);
   KernelGraph other;
   other.mark_output(other.unary(OpKind::kExp, other.new_input({4, 8}, DType::kFloat32)));
@@ -180,8 +163,7 @@ TEST(FieldArithmetic, ConstantsAreExact) {
 TEST(FieldArithmetic, MatmulRowsAreTheRingsSums) {
   const FieldArithmetic f(5);
   std::mt19937_64 rng(6);
-  const FieldValue top{static_cast<uint32_t>(FieldArithmetic::P - 1),
-                       static_cast<uint32_t>(FieldArithmetic::Q - 1)};
+  const FieldValue top{static_cast<uint32_t>(FieldArithmetic::P - 1), static_cast<uint32_t>(FieldArithmetic::Q - 1)};
   const FieldValue unset{1, 1};
   const int64_t rows = 3;
   for (const int64_t n : {1, 4, 7, 13}) {
@@ -207,14 +189,11 @@ TEST(FieldArithmetic, MatmulRowsAreTheRingsSums) {
           for (int64_t j = 0; j < n; ++j) {
             FieldValue expected = f.zero();
             for (int64_t p = 0; p < k; ++p) {
-              expected = f.add(expected, f.mul(a[static_cast<size_t>(r * k + p)],
-                                               b[static_cast<size_t>(p * n + j)]));
+              expected = f.add(expected, f.mul(a[static_cast<size_t>(r * k + p)], b[static_cast<size_t>(p * n + j)]));
             }
             const FieldValue got = out[static_cast<size_t>(r * n + j)];
-            ASSERT_EQ(got, expected)
-                << "n " << n << " k " << k << " mode " << mode << " row " << r << " column " << j;
-            const bool unknown =
-                (mode == 2 && r == 1) || (mode == 3 && (j == in_block || j == n - 1));
+            ASSERT_EQ(got, expected) << "n " << n << " k " << k << " mode " << mode << " row " << r << " column " << j;
+            const bool unknown = (mode == 2 && r == 1) || (mode == 3 && (j == in_block || j == n - 1));
             EXPECT_EQ(got.q == FieldArithmetic::kUnknownQ, unknown)
                 << "n " << n << " mode " << mode << " row " << r << " column " << j;
           }

@@ -73,7 +73,7 @@ FieldValue FieldArithmetic::constant(double c) const {
     throw Error(ErrorCode::kInternal, "fingerprint: a non-finite constant has no field image");
   }
   int exponent;
-  const double fraction = std::frexp(std::fabs(c), &exponent);  // c = ±fraction · 2^exponent
+  const double fraction = std::frexp(std::fabs(c), &exponent);            // c = ±fraction · 2^exponent
   const auto mantissa = static_cast<uint64_t>(std::ldexp(fraction, 53));  // exact integer
   auto image = [&](uint64_t modulus) {
     const uint64_t v = (mantissa % modulus) * power_of_two(exponent - 53, modulus) % modulus;
@@ -143,14 +143,12 @@ FieldValue FieldArithmetic::exp(Value a) const {
 FieldValue FieldArithmetic::max(Value a, Value b) const {
   // a ⊕ b = a + b + r·a·b: associative and commutative with identity 0.
   const uint64_t p = (uint64_t{a.p} + b.p + max_p_ * (uint64_t{a.p} * b.p % P)) % P;
-  const uint32_t q = combine_q(
-      a.q, b.q, [this](uint64_t x, uint64_t y) { return (x + y + max_q_ * (x * y % Q)) % Q; });
+  const uint32_t q = combine_q(a.q, b.q, [this](uint64_t x, uint64_t y) { return (x + y + max_q_ * (x * y % Q)) % Q; });
   return {static_cast<uint32_t>(p), q};
 }
 
 FieldValue FieldArithmetic::opaque(uint64_t tag, Value a, Value b) const {
-  const uint64_t h =
-      mix(key_ ^ mix(tag ^ mix((uint64_t{a.p} << 32 | a.q) ^ mix(uint64_t{b.p} << 32 | b.q))));
+  const uint64_t h = mix(key_ ^ mix(tag ^ mix((uint64_t{a.p} << 32 | a.q) ^ mix(uint64_t{b.p} << 32 | b.q))));
   return {static_cast<uint32_t>(h % P), static_cast<uint32_t>((h >> 32) % Q)};
 }
 
@@ -168,8 +166,7 @@ FieldValue FieldArithmetic::unary(OpKind kind, const OpAttributes &attributes, V
     case OpKind::kLog: return opaque(static_cast<uint64_t>(kind), x, zero());
     case OpKind::kClamp: {
       // The bounds are part of the function: clamp(x, 0, 1) and clamp(x, 0, 2) differ.
-      const uint64_t tag =
-          mix(std::bit_cast<uint64_t>(attributes.lo)) ^ std::bit_cast<uint64_t>(attributes.hi);
+      const uint64_t tag = mix(std::bit_cast<uint64_t>(attributes.lo)) ^ std::bit_cast<uint64_t>(attributes.hi);
       return opaque(static_cast<uint64_t>(kind) ^ mix(tag), x, zero());
     }
     default: break;
@@ -190,7 +187,9 @@ constexpr int64_t kRowsPerFold = 4;
 // (A Q part of kUnknownQ makes larger products, which may wrap: such a sum is discarded.)
 static_assert((uint64_t{1} << 45) <= ~uint64_t{0} - kRowsPerFold * (FieldArithmetic::P - 1) * (FieldArithmetic::P - 1));
 
-inline uint64_t fold(uint64_t x, uint64_t f) { return (x >> 32) * f + (x & 0xffffffffu); }
+inline uint64_t fold(uint64_t x, uint64_t f) {
+  return (x >> 32) * f + (x & 0xffffffffu);
+}
 
 // Rows of B per pass over the columns: a vector block of columns walks down the pass's rows, n
 // Values apart, and the next blocks read the rest of the same cache lines, which 64 rows' worth
@@ -210,8 +209,8 @@ struct ColumnSums {
 // first's), a row of B at a time: the columns after the vector blocks, and every column without
 // SSE2. With kQ false (A's row has an unknown Q part) only P parts are summed.
 template <bool kQ>
-void matmul_rest(const FieldValue *a, const FieldValue *b, int64_t n, int64_t first, int64_t last,
-                 int64_t p0, int64_t p1, ColumnSums s) {
+void matmul_rest(const FieldValue *a, const FieldValue *b, int64_t n, int64_t first, int64_t last, int64_t p0,
+                 int64_t p1, ColumnSums s) {
   const int64_t width = last - first;
   for (int64_t p = p0; p < p1; ++p) {
     const uint64_t ap = a[p].p, aq = a[p].q;
@@ -245,14 +244,12 @@ inline __m128i fold2(__m128i x, __m128i f, __m128i low32) {
 // _mm_mul_epu32 multiplies the low halves of two lanes into 64 bits, so it takes P parts as loaded
 // and Q parts after a 32-bit shift: two columns' products per instruction.
 template <bool kQ>
-void matmul_block(const FieldValue *a, const FieldValue *b, int64_t n, int64_t j, int64_t p0,
-                  int64_t p1, ColumnSums s) {
+void matmul_block(const FieldValue *a, const FieldValue *b, int64_t n, int64_t j, int64_t p0, int64_t p1,
+                  ColumnSums s) {
   const __m128i fold_p = _mm_set1_epi64x(static_cast<int64_t>(kFoldP));
   const __m128i fold_q = _mm_set1_epi64x(static_cast<int64_t>(kFoldQ));
   const __m128i low32 = _mm_set1_epi64x(0xffffffffLL);
-  auto at = [](uint64_t *array, int64_t half) {
-    return reinterpret_cast<__m128i *>(array + 2 * half);
-  };
+  auto at = [](uint64_t *array, int64_t half) { return reinterpret_cast<__m128i *>(array + 2 * half); };
   __m128i sum_p0 = _mm_loadu_si128(at(s.p, 0)), sum_p1 = _mm_loadu_si128(at(s.p, 1));
   __m128i sum_q0 = _mm_loadu_si128(at(s.q, 0)), sum_q1 = _mm_loadu_si128(at(s.q, 1));
   __m128i or0 = _mm_loadu_si128(at(s.ors, 0)), or1 = _mm_loadu_si128(at(s.ors, 1));
@@ -286,8 +283,8 @@ void matmul_block(const FieldValue *a, const FieldValue *b, int64_t n, int64_t j
 
 }  // namespace
 
-void FieldArithmetic::matmul_rows(const Value *a, int64_t rows, const Value *b, Value *out,
-                                  int64_t k, int64_t n, int64_t first, int64_t last) const {
+void FieldArithmetic::matmul_rows(const Value *a, int64_t rows, const Value *b, Value *out, int64_t k, int64_t n,
+                                  int64_t first, int64_t last) const {
   // Per row of A, its columns' sums (ColumnSums), folded every kRowsPerFold rows of B and
   // reduced at the end. Pass by pass over B's rows: each vector block of columns for every row
   // of A while the block's cache lines are at hand, then the columns after the blocks. Where a
@@ -315,8 +312,7 @@ void FieldArithmetic::matmul_rows(const Value *a, int64_t rows, const Value *b, 
 #if defined(__SSE2__)
     for (int64_t j = first; j < blocked; j += kBlockColumns) {
       for (int64_t r = 0; r < rows; ++r) {
-        const auto block =
-            a_unknown[static_cast<size_t>(r)] ? matmul_block<false> : matmul_block<true>;
+        const auto block = a_unknown[static_cast<size_t>(r)] ? matmul_block<false> : matmul_block<true>;
         block(a + r * k, b, n, j, p0, p1, row_sums(r).from(j - first));
       }
     }

@@ -68,8 +68,8 @@ class FieldArithmetic {
   // mod m) + x mod 2^32) every fourth term, which is exact because four products below 2^62 plus
   // a folded sum below 2^45 stay below 2^64; only P parts are summed for a row of A with an
   // unknown Q part. The rows share each pass over B, so B is read once for all of them.
-  void matmul_rows(const Value *a, int64_t rows, const Value *b, Value *out, int64_t k, int64_t n,
-                   int64_t first, int64_t last) const;
+  void matmul_rows(const Value *a, int64_t rows, const Value *b, Value *out, int64_t k, int64_t n, int64_t first,
+                   int64_t last) const;
   Value binary(OpKind kind, Value a, Value b) const;
 
  private:

@@ -25,14 +25,11 @@ struct Mutant {
   KernelGraph graph;
 };
 
-const OpKind kUnaryKinds[] = {OpKind::kExp,     OpKind::kSilu, OpKind::kGelu,
-                              OpKind::kRelu,    OpKind::kSqrt, OpKind::kSquare,
-                              OpKind::kSigmoid, OpKind::kLog,  OpKind::kNeg};
-const OpKind kBinaryKinds[] = {OpKind::kAdd, OpKind::kSub, OpKind::kMul,
-                               OpKind::kDiv, OpKind::kPow, OpKind::kMax};
-const OpKind kAccumulators[] = {OpKind::kAccumSum, OpKind::kAccumReduceSum,
-                                OpKind::kAccumReduceMean, OpKind::kAccumReduceRms,
-                                OpKind::kAccumMax};
+const OpKind kUnaryKinds[] = {OpKind::kExp,    OpKind::kSilu,    OpKind::kGelu, OpKind::kRelu, OpKind::kSqrt,
+                              OpKind::kSquare, OpKind::kSigmoid, OpKind::kLog,  OpKind::kNeg};
+const OpKind kBinaryKinds[] = {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kPow, OpKind::kMax};
+const OpKind kAccumulators[] = {OpKind::kAccumSum, OpKind::kAccumReduceSum, OpKind::kAccumReduceMean,
+                                OpKind::kAccumReduceRms, OpKind::kAccumMax};
 
 // One edit of one block-graph operator (or of the config), and what to call it.
 struct Edit {
@@ -45,26 +42,22 @@ std::vector<Edit> edits_of(const BlockGraph &bg) {
   std::vector<Edit> edits;
   const BlockGraphConfig base = bg.config();
   auto add = [&](std::string what, size_t target, std::function<bool(Operator &)> change) {
-    edits.push_back(
-        {std::move(what),
-         [target, change](size_t index, Operator &op) { return index != target || change(op); },
-         base});
+    edits.push_back({std::move(what),
+                     [target, change](size_t index, Operator &op) { return index != target || change(op); }, base});
   };
   for (size_t i = 0; i < bg.operators().size(); ++i) {
     const Operator &op = bg.operators()[i];
     const std::string at = std::string(op_name(op.kind)) + " #" + std::to_string(i);
-    const int rank = op.kind == OpKind::kOutputSaver
-                         ? static_cast<int>(bg.tensor(op.inputs[0]).dims.size())
-                         : static_cast<int>(op.attributes.sizes.size());
+    const int rank = op.kind == OpKind::kOutputSaver ? static_cast<int>(bg.tensor(op.inputs[0]).dims.size())
+                                                     : static_cast<int>(op.attributes.sizes.size());
     if (op.kind == OpKind::kInputIterator || op.kind == OpKind::kOutputSaver) {
       for (size_t axis = 0; axis < 3; ++axis) {
         for (int v = -1; v < rank; ++v) {
           if (v == op.attributes.grid_map[axis]) continue;
-          add(at + ": map[" + std::to_string(axis) + "] = " + std::to_string(v), i,
-              [=](Operator &o) {
-                o.attributes.grid_map[axis] = v;
-                return true;
-              });
+          add(at + ": map[" + std::to_string(axis) + "] = " + std::to_string(v), i, [=](Operator &o) {
+            o.attributes.grid_map[axis] = v;
+            return true;
+          });
         }
       }
       for (int v = -1; v < rank; ++v) {
@@ -81,11 +74,10 @@ std::vector<Edit> edits_of(const BlockGraph &bg) {
     for (size_t k = 0; k < op.inputs.size(); ++k) {
       for (TensorId t = 0; t < op.outputs.front(); ++t) {
         if (t == op.inputs[k] || bg.tensor(t).dims != bg.tensor(op.inputs[k]).dims) continue;
-        add(at + ": operand " + std::to_string(k) + " <- tensor " + std::to_string(t), i,
-            [=](Operator &o) {
-              o.inputs[k] = t;
-              return true;
-            });
+        add(at + ": operand " + std::to_string(k) + " <- tensor " + std::to_string(t), i, [=](Operator &o) {
+          o.inputs[k] = t;
+          return true;
+        });
       }
     }
     if (is_unary(op.kind) && op.kind != OpKind::kClamp && op.kind != OpKind::kMulScalar) {
@@ -144,10 +136,8 @@ std::vector<Edit> edits_of(const BlockGraph &bg) {
       BlockGraphConfig more = base, fewer = base;
       more.grid[axis] *= factor;
       fewer.grid[axis] = std::max<int64_t>(1, base.grid[axis] / factor);
-      edits.push_back(
-          {"grid[" + std::to_string(axis) + "] x" + std::to_string(factor), nullptr, more});
-      edits.push_back(
-          {"grid[" + std::to_string(axis) + "] /" + std::to_string(factor), nullptr, fewer});
+      edits.push_back({"grid[" + std::to_string(axis) + "] x" + std::to_string(factor), nullptr, more});
+      edits.push_back({"grid[" + std::to_string(axis) + "] /" + std::to_string(factor), nullptr, fewer});
     }
     BlockGraphConfig more = base, fewer = base;
     more.forloop_range *= factor;
@@ -207,14 +197,13 @@ TEST(FingerprintMutants, AgreeWithTheReferenceOnEveryMutant) {
         ++unsupported;  // e.g. exp turned into something applied after an exp
         continue;
       }
-      EXPECT_EQ(result.equivalent, !differs)
-          << name << ": " << m.description << " (reference says "
-          << (differs ? "different" : "same") << "; " << result.reason << ")";
+      EXPECT_EQ(result.equivalent, !differs) << name << ": " << m.description << " (reference says "
+                                             << (differs ? "different" : "same") << "; " << result.reason << ")";
       (result.equivalent ? accepted : rejected) += 1;
     }
   }
-  std::printf("%d valid mutants: %d rejected, %d accepted as equivalent, %d unsupported\n",
-              total_valid, rejected, accepted, unsupported);
+  std::printf("%d valid mutants: %d rejected, %d accepted as equivalent, %d unsupported\n", total_valid, rejected,
+              accepted, unsupported);
   EXPECT_GE(rejected, 200);
 }
 

@@ -101,28 +101,50 @@ static void parse(int argc, char **argv, options *o) {
   for (int i = 2; i < argc; ++i) {
     const char *a = argv[i];
     const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-#define TAKES_VALUE() \
+#define TAKES_VALUE()                                    \
   if (value == NULL) usage_error("%s needs a value", a); \
   ++i
-    if (!strcmp(a, "--backend")) { TAKES_VALUE(); o->backend = value; }
-    else if (!strcmp(a, "--device")) { TAKES_VALUE(); o->device = (int32_t)number_arg(a, value, 0); }
-    else if (!strcmp(a, "--plugin")) {
+    if (!strcmp(a, "--backend")) {
+      TAKES_VALUE();
+      o->backend = value;
+    } else if (!strcmp(a, "--device")) {
+      TAKES_VALUE();
+      o->device = (int32_t)number_arg(a, value, 0);
+    } else if (!strcmp(a, "--plugin")) {
       TAKES_VALUE();
       if (o->num_plugins == 16) usage_error("%s", "at most 16 --plugin options");
       o->plugins[o->num_plugins++] = value;
-    }
-    else if (!strcmp(a, "-o") || !strcmp(a, "--output")) { TAKES_VALUE(); o->output = value; }
-    else if (!strcmp(a, "--budget")) { TAKES_VALUE(); o->budget = number_arg(a, value, 1e-3); }
-    else if (!strcmp(a, "--threads")) { TAKES_VALUE(); o->threads = (uint32_t)number_arg(a, value, 0); }
-    else if (!strcmp(a, "--top-k")) { TAKES_VALUE(); o->top_k = (uint32_t)number_arg(a, value, 1); }
-    else if (!strcmp(a, "--repeats")) { TAKES_VALUE(); o->repeats = (uint32_t)number_arg(a, value, 1); }
-    else if (!strcmp(a, "--cache")) { TAKES_VALUE(); o->cache = value; }
-    else if (!strcmp(a, "--reference")) { TAKES_VALUE(); o->reference = value; }
-    else if (!strcmp(a, "--quiet")) o->quiet = 1;
-    else if (!strcmp(a, "--cold")) o->cold = 1;
-    else if (a[0] == '-') usage_error("unknown option %s", a);
-    else if (o->graph == NULL) o->graph = a;
-    else usage_error("unexpected argument %s", a);
+    } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+      TAKES_VALUE();
+      o->output = value;
+    } else if (!strcmp(a, "--budget")) {
+      TAKES_VALUE();
+      o->budget = number_arg(a, value, 1e-3);
+    } else if (!strcmp(a, "--threads")) {
+      TAKES_VALUE();
+      o->threads = (uint32_t)number_arg(a, value, 0);
+    } else if (!strcmp(a, "--top-k")) {
+      TAKES_VALUE();
+      o->top_k = (uint32_t)number_arg(a, value, 1);
+    } else if (!strcmp(a, "--repeats")) {
+      TAKES_VALUE();
+      o->repeats = (uint32_t)number_arg(a, value, 1);
+    } else if (!strcmp(a, "--cache")) {
+      TAKES_VALUE();
+      o->cache = value;
+    } else if (!strcmp(a, "--reference")) {
+      TAKES_VALUE();
+      o->reference = value;
+    } else if (!strcmp(a, "--quiet"))
+      o->quiet = 1;
+    else if (!strcmp(a, "--cold"))
+      o->cold = 1;
+    else if (a[0] == '-')
+      usage_error("unknown option %s", a);
+    else if (o->graph == NULL)
+      o->graph = a;
+    else
+      usage_error("unexpected argument %s", a);
 #undef TAKES_VALUE
   }
   const int needs_graph = strcmp(o->command, "devices") != 0;
@@ -153,10 +175,14 @@ static yirage_graph *load_graph(const char *path) {
 }
 
 static void print_seconds(double s) {
-  if (s < 0) printf("%10s", "-");
-  else if (s < 1e-3) printf("%8.1f us", s * 1e6);
-  else if (s < 1) printf("%8.2f ms", s * 1e3);
-  else printf("%8.2f s ", s);
+  if (s < 0)
+    printf("%10s", "-");
+  else if (s < 1e-3)
+    printf("%8.1f us", s * 1e6);
+  else if (s < 1)
+    printf("%8.2f ms", s * 1e3);
+  else
+    printf("%8.2f s ", s);
 }
 
 /* ---- devices ---- */
@@ -182,11 +208,10 @@ static int cmd_devices(const options *o) {
       const yirage_target_properties *t = &di.target;
       printf("  [%d] %s\n", d, di.name);
       printf("      compute units %lld, shared memory per block %lld KiB, warp width %lld\n",
-             (long long)t->compute_units, (long long)(t->shared_memory_per_block / 1024),
-             (long long)t->warp_width);
+             (long long)t->compute_units, (long long)(t->shared_memory_per_block / 1024), (long long)t->warp_width);
       printf("      memory %.1f GiB at %.1f GB/s, L2 %lld KiB, peak %.1f TFLOP/s (float32)\n",
-             (double)t->memory_bytes / (1 << 30), t->memory_bandwidth / 1e9,
-             (long long)(t->l2_bytes / 1024), t->peak_flops_float32 / 1e12);
+             (double)t->memory_bytes / (1 << 30), t->memory_bandwidth / 1e9, (long long)(t->l2_bytes / 1024),
+             t->peak_flops_float32 / 1e12);
       printf("      dtypes:%s%s%s\n", di.dtypes & (1u << YIRAGE_FLOAT16) ? " float16" : "",
              di.dtypes & (1u << YIRAGE_BFLOAT16) ? " bfloat16" : "",
              di.dtypes & (1u << YIRAGE_FLOAT32) ? " float32" : "");
@@ -213,14 +238,13 @@ static void draw_progress(const yirage_search_progress *p, void *user) {
   const int filled = (int)(fraction * width);
   fprintf(stderr, "\r[");
   for (int i = 0; i < width; ++i) fputc(i < filled ? '#' : '.', stderr);
-  fprintf(stderr, "] %5.1f/%.0f s  %lld states  %lld candidates ", p->seconds, s->budget,
-          (long long)p->states, (long long)p->candidates);
+  fprintf(stderr, "] %5.1f/%.0f s  %lld states  %lld candidates ", p->seconds, s->budget, (long long)p->states,
+          (long long)p->candidates);
   fflush(stderr);
 }
 
 /* Runs the search with profiling on `device`; exits on failure or when nothing was found. */
-static yirage_search_result *search(const options *o, const yirage_graph *graph,
-                                    const yirage_device *device) {
+static yirage_search_result *search(const options *o, const yirage_graph *graph, const yirage_device *device) {
   yirage_search_options so;
   yirage_search_options_init(&so);
   so.time_budget_seconds = o->budget;
@@ -239,17 +263,17 @@ static yirage_search_result *search(const options *o, const yirage_graph *graph,
   const yirage_status status = yirage_superoptimize(graph, &so, &result);
   if (bar) fputs("\n", stderr);
   if (status == YIRAGE_ERROR_TIMEOUT) {
-    fprintf(stderr, "yirage: %s\n", yirage_last_error_message());  /* keeps what was found */
+    fprintf(stderr, "yirage: %s\n", yirage_last_error_message()); /* keeps what was found */
   } else {
-    check(status, "searching");  /* the library's message names superoptimize itself */
+    check(status, "searching"); /* the library's message names superoptimize itself */
   }
   yirage_search_stats stats;
   memset(&stats, 0, sizeof stats);
   stats.struct_size = sizeof stats;
   check(yirage_search_result_stats(result, &stats), "reading statistics");
-  printf("search: %.1f s%s, %lld states, %lld candidates, %lld fingerprint checks (%.1f s)",
-         stats.seconds, stats.from_cache ? " (from the cache)" : "", (long long)stats.states,
-         (long long)stats.candidates, (long long)stats.fingerprint_checks, stats.fingerprint_seconds);
+  printf("search: %.1f s%s, %lld states, %lld candidates, %lld fingerprint checks (%.1f s)", stats.seconds,
+         stats.from_cache ? " (from the cache)" : "", (long long)stats.states, (long long)stats.candidates,
+         (long long)stats.fingerprint_checks, stats.fingerprint_seconds);
   if (stats.unbuildable > 0) printf(", %lld the backend cannot build", (long long)stats.unbuildable);
   printf("\n");
   size_t profiled = 0;
@@ -277,8 +301,7 @@ static yirage_search_result *search(const options *o, const yirage_graph *graph,
   return result;
 }
 
-static yirage_graph *best_candidate(const yirage_search_result *result,
-                                    yirage_search_candidate_info *info) {
+static yirage_graph *best_candidate(const yirage_search_result *result, yirage_search_candidate_info *info) {
   yirage_graph *best = NULL;
   info->struct_size = sizeof *info;
   check(yirage_search_result_candidate(result, 0, &best, info), "reading the best candidate");

@@ -102,7 +102,8 @@ void CppPrinter::print_copy(const TileCopy &c) {
   p_.open("");
   p_.line(std::string(c.load ? "const auto *src = " : "auto *dst = ") + start_of(c.tensor) + ";");
   for (size_t d = 0; d < outer.size(); ++d) {
-    p_.open("for (int64_t " + names[d] + " = 0; " + names[d] + " < " + std::to_string(outer[d]) + "; ++" + names[d] + ")");
+    p_.open("for (int64_t " + names[d] + " = 0; " + names[d] + " < " + std::to_string(outer[d]) + "; ++" + names[d] +
+            ")");
   }
   p_.line(c.load ? "yr_ld_row(" + tile_at + ", " + tensor_at + ", " + n + ");"
                  : "yr_st_row(" + tensor_at + ", " + tile_at + ", " + n + ");");

@@ -9,7 +9,8 @@ namespace yirage::codegen::cuda {
 void RegisterAttention::emit_turns_start(Printer &p) const {
   if (!takes_turns()) return;
   p.line("const int att_wg = att_warp >> 2;");
-  p.line("if (att_wg == " + std::to_string(warpgroup_count() - 1) + ") asm volatile(\"bar.arrive 2, 256;\" ::: \"memory\");");
+  p.line("if (att_wg == " + std::to_string(warpgroup_count() - 1) +
+         ") asm volatile(\"bar.arrive 2, 256;\" ::: \"memory\");");
 }
 
 bool RegisterAttention::fits(int64_t block_warps) {
@@ -23,8 +24,8 @@ bool RegisterAttention::fits(int64_t block_warps) {
 }
 
 bool RegisterAttention::fits_warpgroups(int64_t block_warps) {
-  if (rows % 64 != 0 || rows / 16 > block_warps || depth % 16 != 0 || cols % 64 != 0 || cols > 256 ||
-      keys % 64 != 0 || keys > 128) {
+  if (rows % 64 != 0 || rows / 16 > block_warps || depth % 16 != 0 || cols % 64 != 0 || cols > 256 || keys % 64 != 0 ||
+      keys > 128) {
     return false;
   }
   row_tiles = rows / 16;
@@ -34,10 +35,13 @@ bool RegisterAttention::fits_warpgroups(int64_t block_warps) {
   return true;
 }
 
-void RegisterAttention::emit_registers(Printer &p, const std::string &q, int64_t q_stride, std::optional<double> q_norm_eps) const {
+void RegisterAttention::emit_registers(Printer &p, const std::string &q, int64_t q_stride,
+                                       std::optional<double> q_norm_eps) const {
   const std::string M = std::to_string(rows), QS = std::to_string(q_stride), S = std::to_string(depth / 16);
   const std::string T = std::to_string(row_tiles);
-  p.line("const int att_lane = threadIdx.x & 31, att_warp = threadIdx.x >> 5, att_grp = att_lane >> 2, att_tig = att_lane & 3;");
+  p.line(
+      "const int att_lane = threadIdx.x & 31, att_warp = threadIdx.x >> 5, att_grp = att_lane >> 2, att_tig = att_lane "
+      "& 3;");
   // The warp's first row and its share of the keys.
   p.line("const int att_row = att_warp % " + T + " * 16, att_share = att_warp / " + T + ";");
   p.line("unsigned att_q[" + S + "][4];");
@@ -58,8 +62,10 @@ void RegisterAttention::emit_registers(Printer &p, const std::string &q, int64_t
   p.line("const float *r0 = " + q + " + (att_row + att_grp) * " + QS + " + s * 16 + 2 * att_tig;");
   p.line("const float *r1 = r0 + 8 * " + QS + ";");
   p.line("#pragma unroll");
-  p.line("for (int h = 0; h < 2; ++h) { x[s][4 * h] = in0 ? r0[8 * h] : 0.0f; x[s][4 * h + 1] = in0 ? r0[8 * h + 1] : 0.0f; "
-         "x[s][4 * h + 2] = in1 ? r1[8 * h] : 0.0f; x[s][4 * h + 3] = in1 ? r1[8 * h + 1] : 0.0f; }");
+  p.line(
+      "for (int h = 0; h < 2; ++h) { x[s][4 * h] = in0 ? r0[8 * h] : 0.0f; x[s][4 * h + 1] = in0 ? r0[8 * h + 1] : "
+      "0.0f; "
+      "x[s][4 * h + 2] = in1 ? r1[8 * h] : 0.0f; x[s][4 * h + 3] = in1 ? r1[8 * h + 1] : 0.0f; }");
   p.close();
   std::string scale0, scale1;
   if (q_norm_eps) {
@@ -94,7 +100,8 @@ void RegisterAttention::emit_registers(Printer &p, const std::string &q, int64_t
   p.close();
 }
 
-void RegisterAttention::emit_iteration(Printer &p, const std::string &k, int64_t k_stride, const std::string &v, int64_t v_stride) const {
+void RegisterAttention::emit_iteration(Printer &p, const std::string &k, int64_t k_stride, const std::string &v,
+                                       int64_t v_stride) const {
   p.open("if (att_warp < " + std::to_string(warps) + ")");
   if (warpgroups) {
     emit_warpgroup_iteration(p, k, v);
@@ -104,7 +111,8 @@ void RegisterAttention::emit_iteration(Printer &p, const std::string &k, int64_t
   p.close();
 }
 
-void RegisterAttention::emit_warp_iteration(Printer &p, const std::string &k, int64_t k_stride, const std::string &v, int64_t v_stride) const {
+void RegisterAttention::emit_warp_iteration(Printer &p, const std::string &k, int64_t k_stride, const std::string &v,
+                                            int64_t v_stride) const {
   const int64_t steps = keys_per_warp() / 16;  // k16 steps of E·V, two 8-key tiles of A each
   const std::string KS = std::to_string(k_stride), VS = std::to_string(v_stride), KPW = std::to_string(keys_per_warp());
   // ldmatrix .trans of four 8×8 tiles, lanes 8·i…8·i + 7 addressing tile i's rows: rows k,
@@ -125,8 +133,8 @@ void RegisterAttention::emit_warp_iteration(Printer &p, const std::string &k, in
   p.close();
   p.close();
   emit_softmax_update(p, 0, 2 * steps, "", nullptr);
-  p.line("const " + element + " *att_v = " + v + " + (att_share * " + KPW + " + ((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " +
-         VS + " + (att_lane >> 4) * 8;");
+  p.line("const " + element + " *att_v = " + v + " + (att_share * " + KPW +
+         " + ((att_lane >> 3) & 1) * 8 + (att_lane & 7)) * " + VS + " + (att_lane >> 4) * 8;");
   p.line("#pragma unroll");
   p.open("for (int j = 0; j < " + std::to_string(steps) + "; ++j)");
   p.line("unsigned a[4];");
@@ -155,8 +163,7 @@ void RegisterAttention::emit_warpgroup_iteration(Printer &p, const std::string &
   for (int64_t h = 0; h < halves; ++h) {
     for (int64_t s = 0; s < depth / 16; ++s) {
       emit_wgmma(p, 64, "att_s", h * chunks, "att_q[" + std::to_string(s) + "]",
-                 "att_kd + " + std::to_string((h * depth * 64 + s * 16 * 64) * 2 / 16),
-                 s > 0);
+                 "att_kd + " + std::to_string((h * depth * 64 + s * 16 * 64) * 2 / 16), s > 0);
     }
     p.line("yr_wgmma_commit();");
   }
@@ -175,15 +182,15 @@ void RegisterAttention::emit_warpgroup_iteration(Printer &p, const std::string &
     p.line("unsigned " + a + "[" + std::to_string(half_steps) + "][4];");
     emit_softmax_update(p, h * chunks, (h + 1) * chunks, drain, [&] {
       p.line("#pragma unroll");
-      p.open("for (int j = " + std::to_string(h * half_steps) + "; j < " + std::to_string((h + 1) * half_steps) + "; ++j)");
+      p.open("for (int j = " + std::to_string(h * half_steps) + "; j < " + std::to_string((h + 1) * half_steps) +
+             "; ++j)");
       emit_exp_step(p, a + "[j - " + std::to_string(h * half_steps) + "]");
       p.close();
     });
     p.line("yr_wgmma_fence();");
     for (int64_t j = 0; j < half_steps; ++j) {
       emit_wgmma(p, cols, "att_o", 0, a + "[" + std::to_string(j) + "]",
-                 "att_vd + " + std::to_string((h * half_steps + j) * 16 * 64 * 2 / 16),
-                 true);
+                 "att_vd + " + std::to_string((h * half_steps + j) * 16 * 64 * 2 / 16), true);
     }
     p.line("yr_wgmma_commit();");
   }
@@ -192,7 +199,7 @@ void RegisterAttention::emit_warpgroup_iteration(Printer &p, const std::string &
 }
 
 void RegisterAttention::emit_softmax_update(Printer &p, int64_t first, int64_t last, const std::string &drain,
-                         const std::function<void()> &exps) const {
+                                            const std::function<void()> &exps) const {
   const std::string log2e = kLog2e, N = std::to_string(last - first), F = std::to_string(first);
   p.open("");
   p.line("float att_x0[" + N + "], att_x1[" + N + "];");
@@ -221,7 +228,8 @@ void RegisterAttention::emit_softmax_update(Printer &p, int64_t first, int64_t l
   p.line("att_x0[0] = fmaxf(att_x0[0], __shfl_xor_sync(0xffffffffu, att_x0[0], off));");
   p.line("att_x1[0] = fmaxf(att_x1[0], __shfl_xor_sync(0xffffffffu, att_x1[0], off));");
   p.close();
-  p.line("const float att_n0 = fmaxf(att_m0, att_x0[0] * " + log2e + "), att_n1 = fmaxf(att_m1, att_x1[0] * " + log2e + ");");
+  p.line("const float att_n0 = fmaxf(att_m0, att_x0[0] * " + log2e + "), att_n1 = fmaxf(att_m1, att_x1[0] * " + log2e +
+         ");");
   p.line("att_b0 = att_n0 == -INFINITY ? 0.0f : att_n0;");
   p.line("att_b1 = att_n1 == -INFINITY ? 0.0f : att_n1;");
   p.line("const float att_r0 = yr_exp2(att_m0 - att_b0), att_r1 = yr_exp2(att_m1 - att_b1);");
@@ -262,7 +270,7 @@ void RegisterAttention::emit_exp_step(Printer &p, const std::string &a) const {
 }
 
 void RegisterAttention::emit_wgmma(Printer &p, int64_t n, const std::string &acc, int64_t first, const std::string &a,
-                const std::string &desc, bool accumulate) const {
+                                   const std::string &desc, bool accumulate) const {
   const int64_t regs = n / 2;
   const std::string type = element == "yr_bf16" ? "bf16" : "f16";
   std::string list;
@@ -271,8 +279,9 @@ void RegisterAttention::emit_wgmma(Printer &p, int64_t n, const std::string &acc
   p.line("asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %" + S + ", 0; wgmma.mma_async.sync.aligned.m64n" +
          std::to_string(n) + "k16.f32." + type + "." + type + " {" + list + "}, {%" + A + ", %" +
          std::to_string(regs + 1) + ", %" + std::to_string(regs + 2) + ", %" + std::to_string(regs + 3) + "}, %" + D +
-         ", p, 1, 1, 1; }\" : " + register_list(acc, first, n / 8) + " : \"r\"(" + a + "[0]), \"r\"(" + a + "[1]), \"r\"(" +
-         a + "[2]), \"r\"(" + a + "[3]), \"l\"(" + desc + "), \"r\"(" + (accumulate ? "1" : "0") + "));");
+         ", p, 1, 1, 1; }\" : " + register_list(acc, first, n / 8) + " : \"r\"(" + a + "[0]), \"r\"(" + a +
+         "[1]), \"r\"(" + a + "[2]), \"r\"(" + a + "[3]), \"l\"(" + desc + "), \"r\"(" + (accumulate ? "1" : "0") +
+         "));");
 }
 
 std::string RegisterAttention::operand_fence(Printer &, const std::string &acc, int64_t first, int64_t chunks) {
@@ -287,13 +296,15 @@ std::string RegisterAttention::register_list(const std::string &acc, int64_t fir
   std::string list;
   for (int64_t c = first; c < first + chunks; ++c) {
     for (int r = 0; r < 4; ++r) {
-      list += std::string(list.empty() ? "" : ", ") + "\"+f\"(" + acc + "[" + std::to_string(c) + "][" + std::to_string(r) + "])";
+      list += std::string(list.empty() ? "" : ", ") + "\"+f\"(" + acc + "[" + std::to_string(c) + "][" +
+              std::to_string(r) + "])";
     }
   }
   return list;
 }
 
-void RegisterAttention::emit_finish(Printer &p, const Destination &ev, const Destination &e_sum, const std::string &scratch) const {
+void RegisterAttention::emit_finish(Printer &p, const Destination &ev, const Destination &e_sum,
+                                    const std::string &scratch) const {
   const std::string M = std::to_string(rows), C = std::to_string(cols), T = std::to_string(row_tiles);
   const std::string part = std::to_string(rows * cols);
   const std::string sums = "(" + scratch + " + " + std::to_string((shares - 1) * rows * cols) + ")";  // the shares' Σ E
@@ -322,11 +333,11 @@ void RegisterAttention::emit_finish(Printer &p, const Destination &ev, const Des
     each_row([&](const std::string &row, int r) {
       p.line("#pragma unroll");
       p.open("for (int c = 0; c < " + std::to_string(cols / 8) + "; ++c)");
-      p.line("*reinterpret_cast<float2 *>(att_part + " + row + " * " + C + " + c * 8) = make_float2(" +
-             value(r, 0) + ", " + value(r, 1) + ");");
+      p.line("*reinterpret_cast<float2 *>(att_part + " + row + " * " + C + " + c * 8) = make_float2(" + value(r, 0) +
+             ", " + value(r, 1) + ");");
       p.close();
-      p.line("if (att_tig == 0) " + sums + "[(att_share - 1) * " + M + " + " + row + "] = att_l" +
-             std::to_string(r) + " * att_f" + std::to_string(r) + ";");
+      p.line("if (att_tig == 0) " + sums + "[(att_share - 1) * " + M + " + " + row + "] = att_l" + std::to_string(r) +
+             " * att_f" + std::to_string(r) + ";");
     });
     p.close();
     p.line("__syncthreads();");

@@ -98,7 +98,8 @@ struct RegisterAttention {
   void emit_iteration(Printer &p, const std::string &k, int64_t k_stride, const std::string &v, int64_t v_stride) const;
 
   // mma.sync: each warp's Q·K, softmax update and E·V in turn.
-  void emit_warp_iteration(Printer &p, const std::string &k, int64_t k_stride, const std::string &v, int64_t v_stride) const;
+  void emit_warp_iteration(Printer &p, const std::string &k, int64_t k_stride, const std::string &v,
+                           int64_t v_stride) const;
 
   // wgmma, the keys in halves of 64 (where there are 128), so that one half's softmax runs while
   // the tensor cores work on the other: Q·K of both halves is issued at once; the softmax of

@@ -49,10 +49,12 @@ void LoadPipeline::issue_stages(const std::string &it, const std::optional<Threa
     p_.line("const auto *src = " + tensor + " + " + base(*st.op, "(" + it + ")") + ";");
     p_.line("auto *stage = " + plan_.stage_ptr(st, it) + ";");
     const std::string copy = words ? "yr_cp4(stage + " : "yr_cp16(stage + ";
-    shared_loop(p_, copiers.value_or(plan_.block_share()), groups_of(tile_dims, st.group), "t",
-                [&](const std::vector<std::string> &v) {
-                  p_.line(copy + stage_index(st, v, st.group) + ", src + " + index_expr(v, gg) + ");");
-                }, 8);
+    shared_loop(
+        p_, copiers.value_or(plan_.block_share()), groups_of(tile_dims, st.group), "t",
+        [&](const std::vector<std::string> &v) {
+          p_.line(copy + stage_index(st, v, st.group) + ", src + " + index_expr(v, gg) + ");");
+        },
+        8);
     p_.close();
   }
   p_.close();
@@ -120,9 +122,12 @@ void LoadPipeline::fill_unaligned_stages(const std::string &it, const ThreadShar
     p_.line("const auto *src = " + tensor + " + " + base(op, "(" + it + ")") + ";");
     p_.line("auto *stage = " + plan_.stage_ptr(st, it) + ";");
     const Dims sg = row_major_strides(op.attributes.sizes);
-    shared_loop(p_, copiers, tile_dims, "t", [&](const std::vector<std::string> &v) {
-      p_.line("stage[" + stage_index(st, v, 1) + "] = src[" + index_expr(v, sg) + "];");
-    }, 8);
+    shared_loop(
+        p_, copiers, tile_dims, "t",
+        [&](const std::vector<std::string> &v) {
+          p_.line("stage[" + stage_index(st, v, 1) + "] = src[" + index_expr(v, sg) + "];");
+        },
+        8);
     p_.close();
   }
 }
@@ -139,9 +144,12 @@ void LoadPipeline::read_staged(const Stage &st) {
   p_.open("");
   p_.line("const auto *stage = " + plan_.stage_ptr(st, "it") + ";");
   if (st.group == 1) {  // float32 words
-    shared_loop(p_, share, tile_dims, "t", [&](const std::vector<std::string> &v) {
-      p_.line(t + "[" + index_expr(v, gt) + "] = stage[" + index_expr(v, gc) + "];");
-    }, kMaxStageGroupsPerThread);
+    shared_loop(
+        p_, share, tile_dims, "t",
+        [&](const std::vector<std::string> &v) {
+          p_.line(t + "[" + index_expr(v, gt) + "] = stage[" + index_expr(v, gc) + "];");
+        },
+        kMaxStageGroupsPerThread);
     p_.close();
     return;
   }
@@ -149,23 +157,32 @@ void LoadPipeline::read_staged(const Stage &st) {
   const int64_t slots = per_thread(groups, plan_.block.threads);
   if (slots <= kMaxStageGroupsPerThread) {
     p_.line("uint4 raw[" + std::to_string(slots) + "];");
-    shared_loop(p_, share, groups, "t", [&](const std::vector<std::string> &v) {
-      p_.line("raw[u] = yr_raw16(stage + " + index_expr(v, gc) + ");");
-    }, kMaxStageGroupsPerThread);
-    shared_loop(p_, share, groups, "t", [&](const std::vector<std::string> &v) {
-      store_group(p_, tensor, "raw[u]", t + " + " + index_expr(v, gt), st.group);
-    }, kMaxStageGroupsPerThread);
+    shared_loop(
+        p_, share, groups, "t",
+        [&](const std::vector<std::string> &v) { p_.line("raw[u] = yr_raw16(stage + " + index_expr(v, gc) + ");"); },
+        kMaxStageGroupsPerThread);
+    shared_loop(
+        p_, share, groups, "t",
+        [&](const std::vector<std::string> &v) {
+          store_group(p_, tensor, "raw[u]", t + " + " + index_expr(v, gt), st.group);
+        },
+        kMaxStageGroupsPerThread);
   } else {
-    shared_loop(p_, share, groups, "t", [&](const std::vector<std::string> &v) {
-      store_group(p_, tensor, "yr_raw16(stage + " + index_expr(v, gc) + ")", t + " + " + index_expr(v, gt), st.group);
-    }, 8);
+    shared_loop(
+        p_, share, groups, "t",
+        [&](const std::vector<std::string> &v) {
+          store_group(p_, tensor, "yr_raw16(stage + " + index_expr(v, gc) + ")", t + " + " + index_expr(v, gt),
+                      st.group);
+        },
+        8);
   }
   p_.close();
   p_.open("else");
   p_.line("const auto *src = " + tensor + " + " + base(op, "it") + ";");
-  transfer(p_, share, tensor, tile_dims, row_major_strides(op.attributes.sizes), plan_.tile_strides(op.outputs[0]), 1,
-           [&](const std::string &g, const std::string &s) { p_.line(t + "[" + s + "] = yr_ld(src + " + g + ");"); },
-           nullptr);
+  transfer(
+      p_, share, tensor, tile_dims, row_major_strides(op.attributes.sizes), plan_.tile_strides(op.outputs[0]), 1,
+      [&](const std::string &g, const std::string &s) { p_.line(t + "[" + s + "] = yr_ld(src + " + g + ");"); },
+      nullptr);
   p_.close();
   p_.close();
 }
@@ -186,9 +203,12 @@ void LoadPipeline::load_prefetched() {
     p_.line("const auto *src" + std::to_string(tl.input) + " = " + tensor + " + " + base(*tl.op, "0") + ";");
     p_.line("uint4 " + raw + "[" + std::to_string(per_thread(groups, plan_.block.threads)) + "];");
     p_.open("if (" + aligned_name(tensor) + ")");
-    shared_loop(p_, plan_.block_share(), groups, "t", [&](const std::vector<std::string> &v) {
-      p_.line(raw + "[u] = yr_stream16(src" + std::to_string(tl.input) + " + " + index_expr(v, gg) + ");");
-    }, 8);
+    shared_loop(
+        p_, plan_.block_share(), groups, "t",
+        [&](const std::vector<std::string> &v) {
+          p_.line(raw + "[u] = yr_stream16(src" + std::to_string(tl.input) + " + " + index_expr(v, gg) + ");");
+        },
+        8);
     p_.close();
   }
 }
@@ -198,10 +218,15 @@ void LoadPipeline::store_prefetched(const std::function<void(TensorId)> &wrote) 
     const TensorId id = tl.op->outputs[0];
     const std::string tensor = "in" + std::to_string(tl.input), t = plan_.tile(id);
     const std::string src = "src" + std::to_string(tl.input), raw = "raw" + std::to_string(tl.input);
-    transfer(p_, plan_.block_share(), tensor, plan_.dims_of(id), row_major_strides(tl.op->attributes.sizes),
-             plan_.tile_strides(id), tl.group,
-             [&](const std::string &g, const std::string &s) { p_.line(t + "[" + s + "] = yr_ld(" + src + " + " + g + ");"); },
-             [&](const std::string &, const std::string &s) { store_group(p_, tensor, raw + "[u]", t + " + " + s, tl.group); });
+    transfer(
+        p_, plan_.block_share(), tensor, plan_.dims_of(id), row_major_strides(tl.op->attributes.sizes),
+        plan_.tile_strides(id), tl.group,
+        [&](const std::string &g, const std::string &s) {
+          p_.line(t + "[" + s + "] = yr_ld(" + src + " + " + g + ");");
+        },
+        [&](const std::string &, const std::string &s) {
+          store_group(p_, tensor, raw + "[u]", t + " + " + s, tl.group);
+        });
     wrote(id);
   }
 }

@@ -50,7 +50,9 @@ std::string warp_reduce_step(const std::string &value, bool is_max);
 // Sums (or maxes) `value` across a warp; every lane gets the result.
 std::string warp_reduce(const std::string &value, bool is_max);
 // A sum's or max's starting value, and the statement adding (or maxing) `v` into `into`.
-inline std::string reduce_identity(bool is_max) { return is_max ? "-INFINITY" : "0.0f"; }
+inline std::string reduce_identity(bool is_max) {
+  return is_max ? "-INFINITY" : "0.0f";
+}
 std::string reduce_into(const std::string &into, const std::string &v, bool is_max);
 
 // rms_norm's reciprocal of a row of `cols` whose squares sum to `total`, as `const float name`:
@@ -66,12 +68,15 @@ inline Dims groups_of(const Dims &tile_dims, int64_t group) {
 }
 
 // tile_base (codegen/ugraph_layout.hpp) as an offset's text, `it` the iteration's.
-inline std::string tile_base_text(const BlockGraph &bg, const Operator &op, const Dims &tile_dims, const std::string &it) {
+inline std::string tile_base_text(const BlockGraph &bg, const Operator &op, const Dims &tile_dims,
+                                  const std::string &it) {
   return c_text(tile_base(bg, op, tile_dims, var(it)), kOffsetPrecedence);
 }
 
 // How many elements of `dims` each of `threads` threads owns, at most.
-inline int64_t per_thread(const Dims &dims, int64_t threads) { return (num_elements(dims) + threads - 1) / threads; }
+inline int64_t per_thread(const Dims &dims, int64_t threads) {
+  return (num_elements(dims) + threads - 1) / threads;
+}
 
 // Runs body(vars) for every index of `dims` (vars prefix0, prefix1, …), the row-major linear
 // index shared as `s` says. At block level every thread's count is known, so the loop counts a

@@ -11,8 +11,8 @@ namespace {
 // Prints the stores of output row `ii`, column `jj` (expressions, inside the output's m × n)
 // from the float sums of the kernel's products (one name per product); the batch index `bt` is
 // in scope.
-using ProductStore = std::function<void(Printer &p, const std::vector<std::string> &sums, const std::string &ii,
-                                        const std::string &jj)>;
+using ProductStore =
+    std::function<void(Printer &p, const std::vector<std::string> &sums, const std::string &ii, const std::string &jj)>;
 
 // What a weight-product kernel computes: A times each of `b` (of one shape: dims, strides and
 // `dtype`), out_dims the products' dims, and what it stores of their sums.
@@ -35,16 +35,16 @@ ProductStore store_to(const Ref &o, int64_t m, int64_t n) {
 
 // The block's place in a pre-defined matmul's grid: column block cb (fastest), row block rb and
 // batch bt, with ia / ib the batch offsets into A and B.
-void emit_matmul_block_origin(Printer &p, int64_t col_blocks, int64_t row_blocks, const Dims &batch_out,
-                              const Dims &sa, const Dims &sb) {
+void emit_matmul_block_origin(Printer &p, int64_t col_blocks, int64_t row_blocks, const Dims &batch_out, const Dims &sa,
+                              const Dims &sb) {
   p.line("int64_t block = blockIdx.x;");
   p.line("const int64_t cb = block % " + std::to_string(col_blocks) + "; block /= " + std::to_string(col_blocks) + ";");
-  p.line("const int64_t rb = block % " + std::to_string(row_blocks) + ", bt = block / " + std::to_string(row_blocks) + ";");
+  p.line("const int64_t rb = block % " + std::to_string(row_blocks) + ", bt = block / " + std::to_string(row_blocks) +
+         ";");
   p.line("int64_t ia = 0, ib = 0, rest = bt;");
   for (size_t d = batch_out.size(); d-- > 0;) {
-    p.line("{ const int64_t c = rest % " + std::to_string(batch_out[d]) + "; rest /= " +
-           std::to_string(batch_out[d]) + "; ia += c * " + std::to_string(sa[d]) + "; ib += c * " +
-           std::to_string(sb[d]) + "; }");
+    p.line("{ const int64_t c = rest % " + std::to_string(batch_out[d]) + "; rest /= " + std::to_string(batch_out[d]) +
+           "; ia += c * " + std::to_string(sa[d]) + "; ib += c * " + std::to_string(sb[d]) + "; }");
   }
   p.line("(void)rest;");
 }
@@ -57,8 +57,8 @@ void emit_matmul_partial_sums(Printer &p, int64_t products, int64_t warps, int64
   const std::string TC = std::to_string(tile_cols), N = std::to_string(n);
   p.line("__syncthreads();");
   p.open("for (int t = threadIdx.x; t < " + std::to_string(rows * tile_cols) + "; t += blockDim.x)");
-  p.line("const int64_t r = t / " + TC + ", jj = cb * " + TC + " + t % " + TC + ", ii = rb * " +
-         std::to_string(rows) + " + r;");
+  p.line("const int64_t r = t / " + TC + ", jj = cb * " + TC + " + t % " + TC + ", ii = rb * " + std::to_string(rows) +
+         " + r;");
   p.line("if (jj >= " + N + " || ii >= " + std::to_string(m) + ") continue;");
   std::vector<std::string> sums;
   for (int64_t q = 0; q < products; ++q) {
@@ -94,8 +94,8 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
   p.line("const int64_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
   emit_matmul_block_origin(p, col_blocks, row_blocks, batch_out, sa, sb);
   p.line("const int64_t j = cb * 32 + lane, i0 = rb * " + R + ";");
-  p.line("const int64_t p0 = warp * " + std::to_string(slice) + ", p1 = p0 + " + std::to_string(slice) +
-         " < " + std::to_string(k) + " ? p0 + " + std::to_string(slice) + " : " + std::to_string(k) + ";");
+  p.line("const int64_t p0 = warp * " + std::to_string(slice) + ", p1 = p0 + " + std::to_string(slice) + " < " +
+         std::to_string(k) + " ? p0 + " + std::to_string(slice) + " : " + std::to_string(k) + ";");
   p.line("float acc[" + R + "];");
   p.line("#pragma unroll");
   p.line("for (int r = 0; r < " + R + "; ++r) acc[r] = 0.0f;");
@@ -105,14 +105,14 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
   p.line("const auto *pa = " + a.ptr + " + ia;");
   p.line("int64_t row[" + R + "];");
   p.line("#pragma unroll");
-  p.line("for (int r = 0; r < " + R + "; ++r) row[r] = (i0 + r < " + std::to_string(m) + " ? i0 + r : " +
-         std::to_string(m - 1) + ") * " + std::to_string(sa[rank - 2]) + ";");
+  p.line("for (int r = 0; r < " + R + "; ++r) row[r] = (i0 + r < " + std::to_string(m) +
+         " ? i0 + r : " + std::to_string(m - 1) + ") * " + std::to_string(sa[rank - 2]) + ";");
   p.line("#pragma unroll 8");
   p.open("for (int64_t q = p0; q < p1; ++q)");
   p.line("const float bv = yr_ld(pb + q * " + std::to_string(sb[rank - 2]) + ");");
   p.line("#pragma unroll");
-  p.line("for (int r = 0; r < " + R + "; ++r) acc[r] += yr_ld(pa + row[r] + q * " +
-         std::to_string(sa[rank - 1]) + ") * bv;");
+  p.line("for (int r = 0; r < " + R + "; ++r) acc[r] += yr_ld(pa + row[r] + q * " + std::to_string(sa[rank - 1]) +
+         ") * bv;");
   p.close();
   p.close();
   p.line("#pragma unroll");
@@ -152,30 +152,27 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
   p.line("#pragma unroll");
   p.line("for (int j = 0; j < 4; ++j) for (int e = 0; e < 4; ++e) tc[j][e] = 0.0f;");
   // One k step: the A operands a[0…3] against tiles `lo` (k 0-7) and `hi` (k 8-15) of B.
-  auto step = [&](const std::string &a0, const std::string &a1, const std::string &a2,
-                  const std::string &a3, const std::string &lo, const std::string &hi) {
+  auto step = [&](const std::string &a0, const std::string &a1, const std::string &a2, const std::string &a3,
+                  const std::string &lo, const std::string &hi) {
     p.open("");
     p.line("const unsigned lo[4] = {" + lo + ".x, " + lo + ".y, " + lo + ".z, " + lo + ".w};");
     p.line("const unsigned hi[4] = {" + hi + ".x, " + hi + ".y, " + hi + ".z, " + hi + ".w};");
     p.line("#pragma unroll");
-    p.line("for (int j = 0; j < 4; ++j) yr_mma16(pb, tc[j], " + a0 + ", " + a1 + ", " + a2 + ", " +
-           a3 + ", yr_transpose8x8(lo[j]), yr_transpose8x8(hi[j]));");
+    p.line("for (int j = 0; j < 4; ++j) yr_mma16(pb, tc[j], " + a0 + ", " + a1 + ", " + a2 + ", " + a3 +
+           ", yr_transpose8x8(lo[j]), yr_transpose8x8(hi[j]));");
     p.close();
   };
   // B's rows and A's words of the next batch are loaded before this batch is computed: A (X,
   // read by every block from L2) is as far from its first use as B.
   p.line("int64_t base = kw * " + SL + ";");
-  p.line("const auto *pbp = pb + (8 * (g >> 1) + (g & 1)) * " + N +
-         ";  // B rows in the batch's k order");
+  p.line("const auto *pbp = pb + (8 * (g >> 1) + (g & 1)) * " + N + ";  // B rows in the batch's k order");
   p.line("const auto *par = arow + 8 * t, *pau = aup + 8 * t;");
   p.line("uint4 raw[4], next[4], ar = make_uint4(0, 0, 0, 0), au = ar, nr = ar, nu = ar;");
   // The batch from k row `k0` on: B's rows into `b`, A's words into `wr` (row g) and `wu` (g + 8).
-  auto load_batch = [&](const std::string &k0, const std::string &b, const std::string &wr,
-                        const std::string &wu) {
+  auto load_batch = [&](const std::string &k0, const std::string &b, const std::string &wr, const std::string &wu) {
     p.open("if (" + k0 + " + 32 <= p1)");
     p.line("#pragma unroll");
-    p.line("for (int u = 0; u < 4; ++u) " + b + "[u] = yr_stream16(pbp + (" + k0 + " + 2 * u) * " +
-           N + ");");
+    p.line("for (int u = 0; u < 4; ++u) " + b + "[u] = yr_stream16(pbp + (" + k0 + " + 2 * u) * " + N + ");");
     p.line("if (a_row) " + wr + " = yr_raw16(par + " + k0 + ");");
     p.line("if (a_up) " + wu + " = yr_raw16(pau + " + k0 + ");");
     p.close();
@@ -192,8 +189,7 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
   p.close();
   p.open("for (; base < p1; base += 16)");
   p.line("const uint4 first = yr_stream16(pb + (base + g) * " + N + ");");
-  p.line("const uint4 second = base + 8 < p1 ? yr_stream16(pb + (base + 8 + g) * " + N +
-         ") : make_uint4(0, 0, 0, 0);");
+  p.line("const uint4 second = base + 8 < p1 ? yr_stream16(pb + (base + 8 + g) * " + N + ") : make_uint4(0, 0, 0, 0);");
   p.line("const bool full = base + 8 < p1;");
   p.line("const unsigned a0 = a_row ? yr_pair16(arow + base + 2 * t) : 0u;");
   p.line("const unsigned a1 = a_up ? yr_pair16(aup + base + 2 * t) : 0u;");
@@ -205,8 +201,8 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
     const std::string row = half == 0 ? "g" : "g + 8", e = half == 0 ? "0" : "2";
     p.open("if (" + row + " < " + std::to_string(rows) + ")");
     p.line("#pragma unroll");
-    p.line("for (int j = 0; j < 4; ++j) { partial[warp][" + row + "][8 * t + 2 * j] = tc[j][" + e + "]; partial[warp][" +
-           row + "][8 * t + 2 * j + 1] = tc[j][" + e + " + 1]; }");
+    p.line("for (int j = 0; j < 4; ++j) { partial[warp][" + row + "][8 * t + 2 * j] = tc[j][" + e +
+           "]; partial[warp][" + row + "][8 * t + 2 * j + 1] = tc[j][" + e + " + 1]; }");
     p.close();
   }
 }
@@ -267,8 +263,8 @@ VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target) {
   // Many rows of 16-bit data on sm_80+: the products on tensor cores (emit_vector_matmul_mma)
   // where every warp step is whole (k a multiple of 16, whole column tiles) and A's rows are
   // compact and start on 16-byte groups (its operands are 16-byte loads).
-  const bool a_groups = sa[rank - 1] == 1 && std::all_of(sa.begin(), sa.end() - 1,
-                                                         [&](int64_t x) { return x % group == 0; });
+  const bool a_groups =
+      sa[rank - 1] == 1 && std::all_of(sa.begin(), sa.end() - 1, [&](int64_t x) { return x % group == 0; });
   s.tensor_cores = !s.few_accumulators && group == 8 && target.compute_capability >= 80 && k % 16 == 0 &&
                    n % s.tile_cols == 0 && a_groups;
   s.rows = s.tensor_cores ? std::min(m, kMmaRows) : fma_rows;
@@ -280,7 +276,8 @@ VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target) {
   // that fits in one wave anyway keeps 16 warps, which were faster there. Several products share
   // the block's warps.
   s.two_per_sm = s.tensor_cores && target.multiprocessors > 0 && s.blocks > target.multiprocessors;
-  s.warps_per_product = std::clamp<int64_t>(k / (kKLanes * 16), 1, std::max<int64_t>(1, (s.two_per_sm ? 8 : 16) / products));
+  s.warps_per_product =
+      std::clamp<int64_t>(k / (kKLanes * 16), 1, std::max<int64_t>(1, (s.two_per_sm ? 8 : 16) / products));
   s.slice = ((k + s.warps_per_product - 1) / s.warps_per_product + kKLanes - 1) / kKLanes * kKLanes;
   return s;
 }
@@ -318,8 +315,8 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
   const int64_t prefetch_rows = target.dependent_launch() ? std::min(slice, kBPrefetchRows) : 0;
   if (prefetch_rows >= kKLanes) {
     w.open("if (j0 < " + N + ")");
-    w.line("const int64_t pend = kw * " + SL + " + " + std::to_string(prefetch_rows) + " < p1 ? kw * " + SL +
-           " + " + std::to_string(prefetch_rows) + " : p1;");
+    w.line("const int64_t pend = kw * " + SL + " + " + std::to_string(prefetch_rows) + " < p1 ? kw * " + SL + " + " +
+           std::to_string(prefetch_rows) + " : p1;");
     w.line("for (int64_t q = kw * " + SL + " + kl; q < pend; q += " + std::to_string(kKLanes) +
            ") asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"(wb + ib + j0 + q * " + N + "));");
     w.close();
@@ -370,8 +367,8 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
       p.open("for (; q + " + last + " < p1; q += " + step + ")");
       p.line("const bool more = q + " + step + " + " + last + " < p1;");
       p.line("#pragma unroll");
-      p.line("for (int u = 0; u < " + U + "; ++u) if (more) next[u] = yr_stream16(pb + (q + " + step + " + u * " +
-             KL + ") * " + N + ");");
+      p.line("for (int u = 0; u < " + U + "; ++u) if (more) next[u] = yr_stream16(pb + (q + " + step + " + u * " + KL +
+             ") * " + N + ");");
       p.line("#pragma unroll");
       p.open("for (int u = 0; u < " + U + "; ++u)");
       fma_row("q + u * " + KL, "yr_cvt16(pb, raw[u], bv);");
@@ -392,7 +389,8 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
     p.close();
     p.line("#pragma unroll");
     p.line("for (int r = 0; r < " + C + "; ++r) for (int c = 0; c < " + G + "; ++c)");
-    p.line("  for (int off = " + std::to_string(kGroupLanes) + "; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);");
+    p.line("  for (int off = " + std::to_string(kGroupLanes) +
+           "; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);");
     p.open("if (kl == 0)");
     p.line("#pragma unroll");
     p.line("for (int r = 0; r < " + C + "; ++r) for (int c = 0; c < " + G + "; ++c) partial[warp][" +
@@ -421,20 +419,20 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
   return {s.blocks, warps * 32, s.few_accumulators || s.two_per_sm ? 2 : 1};
 }
 
-
 // Whether input iterator or output saver `op` splits dim `grid_dim` over the grid's x axis and
 // dim `loop_dim` over the loop's iterations (-1: neither), where those have more than one part.
 bool splits(const BlockGraph &bg, const Operator &op, int32_t grid_dim, int32_t loop_dim) {
   const GridMap &g = op.attributes.grid_map;
   const bool grid = g[0] == grid_dim || (bg.config().grid[0] == 1 && g[0] == -1);
-  const bool loop = op.attributes.forloop_dim == loop_dim || (bg.config().forloop_range == 1 && op.attributes.forloop_dim == -1);
+  const bool loop =
+      op.attributes.forloop_dim == loop_dim || (bg.config().forloop_range == 1 && op.attributes.forloop_dim == -1);
   return grid && loop && g[1] == -1 && g[2] == -1;
 }
 
 }  // namespace
 
-MatmulLaunch predefined_matmul(Printer &before_wait, Printer &p, const Ref &a, const Ref &b, const Ref &o,
-                               DType dtype, const CudaTarget &target) {
+MatmulLaunch predefined_matmul(Printer &before_wait, Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
+                               const CudaTarget &target) {
   const int64_t rank = static_cast<int64_t>(o.dims.size());
   const int64_t m = o.dims[rank - 2], n = o.dims[rank - 1];
   const WeightProducts w{a, {b}, o.dims, dtype, store_to(o, m, n)};
@@ -453,10 +451,10 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
   }
   auto used_once = [&](TensorId t) { return uses[static_cast<size_t>(t)] == 1; };
   std::map<TensorId, const Operator *> iterator;  // tile → its input iterator
-  std::map<TensorId, size_t> input_of;             // tile → the kernel input it reads
-  std::map<TensorId, size_t> product_of;           // a product's tile, then its sum → the product
-  std::map<TensorId, const Operator *> epilogue;   // after-loop elementwise result → its operator
-  std::vector<size_t> weights;                     // each product's B, a kernel input
+  std::map<TensorId, size_t> input_of;            // tile → the kernel input it reads
+  std::map<TensorId, size_t> product_of;          // a product's tile, then its sum → the product
+  std::map<TensorId, const Operator *> epilogue;  // after-loop elementwise result → its operator
+  std::vector<size_t> weights;                    // each product's B, a kernel input
   std::vector<const Operator *> savers;
   std::optional<TensorId> a;
   for (const Operator &op : ops) {
@@ -467,8 +465,8 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
     } else if (op.kind == OpKind::kMatmul) {
       // One A for every product, each B a tile of its own read by this product only.
       const TensorId lhs = op.inputs[0], rhs = op.inputs[1];
-      if (iterator.count(lhs) == 0 || iterator.count(rhs) == 0 || lhs == rhs || (a && *a != lhs) ||
-          !used_once(rhs) || !used_once(op.outputs[0])) {
+      if (iterator.count(lhs) == 0 || iterator.count(rhs) == 0 || lhs == rhs || (a && *a != lhs) || !used_once(rhs) ||
+          !used_once(op.outputs[0])) {
         return std::nullopt;
       }
       a = lhs;
@@ -533,9 +531,10 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
       std::vector<std::string> args;
       for (TensorId x : op.inputs) args.push_back(value_of(x));
       const std::string name = "e" + std::to_string(next++);
-      q.line("const float " + name + " = " +
-             (is_unary(op.kind) ? unary_expr(op.kind, op.attributes, args[0]) : binary_expr(op.kind, args[0], args[1])) +
-             ";");
+      q.line(
+          "const float " + name + " = " +
+          (is_unary(op.kind) ? unary_expr(op.kind, op.attributes, args[0]) : binary_expr(op.kind, args[0], args[1])) +
+          ";");
       return value[t] = name;
     };
     for (size_t o = 0; o < savers.size(); ++o) {

@@ -8,9 +8,9 @@
 #include <optional>
 #include <vector>
 
-#include "cuda/codegen/cuda_source.hpp"
 #include "codegen/c_text.hpp"
 #include "cuda/codegen/cuda_ref.hpp"
+#include "cuda/codegen/cuda_source.hpp"
 #include "ir/block_graph.hpp"
 
 namespace yirage::codegen::cuda {
@@ -22,8 +22,8 @@ struct MatmulLaunch {
 
 // A pre-defined matmul o = a·b of `dtype` elements. What it puts in `before_wait` runs before
 // griddepcontrol.wait and touches no memory but L2 prefetches of b.
-MatmulLaunch predefined_matmul(Printer &before_wait, Printer &p, const Ref &a, const Ref &b, const Ref &o,
-                               DType dtype, const CudaTarget &target);
+MatmulLaunch predefined_matmul(Printer &before_wait, Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
+                               const CudaTarget &target);
 
 // µGraph `bg` (kernel inputs `in`, outputs `out`) as weight products, when it is one: every
 // block's loop only multiplies the same tile of a small A (all its rows, the loop along k) by

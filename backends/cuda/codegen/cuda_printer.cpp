@@ -17,7 +17,8 @@ void declare_alignment(Printer &p, const std::string &tensor) {
   p.line("const bool " + aligned_name(tensor) + " = (reinterpret_cast<unsigned long long>(" + tensor + ") & 15) == 0;");
 }
 
-void store_group(Printer &p, const std::string &tensor, const std::string &raw, const std::string &tile_at, int64_t group) {
+void store_group(Printer &p, const std::string &tensor, const std::string &raw, const std::string &tile_at,
+                 int64_t group) {
   p.line("float v[" + std::to_string(group) + "];");
   p.line("yr_cvt16(" + tensor + ", " + raw + ", v);");
   for (int64_t q = 0; q < group; q += 4) {
@@ -33,9 +34,9 @@ void transfer(Printer &p, const ThreadShare &share, const std::string &tensor, c
   auto copy = [&](int64_t g, const TransferBody &body) {
     Dims gg = tensor_strides, gt = tile_strides;
     gg.back() = gt.back() = g;
-    shared_loop(p, share, groups_of(tile_dims, g), "t", [&](const std::vector<std::string> &v) {
-      body(index_expr(v, gg), index_expr(v, gt));
-    }, 8);
+    shared_loop(
+        p, share, groups_of(tile_dims, g), "t",
+        [&](const std::vector<std::string> &v) { body(index_expr(v, gg), index_expr(v, gt)); }, 8);
   };
   if (group == 1) {
     copy(1, element);
@@ -63,7 +64,8 @@ void CudaPrinter::print_shared_loop(const Loop &l) {
   const auto body = [&](const std::vector<std::string> &) { print(l.body); };
   // The linear index: i_e for i0, i1, …; e_e for e.
   const std::string &first = l.vars[0];
-  const std::string linear = (first.size() > 1 && first.back() == '0' ? first.substr(0, first.size() - 1) : first) + "_e";
+  const std::string linear =
+      (first.size() > 1 && first.back() == '0' ? first.substr(0, first.size() - 1) : first) + "_e";
   switch (l.sharing) {
     case Sharing::kGrid: shared_loop(p_, kGridWide, l.dims, l.vars, linear, body, l.unroll); return;
     case Sharing::kThreads: shared_loop(p_, block_share(), l.dims, l.vars, linear, body, l.unroll); return;
@@ -168,20 +170,22 @@ void CudaPrinter::print_copy(const TileCopy &c) {
     p_.line("float v[" + std::to_string(c.vector) + "];");
     for (int64_t q = 0; q < c.vector; q += 4) {
       p_.line("{ const float4 f = *reinterpret_cast<const float4 *>(" + t + " + " + s + " + " + std::to_string(q) +
-              "); v[" + std::to_string(q) + "] = f.x; v[" + std::to_string(q + 1) + "] = f.y; v[" + std::to_string(q + 2) +
-              "] = f.z; v[" + std::to_string(q + 3) + "] = f.w; }");
+              "); v[" + std::to_string(q) + "] = f.x; v[" + std::to_string(q + 1) + "] = f.y; v[" +
+              std::to_string(q + 2) + "] = f.z; v[" + std::to_string(q + 3) + "] = f.w; }");
     }
     p_.line("*reinterpret_cast<uint4 *>(dst + " + g + ") = yr_pack16(dst, v);");
   };
   p_.open("");
-  p_.line(std::string(c.load ? "const auto *src = " : "auto *dst = ") + tensor + " + " + offset_text(c.tensor.base) + ";");
+  p_.line(std::string(c.load ? "const auto *src = " : "auto *dst = ") + tensor + " + " + offset_text(c.tensor.base) +
+          ";");
   transfer(p_, block_share(), tensor, c.tile.dims, c.tensor.element_strides(), c.tile.element_strides(), c.vector,
            element, vector);
   p_.close();
 }
 
 void CudaPrinter::print_matmul(const Matmul &m) {
-  if (block_ == nullptr) throw Error(ErrorCode::kInternal, "cuda codegen: kernel-level matmuls have kernels of their own");
+  if (block_ == nullptr)
+    throw Error(ErrorCode::kInternal, "cuda codegen: kernel-level matmuls have kernels of their own");
   auto ref = [&](const TensorRef &t) {
     std::string ptr = pointer(t.buffer);
     if (!t.base.is_int(0)) ptr = "(" + ptr + " + " + offset_text(t.base) + ")";

@@ -15,13 +15,16 @@
 namespace yirage::codegen::cuda {
 
 // The name of the flag that says whether a kernel parameter is 16-byte aligned.
-inline std::string aligned_name(const std::string &tensor) { return tensor + "_16"; }
+inline std::string aligned_name(const std::string &tensor) {
+  return tensor + "_16";
+}
 // Declares aligned_name(tensor).
 void declare_alignment(Printer &p, const std::string &tensor);
 
 // Converts 16 bytes of elements of the tensor's type, held in `raw` (a uint4), to floats and stores
 // them at `tile_at` (16-byte aligned) as float4s.
-void store_group(Printer &p, const std::string &tensor, const std::string &raw, const std::string &tile_at, int64_t group);
+void store_group(Printer &p, const std::string &tensor, const std::string &raw, const std::string &tile_at,
+                 int64_t group);
 
 // Copies between a tile (float, in shared memory, `tile_strides`) and its place in a
 // kernel-level tensor (`tensor_strides`): body(index in the tensor, index in the tile) per

@@ -34,7 +34,8 @@ int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &
     p.line("#pragma unroll");
     p.line("for (int e = 0; e < " + E + "; ++e) s += v[e] * v[e];");
   } else {
-    p.line("for (int64_t c = threadIdx.x; c < " + c + "; c += blockDim.x) { const float v = yr_ld(row + c); s += v * v; }");
+    p.line("for (int64_t c = threadIdx.x; c < " + c +
+           "; c += blockDim.x) { const float v = yr_ld(row + c); s += v * v; }");
   }
   p.line(warp_reduce("s", false));
   p.line("if (lane == 0) squares_of[warp] = s;");
@@ -47,7 +48,8 @@ int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &
     p.line("for (int e = 0; e < " + E + "; ++e) { const int64_t c = threadIdx.x + e * " + T + "; if (c < " + c +
            ") yr_st(out_row + c, v[e] * inv" + weight + "); }");
   } else {
-    p.line("for (int64_t c = threadIdx.x; c < " + c + "; c += blockDim.x) yr_st(out_row + c, yr_ld(row + c) * inv" + weight + ");");
+    p.line("for (int64_t c = threadIdx.x; c < " + c + "; c += blockDim.x) yr_st(out_row + c, yr_ld(row + c) * inv" +
+           weight + ");");
   }
   p.line("__syncthreads();  // squares_of is reused by the next row");
   p.close();

@@ -102,10 +102,8 @@ class RowsEmitter {
     switch (op.kind) {
       case OpKind::kInputIterator:
         return (is(op.outputs[0], Kind::kFull) && chunk_aligned(op)) || is(op.outputs[0], Kind::kRowStat);
-      case OpKind::kAccumSum:
-        return classify(op.inputs[0]) && classify(op.inputs[0]) == classify(op.outputs[0]);
-      case OpKind::kOutputSaver:
-        return is(op.inputs[0], Kind::kFull) && chunk_aligned(op);
+      case OpKind::kAccumSum: return classify(op.inputs[0]) && classify(op.inputs[0]) == classify(op.outputs[0]);
+      case OpKind::kOutputSaver: return is(op.inputs[0], Kind::kFull) && chunk_aligned(op);
       case OpKind::kRmsNorm:
         return !op.attributes.has_weight && op.attributes.sizes.size() == 1 && is(op.inputs[0], Kind::kFull) &&
                is(op.outputs[0], Kind::kFull);
@@ -113,8 +111,7 @@ class RowsEmitter {
       case OpKind::kReductionMax:
         return static_cast<size_t>(op.attributes.dim) + 1 == full_.size() && is(op.inputs[0], Kind::kFull) &&
                is(op.outputs[0], Kind::kRowStat);
-      default:
-        break;
+      default: break;
     }
     if (is_unary(op.kind)) {
       const auto in = classify(op.inputs[0]);
@@ -173,9 +170,8 @@ class RowsEmitter {
   void each_chunk_of_tensor(const Operator &op, const std::function<void(const std::string &)> &body) {
     Dims gg = row_major_strides(op.attributes.sizes);
     gg.back() = kind(tile_of(op)) == Kind::kRowStat ? 0 : kChunk;
-    shared_loop(p_, block_wide(threads_), groups(), "t", [&](const std::vector<std::string> &v) {
-      body(index_expr(v, gg));
-    });
+    shared_loop(p_, block_wide(threads_), groups(), "t",
+                [&](const std::vector<std::string> &v) { body(index_expr(v, gg)); });
   }
 
   int64_t slot_bytes() const { return reductions_ > 0 ? 2 * warp_chunks() * 4 : 0; }
@@ -284,8 +280,8 @@ class RowsEmitter {
     std::string any_bits;
     for (size_t i = 0; i < inputs_.size(); ++i) {
       if (stat(i)) continue;
-      any_bits += (any_bits.empty() ? "" : " | ") + std::string("reinterpret_cast<unsigned long long>(") +
-                  input_name(i) + ")";
+      any_bits +=
+          (any_bits.empty() ? "" : " | ") + std::string("reinterpret_cast<unsigned long long>(") + input_name(i) + ")";
     }
     return any_bits.empty() ? "true" : "((" + any_bits + ") & 15) == 0";
   }
@@ -344,12 +340,14 @@ class RowsEmitter {
     each_chunk_of_tensor(op, [&](const std::string &at) {
       for (int64_t k = 0; k < kChunk; k += g) {
         const std::string kk = std::to_string(k);
-        p_.line("*reinterpret_cast<uint4 *>(dst + " + at + " + " + kk + ") = yr_pack16(dst, " + v + "[u] + " + kk + ");");
+        p_.line("*reinterpret_cast<uint4 *>(dst + " + at + " + " + kk + ") = yr_pack16(dst, " + v + "[u] + " + kk +
+                ");");
       }
     });
     p_.close();
     p_.open("else");
-    each_chunk_of_tensor(op, [&](const std::string &at) { each_element("yr_st(dst + " + at + " + j, " + v + "[u][j]);"); });
+    each_chunk_of_tensor(op,
+                         [&](const std::string &at) { each_element("yr_st(dst + " + at + " + j, " + v + "[u][j]);"); });
     p_.close();
     p_.close();
   }

@@ -26,16 +26,16 @@ int attention_offset_slack_from(const char *text) {
   char *end = nullptr;
   errno = 0;
   const long value = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || errno != 0 || value < 0 ||
-      value > CudaTarget::kDefaultAttentionOffsetSlack) {
+  if (end == text || *end != '\0' || errno != 0 || value < 0 || value > CudaTarget::kDefaultAttentionOffsetSlack) {
     throw Error(ErrorCode::kInvalidArgument,
-                std::string("YIRAGE_CUDA_ATTENTION_SLACK: expected an integer from 0 to 15, got '") +
-                    text + "'");
+                std::string("YIRAGE_CUDA_ATTENTION_SLACK: expected an integer from 0 to 15, got '") + text + "'");
   }
   return static_cast<int>(value);
 }
 
-std::string cuda_arch(int cc) { return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : ""); }
+std::string cuda_arch(int cc) {
+  return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : "");
+}
 
 CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget &target) {
   const int64_t max_shared_bytes = target.max_shared_bytes;
@@ -50,8 +50,7 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Tensor &t = g.tensor(g.inputs()[i]);
     const std::string name = "in" + std::to_string(i);
-    params += std::string(params.empty() ? "" : ", ") + "const " + element_type(t.dtype) +
-              " *__restrict__ " + name;
+    params += std::string(params.empty() ? "" : ", ") + "const " + element_type(t.dtype) + " *__restrict__ " + name;
     in.push_back({name, t.dims, {}});
     in_tensors.push_back({global_buffer(name, t.dtype), t.dims, {}});
   }
@@ -114,8 +113,7 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
     if (max_shared_bytes > 0 && kernel.shared_bytes > max_shared_bytes) {
       throw Error(ErrorCode::kUnsupported,
                   "cuda codegen: the µGraph's tiles need " + std::to_string(kernel.shared_bytes) +
-                      " bytes of shared memory per block, the device has " +
-                      std::to_string(max_shared_bytes));
+                      " bytes of shared memory per block, the device has " + std::to_string(max_shared_bytes));
     }
   } else if (op.kind == OpKind::kRmsNorm) {
     kernel.block_threads = kThreads;

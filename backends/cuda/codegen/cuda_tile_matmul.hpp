@@ -126,6 +126,7 @@ class TileMatmul {
   std::vector<Sum> sums_;
   bool store_result_ = true, accumulated_ = false;
   std::string a_fragments_;
-  std::optional<Ref> a_view_, out_view_;};
+  std::optional<Ref> a_view_, out_view_;
+};
 
 }  // namespace yirage::codegen::cuda

@@ -192,7 +192,8 @@ class UGraphEmitter : public UGraphWalker {
       std::vector<TileMatmul::Sum> targets;
       for (size_t sum : sums) {
         const OpKind kind = bg_.operators()[sum].kind;
-        targets.push_back({plan_.accumulator_target(sum), kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean});
+        targets.push_back(
+            {plan_.accumulator_target(sum), kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean});
       }
       size_t reads_of_result = 0;
       for (const Operator &reader : bg_.operators()) {
@@ -200,8 +201,8 @@ class UGraphEmitter : public UGraphWalker {
       }
       matmul.set_sums(targets, reads_of_result > sums.size());
     }
-    const bool same_index = matmul.emit(plan_.tile_ref(op.inputs[0]), plan_.tile_ref(op.inputs[1]),
-                                        plan_.tile_ref(op.outputs[0]));
+    const bool same_index =
+        matmul.emit(plan_.tile_ref(op.inputs[0]), plan_.tile_ref(op.inputs[1]), plan_.tile_ref(op.outputs[0]));
     if (matmul.accumulated()) {
       for (size_t sum : sums) {
         summed_in_epilogue_.insert(sum);
@@ -220,7 +221,7 @@ class UGraphEmitter : public UGraphWalker {
   void update_before_sm80(size_t i) {
     const Operator &op = bg_.operators()[i];
     const BufferRef target = shared_buffer(plan_.has_state(i) ? plan_.layout.state[i]
-                                                               : plan_.layout.tile[static_cast<size_t>(op.outputs[0])]);
+                                                              : plan_.layout.tile[static_cast<size_t>(op.outputs[0])]);
     const BufferRef x = shared_buffer(plan_.layout.tile[static_cast<size_t>(op.inputs[0])]);
     const Expr e = var("e");
     p_.line("#if __CUDA_ARCH__ < 800");
@@ -258,7 +259,8 @@ class UGraphEmitter : public UGraphWalker {
       p_.line("auto *const " + name + " = " + tensor + " + " +
               c_text(tile_base(bg_, op, dims, int_const(0)), kOffsetPrecedence) + ";");
       const Dims strides = row_major_strides(op.attributes.sizes);
-      const bool pairs = plan_.output_dtypes[output] == DType::kFloat32 && plan_.group_of(op, dims, DType::kFloat32) > 1;
+      const bool pairs =
+          plan_.output_dtypes[output] == DType::kFloat32 && plan_.group_of(op, dims, DType::kFloat32) > 1;
       return RegisterAttention::Destination{name, strides[strides.size() - 2], pairs ? aligned_name(tensor) : ""};
     };
     const auto ev = destination(att.sum_ev, att.ev_saver, "att_ev_out");
@@ -302,9 +304,9 @@ class UGraphEmitter : public UGraphWalker {
   UGraphPlan &plan_;
   LoadPipeline pipeline_;
   bool specialized_ = false;
-  std::set<size_t> fused_into_;                     // unary operators done in the epilogue of a matmul
-  std::set<size_t> summed_in_epilogue_;             // accumulators a matmul's tensor-core path updates
-  std::map<size_t, std::string> fragment_arrays_;   // matmuls whose A's operands are in registers
+  std::set<size_t> fused_into_;                    // unary operators done in the epilogue of a matmul
+  std::set<size_t> summed_in_epilogue_;            // accumulators a matmul's tensor-core path updates
+  std::map<size_t, std::string> fragment_arrays_;  // matmuls whose A's operands are in registers
 };
 
 }  // namespace

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "cuda/codegen/cuda_source.hpp"
 #include "codegen/c_text.hpp"
+#include "cuda/codegen/cuda_source.hpp"
 #include "ir/block_graph.hpp"
 
 namespace yirage::codegen::cuda {

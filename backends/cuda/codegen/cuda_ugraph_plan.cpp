@@ -246,7 +246,8 @@ void UGraphPlan::plan_shared_memory() {
       std::vector<bool> elsewhere = direct, sums_elsewhere;
       for (size_t t = 0; t < elsewhere.size(); ++t) elsewhere[t] = elsewhere[t] || inlined[t];
       if (attention) {
-        for (size_t i : {attention->qk, attention->exp, attention->ev}) elsewhere[static_cast<size_t>(ops[i].outputs[0])] = true;
+        for (size_t i : {attention->qk, attention->exp, attention->ev})
+          elsewhere[static_cast<size_t>(ops[i].outputs[0])] = true;
         if (attention->row_sum) elsewhere[static_cast<size_t>(ops[*attention->row_sum].outputs[0])] = true;
         if (attention->q_norm) elsewhere[static_cast<size_t>(ops[*attention->q_norm].outputs[0])] = true;
         if (attention->ev_saver) elsewhere[static_cast<size_t>(ops[attention->sum_ev].outputs[0])] = true;
@@ -408,8 +409,10 @@ void UGraphPlan::plan_stages() {
     const bool swizzled = warpgroup_operand(op.outputs[0]);
     Dims padded = tile_dims;
     if (is_direct(op.outputs[0]) && !swizzled) padded.back() += 8;
-    const int64_t floats = (num_elements(padded) * static_cast<int64_t>(dtype_size(op.attributes.dtype)) / 4 + 3) / 4 * 4;
-    stages.push_back({input, &op, group, 0, floats, row_major_strides(padded), swizzled, tile_dims[tile_dims.size() - 2]});
+    const int64_t floats =
+        (num_elements(padded) * static_cast<int64_t>(dtype_size(op.attributes.dtype)) / 4 + 3) / 4 * 4;
+    stages.push_back(
+        {input, &op, group, 0, floats, row_major_strides(padded), swizzled, tile_dims[tile_dims.size() - 2]});
     stage_floats += floats;
   });
   if (stages.empty()) return;
@@ -500,9 +503,9 @@ void UGraphPlan::plan_tensor_core_views() {
       const Operator &reader = ops[r];
       for (size_t k = 0; k < reader.inputs.size(); ++k) {
         if (reader.inputs[k] != result) continue;
-        const bool as_a = reader.kind == OpKind::kMatmul && k == 0 && reader.inputs[1] != result &&
-                          TileMatmul::transposes(tile_ref(result), tile_ref(reader.inputs[1]),
-                                                 tile_ref(reader.outputs[0]), true);
+        const bool as_a =
+            reader.kind == OpKind::kMatmul && k == 0 && reader.inputs[1] != result &&
+            TileMatmul::transposes(tile_ref(result), tile_ref(reader.inputs[1]), tile_ref(reader.outputs[0]), true);
         read_as_a = read_as_a || as_a;
         only_transposed = only_transposed && (as_a || std::count(sums.begin(), sums.end(), r) > 0);
       }

@@ -38,8 +38,8 @@ struct AttentionPlan : RegisterAttention {
   // The output savers that are all that read sum_ev's and sum_e's results: the sums then go
   // straight to the kernel's outputs, without a tile (a split loop's chunks).
   std::optional<size_t> ev_saver, e_saver;
-  std::string scratch;            // scratch_floats() where the warps' sums meet (empty: none needed)
-  bool scratch_in_ring = false;   // the load pipeline's stages, free after the loop
+  std::string scratch;           // scratch_floats() where the warps' sums meet (empty: none needed)
+  bool scratch_in_ring = false;  // the load pipeline's stages, free after the loop
   bool handles(size_t i) const {
     return i == qk || i == exp || i == ev || i == sum_ev || i == sum_e || i == row_sum || i == q_norm;
   }
@@ -84,10 +84,10 @@ class UGraphPlan {
   std::optional<AttentionPlan> attention;
   std::map<TensorId, Ref> tensor_core_views;  // tiles the tensor-core code keeps a padded copy of
   std::vector<Stage> stages;
-  int64_t depth = 0;             // of the load pipeline; 0: none
+  int64_t depth = 0;  // of the load pipeline; 0: none
   std::vector<PrefetchedTile> prefetch;
-  int64_t producers = 0;         // threads that only copy (the warp-specialized loop); 0: none
-  std::string stage_barriers;    // their mbarriers in shared memory
+  int64_t producers = 0;       // threads that only copy (the warp-specialized loop); 0: none
+  std::string stage_barriers;  // their mbarriers in shared memory
 
   // What the shared lowering needs of the plan.
   UGraphLowering lowering() const;

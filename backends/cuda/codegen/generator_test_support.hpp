@@ -15,16 +15,20 @@ namespace yirage::cuda::generator_test {
 
 constexpr int64_t kH100SharedBytes = 227 * 1024;
 
-inline codegen::CudaTarget h100_like(int compute_capability) { return {compute_capability, kH100SharedBytes}; }
+inline codegen::CudaTarget h100_like(int compute_capability) {
+  return {compute_capability, kH100SharedBytes};
+}
 // An H100 with its multiprocessors known (132, 228 KiB of shared memory each): what the plugin
 // passes, for the choices that depend on how many blocks fit the device at once.
 constexpr int64_t kH100SharedPerMultiprocessor = 233472;
-inline codegen::CudaTarget h100_device() { return {90, kH100SharedBytes, 132, kH100SharedPerMultiprocessor}; }
+inline codegen::CudaTarget h100_device() {
+  return {90, kH100SharedBytes, 132, kH100SharedPerMultiprocessor};
+}
 
 // The attention (or qknorm) µGraph at grid 2 × blocks, for-loop range `loop`: 256 / blocks query
 // rows per block against 4096 / loop keys per iteration.
-inline KernelGraph attention_at(const std::string &name, int64_t blocks, int64_t loop, const OperatorEdit &edit = nullptr,
-                         DType dtype = DType::kFloat16) {
+inline KernelGraph attention_at(const std::string &name, int64_t blocks, int64_t loop,
+                                const OperatorEdit &edit = nullptr, DType dtype = DType::kFloat16) {
   const KernelGraph hand = bench::build_fused(name, 1, dtype, 1);
   BlockGraphConfig config = hand.operators().back().block_graph->config();
   config.grid = {2, blocks, 1};
@@ -32,8 +36,8 @@ inline KernelGraph attention_at(const std::string &name, int64_t blocks, int64_t
   KernelGraph fused;
   std::vector<TensorId> inputs;
   for (TensorId t : hand.inputs()) inputs.push_back(fused.new_input(hand.tensor(t).dims, hand.tensor(t).dtype));
-  fused.mark_output(
-      fused.customized(inputs, std::make_shared<BlockGraph>(rebuild(*hand.operators().back().block_graph, config, edit)))[0]);
+  fused.mark_output(fused.customized(
+      inputs, std::make_shared<BlockGraph>(rebuild(*hand.operators().back().block_graph, config, edit)))[0]);
   return fused;
 }
 
@@ -50,8 +54,8 @@ inline codegen::CudaKernel unfused_matmul(const std::string &name, int cc, int64
 
 // The customized operator's source for `graph` under a shared-memory limit.
 // rows_in_registers: false for the shared-memory code of µGraphs that would not get it.
-inline codegen::CudaKernel customized_source(const KernelGraph &graph, int64_t max_shared_bytes, bool rows_in_registers = true,
-                                      int compute_capability = 90) {
+inline codegen::CudaKernel customized_source(const KernelGraph &graph, int64_t max_shared_bytes,
+                                             bool rows_in_registers = true, int compute_capability = 90) {
   for (size_t i = 0; i < graph.operators().size(); ++i) {
     if (graph.operators()[i].kind == OpKind::kCustomized) {
       codegen::CudaTarget target{compute_capability, max_shared_bytes};

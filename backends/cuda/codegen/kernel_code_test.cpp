@@ -9,11 +9,11 @@
 
 #include "benchmark_ugraphs.hpp"
 #include "cuda/codegen/cuda_source.hpp"
+#include "cuda/codegen/generator_test_support.hpp"
 #include "ir/block_graph.hpp"
 #include "ir/rebuild.hpp"
 #include "search/loop_split.hpp"
 #include "testing/test_support.hpp"
-#include "cuda/codegen/generator_test_support.hpp"
 
 namespace yirage::cuda {
 namespace {
@@ -33,23 +33,16 @@ TEST(CudaCodegenKernels, WeightProductsStreamTheirWeights) {
   EXPECT_EQ(two_rows.source.find("yr_mma16(pb"), std::string::npos);
   for (int cc : {80, 90}) {
     const codegen::CudaKernel eight_rows = unfused_matmul("gated_mlp", cc);
-    EXPECT_NE(eight_rows.source.find("next[u] = yr_stream16(pbp + (base + 32 + 2 * u)"),
-              std::string::npos)
-        << cc;
-    EXPECT_NE(eight_rows.source.find("yr_mma16(pb, tc[j], ar.x, au.x, ar.y, au.y"),
-              std::string::npos)
-        << cc;
-    EXPECT_NE(eight_rows.source.find("const bool a_up = false;"), std::string::npos)
-        << cc;  // rows 8-15: zeros
+    EXPECT_NE(eight_rows.source.find("next[u] = yr_stream16(pbp + (base + 32 + 2 * u)"), std::string::npos) << cc;
+    EXPECT_NE(eight_rows.source.find("yr_mma16(pb, tc[j], ar.x, au.x, ar.y, au.y"), std::string::npos) << cc;
+    EXPECT_NE(eight_rows.source.find("const bool a_up = false;"), std::string::npos) << cc;  // rows 8-15: zeros
   }
   // 16 rows: A's operands of a batch are one 16-byte load per row, B's rows in the same k order.
   const codegen::CudaKernel sixteen_rows = unfused_matmul("rmsnorm_linear", 90, 8);
   EXPECT_NE(sixteen_rows.source.find("const bool a_up = i0 + g + 8 < 16;"), std::string::npos);
-  EXPECT_NE(sixteen_rows.source.find("if (a_up) nu = yr_raw16(pau + base + 32);"),
-            std::string::npos);
+  EXPECT_NE(sixteen_rows.source.find("if (a_up) nu = yr_raw16(pau + base + 32);"), std::string::npos);
   EXPECT_NE(sixteen_rows.source.find("pb + (8 * (g >> 1) + (g & 1)) * 6144"), std::string::npos);
-  EXPECT_NE(sixteen_rows.source.find(
-                "if (aligned && (reinterpret_cast<unsigned long long>(in0) & 15) == 0)"),
+  EXPECT_NE(sixteen_rows.source.find("if (aligned && (reinterpret_cast<unsigned long long>(in0) & 15) == 0)"),
             std::string::npos);
   EXPECT_EQ(sixteen_rows.grid[0], 6144 / 32);
   EXPECT_EQ(unfused_matmul("rmsnorm_linear", 75, 8).grid[0], 2 * 6144 / 32);  // 8 rows per block on FMAs

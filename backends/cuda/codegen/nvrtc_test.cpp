@@ -12,12 +12,12 @@
 
 #include "benchmark_ugraphs.hpp"
 #include "cuda/codegen/cuda_source.hpp"
+#include "cuda/codegen/generator_test_support.hpp"
+#include "driver.hpp"
 #include "ir/block_graph.hpp"
 #include "ir/rebuild.hpp"
 #include "search/loop_split.hpp"
 #include "testing/test_support.hpp"
-#include "cuda/codegen/generator_test_support.hpp"
-#include "driver.hpp"
 
 namespace yirage::cuda {
 namespace {
@@ -65,8 +65,9 @@ void expect_compiles(const KernelGraph &graph, const std::string &what, std::set
         const std::string cubin = nvrtc->compile(kernel.source, arch);
         EXPECT_GT(cubin.size(), 100u) << what;
       } catch (const Error &e) {
-        ADD_FAILURE() << what << ", operator " << op_name(graph.operators()[i].kind) << ", " << arch
-                      << ": " << e.what() << "\n" << kernel.source;
+        ADD_FAILURE() << what << ", operator " << op_name(graph.operators()[i].kind) << ", " << arch << ": " << e.what()
+                      << "\n"
+                      << kernel.source;
         return;
       }
     }
@@ -85,8 +86,8 @@ TEST_F(CudaCodegen, EveryOperatorKindInEveryDType) {
   for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
     KernelGraph g;
     const TensorId x = g.new_input({3, 5, 7}, dt);
-    for (OpKind kind : {OpKind::kExp, OpKind::kSilu, OpKind::kGelu, OpKind::kRelu, OpKind::kSquare,
-                        OpKind::kSigmoid, OpKind::kNeg, OpKind::kSqrt, OpKind::kLog}) {
+    for (OpKind kind : {OpKind::kExp, OpKind::kSilu, OpKind::kGelu, OpKind::kRelu, OpKind::kSquare, OpKind::kSigmoid,
+                        OpKind::kNeg, OpKind::kSqrt, OpKind::kLog}) {
       g.mark_output(g.unary(kind, x));
     }
     g.mark_output(g.clamp(x, -0.25, 0.5));

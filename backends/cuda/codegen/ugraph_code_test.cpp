@@ -10,11 +10,11 @@
 
 #include "benchmark_ugraphs.hpp"
 #include "cuda/codegen/cuda_source.hpp"
+#include "cuda/codegen/generator_test_support.hpp"
 #include "ir/block_graph.hpp"
 #include "ir/rebuild.hpp"
 #include "search/loop_split.hpp"
 #include "testing/test_support.hpp"
-#include "cuda/codegen/generator_test_support.hpp"
 
 namespace yirage::cuda {
 namespace {
@@ -76,7 +76,8 @@ TEST(CudaCodegenBlocks, FewRowMatmulsRunTransposedOnTensorCores) {
   EXPECT_NE(body.find("yr_ldmatrix_t4(pb + (kk) * "), std::string::npos);
   EXPECT_LT(body.find("a_fragments3[24 + j] = yr_pack2(static_cast<const yr_f16 *>(nullptr), x.x, x.y);"),
             body.find("for (int it = 0;"));
-  EXPECT_NE(body.find("yr_mma16(pb, acc[3], t[0], t[1], t[2], t[3], a_fragments3[24 + (kk) / 8], a_fragments3[24 + (kk) / 8 + 1]);"),
+  EXPECT_NE(body.find("yr_mma16(pb, acc[3], t[0], t[1], t[2], t[3], a_fragments3[24 + (kk) / 8], a_fragments3[24 + "
+                      "(kk) / 8 + 1]);"),
             std::string::npos);
   // E (32×64 floats) is read as A by E·V only: the tensor-core code keeps it in a copy with rows
   // of 72 floats, rounded to TF32 once by its writer.
@@ -96,8 +97,10 @@ TEST(CudaCodegenBlocks, FewRowMatmulsRunTransposedOnTensorCores) {
   EXPECT_NE(gated.find("yr_mma16(pb, acc[0], t[0], t[1], t[2], t[3], yr_pack2(pb, x0.x, x0.y)"), std::string::npos);
   // lora's X (16 rows, float16) against 64 columns of W: 4 blocks of 16 columns for 8 warps, so
   // each block's two 8-row tiles go to two warps.
-  const std::string lora = kernel_body(customized_source(bench::build_fused("lora", 1, DType::kFloat16, 1), kH100SharedBytes));
-  EXPECT_NE(lora.find("const float *pa0 = (smem + 0) + (0 * 64 + 0) + ((w0 * 8) + grp) * 64 + 2 * tig;"), std::string::npos);
+  const std::string lora =
+      kernel_body(customized_source(bench::build_fused("lora", 1, DType::kFloat16, 1), kH100SharedBytes));
+  EXPECT_NE(lora.find("const float *pa0 = (smem + 0) + (0 * 64 + 0) + ((w0 * 8) + grp) * 64 + 2 * tig;"),
+            std::string::npos);
   EXPECT_NE(lora.find("if (((w0 * 8) + 2 * tig) < 16)"), std::string::npos);
 }
 
@@ -111,13 +114,16 @@ TEST(CudaCodegenBlocks, WarpgroupAttentionSpecializesItsWarps) {
   for (const std::string name : {"gqa", "qknorm"}) {
     SCOPED_TRACE(name);
     // 128 rows: 8 computing warps and a warpgroup more; 64 rows: 4 computing, 4 producing.
-    for (const auto &[blocks, threads, computing] : {std::tuple<int64_t, int64_t, int64_t>{2, 384, 256}, {4, 256, 128}}) {
+    for (const auto &[blocks, threads, computing] :
+         {std::tuple<int64_t, int64_t, int64_t>{2, 384, 256}, {4, 256, 128}}) {
       const codegen::CudaKernel kernel = customized_source(attention_at(name, blocks, 32), kH100SharedBytes);
-      const std::string body = kernel_body(kernel), C = std::to_string(computing), P = std::to_string(threads - computing);
+      const std::string body = kernel_body(kernel), C = std::to_string(computing),
+                        P = std::to_string(threads - computing);
       EXPECT_EQ(kernel.block_threads, threads);
       EXPECT_NE(kernel.source.find("__launch_bounds__(" + std::to_string(threads) + ")"), std::string::npos);
       EXPECT_NE(body.find("yr_mbar_init(stage_full + s, " + P + ");"), std::string::npos) << "one arrival per producer";
-      EXPECT_NE(body.find("yr_mbar_init(stage_empty + s, " + C + ");"), std::string::npos) << "one per computing thread";
+      EXPECT_NE(body.find("yr_mbar_init(stage_empty + s, " + C + ");"), std::string::npos)
+          << "one per computing thread";
       // Stage 0 before the loop, by the producers alone.
       const size_t first = body.find("if (threadIdx.x >= " + C + ")");
       ASSERT_NE(first, std::string::npos);
@@ -161,7 +167,8 @@ TEST(CudaCodegenBlocks, WarpgroupAttentionSpecializesItsWarps) {
       const size_t turn = compute.find("asm volatile(\"bar.sync %0, 256;\" :: \"r\"(2 + att_wg) : \"memory\");");
       ASSERT_NE(turn, std::string::npos);
       EXPECT_LT(turn, compute.find("wgmma.mma_async"));
-      const size_t next = compute.find("if (att_wg != 1 || it != 31) asm volatile(\"bar.arrive %0, 256;\" :: \"r\"(2 + (att_wg + 1) % 2)");
+      const size_t next = compute.find(
+          "if (att_wg != 1 || it != 31) asm volatile(\"bar.arrive %0, 256;\" :: \"r\"(2 + (att_wg + 1) % 2)");
       ASSERT_NE(next, std::string::npos);
       const size_t second_commit = compute.find("yr_wgmma_commit();", compute.find("yr_wgmma_commit();") + 1);
       EXPECT_LT(second_commit, next);
@@ -189,8 +196,9 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
             std::string::npos);
   // The offsets move only where a lane's maximum (a tree of fmaxf) passes its row's by more than
   // 2^15; on mma.sync the exps follow that test.
-  const std::string moves = "if (__any_sync(0xffffffffu, att_x0[0] * 1.4426950408889634f > att_m0 + 15.0f || "
-                            "att_x1[0] * 1.4426950408889634f > att_m1 + 15.0f))";
+  const std::string moves =
+      "if (__any_sync(0xffffffffu, att_x0[0] * 1.4426950408889634f > att_m0 + 15.0f || "
+      "att_x1[0] * 1.4426950408889634f > att_m1 + 15.0f))";
   const std::string exps = "yr_exp2(fmaf(att_s[2 * j + h][0], 1.4426950408889634f, -att_b0))";
   EXPECT_NE(body.find("att_x0[j] = fmaxf(att_x0[j], att_x0[j + w]);"), std::string::npos);
   EXPECT_NE(body.find(moves), std::string::npos);
@@ -297,8 +305,9 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   EXPECT_EQ(codegen::cuda_arch(90), "sm_90a");
   EXPECT_EQ(codegen::cuda_arch(100), "sm_100");
   const KernelGraph g128 = attention_at("gqa", 2, 32);
-  const std::string ampere = codegen::cuda_source(serialize::make_kernel_program(g128, g128.operators().size() - 1),
-                                                  {80, kH100SharedBytes}).source;
+  const std::string ampere =
+      codegen::cuda_source(serialize::make_kernel_program(g128, g128.operators().size() - 1), {80, kH100SharedBytes})
+          .source;
   EXPECT_EQ(ampere.find("wgmma.mma_async"), std::string::npos);
   EXPECT_EQ(ampere.find("yr_swizzled128(t1"), std::string::npos);
   EXPECT_NE(ampere.find("yr_ldmatrix_t4(att_k"), std::string::npos);
@@ -319,7 +328,8 @@ TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
     bg->new_output(bg->binary(OpKind::kDiv, bg->accumulate(OpKind::kAccumSum, ev), sum), {0, 1, -1}, -1);
     KernelGraph variant;
     std::vector<TensorId> in;
-    for (TensorId t : attention.inputs()) in.push_back(variant.new_input(attention.tensor(t).dims, attention.tensor(t).dtype));
+    for (TensorId t : attention.inputs())
+      in.push_back(variant.new_input(attention.tensor(t).dims, attention.tensor(t).dtype));
     variant.mark_output(variant.customized(in, bg)[0]);
     const codegen::CudaKernel same = customized_source(variant, kH100SharedBytes);
     EXPECT_NE(same.source.find("float att_o[8][4] = {};"), std::string::npos) << op_name(accumulate);
@@ -363,21 +373,26 @@ TEST(CudaCodegenBlocks, AttentionOffsetSlackComesFromTheTarget) {
 TEST(CudaCodegenBlocks, QknormNormalizesQAsItsFragmentsAreLoaded) {
   for (const auto &[blocks, cc] : {std::pair<int64_t, int>{4, 90}, {4, 80}, {2, 90}}) {
     const std::string at = std::to_string(blocks) + " row blocks, sm_" + std::to_string(cc);
-    const codegen::CudaKernel qknorm = customized_source(attention_at("qknorm", blocks, 32), kH100SharedBytes, true, cc);
+    const codegen::CudaKernel qknorm =
+        customized_source(attention_at("qknorm", blocks, 32), kH100SharedBytes, true, cc);
     const codegen::CudaKernel gqa = customized_source(attention_at("gqa", blocks, 32), kH100SharedBytes, true, cc);
     const std::string body = kernel_body(qknorm);
     ASSERT_NE(body.find("unsigned att_q[4][4];"), std::string::npos) << at;
     EXPECT_NE(body.find("t0 += __shfl_xor_sync(0xffffffffu, t0, off);"), std::string::npos) << at;
     EXPECT_NE(body.find("const float inv0 = yr_rsqrt(t0 / "), std::string::npos) << at;
-    EXPECT_NE(body.find("att_q[s][3] = in1 ? yr_pack2(static_cast<const yr_f16 *>(nullptr), x[s][6] * inv1, x[s][7] * inv1) : 0u;"),
-              std::string::npos) << at;
+    EXPECT_NE(
+        body.find(
+            "att_q[s][3] = in1 ? yr_pack2(static_cast<const yr_f16 *>(nullptr), x[s][6] * inv1, x[s][7] * inv1) : 0u;"),
+        std::string::npos)
+        << at;
     EXPECT_EQ(body.find("totals["), std::string::npos) << at << ": no block-level reduction";
     EXPECT_EQ(qknorm.shared_bytes, gqa.shared_bytes) << at;
     // One barrier between the invariant tiles' loads and the fragments, as gqa's.
     const auto barriers_before_fragments = [](const std::string &source) {
       const size_t fragments = source.find("unsigned att_q[");
       size_t count = 0;
-      for (size_t pos = source.find("__syncthreads();"); pos < fragments; pos = source.find("__syncthreads();", pos + 1)) {
+      for (size_t pos = source.find("__syncthreads();"); pos < fragments;
+           pos = source.find("__syncthreads();", pos + 1)) {
         ++count;
       }
       return count;
@@ -411,8 +426,8 @@ TEST(CudaCodegenPipeline, SplitLoopsKeepTensorCoresAndResideAtOnce) {
   // shared memory, no barrier.
   const std::optional<KernelGraph> eight = search::split_loop(fused, fused.operators().size() - 1, 8);
   ASSERT_TRUE(eight.has_value());
-  const codegen::CudaKernel total = codegen::cuda_source(
-      serialize::make_kernel_program(*eight, eight->operators().size() - 1), h100_device());
+  const codegen::CudaKernel total =
+      codegen::cuda_source(serialize::make_kernel_program(*eight, eight->operators().size() - 1), h100_device());
   const std::string sum = kernel_body(total);
   EXPECT_NE(sum.find("Rows in registers"), std::string::npos);
   EXPECT_EQ(sum.find("__syncthreads"), std::string::npos);
@@ -429,7 +444,8 @@ TEST(CudaCodegenPipeline, SplitLoopsKeepTensorCoresAndResideAtOnce) {
   const size_t loop_end = body.find("auto *const att_ev_out = out0 + ");
   ASSERT_NE(loop_end, std::string::npos) << body;
   EXPECT_NE(body.find("auto *const att_e_out = out1 + ", loop_end), std::string::npos);
-  EXPECT_NE(body.find("if (out0_16) *reinterpret_cast<float2 *>(att_ev_out + (att_row + att_grp) * 256 + c * 8 + 2 * att_tig) = make_float2(x, y);",
+  EXPECT_NE(body.find("if (out0_16) *reinterpret_cast<float2 *>(att_ev_out + (att_row + att_grp) * 256 + c * 8 + 2 * "
+                      "att_tig) = make_float2(x, y);",
                       loop_end),
             std::string::npos)
       << body;
@@ -437,7 +453,9 @@ TEST(CudaCodegenPipeline, SplitLoopsKeepTensorCoresAndResideAtOnce) {
   EXPECT_EQ(body.find("] = 0.0f;"), std::string::npos);
   EXPECT_EQ(body.find("yr_st(dst", loop_end), std::string::npos) << "no generic store";
   size_t barriers = 0;
-  for (size_t at = body.find("__syncthreads();", loop_end); at != std::string::npos; at = body.find("__syncthreads();", at + 1)) ++barriers;
+  for (size_t at = body.find("__syncthreads();", loop_end); at != std::string::npos;
+       at = body.find("__syncthreads();", at + 1))
+    ++barriers;
   EXPECT_EQ(barriers, 1u);
   // The grid of the unsplit kernel fits at once with 4 stages: they stay.
   const codegen::CudaKernel whole =
@@ -505,8 +523,8 @@ TEST(CudaCodegenBlocks, InvariantTilesAreLoadedTogether) {
   const std::string lora = customized_source(bench::with_config(hand, config), kH100SharedBytes).source;
   const size_t loop = lora.find("for (int it = 0; it < 1; ++it)");
   ASSERT_NE(loop, std::string::npos) << lora;
-  for (const std::string raw : {"raw0[u] = yr_stream16(src0", "raw1[u] = yr_stream16(src1", "raw2[u] = yr_stream16(src2",
-                                "raw3[u] = yr_stream16(src3"}) {
+  for (const std::string raw : {"raw0[u] = yr_stream16(src0", "raw1[u] = yr_stream16(src1",
+                                "raw2[u] = yr_stream16(src2", "raw3[u] = yr_stream16(src3"}) {
     EXPECT_LT(lora.find(raw), lora.find("yr_cvt16(", lora.find("Kernel program"))) << raw;
   }
   EXPECT_EQ(lora.find("yr_stream16", loop), std::string::npos) << "the loop reads no tile";

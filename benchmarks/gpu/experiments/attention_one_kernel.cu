@@ -21,13 +21,13 @@
 #include "attention_one_kernel.cuh"
 #include "harness.cuh"
 
-#define CK(x)                                                                   \
-  do {                                                                          \
-    cudaError_t e = (x);                                                        \
-    if (e != cudaSuccess) {                                                     \
-      printf("%s: %s\n", #x, cudaGetErrorString(e));                            \
-      exit(1);                                                                  \
-    }                                                                           \
+#define CK(x)                                        \
+  do {                                               \
+    cudaError_t e = (x);                             \
+    if (e != cudaSuccess) {                          \
+      printf("%s: %s\n", #x, cudaGetErrorString(e)); \
+      exit(1);                                       \
+    }                                                \
   } while (0)
 
 __global__ void empty_kernel(float *p) {
@@ -127,7 +127,8 @@ int main() {
            std::sqrt(diff / norm));
   }
   for (int round = 0; round < 2; ++round) {
-    printf("empty kernel                       %.2f\n", time_us([&] { empty_kernel<<<grid, 256, cluster_shared>>>((float *)one_kernel); }));
+    printf("empty kernel                       %.2f\n",
+           time_us([&] { empty_kernel<<<grid, 256, cluster_shared>>>((float *)one_kernel); }));
     for (unsigned z : {2u, 8u, 16u}) {
       cudaLaunchAttribute a = cluster_of(z);
       cudaLaunchConfig_t c = config(grid, cluster_shared, &a);
@@ -139,8 +140,14 @@ int main() {
              CK(cudaLaunchCooperativeKernel((const void *)empty_kernel, grid, dim3(256), args, cluster_shared, 0));
            }));
     printf("chunk                              %.2f\n", time_us(chunk));
-    printf("chunk + sum                        %.2f\n", time_us([&] { chunk(); sum(false); }));
-    printf("chunk + sum, dependent launch      %.2f\n", time_us([&] { chunk(); sum(true); }));
+    printf("chunk + sum                        %.2f\n", time_us([&] {
+             chunk();
+             sum(false);
+           }));
+    printf("chunk + sum, dependent launch      %.2f\n", time_us([&] {
+             chunk();
+             sum(true);
+           }));
     const char *stop[] = {"", ", up to the barrier", ", up to the sum"};
     for (int mode : {1, 2, 0}) {
       set_mode(mode);

@@ -46,8 +46,12 @@ int main(int argc, char **argv) {
   }
   for (auto &x : hv) x = __float2half(u(rng));
   void *q, *k, *v, *l, *o, *out;
-  cudaMalloc(&q, nq * 2 + 16); cudaMalloc(&k, nk * 2 + 16); cudaMalloc(&v, nk * 2 + 16);
-  cudaMalloc(&l, 64 << 20); cudaMalloc(&o, 64 << 20); cudaMalloc(&out, no * 2);
+  cudaMalloc(&q, nq * 2 + 16);
+  cudaMalloc(&k, nk * 2 + 16);
+  cudaMalloc(&v, nk * 2 + 16);
+  cudaMalloc(&l, 64 << 20);
+  cudaMalloc(&o, 64 << 20);
+  cudaMalloc(&out, no * 2);
   // UNALIGNED=1: Q, K and V start 2 bytes past a 16-byte boundary (the kernels' paths without
   // 16-byte copies).
   if (getenv("UNALIGNED") && atoi(getenv("UNALIGNED")) != 0) {
@@ -90,8 +94,12 @@ int main(int argc, char **argv) {
   for (int h = 0; h < heads; ++h) {
     for (int i = 0; i < rows; ++i) {
       double ms = 0;
-      for (int d = 0; d < depth; ++d) { qd[d] = __half2float(hq[(size_t(h) * rows + i) * depth + d]); ms += qd[d] * qd[d]; }
-      if (normalize) for (int d = 0; d < depth; ++d) qd[d] /= std::sqrt(ms / depth);
+      for (int d = 0; d < depth; ++d) {
+        qd[d] = __half2float(hq[(size_t(h) * rows + i) * depth + d]);
+        ms += qd[d] * qd[d];
+      }
+      if (normalize)
+        for (int d = 0; d < depth; ++d) qd[d] /= std::sqrt(ms / depth);
       double total = 0;
       for (int j = 0; j < keys; ++j) {
         double a = 0;
@@ -112,20 +120,30 @@ int main(int argc, char **argv) {
   printf("%-8s chunk        %.2f\n", name, time_us(chunk_run));
   if (!ticket) {
     printf("%-8s sum          %.2f\n", name, time_us(sum_run));
-    printf("%-8s chunk + sum  %.2f\n", name, time_us([&] { chunk_run(); sum_run(); }));
-    printf("%-8s chunk + sum, dependent launch  %.2f\n", name, time_us([&] { chunk_run(); sum_dependent(); }));
+    printf("%-8s chunk + sum  %.2f\n", name, time_us([&] {
+             chunk_run();
+             sum_run();
+           }));
+    printf("%-8s chunk + sum, dependent launch  %.2f\n", name, time_us([&] {
+             chunk_run();
+             sum_dependent();
+           }));
   }
   // TRACE=1: the chunk kernel once more after the flush, then the timestamps that
   // attention_trace.py's kernels leave in the ticket buffer.
   if (getenv("TRACE") && atoi(getenv("TRACE")) != 0) {
     const unsigned blocks = cg[0] * cg[1] * cg[2];
     std::vector<unsigned long long> tr(1000 + 2 * blocks);
-    time_us([&] { cudaMemset(tickets, 0, tr.size() * 8); chunk_run(); });
+    time_us([&] {
+      cudaMemset(tickets, 0, tr.size() * 8);
+      chunk_run();
+    });
     cudaMemcpy(tr.data(), tickets, tr.size() * 8, cudaMemcpyDeviceToHost);
     unsigned long long g0 = ~0ull, g1 = 0;
     for (unsigned b = 0; b < blocks; ++b) g0 = std::min(g0, tr[1000 + b]), g1 = std::max(g1, tr[1000 + blocks + b]);
     std::vector<double> starts, ends;
-    for (unsigned b = 0; b < blocks; ++b) starts.push_back((tr[1000 + b] - g0) * 1e-3), ends.push_back((tr[1000 + blocks + b] - g0) * 1e-3);
+    for (unsigned b = 0; b < blocks; ++b)
+      starts.push_back((tr[1000 + b] - g0) * 1e-3), ends.push_back((tr[1000 + blocks + b] - g0) * 1e-3);
     std::sort(starts.begin(), starts.end());
     std::sort(ends.begin(), ends.end());
     printf("blocks' starts (us after the first): min %.2f median %.2f max %.2f; ends: min %.2f median %.2f max %.2f\n",

@@ -5,7 +5,16 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CK(x) do { CUresult r = (x); if (r != CUDA_SUCCESS) { const char *s; cuGetErrorString(r, &s); printf("%s: %s\n", #x, s); exit(1); } } while (0)
+#define CK(x)                    \
+  do {                           \
+    CUresult r = (x);            \
+    if (r != CUDA_SUCCESS) {     \
+      const char *s;             \
+      cuGetErrorString(r, &s);   \
+      printf("%s: %s\n", #x, s); \
+      exit(1);                   \
+    }                            \
+  } while (0)
 
 // The kernel of NAME_PART.cubin, allowed `smem` bytes of dynamic shared memory; its module in
 // *module where that is given.

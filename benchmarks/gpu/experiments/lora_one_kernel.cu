@@ -22,25 +22,40 @@ constexpr int M = 16, K = 256, N = 4096, R = 16;
 __device__ __forceinline__ void cp16(void *dst, const void *src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(dst)), "l"(src) : "memory");
 }
-__device__ __forceinline__ unsigned cta_rank() { unsigned r; asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
-__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
-__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
+__device__ __forceinline__ unsigned cta_rank() {
+  unsigned r;
+  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
 // 16 bytes at the same place in the shared memory of block `rank` of the cluster.
 __device__ __forceinline__ uint4 ld_peer16(const void *p, unsigned rank) {
   unsigned r;
   uint4 v;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(smem_addr(p)), "r"(rank));
-  asm volatile("ld.shared::cluster.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(r) : "memory");
+  asm volatile("ld.shared::cluster.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(r)
+               : "memory");
   return v;
 }
 __device__ const __half *x_copies, *a_copies;  // ORDER 5: a private copy of X and A per block
 __device__ __forceinline__ void ldsm4(const void *p, unsigned *r) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)) : "memory");
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p))
+               : "memory");
 }
 __device__ __forceinline__ void ldsm4t(const void *p, unsigned *r) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)) : "memory");
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p))
+               : "memory");
 }
 __device__ __forceinline__ void mma(float *c, const unsigned *a, unsigned b0, unsigned b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
@@ -65,18 +80,18 @@ __global__ void empty_kernel(const __half *in, __half *out) {
 // mma from raw tiles: ldmatrix, rows padded by 8 halves so that its 8 addresses hit distinct
 // banks); the warps' partial sums meet in shared memory. (X·A)·B on the CUDA cores in float.
 template <int C, bool COMPUTE = true, int ORDER = 0, int S = 1>
-__global__ void __launch_bounds__(256) lora_hand(const __half *__restrict__ X, const __half *__restrict__ W,
-                                                 const __half *__restrict__ A, const __half *__restrict__ B,
-                                                 __half *__restrict__ O) {
+__global__ void __launch_bounds__(256)
+    lora_hand(const __half *__restrict__ X, const __half *__restrict__ W, const __half *__restrict__ A,
+              const __half *__restrict__ B, __half *__restrict__ O) {
   constexpr int XS = K + 8, WS = C + 8, AS = ORDER >= 6 ? R : R + 8, PS = C + R;
   __shared__ uint64_t bar;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  __half *xs = reinterpret_cast<__half *>(smem_raw);         // [M][XS]
-  __half *ws = xs + M * XS;                                   // [K][WS]
-  __half *as = ws + K * WS;                                   // [K][AS]
-  __half *bs = as + K * AS;                                   // [R][C]
-  float *part = reinterpret_cast<float *>(bs + R * C);        // [8][M][PS]
-  float *xa = part + 8 * M * PS;                              // [M][R]
+  __half *xs = reinterpret_cast<__half *>(smem_raw);    // [M][XS]
+  __half *ws = xs + M * XS;                             // [K][WS]
+  __half *as = ws + K * WS;                             // [K][AS]
+  __half *bs = as + K * AS;                             // [R][C]
+  float *part = reinterpret_cast<float *>(bs + R * C);  // [8][M][PS]
+  float *xa = part + 8 * M * PS;                        // [M][R]
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5, col0 = blockIdx.x * C;
   const unsigned rank = S > 1 ? cta_rank() : 0;
   // chunk i of X (row i / (K / 8)) and of A (row i / (R / 8)): which block of the cluster loads it
@@ -236,7 +251,8 @@ int main() {
       const double d = __half2float(ho[i]) - ref[i];
       num += d * d, den += ref[i] * ref[i];
     }
-    printf("%-22s %7.2f us  rel. error %.2e  %s\n", name, us, std::sqrt(num / den), cudaGetErrorString(cudaGetLastError()));
+    printf("%-22s %7.2f us  rel. error %.2e  %s\n", name, us, std::sqrt(num / den),
+           cudaGetErrorString(cudaGetLastError()));
     cudaMemset(O, 0xff, M * N * 2);
   };
   printf("%-22s %7.2f us\n", "empty", time_us([&] { empty_kernel<<<1, 32, 16>>>(X, O); }));
@@ -249,25 +265,31 @@ int main() {
     printf("%-22s %7.2f us\n", name, time_us([&] { empty_kernel<<<128, 256, std::max(16, kb << 10)>>>(X, O); }));
   }
   cudaMemset(O, 0xff, M * N * 2);
-#define HAND(C)                                                                                          \
-  {                                                                                                      \
-    cudaFuncSetAttribute(lora_hand<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, hand_smem<C>());     \
+#define HAND(C)                                                                                         \
+  {                                                                                                     \
+    cudaFuncSetAttribute(lora_hand<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, hand_smem<C>());    \
     check("hand C=" #C, time_us([&] { lora_hand<C><<<N / C, 256, hand_smem<C>()>>>(X, W, A, B, O); })); \
   }
-  HAND(16) HAND(32) HAND(64)
+  HAND(16)
+  HAND(32)
+  HAND(64)
 #define VARIANT(NAME, C, COMPUTE, ORDER, S)                                                                   \
-  {                                                                                                            \
-    auto *kernel = lora_hand<C, COMPUTE, ORDER, S>;                                                            \
-    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, hand_smem<C>());                 \
-    if (S > 8) cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);                \
+  {                                                                                                           \
+    auto *kernel = lora_hand<C, COMPUTE, ORDER, S>;                                                           \
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, hand_smem<C>());                \
+    if (S > 8) cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);               \
     cudaLaunchConfig_t config = {dim3(N / C), dim3(256), static_cast<size_t>(hand_smem<C>()), 0, nullptr, 0}; \
-    cudaLaunchAttribute cluster[1];                                                                            \
-    cluster[0].id = cudaLaunchAttributeClusterDimension;                                                       \
-    cluster[0].val.clusterDim.x = S, cluster[0].val.clusterDim.y = 1, cluster[0].val.clusterDim.z = 1;         \
-    if (S > 1) config.attrs = cluster, config.numAttrs = 1;                                                    \
-    const float us = time_us([&] { cudaLaunchKernelEx(&config, kernel, X, W, A, B, O); });                     \
-    if (COMPUTE) check(NAME, us); else printf("%-22s %7.2f us\n", NAME, us);                                    \
+    cudaLaunchAttribute cluster[1];                                                                           \
+    cluster[0].id = cudaLaunchAttributeClusterDimension;                                                      \
+    cluster[0].val.clusterDim.x = S, cluster[0].val.clusterDim.y = 1, cluster[0].val.clusterDim.z = 1;        \
+    if (S > 1) config.attrs = cluster, config.numAttrs = 1;                                                   \
+    const float us = time_us([&] { cudaLaunchKernelEx(&config, kernel, X, W, A, B, O); });                    \
+    if (COMPUTE)                                                                                              \
+      check(NAME, us);                                                                                        \
+    else                                                                                                      \
+      printf("%-22s %7.2f us\n", NAME, us);                                                                   \
   }
+  // clang-format off: a variant per line
   VARIANT("hand C=32 W first", 32, true, 1, 1)
   VARIANT("hand C=64 W first", 64, true, 1, 1)
   VARIANT("hand C=128 W first", 128, true, 1, 1)
@@ -280,8 +302,7 @@ int main() {
   VARIANT("hand C=32 rotated", 32, true, 4, 1)
   VARIANT("hand C=64 rotated", 64, true, 4, 1)
   VARIANT("hand C=32 TMA X,A", 32, true, 6, 1)
-  VARIANT("hand C=64 TMA X,A", 64, true, 6, 1)
-  {
+  VARIANT("hand C=64 TMA X,A", 64, true, 6, 1) {
     void *xc, *ac;
     cudaMalloc(&xc, 128 * M * K * 2), cudaMalloc(&ac, 128 * K * R * 2);
     for (int b = 0; b < 128; ++b) {
@@ -296,6 +317,7 @@ int main() {
   VARIANT("loads C=32 TMA all", 32, false, 7, 1)
   VARIANT("hand C=32 own X,A", 32, true, 5, 1)
   VARIANT("hand C=64 own X,A", 64, true, 5, 1)
+  // clang-format on
 #ifdef GENERATED
   {
     const int smem = GENERATED_SMEM;

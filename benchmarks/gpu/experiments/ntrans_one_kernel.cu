@@ -23,7 +23,9 @@ constexpr int COLS = 4096;
 
 __device__ __forceinline__ uint4 ld_stream(const void *p) {
   uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
   return v;
 }
 __device__ __forceinline__ void unpack(uint4 w, float *v) {
@@ -79,7 +81,8 @@ __global__ void __launch_bounds__(256) loads_only(const __half *H, const __half 
   float s = 0;
   if (TMA) {
     copy_inputs<N>(rows, H, X, Al, base, &bar);
-    for (int i = t * 8; i < N; i += 256 * 8) s += __half2float(rows[0][i]) + __half2float(rows[1][i]) + __half2float(rows[2][i]);
+    for (int i = t * 8; i < N; i += 256 * 8)
+      s += __half2float(rows[0][i]) + __half2float(rows[1][i]) + __half2float(rows[2][i]);
   } else {
     uint4 v[3][(N / 8 + 255) / 256];
     for (int u = 0; u * 256 + t < N / 8; ++u) {
@@ -166,7 +169,8 @@ int main() {
     cudaMemcpy(ho.data(), O, n * 2, cudaMemcpyDeviceToHost);
     double num = 0, den = 0;
     for (int i = 0; i < n; ++i) num += std::pow(__half2float(ho[i]) - ref[i], 2), den += ref[i] * ref[i];
-    printf("%-24s %7.2f us  rel. error %.2e  %s\n", name, us, std::sqrt(num / den), cudaGetErrorString(cudaGetLastError()));
+    printf("%-24s %7.2f us  rel. error %.2e  %s\n", name, us, std::sqrt(num / den),
+           cudaGetErrorString(cudaGetLastError()));
     cudaMemset(O, 0xff, n * 2);
   };
   auto show = [](const char *name, float us) { printf("%-24s %7.2f us\n", name, us); };
@@ -179,8 +183,10 @@ int main() {
   check("hand ld", time_us([&] { ntrans_hand<false><<<ROWS, 256>>>(H, X, A, O); }));
   check("hand TMA", time_us([&] { ntrans_hand<true><<<ROWS, 256>>>(H, X, A, O); }));
 #ifdef GENERATED
-  auto *h = reinterpret_cast<const yr_f16 *>(H), *x = reinterpret_cast<const yr_f16 *>(X), *a = reinterpret_cast<const yr_f16 *>(A);
-  check("yirage (generated)", time_us([&] { yirage_cuda_kernel<<<ROWS, 256, GENERATED_SMEM>>>(h, x, a, reinterpret_cast<yr_f16 *>(O)); }));
+  auto *h = reinterpret_cast<const yr_f16 *>(H), *x = reinterpret_cast<const yr_f16 *>(X),
+       *a = reinterpret_cast<const yr_f16 *>(A);
+  check("yirage (generated)",
+        time_us([&] { yirage_cuda_kernel<<<ROWS, 256, GENERATED_SMEM>>>(h, x, a, reinterpret_cast<yr_f16 *>(O)); }));
   // As the plugin launches it: a programmatic dependent of the kernel before it.
   cudaLaunchAttribute overlap{};
   overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;

@@ -34,7 +34,9 @@ int main(int argc, char **argv) {
       for (int j = 0; j < n; ++j) ref[size_t(i) * n + j] += a * __half2float(hb[size_t(q) * n + j]);
     }
   void *a, *b, *o;
-  cudaMalloc(&a, ha.size() * 2); cudaMalloc(&b, hb.size() * 2); cudaMalloc(&o, ref.size() * 2);
+  cudaMalloc(&a, ha.size() * 2);
+  cudaMalloc(&b, hb.size() * 2);
+  cudaMalloc(&o, ref.size() * 2);
   cudaMemcpy(a, ha.data(), ha.size() * 2, cudaMemcpyHostToDevice);
   cudaMemcpy(b, hb.data(), hb.size() * 2, cudaMemcpyHostToDevice);
   for (int v = 7; v < argc; ++v) {
@@ -47,7 +49,11 @@ int main(int argc, char **argv) {
     std::vector<__half> got(ref.size());
     cudaMemcpy(got.data(), o, got.size() * 2, cudaMemcpyDeviceToHost);
     double e2 = 0, r2 = 0;
-    for (size_t i = 0; i < ref.size(); ++i) { const double d = __half2float(got[i]) - ref[i]; e2 += d * d; r2 += ref[i] * ref[i]; }
+    for (size_t i = 0; i < ref.size(); ++i) {
+      const double d = __half2float(got[i]) - ref[i];
+      e2 += d * d;
+      r2 += ref[i] * ref[i];
+    }
     const float t1 = time_us(run), t2 = time_us(run);
     printf("%s_%-8s rel. error %.2e  %.2f / %.2f us\n", argv[6], argv[v], std::sqrt(e2 / r2), t1, t2);
   }

@@ -40,8 +40,7 @@ static void destroy(yirage_backend_instance *instance) {
 #endif
   (void)instance;
 }
-static yirage_status device_count(yirage_backend_instance *instance, int32_t *out,
-                                  yirage_backend_error *error) {
+static yirage_status device_count(yirage_backend_instance *instance, int32_t *out, yirage_backend_error *error) {
   (void)instance;
   (void)error;
   *out = 0;
@@ -59,63 +58,64 @@ static yirage_status no_device(yirage_backend_error *error) {
   fill(error, YIRAGE_ERROR_NOT_FOUND, "fake: no device");
   return YIRAGE_ERROR_NOT_FOUND;
 }
-static yirage_status device_info(yirage_backend_instance *i, int32_t d,
-                                 yirage_backend_device_info *o, yirage_backend_error *e) {
+static yirage_status device_info(yirage_backend_instance *i, int32_t d, yirage_backend_device_info *o,
+                                 yirage_backend_error *e) {
   (void)i, (void)d, (void)o;
   return no_device(e);
 }
 
 /* Every entry below needs a device, and there is none. */
-static yirage_status buffer_alloc(yirage_backend_instance *i, int32_t d, size_t n,
-                                  yirage_backend_buffer **o, yirage_backend_error *e) {
+static yirage_status buffer_alloc(yirage_backend_instance *i, int32_t d, size_t n, yirage_backend_buffer **o,
+                                  yirage_backend_error *e) {
   (void)i, (void)d, (void)n, (void)o;
   return no_device(e);
 }
-static yirage_status buffer_wrap(yirage_backend_instance *i, int32_t d, void *p, size_t n,
-                                 yirage_backend_buffer **o, yirage_backend_error *e) {
+static yirage_status buffer_wrap(yirage_backend_instance *i, int32_t d, void *p, size_t n, yirage_backend_buffer **o,
+                                 yirage_backend_error *e) {
   (void)i, (void)d, (void)p, (void)n, (void)o;
   return no_device(e);
 }
-static void release_buffer(yirage_backend_buffer *b) { (void)b; }
+static void release_buffer(yirage_backend_buffer *b) {
+  (void)b;
+}
 static yirage_status buffer_copy(yirage_backend_buffer *b, size_t off, const void *p, size_t n,
                                  yirage_backend_error *e) {
   (void)b, (void)off, (void)p, (void)n;
   return no_device(e);
 }
-static yirage_status buffer_read(yirage_backend_buffer *b, size_t off, void *p, size_t n,
-                                 yirage_backend_error *e) {
+static yirage_status buffer_read(yirage_backend_buffer *b, size_t off, void *p, size_t n, yirage_backend_error *e) {
   return buffer_copy(b, off, p, n, e);
 }
-static yirage_status supports(yirage_backend_instance *i, int32_t d, const void *p, size_t n,
-                              yirage_backend_error *e) {
+static yirage_status supports(yirage_backend_instance *i, int32_t d, const void *p, size_t n, yirage_backend_error *e) {
   (void)i, (void)d, (void)p, (void)n;
   return no_device(e);
 }
 static yirage_status compile(yirage_backend_instance *i, int32_t d, const void *p, size_t n,
-                             const yirage_backend_compile_options *opt,
-                             yirage_backend_executable **o, yirage_backend_error *e) {
+                             const yirage_backend_compile_options *opt, yirage_backend_executable **o,
+                             yirage_backend_error *e) {
   (void)opt, (void)o;
   return supports(i, d, p, n, e);
 }
-static void release_executable(yirage_backend_executable *x) { (void)x; }
-static yirage_status launch(yirage_backend_executable *x, void *s,
-                            yirage_backend_buffer *const *in, size_t n_in,
-                            yirage_backend_buffer *const *out, size_t n_out,
-                            yirage_backend_error *e) {
+static void release_executable(yirage_backend_executable *x) {
+  (void)x;
+}
+static yirage_status launch(yirage_backend_executable *x, void *s, yirage_backend_buffer *const *in, size_t n_in,
+                            yirage_backend_buffer *const *out, size_t n_out, yirage_backend_error *e) {
   (void)x, (void)s, (void)in, (void)n_in, (void)out, (void)n_out;
   return no_device(e);
 }
-static yirage_status synchronize(yirage_backend_instance *i, int32_t d, void *s,
-                                 yirage_backend_error *e) {
+static yirage_status synchronize(yirage_backend_instance *i, int32_t d, void *s, yirage_backend_error *e) {
   (void)i, (void)d, (void)s;
   return no_device(e);
 }
-static yirage_status timer_create(yirage_backend_instance *i, int32_t d,
-                                  yirage_backend_timer **o, yirage_backend_error *e) {
+static yirage_status timer_create(yirage_backend_instance *i, int32_t d, yirage_backend_timer **o,
+                                  yirage_backend_error *e) {
   (void)i, (void)d, (void)o;
   return no_device(e);
 }
-static void release_timer(yirage_backend_timer *t) { (void)t; }
+static void release_timer(yirage_backend_timer *t) {
+  (void)t;
+}
 static yirage_status timer_record(yirage_backend_timer *t, void *s, yirage_backend_error *e) {
   (void)t, (void)s;
   return no_device(e);
@@ -127,7 +127,7 @@ static yirage_status timer_elapsed(yirage_backend_timer *a, yirage_backend_timer
 }
 
 static yirage_status estimate(yirage_backend_instance *i, int32_t d, const void *p, size_t n,
-                               yirage_backend_kernel_estimate *o, yirage_backend_error *e) {
+                              yirage_backend_kernel_estimate *o, yirage_backend_error *e) {
   (void)o;
   return supports(i, d, p, n, e);
 }
@@ -166,13 +166,14 @@ static const yirage_backend_api api = {
     estimate,
 };
 
-YIRAGE_BACKEND_EXPORT const yirage_backend_api *yirage_backend_entry(uint32_t major,
-                                                                     uint32_t minor) {
+YIRAGE_BACKEND_EXPORT const yirage_backend_api *yirage_backend_entry(uint32_t major, uint32_t minor) {
   (void)major;
   (void)minor;
   return &api;
 }
 
 #else
-YIRAGE_BACKEND_EXPORT int not_a_yirage_plugin(void) { return 0; }
+YIRAGE_BACKEND_EXPORT int not_a_yirage_plugin(void) {
+  return 0;
+}
 #endif
