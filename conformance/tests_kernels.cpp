@@ -233,7 +233,7 @@ void check_attention_blocks(Session &s, DType dt, const std::string &name) {
 
 // The gated MLP's µGraph in blocks of 64 bytes of weight columns (32 of 16-bit weights, 16 of
 // float32; at full size the grid the search keeps): the CUDA backend streams both weights in one
-// weight-product kernel, silu and the gate in registers (codegen/cuda_matmul.hpp).
+// weight-product kernel, silu and the gate in registers (backends/cuda/codegen/cuda_matmul.hpp).
 void check_weight_product_ugraph(Session &s, DType dt, const std::string &name) {
   s.need_dtype(dt);
   const KernelGraph fused = bench::build_fused("gated_mlp", 1, dt, 16);

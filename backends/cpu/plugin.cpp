@@ -1,5 +1,5 @@
 // The CPU backend (libyirage-backend-cpu.so): the host as one device. Kernel programs become C++
-// (src/codegen/cpu_source.hpp), compiled by the system compiler and cached (compiler.hpp).
+// (backends/cpu/codegen/cpu_source.hpp), compiled by the system compiler and cached (compiler.hpp).
 // Buffers are aligned host memory; a launch runs to completion before it returns, so streams
 // are not used (NULL is the only stream) and timers are the host's monotonic clock.
 #include <algorithm>

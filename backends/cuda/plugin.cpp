@@ -1,5 +1,5 @@
 // The CUDA backend (libyirage-backend-cuda.so): NVIDIA GPUs through the driver API, kernels
-// generated as CUDA C++ (src/codegen/cuda_source.hpp), compiled by NVRTC for the device's compute
+// generated as CUDA C++ (backends/cuda/codegen/cuda_source.hpp), compiled by NVRTC for the device's compute
 // capability and cached as cubins. libcuda.so.1 and NVRTC are opened with dlopen, so the plugin
 // loads anywhere; without a driver it reports zero devices and why (docs/backends/cuda.md).
 #include <algorithm>

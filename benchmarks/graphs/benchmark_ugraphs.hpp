@@ -36,7 +36,7 @@ KernelGraph build_block_reductions(bool fused, DType dtype);
 // Not a benchmark: a chain of rms_norm, row sum and max, elementwise operators with broadcast row
 // statistics and a second rms_norm, on [2, 3, 256] tiles of three blocks (6 rows of 256 per
 // tile: 192 chunks of 8 for 256 threads, so some warps have none), with no for-loop: the shape
-// CUDA keeps in registers (codegen/cuda_rows.hpp). `fused` / `unfused` as above.
+// CUDA keeps in registers (backends/cuda/codegen/cuda_rows.hpp). `fused` / `unfused` as above.
 KernelGraph build_row_chain(bool fused, DType dtype);
 
 }  // namespace yirage::bench

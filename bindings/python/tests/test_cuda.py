@@ -74,7 +74,7 @@ def test_weight_products_on_unaligned_operands():
 
 def test_weight_product_ugraph_on_unaligned_operands(tmp_path):
     # gated_mlp's µGraph in blocks of 32 weight columns is one weight-product kernel whose warps
-    # stream W1 or W2, silu and the gate applied to the sums (codegen/cuda_matmul.hpp). An
+    # stream W1 or W2, silu and the gate applied to the sums (backends/cuda/codegen/cuda_matmul.hpp). An
     # operand one element past a 16-byte boundary sends the warps that read it to the FMA path
     # while the others stay on tensor cores; every combination must give the same result.
     cuda_device()
