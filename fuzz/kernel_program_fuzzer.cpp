@@ -17,6 +17,7 @@ namespace {
 using yirage::Error;
 using yirage::ErrorCode;
 namespace codegen = yirage::codegen;
+namespace serialize = yirage::serialize;
 
 // Runs `generate`; only UNSUPPORTED may come out of it.
 template <typename F>
