@@ -320,6 +320,7 @@ int64_t accumulator_key(const BlockGraph &bg, const UGraphLowering &l, size_t op
 }
 
 LoweredUGraph lower_ugraph(const BlockGraph &bg, const UGraphLowering &lowering) {
+  check_arena_fits(lowering.layout.floats * 4, lowering.max_shared_bytes);
   return Lowerer(bg, lowering).lower();
 }
 

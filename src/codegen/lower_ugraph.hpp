@@ -55,6 +55,9 @@ struct UGraphLowering {
   std::vector<bool> inlined;         // per tensor, from inlined_tensors (empty: none)
   std::vector<DType> output_dtypes;  // of the kernel's outputs, in order
   int64_t vector_bytes = 16;         // the widest access a TileCopy may group elements into
+  // The device's shared memory per block, in bytes: lower_ugraph refuses a layout that needs more
+  // (check_arena_fits). 0: no limit, or the target checks what it adds to the layout itself.
+  int64_t max_shared_bytes = 0;
 };
 
 struct LoweredUGraph {
@@ -67,6 +70,7 @@ struct LoweredUGraph {
 // operator's result stored all the same.
 std::vector<bool> inlined_tensors(const BlockGraph &bg, const std::function<bool(const Operator &)> &keep = nullptr);
 
+// Throws Error(kUnsupported) where the layout exceeds lowering.max_shared_bytes.
 LoweredUGraph lower_ugraph(const BlockGraph &bg, const UGraphLowering &lowering);
 
 // Pieces of the lowering, for targets that print a step their own way.

@@ -9,6 +9,7 @@
 #include "benchmark_ugraphs.hpp"
 #include "codegen/lower_operator.hpp"
 #include "codegen/ugraph_walker.hpp"
+#include "util/error.hpp"
 
 namespace yirage::codegen {
 namespace {
@@ -157,6 +158,18 @@ TEST(CodegenUGraphs, RmsNormLinearLowersToStepsInFourPhases) {
   EXPECT_LT(barriers[2], division);
   EXPECT_LT(barriers[3], save);
   EXPECT_LT(division, barriers[3]);
+
+  // A device whose shared memory the layout exceeds refuses the µGraph.
+  lowering.max_shared_bytes = lowering.layout.floats * 4 - 4;
+  try {
+    lower_ugraph(bg, lowering);
+    ADD_FAILURE() << "a layout over the device's shared memory was lowered";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("bytes of shared memory per block, the device has"), std::string::npos);
+  }
+  lowering.max_shared_bytes = lowering.layout.floats * 4;
+  EXPECT_NO_THROW(lower_ugraph(bg, lowering));
 }
 
 }  // namespace

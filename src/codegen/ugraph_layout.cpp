@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "util/error.hpp"
+
 namespace yirage::codegen {
 
 BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::vector<int64_t> &row_pad,
@@ -35,6 +37,14 @@ BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::ve
     }
   }
   return layout;
+}
+
+void check_arena_fits(int64_t bytes, int64_t limit) {
+  if (limit > 0 && bytes > limit) {
+    throw Error(ErrorCode::kUnsupported, "codegen: the µGraph's tiles need " + std::to_string(bytes) +
+                                             " bytes of shared memory per block, the device has " +
+                                             std::to_string(limit));
+  }
 }
 
 namespace {

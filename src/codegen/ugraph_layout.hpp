@@ -27,6 +27,10 @@ struct BlockLayout {
 BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::vector<int64_t> &row_pad = {},
                               const std::vector<bool> &elsewhere = {}, const std::vector<bool> &sums_elsewhere = {});
 
+// Throws Error(kUnsupported) naming both sizes when a block's arena of `bytes` exceeds the
+// device's `limit` of shared memory per block (0: no limit).
+void check_arena_fits(int64_t bytes, int64_t limit);
+
 // The element offset, in the kernel-level tensor, of the tile that input iterator or output
 // saver `op` handles in block (bx, by, bz) at for-loop iteration `it`.
 Expr tile_base(const BlockGraph &bg, const Operator &op, const Dims &tile_dims, const Expr &it = var("it"));

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "codegen/lower_operator.hpp"
+#include "codegen/ugraph_layout.hpp"
 #include "cuda/codegen/cuda_matmul.hpp"
 #include "cuda/codegen/cuda_prelude.hpp"
 #include "cuda/codegen/cuda_printer.hpp"
@@ -110,11 +111,9 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
     kernel.shared_bytes = made.shared_bytes;
     kernel.block_threads = made.threads;
     launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";
-    if (max_shared_bytes > 0 && kernel.shared_bytes > max_shared_bytes) {
-      throw Error(ErrorCode::kUnsupported,
-                  "cuda codegen: the µGraph's tiles need " + std::to_string(kernel.shared_bytes) +
-                      " bytes of shared memory per block, the device has " + std::to_string(max_shared_bytes));
-    }
+    // Checked here rather than in the lowering: the plan adds its stages to the layout, and rows in
+    // registers are not lowered.
+    check_arena_fits(kernel.shared_bytes, max_shared_bytes);
   } else if (op.kind == OpKind::kRmsNorm) {
     kernel.block_threads = kThreads;
     kernel.grid = {cuda::rms_norm_kernel(body, op, in, out[0]), 1, 1};
