@@ -8,12 +8,6 @@ namespace yirage::codegen {
 
 namespace {
 
-std::vector<std::string> numbered(const std::string &prefix, size_t n) {
-  std::vector<std::string> names;
-  for (size_t d = 0; d < n; ++d) names.push_back(prefix + std::to_string(d));
-  return names;
-}
-
 Expr at(const TensorRef &t, const Expr &index) {
   return load(t.buffer, t.base + index);
 }

@@ -116,8 +116,7 @@ class Lowerer {
     for_each_leaf(op, [&](TensorId t) { broadcast = broadcast || dims_of(t) != dims_of(op.outputs[0]); });
     // Without broadcasts every tile is read at the output's linear index: one flat loop.
     const Dims out = broadcast ? dims_of(op.outputs[0]) : Dims{num_elements(dims_of(op.outputs[0]))};
-    std::vector<std::string> names;
-    for (size_t d = 0; d < out.size(); ++d) names.push_back("i" + std::to_string(d));
+    const std::vector<std::string> names = numbered("i", out.size());
     const std::vector<Expr> v = vars_of(names);
     Block body;
     int next = 0;
@@ -213,8 +212,7 @@ class Lowerer {
         const BufferRef m = tile(op.inputs[1]).buffer, running = at(l_.layout.running_max[i]),
                         next = at(l_.layout.state[i]);
         const int64_t mn = num_elements(m_dims);
-        std::vector<std::string> names;
-        for (size_t d = 0; d < x_dims.size(); ++d) names.push_back("a" + std::to_string(d));
+        const std::vector<std::string> names = numbered("a", x_dims.size());
         const std::vector<Expr> v = vars_of(names);
         const Expr xi = index_of(v, row_major_strides(x_dims)), mj = index_of(v, broadcast_strides(m_dims, x_dims));
         s.body.push_back(barrier());

@@ -47,14 +47,6 @@ Dims broadcast_strides(const Dims &dims, const Dims &out) {
   return strides;
 }
 
-Dims matmul_operand_strides(const TensorRef &x, const Dims &out) {
-  Dims strides = x.element_strides();
-  for (size_t d = 0; d + 2 < out.size(); ++d) {
-    if (x.dims[d] == 1 && out[d] != 1) strides[d] = 0;
-  }
-  return strides;
-}
-
 Expr substitute(const Expr &e, const std::string &name, const Expr &value) {
   if (e.kind == ExprKind::kVar && e.name == name) return value;
   Expr out = e;
@@ -86,13 +78,13 @@ Block substitute(const Block &block, const std::string &name, const Expr &value)
   return out;
 }
 
-namespace {
-
 std::vector<std::string> numbered(const std::string &prefix, size_t n) {
   std::vector<std::string> names;
   for (size_t d = 0; d < n; ++d) names.push_back(prefix + std::to_string(d));
   return names;
 }
+
+namespace {
 
 // The finish of a row reduction run by one thread per row: its row loops become serial.
 Block serial_rows(Block body) {

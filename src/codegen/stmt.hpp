@@ -110,6 +110,9 @@ struct Stmt {
   std::variant<Block, Loop, If, Let, Assign, Store, Barrier, Matmul, RowReduce, TileCopy> node;
 };
 
+// Loop variable names prefix0, prefix1, … (n of them).
+std::vector<std::string> numbered(const std::string &prefix, size_t n);
+
 // Builders.
 Stmt block(Block body);
 Stmt loop(const Dims &dims, std::vector<std::string> vars, Sharing sharing, Block body, int unroll = 1);
@@ -131,8 +134,16 @@ Expr substitute(const Expr &e, const std::string &name, const Expr &value);
 
 // Strides of `dims` when broadcast to `out` (same rank): 0 along dims of size 1.
 Dims broadcast_strides(const Dims &dims, const Dims &out);
-// A matmul operand's element strides, 0 along the batch dims (all but the last two) where it
-// has size 1 and the output `out` does not.
-Dims matmul_operand_strides(const TensorRef &x, const Dims &out);
+// A matmul operand's element strides (a view keeps its parent's), 0 along the batch dims (all but
+// the last two) where it has size 1 and the output `out` does not. For any tensor with `dims` and
+// element_strides(): TensorRef, or a target's own view of one.
+template <class T>
+Dims matmul_operand_strides(const T &x, const Dims &out) {
+  Dims strides = x.element_strides();
+  for (size_t d = 0; d + 2 < out.size(); ++d) {
+    if (x.dims[d] == 1 && out[d] != 1) strides[d] = 0;
+  }
+  return strides;
+}
 
 }  // namespace yirage::codegen

@@ -93,8 +93,7 @@ void CppPrinter::print_copy(const TileCopy &c) {
   const Dims &dims = c.tile.dims;
   const Dims st = c.tile.element_strides(), sg = c.tensor.element_strides();
   const Dims outer(dims.begin(), dims.end() - 1);
-  std::vector<std::string> names;
-  for (size_t d = 0; d < outer.size(); ++d) names.push_back("i" + std::to_string(d));
+  const std::vector<std::string> names = numbered("i", outer.size());
   const std::vector<Expr> v = vars_of(names);
   const std::string tile_at = pointer(c.tile.buffer) + " + " + offset_text(index_of(v, st));
   const std::string tensor_at = (c.load ? "src + " : "dst + ") + offset_text(index_of(v, sg));

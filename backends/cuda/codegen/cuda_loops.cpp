@@ -1,5 +1,7 @@
 #include "cuda/codegen/cuda_loops.hpp"
 
+#include "codegen/stmt.hpp"
+
 namespace yirage::codegen::cuda {
 namespace {
 
@@ -49,9 +51,7 @@ std::string rms_inverse(const std::string &total, int64_t cols, double eps, cons
 
 void shared_loop(Printer &p, const ThreadShare &s, const Dims &dims, const std::string &prefix,
                  const std::function<void(const std::vector<std::string> &)> &body, int unroll) {
-  std::vector<std::string> names;
-  for (size_t d = 0; d < dims.size(); ++d) names.push_back(prefix + std::to_string(d));
-  shared_loop(p, s, dims, names, prefix + "_e", body, unroll);
+  shared_loop(p, s, dims, numbered(prefix, dims.size()), prefix + "_e", body, unroll);
 }
 
 void shared_loop(Printer &p, const ThreadShare &s, const Dims &dims, const std::vector<std::string> &names,

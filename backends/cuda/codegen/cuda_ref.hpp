@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "codegen/stmt.hpp"
 #include "ir/dtype.hpp"
 #include "ir/shape.hpp"
 
@@ -27,15 +28,5 @@ struct Ref {
 
   Dims element_strides() const { return strides.empty() ? row_major_strides(dims) : strides; }
 };
-
-// A matmul operand's element strides (a view keeps its parent's), 0 along the batch dims (all
-// but the last two) where it has size 1 and the output `out` does not.
-inline Dims matmul_operand_strides(const Ref &x, const Dims &out) {
-  Dims strides = x.element_strides();
-  for (size_t d = 0; d + 2 < out.size(); ++d) {
-    if (x.dims[d] == 1 && out[d] != 1) strides[d] = 0;
-  }
-  return strides;
-}
 
 }  // namespace yirage::codegen::cuda

@@ -71,7 +71,7 @@ class UGraphEmitter : public UGraphWalker {
       case StepKind::kUpdateAccumulator:
         if (attention) return;
         if (summed_in_epilogue_.count(step.op) != 0) {
-          update_before_sm80(step.op);
+          update_before_sm80(step);
           return;
         }
         break;
@@ -216,18 +216,13 @@ class UGraphEmitter : public UGraphWalker {
     }
   }
 
-  // An accumulator the matmul's tensor-core path added its results to; before sm_80 the sum is
-  // done here, with barriers of its own (the barrier bookkeeping follows the tensor-core path).
-  void update_before_sm80(size_t i) {
-    const Operator &op = bg_.operators()[i];
-    const BufferRef target = shared_buffer(plan_.has_state(i) ? plan_.layout.state[i]
-                                                              : plan_.layout.tile[static_cast<size_t>(op.outputs[0])]);
-    const BufferRef x = shared_buffer(plan_.layout.tile[static_cast<size_t>(op.inputs[0])]);
-    const Expr e = var("e");
+  // An accumulator the matmul's tensor-core path added its results to: only devices before sm_80
+  // (which take the plain matmul) run its plain update, between barriers of its own (the barrier
+  // bookkeeping follows the tensor-core path).
+  void update_before_sm80(const Step &step) {
     p_.line("#if __CUDA_ARCH__ < 800");
     p_.line("__syncthreads();");
-    printer_.print(loop({num_elements(plan_.dims_of(op.inputs[0]))}, {"e"}, Sharing::kThreads,
-                        {store(target, e, load(target, e) + load(x, e))}, 4));
+    printer_.print(step.body);
     p_.line("__syncthreads();");
     p_.line("#endif");
   }
