@@ -147,6 +147,16 @@ std::vector<OpCase> op_cases() {
                      const int64_t k = odd_size(rng, 2100, 5000), n = 8 * odd_size(rng, 5, 40);
                      g.mark_output(g.matmul(g.new_input({2, 3, k}, dt), g.new_input({2, k, n}, dt)));
                    }});
+  cases.push_back({"matmul_many_rows", [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+                     // Many rows against compact 16-byte groups (prefill's projections), which
+                     // backends may tile: partial row, column and k tiles (k and n multiples of 8,
+                     // not of a tile); variant 1 batched, A broadcast across B's batch.
+                     const int64_t m = odd_size(rng, 60, 300), k = 8 * odd_size(rng, 9, 61),
+                                   n = 8 * odd_size(rng, 9, 41);
+                     const Dims a = variant == 0 ? Dims{m, k} : Dims{1, m, k};
+                     const Dims b = variant == 0 ? Dims{k, n} : Dims{3, k, n};
+                     g.mark_output(g.matmul(g.new_input(a, dt), g.new_input(b, dt)));
+                   }});
   cases.push_back({op_name(OpKind::kReduction), reduction_case(OpKind::kReduction)});
   cases.push_back({op_name(OpKind::kReductionMax), reduction_case(OpKind::kReductionMax)});
   cases.push_back({op_name(OpKind::kRmsNorm), [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {

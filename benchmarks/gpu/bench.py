@@ -144,10 +144,16 @@ def yirage_call(y, kernel, inputs, out, keep):
     return lambda: y.check(y.lib.yirage_kernel_run(kernel, ins, len(inputs), outs, 1, stream))
 
 
+def dlpack_type(dtype):
+    """DLPack's (type code, bits) of a PyTorch dtype yirage takes: kDLFloat 2, kDLBfloat 4."""
+    return {torch.float16: (2, 16), torch.bfloat16: (4, 16), torch.float32: (2, 32)}[dtype]
+
+
 def dltensor(t, keep):
     shape = (C.c_int64 * t.dim())(*t.shape)
     keep.append(shape)
-    return DLTensor(t.data_ptr(), DLDevice(2, t.device.index or 0), t.dim(), DLDataType(2, 16, 1),
+    code, bits = dlpack_type(t.dtype)
+    return DLTensor(t.data_ptr(), DLDevice(2, t.device.index or 0), t.dim(), DLDataType(code, bits, 1),
                     shape, None, 0)
 
 
@@ -181,10 +187,41 @@ def rotated(columns, i):
     return list(columns[i:] + columns[:i])
 
 
+def measure(y, flush, inputs, expected, kernels, fns, round_count):
+    """Times yirage's `kernels` ({column: compiled kernel}) and the PyTorch functions `fns`
+    ({column: fn}) on `inputs`, in turning rounds: {"errors": {column: [each round's error of a
+    yirage kernel]}, "orders": [each round's order of columns], "do_bench": {column: [each
+    round's samples]}, "stream": {column: [each round's cost]}}."""
+    columns = list(kernels) + list(fns)
+    keep = []  # every round's buffers and DLTensors: each round's lie where no earlier one's do
+    measured = {"errors": {c: [] for c in kernels}, "orders": [], "do_bench": {c: [] for c in columns},
+                "stream": {c: [] for c in columns}}
+    for _ in range(round_count):
+        placed = [t.clone() for t in inputs]
+        keep += placed
+        calls = {}
+        for column, kernel in kernels.items():
+            out = torch.full(expected.shape, float("nan"), device="cuda", dtype=inputs[0].dtype)
+            keep.append(out)
+            calls[column] = yirage_call(y, kernel, placed, out, keep)
+            calls[column]()
+            torch.cuda.synchronize()
+            measured["errors"][column].append(((out.float() - expected).norm() / expected.norm()).item())
+        for column, fn in fns.items():
+            calls[column] = lambda p=placed, fn=fn: fn(*p)
+        order = rotated(columns, len(measured["orders"]))
+        measured["orders"].append(order)
+        for column in order:
+            samples = triton.testing.do_bench(calls[column], return_mode="all")
+            measured["do_bench"][column].append([t * 1e3 for t in samples])
+        flush_alone = after_flush(flush, None)
+        for column in order:
+            measured["stream"][column].append(after_flush(flush, calls[column]) - flush_alone)
+    return measured
+
+
 def measure_row(y, flush, name, b, path, round_count):
-    """One row in this process: {"errors": [...], "orders": [each round's order of columns],
-    "do_bench": {column: [each round's samples]}, "stream": {column: [each round's cost]}}, or
-    {"failed": why}."""
+    """One row in this process: measure()'s figures for yirage, eager and compile, or {"failed": why}."""
     shapes, fn, _ = BENCHMARKS[name]
     if not os.path.exists(path):
         return {"failed": f"no superoptimized graph: {path}"}
@@ -196,26 +233,7 @@ def measure_row(y, flush, name, b, path, round_count):
         return {"failed": f"compile failed: {e}"}
     compiled = torch.compile(fn)
     compiled(*inputs)
-    keep = []  # every round's buffers and DLTensors: each round's lie where no earlier one's do
-    measured = {"errors": [], "orders": [], "do_bench": {c: [] for c in COLUMNS},
-                "stream": {c: [] for c in COLUMNS}}
-    for _ in range(round_count):
-        placed = [t.clone() for t in inputs]
-        out = torch.full(expected.shape, float("nan"), device="cuda", dtype=torch.float16)
-        keep += placed + [out]
-        run_yirage = yirage_call(y, kernel, placed, out, keep)
-        run_yirage()
-        torch.cuda.synchronize()
-        measured["errors"].append(((out.float() - expected).norm() / expected.norm()).item())
-        calls = dict(zip(COLUMNS, [run_yirage, lambda p=placed: fn(*p), lambda p=placed: compiled(*p)]))
-        order = rotated(COLUMNS, len(measured["orders"]))
-        measured["orders"].append(order)
-        for column in order:
-            samples = triton.testing.do_bench(calls[column], return_mode="all")
-            measured["do_bench"][column].append([t * 1e3 for t in samples])
-        flush_alone = after_flush(flush, None)
-        for column in order:
-            measured["stream"][column].append(after_flush(flush, calls[column]) - flush_alone)
+    measured = measure(y, flush, inputs, expected, {"yirage": kernel}, {"eager": fn, "compile": compiled}, round_count)
     y.lib.yirage_kernel_release(kernel)
     return measured
 
@@ -264,7 +282,7 @@ def report(runs):
         spread = " / ".join(f"{min(m):.1f}–{max(m):.1f}" for m in round_medians)
         floor = BENCHMARKS[name][2][b]
         goal = max(2 * floor, floor + 5)
-        error = max(e for m in measured for e in m["errors"])
+        error = max(e for m in measured for e in m["errors"]["yirage"])
         print(f"| {name} | {b} | {t_yirage:.1f} | {t_eager:.1f} | {t_compile:.1f} | {floor} | {goal:.1f} | "
               f"{t_eager / t_yirage:.2f}x | {t_compile / t_yirage:.2f}x | {error:.2e} | {spread} |")
     print(f"\nIn a stream, after another kernel: the flush and the call less the flush alone, "

@@ -49,7 +49,7 @@ def measured(bench, first_place_extra):
     for order in orders:
         for place, column in enumerate(order):
             do_bench[column].append([base[column] + (first_place_extra if place == 0 else 0.0)] * 5)
-    return {"errors": [2e-4] * 6, "orders": orders, "do_bench": do_bench,
+    return {"errors": {"yirage": [2e-4] * 6}, "orders": orders, "do_bench": do_bench,
             "stream": {c: [base[c] / 2] * 6 for c in bench.COLUMNS}}
 
 

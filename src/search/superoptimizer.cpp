@@ -606,8 +606,11 @@ void profile(SearchResult &result, const KernelGraph &graph, const SearchOptions
   }
   // The input graph is measured even when the search verified nothing (a budget too short):
   // it is correct by definition, and the answer is then the graph the user had.
-  SearchCandidate input{graph, -1, 0, "the input graph, unchanged", -1};
-  ProfileRecord input_record{input.description, -1, options.measure(graph)};
+  // Its estimate stands beside the candidates' so that the model's ranking can be checked
+  // against the measurements on every graph (benchmarks/models/).
+  const double input_estimate = estimate_cost(graph, options.target, options.loop_waits).seconds;
+  SearchCandidate input{graph, input_estimate, 0, "the input graph, unchanged", -1};
+  ProfileRecord input_record{input.description, input_estimate, options.measure(graph)};
   if (input_record.measured.correct) {
     input.measured_seconds = input_record.measured.seconds;
     correct.push_back(std::move(input));

@@ -148,6 +148,9 @@ TEST(Superoptimizer, GivesAFailedCandidatesProfilingPlaceToTheNext) {
   EXPECT_TRUE(r.profiled[1].measured.correct);
   EXPECT_TRUE(r.profiled[2].measured.correct);
   EXPECT_EQ(r.profiled[3].description, "the input graph, unchanged");
+  // The input graph is estimated like any candidate, so that estimates and measurements compare.
+  EXPECT_DOUBLE_EQ(r.profiled[3].estimated_seconds, estimate_cost(g, o.target, o.loop_waits).seconds);
+  EXPECT_GT(r.profiled[3].estimated_seconds, 0);
   for (const SearchCandidate &c : r.candidates) {
     EXPECT_NE(bytes_of(c.graph), measured[0]) << "the failed candidate is dropped";
   }

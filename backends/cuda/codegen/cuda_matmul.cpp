@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "cuda/codegen/cuda_gemm.hpp"
+
 namespace yirage::codegen::cuda {
 namespace {
 
@@ -31,22 +33,6 @@ ProductStore store_to(const Ref &o, int64_t m, int64_t n) {
     p.line("yr_st(" + ptr + " + bt * " + std::to_string(m * n) + " + " + ii + " * " + std::to_string(n) + " + " + jj +
            ", " + sums[0] + ");");
   };
-}
-
-// The block's place in a pre-defined matmul's grid: column block cb (fastest), row block rb and
-// batch bt, with ia / ib the batch offsets into A and B.
-void emit_matmul_block_origin(Printer &p, int64_t col_blocks, int64_t row_blocks, const Dims &batch_out, const Dims &sa,
-                              const Dims &sb) {
-  p.line("int64_t block = blockIdx.x;");
-  p.line("const int64_t cb = block % " + std::to_string(col_blocks) + "; block /= " + std::to_string(col_blocks) + ";");
-  p.line("const int64_t rb = block % " + std::to_string(row_blocks) + ", bt = block / " + std::to_string(row_blocks) +
-         ";");
-  p.line("int64_t ia = 0, ib = 0, rest = bt;");
-  for (size_t d = batch_out.size(); d-- > 0;) {
-    p.line("{ const int64_t c = rest % " + std::to_string(batch_out[d]) + "; rest /= " + std::to_string(batch_out[d]) +
-           "; ia += c * " + std::to_string(sa[d]) + "; ib += c * " + std::to_string(sb[d]) + "; }");
-  }
-  p.line("(void)rest;");
 }
 
 // After every warp stored its partial sums of the block's rows × tile_cols outputs in
@@ -92,7 +78,7 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
   const std::string R = std::to_string(rows);
   p.line("__shared__ float partial[" + std::to_string(kMatmulWarps) + "][" + R + "][32];");
   p.line("const int64_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
-  emit_matmul_block_origin(p, col_blocks, row_blocks, batch_out, sa, sb);
+  emit_matmul_block_origin(p, "cb", col_blocks, "rb", row_blocks, batch_out, sa, sb);
   p.line("const int64_t j = cb * 32 + lane, i0 = rb * " + R + ";");
   p.line("const int64_t p0 = warp * " + std::to_string(slice) + ", p1 = p0 + " + std::to_string(slice) + " < " +
          std::to_string(k) + " ? p0 + " + std::to_string(slice) + " : " + std::to_string(k) + ";");
@@ -308,7 +294,7 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
               " : " + weights;
   }
   w.line("const auto *wb = " + weights + ";");
-  emit_matmul_block_origin(w, s.col_blocks, s.row_blocks, batch_out, sa, sb);
+  emit_matmul_block_origin(w, "cb", s.col_blocks, "rb", s.row_blocks, batch_out, sa, sb);
   w.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
   w.line("const int64_t p1 = kw * " + SL + " + " + SL + " < " + K + " ? kw * " + SL + " + " + SL + " : " + K + ";");
   // Only a kernel that waits for the previous one has anything to overlap the prefetch with.
@@ -431,10 +417,27 @@ bool splits(const BlockGraph &bg, const Operator &op, int32_t grid_dim, int32_t 
 
 }  // namespace
 
+void emit_matmul_block_origin(Printer &p, const std::string &first, int64_t first_count, const std::string &second,
+                              int64_t second_count, const Dims &batch_out, const Dims &sa, const Dims &sb) {
+  p.line("int64_t block = blockIdx.x;");
+  p.line("const int64_t " + first + " = block % " + std::to_string(first_count) +
+         "; block /= " + std::to_string(first_count) + ";");
+  p.line("const int64_t " + second + " = block % " + std::to_string(second_count) + ", bt = block / " +
+         std::to_string(second_count) + ";");
+  p.line("int64_t ia = 0, ib = 0, rest = bt;");
+  for (size_t d = batch_out.size(); d-- > 0;) {
+    p.line("{ const int64_t c = rest % " + std::to_string(batch_out[d]) + "; rest /= " + std::to_string(batch_out[d]) +
+           "; ia += c * " + std::to_string(sa[d]) + "; ib += c * " + std::to_string(sb[d]) + "; }");
+  }
+  p.line("(void)rest;");
+}
+
 MatmulLaunch predefined_matmul(Printer &before_wait, Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
                                const CudaTarget &target) {
   const int64_t rank = static_cast<int64_t>(o.dims.size());
   const int64_t m = o.dims[rank - 2], n = o.dims[rank - 1];
+  // Many rows: a tiled GEMM on tensor cores (cuda_gemm.hpp), where it applies.
+  if (std::optional<MatmulLaunch> gemm = tiled_gemm(p, a, b, o, dtype, target)) return *gemm;
   const WeightProducts w{a, {b}, o.dims, dtype, store_to(o, m, n)};
   const VectorShape s = vector_shape(w, target);
   return s.fits ? vector_matmul_kernel(before_wait, p, w, s, target) : matmul_kernel(p, a, b, o);

@@ -197,6 +197,31 @@ static __device__ __forceinline__ void yr_mma_tf32(float *c, unsigned a0, unsign
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
+// Four 8×8 tiles of 16-bit values from shared memory (ldmatrix): lane l gives the 16-byte
+// aligned address of row l % 8 of tile l / 8 and receives, of each tile, row l / 4 at columns
+// 2(l % 4) and 2(l % 4) + 1, the first in the low half.
+static __device__ __forceinline__ void yr_ldmatrix4(const void *row, unsigned *r) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address)
+               : "memory");
+}
+// 16 bytes from global to shared memory where `valid`, else 16 zero bytes (cp.async with a source
+// size of 0 reads nothing); `aligned` false: both sides are taken as 2-byte aligned and copied
+// with plain loads and stores.
+static __device__ __forceinline__ void yr_cp16_zfill(void *dst, const void *src, bool valid, bool aligned) {
+  if (aligned) {
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(src), "r"(valid ? 16 : 0)
+                 : "memory");
+  } else {
+    unsigned short *to = reinterpret_cast<unsigned short *>(dst);
+    const unsigned short *from = reinterpret_cast<const unsigned short *>(src);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) to[e] = valid ? from[e] : 0;
+  }
+}
 // Four 8×8 tiles of 16-bit values from shared memory, transposed (ldmatrix .trans): lane l gives
 // the 16-byte aligned address of row l % 8 of tile l / 8 and receives, of each tile, column l / 4
 // at rows 2(l % 4) and 2(l % 4) + 1, the first in the low half.

@@ -155,6 +155,45 @@ TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
   expect_compiles(*bf16_split, "gqa in bfloat16 at 128 rows per block, split", seen_);
 }
 
+// Matmuls of many rows on 16-bit data are tiled GEMMs from sm_80 (cuda_gemm.hpp): the largest of
+// 128 × 128, 64 × 128 and 64 × 64 tiles that gives each multiprocessor a block (else 64 × 64);
+// partial row, column and k tiles; batched with A broadcast. Float32, a row of B not in 16-byte
+// groups, or sm_75 keep the other matmul kernels.
+TEST_F(CudaCodegen, ManyRowMatmulsAreTiledGemms) {
+  struct Case {
+    Dims a, b;
+    DType dtype;
+    int64_t bm, bn, blocks;
+  };
+  for (const Case &c : {Case{{256, 4096}, {4096, 6144}, DType::kFloat16, 64, 128, 4 * 48},
+                        Case{{256, 18944}, {18944, 3584}, DType::kBFloat16, 64, 64, 4 * 56},
+                        Case{{1024, 1024}, {1024, 3072}, DType::kBFloat16, 128, 128, 8 * 24},
+                        Case{{40, 72}, {72, 136}, DType::kFloat16, 64, 64, 3},
+                        Case{{1, 300, 1032}, {3, 1032, 264}, DType::kBFloat16, 64, 64, 3 * 5 * 5}}) {
+    KernelGraph g;
+    g.mark_output(g.matmul(g.new_input(c.a, c.dtype), g.new_input(c.b, c.dtype)));
+    const codegen::CudaKernel kernel =
+        codegen::cuda_source(serialize::make_kernel_program(g, g.operators().size() - 1), h100_device());
+    const std::string shape = to_string(c.a) + " x " + to_string(c.b);
+    EXPECT_NE(kernel.source.find("yr_ldmatrix4(a + i * 16"), std::string::npos) << shape;
+    EXPECT_EQ(kernel.grid[0], c.blocks) << shape;
+    EXPECT_EQ(kernel.block_threads, 256) << shape;
+    EXPECT_EQ(kernel.shared_bytes, 4 * (c.bm * 40 + 32 * (c.bn + 8)) * 2) << shape;
+    expect_compiles(g, "tiled gemm " + shape, seen_);
+  }
+  for (const auto &[a, b, dtype, cc] : {std::tuple<Dims, Dims, DType, int>{{256, 64}, {64, 64}, DType::kFloat32, 90},
+                                        {{256, 64}, {64, 60}, DType::kFloat16, 90},
+                                        {{256, 64}, {64, 64}, DType::kFloat16, 75},
+                                        {{16, 64}, {64, 64}, DType::kFloat16, 90}}) {
+    KernelGraph g;
+    g.mark_output(g.matmul(g.new_input(a, dtype), g.new_input(b, dtype)));
+    const codegen::CudaKernel kernel =
+        codegen::cuda_source(serialize::make_kernel_program(g, g.operators().size() - 1), h100_like(cc));
+    EXPECT_EQ(kernel.source.find("yr_ldmatrix4(a + i * 16"), std::string::npos)
+        << to_string(a) << " x " << to_string(b);
+  }
+}
+
 // A µGraph that is only weight products of one small A (gated_mlp in blocks of 32 weight
 // columns, the grid the search keeps) is one weight-product kernel: half the block's warps
 // stream W1, half W2, and silu and the gate are applied to the sums in registers. In blocks of

@@ -1,0 +1,187 @@
+#include "cuda/codegen/cuda_gemm.hpp"
+
+#include <map>
+#include <string>
+#include <utility>
+
+namespace yirage::codegen::cuda {
+namespace {
+
+constexpr int64_t kThreads = 256;  // 8 warps: 2 along the rows, 4 along the columns
+constexpr int64_t kWarpsM = 2, kWarpsN = 4;
+constexpr int64_t kBk = 32;       // k per stage: two mma k-steps
+constexpr int64_t kPad = 8;       // elements after each row of a stage (16 bytes)
+constexpr int64_t kStages = 4;    // the ring: three steps in flight while one is multiplied
+constexpr int64_t kMinRows = 17;  // fewer: the vector kernel (cuda_matmul.cpp)
+
+// The kernel body, with $NAME$ placeholders filled by tiled_gemm. The loads of a stage are a
+// lambda so that the prologue and the loop share them.
+constexpr const char *kBody = R"(extern __shared__ __align__(128) unsigned char yr_gemm_smem[];
+$T$ *const sa = reinterpret_cast<$T$ *>(yr_gemm_smem);
+$T$ *const sb = sa + $STAGES$ * $BM$ * $AS$;
+const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+const int wm = warp / $WN$, wn = warp % $WN$;
+$ORIGIN$
+const $T$ *const A = $A$ + ia + tm * $BM$ * $SA$;
+const $T$ *const B = $B$ + ib + tn * $BN$;
+$T$ *const O = $O$ + bt * $MN$;
+const bool aligned = ((reinterpret_cast<unsigned long long>($A$) | reinterpret_cast<unsigned long long>($B$) |
+                       reinterpret_cast<unsigned long long>($O$)) & 15) == 0;
+const int rows = $M$ - tm * $BM$, cols = $N$ - tn * $BN$;
+auto load = [&](int stage, int kt) {
+  const int k0 = kt * $BK$;
+  $T$ *const a = sa + stage * $BM$ * $AS$;
+#pragma unroll
+  for (int c = tid; c < $BM$ * $BK$ / 8; c += $THREADS$) {
+    const int r = c / ($BK$ / 8), kc = c % ($BK$ / 8) * 8;
+    const bool valid = r < rows && k0 + kc < $K$;
+    yr_cp16_zfill(a + r * $AS$ + kc, valid ? A + r * $SA$ + k0 + kc : $A$, valid, aligned);
+  }
+  $T$ *const b = sb + stage * $BK$ * $BS$;
+#pragma unroll
+  for (int c = tid; c < $BK$ * $BN$ / 8; c += $THREADS$) {
+    const int r = c / ($BN$ / 8), nc = c % ($BN$ / 8) * 8;
+    const bool valid = k0 + r < $K$ && nc < cols;
+    yr_cp16_zfill(b + r * $BS$ + nc, valid ? B + (k0 + r) * $SB$ + nc : $B$, valid, aligned);
+  }
+};
+float acc[$MT$][$NT$][4];
+#pragma unroll
+for (int i = 0; i < $MT$; ++i)
+#pragma unroll
+  for (int j = 0; j < $NT$; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+constexpr int kt_count = $KT$;
+#pragma unroll
+for (int s = 0; s < $STAGES$ - 1; ++s) {
+  if (s < kt_count) load(s, s);
+  yr_cp_commit();
+}
+for (int kt = 0; kt < kt_count; ++kt) {
+  yr_cp_wait<$STAGES$ - 2>();
+  __syncthreads();  // step kt is in, and every warp is done with the stage the next load fills
+  if (kt + $STAGES$ - 1 < kt_count) load((kt + $STAGES$ - 1) % $STAGES$, kt + $STAGES$ - 1);
+  yr_cp_commit();
+  const $T$ *const a = sa + (kt % $STAGES$) * $BM$ * $AS$ + (wm * $WTM$ + (lane & 15)) * $AS$ + (lane >> 4) * 8;
+  const $T$ *const b = sb + (kt % $STAGES$) * $BK$ * $BS$ + ((lane & 7) + ((lane >> 3) & 1) * 8) * $BS$ +
+                       wn * $WTN$ + (lane >> 4) * 8;
+#pragma unroll
+  for (int kk = 0; kk < $BK$; kk += 16) {
+    unsigned af[$MT$][4], bf[$NT$][2];
+#pragma unroll
+    for (int i = 0; i < $MT$; ++i) yr_ldmatrix4(a + i * 16 * $AS$ + kk, af[i]);
+#pragma unroll
+    for (int j = 0; j < $NT$; j += 2) {
+      unsigned r[4];
+      yr_ldmatrix_t4(b + kk * $BS$ + j * 8, r);
+      bf[j][0] = r[0]; bf[j][1] = r[1]; bf[j + 1][0] = r[2]; bf[j + 1][1] = r[3];
+    }
+#pragma unroll
+    for (int i = 0; i < $MT$; ++i)
+#pragma unroll
+      for (int j = 0; j < $NT$; ++j)
+        yr_mma16(static_cast<const $T$ *>(nullptr), acc[i][j], af[i][0], af[i][1], af[i][2], af[i][3], bf[j][0],
+                 bf[j][1]);
+  }
+}
+#pragma unroll
+for (int i = 0; i < $MT$; ++i)
+#pragma unroll
+  for (int j = 0; j < $NT$; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = wm * $WTM$ + i * 16 + (lane >> 2) + h * 8, c = wn * $WTN$ + j * 8 + (lane & 3) * 2;
+      if (r >= rows || c >= cols) continue;
+      $T$ *const to = O + (tm * $BM$ + r) * $N$ + tn * $BN$ + c;
+      if (aligned) {
+        *reinterpret_cast<unsigned *>(to) = yr_pack2(static_cast<const $T$ *>(nullptr), acc[i][j][2 * h],
+                                                     acc[i][j][2 * h + 1]);
+      } else {
+        yr_st(to, acc[i][j][2 * h]);
+        yr_st(to + 1, acc[i][j][2 * h + 1]);
+      }
+    }
+)";
+
+std::string filled(std::string text, const std::map<std::string, std::string> &values) {
+  for (const auto &[key, value] : values) {
+    const std::string placeholder = "$" + key + "$";
+    for (size_t at = text.find(placeholder); at != std::string::npos; at = text.find(placeholder, at + value.size())) {
+      text.replace(at, placeholder.size(), value);
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+std::optional<GemmTiles> gemm_tiles(const Ref &a, const Ref &b, const Ref &o, DType dtype, const CudaTarget &target) {
+  const size_t rank = o.dims.size();
+  if (rank < 2 || target.compute_capability < 80 || dtype_size(dtype) != 2) return std::nullopt;
+  const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
+  const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
+  // Compact rows in 16-byte groups, a compact output (its stores are pairs at even offsets).
+  if (m < kMinRows || n % 8 != 0 || k % 8 != 0 || sa[rank - 1] != 1 || sb[rank - 1] != 1 || sa[rank - 2] % 8 != 0 ||
+      sb[rank - 2] % 8 != 0 || !o.strides.empty()) {
+    return std::nullopt;
+  }
+  const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
+  const int64_t batch = num_elements(batch_out);
+  GemmTiles t;
+  const auto blocks = [&] { return batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn); };
+  // The largest tiles that still give every multiprocessor a block (fewer leave some idle for the
+  // whole kernel); 64 × 64 where none does. 128-row tiles only from 128 rows.
+  for (const auto &[bm, bn] : {std::pair<int64_t, int64_t>{128, 128}, {64, 128}, {64, 64}}) {
+    t.bm = bm;
+    t.bn = bn;
+    if ((bm == 64 || m >= 128) && (target.multiprocessors <= 0 || blocks() >= target.multiprocessors)) break;
+  }
+  t.stages = kStages;
+  t.blocks = blocks();
+  t.shared_bytes = t.stages * (t.bm * (kBk + kPad) + kBk * (t.bn + kPad)) * 2;
+  if (target.max_shared_bytes > 0 && t.shared_bytes > target.max_shared_bytes) return std::nullopt;
+  return t;
+}
+
+std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
+                                       const CudaTarget &target) {
+  const std::optional<GemmTiles> tiles = gemm_tiles(a, b, o, dtype, target);
+  if (!tiles) return std::nullopt;
+  const GemmTiles &t = *tiles;
+  const size_t rank = o.dims.size();
+  const int64_t m = a.dims[rank - 2], k = a.dims[rank - 1], n = b.dims[rank - 1];
+  const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
+  const Dims batch_out(o.dims.begin(), o.dims.end() - 2);
+  Printer origin(0);
+  emit_matmul_block_origin(origin, "tm", (m + t.bm - 1) / t.bm, "tn", (n + t.bn - 1) / t.bn, batch_out, sa, sb);
+  const auto text = [](int64_t v) { return std::to_string(v); };
+  const std::string body = filled(kBody, {{"T", element_type(dtype)},
+                                          {"A", a.ptr},
+                                          {"B", b.ptr},
+                                          {"O", o.ptr},
+                                          {"ORIGIN", origin.str()},
+                                          {"M", text(m)},
+                                          {"N", text(n)},
+                                          {"K", text(k)},
+                                          {"MN", text(m * n)},
+                                          {"SA", text(sa[rank - 2])},
+                                          {"SB", text(sb[rank - 2])},
+                                          {"BM", text(t.bm)},
+                                          {"BN", text(t.bn)},
+                                          {"BK", text(kBk)},
+                                          {"AS", text(kBk + kPad)},
+                                          {"BS", text(t.bn + kPad)},
+                                          {"STAGES", text(t.stages)},
+                                          {"KT", text((k + kBk - 1) / kBk)},
+                                          {"THREADS", text(kThreads)},
+                                          {"WN", text(kWarpsN)},
+                                          {"WTM", text(t.bm / kWarpsM)},
+                                          {"WTN", text(t.bn / kWarpsN)},
+                                          {"MT", text(t.bm / kWarpsM / 16)},
+                                          {"NT", text(t.bn / kWarpsN / 8)}});
+  p.text(body);
+  return MatmulLaunch{t.blocks, kThreads, 2, t.shared_bytes};  // two blocks an SM: at most 128 registers
+}
+
+}  // namespace yirage::codegen::cuda

@@ -1,0 +1,43 @@
+// A pre-defined matmul of many rows on tensor cores: the classic tiled GEMM. Each block computes
+// a BM × BN tile of the output with eight warps (2 × 4, each a (BM/2) × (BN/4) tile of
+// mma.m16n8k16 accumulators in float32 registers), taking k in steps of 32 through a ring of
+// shared-memory stages that cp.async fills STAGES − 1 steps ahead; operands reach the tensor cores
+// through ldmatrix (B transposed on the way) from rows padded by 16 bytes, so that neither the
+// copies nor ldmatrix meet bank conflicts. Rows, columns and k past the tensors' ends are filled
+// with zeros by the copies and never stored. Blocks walk the row tiles fastest, so that the blocks
+// that run together share their tile of B (the weights, read from memory about once).
+//
+// It takes 16-bit operands (float16, bfloat16) with compact rows (unit column stride, row
+// strides and n and k multiples of 8: 16-byte groups), on sm_80 and newer. Pointers that are not
+// 16-byte aligned (a view handed in through DLPack) take plain loads into the same stages. Few
+// rows (the weight products of decoding) are the vector kernel's (cuda_matmul.hpp): that one
+// reads the weights once for up to 16 rows, where a GEMM tile would be mostly empty.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "codegen/c_text.hpp"
+#include "cuda/codegen/cuda_matmul.hpp"
+#include "cuda/codegen/cuda_ref.hpp"
+#include "cuda/codegen/cuda_source.hpp"
+
+namespace yirage::codegen::cuda {
+
+// The tile sizes of one GEMM: what tiled_gemm chose for a shape (for tests and the docs).
+struct GemmTiles {
+  int64_t bm = 0, bn = 0, stages = 0;
+  int64_t blocks = 0;        // batch × row tiles × column tiles
+  int64_t shared_bytes = 0;  // the stages
+};
+
+// The tiles tiled_gemm would use for o = a·b, or nullopt where it does not apply (see above).
+std::optional<GemmTiles> gemm_tiles(const Ref &a, const Ref &b, const Ref &o, DType dtype, const CudaTarget &target);
+
+// Emits the kernel body of o = a·b as a tiled GEMM and returns its launch (blocks of 256 threads,
+// the stages in dynamic shared memory), or nullopt without emitting anything where it does not
+// apply.
+std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
+                                       const CudaTarget &target);
+
+}  // namespace yirage::codegen::cuda
