@@ -9,9 +9,11 @@ namespace {
 
 constexpr int64_t kThreads = 256;  // 8 warps: 2 along the rows, 4 along the columns
 constexpr int64_t kWarpsM = 2, kWarpsN = 4;
-constexpr int64_t kBk = 32;       // k per stage: two mma k-steps
+constexpr int64_t kBk = 64;       // k per stage: four mma k-steps between barriers
 constexpr int64_t kPad = 8;       // elements after each row of a stage (16 bytes)
-constexpr int64_t kStages = 4;    // the ring: three steps in flight while one is multiplied
+// The ring: three steps in flight while one is multiplied (two for 128-row tiles, so that two
+// blocks still fit an SM's shared memory).
+constexpr int64_t kStages = 4;
 constexpr int64_t kMinRows = 17;  // fewer: the vector kernel (cuda_matmul.cpp)
 
 // The kernel body, with $NAME$ placeholders filled by tiled_gemm. The loads of a stage are a
@@ -137,7 +139,7 @@ std::optional<GemmTiles> gemm_tiles(const Ref &a, const Ref &b, const Ref &o, DT
     t.bn = bn;
     if ((bm == 64 || m >= 128) && (target.multiprocessors <= 0 || blocks() >= target.multiprocessors)) break;
   }
-  t.stages = kStages;
+  t.stages = t.bm == 128 ? kStages - 1 : kStages;
   t.blocks = blocks();
   t.shared_bytes = t.stages * (t.bm * (kBk + kPad) + kBk * (t.bn + kPad)) * 2;
   if (target.max_shared_bytes > 0 && t.shared_bytes > target.max_shared_bytes) return std::nullopt;

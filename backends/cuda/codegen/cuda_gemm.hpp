@@ -1,6 +1,6 @@
 // A pre-defined matmul of many rows on tensor cores: the classic tiled GEMM. Each block computes
 // a BM × BN tile of the output with eight warps (2 × 4, each a (BM/2) × (BN/4) tile of
-// mma.m16n8k16 accumulators in float32 registers), taking k in steps of 32 through a ring of
+// mma.m16n8k16 accumulators in float32 registers), taking k in steps of 64 through a ring of
 // shared-memory stages that cp.async fills STAGES − 1 steps ahead; operands reach the tensor cores
 // through ldmatrix (B transposed on the way) from rows padded by 16 bytes, so that neither the
 // copies nor ldmatrix meet bank conflicts. Rows, columns and k past the tensors' ends are filled
