@@ -9,8 +9,8 @@ namespace {
 
 constexpr int64_t kThreads = 256;  // 8 warps: 2 along the rows, 4 along the columns
 constexpr int64_t kWarpsM = 2, kWarpsN = 4;
-constexpr int64_t kBk = 64;       // k per stage: four mma k-steps between barriers
-constexpr int64_t kPad = 8;       // elements after each row of a stage (16 bytes)
+constexpr int64_t kBk = 64;  // k per stage: four mma k-steps between barriers
+constexpr int64_t kPad = 8;  // elements after each row of a stage (16 bytes)
 // The ring: three steps in flight while one is multiplied (two for 128-row tiles, so that two
 // blocks still fit an SM's shared memory).
 constexpr int64_t kStages = 4;
