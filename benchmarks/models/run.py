@@ -153,25 +153,20 @@ def cost_model_table(out, names):
 
 
 def floor_seconds(g, device):
+    """The fewest bytes (inputs read once, the output written once, 16-bit) over the datasheet
+    bandwidth, or the matmuls' FLOPs over the dense 16-bit peak, whichever is larger; None for a
+    device without figures here."""
     peaks = next((v for k, v in PEAKS.items() if k in device), None)
     if peaks is None:
         return None
     bandwidth, flops = peaks
-    size = 2  # both dtypes are 16-bit
-    elements = [math.prod(s) for s, _ in g["inputs"]]
-    out_elements = _output_elements(g)
-    matmul_flops = _matmul_flops(g)
-    return max((sum(elements) + out_elements) * size / bandwidth, matmul_flops / flops)
-
-
-def _shapes(g):
-    """Every tensor's shape, in the graph's numbering."""
-    shapes = []
+    shapes, matmul_flops = [], 0  # every tensor's shape, in the graph's numbering
     for op in g["json"]["operators"]:
         if op["kind"] == "Input":
             shapes.append(op["sizes"])
         elif op["kind"] == "Matmul":
             a, b = (shapes[i] for i in op["inputs"])
+            matmul_flops += 2 * math.prod(a) * b[-1]
             shapes.append(a[:-1] + b[-1:])
         elif op["kind"] == "Reduction":
             s = list(shapes[op["inputs"][0]])
@@ -179,20 +174,8 @@ def _shapes(g):
             shapes.append(s)
         else:
             shapes.append(max((shapes[i] for i in op["inputs"]), key=math.prod))
-    return shapes
-
-
-def _output_elements(g):
-    return math.prod(_shapes(g)[g["json"]["outputs"][0]])
-
-
-def _matmul_flops(g):
-    shapes, total = _shapes(g), 0
-    for op in g["json"]["operators"]:
-        if op["kind"] == "Matmul":
-            a, b = (shapes[i] for i in op["inputs"])
-            total += 2 * math.prod(a) * b[-1]
-    return total
+    elements = sum(math.prod(s) for s, _ in g["inputs"]) + math.prod(shapes[g["json"]["outputs"][0]])
+    return max(elements * 2 / bandwidth, matmul_flops / flops)
 
 
 def report(out):

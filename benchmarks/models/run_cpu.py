@@ -7,6 +7,7 @@ usage: run_cpu.py YIRAGE_CLI WORK_DIR [--budget S] [--max-mb MB] [--only NAME]
 Run it through run_cpu.sh, which builds first and sets YIRAGE_BACKEND_PATH.
 """
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -17,10 +18,16 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "cpu"))
 
 import suite  # noqa: E402
-from run import yirage_bench  # noqa: E402  (benchmarks/cpu/run.py)
+
+
+def cpu_benchmark():
+    """benchmarks/cpu/run.py, loaded by its path: this folder has a run.py of its own."""
+    spec = importlib.util.spec_from_file_location("cpu_run", os.path.join(HERE, "..", "cpu", "run.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def time_numpy(g, repeats=5):
@@ -49,6 +56,7 @@ def main():
     p.add_argument("--only")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
+    cpu = cpu_benchmark()
     rows = []
     for name, g in suite.graphs().items():
         size = sum(math.prod(s) for s, _ in g["inputs"]) * 2
@@ -57,19 +65,21 @@ def main():
         path = os.path.join(args.work, name + ".json")
         with open(path, "w") as f:
             json.dump(g["json"], f)
-        unfused, best, desc = yirage_bench(args.cli, path, args.budget, os.path.join(args.work, "cache"))
+        unfused, best, desc = cpu.yirage_bench(args.cli, path, args.budget, os.path.join(args.work, "cache"))
         np32 = time_numpy(g)
         rows.append((name, np32, unfused, best, desc))
         print(f"{name}: numpy f32 {ms(np32)} ms, unfused {ms(unfused)} ms, yirage {ms(best)} ms"
               + ("" if best else f"\n  yirage failed: {desc}"), flush=True)
     # `yirage bench` gives no time for a graph whose check failed: "wrong" (its output, e.g. a
-    # float16 overflow on the CLI's own inputs, uniform in (-1, 1)).
+    # float16 overflow on the CLI's own inputs, uniform in (-1, 1)); "failed": the bench itself
+    # failed (its message is printed above).
     print("\n| graph | numpy f32 (ms) | unfused on the cpu plugin (ms) | yirage (ms) | numpy / yirage | "
           "unfused / yirage |")
     print("|---|---|---|---|---|---|")
     for name, np32, unfused, best, _ in rows:
         ratio = lambda a, b: f"{a / b:.2f}" if a and b else "-"  # noqa: E731
-        shown = lambda t: "wrong" if t is None else ms(t)  # noqa: E731
+        failed = "wrong" if best is not None else "failed"  # the bench ran and its check failed, or it did not run
+        shown = lambda t: failed if t is None else ms(t)  # noqa: E731
         print(f"| {name} | {ms(np32)} | {shown(unfused)} | {shown(best)} | {ratio(np32, best)} | "
               f"{ratio(unfused, best)} |")
 
