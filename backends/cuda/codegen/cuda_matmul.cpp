@@ -202,13 +202,12 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
 // µGraph of weight products), the block's warps are split among them, each product's warps
 // splitting k. vector_matmul_kernel emits it where vector_shape says B fits.
 //
-// 16 warps per block (fewer when k is short: at least 16 rows per k lane), so two blocks fit an
-// SM where registers allow (1024-thread blocks would run a grid of more blocks than SMs in two
-// waves); with few accumulators (at most 32 per lane), two resident blocks per SM (registers
-// capped at 64), so grids of up to twice the SM count run in one wave, and B rows in batches of 2;
-// with more, batches of 4, and on sm_80+ for 16-bit data the products on tensor cores (see
-// emit_vector_matmul_mma). Why these batch sizes and the tensor cores, and why k is not split
-// further over thread block clusters: docs/backends/cuda.md, "Why the generator does what it does".
+// 16 warps per block (fewer when k is short: at least 16 rows per k lane), fewer where the grid
+// would not be resident at once (vector_shape's block_warps); with few accumulators (at most 32
+// per lane) registers are capped at 64, B rows in batches of 2; with more, batches of 4, and on
+// sm_80+ for 16-bit data the products on tensor cores (see emit_vector_matmul_mma). Why these batch sizes and the
+// tensor cores, and why k is not split further over thread block clusters: docs/backends/cuda.md, "Why the generator
+// does what it does".
 //
 // Every row block reads all of B, so the rows per block decide how often B is read: 8 with FMAs
 // (a lane's accumulators are rows × 8 columns), 16 on the tensor cores, whose m16 tiles take rows
@@ -227,9 +226,28 @@ constexpr int64_t kBPrefetchRows = 32;
 struct VectorShape {
   bool fits = false;
   int64_t group = 0, rows = 0, tile_cols = 0, row_blocks = 0, col_blocks = 0, blocks = 0;
-  bool few_accumulators = false, tensor_cores = false, two_per_sm = false;
+  bool few_accumulators = false, tensor_cores = false;
+  int64_t block_warps = 16, min_blocks = 1;  // warps per block; __launch_bounds__'s blocks per SM
   int64_t warps_per_product = 0, slice = 0;  // a product's warps each take a slice of k rows
 };
+// The warps per block and blocks per SM: the most warps (16, 8 or 4) with which the whole grid is
+// resident at once, every block streaming its columns from the start; a grid past one wave left
+// its last blocks to run alone (llama3_70b's qkv at 1 token: 320 blocks of 16 warps, 264
+// resident, 97 µs; 87 with 8 warps; docs/backends/cuda.md). A lane's registers decide how many
+// warps fit an SM: 32 with few accumulators (64 registers), 16 on the tensor cores (128). Many
+// FMA accumulators keep 16 warps, one block per SM, and so does a device whose multiprocessors
+// are unknown.
+void block_warps(VectorShape &s, int64_t multiprocessors) {
+  const int64_t warp_slots = s.few_accumulators ? 32 : 16;
+  s.min_blocks = warp_slots / s.block_warps;
+  if (!(s.few_accumulators || s.tensor_cores) || multiprocessors <= 0) return;
+  for (int64_t warps : {16, 8, 4}) {
+    s.block_warps = warps;
+    s.min_blocks = warp_slots / warps;
+    if (s.blocks <= multiprocessors * s.min_blocks) return;
+  }
+}
+
 VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target) {
   const Dims &od = w.out_dims;
   const size_t rank = od.size();
@@ -257,13 +275,9 @@ VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target) {
   s.row_blocks = (m + s.rows - 1) / s.rows;
   s.col_blocks = (n + s.tile_cols - 1) / s.tile_cols;
   s.blocks = std::max<int64_t>(1, num_elements(batch_out) * s.row_blocks * s.col_blocks);
-  // More blocks than multiprocessors on the tensor cores: 8 warps per block, so that two or more
-  // fit each one (their registers allow) and the grid runs in one wave instead of two; a grid
-  // that fits in one wave anyway keeps 16 warps, which were faster there. Several products share
-  // the block's warps.
-  s.two_per_sm = s.tensor_cores && target.multiprocessors > 0 && s.blocks > target.multiprocessors;
-  s.warps_per_product =
-      std::clamp<int64_t>(k / (kKLanes * 16), 1, std::max<int64_t>(1, (s.two_per_sm ? 8 : 16) / products));
+  block_warps(s, target.multiprocessors);
+  // Several products share the block's warps.
+  s.warps_per_product = std::clamp<int64_t>(k / (kKLanes * 16), 1, std::max<int64_t>(1, s.block_warps / products));
   s.slice = ((k + s.warps_per_product - 1) / s.warps_per_product + kKLanes - 1) / kKLanes * kKLanes;
   return s;
 }
@@ -402,7 +416,7 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
     fma_rows_pass(0, rows, true);
   }
   emit_matmul_partial_sums(p, products, s.warps_per_product, rows, tile_cols, m, n, wp.store);
-  return {s.blocks, warps * 32, s.few_accumulators || s.two_per_sm ? 2 : 1};
+  return {s.blocks, warps * 32, s.min_blocks};
 }
 
 // Whether input iterator or output saver `op` splits dim `grid_dim` over the grid's x axis and

@@ -67,6 +67,35 @@ TEST(CudaCodegenKernels, WeightProductsStreamTheirWeights) {
   EXPECT_EQ(turing.source.find("yr_raw16(pb"), std::string::npos);
 }
 
+// Wide weight products take fewer warps per block, so that the whole grid is resident at once on
+// the H100's 132 multiprocessors: 16 warps while it fits two per multiprocessor (64 registers a
+// lane with few accumulators), then 8 (four per multiprocessor), then 4. On the tensor cores (128
+// registers) one block of 16 warps, two of 8, four of 4.
+TEST(CudaCodegenKernels, WideWeightProductsFitOneWave) {
+  struct Case {
+    int64_t m, k, n, blocks, threads, per_sm;
+  };
+  for (const Case &c :
+       {Case{1, 4096, 6144, 192, 512, 2}, Case{1, 8192, 10240, 320, 256, 4}, Case{1, 3584, 18944, 592, 128, 8},
+        Case{1, 4096, 40960, 1280, 128, 8}, Case{8, 3584, 3584, 112, 512, 1}, Case{8, 28672, 8192, 256, 256, 2},
+        Case{8, 5120, 10240, 320, 128, 4}}) {
+    KernelGraph g;
+    g.mark_output(g.matmul(g.new_input({c.m, c.k}, DType::kBFloat16), g.new_input({c.k, c.n}, DType::kBFloat16)));
+    const codegen::CudaKernel kernel =
+        codegen::cuda_source(serialize::make_kernel_program(g, g.operators().size() - 1), h100_device());
+    const std::string shape = std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n);
+    EXPECT_EQ(kernel.grid[0], c.blocks) << shape;
+    EXPECT_EQ(kernel.block_threads, c.threads) << shape;
+    EXPECT_NE(
+        kernel.source.find("__launch_bounds__(" + std::to_string(c.threads) + ", " + std::to_string(c.per_sm) + ")"),
+        std::string::npos)
+        << shape;
+    // Each warp's slice of k: k over the block's warps, in whole steps of the 8 k lanes.
+    const int64_t slice = (c.k / (c.threads / 32) + 7) / 8 * 8;
+    EXPECT_NE(kernel.source.find("kw * " + std::to_string(slice) + " + "), std::string::npos) << shape;
+  }
+}
+
 // On sm_90 every kernel waits for the previous kernel in the stream before it reads or writes
 // memory, so the plugin may launch it as a programmatic dependent; before the wait come only
 // arithmetic and L2 prefetches of the weights (the weight product's); before sm_90 there is no
