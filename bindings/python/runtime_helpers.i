@@ -200,10 +200,12 @@ PyObject *yirage_py_compile(const yirage_graph *graph, const yirage_device *devi
 
 /* [status, None]: runs on the tensors of two sequences of DLPack capsules, then waits. `stream`
  * is the backend's native stream as an integer (0: its default). */
+/* [status]: the kernel run on DLPack capsules on `stream`; with `synchronize`, waited for (the
+ * GIL released). */
 PyObject *yirage_py_kernel_run(const yirage_kernel *kernel, PyObject *inputs, PyObject *outputs,
-                               unsigned long long stream) {
+                               unsigned long long stream, int synchronize) {
   Py_ssize_t n_in, n_out;
-  DLTensor **ins, **outs;
+  DLTensor *in_stack[8], *out_stack[8], **ins = in_stack, **outs = out_stack;
   yirage_status status;
   if (!PySequence_Check(inputs) || !PySequence_Check(outputs)) {
     PyErr_SetString(PyExc_TypeError, "inputs and outputs must be sequences of DLPack capsules");
@@ -211,20 +213,31 @@ PyObject *yirage_py_kernel_run(const yirage_kernel *kernel, PyObject *inputs, Py
   }
   n_in = PySequence_Size(inputs);
   n_out = PySequence_Size(outputs);
-  ins = (DLTensor **)calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *ins);
-  outs = (DLTensor **)calloc((size_t)(n_out > 0 ? n_out : 1), sizeof *outs);
-  if (yirage_py_dltensors(inputs, ins, n_in) != 0 || yirage_py_dltensors(outputs, outs, n_out) != 0) {
-    free(ins);
-    free(outs);
-    return NULL;
+  /* Most kernels have a few tensors: the arrays on the stack, else on the heap. */
+  if (n_in > 8) ins = (DLTensor **)calloc((size_t)n_in, sizeof *ins);
+  if (n_out > 8) outs = (DLTensor **)calloc((size_t)n_out, sizeof *outs);
+  if (ins == NULL || outs == NULL || yirage_py_dltensors(inputs, ins, n_in) != 0 ||
+      yirage_py_dltensors(outputs, outs, n_out) != 0) {
+    if (ins != in_stack) free(ins);
+    if (outs != out_stack) free(outs);
+    return PyErr_Occurred() ? NULL : PyErr_NoMemory();
   }
   Py_BEGIN_ALLOW_THREADS
   status = yirage_kernel_run(kernel, (const DLTensor *const *)ins, (size_t)n_in, outs,
                              (size_t)n_out, (void *)(uintptr_t)stream);
-  if (status == YIRAGE_OK) status = yirage_kernel_synchronize(kernel, (void *)(uintptr_t)stream);
+  if (status == YIRAGE_OK && synchronize) status = yirage_kernel_synchronize(kernel, (void *)(uintptr_t)stream);
   Py_END_ALLOW_THREADS
-  free(ins);
-  free(outs);
+  if (ins != in_stack) free(ins);
+  if (outs != out_stack) free(outs);
+  return yirage_py_result(status, NULL);
+}
+
+/* [status]: waits for the kernel's work on `stream` (the GIL released). */
+PyObject *yirage_py_kernel_synchronize(const yirage_kernel *kernel, unsigned long long stream) {
+  yirage_status status;
+  Py_BEGIN_ALLOW_THREADS
+  status = yirage_kernel_synchronize(kernel, (void *)(uintptr_t)stream);
+  Py_END_ALLOW_THREADS
   return yirage_py_result(status, NULL);
 }
 

@@ -50,6 +50,32 @@ def test_superoptimize_and_run_on_torch_tensors():
         k([x.cpu(), w])  # a host tensor for a CUDA kernel
 
 
+def test_calls_queue_on_torchs_current_stream():
+    # A call queues the kernel on PyTorch's current stream and returns without waiting, as a
+    # PyTorch operation does: work queued after it on that stream sees its outputs.
+    device = cuda_device()
+    g = yr.new_kernel_graph()
+    X = g.new_input(dims=(64, 1024), dtype=yr.float16)
+    g.mark_output(g.mul(g.rms_norm(g.exp(X), normalized_shape=(1024,)), X))
+    k = g.compile(device=device)
+    x = torch.empty((64, 1024), device="cuda", dtype=torch.float16).uniform_(-1, 1)
+    e = x.float().exp()
+    want = e * torch.rsqrt(e.pow(2).mean(-1, keepdim=True)) * x.float()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)  # keeps `side` busy for about 0.1 s
+        for _ in range(20):
+            (out,) = k([x])
+            y = out * 1  # a PyTorch op queued after the call on `side`
+        assert not side.query()  # the calls returned while the stream still slept
+    side.synchronize()
+    assert relative_error(y, want) < 1e-2
+    (waited,) = k([x], synchronize=True)
+    assert relative_error(waited, want) < 1e-2
+    k.synchronize(torch.cuda.current_stream().cuda_stream)
+
+
 def test_weight_products_on_unaligned_operands():
     # Weight products load A and B in 16-byte groups and multiply on tensor cores; either one
     # element past a 16-byte boundary takes the FMA path instead. 8 and 16 rows (one mma tile in
@@ -146,6 +172,7 @@ def test_runs_on_two_streams_keep_their_intermediates():
 
 if __name__ == "__main__":
     test_superoptimize_and_run_on_torch_tensors()
+    test_calls_queue_on_torchs_current_stream()
     test_weight_products_on_unaligned_operands()
     test_runs_on_two_streams_keep_their_intermediates()
     print("ok")

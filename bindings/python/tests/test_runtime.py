@@ -55,6 +55,12 @@ def test_compile_and_call_checks_against_the_reference():
     given = np.zeros((8, 96), dtype=np.float16)
     (same,) = k([x, w], outputs=[given])
     assert same is given and relative_error(given, want) < 5e-3
+    # A host kernel is done when the call returns, stream and synchronize= or not.
+    for options in ({"stream": 0}, {"synchronize": True}):
+        given[:] = np.nan
+        k([x, w], outputs=[given], **options)
+        assert relative_error(given, want) < 5e-3, options
+    k.synchronize()
 
 
 def test_measure_checks_and_times():

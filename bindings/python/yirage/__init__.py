@@ -423,22 +423,47 @@ def _numpy_outputs(shapes):
     return outs
 
 
-def _device_outputs(shapes, inputs, device):
-    """New outputs on a device, made by the library the inputs come from (PyTorch or CuPy), so
-    they are __dlpack__ tensors of that library on the inputs' device."""
+def _library(inputs):
+    """The library ("torch", "cupy" or "") whose tensors `inputs` are, by the first that is one."""
     for x in inputs:
-        library = type(x).__module__.split(".")[0]
-        if library == "torch":
-            import torch
-            types = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
-            return [torch.empty(tuple(dims), dtype=types[d.name], device=x.device)
-                    for dims, d in shapes]
-        if library == "cupy":
-            import cupy
-            with cupy.cuda.Device(x.device.id):
-                return [cupy.empty(tuple(dims), dtype=d.numpy) for dims, d in shapes]
+        library = type(x).__module__.partition(".")[0]
+        if library in ("torch", "cupy"):
+            return library
+    return ""
+
+
+_TORCH_TYPES = {}
+
+
+def _device_outputs(shapes, inputs, library, device):
+    """New outputs on a device, made by `library` (PyTorch or CuPy, the inputs'), so they are
+    __dlpack__ tensors of that library on the inputs' device."""
+    if library == "torch":
+        import torch
+        if not _TORCH_TYPES:
+            _TORCH_TYPES.update(float16=torch.float16, bfloat16=torch.bfloat16, float32=torch.float32)
+        on = next(x.device for x in inputs if type(x).__module__.startswith("torch"))
+        return [torch.empty(dims, dtype=_TORCH_TYPES[d.name], device=on) for dims, d in shapes]
+    if library == "cupy":
+        import cupy
+        on = next(x.device.id for x in inputs if type(x).__module__.startswith("cupy"))
+        with cupy.cuda.Device(on):
+            return [cupy.empty(dims, dtype=d.numpy) for dims, d in shapes]
     raise UnsupportedError(f"{device.backend}: yirage cannot allocate device memory itself; pass "
                            f"PyTorch or CuPy inputs, or outputs= (tensors on the device)")
+
+
+def _current_stream(library, inputs):
+    """The current stream (as an integer handle) of the inputs' library on their device; 0 (the
+    default stream) for other inputs."""
+    if library == "torch":
+        import torch
+        on = next(x.device for x in inputs if type(x).__module__.startswith("torch"))
+        return torch.cuda.current_stream(on).cuda_stream if on.type == "cuda" else 0
+    if library == "cupy":
+        import cupy
+        return cupy.cuda.get_current_stream().ptr
+    return 0
 
 
 # ---- backends, devices, the superoptimizer and compiled kernels ----
@@ -520,30 +545,45 @@ class Kernel:
         self.graph, self.device, self.search = graph, device, search
         self._handle = _check(_c.yirage_py_compile(graph._live(), device._handle))
         # The kernel holds its own copy of the graph; this is all a call needs from it.
-        self._outputs = [(t.dims, t.dtype) for t in graph.outputs]
+        self._outputs = [(tuple(t.dims), t.dtype) for t in graph.outputs]
+        self._host = device.is_host
 
     def __del__(self):
         if getattr(self, "_handle", None) is not None:
             _c.yirage_kernel_release(self._handle)
             self._handle = None
 
-    def __call__(self, inputs, outputs=None, stream=0):
+    def __call__(self, inputs, outputs=None, stream=None, synchronize=False):
         """Runs on `inputs` (numpy arrays or __dlpack__ tensors on the kernel's device, in the
-        graph's input order) without copying them, waits for it, and returns the outputs: the
-        given `outputs` (__dlpack__ tensors), else new numpy arrays on a host device, or new
-        tensors of the inputs' library (PyTorch, CuPy) on another device."""
+        graph's input order) without copying them and returns the outputs: the given `outputs`
+        (__dlpack__ tensors), else new numpy arrays on a host device, or new tensors of the
+        inputs' library (PyTorch, CuPy) on another device.
+
+        On a host device the call returns when the kernel is done. On a GPU it returns once the
+        kernel is queued on `stream` (an integer handle; default: the current stream of the
+        inputs' library, as PyTorch's own operations do, else the default stream), like a
+        PyTorch operation: work queued after it on that stream sees the outputs; read them from
+        the host or another stream after a synchronize (synchronize=True waits here)."""
         ins = _dlpack_inputs(inputs)
+        library = "" if self._host else _library(ins)
         if outputs is None:
-            outputs = (_numpy_outputs(self._outputs) if self.device.is_host
-                       else _device_outputs(self._outputs, ins, self.device))
+            outputs = (_numpy_outputs(self._outputs) if self._host
+                       else _device_outputs(self._outputs, ins, library, self.device))
         else:
             outputs = list(outputs)
             for i, x in enumerate(outputs):
                 if not hasattr(x, "__dlpack__"):
                     raise TypeError(f"output {i} must support __dlpack__, not {type(x).__name__}")
+        if stream is None:
+            stream = 0 if self._host else _current_stream(library or _library(outputs), ins + outputs)
         _check(_c.yirage_py_kernel_run(self._handle, [x.__dlpack__() for x in ins],
-                                       [x.__dlpack__() for x in outputs], int(stream)))
+                                       [x.__dlpack__() for x in outputs], int(stream),
+                                       1 if self._host or synchronize else 0))
         return outputs
+
+    def synchronize(self, stream=0):
+        """Waits until this kernel's work queued on `stream` (an integer handle) has finished."""
+        _check(_c.yirage_py_kernel_synchronize(self._handle, int(stream)))
 
     def measure(self, seed=1, warmup=2, repeats=10, flush_bytes=0):
         """Checks the kernel against its graph in float64 on seeded random inputs (outputs

@@ -1,0 +1,88 @@
+"""What a call of a compiled kernel costs from Python, and where the time goes (a benchmark, not
+a test; docs/python.md, "Cheap calls", has the figures and the machine).
+
+usage: python3 bindings/python/benchmarks/calls.py [--backend cuda|cpu] [--calls N]
+
+The kernel: a small rms_norm + matmul graph compiled as it is. On CUDA the inputs are PyTorch
+tensors; on the CPU numpy arrays. Printed, each the median of 5 rounds of N calls, in µs a call:
+- kernel alone: the backend's own timing of one run (Kernel.measure);
+- call, no wait: k(inputs) back to back, then one synchronize (the host's cost a call while the
+  GPU keeps up; a kernel longer than that makes the loop wait for the GPU instead);
+- call + synchronize: k(inputs, synchronize=True), each waited for;
+- and its parts: the outputs allocated, the DLPack capsules made, the stream looked up, the C
+  run alone (yirage_py_kernel_run, no wait), and a synchronize alone;
+- PyTorch's own op of the same kind (x @ w) back to back, for scale.
+"""
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import yirage as yr
+
+
+def per_call(fn, calls, after=None):
+    rounds = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        if after is not None:
+            after()
+        rounds.append((time.perf_counter() - start) / calls * 1e6)
+    return statistics.median(rounds)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", default=None)
+    parser.add_argument("--calls", type=int, default=2000)
+    a = parser.parse_args()
+    backend = a.backend or ("cuda" if yr.devices("cuda") else "cpu")
+    device = yr.default_context().device(backend, 0)
+    g = yr.new_kernel_graph()
+    X = g.new_input(dims=(8, 512), dtype=yr.float16)
+    W = g.new_input(dims=(512, 256), dtype=yr.float16)
+    g.mark_output(g.matmul(g.rms_norm(X, normalized_shape=(512,)), W))
+    k = g.compile(device=device)
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, (8, 512)).astype(np.float16)
+    w = rng.uniform(-1, 1, (512, 256)).astype(np.float16)
+    sync = lambda: None  # noqa: E731
+    torch_op = None
+    if not device.is_host:
+        import torch
+        x, w = torch.from_numpy(x).cuda(), torch.from_numpy(w).cuda()
+        sync = torch.cuda.synchronize
+        torch_op = lambda: x @ w  # noqa: E731
+    ins = [x, w]
+    (out,) = k(ins)
+    stream = yr._current_stream(yr._library(ins), ins) if not device.is_host else 0
+    capsules = lambda: ([t.__dlpack__() for t in ins], [out.__dlpack__()])  # noqa: E731
+    caps = capsules()
+    rows = [
+        ("kernel alone (Kernel.measure, median)", k.measure(warmup=20, repeats=200)["median_seconds"] * 1e6),
+        ("call, no wait", per_call(lambda: k(ins), a.calls, sync)),
+        ("call, outputs given, no wait", per_call(lambda: k(ins, outputs=[out]), a.calls, sync)),
+        ("call + synchronize", per_call(lambda: k(ins, synchronize=True), a.calls)),
+        ("  outputs allocated", per_call(
+            lambda: yr._numpy_outputs(k._outputs) if device.is_host
+            else yr._device_outputs(k._outputs, ins, "torch", device), a.calls)),
+        ("  DLPack capsules (3 tensors)", per_call(capsules, a.calls)),
+        ("  stream looked up", per_call(lambda: yr._current_stream(yr._library(ins), ins), a.calls)),
+        ("  C run alone, no wait", per_call(lambda: yr._c.yirage_py_kernel_run(k._handle, *caps, stream, 0),
+                                            a.calls, sync)),
+        ("  synchronize alone", per_call(lambda: k.synchronize(stream), a.calls)),
+    ]
+    if torch_op is not None:
+        rows.append(("PyTorch x @ w, no wait", per_call(torch_op, a.calls, sync)))
+    print(f"{device.name} ({backend}), {a.calls} calls a round, median of 5 rounds; Python "
+          f"{sys.version.split()[0]}")
+    for label, us in rows:
+        print(f"{label:40s} {us:8.2f} us")
+
+
+if __name__ == "__main__":
+    main()
