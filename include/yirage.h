@@ -50,7 +50,7 @@ extern "C" {
  * (libyirage.so.1); it changes only when a change breaks existing callers. The minor version
  * grows when functions, enum values or option-struct fields are appended. */
 #define YIRAGE_ABI_VERSION_MAJOR 1
-#define YIRAGE_ABI_VERSION_MINOR 4
+#define YIRAGE_ABI_VERSION_MINOR 5
 #define YIRAGE_ABI_VERSION ((YIRAGE_ABI_VERSION_MAJOR << 16) | YIRAGE_ABI_VERSION_MINOR)
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A caller that
@@ -870,6 +870,12 @@ typedef struct yirage_search_options {
   const yirage_device *device;
   uint32_t profile_top_k;   /* >= 1 (default 4) */
   uint32_t profile_repeats; /* timed runs per candidate, >= 1 (default 10) */
+  /* ABI 1.5: with cache_dir and a device, a profiled answer is cached too (keyed by the
+   * plugin's file, version and the device, and profile_top_k), and a later identical request is
+   * answered from it at once: no search and nothing measured (yirage_search_stats.from_cache
+   * 1, yirage_search_result_profiled empty). 1: measure a cached answer again (and store the new
+   * one); 0 (default): answer from it. */
+  int32_t remeasure;
 } yirage_search_options;
 
 /* Sets *options to the defaults, with struct_size = sizeof(yirage_search_options). */

@@ -106,7 +106,7 @@ PyObject *yirage_py_device_info(const yirage_device *device) {
 /* [status, search result]; also for TIMEOUT, which still carries what was verified. */
 PyObject *yirage_py_superoptimize(const yirage_graph *graph, const yirage_device *device,
                                   double time_budget, uint32_t profile_top_k, uint32_t threads,
-                                  const char *cache_dir, PyObject *progress) {
+                                  const char *cache_dir, int remeasure, PyObject *progress) {
   yirage_search_options options;
   yirage_search_result *result = NULL;
   yirage_status status;
@@ -116,6 +116,7 @@ PyObject *yirage_py_superoptimize(const yirage_graph *graph, const yirage_device
   options.profile_top_k = profile_top_k;
   options.threads = threads;
   options.cache_dir = cache_dir;
+  options.remeasure = remeasure;
   if (progress != Py_None) {
     if (!PyCallable_Check(progress)) {
       PyErr_SetString(PyExc_TypeError, "progress must be callable");

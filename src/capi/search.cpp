@@ -24,6 +24,7 @@ constexpr size_t kInfoSizeV1 = offsetof(yirage_search_candidate_info, descriptio
 constexpr size_t kStatsSizeV1 = offsetof(yirage_search_stats, from_cache) + sizeof(int32_t);
 // Fields appended in ABI 1.1 are read or written only when the caller's struct has them.
 constexpr size_t kOptionsSizeV1_1 = offsetof(yirage_search_options, profile_repeats) + sizeof(uint32_t);
+constexpr size_t kOptionsSizeV1_5 = offsetof(yirage_search_options, remeasure) + sizeof(int32_t);
 constexpr size_t kInfoSizeV1_1 = offsetof(yirage_search_candidate_info, measured_seconds) + sizeof(double);
 constexpr size_t kStatsSizeV1_4 = offsetof(yirage_search_stats, unbuildable) + sizeof(int64_t);
 
@@ -83,6 +84,7 @@ yirage::search::SearchOptions from_c(const char *function, const yirage_search_o
     o.cancelled = [flag] { return __atomic_load_n(flag, __ATOMIC_RELAXED) != 0; };
   }
   if (in.cache_dir) o.cache_dir = in.cache_dir;
+  if (in.struct_size >= kOptionsSizeV1_5) o.remeasure = in.remeasure != 0;
   if (device != nullptr) {
     if (in.profile_top_k < 1 || in.profile_repeats < 1) {
       yirage::invalid_argument(std::string(function) + ": profile_top_k and profile_repeats must be at least 1");

@@ -1,5 +1,7 @@
 #include "profiling/search_on_device.hpp"
 
+#include <chrono>
+#include <filesystem>
 #include <memory>
 
 #include "ir/block_graph.hpp"
@@ -33,6 +35,17 @@ search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits es
   };
 }
 
+std::string measured_by(const runtime::Plugin &plugin, int32_t device) {
+  // The plugin file's size and time: a rebuilt plugin generates other code, so its answers are
+  // not this one's.
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(plugin.path(), ec);
+  const auto written = std::filesystem::last_write_time(plugin.path(), ec);
+  return plugin.name() + " " + plugin.version() + " " + plugin.path() + " " + std::to_string(ec ? 0 : size) + " " +
+         std::to_string(ec ? 0 : written.time_since_epoch().count()) + " device " + std::to_string(device) + " " +
+         plugin.device(device).name;
+}
+
 void profile_on_device(search::SearchOptions &options, const runtime::Plugin &plugin, int32_t device,
                        const KernelGraph &reference, runtime::MeasureOptions measure) {
   const targets::TargetProperties &target = plugin.device(device).target;
@@ -55,6 +68,7 @@ void profile_on_device(search::SearchOptions &options, const runtime::Plugin &pl
       return false;
     }
   };
+  options.measured_by = measured_by(plugin, device);
   if (plugin.estimate_entry() != nullptr) {
     options.loop_waits_source = plugin.name() + " " + plugin.version();
     options.loop_waits = loop_waits_from(plugin.name(), [p, device](const serialize::KernelProgram &program) {

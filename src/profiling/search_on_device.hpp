@@ -31,7 +31,11 @@ search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits es
 // `answer` for a loop of `range` iterations as loop_waits_from reads it. Exposed for tests.
 std::optional<int64_t> checked_loop_waits(const std::string &source, int64_t answer, int64_t range);
 
-// Sets options.measure, buildable, loop_waits and loop_waits_source so that the search runs
+// Who measures on device `device` of `plugin`: its name, version, file (path, size, time) and the
+// device's index and name; names the search cache's profiled answers (SearchOptions::measured_by).
+std::string measured_by(const runtime::Plugin &plugin, int32_t device);
+
+// Sets options.measure, buildable, measured_by, loop_waits and loop_waits_source so that the search runs
 // against device `device` of `plugin` (which must outlive the search), checking every measured
 // candidate against `reference` (which must outlive it too). On a GPU each timed run starts
 // from a flushed L2 (measure.flush_bytes is set to the L2's size).

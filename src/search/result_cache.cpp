@@ -24,7 +24,7 @@ constexpr int kSearchRevision = 4;
 std::string request_text(const SearchOptions &o) {
   std::ostringstream s;
   s.precision(17);
-  s << "search revision " << kSearchRevision << '\n';
+  s << "yirage " << YIRAGE_VERSION_STRING << " search revision " << kSearchRevision << '\n';
   const targets::TargetProperties &t = o.target;
   s << "target " << t.name << ' ' << static_cast<int>(t.kind) << ' ' << t.compute_units << ' '
     << t.max_threads_per_block << ' ' << t.max_blocks_per_compute_unit << ' ' << t.threads_per_compute_unit << ' '
@@ -55,6 +55,14 @@ std::vector<uint8_t> cache_request(const KernelGraph &graph, const SearchOptions
   return bytes;
 }
 
+std::vector<uint8_t> measured_request(const std::vector<uint8_t> &request, const SearchOptions &options) {
+  std::vector<uint8_t> bytes = request;
+  const std::string text =
+      "measured by " + options.measured_by + " top " + std::to_string(options.profile_top_k) + " candidates\n";
+  bytes.insert(bytes.end(), text.begin(), text.end());
+  return bytes;
+}
+
 std::string cache_path(const std::string &folder, const std::vector<uint8_t> &request) {
   // The kernel cache's key (util/file_cache.hpp); the file holds the request, so a collision is a miss.
   return (std::filesystem::path(folder) / (util::hash_hex(std::string(request.begin(), request.end())) + ".yrsc"))
@@ -67,7 +75,8 @@ std::vector<uint8_t> cache_entry_to_bytes(const CacheEntry &entry) {
   for (const SearchCandidate &c : entry.candidates) {
     const auto graph = serialize::graph_to_bytes(c.graph, serialize::GraphFormat::kBinary);
     candidates.push_back(fb::CreateCachedCandidate(builder, builder.CreateVector(graph), c.estimated_seconds,
-                                                   c.verified_trials, builder.CreateString(c.description)));
+                                                   c.verified_trials, builder.CreateString(c.description),
+                                                   c.measured_seconds));
   }
   const auto request = builder.CreateVector(entry.request);
   const auto list = builder.CreateVector(candidates);
@@ -91,9 +100,9 @@ CacheEntry cache_entry_from_bytes(const void *bytes, size_t size) {
     for (const fb::CachedCandidate *c : *stored->candidates()) {
       if (!c->graph()) throw corrupt("a candidate without a graph");
       // The graph loader's own errors (CORRUPT_DATA, VERSION_MISMATCH) say what is wrong.
-      entry.candidates.push_back(SearchCandidate{serialize::graph_from_bytes(c->graph()->data(), c->graph()->size()),
-                                                 c->estimated_seconds(), c->verified_trials(),
-                                                 c->description() ? c->description()->str() : ""});
+      entry.candidates.push_back(SearchCandidate{
+          serialize::graph_from_bytes(c->graph()->data(), c->graph()->size()), c->estimated_seconds(),
+          c->verified_trials(), c->description() ? c->description()->str() : "", c->measured_seconds()});
     }
   }
   return entry;

@@ -44,6 +44,11 @@ std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder
 void cache_write(const std::string &folder, const std::vector<uint8_t> &request,
                  const std::vector<SearchCandidate> &candidates, double search_seconds);
 
+// The request of a profiled search's answer: `request` and who measured it
+// (SearchOptions::measured_by) and how many candidates were profiled. Its entry holds the
+// candidates in measured order, each with its time.
+std::vector<uint8_t> measured_request(const std::vector<uint8_t> &request, const SearchOptions &options);
+
 // The file a request is cached in.
 std::string cache_path(const std::string &folder, const std::vector<uint8_t> &request);
 

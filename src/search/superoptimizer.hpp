@@ -54,12 +54,17 @@ struct SearchOptions {
   bool abstract_pruning = true;  // false: only shapes and canonical order prune (for comparison)
   std::function<void(const SearchProgress &)> progress;  // called from search threads, serialised
   std::function<bool()> cancelled;                       // polled; true stops the search
-  std::string cache_dir;                                 // empty: no cache
+  // Empty: no cache. With profiling and a `measured_by`, a profiled answer is cached too and
+  // answers a later request at once (no search, no measurement) unless `remeasure`.
+  std::string cache_dir;
+  std::string measured_by;  // who profiles: plugin file, version and device (profile_on_device)
+  bool remeasure = false;   // a cached profiled answer is measured again
   // Profiling: called on the profile_top_k cheapest verified candidates, where they all have one
   // kernel count the last of them replaced by the cheapest with another (the cost model ranks
   // graphs of one shape better than it compares shapes: a loop split over two kernels against
-  // the one-kernel µGraph), one at a time, after the search (and after a cache hit:
-  // measurements are never cached), then on the input graph.
+  // the one-kernel µGraph), one at a time, after the search (and after a hit of the search's
+  // cache; a hit of the profiled answers' cache is not measured again, see cache_dir), then on
+  // the input graph.
   // Incorrect ones (failing to build or run, or wrong) are dropped, each place going to the
   // cheapest candidate not yet profiled; the correct ones come first, fastest first, so the input graph
   // itself is the result when no fused candidate beats it, or when the search verified none (it

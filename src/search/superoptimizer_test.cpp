@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -450,16 +451,78 @@ TEST(ResultCache, AnswersARepeatedRequestAndNeverTrustsACorruptEntry) {
   std::filesystem::remove_all(folder);
 }
 
+// A profiled answer is cached beside the search's candidates, keyed by who measured it: the
+// same request and measurer is answered from it at once (nothing searched or measured, the
+// measured times kept); remeasure, another measurer or another profile_top_k measures again.
+TEST(ResultCache, AnswersAProfiledRequestWithoutMeasuring) {
+  const std::string folder =
+      (std::filesystem::temp_directory_path() / ("yirage-measured-test-" + std::to_string(getpid()))).string();
+  std::filesystem::remove_all(folder);
+  const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  SearchOptions o = small_options();
+  o.cache_dir = folder;
+  o.profile_top_k = 2;
+  o.measured_by = "plugin a, device 0";
+  int measured = 0;
+  o.measure = [&](const KernelGraph &) {
+    ++measured;
+    return Measured{true, 1e-5 * measured, 0, ""};  // each later one slower: the first wins
+  };
+  const SearchResult first = superoptimize(g, o);
+  ASSERT_FALSE(first.stats.from_cache);
+  const int first_measured = measured;
+  ASSERT_GE(first_measured, 2);
+  ASSERT_GE(first.candidates.front().measured_seconds, 0);
+  const SearchResult hit = superoptimize(g, o);
+  EXPECT_TRUE(hit.stats.from_cache);
+  EXPECT_EQ(measured, first_measured);  // nothing measured
+  EXPECT_TRUE(hit.profiled.empty());
+  ASSERT_EQ(hit.candidates.size(), first.candidates.size());
+  for (size_t i = 0; i < hit.candidates.size(); ++i) {
+    EXPECT_EQ(bytes_of(hit.candidates[i].graph), bytes_of(first.candidates[i].graph)) << i;
+    EXPECT_EQ(hit.candidates[i].measured_seconds, first.candidates[i].measured_seconds) << i;
+  }
+  // Measured again on request: the search's own cache answers, the candidates are profiled.
+  SearchOptions again = o;
+  again.remeasure = true;
+  const SearchResult remeasured = superoptimize(g, again);
+  EXPECT_TRUE(remeasured.stats.from_cache);
+  EXPECT_GT(measured, first_measured);
+  EXPECT_FALSE(remeasured.profiled.empty());
+  for (auto edit :
+       std::vector<std::function<void(SearchOptions &)>>{[](SearchOptions &x) { x.measured_by = "plugin a, device 1"; },
+                                                         [](SearchOptions &x) { x.profile_top_k = 3; }}) {
+    SearchOptions other = o;
+    edit(other);
+    const int before = measured;
+    EXPECT_FALSE(superoptimize(g, other).profiled.empty());
+    EXPECT_GT(measured, before);
+  }
+  // Without a measurer's name (a caller's own measure function), nothing profiled is cached.
+  SearchOptions anonymous = o;
+  anonymous.measured_by.clear();
+  anonymous.profile_top_k = 4;
+  const int before = measured;
+  EXPECT_FALSE(superoptimize(g, anonymous).profiled.empty());
+  EXPECT_FALSE(superoptimize(g, anonymous).profiled.empty());
+  EXPECT_GT(measured, before + 1);
+  std::filesystem::remove_all(folder);
+}
+
 TEST(ResultCache, EntryBytesRoundTripAndBadBytesAreCorruptData) {
   const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
-  const CacheEntry entry{cache_request(g, small_options()), {SearchCandidate{g, 1e-5, 2, "the input"}}, 1.5};
+  const CacheEntry entry{cache_request(g, small_options()),
+                         {SearchCandidate{g, 1e-5, 2, "the input"}, SearchCandidate{g, 2e-5, 1, "", 3e-5}},
+                         1.5};
   const std::vector<uint8_t> bytes = cache_entry_to_bytes(entry);
   const CacheEntry read = cache_entry_from_bytes(bytes.data(), bytes.size());
   EXPECT_EQ(read.request, entry.request);
   EXPECT_EQ(read.search_seconds, 1.5);
-  ASSERT_EQ(read.candidates.size(), 1u);
+  ASSERT_EQ(read.candidates.size(), 2u);
   EXPECT_EQ(bytes_of(read.candidates[0].graph), bytes_of(g));
   EXPECT_EQ(read.candidates[0].description, "the input");
+  EXPECT_EQ(read.candidates[0].measured_seconds, -1);  // not profiled
+  EXPECT_EQ(read.candidates[1].measured_seconds, 3e-5);
   EXPECT_EQ(cache_entry_to_bytes(read), bytes);
   // (A cut of the last few bytes may take only padding, which changes nothing.)
   for (size_t cut : {size_t{0}, size_t{4}, size_t{12}, bytes.size() / 2, bytes.size() - 16}) {

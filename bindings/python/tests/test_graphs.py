@@ -251,4 +251,4 @@ def test_targets_and_cost_estimates():
 
 def test_versions():
     assert yr.version().count(".") == 2
-    assert yr.abi_version() == (1, 4)
+    assert yr.abi_version() == (1, 5)

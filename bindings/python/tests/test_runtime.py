@@ -79,7 +79,7 @@ def test_measure_checks_and_times():
 def test_superoptimize_and_run_a_small_graph():
     g = small_graph()
     calls = []
-    k = g.superoptimize(backend="cpu", time_budget=20, top_k=2,
+    k = g.superoptimize(backend="cpu", time_budget=20, top_k=2, cache_dir=False,
                         progress=lambda *a: calls.append(a))
     report = k.search
     assert calls and all(len(c) == 3 for c in calls)
@@ -96,6 +96,37 @@ def test_superoptimize_and_run_a_small_graph():
     (want,) = g.run_reference([x, w])
     assert relative_error(out, want) < 5e-3
     assert best_graph.equivalent(g).equivalent
+
+
+def test_searches_are_cached_and_answered_at_once(tmp_path, monkeypatch):
+    g = small_graph()
+    first = g.superoptimize(backend="cpu", time_budget=20, top_k=2, cache_dir=tmp_path)
+    assert not first.search.stats["from_cache"] and first.search.profiled
+    # The same request: the cached winner, nothing searched or measured, the same graph.
+    for _ in range(3):
+        hit = g.superoptimize(backend="cpu", time_budget=20, top_k=2, cache_dir=tmp_path)
+        assert hit.search.stats["from_cache"] and not hit.search.profiled
+        assert hit.search.candidates[0][0].to_bytes() == first.search.candidates[0][0].to_bytes()
+        assert hit.search.candidates[0][1]["measured_seconds"] == \
+            first.search.candidates[0][1]["measured_seconds"]
+    again = g.superoptimize(backend="cpu", time_budget=20, top_k=2, cache_dir=tmp_path,
+                            remeasure=True)
+    assert again.search.profiled
+    x, w = inputs(2)
+    (want,) = g.run_reference([x, w])
+    assert relative_error(hit([x, w])[0], want) < 5e-3
+    # The default folder: $YIRAGE_SEARCH_CACHE, else $XDG_CACHE_HOME/yirage/search; "off": none.
+    monkeypatch.setenv("YIRAGE_SEARCH_CACHE", str(tmp_path / "chosen"))
+    assert yr.search_cache_dir() == str(tmp_path / "chosen")
+    g.superoptimize(backend="cpu", time_budget=20, top_k=2)
+    assert any((tmp_path / "chosen").glob("*.yrsc"))
+    assert g.superoptimize(backend="cpu", time_budget=20, top_k=2).search.stats["from_cache"]
+    monkeypatch.setenv("YIRAGE_SEARCH_CACHE", "off")
+    assert yr.search_cache_dir() is None
+    assert not g.superoptimize(backend="cpu", time_budget=20, top_k=2).search.stats["from_cache"]
+    monkeypatch.delenv("YIRAGE_SEARCH_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert yr.search_cache_dir() == str(tmp_path / "xdg" / "yirage" / "search")
 
 
 def test_kernel_errors():

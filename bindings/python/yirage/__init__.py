@@ -28,7 +28,7 @@ __all__ = [
     "KernelGraph", "ThreadblockGraph", "Tensor", "EquivalenceResult", "new_kernel_graph",
     "new_threadblock_graph", "load", "from_bytes", "target", "version", "abi_version",
     "Context", "Device", "Kernel", "SearchReport", "default_context", "get_available_backends",
-    "devices",
+    "devices", "search_cache_dir",
 ]
 
 
@@ -627,9 +627,25 @@ class _ProgressBar:
         self.out.write("\n")
 
 
+def search_cache_dir():
+    """The folder where searches are cached by default: $YIRAGE_SEARCH_CACHE, else
+    $XDG_CACHE_HOME/yirage/search, else ~/.cache/yirage/search; None where YIRAGE_SEARCH_CACHE
+    is "off" (no cache)."""
+    import os
+    chosen = os.environ.get("YIRAGE_SEARCH_CACHE")
+    if chosen:
+        return None if chosen == "off" else chosen
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "yirage", "search")
+
+
 def _superoptimize(graph, backend="cpu", device=0, time_budget=60, top_k=4, threads=0,
-                   cache_dir=None, progress=None, context=None):
+                   cache_dir=None, progress=None, context=None, remeasure=False):
     import sys
+    if cache_dir is None:
+        cache_dir = search_cache_dir()
+    elif cache_dir is False:
+        cache_dir = None
     ctx = context if context is not None else default_context()
     dev = device if isinstance(device, Device) else ctx.device(backend, device)
     bar = None
@@ -638,7 +654,7 @@ def _superoptimize(graph, backend="cpu", device=0, time_budget=60, top_k=4, thre
     try:
         status, handle = _c.yirage_py_superoptimize(
             graph._live(), dev._handle, float(time_budget), int(top_k), int(threads),
-            None if cache_dir is None else str(cache_dir), progress)
+            None if cache_dir is None else str(cache_dir), 1 if remeasure else 0, progress)
     finally:
         if bar is not None:
             bar.close()
@@ -665,7 +681,13 @@ KernelGraph.superoptimize.__doc__ = """Searches for a faster equivalent of this 
     (the backend's device `device`, or a yirage.Device), profiles the `top_k` cheapest verified
     candidates and the graph itself there, and returns the fastest correct one compiled, as a
     callable yirage.Kernel whose .search holds the report. A progress bar is drawn on stderr when
-    it is a terminal; `progress` may be a callable (states, candidates, seconds) instead."""
+    it is a terminal; `progress` may be a callable (states, candidates, seconds) instead.
+
+    Searches are cached in `cache_dir` (default: search_cache_dir(), the user's cache folder;
+    False: no cache). A request searched and profiled before on the same device with the same
+    plugin build and yirage version is answered from the cache at once, with the cached winner
+    (.search.stats["from_cache"] set, nothing measured); remeasure=True profiles the cached
+    candidates again and stores the new answer."""
 KernelGraph.compile = _compile
 KernelGraph.compile.__doc__ = "This graph compiled as it is for a device: a callable yirage.Kernel."
 
