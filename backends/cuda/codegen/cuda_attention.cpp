@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cuda/codegen/cuda_loops.hpp"
+#include "cuda/codegen/cuda_wgmma.hpp"
 
 namespace yirage::codegen::cuda {
 
@@ -175,9 +176,9 @@ void RegisterAttention::emit_warpgroup_iteration(Printer &p, const std::string &
   for (int64_t h = 0; h < halves; ++h) {
     // Q·K of this half is done (one group, the next half's Q·K or the last E·V, may remain).
     p.line(wait_one);
-    emit_operand_fence(p, "att_s", h * chunks, chunks);
+    p.text(wgmma_operand_fence("att_s", h * chunks, chunks));
     // The sums may only be rescaled once no E·V writes them.
-    const std::string drain = h == 0 ? "" : "yr_wgmma_wait<0>();\n" + operand_fence(p, "att_o", 0, cols / 8);
+    const std::string drain = h == 0 ? "" : "yr_wgmma_wait<0>();\n" + wgmma_operand_fence("att_o", 0, cols / 8);
     const std::string a = "att_a" + std::to_string(h);
     p.line("unsigned " + a + "[" + std::to_string(half_steps) + "][4];");
     emit_softmax_update(p, h * chunks, (h + 1) * chunks, drain, [&] {
@@ -195,7 +196,7 @@ void RegisterAttention::emit_warpgroup_iteration(Printer &p, const std::string &
     p.line("yr_wgmma_commit();");
   }
   p.line("yr_wgmma_wait<0>();");
-  emit_operand_fence(p, "att_o", 0, cols / 8);
+  p.text(wgmma_operand_fence("att_o", 0, cols / 8));
 }
 
 void RegisterAttention::emit_softmax_update(Printer &p, int64_t first, int64_t last, const std::string &drain,
@@ -271,36 +272,7 @@ void RegisterAttention::emit_exp_step(Printer &p, const std::string &a) const {
 
 void RegisterAttention::emit_wgmma(Printer &p, int64_t n, const std::string &acc, int64_t first, const std::string &a,
                                    const std::string &desc, bool accumulate) const {
-  const int64_t regs = n / 2;
-  const std::string type = element == "yr_bf16" ? "bf16" : "f16";
-  std::string list;
-  for (int64_t i = 0; i < regs; ++i) list += (i ? ", %" : "%") + std::to_string(i);
-  const std::string A = std::to_string(regs), D = std::to_string(regs + 4), S = std::to_string(regs + 5);
-  p.line("asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %" + S + ", 0; wgmma.mma_async.sync.aligned.m64n" +
-         std::to_string(n) + "k16.f32." + type + "." + type + " {" + list + "}, {%" + A + ", %" +
-         std::to_string(regs + 1) + ", %" + std::to_string(regs + 2) + ", %" + std::to_string(regs + 3) + "}, %" + D +
-         ", p, 1, 1, 1; }\" : " + register_list(acc, first, n / 8) + " : \"r\"(" + a + "[0]), \"r\"(" + a +
-         "[1]), \"r\"(" + a + "[2]), \"r\"(" + a + "[3]), \"l\"(" + desc + "), \"r\"(" + (accumulate ? "1" : "0") +
-         "));");
-}
-
-std::string RegisterAttention::operand_fence(Printer &, const std::string &acc, int64_t first, int64_t chunks) {
-  return "asm volatile(\"\" : " + register_list(acc, first, chunks) + " :: \"memory\");\n";
-}
-
-void RegisterAttention::emit_operand_fence(Printer &p, const std::string &acc, int64_t first, int64_t chunks) {
-  p.text(operand_fence(p, acc, first, chunks));
-}
-
-std::string RegisterAttention::register_list(const std::string &acc, int64_t first, int64_t chunks) {
-  std::string list;
-  for (int64_t c = first; c < first + chunks; ++c) {
-    for (int r = 0; r < 4; ++r) {
-      list += std::string(list.empty() ? "" : ", ") + "\"+f\"(" + acc + "[" + std::to_string(c) + "][" +
-              std::to_string(r) + "])";
-    }
-  }
-  return list;
+  p.line(wgmma_call(n, element == "yr_bf16" ? DType::kBFloat16 : DType::kFloat16, acc, first, a, desc, accumulate));
 }
 
 void RegisterAttention::emit_finish(Printer &p, const Destination &ev, const Destination &e_sum,

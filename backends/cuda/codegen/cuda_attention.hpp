@@ -135,18 +135,9 @@ struct RegisterAttention {
   // chunks: rows grp, grp + 8 at keys 2·tig, 2·tig + 1 and 8 keys on).
   void emit_exp_step(Printer &p, const std::string &a) const;
 
-  // One wgmma.m64nNk16 with float accumulators acc[first …] ([n / 8][4] from 8-column chunk
-  // `first`: the layout of mma.m16n8's for each 8 columns, per warp of the group), A = the 4
-  // registers of `a` (mma.m16n8k16's A layout, per warp), B = the descriptor `desc` of an
-  // MN-major (transposed) 16-bit operand; adds to acc where `accumulate`, else overwrites it.
+  // One wgmma (cuda_wgmma.hpp's wgmma_call) of K's or V's element type.
   void emit_wgmma(Printer &p, int64_t n, const std::string &acc, int64_t first, const std::string &a,
                   const std::string &desc, bool accumulate) const;
-  // After a wait: the accumulators' registers of chunks [first, first + chunks), as the compiler
-  // sees them, change here, so that it reads none of them before the wgmma wrote them.
-  static std::string operand_fence(Printer &, const std::string &acc, int64_t first, int64_t chunks);
-  static void emit_operand_fence(Printer &p, const std::string &acc, int64_t first, int64_t chunks);
-  // "+f"(acc[c][r]) for the 4 values of chunks [first, first + chunks).
-  static std::string register_list(const std::string &acc, int64_t first, int64_t chunks);
 
   // Where emit_finish puts one of the sums: `base` + row · row_stride + column (a float pointer
   // into shared memory, or a pointer into a kernel output, of the output's element type; each
