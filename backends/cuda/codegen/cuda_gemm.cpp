@@ -3,6 +3,9 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
+
+#include "cuda/codegen/cuda_wgmma.hpp"
 
 namespace yirage::codegen::cuda {
 namespace {
@@ -106,6 +109,87 @@ for (int i = 0; i < $MT$; ++i)
     }
 )";
 
+// The same GEMM on warpgroup mma (sm_90a): two warpgroups of 4 warps, each a 64 × WN tile of
+// wgmma.m64nWNk16 accumulators (WN = BN / WGN, the warpgroups WGM along the rows, WGN along the
+// columns). B's stages are laid out as wgmma reads an MN-major operand with 128-byte swizzling
+// (yr_swizzled128: blocks of 64 columns, BK rows each), so that it reads them from shared memory
+// itself; A's fragments come from padded rows through ldmatrix, as above. $WGMMA$ is the four k
+// steps of a stage; after each stage's wait the accumulators are fenced.
+constexpr const char *kWarpgroupBody = R"(extern __shared__ __align__(1024) unsigned char yr_gemm_smem[];
+if ((static_cast<unsigned>(__cvta_generic_to_shared(yr_gemm_smem)) & 1023u) != 0) __trap();
+$T$ *const sb = reinterpret_cast<$T$ *>(yr_gemm_smem);
+$T$ *const sa = sb + $STAGES$ * $BK$ * $BN$;
+const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
+const int wgm = wg / $WGN$, wgn = wg % $WGN$;
+$ORIGIN$
+const $T$ *const A = $A$ + ia + tm * $BM$ * $SA$;
+const $T$ *const B = $B$ + ib + tn * $BN$;
+$T$ *const O = $O$ + bt * $MN$;
+const bool aligned = ((reinterpret_cast<unsigned long long>($A$) | reinterpret_cast<unsigned long long>($B$) |
+                       reinterpret_cast<unsigned long long>($O$)) & 15) == 0;
+const int rows = $M$ - tm * $BM$, cols = $N$ - tn * $BN$;
+auto load = [&](int stage, int kt) {
+  const int k0 = kt * $BK$;
+  $T$ *const a = sa + stage * $BM$ * $AS$;
+#pragma unroll
+  for (int c = tid; c < $BM$ * $BK$ / 8; c += $THREADS$) {
+    const int r = c / ($BK$ / 8), kc = c % ($BK$ / 8) * 8;
+    const bool valid = r < rows && k0 + kc < $K$;
+    yr_cp16_zfill(a + r * $AS$ + kc, valid ? A + r * $SA$ + k0 + kc : $A$, valid, aligned);
+  }
+  $T$ *const b = sb + stage * $BK$ * $BN$;
+#pragma unroll
+  for (int c = tid; c < $BK$ * $BN$ / 8; c += $THREADS$) {
+    const int r = c / ($BN$ / 8), nc = c % ($BN$ / 8) * 8;
+    const bool valid = k0 + r < $K$ && nc < cols;
+    yr_cp16_zfill(b + yr_swizzled128(r, nc, $BK$), valid ? B + (k0 + r) * $SB$ + nc : $B$, valid, aligned);
+  }
+};
+float acc[$NC$][4];
+#pragma unroll
+for (int j = 0; j < $NC$; ++j)
+#pragma unroll
+  for (int e = 0; e < 4; ++e) acc[j][e] = 0.0f;
+constexpr int kt_count = $KT$;
+#pragma unroll
+for (int s = 0; s < $STAGES$ - 1; ++s) {
+  if (s < kt_count) load(s, s);
+  yr_cp_commit();
+}
+for (int kt = 0; kt < kt_count; ++kt) {
+  yr_cp_wait<$STAGES$ - 2>();
+  yr_fence_proxy_async();  // the copies, visible to wgmma's reads
+  __syncthreads();  // step kt is in, and every warpgroup is done with the stage the next load fills
+  if (kt + $STAGES$ - 1 < kt_count) load((kt + $STAGES$ - 1) % $STAGES$, kt + $STAGES$ - 1);
+  yr_cp_commit();
+  const $T$ *const a = sa + (kt % $STAGES$) * $BM$ * $AS$ + (wgm * 64 + (warp & 3) * 16 + (lane & 15)) * $AS$ +
+                       (lane >> 4) * 8;
+  unsigned af[$BK$ / 16][4];
+#pragma unroll
+  for (int s = 0; s < $BK$ / 16; ++s) yr_ldmatrix4(a + s * 16, af[s]);
+  const unsigned long long bd = yr_wgmma_desc(sb + (kt % $STAGES$) * $BK$ * $BN$ + wgn * $WN$ * $BK$, $BK$ * 128, 1024);
+  yr_wgmma_fence();
+$WGMMA$
+  yr_wgmma_commit();
+  yr_wgmma_wait<0>();
+$FENCE$
+}
+#pragma unroll
+for (int j = 0; j < $NC$; ++j)
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = wgm * 64 + (warp & 3) * 16 + (lane >> 2) + h * 8, c = wgn * $WN$ + j * 8 + (lane & 3) * 2;
+    if (r >= rows || c >= cols) continue;
+    $T$ *const to = O + (tm * $BM$ + r) * $N$ + tn * $BN$ + c;
+    if (aligned) {
+      *reinterpret_cast<unsigned *>(to) = yr_pack2(static_cast<const $T$ *>(nullptr), acc[j][2 * h], acc[j][2 * h + 1]);
+    } else {
+      yr_st(to, acc[j][2 * h]);
+      yr_st(to + 1, acc[j][2 * h + 1]);
+    }
+  }
+)";
+
 std::string filled(std::string text, const std::map<std::string, std::string> &values) {
   for (const auto &[key, value] : values) {
     const std::string placeholder = "$" + key + "$";
@@ -132,16 +216,37 @@ std::optional<GemmTiles> gemm_tiles(const Ref &a, const Ref &b, const Ref &o, DT
   const int64_t batch = num_elements(batch_out);
   GemmTiles t;
   const auto blocks = [&] { return batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn); };
+  const auto stage_bytes = [&] {
+    return (t.bm * (kBk + kPad) + (t.warpgroups ? kBk * t.bn : kBk * (t.bn + kPad))) * 2;
+  };
   // The largest tiles that still give every multiprocessor a block (fewer leave some idle for the
-  // whole kernel); 64 × 64 where none does. 128-row tiles only from 128 rows.
-  for (const auto &[bm, bn] : {std::pair<int64_t, int64_t>{128, 128}, {64, 128}, {64, 64}}) {
+  // whole kernel); the smallest where none does. 128-row tiles only from 128 rows.
+  t.warpgroups = target.warpgroup_mma();
+  using Tile = std::pair<int64_t, int64_t>;
+  const std::vector<Tile> tiles = t.warpgroups ? std::vector<Tile>{{128, 256}, {128, 128}, {64, 128}}
+                                               : std::vector<Tile>{{128, 128}, {64, 128}, {64, 64}};
+  for (const auto &[bm, bn] : tiles) {
     t.bm = bm;
     t.bn = bn;
     if ((bm == 64 || m >= 128) && (target.multiprocessors <= 0 || blocks() >= target.multiprocessors)) break;
   }
-  t.stages = t.bm == 128 ? kStages - 1 : kStages;
+  if (t.warpgroups) {
+    // Two warpgroups: stacked along the rows of 128-row tiles, side by side along the columns
+    // of 64-row ones. Four stages, three where that lets two blocks share a multiprocessor.
+    t.wgm = t.bm / 64;
+    t.wgn = 2 / t.wgm;
+    t.stages = kStages;
+    const int64_t per_sm = target.shared_bytes_per_multiprocessor;
+    if (per_sm > 0 && 2 * t.stages * stage_bytes() > per_sm && 2 * (t.stages - 1) * stage_bytes() <= per_sm) {
+      --t.stages;
+    }
+    t.min_blocks = per_sm > 0 && 2 * t.stages * stage_bytes() <= per_sm ? 2 : 1;
+  } else {
+    t.stages = t.bm == 128 ? kStages - 1 : kStages;
+    t.min_blocks = 2;  // two blocks an SM: at most 128 registers
+  }
   t.blocks = blocks();
-  t.shared_bytes = t.stages * (t.bm * (kBk + kPad) + kBk * (t.bn + kPad)) * 2;
+  t.shared_bytes = t.stages * stage_bytes();
   if (target.max_shared_bytes > 0 && t.shared_bytes > target.max_shared_bytes) return std::nullopt;
   return t;
 }
@@ -158,32 +263,47 @@ std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, c
   Printer origin(0);
   emit_matmul_block_origin(origin, "tm", (m + t.bm - 1) / t.bm, "tn", (n + t.bn - 1) / t.bn, batch_out, sa, sb);
   const auto text = [](int64_t v) { return std::to_string(v); };
-  const std::string body = filled(kBody, {{"T", element_type(dtype)},
-                                          {"A", a.ptr},
-                                          {"B", b.ptr},
-                                          {"O", o.ptr},
-                                          {"ORIGIN", origin.str()},
-                                          {"M", text(m)},
-                                          {"N", text(n)},
-                                          {"K", text(k)},
-                                          {"MN", text(m * n)},
-                                          {"SA", text(sa[rank - 2])},
-                                          {"SB", text(sb[rank - 2])},
-                                          {"BM", text(t.bm)},
-                                          {"BN", text(t.bn)},
-                                          {"BK", text(kBk)},
-                                          {"AS", text(kBk + kPad)},
-                                          {"BS", text(t.bn + kPad)},
-                                          {"STAGES", text(t.stages)},
-                                          {"KT", text((k + kBk - 1) / kBk)},
-                                          {"THREADS", text(kThreads)},
-                                          {"WN", text(kWarpsN)},
-                                          {"WTM", text(t.bm / kWarpsM)},
-                                          {"WTN", text(t.bn / kWarpsN)},
-                                          {"MT", text(t.bm / kWarpsM / 16)},
-                                          {"NT", text(t.bn / kWarpsN / 8)}});
-  p.text(body);
-  return MatmulLaunch{t.blocks, kThreads, 2, t.shared_bytes};  // two blocks an SM: at most 128 registers
+  std::map<std::string, std::string> values{{"T", element_type(dtype)},
+                                            {"A", a.ptr},
+                                            {"B", b.ptr},
+                                            {"O", o.ptr},
+                                            {"ORIGIN", origin.str()},
+                                            {"M", text(m)},
+                                            {"N", text(n)},
+                                            {"K", text(k)},
+                                            {"MN", text(m * n)},
+                                            {"SA", text(sa[rank - 2])},
+                                            {"SB", text(sb[rank - 2])},
+                                            {"BM", text(t.bm)},
+                                            {"BN", text(t.bn)},
+                                            {"BK", text(kBk)},
+                                            {"AS", text(kBk + kPad)},
+                                            {"BS", text(t.bn + kPad)},
+                                            {"STAGES", text(t.stages)},
+                                            {"KT", text((k + kBk - 1) / kBk)},
+                                            {"THREADS", text(kThreads)},
+                                            {"WN", text(kWarpsN)},
+                                            {"WTM", text(t.bm / kWarpsM)},
+                                            {"WTN", text(t.bn / kWarpsN)},
+                                            {"MT", text(t.bm / kWarpsM / 16)},
+                                            {"NT", text(t.bn / kWarpsN / 8)}};
+  if (t.warpgroups) {
+    const int64_t wn = t.bn / t.wgn;
+    std::string steps;
+    // Each k step of 16 rows is 16 × 128 bytes further into the swizzled stage (the descriptor's
+    // address counts 16 bytes).
+    for (int64_t s = 0; s < kBk / 16; ++s) {
+      steps +=
+          "  " + wgmma_call(wn, dtype, "acc", 0, "af[" + text(s) + "]", "bd + " + text(s * 16 * 128 / 16), true) + "\n";
+    }
+    values["WGN"] = text(t.wgn);
+    values["WN"] = text(wn);
+    values["NC"] = text(wn / 8);
+    values["WGMMA"] = steps;
+    values["FENCE"] = wgmma_operand_fence("acc", 0, wn / 8);
+  }
+  p.text(filled(t.warpgroups ? kWarpgroupBody : kBody, values));
+  return MatmulLaunch{t.blocks, kThreads, t.min_blocks, t.shared_bytes};
 }
 
 }  // namespace yirage::codegen::cuda

@@ -7,6 +7,11 @@
 // with zeros by the copies and never stored. Blocks walk the row tiles fastest, so that the blocks
 // that run together share their tile of B (the weights, read from memory about once).
 //
+// On sm_90a the tiles are 128 × 256, 128 × 128 or 64 × 128 (the largest that gives every
+// multiprocessor a block) and two warpgroups multiply them with wgmma, each a 64-row slice: B's
+// stages are laid out as wgmma reads an MN-major operand (128-byte swizzle), A's fragments come
+// through ldmatrix from padded rows as above.
+//
 // It takes 16-bit operands (float16, bfloat16) with compact rows (unit column stride, row
 // strides and n and k multiples of 8: 16-byte groups), on sm_80 and newer. Pointers that are not
 // 16-byte aligned (a view handed in through DLPack) take plain loads into the same stages. Few
@@ -27,6 +32,9 @@ namespace yirage::codegen::cuda {
 // The tile sizes of one GEMM: what tiled_gemm chose for a shape (for tests and the docs).
 struct GemmTiles {
   int64_t bm = 0, bn = 0, stages = 0;
+  bool warpgroups = false;  // wgmma (sm_90a): two warpgroups, wgm along the rows, wgn along the columns
+  int64_t wgm = 0, wgn = 0;
+  int64_t min_blocks = 1;    // __launch_bounds__'s blocks per multiprocessor
   int64_t blocks = 0;        // batch × row tiles × column tiles
   int64_t shared_bytes = 0;  // the stages
 };
