@@ -1,5 +1,6 @@
 #include "cuda/codegen/cuda_gemm.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -114,7 +115,9 @@ for (int i = 0; i < $MT$; ++i)
 // columns). B's stages are laid out as wgmma reads an MN-major operand with 128-byte swizzling
 // (yr_swizzled128: blocks of 64 columns, BK rows each), so that it reads them from shared memory
 // itself; A's fragments come from padded rows through ldmatrix, as above. $WGMMA$ is the four k
-// steps of a stage; after each stage's wait the accumulators are fenced.
+// steps of a stage. One stage's wgmma stays in flight while the next is issued: copies run
+// STAGES − 2 steps ahead, filling the stage whose wgmma every warpgroup waited for before the
+// barrier.
 constexpr const char *kWarpgroupBody = R"(extern __shared__ __align__(1024) unsigned char yr_gemm_smem[];
 if ((static_cast<unsigned>(__cvta_generic_to_shared(yr_gemm_smem)) & 1023u) != 0) __trap();
 $T$ *const sb = reinterpret_cast<$T$ *>(yr_gemm_smem);
@@ -152,15 +155,15 @@ for (int j = 0; j < $NC$; ++j)
   for (int e = 0; e < 4; ++e) acc[j][e] = 0.0f;
 constexpr int kt_count = $KT$;
 #pragma unroll
-for (int s = 0; s < $STAGES$ - 1; ++s) {
+for (int s = 0; s < $STAGES$ - 2; ++s) {
   if (s < kt_count) load(s, s);
   yr_cp_commit();
 }
 for (int kt = 0; kt < kt_count; ++kt) {
-  yr_cp_wait<$STAGES$ - 2>();
+  yr_cp_wait<$STAGES$ - 3>();
   yr_fence_proxy_async();  // the copies, visible to wgmma's reads
-  __syncthreads();  // step kt is in, and every warpgroup is done with the stage the next load fills
-  if (kt + $STAGES$ - 1 < kt_count) load((kt + $STAGES$ - 1) % $STAGES$, kt + $STAGES$ - 1);
+  __syncthreads();  // step kt is in, and every warpgroup's wgmma of step kt - 2 is done
+  if (kt + $STAGES$ - 2 < kt_count) load((kt + $STAGES$ - 2) % $STAGES$, kt + $STAGES$ - 2);
   yr_cp_commit();
   const $T$ *const a = sa + (kt % $STAGES$) * $BM$ * $AS$ + (wgm * 64 + (warp & 3) * 16 + (lane & 15)) * $AS$ +
                        (lane >> 4) * 8;
@@ -171,9 +174,10 @@ for (int kt = 0; kt < kt_count; ++kt) {
   yr_wgmma_fence();
 $WGMMA$
   yr_wgmma_commit();
-  yr_wgmma_wait<0>();
-$FENCE$
+  yr_wgmma_wait<1>();  // step kt - 1's wgmma is done
 }
+yr_wgmma_wait<0>();
+$FENCE$
 #pragma unroll
 for (int j = 0; j < $NC$; ++j)
 #pragma unroll
@@ -221,26 +225,30 @@ std::optional<GemmTiles> gemm_tiles(const Ref &a, const Ref &b, const Ref &o, DT
   };
   // The largest tiles that still give every multiprocessor a block (fewer leave some idle for the
   // whole kernel); the smallest where none does. 128-row tiles only from 128 rows.
-  t.warpgroups = target.warpgroup_mma();
+  // On sm_90a warpgroup tiles where one of them does; their smallest, 64 × 128, left grids of
+  // fewer blocks than multiprocessors slower than mma.sync's 64 × 64 (benchmarks/models/RESULTS.md).
   using Tile = std::pair<int64_t, int64_t>;
-  const std::vector<Tile> tiles = t.warpgroups ? std::vector<Tile>{{128, 256}, {128, 128}, {64, 128}}
-                                               : std::vector<Tile>{{128, 128}, {64, 128}, {64, 64}};
-  for (const auto &[bm, bn] : tiles) {
-    t.bm = bm;
-    t.bn = bn;
-    if ((bm == 64 || m >= 128) && (target.multiprocessors <= 0 || blocks() >= target.multiprocessors)) break;
-  }
+  const auto choose = [&](const std::vector<Tile> &tiles) {
+    for (const auto &[bm, bn] : tiles) {
+      t.bm = bm;
+      t.bn = bn;
+      if ((bm == 64 || m >= 128) && (target.multiprocessors <= 0 || blocks() >= target.multiprocessors)) return true;
+    }
+    return false;
+  };
+  t.warpgroups = target.warpgroup_mma() && choose({{128, 256}, {128, 128}, {64, 128}});
+  if (!t.warpgroups) choose({{128, 128}, {64, 128}, {64, 64}});
   if (t.warpgroups) {
     // Two warpgroups: stacked along the rows of 128-row tiles, side by side along the columns
-    // of 64-row ones. Four stages, three where that lets two blocks share a multiprocessor.
+    // of 64-row ones. Four stages where two blocks then share a multiprocessor, else as many as
+    // fit one block (up to six): the copies run STAGES − 2 steps ahead.
     t.wgm = t.bm / 64;
     t.wgn = 2 / t.wgm;
-    t.stages = kStages;
     const int64_t per_sm = target.shared_bytes_per_multiprocessor;
-    if (per_sm > 0 && 2 * t.stages * stage_bytes() > per_sm && 2 * (t.stages - 1) * stage_bytes() <= per_sm) {
-      --t.stages;
-    }
+    const int64_t limit = target.max_shared_bytes > 0 ? target.max_shared_bytes : per_sm;
+    t.stages = kStages;
     t.min_blocks = per_sm > 0 && 2 * t.stages * stage_bytes() <= per_sm ? 2 : 1;
+    if (t.min_blocks == 1 && limit > 0) t.stages = std::clamp<int64_t>(limit / stage_bytes(), kStages, 6);
   } else {
     t.stages = t.bm == 128 ? kStages - 1 : kStages;
     t.min_blocks = 2;  // two blocks an SM: at most 128 registers

@@ -8,7 +8,8 @@
 // that run together share their tile of B (the weights, read from memory about once).
 //
 // On sm_90a the tiles are 128 × 256, 128 × 128 or 64 × 128 (the largest that gives every
-// multiprocessor a block) and two warpgroups multiply them with wgmma, each a 64-row slice: B's
+// multiprocessor a block; mma.sync's tiles where none does) and two warpgroups multiply them
+// with wgmma, each a 64-row slice, one stage's wgmma in flight while the next is issued: B's
 // stages are laid out as wgmma reads an MN-major operand (128-byte swizzle), A's fragments come
 // through ldmatrix from padded rows as above.
 //

@@ -157,51 +157,54 @@ TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
 
 // Matmuls of many rows on 16-bit data are tiled GEMMs from sm_80 (cuda_gemm.hpp): on sm_80 the
 // largest of 128 × 128, 64 × 128 and 64 × 64 mma.sync tiles that gives each multiprocessor a
-// block (else 64 × 64); on sm_90a warpgroup mma in 128 × 256, 128 × 128 or 64 × 128 tiles, B's
-// stages swizzled for wgmma, three stages where that lets two blocks share a multiprocessor;
-// partial row, column and k tiles; batched with A broadcast. Float32, a row of B not in 16-byte
-// groups, or sm_75 keep the other matmul kernels.
+// block (else 64 × 64); on sm_90a warpgroup mma in the largest of 128 × 256, 128 × 128 and
+// 64 × 128 tiles that does, B's stages swizzled for wgmma (four stages where two blocks then
+// share a multiprocessor, else up to six), and mma.sync's tiles where none does; partial row,
+// column and k tiles; batched with A broadcast. Float32, a row of B not in 16-byte groups, or
+// sm_75 keep the other matmul kernels.
 TEST_F(CudaCodegen, ManyRowMatmulsAreTiledGemms) {
   struct Case {
     Dims a, b;
     DType dtype;
     int64_t bm, bn, blocks;           // sm_80: mma.sync
-    int64_t wg_bm, wg_bn, wg_blocks;  // sm_90a: wgmma
+    int64_t wg_bm, wg_bn, wg_blocks;  // sm_90a: wgmma (0: mma.sync's tiles)
   };
   const codegen::CudaTarget ampere{80, kH100SharedBytes, 132, kH100SharedPerMultiprocessor};
-  for (const Case &c :
-       {Case{{256, 4096}, {4096, 6144}, DType::kFloat16, 64, 128, 4 * 48, 64, 128, 4 * 48},
-        Case{{256, 18944}, {18944, 3584}, DType::kBFloat16, 64, 64, 4 * 56, 64, 128, 4 * 28},
-        Case{{1024, 1024}, {1024, 3072}, DType::kBFloat16, 128, 128, 8 * 24, 128, 128, 8 * 24},
-        Case{{1024, 4096}, {4096, 8192}, DType::kFloat16, 128, 128, 8 * 64, 128, 256, 8 * 32},
-        Case{{40, 72}, {72, 136}, DType::kFloat16, 64, 64, 3, 64, 128, 2},
-        Case{{1, 300, 1032}, {3, 1032, 264}, DType::kBFloat16, 64, 64, 3 * 5 * 5, 64, 128, 3 * 5 * 3}}) {
+  for (const Case &c : {Case{{256, 4096}, {4096, 6144}, DType::kFloat16, 64, 128, 4 * 48, 64, 128, 4 * 48},
+                        Case{{256, 18944}, {18944, 3584}, DType::kBFloat16, 64, 64, 4 * 56, 0, 0, 0},
+                        Case{{1024, 1024}, {1024, 3072}, DType::kBFloat16, 128, 128, 8 * 24, 128, 128, 8 * 24},
+                        Case{{1024, 4096}, {4096, 8192}, DType::kFloat16, 128, 128, 8 * 64, 128, 256, 8 * 32},
+                        Case{{40, 72}, {72, 136}, DType::kFloat16, 64, 64, 3, 0, 0, 0},
+                        Case{{1, 300, 1032}, {3, 1032, 264}, DType::kBFloat16, 64, 64, 3 * 5 * 5, 0, 0, 0}}) {
     KernelGraph g;
     g.mark_output(g.matmul(g.new_input(c.a, c.dtype), g.new_input(c.b, c.dtype)));
     const std::string shape = to_string(c.a) + " x " + to_string(c.b);
-    const codegen::CudaKernel mma =
-        codegen::cuda_source(serialize::make_kernel_program(g, g.operators().size() - 1), ampere);
-    EXPECT_NE(mma.source.find("yr_ldmatrix4(a + i * 16"), std::string::npos) << shape;
-    EXPECT_EQ(mma.source.find("yr_wgmma_desc(sb"), std::string::npos) << shape;
-    EXPECT_EQ(mma.grid[0], c.blocks) << shape;
-    EXPECT_EQ(mma.block_threads, 256) << shape;
-    EXPECT_EQ(mma.shared_bytes, (c.bm == 128 ? 3 : 4) * (c.bm * 72 + 64 * (c.bn + 8)) * 2) << shape;
+    const auto expect_mma = [&](const codegen::CudaKernel &kernel, const std::string &where) {
+      EXPECT_NE(kernel.source.find("yr_ldmatrix4(a + i * 16"), std::string::npos) << shape << where;
+      EXPECT_EQ(kernel.source.find("yr_wgmma_desc(sb"), std::string::npos) << shape << where;
+      EXPECT_EQ(kernel.grid[0], c.blocks) << shape << where;
+      EXPECT_EQ(kernel.block_threads, 256) << shape << where;
+      EXPECT_EQ(kernel.shared_bytes, (c.bm == 128 ? 3 : 4) * (c.bm * 72 + 64 * (c.bn + 8)) * 2) << shape << where;
+    };
+    expect_mma(codegen::cuda_source(serialize::make_kernel_program(g, g.operators().size() - 1), ampere), " sm_80");
     const codegen::CudaKernel wg =
         codegen::cuda_source(serialize::make_kernel_program(g, g.operators().size() - 1), h100_device());
-    const int64_t wn = c.wg_bm == 128 ? c.wg_bn : c.wg_bn / 2;  // each warpgroup's columns
-    EXPECT_NE(wg.source.find("wgmma.mma_async.sync.aligned.m64n" + std::to_string(wn) + "k16"), std::string::npos)
-        << shape;
-    EXPECT_NE(wg.source.find("yr_swizzled128(r, nc, 64)"), std::string::npos) << shape;
-    EXPECT_EQ(wg.grid[0], c.wg_blocks) << shape;
-    EXPECT_EQ(wg.block_threads, 256) << shape;
-    // Four stages, three where two blocks then fit a multiprocessor's 228 KiB.
-    const int64_t stage = (c.wg_bm * 72 + 64 * c.wg_bn) * 2;
-    const int64_t stages =
-        2 * 4 * stage > kH100SharedPerMultiprocessor && 2 * 3 * stage <= kH100SharedPerMultiprocessor ? 3 : 4;
-    EXPECT_EQ(wg.shared_bytes, stages * stage) << shape;
-    const bool two = 2 * stages * stage <= kH100SharedPerMultiprocessor;
-    EXPECT_NE(wg.source.find("__launch_bounds__(256, " + std::string(two ? "2" : "1") + ")"), std::string::npos)
-        << shape;
+    if (c.wg_bm == 0) {
+      expect_mma(wg, " sm_90a");
+    } else {
+      const int64_t wn = c.wg_bm == 128 ? c.wg_bn : c.wg_bn / 2;  // each warpgroup's columns
+      EXPECT_NE(wg.source.find("wgmma.mma_async.sync.aligned.m64n" + std::to_string(wn) + "k16"), std::string::npos)
+          << shape;
+      EXPECT_NE(wg.source.find("yr_swizzled128(r, nc, 64)"), std::string::npos) << shape;
+      EXPECT_EQ(wg.grid[0], c.wg_blocks) << shape;
+      EXPECT_EQ(wg.block_threads, 256) << shape;
+      const int64_t stage = (c.wg_bm * 72 + 64 * c.wg_bn) * 2;
+      const bool two = 2 * 4 * stage <= kH100SharedPerMultiprocessor;
+      const int64_t stages = two ? 4 : std::min<int64_t>(kH100SharedBytes / stage, 6);
+      EXPECT_EQ(wg.shared_bytes, stages * stage) << shape;
+      EXPECT_NE(wg.source.find("__launch_bounds__(256, " + std::string(two ? "2" : "1") + ")"), std::string::npos)
+          << shape;
+    }
     expect_compiles(g, "tiled gemm " + shape, seen_);
   }
   for (const auto &[a, b, dtype, cc] : {std::tuple<Dims, Dims, DType, int>{{256, 64}, {64, 64}, DType::kFloat32, 90},
