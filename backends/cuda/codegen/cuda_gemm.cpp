@@ -112,11 +112,12 @@ for (int i = 0; i < $MT$; ++i)
 
 // The same GEMM on warpgroup mma (sm_90a): two warpgroups of 4 warps, each a 64 × WN tile of
 // wgmma.m64nWNk16 accumulators (WN = BN / WGN, the warpgroups WGM along the rows, WGN along the
-// columns). B's stages are laid out as wgmma reads an MN-major operand with 128-byte swizzling
-// (yr_swizzled128: blocks of 64 columns, BK rows each), so that it reads them from shared memory
-// itself; A's fragments come from padded rows through ldmatrix, as above. $WGMMA$ is the four k
-// steps of a stage. One stage's wgmma stays in flight while the next is issued: copies run
-// STAGES − 2 steps ahead, filling the stage whose wgmma every warpgroup waited for before the
+// columns). Both operands' stages are laid out as wgmma reads them with 128-byte swizzling
+// (yr_swizzled128): A K-major (its BM rows of 64 k), B MN-major (blocks of 64 columns, BK rows
+// each). No operand passes through registers: a wgmma in flight reads registers of A it was
+// given, which the next stage's ldmatrix would overwrite. $WGMMA$ is the four k steps of a
+// stage (A's descriptor 32 bytes further each, B's 16 rows). One stage's wgmma stays in flight while the next is
+// issued: copies run STAGES − 2 steps ahead, filling the stage whose wgmma every warpgroup waited for before the
 // barrier.
 constexpr const char *kWarpgroupBody = R"(extern __shared__ __align__(1024) unsigned char yr_gemm_smem[];
 if ((static_cast<unsigned>(__cvta_generic_to_shared(yr_gemm_smem)) & 1023u) != 0) __trap();
@@ -133,12 +134,12 @@ const bool aligned = ((reinterpret_cast<unsigned long long>($A$) | reinterpret_c
 const int rows = $M$ - tm * $BM$, cols = $N$ - tn * $BN$;
 auto load = [&](int stage, int kt) {
   const int k0 = kt * $BK$;
-  $T$ *const a = sa + stage * $BM$ * $AS$;
+  $T$ *const a = sa + stage * $BM$ * $BK$;
 #pragma unroll
   for (int c = tid; c < $BM$ * $BK$ / 8; c += $THREADS$) {
     const int r = c / ($BK$ / 8), kc = c % ($BK$ / 8) * 8;
     const bool valid = r < rows && k0 + kc < $K$;
-    yr_cp16_zfill(a + r * $AS$ + kc, valid ? A + r * $SA$ + k0 + kc : $A$, valid, aligned);
+    yr_cp16_zfill(a + yr_swizzled128(r, kc, $BM$), valid ? A + r * $SA$ + k0 + kc : $A$, valid, aligned);
   }
   $T$ *const b = sb + stage * $BK$ * $BN$;
 #pragma unroll
@@ -165,17 +166,13 @@ for (int kt = 0; kt < kt_count; ++kt) {
   __syncthreads();  // step kt is in, and every warpgroup's wgmma of step kt - 2 is done
   if (kt + $STAGES$ - 2 < kt_count) load((kt + $STAGES$ - 2) % $STAGES$, kt + $STAGES$ - 2);
   yr_cp_commit();
-  const $T$ *const a = sa + (kt % $STAGES$) * $BM$ * $AS$ + (wgm * 64 + (warp & 3) * 16 + (lane & 15)) * $AS$ +
-                       (lane >> 4) * 8;
-  unsigned af[$BK$ / 16][4];
-#pragma unroll
-  for (int s = 0; s < $BK$ / 16; ++s) yr_ldmatrix4(a + s * 16, af[s]);
+  const unsigned long long ad = yr_wgmma_desc(sa + (kt % $STAGES$) * $BM$ * $BK$ + wgm * 64 * $BK$, 16, 1024);
   const unsigned long long bd = yr_wgmma_desc(sb + (kt % $STAGES$) * $BK$ * $BN$ + wgn * $WN$ * $BK$, $BK$ * 128, 1024);
   yr_wgmma_fence();
 $WGMMA$
   yr_wgmma_commit();
   yr_wgmma_wait<1>();  // step kt - 1's wgmma is done
-}
+$FENCE$}
 yr_wgmma_wait<0>();
 $FENCE$
 #pragma unroll
@@ -221,7 +218,7 @@ std::optional<GemmTiles> gemm_tiles(const Ref &a, const Ref &b, const Ref &o, DT
   GemmTiles t;
   const auto blocks = [&] { return batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn); };
   const auto stage_bytes = [&] {
-    return (t.bm * (kBk + kPad) + (t.warpgroups ? kBk * t.bn : kBk * (t.bn + kPad))) * 2;
+    return (t.warpgroups ? t.bm * kBk + kBk * t.bn : t.bm * (kBk + kPad) + kBk * (t.bn + kPad)) * 2;
   };
   // The largest tiles that still give every multiprocessor a block (fewer leave some idle for the
   // whole kernel); the smallest where none does. 128-row tiles only from 128 rows.
@@ -298,11 +295,14 @@ std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, c
   if (t.warpgroups) {
     const int64_t wn = t.bn / t.wgn;
     std::string steps;
-    // Each k step of 16 rows is 16 × 128 bytes further into the swizzled stage (the descriptor's
-    // address counts 16 bytes).
+    // Each k step of 16 is 32 bytes further along A's rows and 16 × 128 bytes further into B's
+    // stage (a descriptor's address counts 16 bytes; within A's 128-byte rows the swizzle applies
+    // to the address the step gives).
     for (int64_t s = 0; s < kBk / 16; ++s) {
       steps +=
-          "  " + wgmma_call(wn, dtype, "acc", 0, "af[" + text(s) + "]", "bd + " + text(s * 16 * 128 / 16), true) + "\n";
+          "  " +
+          wgmma_call_shared(wn, dtype, "acc", 0, "ad + " + text(s * 32 / 16), "bd + " + text(s * 16 * 128 / 16), true) +
+          "\n";
     }
     values["WGN"] = text(t.wgn);
     values["WN"] = text(wn);

@@ -17,6 +17,21 @@ std::string wgmma_call(int64_t n, DType dtype, const std::string &acc, int64_t f
          "));";
 }
 
+std::string wgmma_call_shared(int64_t n, DType dtype, const std::string &acc, int64_t first, const std::string &a_desc,
+                              const std::string &b_desc, bool accumulate) {
+  const int64_t regs = n / 2;
+  const std::string type = dtype == DType::kBFloat16 ? "bf16" : "f16";
+  std::string list;
+  for (int64_t i = 0; i < regs; ++i) list += (i ? ", %" : "%") + std::to_string(i);
+  // Operands: the accumulators, A's and B's descriptors, whether to add; A not transposed, B
+  // transposed (MN-major).
+  const std::string A = std::to_string(regs), B = std::to_string(regs + 1), S = std::to_string(regs + 2);
+  return "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %" + S + ", 0; wgmma.mma_async.sync.aligned.m64n" +
+         std::to_string(n) + "k16.f32." + type + "." + type + " {" + list + "}, %" + A + ", %" + B +
+         ", p, 1, 1, 0, 1; }\" : " + wgmma_register_list(acc, first, n / 8) + " : \"l\"(" + a_desc + "), \"l\"(" +
+         b_desc + "), \"r\"(" + (accumulate ? "1" : "0") + "));";
+}
+
 std::string wgmma_register_list(const std::string &acc, int64_t first, int64_t chunks) {
   std::string list;
   for (int64_t c = first; c < first + chunks; ++c) {

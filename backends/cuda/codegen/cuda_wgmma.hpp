@@ -19,6 +19,11 @@ namespace yirage::codegen::cuda {
 std::string wgmma_call(int64_t n, DType dtype, const std::string &acc, int64_t first, const std::string &a,
                        const std::string &desc, bool accumulate);
 
+// The same with A from shared memory too: `a_desc` the descriptor of a K-major 16-bit operand
+// (64 rows from the descriptor's address).
+std::string wgmma_call_shared(int64_t n, DType dtype, const std::string &acc, int64_t first, const std::string &a_desc,
+                              const std::string &b_desc, bool accumulate);
+
 // "+f"(acc[c][r]) for the 4 values of chunks [first, first + chunks).
 std::string wgmma_register_list(const std::string &acc, int64_t first, int64_t chunks);
 

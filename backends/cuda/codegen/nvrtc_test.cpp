@@ -198,7 +198,7 @@ TEST_F(CudaCodegen, ManyRowMatmulsAreTiledGemms) {
       EXPECT_NE(wg.source.find("yr_swizzled128(r, nc, 64)"), std::string::npos) << shape;
       EXPECT_EQ(wg.grid[0], c.wg_blocks) << shape;
       EXPECT_EQ(wg.block_threads, 256) << shape;
-      const int64_t stage = (c.wg_bm * 72 + 64 * c.wg_bn) * 2;
+      const int64_t stage = (c.wg_bm * 64 + 64 * c.wg_bn) * 2;
       const bool two = 2 * 4 * stage <= kH100SharedPerMultiprocessor;
       const int64_t stages = two ? 4 : std::min<int64_t>(kH100SharedBytes / stage, 6);
       EXPECT_EQ(wg.shared_bytes, stages * stage) << shape;
