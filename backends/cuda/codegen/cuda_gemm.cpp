@@ -116,9 +116,10 @@ for (int i = 0; i < $MT$; ++i)
 // (yr_swizzled128): A K-major (its BM rows of 64 k), B MN-major (blocks of 64 columns, BK rows
 // each). No operand passes through registers: a wgmma in flight reads registers of A it was
 // given, which the next stage's ldmatrix would overwrite. $WGMMA$ is the four k steps of a
-// stage (A's descriptor 32 bytes further each, B's 16 rows). One stage's wgmma stays in flight while the next is
-// issued: copies run STAGES − 2 steps ahead, filling the stage whose wgmma every warpgroup waited for before the
-// barrier.
+// stage (A's descriptor 32 bytes further each, B's 16 rows). With $INFLIGHT$ = 1 one stage's
+// wgmma stays in flight while the next is issued, and copies run STAGES − 2 steps ahead; with 0
+// each stage's wgmma is waited for and copies run STAGES − 1 ahead. Either way a copy fills the
+// stage whose wgmma every warpgroup waited for before the barrier.
 constexpr const char *kWarpgroupBody = R"(extern __shared__ __align__(1024) unsigned char yr_gemm_smem[];
 if ((static_cast<unsigned>(__cvta_generic_to_shared(yr_gemm_smem)) & 1023u) != 0) __trap();
 $T$ *const sb = reinterpret_cast<$T$ *>(yr_gemm_smem);
@@ -155,23 +156,24 @@ for (int j = 0; j < $NC$; ++j)
 #pragma unroll
   for (int e = 0; e < 4; ++e) acc[j][e] = 0.0f;
 constexpr int kt_count = $KT$;
+constexpr int ahead = $STAGES$ - 1 - $INFLIGHT$;  // steps the copies run ahead
 #pragma unroll
-for (int s = 0; s < $STAGES$ - 2; ++s) {
+for (int s = 0; s < ahead; ++s) {
   if (s < kt_count) load(s, s);
   yr_cp_commit();
 }
 for (int kt = 0; kt < kt_count; ++kt) {
-  yr_cp_wait<$STAGES$ - 3>();
+  yr_cp_wait<ahead - 1>();
   yr_fence_proxy_async();  // the copies, visible to wgmma's reads
-  __syncthreads();  // step kt is in, and every warpgroup's wgmma of step kt - 2 is done
-  if (kt + $STAGES$ - 2 < kt_count) load((kt + $STAGES$ - 2) % $STAGES$, kt + $STAGES$ - 2);
+  __syncthreads();  // step kt is in, and no wgmma reads the stage the next copy fills
+  if (kt + ahead < kt_count) load((kt + ahead) % $STAGES$, kt + ahead);
   yr_cp_commit();
   const unsigned long long ad = yr_wgmma_desc(sa + (kt % $STAGES$) * $BM$ * $BK$ + wgm * 64 * $BK$, 16, 1024);
   const unsigned long long bd = yr_wgmma_desc(sb + (kt % $STAGES$) * $BK$ * $BN$ + wgn * $WN$ * $BK$, $BK$ * 128, 1024);
   yr_wgmma_fence();
 $WGMMA$
   yr_wgmma_commit();
-  yr_wgmma_wait<1>();  // step kt - 1's wgmma is done
+  yr_wgmma_wait<$INFLIGHT$>();  // step kt - INFLIGHT's wgmma is done
 $FENCE$}
 yr_wgmma_wait<0>();
 $FENCE$
@@ -237,15 +239,20 @@ std::optional<GemmTiles> gemm_tiles(const Ref &a, const Ref &b, const Ref &o, DT
   if (!t.warpgroups) choose({{128, 128}, {64, 128}, {64, 64}});
   if (t.warpgroups) {
     // Two warpgroups: stacked along the rows of 128-row tiles, side by side along the columns
-    // of 64-row ones. Four stages where two blocks then share a multiprocessor, else as many as
-    // fit one block (up to six): the copies run STAGES − 2 steps ahead.
+    // of 64-row ones. Two blocks a multiprocessor with four stages, or three, where they fit
+    // (one block with six stages took 25-40% longer than two with three); else one with four.
     t.wgm = t.bm / 64;
     t.wgn = 2 / t.wgm;
     const int64_t per_sm = target.shared_bytes_per_multiprocessor;
-    const int64_t limit = target.max_shared_bytes > 0 ? target.max_shared_bytes : per_sm;
     t.stages = kStages;
-    t.min_blocks = per_sm > 0 && 2 * t.stages * stage_bytes() <= per_sm ? 2 : 1;
-    if (t.min_blocks == 1 && limit > 0) t.stages = std::clamp<int64_t>(limit / stage_bytes(), kStages, 6);
+    t.min_blocks = 1;
+    for (int64_t stages : {kStages, kStages - 1}) {
+      if (per_sm > 0 && 2 * stages * stage_bytes() <= per_sm) {
+        t.stages = stages;
+        t.min_blocks = 2;
+        break;
+      }
+    }
   } else {
     t.stages = t.bm == 128 ? kStages - 1 : kStages;
     t.min_blocks = 2;  // two blocks an SM: at most 128 registers
@@ -308,6 +315,8 @@ std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, c
     values["WN"] = text(wn);
     values["NC"] = text(wn / 8);
     values["WGMMA"] = steps;
+    // One stage's wgmma in flight needs four stages: with three the copies would run one ahead.
+    values["INFLIGHT"] = t.stages >= 4 ? "1" : "0";
     values["FENCE"] = wgmma_operand_fence("acc", 0, wn / 8);
   }
   p.text(filled(t.warpgroups ? kWarpgroupBody : kBody, values));

@@ -9,9 +9,9 @@
 //
 // On sm_90a the tiles are 128 × 256, 128 × 128 or 64 × 128 (the largest that gives every
 // multiprocessor a block; mma.sync's tiles where none does) and two warpgroups multiply them
-// with wgmma, each a 64-row slice, one stage's wgmma in flight while the next is issued: B's
-// stages are laid out as wgmma reads an MN-major operand (128-byte swizzle), A's fragments come
-// through ldmatrix from padded rows as above.
+// with wgmma, each a 64-row slice, reading both operands from stages laid out as wgmma reads
+// them (128-byte swizzle; A K-major, B MN-major); two blocks share a multiprocessor where their
+// stages fit, and with four stages one stage's wgmma stays in flight while the next is issued.
 //
 // It takes 16-bit operands (float16, bfloat16) with compact rows (unit column stride, row
 // strides and n and k multiples of 8: 16-byte groups), on sm_80 and newer. Pointers that are not

@@ -158,8 +158,9 @@ TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
 // Matmuls of many rows on 16-bit data are tiled GEMMs from sm_80 (cuda_gemm.hpp): on sm_80 the
 // largest of 128 × 128, 64 × 128 and 64 × 64 mma.sync tiles that gives each multiprocessor a
 // block (else 64 × 64); on sm_90a warpgroup mma in the largest of 128 × 256, 128 × 128 and
-// 64 × 128 tiles that does, B's stages swizzled for wgmma (four stages where two blocks then
-// share a multiprocessor, else up to six), and mma.sync's tiles where none does; partial row,
+// 64 × 128 tiles that does, the stages swizzled for wgmma (four or three stages where two blocks
+// then share a multiprocessor, one wgmma in flight with four), and mma.sync's tiles where none
+// does; partial row,
 // column and k tiles; batched with A broadcast. Float32, a row of B not in 16-byte groups, or
 // sm_75 keep the other matmul kernels.
 TEST_F(CudaCodegen, ManyRowMatmulsAreTiledGemms) {
@@ -199,8 +200,13 @@ TEST_F(CudaCodegen, ManyRowMatmulsAreTiledGemms) {
       EXPECT_EQ(wg.grid[0], c.wg_blocks) << shape;
       EXPECT_EQ(wg.block_threads, 256) << shape;
       const int64_t stage = (c.wg_bm * 64 + 64 * c.wg_bn) * 2;
-      const bool two = 2 * 4 * stage <= kH100SharedPerMultiprocessor;
-      const int64_t stages = two ? 4 : std::min<int64_t>(kH100SharedBytes / stage, 6);
+      const int64_t stages = 2 * 4 * stage <= kH100SharedPerMultiprocessor   ? 4
+                             : 2 * 3 * stage <= kH100SharedPerMultiprocessor ? 3
+                                                                             : 4;
+      const bool two = 2 * stages * stage <= kH100SharedPerMultiprocessor;
+      EXPECT_NE(wg.source.find("yr_wgmma_wait<" + std::string(stages >= 4 ? "1" : "0") + ">();  // step kt"),
+                std::string::npos)
+          << shape;
       EXPECT_EQ(wg.shared_bytes, stages * stage) << shape;
       EXPECT_NE(wg.source.find("__launch_bounds__(256, " + std::string(two ? "2" : "1") + ")"), std::string::npos)
           << shape;
