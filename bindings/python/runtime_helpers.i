@@ -233,6 +233,74 @@ PyObject *yirage_py_kernel_run(const yirage_kernel *kernel, PyObject *inputs, Py
   return yirage_py_result(status, NULL);
 }
 
+/* The raw form of a tensor, for callers that read it without DLPack (PyTorch's __dlpack__
+ * costs about 3 µs a tensor): a tuple (pointer, dims, strides, DLPack type code, bits, device
+ * id), on a device of `device_type`. Fills `t`, its shape and strides in `room` (2 × 8). */
+static int yirage_py_raw_tensor(PyObject *item, int device_type, DLTensor *t, int64_t *room) {
+  unsigned long long pointer;
+  PyObject *dims, *strides;
+  int code, bits, device;
+  Py_ssize_t rank, i;
+  if (!PyArg_ParseTuple(item, "KOOiii", &pointer, &dims, &strides, &code, &bits, &device)) return -1;
+  rank = PySequence_Size(dims);
+  if (rank < 0 || rank > 8 || PySequence_Size(strides) != rank) {
+    PyErr_SetString(PyExc_ValueError, "a raw tensor has at most 8 dims and one stride per dim");
+    return -1;
+  }
+  for (i = 0; i < rank; ++i) {
+    PyObject *d = PySequence_GetItem(dims, i), *st = PySequence_GetItem(strides, i);
+    room[i] = d ? PyLong_AsLongLong(d) : -1;
+    room[8 + i] = st ? PyLong_AsLongLong(st) : -1;
+    Py_XDECREF(d);
+    Py_XDECREF(st);
+    if (PyErr_Occurred()) return -1;
+  }
+  memset(t, 0, sizeof *t);
+  t->data = (void *)(uintptr_t)pointer;
+  t->device.device_type = (DLDeviceType)device_type;
+  t->device.device_id = device;
+  t->ndim = (int32_t)rank;
+  t->dtype.code = (uint8_t)code;
+  t->dtype.bits = (uint8_t)bits;
+  t->dtype.lanes = 1;
+  t->shape = room;
+  t->strides = room + 8;
+  return 0;
+}
+
+/* [status]: yirage_py_kernel_run on raw tensors (yirage_py_raw_tensor; at most 16 each). */
+PyObject *yirage_py_kernel_run_raw(const yirage_kernel *kernel, PyObject *inputs, PyObject *outputs,
+                                   int device_type, unsigned long long stream, int synchronize) {
+  DLTensor tensors[32], *ins[16], *outs[16];
+  int64_t room[32][16];
+  Py_ssize_t n_in, n_out, i;
+  yirage_status status;
+  if (!PySequence_Check(inputs) || !PySequence_Check(outputs)) {
+    PyErr_SetString(PyExc_TypeError, "inputs and outputs must be sequences of raw tensors");
+    return NULL;
+  }
+  n_in = PySequence_Size(inputs);
+  n_out = PySequence_Size(outputs);
+  if (n_in > 16 || n_out > 16) {
+    PyErr_SetString(PyExc_ValueError, "at most 16 raw inputs and outputs");
+    return NULL;
+  }
+  for (i = 0; i < n_in + n_out; ++i) {
+    PyObject *item = i < n_in ? PySequence_GetItem(inputs, i) : PySequence_GetItem(outputs, i - n_in);
+    const int bad = item == NULL || yirage_py_raw_tensor(item, device_type, &tensors[i], room[i]) != 0;
+    Py_XDECREF(item); /* the caller's sequences keep the tuples alive */
+    if (bad) return NULL;
+    if (i < n_in) ins[i] = &tensors[i];
+    else outs[i - n_in] = &tensors[i];
+  }
+  Py_BEGIN_ALLOW_THREADS
+  status = yirage_kernel_run(kernel, (const DLTensor *const *)ins, (size_t)n_in, outs, (size_t)n_out,
+                             (void *)(uintptr_t)stream);
+  if (status == YIRAGE_OK && synchronize) status = yirage_kernel_synchronize(kernel, (void *)(uintptr_t)stream);
+  Py_END_ALLOW_THREADS
+  return yirage_py_result(status, NULL);
+}
+
 /* [status]: waits for the kernel's work on `stream` (the GIL released). */
 PyObject *yirage_py_kernel_synchronize(const yirage_kernel *kernel, unsigned long long stream) {
   yirage_status status;

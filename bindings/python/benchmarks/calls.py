@@ -9,8 +9,9 @@ tensors; on the CPU numpy arrays. Printed, each the median of 5 rounds of N call
 - call, no wait: k(inputs) back to back, then one synchronize (the host's cost a call while the
   GPU keeps up; a kernel longer than that makes the loop wait for the GPU instead);
 - call + synchronize: k(inputs, synchronize=True), each waited for;
-- and its parts: the outputs allocated, the DLPack capsules made, the stream looked up, the C
-  run alone (yirage_py_kernel_run, no wait), and a synchronize alone;
+- and its parts: the outputs allocated, the tensors read (PyTorch's pointers, shapes and strides
+  on a GPU; DLPack capsules on the host), the stream looked up, the C run alone (no wait), and a
+  synchronize alone;
 - PyTorch's own op of the same kind (x @ w) back to back, for scale.
 """
 import argparse
@@ -59,9 +60,19 @@ def main():
         torch_op = lambda: x @ w  # noqa: E731
     ins = [x, w]
     (out,) = k(ins)
-    stream = yr._current_stream(yr._library(ins), ins) if not device.is_host else 0
-    capsules = lambda: ([t.__dlpack__() for t in ins], [out.__dlpack__()])  # noqa: E731
-    caps = capsules()
+    if device.is_host:
+        stream, caps = 0, ([t.__dlpack__() for t in ins], [out.__dlpack__()])
+        read = ("  DLPack capsules (3 tensors)", lambda: ([t.__dlpack__() for t in ins], [out.__dlpack__()]))
+        look = ("  stream (none on the host)", lambda: 0)
+        c_run = lambda: yr._c.yirage_py_kernel_run(k._handle, *caps, 0, 0)  # noqa: E731
+    else:
+        # PyTorch tensors take the raw path (Kernel._torch_call): no DLPack capsules.
+        stream = yr._torch_stream(torch, 0)
+        raw = (yr._torch_raw(torch, ins), yr._torch_raw(torch, [out]))
+        read = ("  raw tensors read (3 tensors)", lambda: (yr._torch_raw(torch, ins), yr._torch_raw(torch, [out])))
+        look = ("  stream looked up", lambda: yr._torch_stream(torch, 0))
+        c_run = lambda: yr._c.yirage_py_kernel_run_raw(  # noqa: E731
+            k._handle, *raw, k._device_type, stream, 0)
     rows = [
         ("kernel alone (Kernel.measure, median)", k.measure(warmup=20, repeats=200)["median_seconds"] * 1e6),
         ("call, no wait", per_call(lambda: k(ins), a.calls, sync)),
@@ -70,10 +81,9 @@ def main():
         ("  outputs allocated", per_call(
             lambda: yr._numpy_outputs(k._outputs) if device.is_host
             else yr._device_outputs(k._outputs, ins, "torch", device), a.calls)),
-        ("  DLPack capsules (3 tensors)", per_call(capsules, a.calls)),
-        ("  stream looked up", per_call(lambda: yr._current_stream(yr._library(ins), ins), a.calls)),
-        ("  C run alone, no wait", per_call(lambda: yr._c.yirage_py_kernel_run(k._handle, *caps, stream, 0),
-                                            a.calls, sync)),
+        (read[0], per_call(read[1], a.calls)),
+        (look[0], per_call(look[1], a.calls)),
+        ("  C run alone, no wait", per_call(c_run, a.calls, sync)),
         ("  synchronize alone", per_call(lambda: k.synchronize(stream), a.calls)),
     ]
     if torch_op is not None:

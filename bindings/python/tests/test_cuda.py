@@ -74,6 +74,14 @@ def test_calls_queue_on_torchs_current_stream():
     (waited,) = k([x], synchronize=True)
     assert relative_error(waited, want) < 1e-2
     k.synchronize(torch.cuda.current_stream().cuda_stream)
+    # PyTorch tensors are read without DLPack; yirage checks them all the same. A subclass
+    # (a Parameter) takes the DLPack path.
+    with pytest.raises(yr.InvalidArgumentError):
+        k([x[:, :512]])
+    with pytest.raises(yr.InvalidArgumentError):
+        k([x.half().float()])  # float32 for a float16 input
+    (param,) = k([torch.nn.Parameter(x, requires_grad=False)], synchronize=True)
+    assert relative_error(param, want) < 1e-2
 
 
 def test_weight_products_on_unaligned_operands():

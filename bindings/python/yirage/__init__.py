@@ -453,13 +453,39 @@ def _device_outputs(shapes, inputs, library, device):
                            f"PyTorch or CuPy inputs, or outputs= (tensors on the device)")
 
 
+# PyTorch's dtypes as (DLPack type code, bits), filled on the first PyTorch call.
+_TORCH_DLPACK = {}
+
+
+def _torch_raw(torch, tensors):
+    """Raw forms (yirage_py_kernel_run_raw) of PyTorch tensors on a GPU, or None where one is not
+    a plain torch.Tensor on one, or of a dtype yirage has not: those take the DLPack path."""
+    if not _TORCH_DLPACK:
+        _TORCH_DLPACK.update({torch.float16: (2, 16), torch.bfloat16: (4, 16), torch.float32: (2, 32)})
+    raw = []
+    for x in tensors:
+        if type(x) is not torch.Tensor:
+            return None
+        dl, device = _TORCH_DLPACK.get(x.dtype), x.get_device()
+        if dl is None or device < 0:
+            return None
+        raw.append((x.data_ptr(), x.shape, x.stride(), dl[0], dl[1], device))
+    return raw
+
+
+def _torch_stream(torch, device):
+    """PyTorch's current stream on CUDA device `device` (an index), as an integer handle."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
+
+
 def _current_stream(library, inputs):
     """The current stream (as an integer handle) of the inputs' library on their device; 0 (the
     default stream) for other inputs."""
     if library == "torch":
         import torch
         on = next(x.device for x in inputs if type(x).__module__.startswith("torch"))
-        return torch.cuda.current_stream(on).cuda_stream if on.type == "cuda" else 0
+        return _torch_stream(torch, on.index) if on.type == "cuda" else 0
     if library == "cupy":
         import cupy
         return cupy.cuda.get_current_stream().ptr
@@ -547,6 +573,7 @@ class Kernel:
         # The kernel holds its own copy of the graph; this is all a call needs from it.
         self._outputs = [(tuple(t.dims), t.dtype) for t in graph.outputs]
         self._host = device.is_host
+        self._device_type = device.info["dlpack_device_type"]
 
     def __del__(self):
         if getattr(self, "_handle", None) is not None:
@@ -564,6 +591,10 @@ class Kernel:
         inputs' library, as PyTorch's own operations do, else the default stream), like a
         PyTorch operation: work queued after it on that stream sees the outputs; read them from
         the host or another stream after a synchronize (synchronize=True waits here)."""
+        if not self._host and isinstance(inputs, (list, tuple)):
+            done = self._torch_call(inputs, outputs, stream, synchronize)
+            if done is not None:
+                return done
         ins = _dlpack_inputs(inputs)
         library = "" if self._host else _library(ins)
         if outputs is None:
@@ -579,6 +610,33 @@ class Kernel:
         _check(_c.yirage_py_kernel_run(self._handle, [x.__dlpack__() for x in ins],
                                        [x.__dlpack__() for x in outputs], int(stream),
                                        1 if self._host or synchronize else 0))
+        return outputs
+
+    def _torch_call(self, inputs, outputs, stream, synchronize):
+        """The call on PyTorch GPU tensors without DLPack (their pointers, shapes and strides
+        read directly: yirage checks them as it checks DLPack's), or None for other inputs."""
+        import sys
+        torch = sys.modules.get("torch")
+        if torch is None or not inputs:
+            return None
+        raw_in = _torch_raw(torch, inputs)
+        if raw_in is None or len(inputs) > 16 or len(self._outputs) > 16:
+            return None
+        device = raw_in[0][5]
+        if outputs is None:
+            if not _TORCH_TYPES:
+                _TORCH_TYPES.update(float16=torch.float16, bfloat16=torch.bfloat16, float32=torch.float32)
+            outputs = [torch.empty(dims, dtype=_TORCH_TYPES[d.name], device=inputs[0].device)
+                       for dims, d in self._outputs]
+        else:
+            outputs = list(outputs)
+        raw_out = _torch_raw(torch, outputs)
+        if raw_out is None or len(outputs) > 16:
+            return None
+        if stream is None:
+            stream = _torch_stream(torch, device)
+        _check(_c.yirage_py_kernel_run_raw(self._handle, raw_in, raw_out, self._device_type, int(stream),
+                                           1 if synchronize else 0))
         return outputs
 
     def synchronize(self, stream=0):
