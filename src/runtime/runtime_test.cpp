@@ -218,6 +218,32 @@ TEST(CpuPlugin, MeasurerRejectsAWrongCandidate) {
 // flush_bytes: a kernel through the plugin before every timed run, outside the timed span; where
 // it cannot be built (here its buffers cannot be allocated), every timed measurement fails with
 // its error and nothing is timed warm instead.
+// A graph whose float16 sum of exps overflows computes zeros after dividing by it: a finite
+// error, and the check says why every time, for the graph itself and for a candidate of it.
+TEST(CpuPlugin, MeasurerExplainsAnOverflowBehindAFiniteError) {
+  auto plugin = cpu_plugin();
+  KernelGraph g;
+  const TensorId e = g.unary(OpKind::kExp, g.mul_scalar(g.new_input({4, 256}, DType::kFloat16), 10.0));
+  g.mark_output(g.binary(OpKind::kDiv, e, g.reduction(OpKind::kReduction, e, 1)));
+  Measurer measurer(*plugin, 0, g, MeasureOptions{});
+  const Measurement itself = measurer.measure(g, false);
+  ASSERT_FALSE(itself.correct);
+  EXPECT_NE(itself.error.find("relative error"), std::string::npos) << itself.error;
+  EXPECT_EQ(itself.error.find("relative error inf"), std::string::npos) << itself.error;
+  EXPECT_NE(itself.error.find("the graph itself overflows float16 on these inputs: t"), std::string::npos)
+      << itself.error;
+  EXPECT_NE(itself.error.find("= reduction("), std::string::npos) << itself.error;
+  // The same computation written otherwise (the sum of exp(x) · 1): checked against g.
+  KernelGraph other;
+  const TensorId e2 = other.mul_scalar(
+      other.unary(OpKind::kExp, other.mul_scalar(other.new_input({4, 256}, DType::kFloat16), 10.0)), 1.0);
+  other.mark_output(other.binary(OpKind::kDiv, e2, other.reduction(OpKind::kReduction, e2, 1)));
+  const Measurement candidate = measurer.measure(other, false);
+  ASSERT_FALSE(candidate.correct);
+  EXPECT_NE(candidate.error.find("the graph it is checked against overflows float16"), std::string::npos)
+      << candidate.error;
+}
+
 TEST(CpuPlugin, MeasurerFlushesBeforeEachTimedRun) {
   auto plugin = cpu_plugin();
   KernelGraph graph;
