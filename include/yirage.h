@@ -792,7 +792,9 @@ typedef struct yirage_measurement {
   double relative_error; /* the worst output's ‖got − want‖ / ‖want‖; -1 if not compared */
   double median_seconds; /* device time per run; -1 when not correct */
   double min_seconds;
-  char error[512]; /* why it is not correct ("" when it is) */
+  /* Why it is not correct ("" when it is); where the reference graph itself overflows its
+   * dtype on the inputs (e.g. a float16 sum of exps), it also names the tensor and its size. */
+  char error[512];
 } yirage_measurement;
 
 /* Checks and times the kernel on the device against `reference` (a graph with the same inputs
