@@ -20,14 +20,10 @@ constexpr int64_t kPad = 8;  // elements after each row of a stage (16 bytes)
 constexpr int64_t kStages = 4;
 constexpr int64_t kMinRows = 17;  // fewer: the vector kernel (cuda_matmul.cpp)
 
-// The kernel body, with $NAME$ placeholders filled by tiled_gemm. The loads of a stage are a
-// lambda so that the prologue and the loop share them.
-constexpr const char *kBody = R"(extern __shared__ __align__(128) unsigned char yr_gemm_smem[];
-$T$ *const sa = reinterpret_cast<$T$ *>(yr_gemm_smem);
-$T$ *const sb = sa + $STAGES$ * $BM$ * $AS$;
-const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-const int wm = warp / $WN$, wn = warp % $WN$;
-$ORIGIN$
+// Both bodies' start ($TILE$): the block's tile of A, B and O, and the loads of a stage, A's
+// element (r, kc) at $A_AT$ and B's (r, nc) at $B_AT$ of their stages ($A_STAGE$, $B_STAGE$
+// elements each). Filled into the body before its own placeholders.
+constexpr const char *kTile = R"($ORIGIN$
 const $T$ *const A = $A$ + ia + tm * $BM$ * $SA$;
 const $T$ *const B = $B$ + ib + tn * $BN$;
 $T$ *const O = $O$ + bt * $MN$;
@@ -36,21 +32,30 @@ const bool aligned = ((reinterpret_cast<unsigned long long>($A$) | reinterpret_c
 const int rows = $M$ - tm * $BM$, cols = $N$ - tn * $BN$;
 auto load = [&](int stage, int kt) {
   const int k0 = kt * $BK$;
-  $T$ *const a = sa + stage * $BM$ * $AS$;
+  $T$ *const a = sa + stage * $A_STAGE$;
 #pragma unroll
   for (int c = tid; c < $BM$ * $BK$ / 8; c += $THREADS$) {
     const int r = c / ($BK$ / 8), kc = c % ($BK$ / 8) * 8;
     const bool valid = r < rows && k0 + kc < $K$;
-    yr_cp16_zfill(a + r * $AS$ + kc, valid ? A + r * $SA$ + k0 + kc : $A$, valid, aligned);
+    yr_cp16_zfill(a + $A_AT$, valid ? A + r * $SA$ + k0 + kc : $A$, valid, aligned);
   }
-  $T$ *const b = sb + stage * $BK$ * $BS$;
+  $T$ *const b = sb + stage * $B_STAGE$;
 #pragma unroll
   for (int c = tid; c < $BK$ * $BN$ / 8; c += $THREADS$) {
     const int r = c / ($BN$ / 8), nc = c % ($BN$ / 8) * 8;
     const bool valid = k0 + r < $K$ && nc < cols;
-    yr_cp16_zfill(b + r * $BS$ + nc, valid ? B + (k0 + r) * $SB$ + nc : $B$, valid, aligned);
+    yr_cp16_zfill(b + $B_AT$, valid ? B + (k0 + r) * $SB$ + nc : $B$, valid, aligned);
   }
-};
+};)";
+
+// The kernel body, with $NAME$ placeholders filled by tiled_gemm. The loads of a stage are a
+// lambda so that the prologue and the loop share them.
+constexpr const char *kBody = R"(extern __shared__ __align__(128) unsigned char yr_gemm_smem[];
+$T$ *const sa = reinterpret_cast<$T$ *>(yr_gemm_smem);
+$T$ *const sb = sa + $STAGES$ * $BM$ * $AS$;
+const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+const int wm = warp / $WN$, wn = warp % $WN$;
+$TILE$
 float acc[$MT$][$NT$][4];
 #pragma unroll
 for (int i = 0; i < $MT$; ++i)
@@ -126,30 +131,7 @@ $T$ *const sb = reinterpret_cast<$T$ *>(yr_gemm_smem);
 $T$ *const sa = sb + $STAGES$ * $BK$ * $BN$;
 const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
 const int wgm = wg / $WGN$, wgn = wg % $WGN$;
-$ORIGIN$
-const $T$ *const A = $A$ + ia + tm * $BM$ * $SA$;
-const $T$ *const B = $B$ + ib + tn * $BN$;
-$T$ *const O = $O$ + bt * $MN$;
-const bool aligned = ((reinterpret_cast<unsigned long long>($A$) | reinterpret_cast<unsigned long long>($B$) |
-                       reinterpret_cast<unsigned long long>($O$)) & 15) == 0;
-const int rows = $M$ - tm * $BM$, cols = $N$ - tn * $BN$;
-auto load = [&](int stage, int kt) {
-  const int k0 = kt * $BK$;
-  $T$ *const a = sa + stage * $BM$ * $BK$;
-#pragma unroll
-  for (int c = tid; c < $BM$ * $BK$ / 8; c += $THREADS$) {
-    const int r = c / ($BK$ / 8), kc = c % ($BK$ / 8) * 8;
-    const bool valid = r < rows && k0 + kc < $K$;
-    yr_cp16_zfill(a + yr_swizzled128(r, kc, $BM$), valid ? A + r * $SA$ + k0 + kc : $A$, valid, aligned);
-  }
-  $T$ *const b = sb + stage * $BK$ * $BN$;
-#pragma unroll
-  for (int c = tid; c < $BK$ * $BN$ / 8; c += $THREADS$) {
-    const int r = c / ($BN$ / 8), nc = c % ($BN$ / 8) * 8;
-    const bool valid = k0 + r < $K$ && nc < cols;
-    yr_cp16_zfill(b + yr_swizzled128(r, nc, $BK$), valid ? B + (k0 + r) * $SB$ + nc : $B$, valid, aligned);
-  }
-};
+$TILE$
 float acc[$NC$][4];
 #pragma unroll
 for (int j = 0; j < $NC$; ++j)
@@ -319,7 +301,17 @@ std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, c
     values["INFLIGHT"] = t.stages >= 4 ? "1" : "0";
     values["FENCE"] = wgmma_operand_fence("acc", 0, wn / 8);
   }
-  p.text(filled(t.warpgroups ? kWarpgroupBody : kBody, values));
+  // The tile's text first (its own placeholders are the body's), then the rest.
+  const std::string body = filled(t.warpgroups ? kWarpgroupBody : kBody,
+                                  {{"TILE", t.warpgroups ? filled(kTile, {{"A_STAGE", "$BM$ * $BK$"},
+                                                                          {"A_AT", "yr_swizzled128(r, kc, $BM$)"},
+                                                                          {"B_STAGE", "$BK$ * $BN$"},
+                                                                          {"B_AT", "yr_swizzled128(r, nc, $BK$)"}})
+                                                         : filled(kTile, {{"A_STAGE", "$BM$ * $AS$"},
+                                                                          {"A_AT", "r * $AS$ + kc"},
+                                                                          {"B_STAGE", "$BK$ * $BS$"},
+                                                                          {"B_AT", "r * $BS$ + nc"}})}});
+  p.text(filled(body, values));
   return MatmulLaunch{t.blocks, kThreads, t.min_blocks, t.shared_bytes};
 }
 
