@@ -2,34 +2,46 @@
 
 namespace yirage::codegen::cuda {
 
-std::string wgmma_call(int64_t n, DType dtype, const std::string &acc, int64_t first, const std::string &a,
-                       const std::string &desc, bool accumulate) {
-  const int64_t regs = n / 2;
+namespace {
+
+// The asm statement of one wgmma.m64n`n`k16 with float accumulators: `operands` (the PTX operands
+// after the accumulators, then the predicate and immediates) with `inputs` as its input list;
+// operand `flag` (an index) says whether to add.
+std::string wgmma_asm(int64_t n, DType dtype, const std::string &acc, int64_t first, const std::string &operands,
+                      const std::string &inputs, int64_t flag) {
   const std::string type = dtype == DType::kBFloat16 ? "bf16" : "f16";
   std::string list;
-  for (int64_t i = 0; i < regs; ++i) list += (i ? ", %" : "%") + std::to_string(i);
-  const std::string A = std::to_string(regs), D = std::to_string(regs + 4), S = std::to_string(regs + 5);
-  return "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %" + S + ", 0; wgmma.mma_async.sync.aligned.m64n" +
-         std::to_string(n) + "k16.f32." + type + "." + type + " {" + list + "}, {%" + A + ", %" +
-         std::to_string(regs + 1) + ", %" + std::to_string(regs + 2) + ", %" + std::to_string(regs + 3) + "}, %" + D +
-         ", p, 1, 1, 1; }\" : " + wgmma_register_list(acc, first, n / 8) + " : \"r\"(" + a + "[0]), \"r\"(" + a +
-         "[1]), \"r\"(" + a + "[2]), \"r\"(" + a + "[3]), \"l\"(" + desc + "), \"r\"(" + (accumulate ? "1" : "0") +
-         "));";
+  for (int64_t i = 0; i < n / 2; ++i) list += (i ? ", %" : "%") + std::to_string(i);
+  return "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %" + std::to_string(flag) +
+         ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type + " {" + list +
+         "}, " + operands + "; }\" : " + wgmma_register_list(acc, first, n / 8) + " : " + inputs + ");";
+}
+
+std::string operand(int64_t i) {
+  return "%" + std::to_string(i);
+}
+
+}  // namespace
+
+std::string wgmma_call(int64_t n, DType dtype, const std::string &acc, int64_t first, const std::string &a,
+                       const std::string &desc, bool accumulate) {
+  // Operands: the accumulators, A's 4 registers, B's descriptor, whether to add; B transposed.
+  const int64_t regs = n / 2;
+  return wgmma_asm(n, dtype, acc, first,
+                   "{" + operand(regs) + ", " + operand(regs + 1) + ", " + operand(regs + 2) + ", " +
+                       operand(regs + 3) + "}, " + operand(regs + 4) + ", p, 1, 1, 1",
+                   "\"r\"(" + a + "[0]), \"r\"(" + a + "[1]), \"r\"(" + a + "[2]), \"r\"(" + a + "[3]), \"l\"(" + desc +
+                       "), \"r\"(" + (accumulate ? "1" : "0") + ")",
+                   regs + 5);
 }
 
 std::string wgmma_call_shared(int64_t n, DType dtype, const std::string &acc, int64_t first, const std::string &a_desc,
                               const std::string &b_desc, bool accumulate) {
-  const int64_t regs = n / 2;
-  const std::string type = dtype == DType::kBFloat16 ? "bf16" : "f16";
-  std::string list;
-  for (int64_t i = 0; i < regs; ++i) list += (i ? ", %" : "%") + std::to_string(i);
   // Operands: the accumulators, A's and B's descriptors, whether to add; A not transposed, B
   // transposed (MN-major).
-  const std::string A = std::to_string(regs), B = std::to_string(regs + 1), S = std::to_string(regs + 2);
-  return "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %" + S + ", 0; wgmma.mma_async.sync.aligned.m64n" +
-         std::to_string(n) + "k16.f32." + type + "." + type + " {" + list + "}, %" + A + ", %" + B +
-         ", p, 1, 1, 0, 1; }\" : " + wgmma_register_list(acc, first, n / 8) + " : \"l\"(" + a_desc + "), \"l\"(" +
-         b_desc + "), \"r\"(" + (accumulate ? "1" : "0") + "));";
+  const int64_t regs = n / 2;
+  return wgmma_asm(n, dtype, acc, first, operand(regs) + ", " + operand(regs + 1) + ", p, 1, 1, 0, 1",
+                   "\"l\"(" + a_desc + "), \"l\"(" + b_desc + "), \"r\"(" + (accumulate ? "1" : "0") + ")", regs + 2);
 }
 
 std::string wgmma_register_list(const std::string &acc, int64_t first, int64_t chunks) {
