@@ -140,7 +140,7 @@ def fused_rmsnorm_linear(rows=4, hidden=256, cols=128, tile=64):
                                   forloop_range=hidden // tile)
     tX = tb.new_input(dtensor=X, input_map=(-1, -1, -1), forloop_dim=1)
     tW = tb.new_input(dtensor=W, input_map=(1, -1, -1), forloop_dim=0)
-    acc = tb.forloop_accum(tb.matmul(tX, tW), "sum")
+    acc = tb.forloop_accum(tb.matmul(tX, tW))
     rms = tb.forloop_accum(tX, "rms")
     tb.new_output(tb.div(acc, rms), output_map=(1, -1, -1))
     (O,) = g.customized([X, W], tb)
@@ -156,7 +156,7 @@ def test_output_written_as_another_dtype():
     g = yr.new_kernel_graph()
     X = g.new_input((4, 64), yr.float16)
     tb = yr.new_threadblock_graph(grid_dim=(1, 1, 1), block_dim=(128, 1, 1), forloop_range=4)
-    acc = tb.forloop_accum(tb.new_input(dtensor=X, input_map=(-1, -1, -1), forloop_dim=1), "sum")
+    acc = tb.forloop_accum(tb.new_input(dtensor=X, input_map=(-1, -1, -1), forloop_dim=1))
     tb.new_output(acc, output_map=(-1, -1, -1), dtype=yr.float32)
     (O,) = g.customized([X], tb)
     assert O.dtype == yr.float32
@@ -252,3 +252,32 @@ def test_targets_and_cost_estimates():
 def test_versions():
     assert yr.version().count(".") == 2
     assert yr.abi_version() == (1, 5)
+
+
+def test_mirage_accumulators_and_threadblock_arguments():
+    # Mirage's meanings: forloop_accum(x) keeps x's shape, "sum" / "mean" / "rms" reduce the last
+    # dim to 1 over the loop's tiles together; new_threadblock_graph's fourth positional
+    # argument is reduction_dimx (shared_memory_limit is keyword-only).
+    g = yr.new_kernel_graph()
+    X = g.new_input((4, 256), yr.float32)
+    tb = yr.new_threadblock_graph((1, 1, 1), (128, 1, 1), 4, 64)
+    tX = tb.new_input(dtensor=X, input_map=(-1, -1, -1), forloop_dim=1)
+    kept = tb.forloop_accum(tX)
+    summed = tb.forloop_accum(tX, "sum")
+    assert kept.dims == (4, 64) and summed.dims == (4, 1)
+    assert tb.forloop_accum(tX, "reduce_sum").dims == (4, 1)  # yirage's older name
+    assert tb.forloop_accum_max(tX).dims == (4, 64)
+    with pytest.raises(yr.UnsupportedError, match="sum_todimx"):
+        tb.forloop_accum(tX, "sum_todimx")
+    with pytest.raises(ValueError, match="forloop_accum"):
+        tb.forloop_accum(tX, "total")
+    tb.new_output(summed, output_map=(-1, -1, -1))
+    (O,) = g.customized([X], tb)
+    g.mark_output(O)
+    x = rand(4, 256)
+    np.testing.assert_allclose(g.run_reference([x])[0], x.sum(axis=1, keepdims=True), rtol=1e-5)
+    with pytest.raises(ValueError, match="reduction_dimx"):
+        yr.new_threadblock_graph((1, 1, 1), (128, 1, 1), 4, 0)
+    with pytest.raises(TypeError):
+        yr.new_threadblock_graph((1, 1, 1), (128, 1, 1), 4, 64, 1024)  # shared_memory_limit=
+    assert yr.new_threadblock_graph((1, 1, 1), shared_memory_limit=1024) is not None

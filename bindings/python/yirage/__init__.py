@@ -340,9 +340,12 @@ class KernelGraph(_Graph):
 EquivalenceResult = collections.namedtuple("EquivalenceResult",
                                            ["equivalent", "trials", "seconds", "reason"])
 
-_ACCUMULATORS = {"sum": _c.YIRAGE_ACCUM_SUM, "reduce_sum": _c.YIRAGE_ACCUM_REDUCE_SUM,
-                 "mean": _c.YIRAGE_ACCUM_REDUCE_MEAN, "rms": _c.YIRAGE_ACCUM_REDUCE_RMS,
-                 "max": _c.YIRAGE_ACCUM_MAX}
+# forloop_accum's `acc`, with Mirage's meanings: None accumulates the tiles as they are; "sum",
+# "mean" and "rms" also reduce the last dim to 1 (over the loop's tiles together); "reduce_sum"
+# is yirage's older name of "sum", "max" an elementwise maximum (forloop_accum_max).
+_ACCUMULATORS = {None: _c.YIRAGE_ACCUM_SUM, "sum": _c.YIRAGE_ACCUM_REDUCE_SUM,
+                 "reduce_sum": _c.YIRAGE_ACCUM_REDUCE_SUM, "mean": _c.YIRAGE_ACCUM_REDUCE_MEAN,
+                 "rms": _c.YIRAGE_ACCUM_REDUCE_RMS, "max": _c.YIRAGE_ACCUM_MAX}
 
 
 class ThreadblockGraph(_Graph):
@@ -350,7 +353,14 @@ class ThreadblockGraph(_Graph):
 
     _prefix = "yirage_block_graph_"
 
-    def __init__(self, grid_dim, block_dim=(128, 1, 1), forloop_range=1, shared_memory_limit=0):
+    def __init__(self, grid_dim, block_dim=(128, 1, 1), forloop_range=1, reduction_dimx=64, *,
+                 shared_memory_limit=0):
+        self._handle = None
+        # reduction_dimx: Mirage's size for forloop_accum(x, "sum_todimx"), which yirage has
+        # not; accepted (Mirage's fourth positional argument) and otherwise unused.
+        if not isinstance(reduction_dimx, int) or reduction_dimx < 1:
+            raise ValueError(f"new_threadblock_graph(): reduction_dimx must be a positive int, "
+                             f"not {reduction_dimx!r}")
         grid = _dims(grid_dim, "grid_dim") + (1,) * (3 - len(tuple(grid_dim)))
         threads = 1
         for d in _dims(block_dim, "block_dim"):
@@ -373,10 +383,21 @@ class ThreadblockGraph(_Graph):
         self._dtensors.append(dtensor)
         return t
 
-    def forloop_accum(self, X, acc="sum"):
+    def forloop_accum(self, X, acc=None):
+        """X accumulated over the for-loop, as Mirage's: acc None keeps X's shape; "sum", "mean"
+        and "rms" reduce its last dim to 1 as well (the sum, mean or root mean square over the
+        loop's tiles together); "max" is the elementwise maximum."""
+        if acc == "sum_todimx":
+            raise UnsupportedError("forloop_accum(): Mirage's acc='sum_todimx' (the last dim summed "
+                                   "down to reduction_dimx) has no yirage equivalent")
         if acc not in _ACCUMULATORS:
-            raise ValueError(f"acc must be one of {sorted(_ACCUMULATORS)}")
+            raise ValueError("forloop_accum(): acc must be None, 'sum', 'mean', 'rms', "
+                             f"'reduce_sum' or 'max', not {acc!r}")
         return self._tensor("accumulate", _handle(X, "X"), _ACCUMULATORS[acc])
+
+    def forloop_accum_max(self, X):
+        """The elementwise maximum of X over the for-loop (Mirage's forloop_accum_max)."""
+        return self.forloop_accum(X, "max")
 
     def forloop_accum_rescale(self, X, M):
         return self._tensor("accumulate_rescale", _handle(X, "X"), _handle(M, "M"))
@@ -754,9 +775,10 @@ def new_kernel_graph():
     return KernelGraph()
 
 
-def new_threadblock_graph(grid_dim, block_dim=(128, 1, 1), forloop_range=1,
+def new_threadblock_graph(grid_dim, block_dim=(128, 1, 1), forloop_range=1, reduction_dimx=64, *,
                           shared_memory_limit=0):
-    return ThreadblockGraph(grid_dim, block_dim, forloop_range, shared_memory_limit)
+    return ThreadblockGraph(grid_dim, block_dim, forloop_range, reduction_dimx,
+                            shared_memory_limit=shared_memory_limit)
 
 
 def target(name):
