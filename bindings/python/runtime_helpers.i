@@ -103,14 +103,52 @@ PyObject *yirage_py_device_info(const yirage_device *device) {
       (int)info.dlpack_device_id));
 }
 
-/* [status, search result]; also for TIMEOUT, which still carries what was verified. */
+/* Up to 64 ints of a Python sequence (None: none) into `out`; their count, or -1 with an error. */
+static Py_ssize_t yirage_py_int64s(PyObject *seq, int64_t *out, const char *what) {
+  Py_ssize_t n, i;
+  if (seq == Py_None) return 0;
+  n = PySequence_Size(seq);
+  if (n < 0 || n > 64) {
+    if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: at most 64 values", what);
+    return -1;
+  }
+  for (i = 0; i < n; ++i) {
+    PyObject *item = PySequence_GetItem(seq, i);
+    out[i] = item ? PyLong_AsLongLong(item) : -1;
+    Py_XDECREF(item);
+    if (PyErr_Occurred()) return -1;
+  }
+  return n;
+}
+
+/* [status, search result]; also for TIMEOUT, which still carries what was verified. `grids`,
+ * `loops`: block counts per axis and for-loop ranges to try (None: the target's); `fixed`: one
+ * grid (3 ints) or None; profile_repeats 0: the default. */
 PyObject *yirage_py_superoptimize(const yirage_graph *graph, const yirage_device *device,
                                   double time_budget, uint32_t profile_top_k, uint32_t threads,
-                                  const char *cache_dir, int remeasure, PyObject *progress) {
+                                  const char *cache_dir, int remeasure, PyObject *progress,
+                                  PyObject *grids, PyObject *loops, PyObject *fixed,
+                                  uint32_t profile_repeats) {
   yirage_search_options options;
   yirage_search_result *result = NULL;
   yirage_status status;
+  int64_t grid_values[64], loop_values[64], fixed_values[64];
+  Py_ssize_t n_grids, n_loops, n_fixed;
   yirage_search_options_init(&options);
+  n_grids = yirage_py_int64s(grids, grid_values, "grid candidates");
+  n_loops = n_grids < 0 ? -1 : yirage_py_int64s(loops, loop_values, "for-loop ranges");
+  n_fixed = n_loops < 0 ? -1 : yirage_py_int64s(fixed, fixed_values, "fixed grid");
+  if (n_fixed < 0) return NULL;
+  if (fixed != Py_None && n_fixed != 3) {
+    PyErr_SetString(PyExc_ValueError, "a fixed grid has 3 dims");
+    return NULL;
+  }
+  options.grid_candidates = n_grids > 0 ? grid_values : NULL;
+  options.num_grid_candidates = (size_t)n_grids;
+  options.forloop_candidates = n_loops > 0 ? loop_values : NULL;
+  options.num_forloop_candidates = (size_t)n_loops;
+  if (n_fixed == 3) memcpy(options.fixed_grid, fixed_values, sizeof options.fixed_grid);
+  if (profile_repeats > 0) options.profile_repeats = profile_repeats;
   options.device = device;
   options.time_budget_seconds = time_budget;
   options.profile_top_k = profile_top_k;

@@ -80,6 +80,8 @@ def test_calls_queue_on_torchs_current_stream():
         k([x[:, :512]])
     with pytest.raises(yr.InvalidArgumentError):
         k([x.half().float()])  # float32 for a float16 input
+    (on_side,) = k([x], stream=side, synchronize=True)  # a stream object, as Mirage passes
+    assert relative_error(on_side, want) < 1e-2
     (param,) = k([torch.nn.Parameter(x, requires_grad=False)], synchronize=True)
     assert relative_error(param, want) < 1e-2
 

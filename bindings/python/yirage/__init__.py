@@ -112,6 +112,19 @@ def _check(result):
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+def _row_major(function, dims, strides):
+    """Refuses Mirage strides that are not the compact row-major ones of `dims`."""
+    if strides is None:
+        return
+    want, step = [], 1
+    for d in reversed(tuple(dims)):
+        want.insert(0, step)
+        step *= int(d)
+    if tuple(int(s) for s in strides) != tuple(want):
+        raise UnsupportedError(f"{function}: Mirage's strides={tuple(strides)} are not supported: yirage's "
+                               f"graph tensors are compact (row-major strides {tuple(want)})")
+
+
 def _dims(dims, what="dims"):
     try:
         dims = tuple(int(d) for d in dims)
@@ -149,6 +162,15 @@ class Tensor:
         return _check(_c.yirage_py_tensor_dims(self._handle))
 
     shape = dims
+
+    @property
+    def num_dims(self):
+        """The number of dims (Mirage's DTensor.num_dims)."""
+        return len(self.dims)
+
+    def dim(self, i):
+        """Dim i (Mirage's DTensor.dim(idx))."""
+        return self.dims[i]
 
     @property
     def dtype(self):
@@ -215,8 +237,9 @@ class _Graph:
     max = _binary("max")
     del _unary, _binary
 
-    def clamp(self, X, lo, hi):
-        return self._tensor("clamp", _handle(X, "X"), float(lo), float(hi))
+    def clamp(self, A, min_val, max_val):
+        """A clamped to [min_val, max_val] (Mirage's names; positionally as before)."""
+        return self._tensor("clamp", _handle(A, "A"), float(min_val), float(max_val))
 
     def mul_scalar(self, X, scalar):
         return self._tensor("mul_scalar", _handle(X, "X"), float(scalar))
@@ -260,7 +283,13 @@ class KernelGraph(_Graph):
     def __exit__(self, *exc):
         self.release()
 
-    def new_input(self, dims, dtype=float16):
+    def new_input(self, dims, strides=None, dtype=float16):
+        """A new input of `dims` (Mirage's order: dims, strides, dtype). yirage's tensors are
+        compact: `strides` may be None or the row-major strides. A second positional argument
+        that is not a tuple or list is yirage's older new_input(dims, dtype): the dtype."""
+        if strides is not None and not isinstance(strides, (tuple, list)):
+            strides, dtype = None, strides
+        _row_major("new_input()", dims, strides)
         return self._tensor("new_input", _dims(dims), _dtype(dtype).value)
 
     def softmax(self, X, dim):
@@ -274,8 +303,47 @@ class KernelGraph(_Graph):
         return [Tensor(self, t) for t in _check(
             _c.yirage_py_chunk(self._live(), _handle(X, "X"), int(chunks), int(dim)))]
 
-    def mark_output(self, X):
-        self._call("mark_output", _handle(X, "X"))
+    def mark_output(self, A, strides=None):
+        """Marks A as an output; `strides` (Mirage's) may be None or A's row-major strides."""
+        _row_major("mark_output()", A.dims if isinstance(A, Tensor) else (), strides)
+        self._call("mark_output", _handle(A, "A"))
+
+    # ---- Mirage's KNGraph calls beyond the builder ----
+
+    def __call__(self, inputs=None, stream=None, outputs=None, **compile_options):
+        """Runs the graph as it is on the default device (Mirage's graph(inputs=..., stream=...)
+        on a graph that was not superoptimized): compiled on the first call (again after the
+        graph grew) for the device yirage.default_device() names. Mirage's compile options
+        (target_cc, num_warp_groups, pipeline_stages, profiling, enable_online_softmax,
+        file_id) are accepted and have no effect: yirage's backends choose their own."""
+        unknown = set(compile_options) - _MIRAGE_COMPILE_OPTIONS
+        if unknown:
+            raise TypeError(f"KernelGraph.__call__() got unexpected keyword arguments {sorted(unknown)}")
+        if inputs is None:
+            raise TypeError("KernelGraph.__call__() needs inputs=[...]")
+        device = default_device()
+        state = (device.backend, device.info["index"], self.num_operators, len(self.outputs))
+        cached = getattr(self, "_compiled", None)
+        if cached is None or cached[0] != state:
+            self._compiled = cached = (state, Kernel(self, device))
+        return cached[1](inputs, outputs=outputs, stream=stream)
+
+    def get_owner_independent_hash(self):
+        """A hash of the graph's structure (its canonical binary file), as an int."""
+        import hashlib
+        return int.from_bytes(hashlib.sha256(self.to_bytes()).digest()[:8], "little")
+
+    def to_json(self, filename):
+        """Writes the graph as a JSON file (yirage's format, docs/file-formats.md)."""
+        with open(filename, "wb") as f:
+            f.write(self.to_bytes("json"))
+
+    def from_json(self, filename):
+        """Replaces this graph with the one in `filename` (Mirage's instance method)."""
+        loaded = load(filename)
+        old, self._handle, loaded._handle = self._handle, loaded._handle, None
+        if old is not None:
+            _c.yirage_graph_release(old)
 
     def customized(self, inputs, tb_graph):
         """Adds the fused kernel `tb_graph`; `inputs` must be the tensors its new_input calls
@@ -377,7 +445,10 @@ class ThreadblockGraph(_Graph):
     def __del__(self):
         self.release()
 
-    def new_input(self, dtensor, input_map, forloop_dim):
+    def new_input(self, dtensor, input_map, forloop_dim, store_in_dmem=False):
+        """A tile of `dtensor` per block (input_map: the dim each grid axis splits, -1 none) and
+        per loop iteration (forloop_dim). Mirage's store_in_dmem is accepted and has no effect:
+        the backend decides where the tiles live."""
         t = self._tensor("new_input", _handle(dtensor, "dtensor"), _dims(input_map, "input_map"),
                          int(forloop_dim))
         self._dtensors.append(dtensor)
@@ -612,6 +683,10 @@ class Kernel:
         inputs' library, as PyTorch's own operations do, else the default stream), like a
         PyTorch operation: work queued after it on that stream sees the outputs; read them from
         the host or another stream after a synchronize (synchronize=True waits here)."""
+        if stream is not None and not isinstance(stream, int):
+            # A stream object, as Mirage takes PyTorch's: its handle (PyTorch's cuda_stream,
+            # CuPy's ptr).
+            stream = getattr(stream, "cuda_stream", getattr(stream, "ptr", stream))
         if not self._host and isinstance(inputs, (list, tuple)):
             done = self._torch_call(inputs, outputs, stream, synchronize)
             if done is not None:
@@ -718,22 +793,66 @@ def search_cache_dir():
     return os.path.join(base, "yirage", "search")
 
 
-def _superoptimize(graph, backend="cpu", device=0, time_budget=60, top_k=4, threads=0,
-                   cache_dir=None, progress=None, context=None, remeasure=False):
+# Mirage's superoptimize keywords that yirage accepts without effect, with why (docs/python.md).
+_MIRAGE_NO_EFFECT = {
+    "config": "yirage's search derives its grids and loops from the target",
+    "save_codes": "the generated code is in the plugin's kernel cache",
+    "is_formal_verified": "every candidate is checked by fingerprints (docs/verification.md)",
+    "previous_checkpoint": "searches are cached by request instead (cache_dir)",
+    "use_graph_dataset": "see use_cached_graphs",
+    "warmup_iters": "the profiler's warm-up is its own",
+}
+
+
+def _superoptimize(graph, backend=None, device=None, time_budget=60, top_k=4, threads=0,
+                   cache_dir=None, progress=None, context=None, remeasure=False, *,
+                   griddims=None, franges=None, blockdims=None, imaps=None, omaps=None, fmaps=None,
+                   verbose=False, profile_iters=None, use_cached_graphs=True, **mirage):
     import sys
+    unknown = set(mirage) - set(_MIRAGE_NO_EFFECT)
+    if unknown:
+        raise TypeError(f"superoptimize() got unexpected keyword arguments {sorted(unknown)}")
+    for name, value in (("imaps", imaps), ("omaps", omaps), ("fmaps", fmaps)):
+        if value is not None:
+            raise UnsupportedError(f"superoptimize(): Mirage's {name}= is not supported: yirage's "
+                                   f"search enumerates the maps itself")
+    if blockdims is not None:
+        raise UnsupportedError("superoptimize(): Mirage's blockdims= is not supported (Mirage "
+                               "requires None too)")
+    if backend in ("triton", "nki"):
+        raise UnsupportedError(f"superoptimize(): Mirage's backend={backend!r} is not a yirage "
+                               f"backend; yirage's: {[b['name'] for b in get_available_backends()]}")
     if cache_dir is None:
-        cache_dir = search_cache_dir()
+        cache_dir = search_cache_dir() if use_cached_graphs else None
     elif cache_dir is False:
         cache_dir = None
     ctx = context if context is not None else default_context()
-    dev = device if isinstance(device, Device) else ctx.device(backend, device)
+    if isinstance(device, Device):
+        dev = device
+    elif backend is None and device is None:
+        dev = default_device()
+    else:
+        name = backend if backend is not None else "cpu"
+        dev = ctx.device(name, device if device is not None else (_gpu_device_id if name == "cuda" else 0))
+    # Mirage's griddims: one grid is the only one tried; several, each value a block count to try
+    # on any axis. franges: the for-loop ranges to try.
+    fixed = grids = None
+    if griddims is not None:
+        shapes = [tuple(int(v) for v in g) + (1,) * (3 - len(tuple(g))) for g in griddims]
+        if len(shapes) == 1:
+            fixed = shapes[0]
+        else:
+            grids = sorted({v for shape in shapes for v in shape if v > 1})
+    # (yirage's candidates are loop ranges of 2 or more: a 1, Mirage's "no loop", is dropped.)
+    loops = None if franges is None else [int(f) for f in franges if int(f) != 1]
     bar = None
-    if progress is None and sys.stderr.isatty():
+    if progress is None and (sys.stderr.isatty() or verbose):
         progress = bar = _ProgressBar(float(time_budget))
     try:
         status, handle = _c.yirage_py_superoptimize(
             graph._live(), dev._handle, float(time_budget), int(top_k), int(threads),
-            None if cache_dir is None else str(cache_dir), 1 if remeasure else 0, progress)
+            None if cache_dir is None else str(cache_dir), 1 if remeasure else 0, progress,
+            grids, loops, fixed, int(profile_iters) if profile_iters is not None else 0)
     finally:
         if bar is not None:
             bar.close()
@@ -743,7 +862,7 @@ def _superoptimize(graph, backend="cpu", device=0, time_budget=60, top_k=4, thre
     if not report.candidates:
         # What was measured, and why each was dropped (the input graph is always measured).
         why = "; ".join(f"{r['description']}: {r['error']}" for r in report.profiled)
-        raise NotFoundError("superoptimize: no correct candidate was found" +
+        raise NotFoundError("superoptimize(): no correct candidate was found" +
                             (" within the budget" if report.timed_out else "") +
                             (f" ({why})" if why else ""))
     return Kernel(report.candidates[0][0], dev, report)
@@ -761,6 +880,14 @@ KernelGraph.superoptimize.__doc__ = """Searches for a faster equivalent of this 
     candidates and the graph itself there, and returns the fastest correct one compiled, as a
     callable yirage.Kernel whose .search holds the report. A progress bar is drawn on stderr when
     it is a terminal; `progress` may be a callable (states, candidates, seconds) instead.
+
+    With no backend (and no device) it runs on yirage.default_device(): CUDA where present, else
+    the CPU. Mirage's keywords are taken (docs/python.md has the table): griddims (one grid: only
+    it; several: their values as per-axis block counts), franges (for-loop ranges), verbose (the
+    progress bar), profile_iters (timed runs per candidate), use_cached_graphs=False (no cache);
+    config, save_codes, is_formal_verified, previous_checkpoint, use_graph_dataset and
+    warmup_iters have no effect; imaps, omaps, fmaps, blockdims and backend "triton" / "nki" are
+    errors that name them.
 
     Searches are cached in `cache_dir` (default: search_cache_dir(), the user's cache folder;
     False: no cache). A request searched and profiled before on the same device with the same
@@ -793,3 +920,30 @@ def load(path):
 
 def from_bytes(data):
     return KernelGraph(_check(_c.yirage_py_deserialize(bytes(data))))
+
+
+# ---- Mirage's module-level calls ----
+
+__version__ = version()
+_MIRAGE_COMPILE_OPTIONS = {"target_cc", "num_warp_groups", "pipeline_stages", "profiling",
+                           "enable_online_softmax", "file_id"}
+_gpu_device_id = 0
+
+
+def set_gpu_device_id(device_id):
+    """The GPU that searches and runs use by default (Mirage's set_gpu_device_id)."""
+    global _gpu_device_id
+    if not isinstance(device_id, int) or device_id < 0:
+        raise ValueError(f"set_gpu_device_id(): device_id must be a non-negative int, not {device_id!r}")
+    _gpu_device_id = device_id
+
+
+def default_device():
+    """The device used where no backend is named: CUDA device set_gpu_device_id() (0 by
+    default) where the CUDA plugin has devices, else the CPU."""
+    cuda = default_context().devices("cuda")
+    if cuda:
+        if _gpu_device_id >= len(cuda):
+            raise NotFoundError(f"set_gpu_device_id({_gpu_device_id}): there are {len(cuda)} CUDA devices")
+        return cuda[_gpu_device_id]
+    return default_context().device("cpu", 0)
