@@ -826,14 +826,7 @@ def _superoptimize(graph, backend=None, device=None, time_budget=60, top_k=4, th
         cache_dir = search_cache_dir() if use_cached_graphs else None
     elif cache_dir is False:
         cache_dir = None
-    ctx = context if context is not None else default_context()
-    if isinstance(device, Device):
-        dev = device
-    elif backend is None and device is None:
-        dev = default_device()
-    else:
-        name = backend if backend is not None else "cpu"
-        dev = ctx.device(name, device if device is not None else (_gpu_device_id if name == "cuda" else 0))
+    dev = _device_for(context, backend, device)
     # Mirage's griddims: one grid is the only one tried; several, each value a block count to try
     # on any axis. franges: the for-loop ranges to try.
     fixed = grids = None
@@ -868,10 +861,21 @@ def _superoptimize(graph, backend=None, device=None, time_budget=60, top_k=4, th
     return Kernel(report.candidates[0][0], dev, report)
 
 
-def _compile(graph, backend="cpu", device=0, context=None):
+def _device_for(context, backend, device):
+    """The device a search or a compile runs on: `device` if it is one; neither a backend nor a
+    device: default_device(); else the backend's device `device` (default: set_gpu_device_id's
+    for CUDA, 0 otherwise; no backend: the CPU's)."""
+    if isinstance(device, Device):
+        return device
+    if backend is None and device is None:
+        return default_device()
     ctx = context if context is not None else default_context()
-    dev = device if isinstance(device, Device) else ctx.device(backend, device)
-    return Kernel(graph, dev)
+    name = backend if backend is not None else "cpu"
+    return ctx.device(name, device if device is not None else (_gpu_device_id if name == "cuda" else 0))
+
+
+def _compile(graph, backend=None, device=None, context=None):
+    return Kernel(graph, _device_for(context, backend, device))
 
 
 KernelGraph.superoptimize = _superoptimize
@@ -895,7 +899,8 @@ KernelGraph.superoptimize.__doc__ = """Searches for a faster equivalent of this 
     (.search.stats["from_cache"] set, nothing measured); remeasure=True profiles the cached
     candidates again and stores the new answer."""
 KernelGraph.compile = _compile
-KernelGraph.compile.__doc__ = "This graph compiled as it is for a device: a callable yirage.Kernel."
+KernelGraph.compile.__doc__ = """This graph compiled as it is for a device (the backend's device
+    `device`, or a yirage.Device; neither: yirage.default_device()): a callable yirage.Kernel."""
 
 
 def new_kernel_graph():
