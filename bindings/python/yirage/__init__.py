@@ -311,9 +311,9 @@ class KernelGraph(_Graph):
     # ---- Mirage's KNGraph calls beyond the builder ----
 
     def __call__(self, inputs=None, stream=None, outputs=None, **compile_options):
-        """Runs the graph as it is on the default device (Mirage's graph(inputs=..., stream=...)
-        on a graph that was not superoptimized): compiled on the first call (again after the
-        graph grew) for the device yirage.default_device() names. Mirage's compile options
+        """Runs the graph as it is (Mirage's graph(inputs=..., stream=...) on a graph that was
+        not superoptimized) where the inputs are: the CPU for numpy arrays and host tensors,
+        their GPU for GPU tensors; compiled on the first call (again after the graph grew). Mirage's compile options
         (target_cc, num_warp_groups, pipeline_stages, profiling, enable_online_softmax,
         file_id) are accepted and have no effect: yirage's backends choose their own."""
         unknown = set(compile_options) - _MIRAGE_COMPILE_OPTIONS
@@ -321,7 +321,7 @@ class KernelGraph(_Graph):
             raise TypeError(f"KernelGraph.__call__() got unexpected keyword arguments {sorted(unknown)}")
         if inputs is None:
             raise TypeError("KernelGraph.__call__() needs inputs=[...]")
-        device = default_device()
+        device = _device_of(inputs)
         state = (device.backend, device.info["index"], self.num_operators, len(self.outputs))
         cached = getattr(self, "_compiled", None)
         if cached is None or cached[0] != state:
@@ -941,6 +941,21 @@ def set_gpu_device_id(device_id):
     if not isinstance(device_id, int) or device_id < 0:
         raise ValueError(f"set_gpu_device_id(): device_id must be a non-negative int, not {device_id!r}")
     _gpu_device_id = device_id
+
+
+def _device_of(inputs):
+    """The device holding `inputs`: by their DLPack device (the CPU for numpy arrays), a CUDA
+    device for CUDA tensors; default_device() where none says."""
+    for x in inputs:
+        where = getattr(x, "__dlpack_device__", None)
+        if where is None:
+            continue
+        kind, index = where()
+        if kind == 1:  # kDLCPU
+            return default_context().device("cpu", 0)
+        if kind == 2:  # kDLCUDA
+            return default_context().device("cuda", int(index))
+    return default_device()
 
 
 def default_device():
