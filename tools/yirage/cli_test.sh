@@ -53,6 +53,9 @@ expect 1 '^yirage: searching: superoptimize: the graph already has a customized 
 # part of the request, are kept per machine (YIRAGE_CACHE_DIR/host).
 expect 0 'search: [0-9.]+ s, ' -- "$yirage" superoptimize "$small" --cache "$work/search-cache" --budget 60 --top-k 1 --repeats 2 --quiet
 expect 0 'search: [0-9.]+ s \(from the cache\), ' -- "$yirage" superoptimize "$small" --cache "$work/search-cache" --budget 60 --top-k 1 --repeats 2 --quiet
+# That answer was profiled: it is given at once, nothing measured; --remeasure measures again.
+expect 0 'a cached profiled answer: nothing measured now' -- "$yirage" superoptimize "$small" --cache "$work/search-cache" --budget 60 --top-k 1 --repeats 2 --quiet
+expect 0 '^  0 +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s' -- "$yirage" superoptimize "$small" --cache "$work/search-cache" --budget 60 --top-k 1 --repeats 2 --quiet --remeasure
 expect 0 'correct' -- "$yirage" run "$work/best.yrg" --reference "$small" --repeats 3
 expect 0 'speedup [0-9.]+x' -- "$yirage" bench "$small" --budget 60 --top-k 2 --repeats 3 --quiet
 # A graph whose own float16 tensors overflow (Mirage's attention has no max subtraction) is

@@ -41,7 +41,9 @@ static const char *kUsage =
     "  --cold              run, bench: before each timed run, flush the device's L2 (its size\n"
     "                      as the device reports it) so that runs start with cold caches and\n"
     "                      the timing holds the device's time alone (as the search's profiling)\n"
-    "  --cache DIR         search result cache folder\n"
+    "  --cache DIR         search result cache folder: a request profiled before on this\n"
+    "                      device and plugin build is answered from it, nothing measured\n"
+    "  --remeasure         superoptimize, bench: profile a cached answer again\n"
     "  --reference GRAPH   run: check against this graph instead of GRAPH itself\n"
     "  --quiet             no progress bar\n"
     "GRAPH is a yirage graph file: binary (.yrg) or JSON.\n";
@@ -53,7 +55,7 @@ typedef struct options {
   int32_t device;
   double budget;
   uint32_t threads, top_k, repeats;
-  int quiet, cold;
+  int quiet, cold, remeasure;
 } options;
 
 static void fail(const char *format, ...) {
@@ -139,6 +141,8 @@ static void parse(int argc, char **argv, options *o) {
       o->quiet = 1;
     else if (!strcmp(a, "--cold"))
       o->cold = 1;
+    else if (!strcmp(a, "--remeasure"))
+      o->remeasure = 1;
     else if (a[0] == '-')
       usage_error("unknown option %s", a);
     else if (o->graph == NULL)
@@ -253,6 +257,7 @@ static yirage_search_result *search(const options *o, const yirage_graph *graph,
   so.profile_top_k = o->top_k;
   so.profile_repeats = o->repeats;
   so.cache_dir = o->cache;
+  so.remeasure = o->remeasure;
   progress_state state = {o->budget};
   const int bar = !o->quiet && isatty(STDERR_FILENO);
   if (bar) {
@@ -290,6 +295,8 @@ static yirage_search_result *search(const options *o, const yirage_graph *graph,
     printf(" %10.1e  %-6s  %s\n", r.relative_error, r.kept ? "ok" : "DROP", r.description);
     if (!r.kept) printf("        dropped: %s\n", r.error);
   }
+  if (profiled == 0 && stats.from_cache)
+    printf("  (a cached profiled answer: nothing measured now; --remeasure measures)\n");
   size_t n = 0;
   check(yirage_search_result_num_candidates(result, &n), "reading candidates");
   if (n == 0) {
