@@ -239,6 +239,17 @@ PyObject *yirage_py_compile(const yirage_graph *graph, const yirage_device *devi
 
 /* [status, None]: runs on the tensors of two sequences of DLPack capsules, then waits. `stream`
  * is the backend's native stream as an integer (0: its default). */
+/* The kernel run on `stream`, waited for where `synchronize` (the GIL released). */
+static yirage_status yirage_py_run(const yirage_kernel *kernel, DLTensor **ins, size_t n_in, DLTensor **outs,
+                                   size_t n_out, unsigned long long stream, int synchronize) {
+  yirage_status status;
+  Py_BEGIN_ALLOW_THREADS
+  status = yirage_kernel_run(kernel, (const DLTensor *const *)ins, n_in, outs, n_out, (void *)(uintptr_t)stream);
+  if (status == YIRAGE_OK && synchronize) status = yirage_kernel_synchronize(kernel, (void *)(uintptr_t)stream);
+  Py_END_ALLOW_THREADS
+  return status;
+}
+
 /* [status]: the kernel run on DLPack capsules on `stream`; with `synchronize`, waited for (the
  * GIL released). */
 PyObject *yirage_py_kernel_run(const yirage_kernel *kernel, PyObject *inputs, PyObject *outputs,
@@ -261,11 +272,7 @@ PyObject *yirage_py_kernel_run(const yirage_kernel *kernel, PyObject *inputs, Py
     if (outs != out_stack) free(outs);
     return PyErr_Occurred() ? NULL : PyErr_NoMemory();
   }
-  Py_BEGIN_ALLOW_THREADS
-  status = yirage_kernel_run(kernel, (const DLTensor *const *)ins, (size_t)n_in, outs,
-                             (size_t)n_out, (void *)(uintptr_t)stream);
-  if (status == YIRAGE_OK && synchronize) status = yirage_kernel_synchronize(kernel, (void *)(uintptr_t)stream);
-  Py_END_ALLOW_THREADS
+  status = yirage_py_run(kernel, ins, (size_t)n_in, outs, (size_t)n_out, stream, synchronize);
   if (ins != in_stack) free(ins);
   if (outs != out_stack) free(outs);
   return yirage_py_result(status, NULL);
@@ -331,11 +338,7 @@ PyObject *yirage_py_kernel_run_raw(const yirage_kernel *kernel, PyObject *inputs
     if (i < n_in) ins[i] = &tensors[i];
     else outs[i - n_in] = &tensors[i];
   }
-  Py_BEGIN_ALLOW_THREADS
-  status = yirage_kernel_run(kernel, (const DLTensor *const *)ins, (size_t)n_in, outs, (size_t)n_out,
-                             (void *)(uintptr_t)stream);
-  if (status == YIRAGE_OK && synchronize) status = yirage_kernel_synchronize(kernel, (void *)(uintptr_t)stream);
-  Py_END_ALLOW_THREADS
+  status = yirage_py_run(kernel, ins, (size_t)n_in, outs, (size_t)n_out, stream, synchronize);
   return yirage_py_result(status, NULL);
 }
 

@@ -152,10 +152,10 @@ std::string Measurer::overflow_note(const KernelGraph &measured) const {
   // The reference's own tensors are the ones checked; a candidate's differ (a µGraph's tiles),
   // but where the reference overflows, a candidate computing the same in the same dtype is
   // likely to, and the note says whose tensor it is.
-  const auto bytes = [](const KernelGraph &g) { return serialize::graph_to_bytes(g, serialize::GraphFormat::kBinary); };
-  const bool itself = bytes(measured) == bytes(reference_);
   const std::optional<reference::OutOfRange> out = reference::first_out_of_range(reference_, inputs_->largest);
   if (!out) return "";
+  const auto bytes = [](const KernelGraph &g) { return serialize::graph_to_bytes(g, serialize::GraphFormat::kBinary); };
+  const bool itself = bytes(measured) == bytes(reference_);
   const Tensor &t = reference_.tensor(out->tensor);
   const Operator &op = reference_.operators()[out->op];
   std::string operands;

@@ -115,8 +115,8 @@ for (int i = 0; i < $MT$; ++i)
     }
 )";
 
-// The same GEMM on warpgroup mma (sm_90a): two warpgroups of 4 warps, each a 64 × WN tile of
-// wgmma.m64nWNk16 accumulators (WN = BN / WGN, the warpgroups WGM along the rows, WGN along the
+// The same GEMM on warpgroup mma (sm_90a): two warpgroups of 4 warps, each a 64 × WG_COLS tile of
+// wgmma.m64nWG_COLSk16 accumulators (WG_COLS = BN / WGN, the warpgroups WGM along the rows, WGN along the
 // columns). Both operands' stages are laid out as wgmma reads them with 128-byte swizzling
 // (yr_swizzled128): A K-major (its BM rows of 64 k), B MN-major (blocks of 64 columns, BK rows
 // each). No operand passes through registers: a wgmma in flight reads registers of A it was
@@ -151,7 +151,7 @@ for (int kt = 0; kt < kt_count; ++kt) {
   if (kt + ahead < kt_count) load((kt + ahead) % $STAGES$, kt + ahead);
   yr_cp_commit();
   const unsigned long long ad = yr_wgmma_desc(sa + (kt % $STAGES$) * $BM$ * $BK$ + wgm * 64 * $BK$, 16, 1024);
-  const unsigned long long bd = yr_wgmma_desc(sb + (kt % $STAGES$) * $BK$ * $BN$ + wgn * $WN$ * $BK$, $BK$ * 128, 1024);
+  const unsigned long long bd = yr_wgmma_desc(sb + (kt % $STAGES$) * $BK$ * $BN$ + wgn * $WG_COLS$ * $BK$, $BK$ * 128, 1024);
   yr_wgmma_fence();
 $WGMMA$
   yr_wgmma_commit();
@@ -163,7 +163,7 @@ $FENCE$
 for (int j = 0; j < $NC$; ++j)
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const int r = wgm * 64 + (warp & 3) * 16 + (lane >> 2) + h * 8, c = wgn * $WN$ + j * 8 + (lane & 3) * 2;
+    const int r = wgm * 64 + (warp & 3) * 16 + (lane >> 2) + h * 8, c = wgn * $WG_COLS$ + j * 8 + (lane & 3) * 2;
     if (r >= rows || c >= cols) continue;
     $T$ *const to = O + (tm * $BM$ + r) * $N$ + tn * $BN$ + c;
     if (aligned) {
@@ -294,7 +294,7 @@ std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, c
           "\n";
     }
     values["WGN"] = text(t.wgn);
-    values["WN"] = text(wn);
+    values["WG_COLS"] = text(wn);
     values["NC"] = text(wn / 8);
     values["WGMMA"] = steps;
     // One stage's wgmma in flight needs four stages: with three the copies would run one ahead.

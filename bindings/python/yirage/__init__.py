@@ -16,6 +16,7 @@ Every failing call raises a yirage.Error subclass carrying the C library's statu
 """
 
 import collections
+import sys as _sys
 
 import numpy as _np
 
@@ -313,19 +314,22 @@ class KernelGraph(_Graph):
     def __call__(self, inputs=None, stream=None, outputs=None, **compile_options):
         """Runs the graph as it is (Mirage's graph(inputs=..., stream=...) on a graph that was
         not superoptimized) where the inputs are: the CPU for numpy arrays and host tensors,
-        their GPU for GPU tensors; compiled on the first call (again after the graph grew). Mirage's compile options
-        (target_cc, num_warp_groups, pipeline_stages, profiling, enable_online_softmax,
-        file_id) are accepted and have no effect: yirage's backends choose their own."""
+        their GPU for GPU tensors; compiled on the first call (again after the graph grew or
+        the inputs moved). Mirage's compile options (target_cc, num_warp_groups,
+        pipeline_stages, profiling, enable_online_softmax, file_id) are accepted and have no
+        effect: yirage's backends choose their own."""
         unknown = set(compile_options) - _MIRAGE_COMPILE_OPTIONS
         if unknown:
             raise TypeError(f"KernelGraph.__call__() got unexpected keyword arguments {sorted(unknown)}")
         if inputs is None:
             raise TypeError("KernelGraph.__call__() needs inputs=[...]")
-        device = _device_of(inputs)
-        state = (device.backend, device.info["index"], self.num_operators, len(self.outputs))
+        # What decides the kernel, cheap to read on every call: where the inputs are, and the
+        # graph's size (graphs only grow).
+        where = _dlpack_device(inputs)
+        state = (where, self.num_operators, self._call("num_outputs"))
         cached = getattr(self, "_compiled", None)
         if cached is None or cached[0] != state:
-            self._compiled = cached = (state, Kernel(self, device))
+            self._compiled = cached = (state, Kernel(self, _device_at(where)))
         return cached[1](inputs, outputs=outputs, stream=stream)
 
     def get_owner_independent_hash(self):
@@ -524,7 +528,23 @@ def _library(inputs):
     return ""
 
 
-_TORCH_TYPES = {}
+# yirage's dtypes that PyTorch has, by name, with their DLPack (type code, bits).
+_TORCH_DTYPES = {"float16": (2, 16), "bfloat16": (4, 16), "float32": (2, 32)}
+_torch_by_name, _torch_dlpack = {}, {}  # name -> torch dtype, torch dtype -> DLPack; first call
+
+
+def _torch_tables(torch):
+    if not _torch_by_name:
+        for name, dl in _TORCH_DTYPES.items():
+            _torch_by_name[name] = getattr(torch, name)
+            _torch_dlpack[getattr(torch, name)] = dl
+    return _torch_by_name, _torch_dlpack
+
+
+def _torch_outputs(torch, shapes, device):
+    """New PyTorch tensors of (dims, yirage dtype) `shapes` on `device`."""
+    by_name = _torch_tables(torch)[0]
+    return [torch.empty(dims, dtype=by_name[d.name], device=device) for dims, d in shapes]
 
 
 def _device_outputs(shapes, inputs, library, device):
@@ -532,10 +552,8 @@ def _device_outputs(shapes, inputs, library, device):
     __dlpack__ tensors of that library on the inputs' device."""
     if library == "torch":
         import torch
-        if not _TORCH_TYPES:
-            _TORCH_TYPES.update(float16=torch.float16, bfloat16=torch.bfloat16, float32=torch.float32)
         on = next(x.device for x in inputs if type(x).__module__.startswith("torch"))
-        return [torch.empty(dims, dtype=_TORCH_TYPES[d.name], device=on) for dims, d in shapes]
+        return _torch_outputs(torch, shapes, on)
     if library == "cupy":
         import cupy
         on = next(x.device.id for x in inputs if type(x).__module__.startswith("cupy"))
@@ -545,20 +563,15 @@ def _device_outputs(shapes, inputs, library, device):
                            f"PyTorch or CuPy inputs, or outputs= (tensors on the device)")
 
 
-# PyTorch's dtypes as (DLPack type code, bits), filled on the first PyTorch call.
-_TORCH_DLPACK = {}
-
-
 def _torch_raw(torch, tensors):
     """Raw forms (yirage_py_kernel_run_raw) of PyTorch tensors on a GPU, or None where one is not
     a plain torch.Tensor on one, or of a dtype yirage has not: those take the DLPack path."""
-    if not _TORCH_DLPACK:
-        _TORCH_DLPACK.update({torch.float16: (2, 16), torch.bfloat16: (4, 16), torch.float32: (2, 32)})
+    dlpack = _torch_tables(torch)[1]
     raw = []
     for x in tensors:
         if type(x) is not torch.Tensor:
             return None
-        dl, device = _TORCH_DLPACK.get(x.dtype), x.get_device()
+        dl, device = dlpack.get(x.dtype), x.get_device()
         if dl is None or device < 0:
             return None
         raw.append((x.data_ptr(), x.shape, x.stride(), dl[0], dl[1], device))
@@ -711,21 +724,14 @@ class Kernel:
     def _torch_call(self, inputs, outputs, stream, synchronize):
         """The call on PyTorch GPU tensors without DLPack (their pointers, shapes and strides
         read directly: yirage checks them as it checks DLPack's), or None for other inputs."""
-        import sys
-        torch = sys.modules.get("torch")
-        if torch is None or not inputs:
+        torch = _sys.modules.get("torch")
+        if torch is None or not inputs or len(inputs) > 16 or len(self._outputs) > 16:
             return None
         raw_in = _torch_raw(torch, inputs)
-        if raw_in is None or len(inputs) > 16 or len(self._outputs) > 16:
+        if raw_in is None:
             return None
         device = raw_in[0][5]
-        if outputs is None:
-            if not _TORCH_TYPES:
-                _TORCH_TYPES.update(float16=torch.float16, bfloat16=torch.bfloat16, float32=torch.float32)
-            outputs = [torch.empty(dims, dtype=_TORCH_TYPES[d.name], device=inputs[0].device)
-                       for dims, d in self._outputs]
-        else:
-            outputs = list(outputs)
+        outputs = _torch_outputs(torch, self._outputs, inputs[0].device) if outputs is None else list(outputs)
         raw_out = _torch_raw(torch, outputs)
         if raw_out is None or len(outputs) > 16:
             return None
@@ -943,18 +949,23 @@ def set_gpu_device_id(device_id):
     _gpu_device_id = device_id
 
 
-def _device_of(inputs):
-    """The device holding `inputs`: by their DLPack device (the CPU for numpy arrays), a CUDA
-    device for CUDA tensors; default_device() where none says."""
+def _dlpack_device(inputs):
+    """The DLPack device (type, index) of the first input that has one; None where none does."""
     for x in inputs:
         where = getattr(x, "__dlpack_device__", None)
-        if where is None:
-            continue
-        kind, index = where()
-        if kind == 1:  # kDLCPU
-            return default_context().device("cpu", 0)
-        if kind == 2:  # kDLCUDA
-            return default_context().device("cuda", int(index))
+        if where is not None:
+            kind, index = where()
+            return int(kind), int(index)
+    return None
+
+
+def _device_at(where):
+    """The device of a DLPack device (type, index): the CPU for kDLCPU (numpy arrays, host
+    tensors), that CUDA device for kDLCUDA; default_device() for anything else or None."""
+    if where is not None and where[0] == 1:  # kDLCPU
+        return default_context().device("cpu", 0)
+    if where is not None and where[0] == 2:  # kDLCUDA
+        return default_context().device("cuda", where[1])
     return default_device()
 
 
