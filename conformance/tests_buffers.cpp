@@ -155,6 +155,32 @@ void wrap(Session &s) {
          "releasing a wrapped buffer changed the caller's memory");
 }
 
+// The optional buffer_native entry (ABI 1.2): the DLPack data value of a buffer, which, wrapped
+// again, reads the same bytes; NULL arguments refused with the out-parameter untouched.
+void native(Session &s) {
+  const auto entry = s.plugin().buffer_native_entry();
+  if (entry == nullptr) not_supported("the plugin has no buffer_native entry (optional, ABI 1.2)");
+  Buffer b = alloc(s, 256);
+  const std::vector<uint8_t> data = random_bytes(256, 12);
+  write(s, b.get(), 0, data);
+  void *where = nullptr;
+  yirage_backend_error error = new_error();
+  expect_ok(entry(b.get(), &where, &error), error, "buffer_native");
+  expect(where != nullptr, "buffer_native gave NULL for a 256-byte buffer");
+  yirage_backend_buffer *raw = nullptr;
+  error = new_error();
+  expect_ok(s.api().buffer_wrap(s.instance(), s.device(), where, data.size(), &raw, &error), error,
+            "buffer_wrap of buffer_native's pointer");
+  Buffer again(raw, runtime::BufferRelease{&s.api()});
+  expect_same(read(s, again.get(), 0, data.size()), data, "reading a buffer through its native pointer");
+  void *untouched = &error;
+  error = new_error();
+  expect(entry(nullptr, &untouched, &error) == YIRAGE_ERROR_INVALID_ARGUMENT, "buffer_native of NULL accepted");
+  expect(untouched == &error, "buffer_native wrote its out-parameter on failure");
+  error = new_error();
+  expect(entry(b.get(), nullptr, &error) == YIRAGE_ERROR_INVALID_ARGUMENT, "buffer_native to NULL accepted");
+}
+
 }  // namespace
 
 void add_buffer_tests(std::vector<TestCase> &tests) {
@@ -167,6 +193,7 @@ void add_buffer_tests(std::vector<TestCase> &tests) {
   tests.push_back({"buffers.out_of_memory", out_of_memory});
   tests.push_back({"buffers.many", many_buffers});
   tests.push_back({"buffers.wrap", wrap});
+  tests.push_back({"buffers.native", native});
 }
 
 }  // namespace yirage::conformance

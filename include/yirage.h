@@ -50,7 +50,7 @@ extern "C" {
  * (libyirage.so.1); it changes only when a change breaks existing callers. The minor version
  * grows when functions, enum values or option-struct fields are appended. */
 #define YIRAGE_ABI_VERSION_MAJOR 1
-#define YIRAGE_ABI_VERSION_MINOR 5
+#define YIRAGE_ABI_VERSION_MINOR 6
 #define YIRAGE_ABI_VERSION ((YIRAGE_ABI_VERSION_MAJOR << 16) | YIRAGE_ABI_VERSION_MINOR)
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A caller that
@@ -768,6 +768,18 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_run(const yirage_kernel *
 /* Thread safety: [reads kernel]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_synchronize(const yirage_kernel *kernel, void *stream);
 
+/* ABI 1.6. Runs the kernel on host tensors (kDLCPU; shapes, dtypes, strides and overlaps checked
+ * as yirage_kernel_run checks them) whatever its device: the inputs are copied into memory of
+ * the device, the kernel runs on the backend's default stream and the outputs are copied back
+ * into the caller's tensors before it returns. For a caller with no device runtime of its own (a
+ * C program, Java, Rust, numpy); on a CPU device it is yirage_kernel_run then synchronize. Each
+ * call allocates and frees its device memory: to keep tensors on the device between runs, use
+ * yirage_buffer. */
+/* Thread safety: [reads kernel]; concurrent runs must use distinct outputs. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_run_host(const yirage_kernel *kernel,
+                                                                const DLTensor *const *inputs, size_t n_inputs,
+                                                                DLTensor *const *outputs, size_t n_outputs);
+
 typedef struct yirage_measure_options {
   size_t struct_size; /* sizeof(yirage_measure_options) */
   uint64_t seed;      /* random inputs in [-1, 1] derive from it (default 1) */
@@ -808,6 +820,49 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_measure(const yirage_kern
                                                                const yirage_graph *reference,
                                                                const yirage_measure_options *options,
                                                                yirage_measurement *out_measurement);
+
+/* ---------------------------------------------------------------------------------------------
+ * Device buffers (ABI 1.6)
+ *
+ * Memory on a device, allocated through the device's plugin, for callers with no device runtime
+ * of their own: allocate, copy host bytes in and out, and view it as a DLPack tensor to pass to
+ * yirage_kernel_run (or to any DLPack consumer: PyTorch, CuPy, JAX). A buffer keeps its context's
+ * plugins loaded; it is freed when the handle and every DLPack tensor made from it are released.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct yirage_buffer_s yirage_buffer;
+
+/* `bytes` (0 allowed) of uninitialized memory on `device`. OUT_OF_MEMORY when the device has
+ * not enough. The caller owns *out_buffer. */
+/* Thread safety: [reads device]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_buffer_alloc(const yirage_device *device, size_t bytes,
+                                                             yirage_buffer **out_buffer);
+
+/* Thread safety: [modifies buffer]. NULL and dead handles are ignored. DLPack tensors made from
+ * it stay valid until their own deleters run. */
+YIRAGE_API void yirage_buffer_release(yirage_buffer *buffer);
+
+/* Thread safety: [reads buffer]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_buffer_size(const yirage_buffer *buffer, size_t *out_bytes);
+
+/* Copies `bytes` host bytes into the buffer at `offset` (write) or out of it (read); returns
+ * when the copy is done. A range past the buffer's end is INVALID_ARGUMENT. Kernels still
+ * running on the buffer are not waited for: call yirage_kernel_synchronize first. */
+/* Thread safety: [modifies buffer] (write), [reads buffer] (read). */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_buffer_write(yirage_buffer *buffer, size_t offset, const void *source,
+                                                             size_t bytes);
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_buffer_read(const yirage_buffer *buffer, size_t offset,
+                                                            void *destination, size_t bytes);
+
+/* The buffer's first bytes as a compact row-major DLPack tensor of `shape` (ndim 0..YIRAGE_MAX_RANK, every
+ * extent >= 0) and `dtype`, on the buffer's device (yirage_device_info's dlpack_device_type and
+ * id); INVALID_ARGUMENT when it does not fit, UNSUPPORTED when the backend's plugin cannot say
+ * where its buffers are (plugin ABI < 1.2). The tensor holds the buffer's memory: call its
+ * deleter when done. The caller owns *out_tensor. */
+/* Thread safety: [reads buffer]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_buffer_to_dlpack(const yirage_buffer *buffer, const int64_t *shape,
+                                                                 int32_t ndim, yirage_dtype dtype,
+                                                                 DLManagedTensor **out_tensor);
 
 /* ---------------------------------------------------------------------------------------------
  * The superoptimizer (docs/search.md)

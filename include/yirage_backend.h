@@ -49,7 +49,7 @@ extern "C" {
 
 /* This header's ABI version. The minor grows when entries or fields are appended. */
 #define YIRAGE_BACKEND_ABI_MAJOR 1
-#define YIRAGE_BACKEND_ABI_MINOR 1
+#define YIRAGE_BACKEND_ABI_MINOR 2
 /* The oldest minor this host accepts. */
 #define YIRAGE_BACKEND_ABI_MINOR_REQUIRED 0
 
@@ -188,6 +188,11 @@ typedef struct yirage_backend_api {
    * it should cost no more than supports(). */
   yirage_status (*estimate)(yirage_backend_instance *instance, int32_t device, const void *program, size_t program_size,
                             yirage_backend_kernel_estimate *out_estimate, yirage_backend_error *error);
+
+  /* ABI 1.2. Optional (NULL: the host cannot hand this backend's buffers out as DLPack
+   * tensors). The value a DLPack tensor of this device holds in its data field for the buffer's
+   * first byte (a host pointer, a CUdeviceptr, …); valid until the buffer is released. */
+  yirage_status (*buffer_native)(yirage_backend_buffer *buffer, void **out_native, yirage_backend_error *error);
 } yirage_backend_api;
 
 /* The entry symbol's type: returns the plugin's table (static storage), whatever the host's

@@ -207,6 +207,14 @@ yirage_status buffer_read(yirage_backend_buffer *buffer, size_t offset, void *de
   });
 }
 
+yirage_status buffer_native(yirage_backend_buffer *buffer, void **out_native, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(buffer, "buffer");
+    require(out_native, "out_native");
+    *out_native = buffer->data;
+  });
+}
+
 yirage_status supports(yirage_backend_instance *instance, int32_t device, const void *program, size_t size,
                        yirage_backend_error *error) {
   return protect(error, [&] {
@@ -331,6 +339,7 @@ const yirage_backend_api kApi = {
     timer_record,
     timer_elapsed,
     nullptr,  // estimate: a CPU's target has no per-iteration cost to refine
+    buffer_native,
 };
 
 }  // namespace

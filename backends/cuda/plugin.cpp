@@ -305,6 +305,14 @@ yirage_status buffer_read(yirage_backend_buffer *buffer, size_t offset, void *de
   });
 }
 
+yirage_status buffer_native(yirage_backend_buffer *buffer, void **out_native, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(buffer, "buffer");
+    require(out_native, "out_native");
+    *out_native = reinterpret_cast<void *>(buffer->pointer);
+  });
+}
+
 // bfloat16 needs sm_80 (cvt); the generator's own refusals come from cuda_source.
 void refuse_unsupported_dtypes(const Device &d, const yirage::serialize::KernelProgram &program) {
   for (int32_t id : program.graph.inputs()) {
@@ -568,6 +576,7 @@ const yirage_backend_api kApi = {
     timer_record,
     timer_elapsed,
     estimate,
+    buffer_native,
 };
 
 }  // namespace

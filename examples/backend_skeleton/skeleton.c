@@ -252,6 +252,7 @@ static const yirage_backend_api skeleton_api = {
     skeleton_timer_record,
     skeleton_timer_elapsed,
     NULL, /* estimate (ABI 1.1, optional): the search's cost model then ranks candidates alone */
+    NULL, /* buffer_native (ABI 1.2, optional): without it, yirage_buffer_to_dlpack is UNSUPPORTED */
 };
 
 /* The one exported symbol. Return the table whatever the host's version: the host decides

@@ -23,7 +23,7 @@ struct yirage_tensor_s {
 
 namespace yirage::capi {
 
-enum class HandleKind { kGraph, kBlockGraph, kTensor, kBlob, kSearchResult, kContext, kDevice, kKernel };
+enum class HandleKind { kGraph, kBlockGraph, kTensor, kBlob, kSearchResult, kContext, kDevice, kKernel, kBuffer };
 
 // What both graph handles hold: the graph, and one tensor handle per graph tensor, indexed by
 // TensorId (always as long as graph.num_tensors()).

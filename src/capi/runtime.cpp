@@ -16,16 +16,7 @@ using yirage::capi::copy_string;
 using yirage::capi::require_non_null;
 using yirage::capi::require_struct_size;
 
-template <class Handle>
-Handle &checked(const char *function, const char *role, const Handle *handle, yirage::capi::HandleKind kind,
-                const char *type) {
-  if (handle == nullptr) yirage::invalid_argument(std::string(function) + ": " + role + " is NULL");
-  if (!yirage::capi::is_live(handle, kind)) {
-    yirage::invalid_argument(std::string(function) + ": " + role + " is not a live " + type +
-                             " handle (released, or never created)");
-  }
-  return *const_cast<Handle *>(handle);
-}
+using yirage::capi::checked;
 
 yirage_context_s &checked_context(const char *function, const yirage_context *context) {
   return checked(function, "context", context, yirage::capi::HandleKind::kContext, "yirage_context");
@@ -226,6 +217,22 @@ yirage_status yirage_kernel_run(const yirage_kernel *kernel, const DLTensor *con
     std::vector<const DLTensor *> in(inputs, inputs + n_inputs), out(outputs, outputs + n_outputs);
     try {
       k.compiled->run(in, out, stream);
+    } catch (const yirage::Error &e) {
+      throw yirage::Error(e.code(), std::string(function) + ": " + e.what());
+    }
+  });
+}
+
+yirage_status yirage_kernel_run_host(const yirage_kernel *kernel, const DLTensor *const *inputs, size_t n_inputs,
+                                     DLTensor *const *outputs, size_t n_outputs) {
+  const char *function = "yirage_kernel_run_host";
+  return yirage::capi::guard([&] {
+    const yirage_kernel_s &k = checked_kernel(function, kernel);
+    if (n_inputs > 0) require_non_null(function, "inputs", inputs);
+    if (n_outputs > 0) require_non_null(function, "outputs", outputs);
+    std::vector<const DLTensor *> in(inputs, inputs + n_inputs), out(outputs, outputs + n_outputs);
+    try {
+      k.compiled->run_host(in, out);
     } catch (const yirage::Error &e) {
       throw yirage::Error(e.code(), std::string(function) + ": " + e.what());
     }

@@ -144,25 +144,21 @@ CompiledGraph::Intermediates &CompiledGraph::intermediates_of(void *stream) cons
   return *set;
 }
 
-void CompiledGraph::run(const std::vector<const DLTensor *> &inputs, const std::vector<const DLTensor *> &outputs,
-                        void *stream) const {
+std::vector<CompiledGraph::Span> CompiledGraph::checked_spans(const std::string &function,
+                                                               const std::vector<const DLTensor *> &inputs,
+                                                               const std::vector<const DLTensor *> &outputs,
+                                                               const yirage_backend_device_info &where) const {
   if (inputs.size() != graph_.inputs().size() || outputs.size() != graph_.outputs().size()) {
-    invalid_argument("run: the kernel takes " + std::to_string(graph_.inputs().size()) + " inputs and " +
+    invalid_argument(function + ": the kernel takes " + std::to_string(graph_.inputs().size()) + " inputs and " +
                      std::to_string(graph_.outputs().size()) + " outputs; " + std::to_string(inputs.size()) + " and " +
                      std::to_string(outputs.size()) + " were given");
   }
-  const yirage_backend_device_info &device = plugin_.device(device_).raw;
-  struct Span {
-    std::string role;
-    const char *begin;
-    size_t bytes;
-  };
   // The inputs' spans, then the outputs'.
   std::vector<Span> spans;
   auto check = [&](const std::string &role, const DLTensor *t, TensorId id) {
     const Tensor &expected = graph_.tensor(id);
-    const void *data = checked_data("run: " + role, t, expected, device);
-    spans.push_back({role, static_cast<const char *>(data), tensor_bytes(expected)});
+    const void *data = checked_data(function + ": " + role, t, expected, where);
+    spans.push_back({role, static_cast<char *>(const_cast<void *>(data)), tensor_bytes(expected)});
   };
   for (size_t i = 0; i < inputs.size(); ++i) {
     check("input " + std::to_string(i), inputs[i], graph_.inputs()[i]);
@@ -178,22 +174,62 @@ void CompiledGraph::run(const std::vector<const DLTensor *> &inputs, const std::
       const Span &b = spans[i];
       const bool overlap = a.bytes > 0 && b.bytes > 0 && a.begin < b.begin + b.bytes && b.begin < a.begin + a.bytes;
       if (overlap) {
-        invalid_argument("run: " + a.role + " overlaps " + b.role +
+        invalid_argument(function + ": " + a.role + " overlaps " + b.role +
                          " in memory (outputs must not share memory with inputs or other "
                          "outputs)");
       }
     }
   }
+  return spans;
+}
+
+void CompiledGraph::run(const std::vector<const DLTensor *> &inputs, const std::vector<const DLTensor *> &outputs,
+                        void *stream) const {
+  run_wrapped(checked_spans("run", inputs, outputs, plugin_.device(device_).raw), inputs.size(), stream);
+}
+
+void CompiledGraph::run_wrapped(const std::vector<Span> &spans, size_t num_inputs, void *stream) const {
   std::vector<Buffer> wrapped;
   std::vector<yirage_backend_buffer *> in, out;
   for (size_t i = 0; i < spans.size(); ++i) {
     yirage_backend_buffer *raw = nullptr;
     plugin_.call("buffer_wrap", plugin_.api().buffer_wrap, plugin_.instance(), device_,
-                 const_cast<char *>(spans[i].begin), spans[i].bytes, &raw);
+                 static_cast<void *>(spans[i].begin), spans[i].bytes, &raw);
     wrapped.emplace_back(raw, BufferRelease{&plugin_.api()});
-    (i < inputs.size() ? in : out).push_back(raw);
+    (i < num_inputs ? in : out).push_back(raw);
   }
   run_buffers(in, out, stream);
+}
+
+void CompiledGraph::run_host(const std::vector<const DLTensor *> &inputs,
+                             const std::vector<const DLTensor *> &outputs) const {
+  const yirage_backend_device_info &device = plugin_.device(device_).raw;
+  yirage_backend_device_info host = device;
+  host.dlpack_device_type = kDLCPU;
+  host.dlpack_device_id = 0;
+  const std::vector<Span> spans = checked_spans("run_host", inputs, outputs, host);
+  if (device.dlpack_device_type == kDLCPU) {
+    run_wrapped(spans, inputs.size(), nullptr);
+    synchronize(nullptr);
+    return;
+  }
+  std::vector<Buffer> staged;
+  std::vector<yirage_backend_buffer *> in, out;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    staged.push_back(allocate_buffer(plugin_, device_, spans[i].bytes));
+    if (i < inputs.size()) {
+      plugin_.call("buffer_write", plugin_.api().buffer_write, staged.back().get(), size_t{0},
+                   static_cast<const void *>(spans[i].begin), spans[i].bytes);
+    }
+    (i < inputs.size() ? in : out).push_back(staged.back().get());
+  }
+  run_buffers(in, out, nullptr);
+  synchronize(nullptr);
+  for (size_t o = 0; o < out.size(); ++o) {
+    const Span &span = spans[inputs.size() + o];
+    plugin_.call("buffer_read", plugin_.api().buffer_read, out[o], size_t{0}, static_cast<void *>(span.begin),
+                 span.bytes);
+  }
 }
 
 void CompiledGraph::run_buffers(const std::vector<yirage_backend_buffer *> &inputs,

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <dlpack/dlpack.h>
@@ -71,6 +72,11 @@ class CompiledGraph {
   // synchronous backend, the CPU's, running them), so that they do not interleave.
   void run(const std::vector<const DLTensor *> &inputs, const std::vector<const DLTensor *> &outputs,
            void *stream) const;
+  // Runs on host tensors (kDLCPU, checked as run checks them) whatever the device: the inputs
+  // are copied into buffers of the device, the kernels run on its default stream, the outputs
+  // are copied back; returns when they are. On a device whose tensors are host tensors, run and
+  // synchronize.
+  void run_host(const std::vector<const DLTensor *> &inputs, const std::vector<const DLTensor *> &outputs) const;
   // The same on plugin buffers (each at least its tensor's size).
   void run_buffers(const std::vector<yirage_backend_buffer *> &inputs,
                    const std::vector<yirage_backend_buffer *> &outputs, void *stream) const;
@@ -81,6 +87,21 @@ class CompiledGraph {
     Executable executable;
     std::vector<TensorId> inputs, outputs;
   };
+
+  // A caller's tensor as memory: its role ("input 1"), first byte and size.
+  struct Span {
+    std::string role;
+    char *begin;
+    size_t bytes;
+  };
+  // Checks the tensors against the graph for a run on `where` (a device, or the host) and that
+  // no output overlaps another tensor; errors start with `function`.
+  std::vector<Span> checked_spans(const std::string &function, const std::vector<const DLTensor *> &inputs,
+                                  const std::vector<const DLTensor *> &outputs,
+                                  const yirage_backend_device_info &where) const;
+
+  // Runs on the checked spans (the inputs', then the outputs') wrapped as buffers.
+  void run_wrapped(const std::vector<Span> &spans, size_t num_inputs, void *stream) const;
 
   // The intermediate tensors' buffers of the runs on one stream.
   struct Intermediates {

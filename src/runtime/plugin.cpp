@@ -68,6 +68,12 @@ decltype(yirage_backend_api::estimate) Plugin::estimate_entry() const {
   return listed ? api_->estimate : nullptr;
 }
 
+decltype(yirage_backend_api::buffer_native) Plugin::buffer_native_entry() const {
+  const bool listed = api_->abi_minor >= 2 &&
+                      api_->struct_size >= offsetof(yirage_backend_api, buffer_native) + sizeof(void *);
+  return listed ? api_->buffer_native : nullptr;
+}
+
 std::unique_ptr<Plugin> Plugin::load(const std::string &path, const std::string &cache_dir) {
   std::unique_ptr<Plugin> plugin(new Plugin());
   plugin->path_ = path;

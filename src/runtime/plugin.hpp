@@ -40,6 +40,8 @@ class Plugin {
   // The optional estimate entry (ABI 1.1) where the plugin's table and minor have it and it is
   // set; NULL otherwise.
   decltype(yirage_backend_api::estimate) estimate_entry() const;
+  // The optional buffer_native entry (ABI 1.2), the same way.
+  decltype(yirage_backend_api::buffer_native) buffer_native_entry() const;
 
   // Calls fn(args…, &error) and throws on failure; `what` names the step in the message.
   template <class Fn, class... Args>

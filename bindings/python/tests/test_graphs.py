@@ -251,7 +251,7 @@ def test_targets_and_cost_estimates():
 
 def test_versions():
     assert yr.version().count(".") == 2
-    assert yr.abi_version() == (1, 5)
+    assert yr.abi_version() == (1, 6)
 
 
 def test_mirage_accumulators_and_threadblock_arguments():

@@ -164,6 +164,7 @@ static const yirage_backend_api api = {
     timer_record,
     timer_elapsed,
     estimate,
+    NULL, /* buffer_native: its buffers cannot be handed out as DLPack tensors */
 };
 
 YIRAGE_BACKEND_EXPORT const yirage_backend_api *yirage_backend_entry(uint32_t major, uint32_t minor) {
