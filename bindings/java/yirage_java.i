@@ -389,6 +389,9 @@ static void yirage_java_free_dltensors(DLTensor *tensors, size_t n) {
 %ignore yirage_search_options_init;
 %ignore yirage_block_graph_options_init;
 %ignore yirage_blob_data;
+%ignore yirage_buffer_write;
+%ignore yirage_buffer_read;
+%ignore yirage_buffer_to_dlpack;
 %ignore yirage_graph_split;
 %ignore yirage_graph_chunk;
 %ignore yirage_graph_customized;

@@ -239,21 +239,31 @@ PyObject *yirage_py_compile(const yirage_graph *graph, const yirage_device *devi
 
 /* [status, None]: runs on the tensors of two sequences of DLPack capsules, then waits. `stream`
  * is the backend's native stream as an integer (0: its default). */
-/* The kernel run on `stream`, waited for where `synchronize` (the GIL released). */
+/* How yirage_py_run runs: on the caller's device tensors (and waits where asked), or on host
+ * tensors through device memory of yirage's (yirage_kernel_run_host, which waits). */
+enum { YIRAGE_PY_RUN = 0, YIRAGE_PY_RUN_SYNC = 1, YIRAGE_PY_RUN_HOST = 2 };
+
+/* The kernel run on `stream` as `mode` says (the GIL released). */
 static yirage_status yirage_py_run(const yirage_kernel *kernel, DLTensor **ins, size_t n_in, DLTensor **outs,
-                                   size_t n_out, unsigned long long stream, int synchronize) {
+                                   size_t n_out, unsigned long long stream, int mode) {
   yirage_status status;
   Py_BEGIN_ALLOW_THREADS
-  status = yirage_kernel_run(kernel, (const DLTensor *const *)ins, n_in, outs, n_out, (void *)(uintptr_t)stream);
-  if (status == YIRAGE_OK && synchronize) status = yirage_kernel_synchronize(kernel, (void *)(uintptr_t)stream);
+  if (mode == YIRAGE_PY_RUN_HOST) {
+    status = yirage_kernel_run_host(kernel, (const DLTensor *const *)ins, n_in, outs, n_out);
+  } else {
+    status = yirage_kernel_run(kernel, (const DLTensor *const *)ins, n_in, outs, n_out, (void *)(uintptr_t)stream);
+    if (status == YIRAGE_OK && mode == YIRAGE_PY_RUN_SYNC) {
+      status = yirage_kernel_synchronize(kernel, (void *)(uintptr_t)stream);
+    }
+  }
   Py_END_ALLOW_THREADS
   return status;
 }
 
-/* [status]: the kernel run on DLPack capsules on `stream`; with `synchronize`, waited for (the
- * GIL released). */
+/* [status]: the kernel run on DLPack capsules on `stream`; `mode` 1: waited for (the GIL
+ * released), 2: host tensors whatever the device (yirage_kernel_run_host). */
 PyObject *yirage_py_kernel_run(const yirage_kernel *kernel, PyObject *inputs, PyObject *outputs,
-                               unsigned long long stream, int synchronize) {
+                               unsigned long long stream, int mode) {
   Py_ssize_t n_in, n_out;
   DLTensor *in_stack[8], *out_stack[8], **ins = in_stack, **outs = out_stack;
   yirage_status status;
@@ -272,7 +282,7 @@ PyObject *yirage_py_kernel_run(const yirage_kernel *kernel, PyObject *inputs, Py
     if (outs != out_stack) free(outs);
     return PyErr_Occurred() ? NULL : PyErr_NoMemory();
   }
-  status = yirage_py_run(kernel, ins, (size_t)n_in, outs, (size_t)n_out, stream, synchronize);
+  status = yirage_py_run(kernel, ins, (size_t)n_in, outs, (size_t)n_out, stream, mode);
   if (ins != in_stack) free(ins);
   if (outs != out_stack) free(outs);
   return yirage_py_result(status, NULL);
@@ -343,6 +353,52 @@ PyObject *yirage_py_kernel_run_raw(const yirage_kernel *kernel, PyObject *inputs
 }
 
 /* [status]: waits for the kernel's work on `stream` (the GIL released). */
+/* Device buffers (yirage_buffer) for callers whose tensors are on the host. */
+
+/* [status, buffer] */
+PyObject *yirage_py_buffer_alloc(const yirage_device *device, unsigned long long bytes) {
+  yirage_buffer *buffer = NULL;
+  const yirage_status status = yirage_buffer_alloc(device, (size_t)bytes, &buffer);
+  return yirage_py_result(status, status == YIRAGE_OK ? yirage_py_handle(buffer, SWIGTYPE_p_yirage_buffer_s) : NULL);
+}
+
+/* [status]: copies a C-contiguous Python buffer (a numpy array) into the device buffer at 0
+ * (`to_device`), or the device buffer's first bytes into it (a writable one); the GIL released. */
+PyObject *yirage_py_buffer_copy(yirage_buffer *buffer, PyObject *host, int to_device) {
+  Py_buffer view;
+  yirage_status status;
+  if (PyObject_GetBuffer(host, &view, PyBUF_C_CONTIGUOUS | (to_device ? 0 : PyBUF_WRITABLE)) != 0) return NULL;
+  Py_BEGIN_ALLOW_THREADS
+  status = to_device ? yirage_buffer_write(buffer, 0, view.buf, (size_t)view.len)
+                     : yirage_buffer_read(buffer, 0, view.buf, (size_t)view.len);
+  Py_END_ALLOW_THREADS
+  PyBuffer_Release(&view);
+  return yirage_py_result(status, NULL);
+}
+
+/* A DLPack capsule's destructor: frees the tensor unless a consumer took it ("used_dltensor"). */
+static void yirage_py_capsule_free(PyObject *capsule) {
+  DLManagedTensor *managed;
+  if (!PyCapsule_IsValid(capsule, "dltensor")) return;
+  managed = (DLManagedTensor *)PyCapsule_GetPointer(capsule, "dltensor");
+  if (managed != NULL && managed->deleter != NULL) managed->deleter(managed);
+}
+
+/* [status, capsule]: the buffer as a DLPack tensor of `dims` and yirage dtype `dtype`. */
+PyObject *yirage_py_buffer_dlpack(const yirage_buffer *buffer, PyObject *dims, int dtype) {
+  int64_t shape[64]; /* yirage_py_int64s reads up to 64; the C call refuses more than YIRAGE_MAX_RANK */
+  DLManagedTensor *managed = NULL;
+  yirage_status status;
+  PyObject *capsule;
+  const Py_ssize_t ndim = yirage_py_int64s(dims, shape, "dims");
+  if (ndim < 0) return NULL;
+  status = yirage_buffer_to_dlpack(buffer, shape, (int32_t)ndim, (yirage_dtype)dtype, &managed);
+  if (status != YIRAGE_OK) return yirage_py_result(status, NULL);
+  capsule = PyCapsule_New(managed, "dltensor", yirage_py_capsule_free);
+  if (capsule == NULL) managed->deleter(managed);
+  return capsule ? yirage_py_result(status, capsule) : NULL;
+}
+
 PyObject *yirage_py_kernel_synchronize(const yirage_kernel *kernel, unsigned long long stream) {
   yirage_status status;
   Py_BEGIN_ALLOW_THREADS

@@ -80,6 +80,10 @@
 %ignore yirage_target_properties;
 %ignore yirage_target_builtin;
 %ignore yirage_graph_estimate_cost;
+%ignore yirage_buffer_write;
+%ignore yirage_buffer_read;
+%ignore yirage_buffer_to_dlpack;
+%ignore yirage_kernel_run_host;
 
 %include "python_helpers.i"
 %include "runtime_helpers.i"

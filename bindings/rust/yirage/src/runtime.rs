@@ -139,7 +139,6 @@ impl Device<'_> {
 pub struct Kernel {
     raw: *mut sys::yirage_kernel,
     shapes: HostShapes,
-    host: bool,
 }
 
 // yirage_kernel_run is [reads kernel] as long as concurrent runs use distinct outputs, which
@@ -154,20 +153,13 @@ impl Drop for Kernel {
 }
 
 impl Kernel {
-    /// Runs on host data (one `HostData` per graph input) and returns new outputs; only for
-    /// devices whose memory is host memory (the CPU backend).
+    /// Runs on host data (one `HostData` per graph input) and returns new outputs, whatever the
+    /// kernel's device: on a GPU the library copies the data into device memory of its own,
+    /// runs, waits and copies the outputs back (`yirage_kernel_run_host`), so no device runtime
+    /// is needed here.
     pub fn run(&self, inputs: &[HostData]) -> Result<Vec<HostData>> {
-        if !self.host {
-            return Err(Error { status: "UNSUPPORTED", message:
-                "Kernel::run takes host data; this kernel's device has its own memory".into() });
-        }
         run_host("Kernel::run", &self.shapes, inputs, |ins, outs| unsafe {
-            let status = sys::yirage_kernel_run(self.raw, ins.as_ptr(), ins.len(), outs.as_ptr(),
-                                                outs.len(), std::ptr::null_mut());
-            if status != sys::yirage_status_YIRAGE_OK {
-                return status;
-            }
-            sys::yirage_kernel_synchronize(self.raw, std::ptr::null_mut())
+            sys::yirage_kernel_run_host(self.raw, ins.as_ptr(), ins.len(), outs.as_ptr(), outs.len())
         })
     }
 
@@ -243,10 +235,9 @@ impl KernelGraph {
     /// This graph as it is, compiled for `device`.
     pub fn compile(&self, device: &Device) -> Result<Kernel> {
         let shapes = HostShapes::of(self)?;
-        let host = device.info()?.dlpack_device_type == 1;
         let mut raw = std::ptr::null_mut();
         check(unsafe { sys::yirage_compile(self.raw, device.raw, std::ptr::null(), &mut raw) })?;
-        Ok(Kernel { raw, shapes, host })
+        Ok(Kernel { raw, shapes })
     }
 
     /// Searches for a faster equivalent on `device`, profiles the cheapest verified candidates

@@ -5,21 +5,17 @@ import org.yirage.jni.yirage_measure_options;
 import org.yirage.jni.yirage_measurement;
 
 /**
- * A graph compiled for one device. Runs on host data when the device's memory is host memory
- * (the CPU backend); {@link #measure} works on every device. Concurrent runs from several
- * threads are allowed as long as they write distinct outputs.
+ * A graph compiled for one device. Runs on host data whatever the device (on a GPU through
+ * device memory the library allocates); {@link #measure} works on every device. Concurrent
+ * runs from several threads are allowed as long as they write distinct outputs.
  */
 public final class Kernel implements AutoCloseable {
     private long handle;
-    private final boolean hostMemory;
-    private final String backend;
     private final long[][] outputDims;
     private final DType[] outputDtypes;
 
     private Kernel(long handle, DeviceInfo device, Tensor[] outputs) {
         this.handle = handle;
-        this.hostMemory = device.hostMemory();
-        this.backend = device.backend();
         this.outputDims = new long[outputs.length][];
         this.outputDtypes = new DType[outputs.length];
         for (int i = 0; i < outputs.length; ++i) {
@@ -61,16 +57,15 @@ public final class Kernel implements AutoCloseable {
         return outputs;
     }
 
-    /** Runs into the caller's outputs; an output sharing memory with an input or another output is refused. */
+    /**
+     * Runs into the caller's outputs, whatever the kernel's device: on a GPU the library copies
+     * the inputs into device memory of its own, runs, waits and copies the outputs back
+     * (yirage_kernel_run_host). An output sharing memory with an input or another output is
+     * refused.
+     */
     public void run(HostTensor[] inputs, HostTensor[] outputs) {
-        if (!hostMemory) {
-            throw YirageException.of(Status.UNSUPPORTED, "Kernel.run takes host tensors; this kernel's device ("
-                    + backend + ") has its own memory");
-        }
         HostTensor.requireWritable(outputs);
-        long h = handle();
-        Status.check(YirageNative.yirage_kernel_run(h, inputs, outputs, 0));
-        Status.check(YirageNative.yirage_kernel_synchronize(h, 0));
+        Status.check(YirageNative.yirage_kernel_run_host(handle(), inputs, outputs));
     }
 
     /**
