@@ -28,7 +28,8 @@ __all__ = [
     "VersionMismatchError", "CorruptDataError", "CancelledError", "TimeoutError_", "InternalError",
     "KernelGraph", "ThreadblockGraph", "Tensor", "EquivalenceResult", "new_kernel_graph",
     "new_threadblock_graph", "load", "from_bytes", "target", "version", "abi_version",
-    "Context", "Device", "Kernel", "SearchReport", "default_context", "get_available_backends",
+    "Context", "Device", "DeviceTensor", "Kernel", "SearchReport", "default_context",
+    "get_available_backends",
     "devices", "search_cache_dir",
 ]
 
@@ -520,8 +521,11 @@ def _numpy_outputs(shapes):
 
 
 def _library(inputs):
-    """The library ("torch", "cupy" or "") whose tensors `inputs` are, by the first that is one."""
+    """The library ("yirage" for DeviceTensor, "torch", "cupy" or "") whose tensors `inputs`
+    are, by the first that is one."""
     for x in inputs:
+        if isinstance(x, DeviceTensor):
+            return "yirage"
         library = type(x).__module__.partition(".")[0]
         if library in ("torch", "cupy"):
             return library
@@ -547,9 +551,19 @@ def _torch_outputs(torch, shapes, device):
     return [torch.empty(dims, dtype=by_name[d.name], device=device) for dims, d in shapes]
 
 
+_RUN_HOST = 2  # yirage_py_kernel_run's mode for host tensors on any device
+
+
+def _on_host(tensors):
+    """Whether every tensor is in host memory (DLPack kDLCPU)."""
+    return all(x.__dlpack_device__()[0] == 1 for x in tensors)
+
+
 def _device_outputs(shapes, inputs, library, device):
-    """New outputs on a device, made by `library` (PyTorch or CuPy, the inputs'), so they are
-    __dlpack__ tensors of that library on the inputs' device."""
+    """New outputs on a device, made by `library` (yirage's DeviceTensor, PyTorch or CuPy, the
+    inputs'), so they are __dlpack__ tensors of that library on the inputs' device."""
+    if library == "yirage":
+        return [device.empty(dims, dtype) for dims, dtype in shapes]
     if library == "torch":
         import torch
         on = next(x.device for x in inputs if type(x).__module__.startswith("torch"))
@@ -559,8 +573,9 @@ def _device_outputs(shapes, inputs, library, device):
         on = next(x.device.id for x in inputs if type(x).__module__.startswith("cupy"))
         with cupy.cuda.Device(on):
             return [cupy.empty(dims, dtype=d.numpy) for dims, d in shapes]
-    raise UnsupportedError(f"{device.backend}: yirage cannot allocate device memory itself; pass "
-                           f"PyTorch or CuPy inputs, or outputs= (tensors on the device)")
+    raise UnsupportedError(f"{device.backend}: yirage does not know which library should own the outputs "
+                           f"of these inputs; pass outputs= (tensors on the device), or PyTorch, CuPy, "
+                           f"numpy or yirage.DeviceTensor inputs")
 
 
 def _torch_raw(torch, tensors):
@@ -620,6 +635,83 @@ class Device:
 
     def __repr__(self):
         return f"yirage.Device({self.backend}:{self.info['index']}, {self.name!r})"
+
+    def empty(self, dims, dtype=float16):
+        """A new, uninitialized DeviceTensor of `dims` and `dtype` in this device's memory."""
+        return DeviceTensor(self, dims, dtype)
+
+    def tensor(self, array):
+        """A DeviceTensor holding a copy of `array` (a float16 or float32 numpy array, or
+        anything numpy.asarray takes)."""
+        array = _np.ascontiguousarray(array)
+        dtype = _DTYPE_OF_NUMPY.get(array.dtype)
+        if dtype is None:
+            raise InvalidArgumentError(f"Device.tensor(): numpy dtype {array.dtype} is not a yirage dtype "
+                                       f"(float16, float32)")
+        t = DeviceTensor(self, array.shape, dtype)
+        t.copy_from(array)
+        return t
+
+
+_DTYPE_OF_NUMPY = {_np.dtype(_np.float16): float16, _np.dtype(_np.float32): float32}
+_DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
+
+
+class DeviceTensor:
+    """A tensor in a device's memory, allocated by yirage through the device's plugin: for
+    programs with no GPU library of their own (numpy). Made by Device.tensor(array) or
+    Device.empty(dims, dtype); kernels called on DeviceTensors return DeviceTensors (and wait);
+    .numpy() copies one back; __dlpack__ hands it to PyTorch, CuPy or JAX without a copy (the
+    memory lives until both this object and their tensor are gone)."""
+
+    def __init__(self, device, dims, dtype=float16):
+        self.device, self.shape, self.dtype = device, tuple(int(d) for d in dims), dtype
+        if not isinstance(dtype, DType):
+            raise TypeError(f"dtype must be a yirage dtype, not {type(dtype).__name__}")
+        if any(d < 0 for d in self.shape):
+            raise InvalidArgumentError(f"DeviceTensor(): dims {self.shape} has a negative extent")
+        nbytes = _DTYPE_BYTES[dtype.name]
+        for d in self.shape:
+            nbytes *= d
+        self.nbytes = nbytes
+        self._handle = _check(_c.yirage_py_buffer_alloc(device._handle, nbytes))
+
+    def __del__(self):
+        if getattr(self, "_handle", None) is not None:
+            _c.yirage_buffer_release(self._handle)
+            self._handle = None
+
+    def __repr__(self):
+        return f"yirage.DeviceTensor({self.shape}, {self.dtype}, on {self.device!r})"
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return _check(_c.yirage_py_buffer_dlpack(self._handle, self.shape, self.dtype.value))
+
+    def __dlpack_device__(self):
+        return (self.device.info["dlpack_device_type"], self.device.info["dlpack_device_id"])
+
+    def _host_view(self, array, writable):
+        array = _np.asarray(array)
+        if array.shape != self.shape or array.nbytes != self.nbytes or (
+                self.dtype.numpy is not None and array.dtype != self.dtype.numpy):
+            raise InvalidArgumentError(f"DeviceTensor: a host array of shape {array.shape} and dtype "
+                                       f"{array.dtype} does not match {self.shape} {self.dtype.name}")
+        if writable and not array.flags.writeable:
+            raise InvalidArgumentError("DeviceTensor: the host array is read-only")
+        return _np.ascontiguousarray(array) if not writable else array
+
+    def copy_from(self, array):
+        """Copies a host array of the same shape and dtype in (returns when done)."""
+        _check(_c.yirage_py_buffer_copy(self._handle, self._host_view(array, False), 1))
+        return self
+
+    def numpy(self):
+        """A new numpy array holding a copy of the data (float16 and float32 only)."""
+        if self.dtype.numpy is None:
+            raise UnsupportedError(f"numpy has no {self.dtype.name}: hand the tensor to PyTorch through DLPack")
+        out = _np.empty(self.shape, dtype=self.dtype.numpy)
+        _check(_c.yirage_py_buffer_copy(self._handle, out, 0))
+        return out
 
 
 class Context:
@@ -706,6 +798,11 @@ class Kernel:
                 return done
         ins = _dlpack_inputs(inputs)
         library = "" if self._host else _library(ins)
+        if not self._host and library != "yirage" and _on_host(ins):
+            return self._host_call(ins, outputs, library)
+        if library == "yirage":
+            # Memory yirage allocated: nothing but yirage orders its work, so the call waits.
+            stream, synchronize = 0, True
         if outputs is None:
             outputs = (_numpy_outputs(self._outputs) if self._host
                        else _device_outputs(self._outputs, ins, library, self.device))
@@ -719,6 +816,22 @@ class Kernel:
         _check(_c.yirage_py_kernel_run(self._handle, [x.__dlpack__() for x in ins],
                                        [x.__dlpack__() for x in outputs], int(stream),
                                        1 if self._host or synchronize else 0))
+        return outputs
+
+    def _host_call(self, ins, outputs, library):
+        """The call on host tensors of a kernel of a device with its own memory: yirage copies
+        them in and the outputs out (yirage_kernel_run_host), so numpy in gives numpy out and
+        PyTorch CPU tensors in give PyTorch CPU tensors out."""
+        if outputs is None:
+            if library == "torch":
+                import torch
+                outputs = _torch_outputs(torch, self._outputs, "cpu")
+            else:
+                outputs = _numpy_outputs(self._outputs)
+        else:
+            outputs = list(outputs)
+        _check(_c.yirage_py_kernel_run(self._handle, [x.__dlpack__() for x in ins],
+                                       [x.__dlpack__() for x in outputs], 0, _RUN_HOST))
         return outputs
 
     def _torch_call(self, inputs, outputs, stream, synchronize):
