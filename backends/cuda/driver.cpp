@@ -43,30 +43,40 @@ void Driver::check(CUresult result, const std::string &what) const {
                     static_cast<int64_t>(result));
 }
 
+namespace {
+
+// Opens the first of: $<variable>, lib<name>.so[.13/.12] from the library path, then
+// $CUDA_HOME/lib64 and /usr/local/cuda/lib64. Returns the handle and sets `opened`, or returns
+// nullptr with `failure` listing what was tried.
+void *open_toolkit_library(const char *variable, const std::string &name, std::string &opened,
+                           std::string &failure) {
+  std::vector<std::string> candidates;
+  if (const char *explicit_path = std::getenv(variable)) candidates.push_back(explicit_path);
+  const std::string file = "lib" + name + ".so";
+  for (const char *suffix : {"", ".13", ".12"}) candidates.push_back(file + suffix);
+  if (const char *home = std::getenv("CUDA_HOME")) candidates.push_back(std::string(home) + "/lib64/" + file);
+  candidates.push_back("/usr/local/cuda/lib64/" + file);
+  std::string tried;
+  for (const std::string &c : candidates) {
+    if (void *handle = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      opened = c;
+      return handle;
+    }
+    tried += "\n  " + c;
+  }
+  failure = "cuda: " + name + " not found; tried:" + tried + "\n(set " + variable + " to " + file + ")";
+  return nullptr;
+}
+
+}  // namespace
+
 const Nvrtc &Nvrtc::load() {
   static Nvrtc nvrtc;
   static std::string failure;
   static std::once_flag once;
   std::call_once(once, [] {
-    std::vector<std::string> candidates;
-    if (const char *explicit_path = std::getenv("YIRAGE_NVRTC")) candidates.push_back(explicit_path);
-    for (const char *name : {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"}) candidates.push_back(name);
-    if (const char *home = std::getenv("CUDA_HOME")) candidates.push_back(std::string(home) + "/lib64/libnvrtc.so");
-    candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so");
-    void *handle = nullptr;
-    std::string tried;
-    for (const std::string &c : candidates) {
-      handle = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (handle != nullptr) {
-        nvrtc.library = c;
-        break;
-      }
-      tried += "\n  " + c;
-    }
-    if (handle == nullptr) {
-      failure = "cuda: NVRTC not found; tried:" + tried + "\n(set YIRAGE_NVRTC to libnvrtc.so)";
-      return;
-    }
+    void *handle = open_toolkit_library("YIRAGE_NVRTC", "nvrtc", nvrtc.library, failure);
+    if (handle == nullptr) return;
 #define YIRAGE_RESOLVE(name)                                                 \
   nvrtc.name = reinterpret_cast<decltype(nvrtc.name)>(dlsym(handle, #name)); \
   if (nvrtc.name == nullptr && failure.empty()) failure = "cuda: " + nvrtc.library + " lacks " #name;
@@ -76,6 +86,36 @@ const Nvrtc &Nvrtc::load() {
   });
   if (!failure.empty()) throw Error(ErrorCode::kNotFound, failure);
   return nvrtc;
+}
+
+const CublasLt *CublasLt::load(std::string &why) {
+  static CublasLt lt;
+  static std::string failure;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char *use = std::getenv("YIRAGE_CUDA_CUBLAS");
+    if (use != nullptr && std::string(use) == "0") {
+      failure = "cuda: cuBLASLt is turned off (YIRAGE_CUDA_CUBLAS=0)";
+      return;
+    }
+    void *handle = open_toolkit_library("YIRAGE_CUBLASLT", "cublasLt", lt.library, failure);
+    if (handle == nullptr) return;
+#define YIRAGE_RESOLVE(name)                                           \
+  lt.name = reinterpret_cast<decltype(lt.name)>(dlsym(handle, #name)); \
+  if (lt.name == nullptr && failure.empty()) failure = "cuda: " + lt.library + " lacks " #name;
+    YIRAGE_CUBLASLT_FUNCTIONS(YIRAGE_RESOLVE)
+#undef YIRAGE_RESOLVE
+  });
+  why = failure;
+  return failure.empty() ? &lt : nullptr;
+}
+
+void CublasLt::check(cublasStatus_t status, const std::string &what) const {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  const char *text = cublasLtGetStatusString ? cublasLtGetStatusString(status) : nullptr;
+  throw NativeError(status == CUBLAS_STATUS_ALLOC_FAILED ? ErrorCode::kOutOfMemory : ErrorCode::kBackend,
+                    "cuda: " + what + ": " + (text ? text : "cublasStatus_t " + std::to_string(status)),
+                    static_cast<int64_t>(status));
 }
 
 std::string Nvrtc::compile(const std::string &source, const std::string &arch) const {

@@ -1,7 +1,8 @@
-// The CUDA driver API and NVRTC, opened with dlopen at run time (never linked: the plugin must
-// load on machines without them). cuda.h and nvrtc.h are used for their types only.
+// The CUDA driver API, NVRTC and cuBLASLt, opened with dlopen at run time (never linked: the
+// plugin must load on machines without them). Their headers are used for their types only.
 #pragma once
 
+#include <cublasLt.h>
 #include <cuda.h>
 #include <nvrtc.h>
 
@@ -54,6 +55,21 @@ using backend::NativeError;
   X(nvrtcGetProgramLog)           \
   X(nvrtcGetCUBINSize)            \
   X(nvrtcGetCUBIN)
+
+#define YIRAGE_CUBLASLT_FUNCTIONS(X)    \
+  X(cublasLtCreate)                     \
+  X(cublasLtDestroy)                    \
+  X(cublasLtGetStatusString)            \
+  X(cublasLtMatmulDescCreate)           \
+  X(cublasLtMatmulDescDestroy)          \
+  X(cublasLtMatrixLayoutCreate)         \
+  X(cublasLtMatrixLayoutDestroy)        \
+  X(cublasLtMatrixLayoutSetAttribute)   \
+  X(cublasLtMatmulPreferenceCreate)     \
+  X(cublasLtMatmulPreferenceDestroy)    \
+  X(cublasLtMatmulPreferenceSetAttribute) \
+  X(cublasLtMatmulAlgoGetHeuristic)     \
+  X(cublasLtMatmul)
 // clang-format on
 
 struct Driver {
@@ -86,6 +102,21 @@ struct Nvrtc {
 
   // CUDA C++ → cubin for `arch` ("sm_90"). Throws NativeError(kBackend) with the build log.
   std::string compile(const std::string &source, const std::string &arch) const;
+};
+
+// cuBLASLt, for kernel-level matmuls (cublas_matmul.hpp).
+struct CublasLt {
+#define YIRAGE_DECLARE(name) decltype(&::name) name = nullptr;
+  YIRAGE_CUBLASLT_FUNCTIONS(YIRAGE_DECLARE)
+#undef YIRAGE_DECLARE
+  std::string library;  // the file that was opened
+
+  // Opens cuBLASLt (once per process) like NVRTC, from $YIRAGE_CUBLASLT or libcublasLt.so[.13/
+  // .12]; nullptr with `why` set when it cannot, or when YIRAGE_CUDA_CUBLAS=0 turns it off.
+  static const CublasLt *load(std::string &why);
+
+  // Throws NativeError(kBackend, or kOutOfMemory for CUBLAS_STATUS_ALLOC_FAILED) unless OK.
+  void check(cublasStatus_t status, const std::string &what) const;
 };
 
 }  // namespace yirage::cuda

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "cublas_matmul.hpp"
 #include "cuda/codegen/cuda_source.hpp"
 #include "dependent_launch.hpp"
 #include "device_figures.hpp"
@@ -42,6 +44,8 @@ struct yirage_backend_instance_s {
   std::vector<Device> devices;
   std::string cache_dir;
   yirage::cuda::GeneratedKernels generated;
+  void (*log)(void *, yirage_backend_log_level, const char *) = nullptr;  // the host's; may be NULL
+  void *log_user_data = nullptr;
 };
 
 struct yirage_backend_buffer_s {
@@ -59,6 +63,9 @@ struct yirage_backend_executable_s {
   CUfunction function = nullptr;
   yirage::codegen::CudaKernel launch;
   std::shared_ptr<const yirage::cuda::GeneratedKernel> generated;
+  // A matmul that cuBLASLt runs faster than the generated kernel (on 16-byte aligned operands;
+  // others take the generated kernel).
+  std::unique_ptr<yirage::cuda::CublasMatmul> cublas;
 };
 
 struct yirage_backend_timer_s {
@@ -188,6 +195,8 @@ yirage_status create(const yirage_backend_host *host, yirage_backend_instance **
     auto instance = std::make_unique<yirage_backend_instance_s>();
     instance->cache_dir = host->cache_dir && *host->cache_dir ? std::string(host->cache_dir) + "/cuda"
                                                               : yirage::util::default_cache_dir("cuda");
+    instance->log = host->log;
+    instance->log_user_data = host->log_user_data;
     instance->driver = Driver::load(instance->reason);
     if (instance->driver != nullptr) {
       const Driver &driver = *instance->driver;
@@ -209,6 +218,10 @@ yirage_status create(const yirage_backend_host *host, yirage_backend_instance **
     }
     *out = instance.release();
   });
+}
+
+void log(const yirage_backend_instance *instance, yirage_backend_log_level level, const std::string &message) {
+  if (instance->log != nullptr) instance->log(instance->log_user_data, level, message.c_str());
 }
 
 void destroy(yirage_backend_instance *instance) {
@@ -385,6 +398,129 @@ void spread_dependent_blocks(const Driver &driver, const Device &d, yirage_backe
   launch.shared_bytes = bytes;
 }
 
+// The generated kernel on `stream` (its operands' pointers in order).
+void launch_generated(const Driver &driver, const yirage_backend_executable_s &executable,
+                      std::vector<CUdeviceptr> &pointers, CUstream stream) {
+  std::vector<void *> args;
+  for (CUdeviceptr &p : pointers) args.push_back(&p);
+  const auto &l = executable.launch;
+  if (l.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
+    // Programmatic dependent launch: the kernel may start while the previous kernel in the
+    // stream runs; it reads and writes no memory before griddepcontrol.wait returns (it may
+    // prefetch into L2, which is coherent).
+    CUlaunchAttribute overlap{};
+    overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    overlap.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = static_cast<unsigned>(l.grid[0]);
+    config.gridDimY = static_cast<unsigned>(l.grid[1]);
+    config.gridDimZ = static_cast<unsigned>(l.grid[2]);
+    config.blockDimX = static_cast<unsigned>(l.block_threads);
+    config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = static_cast<unsigned>(l.shared_bytes);
+    config.hStream = stream;
+    config.attrs = &overlap;
+    config.numAttrs = 1;
+    driver.check(driver.cuLaunchKernelEx(&config, executable.function, args.data(), nullptr), "cuLaunchKernelEx");
+    return;
+  }
+  driver.check(driver.cuLaunchKernel(executable.function, static_cast<unsigned>(l.grid[0]),
+                                     static_cast<unsigned>(l.grid[1]), static_cast<unsigned>(l.grid[2]),
+                                     static_cast<unsigned>(l.block_threads), 1, 1,
+                                     static_cast<unsigned>(l.shared_bytes), stream, args.data(), nullptr),
+               "cuLaunchKernel");
+}
+
+// Enqueues the executable on `stream`: cuBLASLt's matmul where it was chosen and the operands
+// are aligned for it, else the generated kernel.
+void launch_on(const Driver &driver, yirage_backend_executable_s &executable, std::vector<CUdeviceptr> &pointers,
+               CUstream stream) {
+  yirage::cuda::CublasMatmul *cublas = executable.cublas.get();
+  if (cublas != nullptr && std::all_of(pointers.begin(), pointers.end(), yirage::cuda::CublasMatmul::aligned)) {
+    cublas->launch(driver, pointers[0], pointers[1], pointers[2], stream);
+    return;
+  }
+  launch_generated(driver, executable, pointers, stream);
+}
+
+
+// Device seconds per launch of `run` on the default stream: one warm-up, then the mean of five.
+double seconds_per_launch(const Driver &driver, const std::function<void()> &run) {
+  CUevent start = nullptr, stop = nullptr;
+  driver.check(driver.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+  const CUresult created = driver.cuEventCreate(&stop, CU_EVENT_DEFAULT);
+  if (created != CUDA_SUCCESS) driver.cuEventDestroy(start);
+  driver.check(created, "cuEventCreate");
+  float ms = 0;
+  try {
+    run();
+    driver.check(driver.cuEventRecord(start, nullptr), "cuEventRecord");
+    for (int i = 0; i < 5; ++i) run();
+    driver.check(driver.cuEventRecord(stop, nullptr), "cuEventRecord");
+    driver.check(driver.cuEventSynchronize(stop), "cuEventSynchronize");
+    driver.check(driver.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+  } catch (...) {
+    driver.cuEventDestroy(start);
+    driver.cuEventDestroy(stop);
+    throw;
+  }
+  driver.cuEventDestroy(start);
+  driver.cuEventDestroy(stop);
+  return ms * 1e-3 / 5;
+}
+
+// Device memory freed on scope exit (the context current then as when allocated).
+struct Scratch {
+  const Driver &driver;
+  std::vector<CUdeviceptr> pointers;
+  ~Scratch() {
+    for (CUdeviceptr p : pointers) driver.cuMemFree(p);
+  }
+  CUdeviceptr allocate(size_t bytes) {
+    CUdeviceptr p = 0;
+    driver.check(driver.cuMemAlloc(&p, std::max<size_t>(bytes, 16)), "cuMemAlloc");
+    pointers.push_back(p);
+    return p;
+  }
+};
+
+// For a kernel-level matmul: times cuBLASLt's algorithms (where cuBLASLt is there) against the
+// generated kernel on scratch operands and keeps cuBLASLt's fastest in executable.cublas where it
+// beats the generated kernel. The choice is logged.
+void choose_matmul(const Driver &driver, yirage_backend_executable_s &executable, const void *program, size_t size) {
+  const yirage::serialize::KernelProgram parsed = parse(program, size);
+  if (parsed.op().kind != yirage::OpKind::kMatmul) return;
+  std::string why;
+  const yirage::cuda::CublasLt *lt = yirage::cuda::CublasLt::load(why);
+  if (lt == nullptr) {
+    log(executable.instance, YIRAGE_BACKEND_LOG_DEBUG, why + "; matmuls run the generated kernel");
+    return;
+  }
+  std::unique_ptr<yirage::cuda::CublasMatmul> plan = yirage::cuda::CublasMatmul::plan(*lt, parsed, 4);
+  if (!plan) return;
+  Scratch scratch{driver, {}};
+  std::vector<CUdeviceptr> operands;
+  for (size_t bytes : executable.generated->input_bytes) operands.push_back(scratch.allocate(bytes));
+  operands.push_back(scratch.allocate(executable.generated->output_bytes[0]));
+  size_t workspace_bytes = 0;
+  for (int a = 0; a < plan->algorithms(); ++a) workspace_bytes = std::max(workspace_bytes, plan->workspace_bytes(a));
+  const CUdeviceptr workspace = workspace_bytes > 0 ? scratch.allocate(workspace_bytes) : 0;
+  double best = seconds_per_launch(driver, [&] { launch_generated(driver, executable, operands, nullptr); });
+  std::string report = plan->shape() + ": generated " + std::to_string(best * 1e6) + " us";
+  int chosen = -1;
+  for (int a = 0; a < plan->algorithms(); ++a) {
+    const double t = seconds_per_launch(
+        driver, [&] { plan->run(a, operands[0], operands[1], operands[2], workspace, nullptr); });
+    report += ", cuBLASLt algorithm " + std::to_string(a) + " " + std::to_string(t * 1e6) + " us";
+    if (t < best) best = t, chosen = a;
+  }
+  log(executable.instance, YIRAGE_BACKEND_LOG_DEBUG,
+      "cuda: matmul " + report + ": " + (chosen < 0 ? "generated" : "cuBLASLt " + std::to_string(chosen)));
+  if (chosen < 0) return;
+  plan->choose(chosen);
+  executable.cublas = std::move(plan);
+}
+
 yirage_status compile(yirage_backend_instance *instance, int32_t device, const void *program, size_t size,
                       const yirage_backend_compile_options *options, yirage_backend_executable **out,
                       yirage_backend_error *error) {
@@ -424,13 +560,15 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
       }
       executable->launch.block_threads = max_threads / 32 * 32;
     }
-    if (executable->launch.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
-      try {
+    try {
+      if (executable->launch.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
         spread_dependent_blocks(driver, d, *executable);
-      } catch (...) {
-        driver.cuModuleUnload(executable->module);
-        throw;
       }
+      choose_matmul(driver, *executable, program, size);
+    } catch (...) {
+      if (executable->cublas) executable->cublas->free_workspaces(driver);
+      driver.cuModuleUnload(executable->module);
+      throw;
     }
     *out = executable.release();
   });
@@ -440,6 +578,7 @@ void executable_release(yirage_backend_executable *executable) {
   if (executable == nullptr) return;
   const Driver &driver = *executable->instance->driver;
   driver.cuCtxSetCurrent(executable->instance->devices[static_cast<size_t>(executable->device)].context);
+  if (executable->cublas) executable->cublas->free_workspaces(driver);
   driver.cuModuleUnload(executable->module);
   delete executable;
 }
@@ -463,35 +602,8 @@ yirage_status launch(yirage_backend_executable *executable, void *stream, yirage
     std::vector<CUdeviceptr> pointers;
     collect("input", inputs, num_inputs, executable->generated->input_bytes, executable->device, pointers);
     collect("output", outputs, num_outputs, executable->generated->output_bytes, executable->device, pointers);
-    std::vector<void *> args;
-    for (CUdeviceptr &p : pointers) args.push_back(&p);
     const Driver &driver = enter(executable->instance, executable->device);
-    const auto &l = executable->launch;
-    if (l.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
-      // Programmatic dependent launch: the kernel may start while the previous kernel in the
-      // stream runs; it reads and writes no memory before griddepcontrol.wait returns (it may
-      // prefetch into L2, which is coherent).
-      CUlaunchAttribute overlap{};
-      overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-      overlap.value.programmaticStreamSerializationAllowed = 1;
-      CUlaunchConfig config{};
-      config.gridDimX = static_cast<unsigned>(l.grid[0]);
-      config.gridDimY = static_cast<unsigned>(l.grid[1]);
-      config.gridDimZ = static_cast<unsigned>(l.grid[2]);
-      config.blockDimX = static_cast<unsigned>(l.block_threads);
-      config.blockDimY = config.blockDimZ = 1;
-      config.sharedMemBytes = static_cast<unsigned>(l.shared_bytes);
-      config.hStream = static_cast<CUstream>(stream);
-      config.attrs = &overlap;
-      config.numAttrs = 1;
-      driver.check(driver.cuLaunchKernelEx(&config, executable->function, args.data(), nullptr), "cuLaunchKernelEx");
-      return;
-    }
-    driver.check(driver.cuLaunchKernel(
-                     executable->function, static_cast<unsigned>(l.grid[0]), static_cast<unsigned>(l.grid[1]),
-                     static_cast<unsigned>(l.grid[2]), static_cast<unsigned>(l.block_threads), 1, 1,
-                     static_cast<unsigned>(l.shared_bytes), static_cast<CUstream>(stream), args.data(), nullptr),
-                 "cuLaunchKernel");
+    launch_on(driver, *executable, pointers, static_cast<CUstream>(stream));
   });
 }
 

@@ -1,6 +1,6 @@
 // Parts of the CUDA plugin that need no GPU: the shared memory a dependent launch asks for, the
-// figures a device's description takes from targets/*.json, and the kernels generated once for
-// supports(), estimate() and compile().
+// figures a device's description takes from targets/*.json, the kernels generated once for
+// supports(), estimate() and compile(), and which matmuls cuBLASLt is asked about.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,9 +8,11 @@
 #include <thread>
 #include <vector>
 
+#include "cublas_matmul.hpp"
 #include "dependent_launch.hpp"
 #include "device_figures.hpp"
 #include "generated_kernels.hpp"
+#include "serialize/kernel_program.hpp"
 #include "target/target.hpp"
 
 namespace yirage::cuda {
@@ -140,6 +142,40 @@ TEST(CudaGeneratedKernels, AreGeneratedOncePerProgramAndDevice) {
   }
   for (std::thread &t : threads) t.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+
+// The kernel program of `graph`'s last operator.
+serialize::KernelProgram last_operator(const KernelGraph &graph) {
+  return serialize::make_kernel_program(graph, graph.operators().size() - 1);
+}
+
+// cuBLASLt plans only matmuls whose operands form one strided batch; the others (and every other
+// operator) run the generated kernel without a cuBLASLt call. This machine has libcublasLt but no
+// GPU, so a plan that gets as far as cuBLASLt fails there, with its status.
+TEST(CudaCublasMatmul, IsPlannedForMatmulsOfOneStridedBatchOnly) {
+  std::string why;
+  const CublasLt *lt = CublasLt::load(why);
+  if (lt == nullptr) GTEST_SKIP() << why;
+  KernelGraph g;
+  const TensorId a = g.new_input({2, 1, 8, 16}, DType::kFloat16);
+  const TensorId b = g.new_input({1, 3, 16, 4}, DType::kFloat16);
+  g.mark_output(g.matmul(a, b));  // broadcast over different batch dims: no single batch
+  EXPECT_EQ(CublasMatmul::plan(*lt, last_operator(g), 4), nullptr);
+  KernelGraph e;
+  e.mark_output(e.unary(OpKind::kExp, e.new_input({8, 16}, DType::kFloat16)));
+  EXPECT_EQ(CublasMatmul::plan(*lt, last_operator(e), 4), nullptr);
+  KernelGraph m;
+  const TensorId x = m.new_input({2, 8, 16}, DType::kBFloat16);
+  const TensorId w = m.new_input({1, 16, 4}, DType::kBFloat16);  // shared: one GEMM of 16 rows
+  m.mark_output(m.matmul(x, w));
+  try {
+    const auto plan = CublasMatmul::plan(*lt, last_operator(m), 4);
+    ASSERT_NE(plan, nullptr);  // a GPU after all
+    EXPECT_EQ(plan->shape(), "[16,16]·[16,4] bfloat16");
+  } catch (const NativeError &e) {
+    EXPECT_NE(std::string(e.what()).find("cuda: cublasLtCreate: "), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
