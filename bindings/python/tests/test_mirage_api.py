@@ -99,3 +99,133 @@ def test_module_calls_and_files(tmp_path):
     other.from_json(str(path))  # replaces `other`, as Mirage's does
     assert other.get_owner_independent_hash() == g.get_owner_independent_hash()
     assert other.num_operators == g.num_operators
+
+
+def online_softmax(forloop_range):
+    """softmax(Q·K)·V as Mirage's group_query_attention_customized writes it: tb.reduction_max's
+    (max, diff) and forloop_accum_rescale(X, exp(diff)); also the rows' maximum."""
+    g = mi.new_kernel_graph()
+    Q = g.new_input((16, 8), dtype=mi.float32)
+    K = g.new_input((8, 64), dtype=mi.float32)
+    V = g.new_input((64, 8), dtype=mi.float32)
+    tb = mi.new_threadblock_graph((2, 1, 1), (128, 1, 1), forloop_range, 64)
+    bQ = tb.new_input(Q, (0, -1, -1), -1)
+    bK = tb.new_input(K, (-1, -1, -1), 1)
+    bV = tb.new_input(V, (-1, -1, -1), 0)
+    bA = tb.matmul(bQ, bK)
+    bAmax, bDiff = tb.reduction_max(bA, dim=1)
+    bEAs = tb.exp(tb.sub(bA, bAmax))
+    bEDiff = tb.exp(bDiff)
+    bO1 = tb.forloop_accum_rescale(tb.matmul(bEAs, bV), bEDiff)
+    bO2 = tb.forloop_accum_rescale(bEAs, bEDiff, "sum")
+    tb.new_output(tb.div(bO1, bO2), (0, -1, -1))
+    tb.new_output(tb.forloop_accum_max(bAmax), (0, -1, -1))
+    O, M = g.customized([Q, K, V], tb)
+    g.mark_output(O)
+    g.mark_output(M)
+    return g
+
+
+def test_reduction_max_and_rescale_take_mirages_running_maximum():
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.uniform(-2, 2, dims).astype(np.float32) for dims in ((16, 8), (8, 64), (64, 8)))
+    a = q.astype(np.float64) @ k
+    e = np.exp(a - a.max(1, keepdims=True))
+    for forloop_range in (4, 1):  # in the loop: translated; one iteration: nothing to follow
+        out, m = online_softmax(forloop_range).run_reference([q, k, v])
+        np.testing.assert_allclose(out, (e / e.sum(1, keepdims=True)) @ v, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(m[:, 0], a.max(1), rtol=1e-6)
+
+
+def test_running_maximum_uses_that_differ_from_mirage_are_refused():
+    g = mi.new_kernel_graph()
+    S = g.new_input((16, 64), dtype=mi.float32)
+    tb = mi.new_threadblock_graph((1, 1, 1), (128, 1, 1), 4, 64)
+    bS = tb.new_input(S, (-1, -1, -1), 1)
+    bMax, bDiff = tb.reduction_max(bS, 1)
+    bE = tb.exp(tb.sub(bS, bMax))
+    # The difference of running maxima has no tile: only exp(diff), only as B of the rescale.
+    with pytest.raises(mi.UnsupportedError, match=r"reduction_max\(\)'s diff .*forloop_accum_rescale"):
+        tb.add(bS, bDiff)
+    with pytest.raises(mi.UnsupportedError, match=r"reduction_max\(\)'s exp\(diff\)"):
+        tb.new_output(tb.exp(bDiff), (-1, -1, -1))
+    with pytest.raises(mi.UnsupportedError, match=r"forloop_accum_rescale\(\): Mirage's B must be exp\(diff\)"):
+        tb.forloop_accum_rescale(bE, bMax)
+    with pytest.raises(ValueError, match="acc must be None or 'sum'"):
+        tb.forloop_accum_rescale(bE, tb.exp(bDiff), "mean")
+    # In the loop, Mirage's maximum is over the iterations so far, yirage's this iteration's.
+    with pytest.raises(mi.UnsupportedError, match=r"forloop_accum\(acc=None\): X depends on tb.reduction_max"):
+        tb.forloop_accum(bE)
+    with pytest.raises(mi.UnsupportedError, match=r"new_output\(\): stensor depends"):
+        tb.new_output(bMax, (-1, -1, -1), 1)
+    with pytest.raises(mi.UnsupportedError, match="A must be linear in exp"):
+        tb.forloop_accum_rescale(tb.exp(bE), tb.exp(bDiff))  # exp(exp(S - max)): not linear
+    with pytest.raises(mi.UnsupportedError, match="A must be linear in exp"):
+        tb.forloop_accum_rescale(bS, tb.exp(bDiff))  # independent of the maximum
+    other_max, other_diff = tb.reduction_max(tb.square(bS), 1)
+    with pytest.raises(mi.UnsupportedError, match="A must be linear in exp"):
+        tb.forloop_accum_rescale(bE, tb.exp(other_diff))  # another maximum's factor
+    # What agrees: the rescale of exp(S - max) and of sums of it, and the maximum's own maximum.
+    assert tb.forloop_accum_rescale(tb.mul_scalar(bE, 2.0), tb.exp(bDiff), "sum").dims == (16, 1)
+    assert tb.forloop_accum_max(bMax).dims == (16, 1)
+    with pytest.raises(mi.UnsupportedError, match="of this graph"):
+        mi.new_threadblock_graph((1, 1, 1), (128, 1, 1), 4, 64).forloop_accum_rescale(bE, tb.exp(bDiff))
+
+
+def test_threadblock_rms_norm_and_maps_of_one_block_as_mirage():
+    g = mi.new_kernel_graph()
+    X = g.new_input((4, 2, 64), dtype=mi.float32)
+    # Axis y has one block: Mirage ignores its map entry (1 here), as yirage now does.
+    tb = mi.new_threadblock_graph((4, 1, 1), (128, 1, 1), 1, 64)
+    bX = tb.new_input(X, (0, 1, -1), -1)
+    bN = tb.rms_norm(bX)  # Mirage's one-argument form: over the last dim, no eps
+    tb.new_output(tb.forloop_accum(bN), (0, 2, -1))
+    (O,) = g.customized([X], tb)
+    g.mark_output(O)
+    x = np.random.default_rng(2).uniform(-1, 1, (4, 2, 64)).astype(np.float32)
+    (got,) = g.run_reference([x])
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(got, x64 / np.sqrt((x64 ** 2).mean(-1, keepdims=True)), rtol=1e-5)
+
+
+def test_mirages_module_helpers():
+    assert mi.bypass_compile_errors() is None and mi.bypass_compile_errors(False) is None
+    with pytest.raises(TypeError, match="bypass_compile_errors"):
+        mi.bypass_compile_errors("yes")
+    with pytest.raises(mi.UnsupportedError, match=r"generate_cuda_program\(\)"):
+        mi.generate_cuda_program(rmsnorm_linear(), target_cc=90, input_strides=[(128, 1), (96, 1)])
+    with pytest.raises(mi.UnsupportedError, match=r"visualize\('g'\)"):
+        rmsnorm_linear().visualize("g")
+
+    class TorchLikeDtype:  # what str() of torch.bfloat16 is
+        def __str__(self):
+            return "torch.bfloat16"
+    assert mi.convert_torch_type_to_dtype(TorchLikeDtype()) is mi.bfloat16
+    with pytest.raises(mi.UnsupportedError, match="convert_torch_type_to_dtype"):
+        mi.convert_torch_type_to_dtype("torch.int8")
+    try:
+        import torch
+    except ImportError:
+        with pytest.raises(ImportError):
+            mi.convert_dtype_to_torch_type(mi.float16)
+    else:
+        assert mi.convert_dtype_to_torch_type(mi.bfloat16) is torch.bfloat16
+        assert mi.convert_torch_type_to_dtype(torch.float16) is mi.float16
+    with pytest.raises(TypeError, match="dtype"):
+        mi.convert_dtype_to_torch_type("float16")
+
+
+def test_bfloat16_device_tensors_in_and_out_of_a_cpu_kernel():
+    # numpy has no bfloat16: DeviceTensors on the CPU carry it, and a kernel called on them
+    # returns DeviceTensors (Mirage's demo_rms_norm runs so without PyTorch).
+    g = mi.new_kernel_graph()
+    X = g.new_input((2, 8), dtype=mi.bfloat16)
+    g.mark_output(g.mul_scalar(X, 2.0))
+    cpu = mi.devices("cpu")[0]
+    bits = np.array([[0x3F80, 0x4000, 0xBF80, 0x3E80] * 2] * 2, dtype=np.uint16)  # 1, 2, -1, 0.25
+    (out,) = g(inputs=[cpu.empty((2, 8), mi.bfloat16).copy_from(bits)])
+    assert isinstance(out, mi.DeviceTensor) and out.dtype is mi.bfloat16
+    got = out.copy_to(np.zeros((2, 8), np.uint16))
+    assert np.array_equal(got, bits + 0x80)  # each value doubled: the exponent one higher
+    with pytest.raises(mi.InvalidArgumentError):
+        out.copy_to(np.zeros((2, 4), np.uint16))

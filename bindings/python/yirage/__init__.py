@@ -183,6 +183,8 @@ class Tensor:
 
 
 def _handle(x, role="tensor"):
+    if isinstance(x, _RunningMaxValue):
+        raise x.misuse()
     if not isinstance(x, Tensor):
         raise TypeError(f"{role} must be a yirage.Tensor, not {type(x).__name__}")
     return x._handle
@@ -333,6 +335,11 @@ class KernelGraph(_Graph):
             self._compiled = cached = (state, Kernel(self, _device_at(where)))
         return cached[1](inputs, outputs=outputs, stream=stream)
 
+    def visualize(self, file_name):
+        """Mirage's Graphviz drawing: not supported yet (to_json writes the graph)."""
+        raise UnsupportedError(f"visualize({file_name!r}): yirage does not draw graphs yet; "
+                               f"to_json() writes the graph as JSON")
+
     def get_owner_independent_hash(self):
         """A hash of the graph's structure (its canonical binary file), as an int."""
         import hashlib
@@ -420,6 +427,63 @@ _ACCUMULATORS = {None: _c.YIRAGE_ACCUM_SUM, "sum": _c.YIRAGE_ACCUM_REDUCE_SUM,
                  "reduce_sum": _c.YIRAGE_ACCUM_REDUCE_SUM, "mean": _c.YIRAGE_ACCUM_REDUCE_MEAN,
                  "rms": _c.YIRAGE_ACCUM_REDUCE_RMS, "max": _c.YIRAGE_ACCUM_MAX}
 
+# Mirage's running maximum. Mirage's tb.reduction_max(A, dim) returns (M, diff): M the maximum
+# over the iterations so far, diff the previous M minus the new one, and online softmax
+# accumulates with forloop_accum_rescale(X, exp(diff)) (acc = acc·exp(diff) + X). yirage's
+# reduction_max is the tile's own maximum m_i, and its rescale accumulator is
+# Σ_i X_i·exp(m_i − max_i m_i) (docs/ugraphs.md). The two agree when X is linear in exp(−M)
+# (X = g·exp(−M), g not depending on M, as exp(A − M)·V is): Σ g_i·exp(−M_i)·exp(M_i − M_F) =
+# Σ g_i·exp(−m_i)·exp(m_i − M_F). So yirage takes exp(diff) as M itself, follows how each tile of
+# the loop depends on a running maximum, and refuses the uses where M_i and m_i differ. Outside
+# the loop, or with one iteration, the running maximum is the tile's: nothing to follow.
+#
+# A tile's form in a running maximum: None (independent of it), "max" (M itself), "shifted"
+# (x − M), "scaled" (linear in exp(−M)) or "mixed" (anything else).
+_Tile = collections.namedtuple("_Tile", ["phase", "form", "maximum"])  # maximum: (key, dims)
+
+
+def _running_form(op, forms, maximum, dim):
+    """The form of `op`'s result from its tile inputs' forms (all in the one running maximum
+    `maximum`), for the ops that keep a tile linear in exp(−M); "mixed" for the others."""
+    m_dims = maximum[1]
+    if op == "sub" and forms == [None, "max"]:
+        return "shifted"
+    if op == "exp" and forms == ["shifted"]:
+        return "scaled"
+    if op in ("add", "sub") and forms == ["scaled", "scaled"]:
+        return "scaled"
+    if op == "mul" and forms in (["scaled", None], [None, "scaled"]):
+        return "scaled"
+    if forms[:1] == ["scaled"] and not any(forms[1:]):
+        # exp(−M) passes through these as a factor; through a matmul or a reduction only when M
+        # is constant along the dim they sum.
+        if (op in ("div", "mul_scalar", "neg") or (op == "matmul" and m_dims[-1] == 1)
+                or (op == "reduction" and m_dims[dim] == 1)):
+            return "scaled"
+    return "mixed"
+
+
+class _RunningMaxValue:
+    """A value of Mirage's running maximum that yirage has no tile for: reduction_max's second
+    output (diff) and exp(diff). Only tb.forloop_accum_rescale(X, exp(diff)) takes them."""
+
+    def __init__(self, graph, maximum, what):
+        self.graph, self.maximum, self.what = graph, maximum, what
+
+    def misuse(self):
+        return UnsupportedError(
+            f"tb.reduction_max()'s {self.what} (Mirage's difference of running maxima) is "
+            f"only accepted as forloop_accum_rescale(X, exp(diff)): yirage has no tile for it, "
+            f"its rescale accumulator takes the maximum itself (docs/ugraphs.md)")
+
+    def __repr__(self):
+        return f"yirage.ThreadblockGraph.reduction_max(...) {self.what}"
+
+
+def _pointer_key(arg):
+    """The key of a SWIG tensor pointer among an operator's arguments; None for other ones."""
+    return int(arg) if type(arg).__name__ == "SwigPyObject" else None
+
 
 class ThreadblockGraph(_Graph):
     """A thread-block graph (µGraph) for KernelGraph.customized (docs/ugraphs.md)."""
@@ -440,7 +504,9 @@ class ThreadblockGraph(_Graph):
             threads *= d
         self._handle = _check(_c.yirage_py_block_graph_create(
             grid[0], grid[1], grid[2], threads, int(forloop_range), int(shared_memory_limit)))
+        self._grid, self._forloop_range = grid, int(forloop_range)
         self._dtensors = []
+        self._tiles = {}  # pointer key -> _Tile
 
     def release(self):
         if self._handle is not None:
@@ -450,14 +516,78 @@ class ThreadblockGraph(_Graph):
     def __del__(self):
         self.release()
 
+    def _tensor(self, name, *args):
+        t = super()._tensor(name, *args)
+        ins = [self._tiles[k] for k in map(_pointer_key, args) if k in self._tiles]
+        phases = {tile.phase for tile in ins}
+        phase = "after" if "after" in phases else "iteration" if "iteration" in phases else "invariant"
+        maxima = {tile.maximum for tile in ins if tile.form is not None}
+        form = maximum = None
+        if maxima:
+            maximum = maxima.pop()
+            dim = args[-1] if name == "reduction" else None
+            form = "mixed" if maxima else _running_form(name, [x.form for x in ins], maximum, dim)
+        self._tiles[int(t._handle)] = _Tile(phase, form, maximum)
+        return t
+
+    def _tile(self, X, role="X"):
+        """What this graph follows of tile X; a tile of another graph passes as independent (the
+        C library refuses it)."""
+        return self._tiles.get(int(_handle(X, role)), _Tile("invariant", None, None))
+
+    def _grid_map(self, mapping, what):
+        """Mirage's map with the axes of one block set to -1: Mirage ignores them (a dim split
+        or laid out once), yirage wants -1 there."""
+        mapping = _dims(mapping, what)
+        if len(mapping) != 3:
+            return mapping  # the C library says what is wrong
+        return tuple(-1 if blocks == 1 else d for blocks, d in zip(self._grid, mapping))
+
     def new_input(self, dtensor, input_map, forloop_dim, store_in_dmem=False):
         """A tile of `dtensor` per block (input_map: the dim each grid axis splits, -1 none) and
         per loop iteration (forloop_dim). Mirage's store_in_dmem is accepted and has no effect:
         the backend decides where the tiles live."""
-        t = self._tensor("new_input", _handle(dtensor, "dtensor"), _dims(input_map, "input_map"),
-                         int(forloop_dim))
+        t = self._tensor("new_input", _handle(dtensor, "dtensor"),
+                         self._grid_map(input_map, "input_map"), int(forloop_dim))
+        self._tiles[int(t._handle)] = _Tile("iteration" if int(forloop_dim) >= 0 else "invariant",
+                                            None, None)
         self._dtensors.append(dtensor)
         return t
+
+    def exp(self, X):
+        """Elementwise exp; of reduction_max's diff, Mirage's rescale factor for
+        forloop_accum_rescale."""
+        if isinstance(X, _RunningMaxValue) and X.what == "diff" and X.graph is self:
+            return _RunningMaxValue(self, X.maximum, "exp(diff)")
+        return super().exp(X)
+
+    def reduction_max(self, A, dim):
+        """Mirage's (M, diff): the maximum of A over `dim` (kept as size 1), and the difference
+        of running maxima, which only forloop_accum_rescale(X, exp(diff)) takes. In the loop M is
+        the maximum over the iterations so far in Mirage and this iteration's in yirage; the
+        uses where they differ are refused (see _running_form)."""
+        m = self._tensor("reduction_max", _handle(A, "A"), int(dim))
+        tile = self._tile(m)
+        if tile.phase == "iteration" and self._forloop_range > 1 and tile.form is None:
+            self._tiles[int(m._handle)] = _Tile("iteration", "max", (int(m._handle), m.dims))
+        return m, _RunningMaxValue(self, m, "diff")
+
+    def rms_norm(self, X, normalized_shape=None, eps=0.0, weight=None):
+        """X over the root mean square of its last dims (Mirage's tb.rms_norm(A): the last dim,
+        no eps); normalized_shape, eps and weight as in KernelGraph.rms_norm."""
+        if normalized_shape is None:
+            normalized_shape = Tensor(self, _handle(X, "X")).dims[-1:]
+        return super().rms_norm(X, normalized_shape, eps, weight)
+
+    def _refuse_running(self, function, X, allowed=None, role="X"):
+        """Raises where X depends on a running maximum (other than in form `allowed`)."""
+        form = self._tile(X, role).form
+        if form is not None and form != allowed:
+            raise UnsupportedError(
+                f"{function}: {role} depends on tb.reduction_max()'s maximum inside the for-loop, "
+                f"which is the maximum over the iterations so far in Mirage and this iteration's "
+                f"in yirage; they agree only through forloop_accum_rescale(X, exp(diff)) with X "
+                f"linear in exp(-max) (as exp(A - max)·V), and forloop_accum_max(max)")
 
     def forloop_accum(self, X, acc=None):
         """X accumulated over the for-loop, as Mirage's: acc None keeps X's shape; "sum", "mean"
@@ -465,28 +595,61 @@ class ThreadblockGraph(_Graph):
         loop's tiles together); "max" is the elementwise maximum."""
         if acc == "sum_todimx":
             raise UnsupportedError("forloop_accum(): Mirage's acc='sum_todimx' (the last dim summed "
-                                   "down to reduction_dimx) has no yirage equivalent")
+                                   "down to reduction_dimx) is not supported: yirage's block graphs "
+                                   "have no operator that adds strided slices of a tile's dim")
         if acc not in _ACCUMULATORS:
             raise ValueError("forloop_accum(): acc must be None, 'sum', 'mean', 'rms', "
                              f"'reduce_sum' or 'max', not {acc!r}")
-        return self._tensor("accumulate", _handle(X, "X"), _ACCUMULATORS[acc])
+        self._refuse_running(f"forloop_accum(acc={acc!r})", X, "max" if acc == "max" else None)
+        t = self._tensor("accumulate", _handle(X, "X"), _ACCUMULATORS[acc])
+        self._tiles[int(t._handle)] = _Tile("after", None, None)
+        return t
 
     def forloop_accum_max(self, X):
         """The elementwise maximum of X over the for-loop (Mirage's forloop_accum_max)."""
         return self.forloop_accum(X, "max")
 
-    def forloop_accum_rescale(self, X, M):
-        return self._tensor("accumulate_rescale", _handle(X, "X"), _handle(M, "M"))
+    def forloop_accum_rescale(self, A, B, acc=None):
+        """Mirage's online-softmax accumulator (acc = acc·B + A each iteration; acc="sum" also
+        sums the last dim to 1) for B = exp(diff) of (M, diff) = tb.reduction_max(...): yirage's
+        rescale accumulator Σ_i A_i·exp(M_i − max_i M_i) (docs/ugraphs.md). Other B are not
+        supported. In the loop A must be linear in exp(−M), as exp(S − M)·V is."""
+        if not (isinstance(B, _RunningMaxValue) and B.what == "exp(diff)" and B.graph is self):
+            raise UnsupportedError(
+                "forloop_accum_rescale(): Mirage's B must be exp(diff) of (max, diff) = "
+                "tb.reduction_max(...) of this graph: yirage's rescale accumulator is online "
+                "softmax's (docs/ugraphs.md), not a general acc·B + A")
+        if acc not in (None, "sum"):
+            raise ValueError(f"forloop_accum_rescale(): acc must be None or 'sum', not {acc!r}")
+        M = B.maximum
+        if self._tile(M).form == "max":
+            tile = self._tile(A, "A")
+            if (tile.form != "scaled" or tile.maximum[0] != int(M._handle)
+                    or (acc == "sum" and M.dims[-1] != 1)):
+                raise UnsupportedError(
+                    "forloop_accum_rescale(): in the for-loop A must be linear in exp(-max) of the "
+                    "maximum whose exp(diff) is B (as exp(S - max)·V is; with acc='sum', max of "
+                    "last dim 1): only then do Mirage's running maximum and yirage's "
+                    "per-iteration one give the same sum")
+        else:
+            self._refuse_running("forloop_accum_rescale()", M, role="M")
+            self._refuse_running("forloop_accum_rescale()", A, role="A")
+        if acc == "sum":
+            A = self.reduction(A, -1)
+        t = self._tensor("accumulate_rescale", _handle(A, "A"), _handle(M, "M"))
+        self._tiles[int(t._handle)] = _Tile("after", None, None)
+        return t
 
     def new_output(self, stensor, output_map, forloop_dim=-1, dtype=None):
         """Saves the tile as the customized operator's next output; `dtype` writes it as another
         dtype than its own (float32 partial sums of a 16-bit graph, docs/ugraphs.md)."""
+        self._refuse_running("new_output()", stensor, role="stensor")
+        output_map = self._grid_map(output_map, "output_map")
         if dtype is None:
-            self._call("new_output", _handle(stensor, "stensor"), _dims(output_map, "output_map"),
-                       int(forloop_dim))
+            self._call("new_output", _handle(stensor, "stensor"), output_map, int(forloop_dim))
         else:
-            self._call("new_output_as", _handle(stensor, "stensor"),
-                       _dims(output_map, "output_map"), int(forloop_dim), _dtype(dtype).value)
+            self._call("new_output_as", _handle(stensor, "stensor"), output_map,
+                       int(forloop_dim), _dtype(dtype).value)
 
     @property
     def shared_memory_bytes(self):
@@ -705,6 +868,12 @@ class DeviceTensor:
         _check(_c.yirage_py_buffer_copy(self._handle, self._host_view(array, False), 1))
         return self
 
+    def copy_to(self, array):
+        """Copies the data out into a writable host array of the same shape and size in bytes (for
+        bfloat16, which numpy has not, a uint16 array of its bits); returns the array."""
+        _check(_c.yirage_py_buffer_copy(self._handle, self._host_view(array, True), 0))
+        return array
+
     def numpy(self):
         """A new numpy array holding a copy of the data (float16 and float32 only)."""
         if self.dtype.numpy is None:
@@ -780,8 +949,8 @@ class Kernel:
     def __call__(self, inputs, outputs=None, stream=None, synchronize=False):
         """Runs on `inputs` (numpy arrays or __dlpack__ tensors on the kernel's device, in the
         graph's input order) without copying them and returns the outputs: the given `outputs`
-        (__dlpack__ tensors), else new numpy arrays on a host device, or new tensors of the
-        inputs' library (PyTorch, CuPy) on another device.
+        (__dlpack__ tensors), else new tensors of the inputs' library (DeviceTensors for
+        DeviceTensors; PyTorch, CuPy on a GPU), or new numpy arrays.
 
         On a host device the call returns when the kernel is done. On a GPU it returns once the
         kernel is queued on `stream` (an integer handle; default: the current stream of the
@@ -797,14 +966,14 @@ class Kernel:
             if done is not None:
                 return done
         ins = _dlpack_inputs(inputs)
-        library = "" if self._host else _library(ins)
+        library = _library(ins)
         if not self._host and library != "yirage" and _on_host(ins):
             return self._host_call(ins, outputs, library)
         if library == "yirage":
             # Memory yirage allocated: nothing but yirage orders its work, so the call waits.
             stream, synchronize = 0, True
         if outputs is None:
-            outputs = (_numpy_outputs(self._outputs) if self._host
+            outputs = (_numpy_outputs(self._outputs) if self._host and library != "yirage"
                        else _device_outputs(self._outputs, ins, library, self.device))
         else:
             outputs = list(outputs)
@@ -1060,6 +1229,42 @@ def set_gpu_device_id(device_id):
     if not isinstance(device_id, int) or device_id < 0:
         raise ValueError(f"set_gpu_device_id(): device_id must be a non-negative int, not {device_id!r}")
     _gpu_device_id = device_id
+
+
+def bypass_compile_errors(value=True):
+    """Mirage's switch that silences nvcc in superoptimize; accepted without effect: yirage's
+    plugins compile quietly and count the candidates that fail (search.stats["unbuildable"])."""
+    if not isinstance(value, bool):
+        raise TypeError(f"bypass_compile_errors(): value must be a bool, not {type(value).__name__}")
+
+
+def convert_dtype_to_torch_type(type):  # noqa: A002 - Mirage's parameter name
+    """The PyTorch dtype of a yirage dtype (Mirage's convert_dtype_to_torch_type)."""
+    name = _dtype(type).name
+    try:
+        import torch
+    except ImportError as e:
+        raise ImportError(f"convert_dtype_to_torch_type(): PyTorch is not installed ({e})") from e
+    return _torch_tables(torch)[0][name]
+
+
+def convert_torch_type_to_dtype(type):  # noqa: A002 - Mirage's parameter name
+    """The yirage dtype of a PyTorch dtype (Mirage's convert_torch_type_to_dtype)."""
+    for d in _DTYPES.values():
+        if str(type) == f"torch.{d.name}":
+            return d
+    raise UnsupportedError(f"convert_torch_type_to_dtype(): {type} is not a yirage dtype "
+                           f"(float16, bfloat16, float32)")
+
+
+def generate_cuda_program(input_graph, *, target_cc=None, input_strides=None, num_warp_groups=-1,
+                          pipeline_stages=-1, profiling=False, enable_online_softmax=False):
+    """Mirage's CUDA source of a graph: not supported. yirage's CUDA plugin generates and
+    compiles its code inside KernelGraph.compile / superoptimize, and the C ABI does not return
+    the source."""
+    raise UnsupportedError("generate_cuda_program(): yirage does not return generated CUDA source; "
+                           "its CUDA plugin generates and compiles it in KernelGraph.compile() and "
+                           "superoptimize()")
 
 
 def _dlpack_device(inputs):
