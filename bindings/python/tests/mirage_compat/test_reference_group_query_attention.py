@@ -1,0 +1,58 @@
+"""Mirage's demo/reference_mugraphs/group_query_attention.py (mirage-project/mirage de8745d) with
+`import yirage as mi`. Its second µGraph sums each row's 16 partial outputs with
+forloop_accum(bA, "sum_todimx"), which yirage has not (no block operator adds strided slices of
+a tile's dim): that call raises UnsupportedError. The first µGraph runs and its two outputs (the
+per-block partial sums Σ exp(Q·K)·V and Σ exp(Q·K), laid side by side) are checked.
+
+Left out: mi.generate_cuda_program(graph.cygraph, ...) and the timing loop. Inputs are scaled
+by 1/4: exp(Q·K) of unit normals overflows float16."""
+import numpy as np
+import pytest
+from _compat import check, host, randn
+
+import yirage as mi
+
+
+def test_group_query_attention():
+    graph = mi.new_kernel_graph()
+    Q = graph.new_input(dims=(2, 256, 64), dtype=mi.float16)
+    K = graph.new_input(dims=(2, 64, 4096), dtype=mi.float16)
+    V = graph.new_input(dims=(2, 4096, 64), dtype=mi.float16)
+    tbgraph1 = mi.new_threadblock_graph(
+        grid_dim=(2, 16, 4), block_dim=(128, 1, 1), forloop_range=4, reduction_dimx=64
+    )
+    bQ = tbgraph1.new_input(dtensor=Q, input_map=(0, -1, 1), forloop_dim=-1)
+    bK = tbgraph1.new_input(dtensor=K, input_map=(0, 2, -1), forloop_dim=2)
+    bV = tbgraph1.new_input(dtensor=V, input_map=(0, 1, -1), forloop_dim=1)
+    bA = tbgraph1.matmul(bQ, bK)
+    bE = tbgraph1.exp(bA)
+    bS = tbgraph1.matmul(bE, bV)
+    bO1 = tbgraph1.forloop_accum(bS)
+    bO2 = tbgraph1.forloop_accum(bE, "sum")
+    tbgraph1.new_output(stensor=bO1, output_map=(0, 2, 1))
+    tbgraph1.new_output(stensor=bO2, output_map=(0, 2, 1))
+    O = graph.customized([Q, K, V], tbgraph1)
+
+    tbgraph2 = mi.new_threadblock_graph(
+        grid_dim=(2, 16, 1), block_dim=(128, 1, 1), forloop_range=1, reduction_dimx=64
+    )
+    bA = tbgraph2.new_input(dtensor=O[0], input_map=(0, 1, -1), forloop_dim=-1)
+    bB = tbgraph2.new_input(dtensor=O[1], input_map=(0, 1, -1), forloop_dim=-1)
+    with pytest.raises(mi.UnsupportedError, match="sum_todimx"):
+        bA = tbgraph2.forloop_accum(bA, "sum_todimx")
+
+    # What yirage runs: the first µGraph's outputs.
+    graph.mark_output(O[0])
+    graph.mark_output(O[1])
+    input_tensors = [
+        randn(2, 256, 64, scale=0.25),
+        randn(2, 64, 4096, scale=0.25),
+        randn(2, 4096, 64),
+    ]
+    outputs = graph(inputs=input_tensors)
+
+    q, k, v = host(input_tensors)
+    e = np.exp(q @ k)  # (2, 256, 4096); block y of 16 takes 256 of its columns
+    parts = [slice(256 * y, 256 * (y + 1)) for y in range(16)]
+    check(outputs[0], np.concatenate([e[:, :, p] @ v[:, p, :] for p in parts], axis=2))
+    check(outputs[1], np.concatenate([e[:, :, p].sum(-1, keepdims=True) for p in parts], axis=2))
