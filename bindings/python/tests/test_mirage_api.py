@@ -229,3 +229,17 @@ def test_bfloat16_device_tensors_in_and_out_of_a_cpu_kernel():
     assert np.array_equal(got, bits + 0x80)  # each value doubled: the exponent one higher
     with pytest.raises(mi.InvalidArgumentError):
         out.copy_to(np.zeros((2, 4), np.uint16))
+
+
+def test_compile_takes_mirages_keywords():
+    g = rmsnorm_linear()
+    x, w = rand(8, 128), rand(128, 96)
+    k = g.compile(inputs=[x, w], target_cc=90, num_warp_groups=2, pipeline_stages=2)
+    assert k.device.backend == "cpu"  # where the numpy inputs are
+    (want,) = g.run_reference([x, w])
+    (got,) = k([x, w])
+    assert np.linalg.norm(got.astype(np.float64) - want) / np.linalg.norm(want) < 5e-3
+    with pytest.raises(mi.UnsupportedError, match=r"compile\(\): Mirage's async_=True"):
+        g.compile(async_=True, inputs=[x, w])
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        g.compile(warps=4)

@@ -1162,7 +1162,16 @@ def _device_for(context, backend, device):
     return ctx.device(name, device if device is not None else (_gpu_device_id if name == "cuda" else 0))
 
 
-def _compile(graph, backend=None, device=None, context=None):
+def _compile(graph, backend=None, device=None, context=None, *, async_=False, inputs=None,
+             **mirage):
+    unknown = set(mirage) - _MIRAGE_COMPILE_OPTIONS
+    if unknown:
+        raise TypeError(f"compile() got unexpected keyword arguments {sorted(unknown)}")
+    if async_:
+        raise UnsupportedError("compile(): Mirage's async_=True is not supported: yirage's compile "
+                               "returns the compiled Kernel")
+    if inputs is not None and backend is None and device is None:
+        return Kernel(graph, _device_at(_dlpack_device(_dlpack_inputs(inputs))))
     return Kernel(graph, _device_for(context, backend, device))
 
 
@@ -1188,7 +1197,10 @@ KernelGraph.superoptimize.__doc__ = """Searches for a faster equivalent of this 
     candidates again and stores the new answer."""
 KernelGraph.compile = _compile
 KernelGraph.compile.__doc__ = """This graph compiled as it is for a device (the backend's device
-    `device`, or a yirage.Device; neither: yirage.default_device()): a callable yirage.Kernel."""
+    `device`, or a yirage.Device; neither: where Mirage's `inputs=` are, else
+    yirage.default_device()): a callable yirage.Kernel. Mirage's compile options (target_cc,
+    num_warp_groups, pipeline_stages, profiling, enable_online_softmax, file_id) have no effect;
+    async_=True raises UnsupportedError."""
 
 
 def new_kernel_graph():
