@@ -114,10 +114,10 @@ void CublasMatmul::run(int algorithm, CUdeviceptr a, CUdeviceptr b, CUdeviceptr 
   const cublasLtMatmulHeuristicResult_t &found = found_[static_cast<size_t>(algorithm)];
   const float one = 1.0f, zero = 0.0f;
   auto pointer = [](CUdeviceptr p) { return reinterpret_cast<void *>(static_cast<uintptr_t>(p)); };
-  lt_.check(lt_.cublasLtMatmul(handle_, desc_, &one, pointer(b), a_, pointer(a), b_, &zero, pointer(c), c_, pointer(c),
-                               c_, &found.algo, pointer(workspace), found.workspaceSize,
-                               reinterpret_cast<cudaStream_t>(stream)),
-            "cublasLtMatmul " + shape_);
+  lt_.check(
+      lt_.cublasLtMatmul(handle_, desc_, &one, pointer(b), a_, pointer(a), b_, &zero, pointer(c), c_, pointer(c), c_,
+                         &found.algo, pointer(workspace), found.workspaceSize, reinterpret_cast<cudaStream_t>(stream)),
+      "cublasLtMatmul " + shape_);
 }
 
 void CublasMatmul::launch(const Driver &driver, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream) {

@@ -48,8 +48,7 @@ namespace {
 // Opens the first of: $<variable>, lib<name>.so[.13/.12] from the library path, then
 // $CUDA_HOME/lib64 and /usr/local/cuda/lib64. Returns the handle and sets `opened`, or returns
 // nullptr with `failure` listing what was tried.
-void *open_toolkit_library(const char *variable, const std::string &name, std::string &opened,
-                           std::string &failure) {
+void *open_toolkit_library(const char *variable, const std::string &name, std::string &opened, std::string &failure) {
   std::vector<std::string> candidates;
   if (const char *explicit_path = std::getenv(variable)) candidates.push_back(explicit_path);
   const std::string file = "lib" + name + ".so";

@@ -56,19 +56,19 @@ using backend::NativeError;
   X(nvrtcGetCUBINSize)            \
   X(nvrtcGetCUBIN)
 
-#define YIRAGE_CUBLASLT_FUNCTIONS(X)    \
-  X(cublasLtCreate)                     \
-  X(cublasLtDestroy)                    \
-  X(cublasLtGetStatusString)            \
-  X(cublasLtMatmulDescCreate)           \
-  X(cublasLtMatmulDescDestroy)          \
-  X(cublasLtMatrixLayoutCreate)         \
-  X(cublasLtMatrixLayoutDestroy)        \
-  X(cublasLtMatrixLayoutSetAttribute)   \
-  X(cublasLtMatmulPreferenceCreate)     \
-  X(cublasLtMatmulPreferenceDestroy)    \
+#define YIRAGE_CUBLASLT_FUNCTIONS(X)      \
+  X(cublasLtCreate)                       \
+  X(cublasLtDestroy)                      \
+  X(cublasLtGetStatusString)              \
+  X(cublasLtMatmulDescCreate)             \
+  X(cublasLtMatmulDescDestroy)            \
+  X(cublasLtMatrixLayoutCreate)           \
+  X(cublasLtMatrixLayoutDestroy)          \
+  X(cublasLtMatrixLayoutSetAttribute)     \
+  X(cublasLtMatmulPreferenceCreate)       \
+  X(cublasLtMatmulPreferenceDestroy)      \
   X(cublasLtMatmulPreferenceSetAttribute) \
-  X(cublasLtMatmulAlgoGetHeuristic)     \
+  X(cublasLtMatmulAlgoGetHeuristic)       \
   X(cublasLtMatmul)
 // clang-format on
 

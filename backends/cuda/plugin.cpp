@@ -424,11 +424,11 @@ void launch_generated(const Driver &driver, const yirage_backend_executable_s &e
     driver.check(driver.cuLaunchKernelEx(&config, executable.function, args.data(), nullptr), "cuLaunchKernelEx");
     return;
   }
-  driver.check(driver.cuLaunchKernel(executable.function, static_cast<unsigned>(l.grid[0]),
-                                     static_cast<unsigned>(l.grid[1]), static_cast<unsigned>(l.grid[2]),
-                                     static_cast<unsigned>(l.block_threads), 1, 1,
-                                     static_cast<unsigned>(l.shared_bytes), stream, args.data(), nullptr),
-               "cuLaunchKernel");
+  driver.check(
+      driver.cuLaunchKernel(executable.function, static_cast<unsigned>(l.grid[0]), static_cast<unsigned>(l.grid[1]),
+                            static_cast<unsigned>(l.grid[2]), static_cast<unsigned>(l.block_threads), 1, 1,
+                            static_cast<unsigned>(l.shared_bytes), stream, args.data(), nullptr),
+      "cuLaunchKernel");
 }
 
 // Enqueues the executable on `stream`: cuBLASLt's matmul where it was chosen and the operands
@@ -442,7 +442,6 @@ void launch_on(const Driver &driver, yirage_backend_executable_s &executable, st
   }
   launch_generated(driver, executable, pointers, stream);
 }
-
 
 // Device seconds per launch of `run` on the default stream: one warm-up, then the mean of five.
 double seconds_per_launch(const Driver &driver, const std::function<void()> &run) {
@@ -509,8 +508,8 @@ void choose_matmul(const Driver &driver, yirage_backend_executable_s &executable
   std::string report = plan->shape() + ": generated " + std::to_string(best * 1e6) + " us";
   int chosen = -1;
   for (int a = 0; a < plan->algorithms(); ++a) {
-    const double t = seconds_per_launch(
-        driver, [&] { plan->run(a, operands[0], operands[1], operands[2], workspace, nullptr); });
+    const double t =
+        seconds_per_launch(driver, [&] { plan->run(a, operands[0], operands[1], operands[2], workspace, nullptr); });
     report += ", cuBLASLt algorithm " + std::to_string(a) + " " + std::to_string(t * 1e6) + " us";
     if (t < best) best = t, chosen = a;
   }

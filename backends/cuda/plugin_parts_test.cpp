@@ -144,7 +144,6 @@ TEST(CudaGeneratedKernels, AreGeneratedOncePerProgramAndDevice) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
-
 // The kernel program of `graph`'s last operator.
 serialize::KernelProgram last_operator(const KernelGraph &graph) {
   return serialize::make_kernel_program(graph, graph.operators().size() - 1);

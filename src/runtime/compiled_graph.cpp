@@ -145,9 +145,9 @@ CompiledGraph::Intermediates &CompiledGraph::intermediates_of(void *stream) cons
 }
 
 std::vector<CompiledGraph::Span> CompiledGraph::checked_spans(const std::string &function,
-                                                               const std::vector<const DLTensor *> &inputs,
-                                                               const std::vector<const DLTensor *> &outputs,
-                                                               const yirage_backend_device_info &where) const {
+                                                              const std::vector<const DLTensor *> &inputs,
+                                                              const std::vector<const DLTensor *> &outputs,
+                                                              const yirage_backend_device_info &where) const {
   if (inputs.size() != graph_.inputs().size() || outputs.size() != graph_.outputs().size()) {
     invalid_argument(function + ": the kernel takes " + std::to_string(graph_.inputs().size()) + " inputs and " +
                      std::to_string(graph_.outputs().size()) + " outputs; " + std::to_string(inputs.size()) + " and " +

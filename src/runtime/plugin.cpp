@@ -73,8 +73,8 @@ decltype(yirage_backend_api::estimate) Plugin::estimate_entry() const {
 }
 
 decltype(yirage_backend_api::buffer_native) Plugin::buffer_native_entry() const {
-  const bool listed = api_->abi_minor >= 2 &&
-                      api_->struct_size >= offsetof(yirage_backend_api, buffer_native) + sizeof(void *);
+  const bool listed =
+      api_->abi_minor >= 2 && api_->struct_size >= offsetof(yirage_backend_api, buffer_native) + sizeof(void *);
   return listed ? api_->buffer_native : nullptr;
 }
 
