@@ -782,7 +782,8 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_run_host(const yirage_ker
 
 typedef struct yirage_measure_options {
   size_t struct_size; /* sizeof(yirage_measure_options) */
-  uint64_t seed;      /* random inputs in [-1, 1] derive from it (default 1) */
+  uint64_t seed;      /* random inputs in [-1, 1] derive from it (default 1); where the reference
+                       * overflows its dtype on them, the range is halved, up to 6 times */
   uint32_t warmup;    /* untimed runs first (default 2) */
   uint32_t repeats;   /* timed runs, >= 1 (default 10) */
   /* ABI 1.3: before each timed run, on the same stream and outside the timed span, a kernel

@@ -3,6 +3,8 @@
 //
 // Inputs are fresh seeded random values in [-1, 1], rounded to their dtype on the host; the
 // reference executor evaluates the reference graph on exactly those rounded values in float64.
+// Where the reference leaves its dtype's range on them (a float16 exp of long dot products), the
+// range is halved until it does not, at most 6 times (then the overflow note explains).
 // Output buffers are poisoned (every byte 0xFF, a NaN in every dtype) before the checked run,
 // so an element the kernel never writes fails the check. The check is a relative norm per output,
 // ‖got − want‖₂ / ‖want‖₂, against relative_tolerance(dtype); where the reference is NaN the

@@ -156,11 +156,12 @@ def test_kernel_errors():
 
 
 def test_superoptimize_says_why_nothing_was_correct():
-    # exp(16·x) overflows float16 (its largest is 65504) for x near 1: the graph itself cannot
-    # match the float64 reference on any backend, and a search too short to verify a candidate
-    # has nothing else to offer. The error says so rather than only "no correct candidate".
+    # exp(4096·x) overflows float16 (its largest is 65504) even for x near 1/64, the narrowest
+    # inputs the check tries: the graph itself cannot match the float64 reference on any
+    # backend, and a search too short to verify a candidate has nothing else to offer. The
+    # error says so rather than only "no correct candidate".
     g = yr.new_kernel_graph()
     x = g.new_input(dims=(4, 64), dtype=yr.float16)
-    g.mark_output(g.exp(g.mul_scalar(x, 16.0)))
+    g.mark_output(g.exp(g.mul_scalar(x, 4096.0)))
     with pytest.raises(yr.NotFoundError, match=r"the input graph, unchanged: .*overflows float16"):
         g.superoptimize(backend="cpu", time_budget=0.001)
