@@ -237,8 +237,7 @@ TEST(CpuPlugin, MeasurerExplainsAnOverflowBehindAFiniteError) {
   EXPECT_NE(itself.error.find("= reduction("), std::string::npos) << itself.error;
   // The same computation written otherwise (the sum of exp(x) · 1): checked against g.
   KernelGraph other;
-  const TensorId e2 =
-      other.mul_scalar(other.unary(OpKind::kExp, other.new_input({2, 70000}, DType::kFloat16)), 1.0);
+  const TensorId e2 = other.mul_scalar(other.unary(OpKind::kExp, other.new_input({2, 70000}, DType::kFloat16)), 1.0);
   other.mark_output(other.binary(OpKind::kDiv, e2, other.reduction(OpKind::kReduction, e2, 1)));
   const Measurement candidate = measurer.measure(other, false);
   ASSERT_FALSE(candidate.correct);
