@@ -274,7 +274,7 @@ class KernelGraph(_Graph):
         self._block_inputs = None
 
     def release(self):
-        if self._handle is not None:
+        if self._handle is not None and _c is not None:  # None: the interpreter is exiting
             _c.yirage_graph_release(self._handle)
             self._handle = None
 
@@ -509,7 +509,7 @@ class ThreadblockGraph(_Graph):
         self._tiles = {}  # pointer key -> _Tile
 
     def release(self):
-        if self._handle is not None:
+        if self._handle is not None and _c is not None:  # None: the interpreter is exiting
             _c.yirage_block_graph_release(self._handle)
             self._handle = None
 
@@ -840,7 +840,7 @@ class DeviceTensor:
         self._handle = _check(_c.yirage_py_buffer_alloc(device._handle, nbytes))
 
     def __del__(self):
-        if getattr(self, "_handle", None) is not None:
+        if getattr(self, "_handle", None) is not None and _c is not None:
             _c.yirage_buffer_release(self._handle)
             self._handle = None
 
@@ -895,7 +895,7 @@ class Context:
         self.load_errors = [line for line in errors.splitlines() if line]
 
     def __del__(self):
-        if getattr(self, "_handle", None) is not None:
+        if getattr(self, "_handle", None) is not None and _c is not None:
             _c.yirage_context_release(self._handle)
             self._handle = None
 
@@ -942,7 +942,7 @@ class Kernel:
         self._device_type = device.info["dlpack_device_type"]
 
     def __del__(self):
-        if getattr(self, "_handle", None) is not None:
+        if getattr(self, "_handle", None) is not None and _c is not None:
             _c.yirage_kernel_release(self._handle)
             self._handle = None
 
