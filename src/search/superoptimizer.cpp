@@ -21,8 +21,11 @@ namespace yirage::search {
 
 namespace {
 
-// A fused candidate's loop is also tried split over 2, 4, ... this many blocks (loop_split.hpp).
-constexpr int64_t kMaxLoopParts = 16;
+// A fused candidate's loop is also tried split over 2, 4, ... this many blocks (loop_split.hpp);
+// beyond kFewLoopParts only for long loops on grids that stay within a few waves.
+constexpr int64_t kMaxLoopParts = 128;
+constexpr int64_t kFewLoopParts = 16;
+constexpr int64_t kMinIterationsPerPart = 8;
 
 size_t kernel_count(const KernelGraph &g) {
   return g.operators().size() - g.inputs().size();
@@ -444,10 +447,17 @@ class Superoptimizer {
       // The loop split over more blocks, where the blocks fill at most half of the device; each
       // split is its own structure for verification. (A grid that already fills the device,
       // gated_mlp's, measured slower split in 2: the cost model's per-iteration term overrates
-      // shorter loops.)
+      // shorter loops.) Past kFewLoopParts, only while the split grid stays within four waves
+      // and each part keeps kMinIterationsPerPart iterations: a decode attention over 32 K keys
+      // (8 blocks, 2048 iterations) streams its cache fastest over hundreds of blocks.
       const size_t customized = g.operators().size() - 1;
       const int64_t blocks = config.grid[0] * config.grid[1] * config.grid[2];
-      for (int64_t parts = 2; parts <= kMaxLoopParts && 2 * blocks <= options_.target.compute_units; parts *= 2) {
+      const int64_t units = options_.target.compute_units;
+      for (int64_t parts = 2; parts <= kMaxLoopParts && 2 * blocks <= units; parts *= 2) {
+        if (parts > kFewLoopParts &&
+            (parts * blocks > 4 * units || config.forloop_range / parts < kMinIterationsPerPart)) {
+          break;
+        }
         std::optional<KernelGraph> split = split_loop(g, customized, parts);
         if (!split) continue;
         const CostEstimate split_cost = estimate_cost(*split, options_.target, options_.loop_waits);

@@ -371,6 +371,30 @@ TEST(Superoptimizer, HonoursAFixedGridAndLoop) {
   }
 }
 
+// A decode attention over a long cache on few blocks (8 heads) streams its keys fastest over
+// many more blocks: its loop (256 iterations of 4 keys) is split up to 32 ways, each part keeping
+// 8 iterations, and no further.
+TEST(Superoptimizer, SplitsLongLoopsOverManyBlocks) {
+  KernelGraph g;
+  const TensorId q = g.new_input({8, 16, 16}, DType::kFloat16);
+  const TensorId k = g.new_input({8, 16, 1024}, DType::kFloat16);
+  const TensorId v = g.new_input({8, 1024, 16}, DType::kFloat16);
+  const TensorId e = g.unary(OpKind::kExp, g.matmul(q, k));
+  g.mark_output(g.matmul(g.binary(OpKind::kDiv, e, g.reduction(OpKind::kReduction, e, 2)), v));
+  SearchOptions o = small_options();
+  o.fixed_grid = std::array<int64_t, 3>{8, 1, 1};
+  o.fixed_forloop = 256;
+  o.max_candidates = 64;
+  o.time_budget_seconds = 300;
+  const SearchResult r = superoptimize(g, o);
+  int64_t most = 0;
+  for (const SearchCandidate &c : r.candidates) {
+    const size_t at = c.description.find("loop split over ");
+    if (at != std::string::npos) most = std::max<int64_t>(most, std::stoll(c.description.substr(at + 16)));
+  }
+  EXPECT_EQ(most, 32);
+}
+
 TEST(Superoptimizer, RefusesGraphsWithCustomizedOperators) {
   const KernelGraph g = bench::build_fused("lora", 1, DType::kFloat16, 16);
   try {
