@@ -46,8 +46,13 @@ class Plugin {
   // Calls fn(args…, &error) and throws on failure; `what` names the step in the message.
   template <class Fn, class... Args>
   void call(const char *what, Fn fn, Args... args) const {
-    yirage_backend_error error{};
+    // Not zero-filled: 4 KiB a call on the launch path, and the message is read only after a
+    // failure, which writes it.
+    yirage_backend_error error;
     error.struct_size = sizeof error;
+    error.status = YIRAGE_OK;
+    error.native_code = 0;
+    error.message[0] = '\0';
     const yirage_status status = fn(args..., &error);
     if (status != YIRAGE_OK) fail(what, status, error);
   }

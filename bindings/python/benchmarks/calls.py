@@ -1,9 +1,10 @@
 """What a call of a compiled kernel costs from Python, and where the time goes (a benchmark, not
 a test; docs/python.md, "Cheap calls", has the figures and the machine).
 
-usage: python3 bindings/python/benchmarks/calls.py [--backend cuda|cpu] [--calls N]
+usage: python3 bindings/python/benchmarks/calls.py [--backend cuda|cpu] [--calls N] [--superoptimize]
 
-The kernel: a small rms_norm + matmul graph compiled as it is. On CUDA the inputs are PyTorch
+The kernel: a small rms_norm + matmul graph compiled as it is (two kernels), or with
+--superoptimize the search's choice (usually one fused kernel). On CUDA the inputs are PyTorch
 tensors; on the CPU numpy arrays. Printed, each the median of 5 rounds of N calls, in µs a call:
 - kernel alone: the backend's own timing of one run (Kernel.measure);
 - call, no wait: k(inputs) back to back, then one synchronize (the host's cost a call while the
@@ -40,6 +41,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default=None)
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--superoptimize", action="store_true")
     a = parser.parse_args()
     backend = a.backend or ("cuda" if yr.devices("cuda") else "cpu")
     device = yr.default_context().device(backend, 0)
@@ -47,7 +49,7 @@ def main():
     X = g.new_input(dims=(8, 512), dtype=yr.float16)
     W = g.new_input(dims=(512, 256), dtype=yr.float16)
     g.mark_output(g.matmul(g.rms_norm(X, normalized_shape=(512,)), W))
-    k = g.compile(device=device)
+    k = g.superoptimize(device=device, time_budget=20) if a.superoptimize else g.compile(device=device)
     rng = np.random.default_rng(1)
     x = rng.uniform(-1, 1, (8, 512)).astype(np.float16)
     w = rng.uniform(-1, 1, (512, 256)).astype(np.float16)
@@ -88,8 +90,9 @@ def main():
     ]
     if torch_op is not None:
         rows.append(("PyTorch x @ w, no wait", per_call(torch_op, a.calls, sync)))
+    what = k.search.candidates[0][1]["description"] if a.superoptimize else "compiled as it is"
     print(f"{device.name} ({backend}), {a.calls} calls a round, median of 5 rounds; Python "
-          f"{sys.version.split()[0]}")
+          f"{sys.version.split()[0]}; the kernel: {what}")
     for label, us in rows:
         print(f"{label:40s} {us:8.2f} us")
 
