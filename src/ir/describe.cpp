@@ -14,16 +14,6 @@ std::string number(double v) {
   return text;
 }
 
-std::string grid_map(const GridMap &map) {
-  static const char *axes[3] = {"x", "y", "z"};
-  std::string text;
-  for (size_t a = 0; a < 3; ++a) {
-    if (map[a] < 0) continue;
-    text += std::string(text.empty() ? "" : ",") + axes[a] + "->" + std::to_string(map[a]);
-  }
-  return "{" + text + "}";
-}
-
 const char *phase_name(LoopPhase phase) {
   switch (phase) {
     case LoopPhase::kInvariant: return "";
@@ -31,27 +21,6 @@ const char *phase_name(LoopPhase phase) {
     case LoopPhase::kAfterLoop: return " after-loop";
   }
   return "";
-}
-
-// The attributes worth showing for `op`.
-std::string attributes(const Operator &op) {
-  const OpAttributes &a = op.attributes;
-  switch (op.kind) {
-    case OpKind::kReduction:
-    case OpKind::kReductionMax:
-    case OpKind::kConcat: return " dim=" + std::to_string(a.dim);
-    case OpKind::kSplit: return " dim=" + std::to_string(a.dim) + " sizes=" + to_string(a.sizes);
-    case OpKind::kClamp: return " lo=" + number(a.lo) + " hi=" + number(a.hi);
-    case OpKind::kMulScalar: return " scalar=" + number(a.scalar);
-    case OpKind::kRmsNorm:
-      return " shape=" + to_string(a.sizes) + " eps=" + number(a.eps) + (a.has_weight ? " weighted" : "");
-    case OpKind::kInputIterator:
-      return " of " + to_string(a.sizes) + " imap=" + grid_map(a.grid_map) + " fmap=" + std::to_string(a.forloop_dim);
-    case OpKind::kOutputSaver:
-      return " into " + to_string(a.sizes) + " omap=" + grid_map(a.grid_map) +
-             (a.forloop_dim >= 0 ? " loop dim=" + std::to_string(a.forloop_dim) : "");
-    default: return "";
-  }
 }
 
 void list(std::ostringstream &out, const OperatorGraph &g, const std::string &indent, const std::string &prefix) {
@@ -63,7 +32,7 @@ void list(std::ostringstream &out, const OperatorGraph &g, const std::string &in
     if (!op.outputs.empty()) out << " = ";
     out << op_name(op.kind) << "(";
     for (size_t i = 0; i < op.inputs.size(); ++i) out << (i ? ", " : "") << prefix << op.inputs[i];
-    out << ")" << attributes(op);
+    out << ")" << describe_attributes(op);
     if (op.kind == OpKind::kOutputSaver && op.attributes.dtype != g.tensor(op.inputs[0]).dtype) {
       out << " as " << dtype_name(op.attributes.dtype);
     }
@@ -83,6 +52,37 @@ void list(std::ostringstream &out, const OperatorGraph &g, const std::string &in
 }
 
 }  // namespace
+
+std::string describe_grid_map(const GridMap &map) {
+  static const char *axes[3] = {"x", "y", "z"};
+  std::string text;
+  for (size_t a = 0; a < 3; ++a) {
+    if (map[a] < 0) continue;
+    text += std::string(text.empty() ? "" : ",") + axes[a] + "->" + std::to_string(map[a]);
+  }
+  return "{" + text + "}";
+}
+
+std::string describe_attributes(const Operator &op) {
+  const OpAttributes &a = op.attributes;
+  switch (op.kind) {
+    case OpKind::kReduction:
+    case OpKind::kReductionMax:
+    case OpKind::kConcat: return " dim=" + std::to_string(a.dim);
+    case OpKind::kSplit: return " dim=" + std::to_string(a.dim) + " sizes=" + to_string(a.sizes);
+    case OpKind::kClamp: return " lo=" + number(a.lo) + " hi=" + number(a.hi);
+    case OpKind::kMulScalar: return " scalar=" + number(a.scalar);
+    case OpKind::kRmsNorm:
+      return " shape=" + to_string(a.sizes) + " eps=" + number(a.eps) + (a.has_weight ? " weighted" : "");
+    case OpKind::kInputIterator:
+      return " of " + to_string(a.sizes) + " imap=" + describe_grid_map(a.grid_map) +
+             " fmap=" + std::to_string(a.forloop_dim);
+    case OpKind::kOutputSaver:
+      return " into " + to_string(a.sizes) + " omap=" + describe_grid_map(a.grid_map) +
+             (a.forloop_dim >= 0 ? " loop dim=" + std::to_string(a.forloop_dim) : "");
+    default: return "";
+  }
+}
 
 std::string describe(const KernelGraph &graph) {
   std::ostringstream out;
