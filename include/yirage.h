@@ -644,6 +644,15 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_estimate_cost(const yirage
 /* Thread safety: [reads graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_describe(const yirage_graph *graph, yirage_blob **out_text);
 
+/* ABI 1.6: a Graphviz (DOT) picture of the graph: kernel operators and tensors (shape, dtype),
+ * and each customized operator as a cluster drawing its thread-block graph (grid, for-loop,
+ * input iterators with imap and fmap, output savers with omap, accumulators, block operators
+ * with their tile shapes). Render it with Graphviz (`dot -Tsvg`). The text depends only on the
+ * graph, but its layout may change between releases. The blob holds the text and a terminating
+ * NUL (counted by yirage_blob_size). The caller owns *out_text. */
+/* Thread safety: [reads graph]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_to_dot(const yirage_graph *graph, yirage_blob **out_text);
+
 /* ---------------------------------------------------------------------------------------------
  * Backends, devices and compiled kernels (ARCHITECTURE.md §6, docs/backends.md)
  *

@@ -9,6 +9,7 @@
 #include "capi/handles.hpp"
 #include "capi/status.hpp"
 #include "ir/describe.hpp"
+#include "ir/dot.hpp"
 #include "serialize/graph_file.hpp"
 
 struct yirage_blob_s {
@@ -29,6 +30,21 @@ using yirage::serialize::GraphFormat;
 
 bool ends_with(const std::string &text, const std::string &suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// *out_text = a new blob holding render(graph) and a terminating NUL.
+yirage_status text_blob(const char *function, const yirage_graph *graph,
+                        std::string (*render)(const yirage::KernelGraph &), yirage_blob **out_text) {
+  return guard([&] {
+    const yirage_graph_s &g = yirage::capi::checked_graph(function, graph);
+    require_non_null(function, "out_text", out_text);
+    const std::string text = render(g.graph);
+    auto blob = std::make_unique<yirage_blob_s>();
+    blob->bytes.assign(text.begin(), text.end());
+    blob->bytes.push_back('\0');
+    yirage::capi::register_handle(blob.get(), yirage::capi::HandleKind::kBlob);
+    *out_text = blob.release();
+  });
 }
 
 }  // namespace
@@ -71,17 +87,11 @@ yirage_status yirage_graph_serialize(const yirage_graph *graph, yirage_graph_for
 }
 
 yirage_status yirage_graph_describe(const yirage_graph *graph, yirage_blob **out_text) {
-  const char *function = "yirage_graph_describe";
-  return guard([&] {
-    const yirage_graph_s &g = yirage::capi::checked_graph(function, graph);
-    require_non_null(function, "out_text", out_text);
-    const std::string text = yirage::describe(g.graph);
-    auto blob = std::make_unique<yirage_blob_s>();
-    blob->bytes.assign(text.begin(), text.end());
-    blob->bytes.push_back('\0');
-    yirage::capi::register_handle(blob.get(), yirage::capi::HandleKind::kBlob);
-    *out_text = blob.release();
-  });
+  return text_blob("yirage_graph_describe", graph, yirage::describe, out_text);
+}
+
+yirage_status yirage_graph_to_dot(const yirage_graph *graph, yirage_blob **out_text) {
+  return text_blob("yirage_graph_to_dot", graph, yirage::to_dot, out_text);
 }
 
 yirage_status yirage_graph_deserialize(const void *data, size_t size, yirage_graph **out_graph) {

@@ -775,6 +775,12 @@ extern "C" {
         out_text: *mut *mut yirage_blob,
     ) -> yirage_status;
 }
+extern "C" {
+    pub fn yirage_graph_to_dot(
+        graph: *const yirage_graph,
+        out_text: *mut *mut yirage_blob,
+    ) -> yirage_status;
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct yirage_context_s {
