@@ -32,6 +32,27 @@ expect 2 'unknown option --frob' -- "$yirage" show "$small" --frob
 expect 2 'bad value for --budget' -- "$yirage" bench "$small" --budget -3
 expect 0 'cpu .*: 1 device' -- "$yirage" devices
 expect 0 'rms_norm\(t0\)' -- "$yirage" show "$small"
+# show --format dot|svg: the picture of a fused graph, its µGraph as a cluster; svg through
+# Graphviz's `dot` on PATH, a precise error without it.
+fused=$data/../../../examples/graphs/rmsnorm_linear_fused.json
+expect 0 'subgraph cluster_k2 \{' -- "$yirage" show "$fused" --format dot
+expect 2 '--format must be text, dot or svg, not png' -- "$yirage" show "$small" --format png
+expect 0 '' -- "$yirage" show "$fused" --format dot -o "$work/fused.dot"
+expect 0 'imap=\{x->1\} fmap=0' -- cat "$work/fused.dot"
+expect 0 '' -- "$yirage" show "$small" -o "$work/small.txt"
+expect 0 'rms_norm\(t0\)' -- cat "$work/small.txt"
+mkdir -p "$work/no-dot" "$work/bad-dot"
+expect 1 '^yirage: --format svg needs Graphviz'"'"'s `dot` program \(Debian: apt-get install graphviz\)$' -- \
+  env PATH="$work/no-dot" "$yirage" show "$fused" --format svg
+printf '#!/bin/sh\nexit 3\n' > "$work/bad-dot/dot" && chmod +x "$work/bad-dot/dot"
+expect 1 'bad-dot/dot -Tsvg failed \(exit status 3\)' -- env PATH="$work/bad-dot" "$yirage" show "$fused" --format svg
+if command -v dot >/dev/null; then
+  expect 0 '<svg' -- "$yirage" show "$fused" --format svg
+  expect 0 '' -- "$yirage" show "$fused" --format svg -o "$work/fused.svg"
+  expect 0 '<title>cluster_k2_loop</title>' -- cat "$work/fused.svg"
+else
+  echo "skipped: show --format svg (no Graphviz dot on PATH; Debian: apt-get install graphviz)"
+fi
 expect 1 'yirage: .*missing.json' -- "$yirage" run "$work/missing.json"
 expect 1 "no backend named 'nosuch'" -- "$yirage" run "$small" --backend nosuch
 expect 1 'cannot load plugin' -- "$yirage" devices --plugin "$work/nothing.so"

@@ -4,15 +4,18 @@
  *   yirage superoptimize GRAPH --backend NAME [-o OUT] [...]
  *   yirage run GRAPH --backend NAME [--reference GRAPH]
  *   yirage bench GRAPH --backend NAME [...]
- *   yirage show GRAPH
+ *   yirage show GRAPH [--format text|dot|svg] [-o FILE]
  *
  * Exit status: 0 success; 1 the work failed (an error, or a kernel whose output is wrong);
  * 2 the command line is wrong. Errors go to stderr as "yirage: <message>". */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "yirage.h"
@@ -27,13 +30,17 @@ static const char *kUsage =
     "  superoptimize GRAPH          search for a faster equivalent graph, profile it, save it\n"
     "  run GRAPH                    compile GRAPH, run it on random inputs, check it, time it\n"
     "  bench GRAPH                  superoptimize, then time the original against the result\n"
-    "  show GRAPH                   print the graph and its µGraphs\n"
+    "  show GRAPH                   print the graph and its µGraphs, or draw them\n"
     "\n"
     "options:\n"
     "  --backend NAME      backend plugin (default cpu)\n"
     "  --device N          device index (default 0)\n"
     "  --plugin PATH       load this plugin file too (repeatable)\n"
-    "  -o, --output FILE   superoptimize: where to save the best graph (.yrg binary, .json text)\n"
+    "  -o, --output FILE   superoptimize: where to save the best graph (.yrg binary, .json text);\n"
+    "                      show: where to write (default stdout)\n"
+    "  --format FORMAT     show: text (one line per operator, the default), dot (a Graphviz\n"
+    "                      picture of the graph and its µGraphs) or svg (that picture drawn by\n"
+    "                      Graphviz's `dot`, which must be on PATH)\n"
     "  --budget SECONDS    search time budget (default 60)\n"
     "  --threads N         search threads (default: all cores)\n"
     "  --top-k K           candidates profiled on the device (default 4)\n"
@@ -49,7 +56,7 @@ static const char *kUsage =
     "GRAPH is a yirage graph file: binary (.yrg) or JSON.\n";
 
 typedef struct options {
-  const char *command, *graph, *backend, *output, *cache, *reference;
+  const char *command, *graph, *backend, *output, *cache, *reference, *format;
   const char *plugins[16];
   size_t num_plugins;
   int32_t device;
@@ -91,6 +98,7 @@ static double number_arg(const char *flag, const char *text, double lo) {
 static void parse(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
   o->backend = "cpu";
+  o->format = "text";
   o->budget = 60;
   o->top_k = 4;
   o->repeats = 10;
@@ -137,6 +145,11 @@ static void parse(int argc, char **argv, options *o) {
     } else if (!strcmp(a, "--reference")) {
       TAKES_VALUE();
       o->reference = value;
+    } else if (!strcmp(a, "--format")) {
+      TAKES_VALUE();
+      if (strcmp(value, "text") && strcmp(value, "dot") && strcmp(value, "svg"))
+        usage_error("--format must be text, dot or svg, not %s", value);
+      o->format = value;
     } else if (!strcmp(a, "--quiet"))
       o->quiet = 1;
     else if (!strcmp(a, "--cold"))
@@ -419,14 +432,96 @@ static int cmd_bench(const options *o) {
   return optimized_ok ? 0 : EXIT_WORK_FAILED;
 }
 
+/* ---- show ---- */
+
+/* The full path of `program` in a folder of $PATH, in `path` (size n); 0 if none has it. */
+static int find_on_path(const char *program, char *path, size_t n) {
+  const char *folders = getenv("PATH");
+  while (folders != NULL && *folders != '\0') {
+    const char *end = strchr(folders, ':');
+    const size_t len = end ? (size_t)(end - folders) : strlen(folders);
+    const int written = snprintf(path, n, "%.*s/%s", (int)len, len ? folders : ".", program);
+    if (written > 0 && (size_t)written < n && access(path, X_OK) == 0) return 1;
+    folders = end ? end + 1 : NULL;
+  }
+  return 0;
+}
+
+/* Writes `text` to FILE (or stdout when NULL). */
+static int write_text(const char *text, const char *file) {
+  FILE *out = file ? fopen(file, "w") : stdout;
+  if (out == NULL) {
+    fail("cannot create %s: %s", file, strerror(errno));
+    return EXIT_WORK_FAILED;
+  }
+  const int written = fputs(text, out) >= 0;
+  if ((file ? fclose(out) : fflush(out)) != 0 || !written) {
+    fail("cannot write %s: %s", file ? file : "stdout", strerror(errno));
+    return EXIT_WORK_FAILED;
+  }
+  return 0;
+}
+
+/* Pipes the DOT text through Graphviz's `dot -Tsvg`, which writes FILE (or stdout). */
+static int draw_svg(const char *dot_text, const char *file) {
+  char dot[4096];
+  if (!find_on_path("dot", dot, sizeof dot)) {
+    fail("--format svg needs Graphviz's `dot` program (Debian: apt-get install graphviz)");
+    return EXIT_WORK_FAILED;
+  }
+  int to_dot[2];
+  if (pipe(to_dot) != 0) {
+    fail("cannot start %s: %s", dot, strerror(errno));
+    return EXIT_WORK_FAILED;
+  }
+  fflush(stdout);
+  const pid_t child = fork();
+  if (child < 0) {
+    fail("cannot start %s: %s", dot, strerror(errno));
+    return EXIT_WORK_FAILED;
+  }
+  if (child == 0) {
+    char *argv[] = {dot, "-Tsvg", file ? "-o" : NULL, (char *)file, NULL};
+    dup2(to_dot[0], STDIN_FILENO);
+    close(to_dot[0]);
+    close(to_dot[1]);
+    execv(dot, argv);
+    _exit(127);
+  }
+  close(to_dot[0]);
+  signal(SIGPIPE, SIG_IGN); /* a dot that exits early is reported by its status below */
+  const size_t size = strlen(dot_text);
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = write(to_dot[1], dot_text + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += (size_t)n;
+  }
+  close(to_dot[1]);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || done < size) {
+    fail("%s -Tsvg failed (%s %d)", dot, WIFEXITED(status) ? "exit status" : "signal",
+         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    return EXIT_WORK_FAILED;
+  }
+  return 0;
+}
+
 static int cmd_show(const options *o) {
   yirage_graph *graph = load_graph(o->graph);
   yirage_blob *text = NULL;
-  check(yirage_graph_describe(graph, &text), "describe");
-  fputs((const char *)yirage_blob_data(text), stdout);
-  yirage_blob_release(text);
+  if (!strcmp(o->format, "text"))
+    check(yirage_graph_describe(graph, &text), "describe");
+  else
+    check(yirage_graph_to_dot(graph, &text), "drawing the graph");
   yirage_graph_release(graph);
-  return 0;
+  const char *chars = (const char *)yirage_blob_data(text);
+  const int rc = !strcmp(o->format, "svg") ? draw_svg(chars, o->output) : write_text(chars, o->output);
+  yirage_blob_release(text);
+  return rc;
 }
 
 int main(int argc, char **argv) {
