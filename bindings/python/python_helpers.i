@@ -1,5 +1,6 @@
 /* C helpers for the functions whose shapes do not map directly to Python. Each returns
  * [status, result] like the plain wrappers; on failure result is None. */
+%ignore yirage_graph_to_dot; /* yirage_py_graph_to_dot */
 %{
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,18 @@ PyObject *yirage_py_serialize(const yirage_graph *graph, int format) {
                                     (Py_ssize_t)yirage_blob_size(blob));
   yirage_blob_release(blob);
   return yirage_py_result(status, bytes);
+}
+
+/* [status, str]: the Graphviz (DOT) picture of the graph and its µGraphs. */
+PyObject *yirage_py_graph_to_dot(const yirage_graph *graph) {
+  yirage_blob *blob = NULL;
+  PyObject *text;
+  yirage_status status = yirage_graph_to_dot(graph, &blob);
+  if (status != YIRAGE_OK) return yirage_py_result(status, NULL);
+  text = PyUnicode_FromStringAndSize((const char *)yirage_blob_data(blob),
+                                     (Py_ssize_t)yirage_blob_size(blob) - 1); /* less the NUL */
+  yirage_blob_release(blob);
+  return text ? yirage_py_result(status, text) : NULL;
 }
 
 PyObject *yirage_py_deserialize(PyObject *data) {
