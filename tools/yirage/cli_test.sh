@@ -50,6 +50,10 @@ if command -v dot >/dev/null; then
   expect 0 '<svg' -- "$yirage" show "$fused" --format svg
   expect 0 '' -- "$yirage" show "$fused" --format svg -o "$work/fused.svg"
   expect 0 '<title>cluster_k2_loop</title>' -- cat "$work/fused.svg"
+  # Graphviz takes the DOT of every example graph, fused or not.
+  for graph in "$data"/../../../examples/graphs/*.json; do
+    expect 0 '</svg>' -- "$yirage" show "$graph" --format svg
+  done
 else
   echo "skipped: show --format svg (no Graphviz dot on PATH; Debian: apt-get install graphviz)"
 fi
