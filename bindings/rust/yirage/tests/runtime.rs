@@ -124,12 +124,13 @@ fn run_on_the_callers_own_tensors() {
 
 #[test]
 fn superoptimize_says_why_nothing_was_correct() {
-    // exp(16·x) overflows float16 for x near 1: the graph cannot match the float64 reference on
-    // any backend, and a search too short to verify a candidate has nothing else to offer.
+    // exp(4096·x) overflows float16 even for x near 1/64, the narrowest inputs the check tries:
+    // the graph cannot match the float64 reference on any backend, and a search too short to
+    // verify a candidate has nothing else to offer.
     let context = Context::new().unwrap();
     let mut g = KernelGraph::new().unwrap();
     let x = g.new_input(&[4, 64], DType::Float16).unwrap();
-    let scaled = g.mul_scalar(x, 16.0).unwrap();
+    let scaled = g.mul_scalar(x, 4096.0).unwrap();
     let e = g.exp(scaled).unwrap();
     g.mark_output(e).unwrap();
     let options = SearchOptions { time_budget_seconds: 0.001, profile_top_k: 1, threads: 0 };
