@@ -1,5 +1,8 @@
 """Mirage's Python API as yirage takes it (docs/python.md, "Mirage's API"): the calls a Mirage
 program makes, with Mirage's argument order, defaults and meanings, on the CPU plugin."""
+import os
+import shutil
+
 import numpy as np
 import pytest
 
@@ -194,8 +197,6 @@ def test_mirages_module_helpers():
         mi.bypass_compile_errors("yes")
     with pytest.raises(mi.UnsupportedError, match=r"generate_cuda_program\(\)"):
         mi.generate_cuda_program(rmsnorm_linear(), target_cc=90, input_strides=[(128, 1), (96, 1)])
-    with pytest.raises(mi.UnsupportedError, match=r"visualize\('g'\)"):
-        rmsnorm_linear().visualize("g")
 
     class TorchLikeDtype:  # what str() of torch.bfloat16 is
         def __str__(self):
@@ -243,3 +244,24 @@ def test_compile_takes_mirages_keywords():
         g.compile(async_=True, inputs=[x, w])
     with pytest.raises(TypeError, match="unexpected keyword"):
         g.compile(warps=4)
+
+
+def test_visualize_draws_the_graph_and_its_mugraphs(tmp_path, monkeypatch, capsys):
+    # Mirage's graph.visualize(name): name.dot and name.png, each announced.
+    g = rmsnorm_linear()
+    dot = g.to_dot()
+    assert dot.startswith("digraph") and "rms_norm" in dot
+    examples = os.path.abspath(os.environ.get("YIRAGE_EXAMPLES", "examples"))
+    fused = mi.load(os.path.join(examples, "graphs", "rmsnorm_linear_fused.json"))
+    text = fused.to_dot()
+    assert "subgraph cluster_" in text and "imap" in text and "omap" in text
+    monkeypatch.chdir(tmp_path)
+    if shutil.which("dot") is None:  # CI installs graphviz; say so where it is missing
+        with pytest.raises(mi.UnsupportedError, match="Graphviz's `dot`"):
+            fused.visualize("fused")
+        assert (tmp_path / "fused.dot").read_text() == text
+        pytest.skip("Graphviz's dot is not installed: the PNG was not drawn")
+    fused.visualize("fused")
+    assert (tmp_path / "fused.dot").read_text() == text
+    assert (tmp_path / "fused.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "Graph saved as fused.png" in capsys.readouterr().out

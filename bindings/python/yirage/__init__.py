@@ -335,10 +335,25 @@ class KernelGraph(_Graph):
             self._compiled = cached = (state, Kernel(self, _device_at(where)))
         return cached[1](inputs, outputs=outputs, stream=stream)
 
+    def to_dot(self):
+        """The graph as Graphviz's DOT text: its tensors and operators, and each customized
+        operator's µGraph (grid, imap/fmap/omap, for-loop, accumulators) as a cluster."""
+        return _check(_c.yirage_py_graph_to_dot(self._live()))
+
     def visualize(self, file_name):
-        """Mirage's Graphviz drawing: not supported yet (to_json writes the graph)."""
-        raise UnsupportedError(f"visualize({file_name!r}): yirage does not draw graphs yet; "
-                               f"to_json() writes the graph as JSON")
+        """Mirage's drawing: writes file_name.dot (Graphviz's DOT, to_dot()) and file_name.png,
+        drawn by Graphviz's `dot` program (which must be on PATH), and says so for each."""
+        import shutil
+        import subprocess
+        with open(file_name + ".dot", "w", encoding="utf-8") as f:
+            f.write(self.to_dot())
+        print(f"Graph saved as {file_name}.dot")
+        dot = shutil.which("dot")
+        if dot is None:
+            raise UnsupportedError(f"visualize({file_name!r}): the PNG needs Graphviz's `dot` program "
+                                   f"(Debian: apt-get install graphviz); {file_name}.dot was written")
+        subprocess.run([dot, "-Tpng", "-o", file_name + ".png", file_name + ".dot"], check=True)
+        print(f"Graph saved as {file_name}.png")
 
     def get_owner_independent_hash(self):
         """A hash of the graph's structure (its canonical binary file), as an int."""

@@ -104,3 +104,27 @@ def softmax_attention(q, k, v):
 def rms_norm(x):
     """x over the root mean square of its last dim (Mirage's rms_norm: no eps, no weight)."""
     return x / np.sqrt((x * x).mean(-1, keepdims=True))
+
+
+def draw(graph, name):
+    """Mirage's graph.visualize(name), run in a temporary folder: name.dot always, name.png where
+    Graphviz's dot is installed (else the call says it needs it)."""
+    import os
+    import shutil
+    import tempfile
+
+    import pytest
+
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as folder:
+        os.chdir(folder)
+        try:
+            if shutil.which("dot") is None:
+                with pytest.raises(mi.UnsupportedError, match="Graphviz"):
+                    graph.visualize(name)
+            else:
+                graph.visualize(name)
+                assert os.path.getsize(name + ".png") > 0
+            assert open(name + ".dot").read().startswith("digraph")
+        finally:
+            os.chdir(here)

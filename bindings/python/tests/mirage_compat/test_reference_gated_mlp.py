@@ -3,8 +3,8 @@
 
 Left out: mi.generate_cuda_program(graph.cygraph, ...) and its print (yirage does not return
 CUDA source), the torch_gated_mlp baseline (here the float64 reference), the timing loop's 1000
-runs on the CPU, and graph.visualize("gated_mlp") (yirage does not draw graphs; it raises
-UnsupportedError). Inputs are scaled so that X·W keeps unit size."""
+runs on the CPU, and graph.visualize("gated_mlp") (see test_reference_lora.py for a drawing).
+Inputs are scaled so that X·W keeps unit size."""
 import numpy as np
 from _compat import check, host, randn, time_like_the_demo
 

@@ -4,11 +4,10 @@ de8745d) with `import yirage as mi`: attention as two µGraphs, the first loopin
 input_map (0, 1, -1) name grid axes of one block, which Mirage ignores and yirage takes as -1.
 
 Left out: mi.generate_cuda_program(graph.cygraph, ..., enable_online_softmax=True) and its print
-(yirage does not return CUDA source); graph.visualize(...) (yirage does not draw graphs; it
-raises UnsupportedError); the timing loop's 1000 runs on the CPU. Inputs are scaled by 1/4:
+(yirage does not return CUDA source); the timing loop's 1000 runs on the CPU. Inputs are scaled by 1/4:
 exp(Q·K) of unit normals overflows float16."""
 import pytest
-from _compat import check, host, randn, softmax_attention, time_like_the_demo
+from _compat import check, draw, host, randn, softmax_attention, time_like_the_demo
 
 import yirage as mi
 
@@ -59,5 +58,4 @@ def test_group_query_attention_online():
     outputs = graph(inputs=input_tensors, enable_online_softmax=True)
     check(outputs[0], tR)
     print(time_like_the_demo(lambda: graph(inputs=input_tensors, enable_online_softmax=True)))
-    with pytest.raises(mi.UnsupportedError, match="visualize"):
-        graph.visualize("group_query_attention_online")
+    draw(graph, "group_query_attention_online")
