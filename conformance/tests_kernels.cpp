@@ -114,6 +114,22 @@ std::vector<OpCase> op_cases() {
   for (OpKind kind : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kPow, OpKind::kMax}) {
     cases.push_back({op_name(kind), binary_case(kind)});
   }
+  cases.push_back({"elementwise_16byte_vectors", [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+                     // Unary and same-shape binary operators on whole 16-byte groups (elements a
+                     // multiple of 8), which backends may load and store as vectors; one output
+                     // each. Variant 1: a single row.
+                     const int64_t cols = 8 * odd_size(rng, 3, 90);
+                     const Dims dims = variant == 0 ? Dims{odd_size(rng, 3, 40), cols} : Dims{1, cols};
+                     const TensorId a = g.new_input(dims, dt), b = g.new_input(dims, dt);
+                     for (OpKind kind : {OpKind::kExp, OpKind::kSilu, OpKind::kGelu, OpKind::kSquare}) {
+                       g.mark_output(g.unary(kind, a));
+                     }
+                     g.mark_output(g.mul_scalar(a, -1.375));
+                     g.mark_output(g.clamp(b, -0.25, 0.5));
+                     for (OpKind kind : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMax}) {
+                       g.mark_output(g.binary(kind, a, b));
+                     }
+                   }});
   cases.push_back({op_name(OpKind::kMatmul), [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
                      // Batch broadcast, odd sizes, n beyond a typical 128-wide tile.
                      const int64_t m = odd_size(rng, 2, 40), k = odd_size(rng, 2, 90), n = odd_size(rng, 129, 300);

@@ -8,6 +8,7 @@
 
 #include "codegen/lower_operator.hpp"
 #include "codegen/ugraph_layout.hpp"
+#include "cuda/codegen/cuda_elementwise.hpp"
 #include "cuda/codegen/cuda_matmul.hpp"
 #include "cuda/codegen/cuda_prelude.hpp"
 #include "cuda/codegen/cuda_printer.hpp"
@@ -123,12 +124,21 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
     kernel.block_threads = kThreads;
     kernel.grid = {cuda::reduction_kernel(body, op, in[0], out[0]), 1, 1};
   } else {
-    int64_t work = 0;  // the largest loop the operator shares across the grid
-    for (const Ref &r : out) work = std::max(work, num_elements(r.dims));
+    std::vector<DType> dtypes;
+    for (TensorId id : g.inputs()) dtypes.push_back(g.tensor(id).dtype);
+    dtypes.push_back(g.tensor(g.outputs()[0]).dtype);
     kernel.block_threads = kThreads;
-    kernel.grid = {std::clamp<int64_t>((work + kThreads - 1) / kThreads, 1, int64_t{1} << 16), 1, 1};
-    cuda::CudaPrinter printer(body, nullptr);
-    printer.print(lower_operator(op, in_tensors, out_tensors, Sharing::kGrid));
+    const int64_t vector_blocks =
+        out_tensors.size() == 1 ? cuda::vector_elementwise_kernel(body, op, in_tensors, out_tensors[0], dtypes) : 0;
+    if (vector_blocks > 0) {
+      kernel.grid = {vector_blocks, 1, 1};
+    } else {
+      int64_t work = 0;  // the largest loop the operator shares across the grid
+      for (const Ref &r : out) work = std::max(work, num_elements(r.dims));
+      kernel.grid = {std::clamp<int64_t>((work + kThreads - 1) / kThreads, 1, int64_t{1} << 16), 1, 1};
+      cuda::CudaPrinter printer(body, nullptr);
+      printer.print(lower_operator(op, in_tensors, out_tensors, Sharing::kGrid));
+    }
   }
   p.open(std::string("extern \"C\" __global__ void ") + launch_bounds + kCudaKernelSymbol + "(" + params + ")");
   p.text(before_wait.str());

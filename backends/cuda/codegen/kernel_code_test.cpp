@@ -133,5 +133,33 @@ TEST(CudaCodegenKernels, KernelsWaitForThePreviousOneOnHopper) {
   }
 }
 
+// Flat elementwise operators on whole 16-byte groups load and store vectors where every pointer
+// is 16-byte aligned, and fall back to one element a thread where one is not; broadcasting
+// operators and sizes that leave a partial vector take the one-element loop alone.
+TEST(CudaCodegenKernels, ElementwiseOperatorsRunOnVectors) {
+  const auto source_of = [](const KernelGraph &g) {
+    return codegen::cuda_source(serialize::make_kernel_program(g, g.operators().size() - 1), h100_device());
+  };
+  KernelGraph flat;
+  const TensorId a = flat.new_input({256, 14336}, DType::kFloat16);
+  flat.mark_output(flat.binary(OpKind::kMul, a, flat.new_input({256, 14336}, DType::kFloat16)));
+  const codegen::CudaKernel mul = source_of(flat);
+  EXPECT_NE(mul.source.find("reinterpret_cast<const uint4 *>(in1)[v]"), std::string::npos) << mul.source;
+  EXPECT_NE(mul.source.find("& 15) == 0)"), std::string::npos);
+  EXPECT_NE(mul.source.find("yr_ld(in0 + e0) * yr_ld(in1 + e0)"), std::string::npos);  // the unaligned loop
+  EXPECT_EQ(mul.grid[0], 256 * 14336 / 8 / 256);
+  KernelGraph f32;
+  f32.mark_output(f32.unary(OpKind::kSilu, f32.new_input({5, 12}, DType::kFloat32)));  // 4 lanes
+  const std::string vector_load = "reinterpret_cast<const uint4 *>(in0)[v]";
+  EXPECT_NE(source_of(f32).source.find(vector_load), std::string::npos);
+  KernelGraph broadcast;
+  broadcast.mark_output(broadcast.binary(OpKind::kAdd, broadcast.new_input({4, 1, 8}, DType::kFloat16),
+                                         broadcast.new_input({1, 3, 8}, DType::kFloat16)));
+  EXPECT_EQ(source_of(broadcast).source.find(vector_load), std::string::npos);
+  KernelGraph partial;
+  partial.mark_output(partial.unary(OpKind::kExp, partial.new_input({3, 5}, DType::kFloat16)));
+  EXPECT_EQ(source_of(partial).source.find(vector_load), std::string::npos);
+}
+
 }  // namespace
 }  // namespace yirage::cuda

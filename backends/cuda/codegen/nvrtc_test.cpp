@@ -109,6 +109,11 @@ TEST_F(CudaCodegen, EveryOperatorKindInEveryDType) {
     g.mark_output(g.rms_norm(x, {5, 7}, 1e-5, std::nullopt));
     g.mark_output(g.concat(x, b, 1));
     for (TensorId part : g.split(x, 2, {3, 4})) g.mark_output(part);
+    // Whole 16-byte groups: elementwise operators on vectors (cuda_elementwise.hpp).
+    const TensorId v = g.new_input({3, 40}, dt), w = g.new_input({3, 40}, dt);
+    for (OpKind kind : {OpKind::kSilu, OpKind::kSqrt}) g.mark_output(g.unary(kind, v));
+    g.mark_output(g.clamp(v, -0.25, 0.5));
+    for (OpKind kind : {OpKind::kMul, OpKind::kPow}) g.mark_output(g.binary(kind, v, w));
     expect_compiles(g, dtype_name(dt), seen_);
   }
 }

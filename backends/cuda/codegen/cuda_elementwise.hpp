@@ -1,0 +1,24 @@
+// Flat elementwise operators (a unary operator, or a binary one whose operands have the output's
+// shape) on 16-byte vectors: each thread loads 16 bytes of every operand into registers, computes
+// those elements with the lowering's own expression and stores 16 bytes. One 2- or 4-byte access
+// per thread leaves most of a GPU's bandwidth unused. Where a pointer is not 16-byte aligned (a
+// caller's view into a larger tensor), the kernel checks that at run time and runs the lowering's
+// one-element-per-thread loop instead.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "codegen/c_text.hpp"
+#include "codegen/stmt.hpp"
+#include "ir/operator.hpp"
+
+namespace yirage::codegen::cuda {
+
+// Prints the kernel body of `op` (operands `in`, result `out`, named by their global buffers)
+// and returns its block count; 0, printing nothing, where the operator does not qualify (not
+// flat elementwise, mixed element sizes, or a size that is no multiple of a vector).
+int64_t vector_elementwise_kernel(Printer &p, const Operator &op, const std::vector<TensorRef> &in,
+                                  const TensorRef &out, const std::vector<DType> &dtypes);
+
+}  // namespace yirage::codegen::cuda
