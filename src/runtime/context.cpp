@@ -1,5 +1,7 @@
 #include "runtime/context.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -8,7 +10,13 @@
 namespace yirage::runtime {
 
 std::string installed_plugin_dir() {
-  return YIRAGE_PLUGIN_DIR;
+  const std::filesystem::path configured = YIRAGE_PLUGIN_DIR;
+  if (configured.is_absolute()) return configured.string();
+  // A relocatable install (a Python wheel): the folder is relative to the file this code was
+  // loaded from, libyirage.so.1, wherever that now is.
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void *>(&installed_plugin_dir), &info) == 0 || info.dli_fname == nullptr) return "";
+  return (std::filesystem::path(info.dli_fname).parent_path() / configured).string();
 }
 
 std::vector<std::string> plugin_search_folders() {
@@ -19,7 +27,7 @@ std::vector<std::string> plugin_search_folders() {
       if (!folder.empty()) folders.push_back(folder);
     }
   }
-  folders.push_back(installed_plugin_dir());
+  if (std::string installed = installed_plugin_dir(); !installed.empty()) folders.push_back(installed);
   return folders;
 }
 

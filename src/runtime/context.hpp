@@ -38,7 +38,9 @@ class Context {
   std::string cache_dir_;
 };
 
-// The install's plugin folder (compiled in), for docs and `yirage devices`.
+// The install's plugin folder: YIRAGE_PLUGIN_DIR (compiled in) when absolute; when relative (a
+// wheel's libyirage.so.1 and plugins move with the package), resolved against the folder of the
+// file holding this code, found with dladdr. Empty if that file cannot be found.
 std::string installed_plugin_dir();
 
 // The folders scanned for plugins, in order: $YIRAGE_BACKEND_PATH's, then the install's.
