@@ -14,6 +14,7 @@ packages=(
   swig python3-dev python3-numpy python3-pytest default-jdk junit5
   bindgen libopenmpi-dev openmpi-bin
   libclang-rt-14-dev libomp-14-dev hyperfine libdlpack-dev libopenblas0 python3-venv clang-format
+  python3-mesonpy
 )
 
 missing=()

@@ -5,7 +5,9 @@
 # builds are compiled at -O1 with line tables only (-g1): enough for the sanitizers' stack traces,
 # and a third of the compile time of -O2 -g, which made the ASan build alone 14 of CI's 33 minutes
 # on two cores (their tests run no slower).
-# Ends with one line "N passed, N failed" counting meson tests over all builds.
+# Then checks the Python package as a user gets it (scripts/check_python_install.sh: `pip install .`
+# into a fresh venv, `meson devenv`; about two minutes, most of it building the wheel).
+# Ends with one line "N passed, N failed" counting meson tests over all builds and those checks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build || exit 1
@@ -36,11 +38,19 @@ for dir in build build-asan build-fuzz; do
   meson test -C "$dir" --no-rebuild --print-errorlogs || status=1
 done
 
-/usr/bin/python3 - build build-asan build-fuzz <<'PY'
-import json, sys
+echo "== Python install checks"
+scripts/check_python_install.sh build || status=1
+
+/usr/bin/python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
+  build-fuzz/meson-logs/testlog.json build/python-install-check/testlog.json <<'PY'
+import json, os, sys
 passed = failed = skipped = 0
-for d in sys.argv[1:]:
-    with open(f"{d}/meson-logs/testlog.json") as f:
+for log in sys.argv[1:]:
+    if not os.path.exists(log):  # its runner died before writing a result
+        print(f"{log}: missing, counted as one failure")
+        failed += 1
+        continue
+    with open(log) as f:
         for line in f:
             result = json.loads(line)["result"]
             if result in ("OK", "EXPECTEDFAIL"):
