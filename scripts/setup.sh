@@ -13,7 +13,7 @@ packages=(
   libze-dev libze1 llvm-spirv-15 clang-15
   swig python3-dev python3-numpy python3-pytest default-jdk junit5
   bindgen libopenmpi-dev openmpi-bin
-  libclang-rt-14-dev libomp-14-dev hyperfine libdlpack-dev libopenblas0 python3-venv clang-format
+  libclang-rt-14-dev libomp-14-dev hyperfine libdlpack-dev libopenblas0 python3-venv clang-format graphviz
   python3-mesonpy
 )
 
