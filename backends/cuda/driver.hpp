@@ -32,6 +32,7 @@ using backend::NativeError;
   X(cuMemFree, "cuMemFree_v2")                                                                  \
   X(cuMemcpyHtoD, "cuMemcpyHtoD_v2")                                                            \
   X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                                                            \
+  X(cuMemsetD32Async, "cuMemsetD32Async")                                                       \
   X(cuModuleLoadData, "cuModuleLoadData")                                                       \
   X(cuModuleUnload, "cuModuleUnload")                                                           \
   X(cuModuleGetFunction, "cuModuleGetFunction")                                                 \
