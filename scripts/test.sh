@@ -31,6 +31,7 @@ fi
 ninja -C build-fuzz fuzzers >/dev/null || exit 1  # only what its tests run (fuzz/meson.build)
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 status=0
 for dir in build build-asan build-fuzz; do
