@@ -36,6 +36,17 @@ static double relative_error(const bench_tensor *got, const bench_tensor *want) 
   return sqrt(diff / norm);
 }
 
+/* The kernel on the DLPack views of its two inputs and its output, waited for. */
+static void run_on_views(const yirage_kernel *kernel, DLManagedTensor *const *views) {
+  const DLTensor *ins[2];
+  DLTensor *outs[1];
+  ins[0] = &views[0]->dl_tensor;
+  ins[1] = &views[1]->dl_tensor;
+  outs[0] = &views[2]->dl_tensor;
+  OK(yirage_kernel_run(kernel, ins, 2, outs, 1, NULL));
+  OK(yirage_kernel_synchronize(kernel, NULL));
+}
+
 static size_t tensor_bytes(const bench_tensor *t) {
   return (size_t)t->count * 2; /* float16 */
 }
@@ -105,15 +116,7 @@ int main(int argc, char **argv) {
   OK(yirage_buffer_write(buffers[1], 0, in[1].dl.data, tensor_bytes(&in[1])));
   bench_tensor_poison(&out);
   OK(yirage_buffer_write(buffers[2], 0, out.dl.data, tensor_bytes(&out)));
-  {
-    const DLTensor *device_ins[2];
-    DLTensor *device_outs[1];
-    device_ins[0] = &views[0]->dl_tensor;
-    device_ins[1] = &views[1]->dl_tensor;
-    device_outs[0] = &views[2]->dl_tensor;
-    OK(yirage_kernel_run(kernel, device_ins, 2, device_outs, 1, NULL));
-    OK(yirage_kernel_synchronize(kernel, NULL));
-  }
+  run_on_views(kernel, views);
   OK(yirage_buffer_read(buffers[2], 0, out.dl.data, tensor_bytes(&out)));
   CHECK(relative_error(&out, &want) < 5e-3);
 
@@ -181,15 +184,7 @@ int main(int argc, char **argv) {
   yirage_buffer_release(buffers[0]); /* dead handles are ignored */
   EXPECT_INVALID(yirage_buffer_size(buffers[0], &size), "not a live yirage_buffer");
   yirage_context_release(context);
-  {
-    const DLTensor *device_ins[2];
-    DLTensor *device_outs[1];
-    device_ins[0] = &views[0]->dl_tensor;
-    device_ins[1] = &views[1]->dl_tensor;
-    device_outs[0] = &views[2]->dl_tensor;
-    OK(yirage_kernel_run(kernel, device_ins, 2, device_outs, 1, NULL));
-    OK(yirage_kernel_synchronize(kernel, NULL));
-  }
+  run_on_views(kernel, views);
   for (i = 0; i < 3; ++i) views[i]->deleter(views[i]);
 
   yirage_kernel_release(kernel);

@@ -26,6 +26,23 @@ const yirage_kernel_s &checked_kernel(const char *function, const yirage_kernel 
   return checked(function, "kernel", kernel, yirage::capi::HandleKind::kKernel, "yirage_kernel");
 }
 
+// The checks both runs share, then run(compiled graph, inputs, outputs); errors name `function`.
+template <class Run>
+yirage_status run_kernel(const char *function, const yirage_kernel *kernel, const DLTensor *const *inputs,
+                         size_t n_inputs, DLTensor *const *outputs, size_t n_outputs, Run &&run) {
+  return yirage::capi::guard([&] {
+    const yirage_kernel_s &k = checked_kernel(function, kernel);
+    if (n_inputs > 0) require_non_null(function, "inputs", inputs);
+    if (n_outputs > 0) require_non_null(function, "outputs", outputs);
+    const std::vector<const DLTensor *> in(inputs, inputs + n_inputs), out(outputs, outputs + n_outputs);
+    try {
+      run(*k.compiled, in, out);
+    } catch (const yirage::Error &e) {
+      throw yirage::Error(e.code(), std::string(function) + ": " + e.what());
+    }
+  });
+}
+
 // Device handles are created on first request and live as long as the context.
 std::mutex device_mutex;
 
@@ -209,34 +226,14 @@ void yirage_kernel_release(yirage_kernel *kernel) {
 
 yirage_status yirage_kernel_run(const yirage_kernel *kernel, const DLTensor *const *inputs, size_t n_inputs,
                                 DLTensor *const *outputs, size_t n_outputs, void *stream) {
-  const char *function = "yirage_kernel_run";
-  return yirage::capi::guard([&] {
-    const yirage_kernel_s &k = checked_kernel(function, kernel);
-    if (n_inputs > 0) require_non_null(function, "inputs", inputs);
-    if (n_outputs > 0) require_non_null(function, "outputs", outputs);
-    std::vector<const DLTensor *> in(inputs, inputs + n_inputs), out(outputs, outputs + n_outputs);
-    try {
-      k.compiled->run(in, out, stream);
-    } catch (const yirage::Error &e) {
-      throw yirage::Error(e.code(), std::string(function) + ": " + e.what());
-    }
-  });
+  return run_kernel("yirage_kernel_run", kernel, inputs, n_inputs, outputs, n_outputs,
+                    [&](const auto &compiled, const auto &in, const auto &out) { compiled.run(in, out, stream); });
 }
 
 yirage_status yirage_kernel_run_host(const yirage_kernel *kernel, const DLTensor *const *inputs, size_t n_inputs,
                                      DLTensor *const *outputs, size_t n_outputs) {
-  const char *function = "yirage_kernel_run_host";
-  return yirage::capi::guard([&] {
-    const yirage_kernel_s &k = checked_kernel(function, kernel);
-    if (n_inputs > 0) require_non_null(function, "inputs", inputs);
-    if (n_outputs > 0) require_non_null(function, "outputs", outputs);
-    std::vector<const DLTensor *> in(inputs, inputs + n_inputs), out(outputs, outputs + n_outputs);
-    try {
-      k.compiled->run_host(in, out);
-    } catch (const yirage::Error &e) {
-      throw yirage::Error(e.code(), std::string(function) + ": " + e.what());
-    }
-  });
+  return run_kernel("yirage_kernel_run_host", kernel, inputs, n_inputs, outputs, n_outputs,
+                    [](const auto &compiled, const auto &in, const auto &out) { compiled.run_host(in, out); });
 }
 
 yirage_status yirage_kernel_synchronize(const yirage_kernel *kernel, void *stream) {
