@@ -418,12 +418,19 @@ impl KernelGraph {
             sys::yirage_graph_serialize(self.raw, sys::yirage_graph_format_YIRAGE_GRAPH_FORMAT_BINARY,
                                         &mut blob)
         })?;
-        let bytes = unsafe {
-            std::slice::from_raw_parts(sys::yirage_blob_data(blob) as *const u8,
-                                       sys::yirage_blob_size(blob)).to_vec()
-        };
-        unsafe { sys::yirage_blob_release(blob) };
-        Ok(bytes)
+        Ok(take_blob(blob))
+    }
+
+    /// The graph as Graphviz's DOT text: its tensors and operators, and each customized
+    /// operator's µGraph (grid, imap/fmap/omap, for-loop, accumulators) as a cluster.
+    pub fn to_dot(&self) -> Result<String> {
+        let mut blob = std::ptr::null_mut();
+        check(unsafe { sys::yirage_graph_to_dot(self.raw, &mut blob) })?;
+        let mut text = take_blob(blob);
+        if text.last() == Some(&0) {
+            text.pop();
+        }
+        Ok(String::from_utf8_lossy(&text).into_owned())
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<KernelGraph> {
@@ -433,6 +440,15 @@ impl KernelGraph {
         })?;
         Ok(KernelGraph { raw })
     }
+}
+
+/// A blob's bytes, the blob released.
+fn take_blob(blob: *mut sys::yirage_blob) -> Vec<u8> {
+    let bytes = unsafe {
+        std::slice::from_raw_parts(sys::yirage_blob_data(blob) as *const u8, sys::yirage_blob_size(blob)).to_vec()
+    };
+    unsafe { sys::yirage_blob_release(blob) };
+    bytes
 }
 
 /// For-loop accumulators of a [`ThreadblockGraph`].

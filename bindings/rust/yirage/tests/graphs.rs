@@ -182,6 +182,9 @@ fn files_and_bytes() {
     let examples = PathBuf::from(std::env::var("YIRAGE_EXAMPLES").unwrap_or("examples".into()));
     let ntrans = KernelGraph::load(&examples.join("graphs/ntrans.json")).unwrap();
     assert_eq!(ntrans.inputs().unwrap().len(), 3);
+    // The picture of a fused graph draws its µGraph as a cluster with its maps.
+    let dot = KernelGraph::load(&examples.join("graphs/rmsnorm_linear_fused.json")).unwrap().to_dot().unwrap();
+    assert!(dot.starts_with("digraph") && dot.contains("subgraph cluster_") && dot.contains("imap"), "{dot}");
     let err = KernelGraph::from_bytes(&bytes[..bytes.len() / 2]).err().unwrap();
     assert_eq!(err.status, "CORRUPT_DATA");
     assert_eq!(KernelGraph::load(&examples.join("missing.yrg")).err().unwrap().status, "NOT_FOUND");

@@ -199,7 +199,20 @@ public final class KernelGraph extends GraphBuilder {
     /** A listing for people, one line per operator (the format may change between releases). */
     public String describe() {
         long[] blob = new long[1];
-        long b = Native.checked(YirageNative.yirage_graph_describe(handle(), blob), blob);
+        return blobText(Native.checked(YirageNative.yirage_graph_describe(handle(), blob), blob));
+    }
+
+    /**
+     * The graph as Graphviz's DOT text: its tensors and operators, and each customized operator's
+     * µGraph (grid, imap/fmap/omap, for-loop, accumulators) as a cluster (docs/pictures.md).
+     */
+    public String toDot() {
+        long[] blob = new long[1];
+        return blobText(Native.checked(YirageNative.yirage_graph_to_dot(handle(), blob), blob));
+    }
+
+    /** A text blob's characters (without its terminating NUL); releases the blob. */
+    private static String blobText(long b) {
         try {
             byte[] text = blobBytes(b);
             int n = text.length > 0 && text[text.length - 1] == 0 ? text.length - 1 : text.length;

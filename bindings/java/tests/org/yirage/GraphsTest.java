@@ -261,6 +261,11 @@ class GraphsTest {
             try (KernelGraph ntrans = KernelGraph.load(examples.resolve("graphs/ntrans.json"))) {
                 assertEquals(3, ntrans.inputs().length);
             }
+            // The picture of a fused graph draws its µGraph as a cluster with its maps.
+            try (KernelGraph drawn = KernelGraph.load(examples.resolve("graphs/rmsnorm_linear_fused.json"))) {
+                String dot = drawn.toDot();
+                assertTrue(dot.startsWith("digraph") && dot.contains("subgraph cluster_") && dot.contains("imap"), dot);
+            }
             byte[] half = java.util.Arrays.copyOf(bytes, bytes.length / 2);
             YirageException.CorruptData corrupt =
                     assertThrows(YirageException.CorruptData.class, () -> KernelGraph.fromBytes(half));
