@@ -16,6 +16,7 @@ Every failing call raises a yirage.Error subclass carrying the C library's statu
 """
 
 import collections
+import math
 import sys as _sys
 
 import numpy as _np
@@ -37,16 +38,16 @@ __all__ = [
 class DType:
     """An element type: yirage.float16, yirage.bfloat16 or yirage.float32."""
 
-    def __init__(self, value, name, numpy):
-        self.value, self.name, self.numpy = value, name, numpy
+    def __init__(self, value, name, numpy, size):
+        self.value, self.name, self.numpy, self.size = value, name, numpy, size  # size: bytes
 
     def __repr__(self):
         return "yirage." + self.name
 
 
-float16 = DType(_c.YIRAGE_FLOAT16, "float16", _np.float16)
-bfloat16 = DType(_c.YIRAGE_BFLOAT16, "bfloat16", None)  # numpy has no bfloat16
-float32 = DType(_c.YIRAGE_FLOAT32, "float32", _np.float32)
+float16 = DType(_c.YIRAGE_FLOAT16, "float16", _np.float16, 2)
+bfloat16 = DType(_c.YIRAGE_BFLOAT16, "bfloat16", None, 2)  # numpy has no bfloat16
+float32 = DType(_c.YIRAGE_FLOAT32, "float32", _np.float32, 4)
 _DTYPES = {d.value: d for d in (float16, bfloat16, float32)}
 
 
@@ -833,7 +834,6 @@ class Device:
 
 
 _DTYPE_OF_NUMPY = {_np.dtype(_np.float16): float16, _np.dtype(_np.float32): float32}
-_DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
 
 
 class DeviceTensor:
@@ -844,16 +844,11 @@ class DeviceTensor:
     memory lives until both this object and their tensor are gone)."""
 
     def __init__(self, device, dims, dtype=float16):
-        self.device, self.shape, self.dtype = device, tuple(int(d) for d in dims), dtype
-        if not isinstance(dtype, DType):
-            raise TypeError(f"dtype must be a yirage dtype, not {type(dtype).__name__}")
+        self.device, self.shape, self.dtype = device, tuple(int(d) for d in dims), _dtype(dtype)
         if any(d < 0 for d in self.shape):
             raise InvalidArgumentError(f"DeviceTensor(): dims {self.shape} has a negative extent")
-        nbytes = _DTYPE_BYTES[dtype.name]
-        for d in self.shape:
-            nbytes *= d
-        self.nbytes = nbytes
-        self._handle = _check(_c.yirage_py_buffer_alloc(device._handle, nbytes))
+        self.nbytes = math.prod(self.shape) * dtype.size
+        self._handle = _check(_c.yirage_py_buffer_alloc(device._handle, self.nbytes))
 
     def __del__(self):
         if getattr(self, "_handle", None) is not None and _c is not None:
@@ -894,9 +889,7 @@ class DeviceTensor:
         """A new numpy array holding a copy of the data (float16 and float32 only)."""
         if self.dtype.numpy is None:
             raise UnsupportedError(f"numpy has no {self.dtype.name}: hand the tensor to PyTorch through DLPack")
-        out = _np.empty(self.shape, dtype=self.dtype.numpy)
-        _check(_c.yirage_py_buffer_copy(self._handle, out, 0))
-        return out
+        return self.copy_to(_np.empty(self.shape, dtype=self.dtype.numpy))
 
 
 class Context:
