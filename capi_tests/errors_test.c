@@ -216,7 +216,7 @@ static void test_run_reference_errors(void) {
   float x_data[6] = {1, 2, 3, 4, 5, 6}, bias_data[3] = {10, 20, 30};
   float y_data[6] = {-7, -7, -7, -7, -7, -7};
   int64_t x_shape[2] = {2, 3}, bias_shape[2] = {1, 3}, wrong_shape[2] = {3, 2};
-  int64_t overlapping[2] = {1, 1}, transposed[2] = {1, 2};
+  int64_t overlapping[2] = {1, 1}, transposed[2] = {1, 2}, huge[2] = {(int64_t)1 << 62, 1};
   DLTensor xt, bt, yt;
   const DLTensor *ins[2];
   DLTensor *outs[1];
@@ -268,6 +268,24 @@ static void test_run_reference_errors(void) {
   yt.strides = overlapping;
   EXPECT_FAIL(yirage_graph_run_reference(g, ins, 2, outs, 1), YIRAGE_ERROR_INVALID_ARGUMENT, "elements overlap");
   yt.strides = NULL;
+  /* The rank is checked before shape is read (10^6 dims would read far past bias_shape). */
+  bt.ndim = 1000000;
+  EXPECT_FAIL(yirage_graph_run_reference(g, ins, 2, outs, 1), YIRAGE_ERROR_INVALID_ARGUMENT,
+              "input 1 has 1000000 dims; the graph expects 2 ([1,3])");
+  bt.ndim = 2;
+  /* Strides whose element offsets overflow 64 bits are refused before any is computed. */
+  xt.strides = huge;
+  EXPECT_FAIL(yirage_graph_run_reference(g, ins, 2, outs, 1), YIRAGE_ERROR_INVALID_ARGUMENT,
+              "input 0 has strides [4611686018427387904,1] that reach beyond any address");
+  xt.strides = NULL;
+  /* A device type outside DLDeviceType's values is read as the integer it is. */
+  {
+    int32_t bogus = 12345;
+    memcpy(&yt.device.device_type, &bogus, sizeof bogus);
+    EXPECT_FAIL(yirage_graph_run_reference(g, ins, 2, outs, 1), YIRAGE_ERROR_INVALID_ARGUMENT,
+                "output 0 is on DLPack device type 12345");
+    yt.device.device_type = kDLCPU;
+  }
   ins[1] = NULL;
   EXPECT_FAIL(yirage_graph_run_reference(g, ins, 2, outs, 1), YIRAGE_ERROR_INVALID_ARGUMENT, "input 1 is NULL");
   ins[1] = &bt;

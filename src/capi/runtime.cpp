@@ -32,6 +32,13 @@ yirage_status run_kernel(const char *function, const yirage_kernel *kernel, cons
                          size_t n_inputs, DLTensor *const *outputs, size_t n_outputs, Run &&run) {
   return yirage::capi::guard([&] {
     const yirage_kernel_s &k = checked_kernel(function, kernel);
+    // The counts first: the arrays are read only as far as the graph's counts.
+    const yirage::KernelGraph &g = k.compiled->graph();
+    if (n_inputs != g.inputs().size() || n_outputs != g.outputs().size()) {
+      yirage::invalid_argument(std::string(function) + ": the kernel takes " + std::to_string(g.inputs().size()) +
+                               " inputs and " + std::to_string(g.outputs().size()) + " outputs; " +
+                               std::to_string(n_inputs) + " and " + std::to_string(n_outputs) + " were given");
+    }
     if (n_inputs > 0) require_non_null(function, "inputs", inputs);
     if (n_outputs > 0) require_non_null(function, "outputs", outputs);
     const std::vector<const DLTensor *> in(inputs, inputs + n_inputs), out(outputs, outputs + n_outputs);

@@ -32,8 +32,8 @@ void *checked_data(const std::string &role, const DLTensor *t, const Tensor &exp
     invalid_argument(role + " has shape " + to_string(shape) + ", expected " + to_string(expected.dims));
   }
   check_dlpack_dtype(role, t->dtype, expected.dtype);
-  if (t->device.device_type != device.dlpack_device_type || t->device.device_id != device.dlpack_device_id) {
-    invalid_argument(role + " is on DLPack device (" + std::to_string(t->device.device_type) + ", " +
+  if (dlpack_device_type(t->device) != device.dlpack_device_type || t->device.device_id != device.dlpack_device_id) {
+    invalid_argument(role + " is on DLPack device (" + std::to_string(dlpack_device_type(t->device)) + ", " +
                      std::to_string(t->device.device_id) + "), the kernel's device is (" +
                      std::to_string(device.dlpack_device_type) + ", " + std::to_string(device.dlpack_device_id) + ")");
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 
 #include "util/error.hpp"
 
@@ -34,9 +36,16 @@ void check_dlpack_dtype(const std::string &role, DLDataType type, DType expected
   }
 }
 
+int32_t dlpack_device_type(const DLDevice &device) {
+  int32_t raw = 0;
+  static_assert(sizeof raw == sizeof device.device_type);
+  std::memcpy(&raw, &device.device_type, sizeof raw);
+  return raw;
+}
+
 namespace {
 
-bool is_host_device(DLDeviceType type) {
+bool is_host_device(int32_t type) {
   return type == kDLCPU || type == kDLCUDAHost || type == kDLROCMHost;
 }
 
@@ -60,6 +69,23 @@ bool elements_disjoint(const Dims &dims, const Dims &strides) {
     reach += stride * (size - 1);
   }
   return true;
+}
+
+// Whether every element's byte offset from the first, |stride| * (dim - 1) summed over the dims
+// times the element size, fits in an int64 (the walks below add strides without checks).
+bool offsets_in_range(const Dims &dims, const Dims &strides, int64_t element_size) {
+  int64_t reach = 0;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] <= 1) continue;
+    if (strides[i] == std::numeric_limits<int64_t>::min()) return false;
+    int64_t extent = 0;
+    if (__builtin_mul_overflow(std::llabs(strides[i]), dims[i] - 1, &extent) ||
+        __builtin_add_overflow(reach, extent, &reach)) {
+      return false;
+    }
+  }
+  int64_t bytes = 0;
+  return !__builtin_mul_overflow(reach + 1, element_size, &bytes);
 }
 
 // Calls visit(row_major_index, element_address) for every element.
@@ -87,9 +113,8 @@ void for_each_element(const DLTensor &tensor, DType dtype, Visit visit) {
 
 void check_host_tensor(const std::string &role, const DLTensor *tensor, const Tensor &expected, bool is_output) {
   if (tensor == nullptr) invalid_argument(role + " is NULL");
-  if (!is_host_device(tensor->device.device_type)) {
-    invalid_argument(role + " is on DLPack device type " +
-                     std::to_string(static_cast<int>(tensor->device.device_type)) +
+  if (!is_host_device(dlpack_device_type(tensor->device))) {
+    invalid_argument(role + " is on DLPack device type " + std::to_string(dlpack_device_type(tensor->device)) +
                      "; the reference executor needs host memory (kDLCPU, kDLCUDAHost or "
                      "kDLROCMHost)");
   }
@@ -98,11 +123,20 @@ void check_host_tensor(const std::string &role, const DLTensor *tensor, const Te
     invalid_argument(role + " has ndim " + std::to_string(tensor->ndim) + " and shape " +
                      (tensor->shape ? "set" : "NULL"));
   }
+  // The rank first: shape and strides are read only as far as the graph's rank.
+  if (static_cast<size_t>(tensor->ndim) != expected.dims.size()) {
+    invalid_argument(role + " has " + std::to_string(tensor->ndim) + " dims; the graph expects " +
+                     std::to_string(expected.dims.size()) + " (" + to_string(expected.dims) + ")");
+  }
   const Dims dims(tensor->shape, tensor->shape + tensor->ndim);
   if (dims != expected.dims) {
     invalid_argument(role + " is " + to_string(dims) + "; the graph expects " + to_string(expected.dims));
   }
   if (tensor->data == nullptr) invalid_argument(role + " has a NULL data pointer");
+  if (!offsets_in_range(dims, strides_of(*tensor), static_cast<int64_t>(dtype_size(expected.dtype)))) {
+    invalid_argument(role + " has strides " + to_string(strides_of(*tensor)) +
+                     " that reach beyond any address (|stride| x (dim - 1) overflows 64 bits)");
+  }
   if (is_output && !elements_disjoint(dims, strides_of(*tensor))) {
     invalid_argument(role + " has strides " + to_string(strides_of(*tensor)) +
                      " under which elements overlap; outputs need distinct elements");

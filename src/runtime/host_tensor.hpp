@@ -13,6 +13,9 @@
 namespace yirage {
 
 std::optional<DType> dtype_from_dlpack(DLDataType type);
+// The device type as the integer the caller stored: any value, not only DLDeviceType's (loading
+// an enum from an out-of-range value is undefined behaviour).
+int32_t dlpack_device_type(const DLDevice &device);
 DLDataType dtype_to_dlpack(DType dtype);
 // Throws invalid_argument ("<role> has DLPack dtype {code 2, bits 64, lanes 1}; the graph expects
 // float32") unless `type` is `expected`.
