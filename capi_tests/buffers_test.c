@@ -125,8 +125,7 @@ int main(int argc, char **argv) {
   outs[0] = &out.dl;
   OK(yirage_kernel_run_host(kernel, ins, 2, outs, 1));
   CHECK(relative_error(&out, &want) < 5e-3);
-  EXPECT_INVALID(yirage_kernel_run_host(kernel, ins, 1, outs, 1),
-                 "yirage_kernel_run_host: the kernel takes 2");
+  EXPECT_INVALID(yirage_kernel_run_host(kernel, ins, 1, outs, 1), "yirage_kernel_run_host: the kernel takes 2");
   EXPECT_INVALID(yirage_kernel_run_host(kernel, ins, (size_t)-1, outs, 1), "and 1 were given");
   EXPECT_INVALID(yirage_kernel_run_host(NULL, ins, 2, outs, 1), "kernel is NULL");
   out.dl.device.device_type = kDLCUDAHost;
