@@ -150,6 +150,8 @@ static void test_shape_errors_leave_graph_unchanged(void) {
               "n_parts 0 must be between 1 and 16");
   EXPECT_FAIL(yirage_graph_chunk(g, a, 3, 0, parts), YIRAGE_ERROR_INVALID_ARGUMENT,
               "cannot be split into 3 equal chunks");
+  EXPECT_FAIL(yirage_graph_chunk(g, a, (size_t)-1, 1, parts), YIRAGE_ERROR_INVALID_ARGUMENT,
+              "cannot be split into 18446744073709551615 equal chunks");
   EXPECT_FAIL(yirage_graph_clamp(g, a, 1.0, -1.0, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "clamp: bounds");
   EXPECT_FAIL(yirage_graph_clamp(g, a, NAN, 1.0, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "clamp: bounds");
   EXPECT_FAIL(yirage_graph_mul_scalar(g, a, INFINITY, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "mul_scalar: scalar");

@@ -98,6 +98,17 @@ static void test_errors(const char *tmp) {
   fclose(f);
   CHECK(yirage_graph_load(path, &sentinel) == YIRAGE_ERROR_CORRUPT_DATA);
   CHECK(strstr(yirage_last_error_message(), "graph file:") != NULL);
+  /* A folder is named as one; a 2 GiB file (sparse: no disk used) is refused by its size,
+   * before a byte of it is read. */
+  CHECK(yirage_graph_load(tmp, &sentinel) == YIRAGE_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(yirage_last_error_message(), "is a directory, not a graph file") != NULL);
+  snprintf(path, sizeof path, "%s/huge.yrg", tmp);
+  f = fopen(path, "wb");
+  CHECK(f != NULL && fseek(f, (2L << 30) - 1, SEEK_SET) == 0 && fputc(0, f) == 0);
+  fclose(f);
+  CHECK(yirage_graph_load(path, &sentinel) == YIRAGE_ERROR_CORRUPT_DATA);
+  CHECK(strstr(yirage_last_error_message(), "has 2147483648 bytes; graph files are at most 1 GiB") != NULL);
+  remove(path);
   CHECK(yirage_graph_deserialize("{\"schema_version\": 9}", 21, &sentinel) == YIRAGE_ERROR_VERSION_MISMATCH);
   CHECK(yirage_graph_deserialize(NULL, 4, &sentinel) == YIRAGE_ERROR_INVALID_ARGUMENT);
   CHECK(yirage_graph_serialize(g, (yirage_graph_format)7, &blob) == YIRAGE_ERROR_INVALID_ARGUMENT);

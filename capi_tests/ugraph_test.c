@@ -107,6 +107,11 @@ static void test_errors(void) {
   EXPECT_INVALID(yirage_block_graph_create(&options, &sentinel), "options->struct_size 8 is smaller");
   CHECK(sentinel == (yirage_block_graph *)(void *)&failures);
   EXPECT_INVALID(yirage_block_graph_create(NULL, &bg), "options is NULL");
+  /* Each function names its own NULL argument. */
+  EXPECT_INVALID(yirage_graph_customized(g, NULL, &xt), "yirage_graph_customized: block_graph is NULL");
+  EXPECT_INVALID(yirage_block_graph_new_input(NULL, x, split_x, -1, &xt),
+                 "yirage_block_graph_new_input: block_graph is NULL");
+  EXPECT_INVALID(yirage_block_graph_exp(NULL, x, &out), "yirage_block_graph_exp: block_graph is NULL");
   yirage_block_graph_options_init(&options);
   options.grid[0] = 5;
   options.forloop_range = 4;

@@ -153,7 +153,7 @@ yirage_status yirage_graph_chunk(yirage_graph *graph, yirage_tensor *x, size_t n
     const yirage::Dims &dims = g.graph.tensor(x_id).dims;
     const int d = yirage::normalize_dim("chunk", dim, static_cast<int>(dims.size()));
     const int64_t extent = dims[static_cast<size_t>(d)];
-    if (n_chunks == 0 || static_cast<int64_t>(n_chunks) > extent || extent % static_cast<int64_t>(n_chunks) != 0) {
+    if (n_chunks == 0 || n_chunks > static_cast<uint64_t>(extent) || extent % static_cast<int64_t>(n_chunks) != 0) {
       yirage::invalid_argument("chunk: X is " + yirage::to_string(dims) + ": dim " + std::to_string(d) + " of size " +
                                std::to_string(extent) + " cannot be split into " + std::to_string(n_chunks) +
                                " equal chunks");

@@ -1,4 +1,6 @@
 // yirage.h: graph files and byte buffers (blobs).
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -134,12 +136,30 @@ yirage_status yirage_graph_load(const char *path, yirage_graph **out_graph) {
     require_non_null(function, "out_graph", out_graph);
     FILE *file = std::fopen(path, "rb");
     if (file == nullptr) file_error(std::string(function) + ": cannot open", path, errno);
+    // What it is before reading it: a folder is named as one, and a regular file's size is
+    // checked first (a pipe or device is read up to the loader's limit).
+    struct stat info {};
+    if (fstat(fileno(file), &info) != 0) {
+      const int stat_errno = errno;
+      std::fclose(file);
+      file_error(std::string(function) + ": cannot stat", path, stat_errno);
+    }
+    if (S_ISDIR(info.st_mode)) {
+      std::fclose(file);
+      yirage::invalid_argument(std::string(function) + ": '" + path + "' is a directory, not a graph file");
+    }
+    if (S_ISREG(info.st_mode) && static_cast<uint64_t>(info.st_size) > yirage::serialize::kMaxGraphFileBytes) {
+      std::fclose(file);
+      throw yirage::Error(yirage::ErrorCode::kCorruptData, std::string(function) + ": '" + path + "' has " +
+                                                               std::to_string(info.st_size) +
+                                                               " bytes; graph files are at most 1 GiB");
+    }
     std::vector<uint8_t> bytes;
     uint8_t chunk[65536];
     size_t n;
     while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0) {
       bytes.insert(bytes.end(), chunk, chunk + n);
-      if (bytes.size() > (size_t{1} << 30)) break;  // the loader refuses it with a message
+      if (bytes.size() > yirage::serialize::kMaxGraphFileBytes) break;  // the loader refuses it with a message
     }
     const bool failed = std::ferror(file) != 0;
     std::fclose(file);

@@ -40,11 +40,13 @@ struct GraphHolder {
 struct yirage_graph_s : yirage::capi::GraphHolder<yirage::KernelGraph> {
   static constexpr auto kKind = yirage::capi::HandleKind::kGraph;
   static constexpr const char *kName = "yirage_graph";
+  static constexpr const char *kArgument = "graph";  // the C ABI's parameter name
 };
 
 struct yirage_block_graph_s : yirage::capi::GraphHolder<yirage::BlockGraph> {
   static constexpr auto kKind = yirage::capi::HandleKind::kBlockGraph;
   static constexpr const char *kName = "yirage_block_graph";
+  static constexpr const char *kArgument = "block_graph";
   using GraphHolder::GraphHolder;
   // The kernel-graph tensors read by the input iterators, in order, and their graph.
   std::vector<const yirage_tensor_s *> inputs;
@@ -62,9 +64,9 @@ bool is_live(const void *handle, HandleKind kind) noexcept;
 // invalid_argument naming `function`.
 template <class Holder>
 Holder &checked_holder(const char *function, const Holder *handle) {
-  if (handle == nullptr) invalid_argument(std::string(function) + ": graph is NULL");
+  if (handle == nullptr) invalid_argument(std::string(function) + ": " + Holder::kArgument + " is NULL");
   if (!is_live(handle, Holder::kKind)) {
-    invalid_argument(std::string(function) + ": graph is not a live " + Holder::kName +
+    invalid_argument(std::string(function) + ": " + Holder::kArgument + " is not a live " + Holder::kName +
                      " handle (released, or never created)");
   }
   return *const_cast<Holder *>(handle);

@@ -17,8 +17,6 @@ namespace yirage::serialize {
 
 namespace {
 
-constexpr size_t kMaxFileBytes = size_t{1} << 30;
-
 [[noreturn]] void corrupt(const std::string &message) {
   throw Error(ErrorCode::kCorruptData, "graph file: " + message);
 }
@@ -148,7 +146,14 @@ std::shared_ptr<const BlockGraph> read_block_graph(const fb::BlockGraph *in, con
                    if (value.kind == OpKind::kOutputSaver && op.dtype() == fb::DType::Invalid && inputs.size() == 1) {
                      value.attributes.dtype = g.tensor(inputs[0]).dtype;
                    }
-                   return add_operator(g, value, inputs);
+                   std::vector<TensorId> outputs = add_operator(g, value, inputs);
+                   // A saver's sizes follow from its tile, omap and loop; the file's must agree.
+                   const Dims &written = g.operators().back().attributes.sizes;
+                   if (value.kind == OpKind::kOutputSaver && value.attributes.sizes != written) {
+                     invalid_argument("its sizes " + to_string(value.attributes.sizes) +
+                                      " disagree with its tile, omap and loop, which write " + to_string(written));
+                   }
+                   return outputs;
                  });
   return bg;
 }
@@ -235,7 +240,7 @@ std::vector<uint8_t> graph_to_bytes(const KernelGraph &graph, GraphFormat format
 
 KernelGraph graph_from_bytes(const void *data, size_t size) {
   if (data == nullptr && size > 0) invalid_argument("graph file: data is NULL");
-  if (size > kMaxFileBytes) corrupt("larger than 1 GiB");
+  if (size > kMaxGraphFileBytes) corrupt("larger than 1 GiB");
   const auto *bytes = static_cast<const uint8_t *>(data);
   if (size >= 8 && fb::GraphBufferHasIdentifier(bytes)) return read_binary(bytes, size);
   size_t first = 0;

@@ -24,4 +24,7 @@ std::vector<uint8_t> graph_to_bytes(const KernelGraph &graph, GraphFormat format
 // Detects the format: the binary file identifier "YRGF", or JSON text starting with '{'.
 KernelGraph graph_from_bytes(const void *data, size_t size);
 
+// The largest graph file graph_from_bytes reads (larger ones are CORRUPT_DATA).
+constexpr size_t kMaxGraphFileBytes = size_t{1} << 30;
+
 }  // namespace yirage::serialize

@@ -131,6 +131,24 @@ TEST(GraphFile, SemanticErrorsAreCorruptDataWithTheOperator) {
   EXPECT_NE(load_message("").find("neither"), std::string::npos);
 }
 
+TEST(GraphFile, SaverSizesMustAgreeWithTheirTileAndMaps) {
+  // A [2,6144] output of 2 x 64-column tiles over a 48-step loop: the file must say [2,6144].
+  auto file = [](const std::string &sizes) {
+    return R"({"operators": [{"kind": "Input", "sizes": [2, 6144], "dtype": "Float32"},
+      {"kind": "Customized", "inputs": [0], "block_graph": {"grid": [2, 1, 1], "block_threads": 128,
+        "forloop_range": 96, "operators": [
+        {"kind": "InputIterator", "sizes": [2, 6144], "dtype": "Float32", "grid_map": [0, -1, -1],
+         "forloop_dim": 1},
+        {"kind": "OutputSaver", "inputs": [0], "sizes": )" +
+           sizes + R"(, "grid_map": [0, -1, -1], "forloop_dim": 1}]}}], "outputs": [1]})";
+  };
+  EXPECT_EQ(load_message(file("[2, 6144]")), "(loaded)");
+  EXPECT_EQ(load_message(file("[192, 64]")),
+            "graph file: customized operator, block graph operator 1 (output_saver): its sizes [192,64] disagree "
+            "with its tile, omap and loop, which write [2,6144]");
+  EXPECT_EQ(load_error(bytes_of(file("[1099511627776, 6144]"))), static_cast<int>(ErrorCode::kCorruptData));
+}
+
 TEST(GraphFile, NewerSchemaIsAVersionMismatch) {
   try {
     load(bytes_of(R"({"schema_version": 3, "operators": []})"));

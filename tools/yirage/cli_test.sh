@@ -30,6 +30,9 @@ expect 2 'unknown command frobnicate' -- "$yirage" frobnicate x
 expect 2 'run needs a graph file' -- "$yirage" run
 expect 2 'unknown option --frob' -- "$yirage" show "$small" --frob
 expect 2 'bad value for --budget' -- "$yirage" bench "$small" --budget -3
+expect 2 'repeats must be a whole number from 1 to 16777216, not 4294967297' -- "$yirage" run "$small" --repeats 4294967297
+expect 2 'device must be a whole number from 0 to 2147483647, not 0.5' -- "$yirage" run "$small" --device 0.5
+expect 1 'is a directory, not a graph file' -- "$yirage" run "$work"
 expect 0 'cpu .*: 1 device' -- "$yirage" devices
 expect 0 'rms_norm\(t0\)' -- "$yirage" show "$small"
 # show --format dot|svg: the picture of a fused graph, its µGraph as a cluster; svg through

@@ -95,6 +95,17 @@ static double number_arg(const char *flag, const char *text, double lo) {
   return v;
 }
 
+/* A whole number in [lo, hi], for options that are counts or indices (never truncated). */
+static uint32_t count_arg(const char *flag, const char *text, uint32_t lo, uint32_t hi) {
+  const double v = number_arg(flag, text, lo);
+  if (v > hi || v != (double)(uint32_t)v) {
+    char message[256];
+    snprintf(message, sizeof message, "%s must be a whole number from %u to %u, not %s", flag, lo, hi, text);
+    usage_error("%s", message);
+  }
+  return (uint32_t)v;
+}
+
 static void parse(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
   o->backend = "cpu";
@@ -119,7 +130,7 @@ static void parse(int argc, char **argv, options *o) {
       o->backend = value;
     } else if (!strcmp(a, "--device")) {
       TAKES_VALUE();
-      o->device = (int32_t)number_arg(a, value, 0);
+      o->device = (int32_t)count_arg(a, value, 0, INT32_MAX);
     } else if (!strcmp(a, "--plugin")) {
       TAKES_VALUE();
       if (o->num_plugins == 16) usage_error("%s", "at most 16 --plugin options");
@@ -132,13 +143,13 @@ static void parse(int argc, char **argv, options *o) {
       o->budget = number_arg(a, value, 1e-3);
     } else if (!strcmp(a, "--threads")) {
       TAKES_VALUE();
-      o->threads = (uint32_t)number_arg(a, value, 0);
+      o->threads = count_arg(a, value, 0, 4096);
     } else if (!strcmp(a, "--top-k")) {
       TAKES_VALUE();
-      o->top_k = (uint32_t)number_arg(a, value, 1);
+      o->top_k = count_arg(a, value, 1, 1u << 20);
     } else if (!strcmp(a, "--repeats")) {
       TAKES_VALUE();
-      o->repeats = (uint32_t)number_arg(a, value, 1);
+      o->repeats = count_arg(a, value, 1, 1u << 24);
     } else if (!strcmp(a, "--cache")) {
       TAKES_VALUE();
       o->cache = value;
