@@ -220,7 +220,7 @@ def test_errors():
         other.exp(a)
     e = g.exp(a)
     g.mark_output(e)
-    with pytest.raises(yr.InvalidArgumentError, match=r"input 0 is \[4\]"):
+    with pytest.raises(yr.InvalidArgumentError, match=r"input 0 has 1 dims; the graph expects 2"):
         g.run_reference([np.zeros(4, np.float16), np.zeros((406, 4096), np.float16)])
     with pytest.raises(TypeError, match="must be a numpy array or support __dlpack__"):
         g.run_reference([[1, 2], None])
@@ -233,6 +233,26 @@ def test_errors():
         h = yr.new_kernel_graph()
         h.mark_output(h.exp(h.exp(h.new_input((2,), yr.float32))))
         h.equivalent(h)
+
+
+def test_paths_are_str_pathlike_or_bytes(tmp_path):
+    g = yr.new_kernel_graph()
+    g.mark_output(g.exp(g.new_input((2,), yr.float32)))
+    g.save(tmp_path / "g.json")
+    assert yr.load(bytes(tmp_path / "g.json")).num_operators == g.num_operators
+    assert yr.load(str(tmp_path / "g.json")).num_operators == g.num_operators
+    with pytest.raises(TypeError, match=r"load\(\): path must be a str or os.PathLike, not NoneType"):
+        yr.load(None)
+    with pytest.raises(ValueError, match="load\\(\\): path contains a NUL byte"):
+        yr.load(str(tmp_path / "g.json") + "\0ignored")
+    with pytest.raises(TypeError, match=r"save\(\): path must be"):
+        g.save(3)
+    with pytest.raises(TypeError, match=r"Context\(\): each of plugins must be a str or os.PathLike, not NoneType"):
+        yr.Context(plugins=[None])
+    with pytest.raises(TypeError, match="plugins must be a list of paths, not one path"):
+        yr.Context(plugins="libyirage-backend-cpu.so")
+    with pytest.raises(yr.InvalidArgumentError, match="is a directory, not a graph file"):
+        yr.load(tmp_path)
 
 
 def test_targets_and_cost_estimates():

@@ -17,11 +17,31 @@ Every failing call raises a yirage.Error subclass carrying the C library's statu
 
 import collections
 import math
+import os as _os
 import sys as _sys
 
 import numpy as _np
 
 from . import yirage_c as _c
+
+
+def _path(value, what):
+    """A file-system path for the C library: a str or os.PathLike (bytes taken as the file
+    system's bytes); anything else is a TypeError, and a NUL byte a ValueError (C would stop
+    reading the path there)."""
+    if isinstance(value, (bytes, bytearray)):
+        value = _os.fsdecode(bytes(value))
+    elif not isinstance(value, str):
+        try:
+            value = _os.fspath(value)
+        except TypeError:
+            raise TypeError(f"{what} must be a str or os.PathLike, not {type(value).__name__}") from None
+        if isinstance(value, bytes):
+            value = _os.fsdecode(value)
+    if "\0" in value:
+        raise ValueError(f"{what} contains a NUL byte: {value!r}")
+    return value
+
 
 __all__ = [
     "float16", "bfloat16", "float32", "DType", "Error", "InvalidArgumentError",
@@ -419,7 +439,7 @@ class KernelGraph(_Graph):
 
     def save(self, path):
         """Writes the graph: JSON when path ends in .json, binary otherwise."""
-        self._call("save", str(path))
+        self._call("save", _path(path, "save(): path"))
 
     def estimate_cost(self, target):
         """The cost model's estimate in seconds on a built-in target ("h100", "cpu", …): a
@@ -897,9 +917,11 @@ class Context:
     (paths). Released with the last reference; kernels compiled from it stay usable."""
 
     def __init__(self, plugins=(), search_default_paths=True, cache_dir=None):
+        if isinstance(plugins, (str, bytes, _os.PathLike)):
+            raise TypeError("Context(): plugins must be a list of paths, not one path")
         self._handle = _check(_c.yirage_py_context_create(
-            [str(p) for p in plugins], 1 if search_default_paths else 0,
-            None if cache_dir is None else str(cache_dir)))
+            [_path(p, "Context(): each of plugins") for p in plugins], 1 if search_default_paths else 0,
+            None if cache_dir is None else _path(cache_dir, "Context(): cache_dir")))
         self.backends, errors = _check(_c.yirage_py_backends(self._handle))
         self.load_errors = [line for line in errors.splitlines() if line]
 
@@ -1142,7 +1164,8 @@ def _superoptimize(graph, backend=None, device=None, time_budget=60, top_k=4, th
     try:
         status, handle = _c.yirage_py_superoptimize(
             graph._live(), dev._handle, float(time_budget), int(top_k), int(threads),
-            None if cache_dir is None else str(cache_dir), 1 if remeasure else 0, progress,
+            None if cache_dir is None else _path(cache_dir, "superoptimize(): cache_dir"), 1 if remeasure else 0,
+            progress,
             grids, loops, fixed, int(profile_iters) if profile_iters is not None else 0)
     finally:
         if bar is not None:
@@ -1230,7 +1253,7 @@ def target(name):
 
 def load(path):
     """A graph from a file written by KernelGraph.save (either format)."""
-    return KernelGraph(_check(_c.yirage_graph_load(str(path))))
+    return KernelGraph(_check(_c.yirage_graph_load(_path(path, "load(): path"))))
 
 
 def from_bytes(data):
