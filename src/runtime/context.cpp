@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 namespace yirage::runtime {
@@ -31,20 +32,10 @@ std::vector<std::string> plugin_search_folders() {
   return folders;
 }
 
-Context::Context(const ContextOptions &options) : cache_dir_(options.cache_dir) {
-  for (const std::string &path : options.plugin_paths) {
-    if (!add(Plugin::load(path, cache_dir_))) {
-      load_errors_.push_back(path + ": a plugin named like it is already loaded; ignored");
-    }
-  }
-  if (!options.search_default_paths) return;
-  for (const std::string &folder : plugin_search_folders()) scan_folder(folder);
-}
-
-void Context::scan_folder(const std::string &folder) {
+std::vector<std::string> plugin_files(const std::string &folder) {
   std::error_code ec;
-  if (!std::filesystem::is_directory(folder, ec)) return;
   std::vector<std::string> files;
+  if (!std::filesystem::is_directory(folder, ec)) return files;
   for (const auto &entry : std::filesystem::directory_iterator(folder, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("libyirage-backend-", 0) == 0 && name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0) {
@@ -52,10 +43,63 @@ void Context::scan_folder(const std::string &folder) {
     }
   }
   std::sort(files.begin(), files.end());  // a stable order, whatever the file system says
-  for (const std::string &file : files) {
+  return files;
+}
+
+namespace {
+
+bool isolated_probe(PluginProbe probe) {
+  if (probe != PluginProbe::kFromEnvironment) return probe == PluginProbe::kIsolated;
+  const char *env = std::getenv("YIRAGE_PLUGIN_PROBE");
+  const std::string mode = env ? env : "";
+  if (mode.empty() || mode == "in-process") return false;
+  if (mode == "isolated") return true;
+  invalid_argument("YIRAGE_PLUGIN_PROBE must be isolated or in-process, not '" + mode + "'");
+}
+
+double probe_timeout(double seconds) {
+  if (seconds > 0) return seconds;
+  const char *env = std::getenv("YIRAGE_PLUGIN_PROBE_TIMEOUT");
+  if (env == nullptr || *env == '\0') return 10;
+  char *end = nullptr;
+  const double value = std::strtod(env, &end);
+  if (end == env || *end != '\0' || !(value > 0) || value > 1e6) {
+    invalid_argument(std::string("YIRAGE_PLUGIN_PROBE_TIMEOUT must be a positive number of seconds, not '") + env +
+                     "'");
+  }
+  return value;
+}
+
+}  // namespace
+
+Context::Context(const ContextOptions &options) : cache_dir_(options.cache_dir) {
+  const bool isolated = isolated_probe(options.probe);
+  const double timeout = isolated ? probe_timeout(options.probe_timeout_seconds) : 0;
+  std::vector<std::string> scanned;
+  if (options.search_default_paths) {
+    for (const std::string &folder : plugin_search_folders()) {
+      for (std::string &file : plugin_files(folder)) scanned.push_back(std::move(file));
+    }
+  }
+  // The probe's verdict on each file, explicit paths first; all nothing when loading in-process.
+  std::vector<std::string> all = options.plugin_paths;
+  all.insert(all.end(), scanned.begin(), scanned.end());
+  const std::vector<std::optional<Error>> refused =
+      isolated ? probe_plugins(all, cache_dir_, timeout) : std::vector<std::optional<Error>>(all.size());
+  for (size_t i = 0; i < options.plugin_paths.size(); ++i) {
+    if (refused[i]) throw *refused[i];
+    if (!add(Plugin::load(all[i], cache_dir_))) {
+      load_errors_.push_back(all[i] + ": a plugin named like it is already loaded; ignored");
+    }
+  }
+  for (size_t i = options.plugin_paths.size(); i < all.size(); ++i) {
+    if (refused[i]) {
+      load_errors_.push_back(refused[i]->what());
+      continue;
+    }
     try {
-      if (!add(Plugin::load(file, cache_dir_))) {
-        load_errors_.push_back(file + ": shadowed by an earlier plugin of the same name");
+      if (!add(Plugin::load(all[i], cache_dir_))) {
+        load_errors_.push_back(all[i] + ": shadowed by an earlier plugin of the same name");
       }
     } catch (const Error &e) {
       load_errors_.push_back(e.what());

@@ -4,6 +4,12 @@
 // explicit path that fails to load is an error. When two plugins share a name, the first loaded
 // wins (explicit paths, then YIRAGE_BACKEND_PATH, then the install folder) and the other is
 // recorded as shadowed.
+//
+// By default each plugin is loaded in this process directly: fast, but a plugin that crashes,
+// exits or hangs while loading takes the host with it. With PluginProbe::kIsolated
+// ($YIRAGE_PLUGIN_PROBE=isolated) each is first loaded in a child process (probe_plugins, in
+// parallel); one whose probe crashes, exits, hangs past the timeout or fails is skipped with
+// the reason as its load error (an explicit path: thrown), and the rest are then loaded here.
 #pragma once
 
 #include <memory>
@@ -14,14 +20,25 @@
 
 namespace yirage::runtime {
 
+enum class PluginProbe {
+  kFromEnvironment,  // $YIRAGE_PLUGIN_PROBE: "isolated", "in-process"; unset or empty: in-process
+  kInProcess,
+  kIsolated,
+};
+
 struct ContextOptions {
   std::vector<std::string> plugin_paths;  // files loaded first; failures are errors
   bool search_default_paths = true;       // $YIRAGE_BACKEND_PATH and the install folder
   std::string cache_dir;                  // given to plugins; empty: each plugin's default
+  PluginProbe probe = PluginProbe::kFromEnvironment;
+  // The isolated probe's limit per plugin; 0: $YIRAGE_PLUGIN_PROBE_TIMEOUT, else 10 s.
+  double probe_timeout_seconds = 0;
 };
 
 class Context {
  public:
+  // Throws kInvalidArgument for a YIRAGE_PLUGIN_PROBE or YIRAGE_PLUGIN_PROBE_TIMEOUT it cannot
+  // read, and what loading an explicit path throws.
   explicit Context(const ContextOptions &options);
 
   const std::vector<std::unique_ptr<Plugin>> &plugins() const { return plugins_; }
@@ -30,7 +47,6 @@ class Context {
   const std::vector<std::string> &load_errors() const { return load_errors_; }
 
  private:
-  void scan_folder(const std::string &folder);
   bool add(std::unique_ptr<Plugin> plugin);
 
   std::vector<std::unique_ptr<Plugin>> plugins_;
@@ -45,5 +61,8 @@ std::string installed_plugin_dir();
 
 // The folders scanned for plugins, in order: $YIRAGE_BACKEND_PATH's, then the install's.
 std::vector<std::string> plugin_search_folders();
+
+// The plugin files in `folder` (libyirage-backend-*.so), sorted; none if it is not a folder.
+std::vector<std::string> plugin_files(const std::string &folder);
 
 }  // namespace yirage::runtime

@@ -1,11 +1,18 @@
 #include "runtime/plugin.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-
 #include <cstring>
 
 #include "target/target_abi.hpp"
@@ -99,6 +106,67 @@ void log_to_stderr(void *, yirage_backend_log_level level, const char *message) 
 
 }  // namespace
 
+namespace {
+
+// Bits of the dtypes this host knows, in yirage_backend_device_info.dtypes.
+constexpr uint32_t kKnownDTypes = (1u << YIRAGE_FLOAT16) | (1u << YIRAGE_BFLOAT16) | (1u << YIRAGE_FLOAT32);
+
+// A string a plugin hands over by pointer, read at most `limit` bytes far: one without a NUL
+// within them is refused rather than read on.
+std::string bounded_string(const std::string &path, const char *what, const char *text, size_t limit) {
+  const size_t length = strnlen(text, limit);
+  if (length == limit) {
+    throw Error(ErrorCode::kBackend, path + ": the plugin's " + what + " is not a NUL-terminated string of at most " +
+                                         std::to_string(limit - 1) + " bytes");
+  }
+  return std::string(text, length);
+}
+
+// A plugin's name: the C ABI's yirage_backend_info.name holds 64 bytes, and the name is what
+// users type (--backend, yirage_context_get_device), so it is a short lowercase word.
+std::string checked_plugin_name(const std::string &path, const char *name) {
+  if (name == nullptr) throw Error(ErrorCode::kBackend, path + ": the plugin has no name");
+  const std::string n = bounded_string(path, "name", name, 64);
+  const bool word = !n.empty() && std::all_of(n.begin(), n.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+  if (!word) {
+    throw Error(ErrorCode::kBackend,
+                path + ": the plugin's name \"" + n + "\" is not a short lowercase word ([a-z0-9_]+)");
+  }
+  return n;
+}
+
+// What the plugin says of one device, beyond the target properties (targets::validate): the
+// strings end within their fields, and the dtypes and DLPack device are ones there can be.
+void check_device_fields(const std::string &path, int32_t device, const yirage_backend_device_info &raw) {
+  const std::string prefix = path + ": device " + std::to_string(device) + " ";
+  if (std::memchr(raw.name, '\0', sizeof raw.name) == nullptr) {
+    throw Error(ErrorCode::kBackend, prefix + "has a name that is not NUL-terminated within its " +
+                                         std::to_string(sizeof raw.name) + " bytes");
+  }
+  if (raw.name[0] == '\0') throw Error(ErrorCode::kBackend, prefix + "has an empty name");
+  if (std::memchr(raw.target.name, '\0', sizeof raw.target.name) == nullptr) {
+    throw Error(ErrorCode::kBackend, prefix + "has a target name that is not NUL-terminated within its " +
+                                         std::to_string(sizeof raw.target.name) + " bytes");
+  }
+  if (raw.dtypes == 0 || (raw.dtypes & ~kKnownDTypes) != 0) {
+    char text[64];
+    std::snprintf(text, sizeof text, "reports dtypes 0x%x, ", raw.dtypes);
+    throw Error(ErrorCode::kBackend, prefix + text +
+                                         (raw.dtypes == 0 ? "no dtype at all"
+                                                          : "which has bits of no dtype (float16, bfloat16 and "
+                                                            "float32 are bits 1 to 3)"));
+  }
+  if (raw.dlpack_device_type <= 0 || raw.dlpack_device_id < 0) {
+    throw Error(ErrorCode::kBackend, prefix + "reports DLPack device (" + std::to_string(raw.dlpack_device_type) +
+                                         ", " + std::to_string(raw.dlpack_device_id) +
+                                         "): the type must be positive and the id not negative");
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<Plugin> Plugin::load(const std::string &path, const std::string &cache_dir) {
   std::unique_ptr<Plugin> plugin(new Plugin());
   plugin->path_ = path;
@@ -126,9 +194,9 @@ std::unique_ptr<Plugin> Plugin::load(const std::string &path, const std::string 
     throw Error(ErrorCode::kBackend, path + ": the plugin's table leaves required entries NULL: " + names);
   }
   plugin->api_ = api;
-  plugin->name_ = api->name ? api->name : "";
-  plugin->version_ = api->version ? api->version : "";
-  if (plugin->name_.empty()) throw Error(ErrorCode::kBackend, path + ": the plugin has no name");
+  plugin->name_ = checked_plugin_name(path, api->name);
+  // 32 bytes: the C ABI's yirage_backend_info.version.
+  plugin->version_ = api->version ? bounded_string(path, "version", api->version, 32) : "";
 
   yirage_backend_host host{};
   host.struct_size = sizeof host;
@@ -142,9 +210,18 @@ std::unique_ptr<Plugin> Plugin::load(const std::string &path, const std::string 
 
   int32_t count = 0;
   plugin->call("device_count", api->device_count, instance, &count);
+  if (count < 0 || count > kMaxPluginDevices) {
+    throw Error(ErrorCode::kBackend,
+                path + ": the plugin reports " + std::to_string(count) + " devices (" +
+                    (count < 0 ? "a count cannot be negative"
+                               : "more than the " + std::to_string(kMaxPluginDevices) + " a plugin may report") +
+                    ")");
+  }
   if (count == 0) {
-    const char *reason = api->unavailable_reason ? api->unavailable_reason(instance) : nullptr;
-    plugin->unavailable_reason_ = reason && *reason ? reason : "the plugin reports no devices";
+    const char *reason = api->unavailable_reason(instance);
+    // 4096 bytes, as the error channel's message.
+    const std::string text = reason ? bounded_string(path, "unavailable_reason", reason, 4096) : "";
+    plugin->unavailable_reason_ = text.empty() ? "the plugin reports no devices" : text;
   }
   for (int32_t d = 0; d < count; ++d) {
     DeviceInfo info;
@@ -152,7 +229,7 @@ std::unique_ptr<Plugin> Plugin::load(const std::string &path, const std::string 
     info.raw.struct_size = sizeof info.raw;
     info.raw.target.struct_size = sizeof info.raw.target;
     plugin->call("device_info", api->device_info, instance, d, &info.raw);
-    info.raw.name[sizeof info.raw.name - 1] = '\0';
+    check_device_fields(path, d, info.raw);
     info.name = info.raw.name;
     info.target = targets::target_from_c(info.raw.target);
     try {
@@ -164,6 +241,190 @@ std::unique_ptr<Plugin> Plugin::load(const std::string &path, const std::string 
     plugin->devices_.push_back(std::move(info));
   }
   return plugin;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The most probe processes running at once.
+constexpr size_t kProbesAtOnce = 16;
+
+void write_all(int fd, const std::string &text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+// The child's end of its pipe, for its atexit handler.
+int probe_reply_fd = -1;
+
+// The child: loads the plugin and writes "ok", or the Error's code, a newline and its message,
+// then ends without running anything of the host's (no atexit handlers, no static destructors,
+// no flush of stdio buffers it inherited).
+[[noreturn]] void probe_in_child(int fd, pid_t parent, const std::string &path, const std::string &cache_dir) {
+  // A crash must end the child with its signal, whatever handlers the host installed (Python's
+  // faulthandler, a JVM's, a sanitizer's).
+  for (const int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) signal(sig, SIG_DFL);
+  // A plugin that calls exit() would run the host's atexit handlers and static destructors in
+  // the child (one may remove the host's files); this handler, registered after them, runs
+  // before them and ends the child with "exit".
+  probe_reply_fd = fd;
+  std::atexit([] {
+    write_all(probe_reply_fd, "exit\n");
+    _exit(0);
+  });
+  // A probe left behind by a host that died (Ctrl-C during a hang) ends with it.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(0);
+  std::string reply = "ok\n";
+  try {
+    // Not destroyed: the child ends right away, and destroy is no part of loading.
+    static_cast<void>(Plugin::load(path, cache_dir).release());
+  } catch (const Error &e) {
+    reply = std::to_string(static_cast<int>(e.code())) + "\n" + e.what();
+  } catch (const std::exception &e) {
+    reply = std::to_string(static_cast<int>(ErrorCode::kBackend)) + "\n" + path + ": " + e.what();
+  }
+  write_all(fd, reply);
+  _exit(0);
+}
+
+struct Probe {
+  size_t index;
+  pid_t pid;
+  int fd;  // -1 once the child's end is closed
+  Clock::time_point start;
+  std::string reply;
+};
+
+// Reads what the child has written so far (the descriptor does not block).
+void drain(Probe &probe) {
+  char buffer[4096];
+  while (probe.fd >= 0) {
+    const ssize_t n = read(probe.fd, buffer, sizeof buffer);
+    if (n > 0) {
+      if (probe.reply.size() < (1 << 16)) probe.reply.append(buffer, static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && errno == EAGAIN) {
+      return;
+    } else {
+      close(probe.fd);
+      probe.fd = -1;
+    }
+  }
+}
+
+std::string signal_text(int sig) {
+  const char *name = sigabbrev_np(sig);
+  return "signal " + std::to_string(sig) + (name ? std::string(" (SIG") + name + ")" : "");
+}
+
+// What a child that ended with wait status `status` (none: unknown, as where the host has
+// SIGCHLD ignored and the kernel reaps children) and wrote `reply` says of its plugin.
+std::optional<Error> probe_outcome(const std::string &path, std::optional<int> status, const std::string &reply) {
+  const size_t newline = reply.find('\n');
+  const bool replied = newline != std::string::npos;
+  if (replied && (!status || (WIFEXITED(*status) && WEXITSTATUS(*status) == 0))) {
+    const std::string head = reply.substr(0, newline);
+    if (head == "ok") return std::nullopt;
+    if (head == "exit") {
+      return Error(ErrorCode::kBackend,
+                   path + ": the plugin called exit() in its probe process while loading (a plugin must never exit)");
+    }
+    const int code = std::atoi(head.c_str());
+    const bool known =
+        code >= static_cast<int>(ErrorCode::kInvalidArgument) && code <= static_cast<int>(ErrorCode::kInternal);
+    return Error(known ? static_cast<ErrorCode>(code) : ErrorCode::kBackend, reply.substr(newline + 1));
+  }
+  const std::string how = !status                ? "ended without a result"
+                          : WIFSIGNALED(*status) ? "was killed by " + signal_text(WTERMSIG(*status))
+                                                 : "exited with status " + std::to_string(WEXITSTATUS(*status)) +
+                                                       " (a plugin must never exit)";
+  return Error(ErrorCode::kBackend, path + ": the plugin's probe process " + how + " while loading it");
+}
+
+Probe start_probe(size_t index, const std::string &path, const std::string &cache_dir) {
+  int fds[2];
+  // Close-on-exec: a compiler or driver helper the plugin spawns must not hold the pipe open.
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    throw Error(ErrorCode::kInternal, "cannot probe " + path + ": pipe: " + std::strerror(errno));
+  }
+  // The child inherits stdio buffers; flushed now, a plugin that calls exit() cannot print them twice.
+  std::fflush(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    probe_in_child(fds[1], parent, path, cache_dir);
+  }
+  const int fork_errno = errno;
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    throw Error(ErrorCode::kInternal, "cannot probe " + path + ": fork: " + std::strerror(fork_errno));
+  }
+  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+  return Probe{index, pid, fds[0], Clock::now(), {}};
+}
+
+}  // namespace
+
+std::vector<std::optional<Error>> probe_plugins(const std::vector<std::string> &paths, const std::string &cache_dir,
+                                                double timeout_seconds) {
+  std::vector<std::optional<Error>> results(paths.size());
+  const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
+  std::vector<Probe> running;
+  size_t next = 0;
+  while (next < paths.size() || !running.empty()) {
+    for (; next < paths.size() && running.size() < kProbesAtOnce; ++next) {
+      try {
+        running.push_back(start_probe(next, paths[next], cache_dir));
+      } catch (const Error &e) {
+        results[next] = e;
+      }
+    }
+    // Wake for output or every 10 ms: a child may end while something it spawned holds the pipe.
+    std::vector<pollfd> fds;
+    for (const Probe &p : running) {
+      if (p.fd >= 0) fds.push_back({p.fd, POLLIN, 0});
+    }
+    poll(fds.data(), fds.size(), 10);
+    std::vector<Probe> still;
+    for (Probe &p : running) {
+      drain(p);
+      int status = 0;
+      const pid_t ended = waitpid(p.pid, &status, WNOHANG);
+      // SIGCHLD ignored (the kernel reaps children) or another thread's waitpid(-1) took it.
+      const bool reaped_elsewhere = ended < 0 && errno == ECHILD;
+      if (ended == p.pid || reaped_elsewhere) {
+        drain(p);  // what it wrote before it ended
+        results[p.index] =
+            probe_outcome(paths[p.index], reaped_elsewhere ? std::nullopt : std::optional<int>(status), p.reply);
+      } else if (Clock::now() - p.start >= timeout) {
+        kill(p.pid, SIGKILL);
+        while (waitpid(p.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%g", timeout_seconds);
+        results[p.index] =
+            Error(ErrorCode::kBackend, paths[p.index] + ": the plugin did not finish loading within " + seconds +
+                                           " s in its probe process, which was killed "
+                                           "(YIRAGE_PLUGIN_PROBE_TIMEOUT sets the limit)");
+      } else {
+        still.push_back(std::move(p));
+        continue;
+      }
+      if (p.fd >= 0) close(p.fd);
+    }
+    running = std::move(still);
+  }
+  return results;
 }
 
 Plugin::~Plugin() {

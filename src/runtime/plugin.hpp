@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,10 @@
 
 namespace yirage::runtime {
 
+// The most devices one plugin may report. A count above it (a plugin once reported 2·10^9, and the
+// host spent minutes and gigabytes asking after each) or below zero refuses the plugin.
+constexpr int32_t kMaxPluginDevices = 1024;
+
 struct DeviceInfo {
   std::string name;
   targets::TargetProperties target;
@@ -21,8 +26,14 @@ struct DeviceInfo {
 
 class Plugin {
  public:
-  // Loads `path`. Throws Error(kNotFound) when the file cannot be opened, kBackend for a missing
-  // entry symbol or a failed create, kVersionMismatch for an incompatible ABI.
+  // Loads `path`. Throws Error(kNotFound) when the file cannot be opened, kVersionMismatch for an
+  // incompatible ABI, kBackend for a missing entry symbol, a failed create, device_count or
+  // device_info, or anything the plugin reports that the host refuses rather than trusts: a name
+  // that is not a short lowercase word; a name, version, unavailable_reason or device name that
+  // does not end within its field (64, 32, 4096, 128 bytes); a device count outside
+  // [0, kMaxPluginDevices]; a device with dtype bits of no dtype, a DLPack device type below 1
+  // or a negative id, or implausible target properties. The message names `path` and the value.
+  // What runs in the plugin runs in this process: a crash there is this process's crash.
   static std::unique_ptr<Plugin> load(const std::string &path, const std::string &cache_dir);
   ~Plugin();
   Plugin(const Plugin &) = delete;
@@ -67,6 +78,17 @@ class Plugin {
   std::string name_, path_, version_, unavailable_reason_;
   std::vector<DeviceInfo> devices_;
 };
+
+// Loads each of `paths` as Plugin::load does, but in a child process of its own (fork; at most
+// 16 at once), and gives for each nothing where it loaded there, or the Error to report instead
+// of loading it here: the one Plugin::load gave in the child, or kBackend naming the signal that
+// killed the child, the status it exited with, or the timeout after which it was killed. The
+// child runs only the load and ends with _exit. Fork copies one thread: a lock another thread of
+// this process held at that moment stays held in the child, and a load that needs it ends as a
+// timeout. Throws nothing: a probe that cannot start (pipe or fork failing) gives kInternal for
+// its path.
+std::vector<std::optional<Error>> probe_plugins(const std::vector<std::string> &paths, const std::string &cache_dir,
+                                                double timeout_seconds);
 
 // The names of the ABI 1.0 entries that `api` leaves NULL (every one is required).
 std::vector<std::string> missing_entries(const yirage_backend_api &api);

@@ -1,9 +1,11 @@
 // The runtime with real plugins: loading (good, missing entry symbol, wrong ABI versions, no
-// devices), the CPU plugin compiling and running every operator kind in every dtype and the six
+// devices, values the loader refuses to trust), isolated discovery of plugins that crash, exit
+// or hang while loading, the CPU plugin compiling and running every operator kind in every dtype and the six
 // fused benchmark µGraphs against the reference executor, its kernel cache, and the measurer's
 // checks.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -107,6 +109,153 @@ TEST(PluginLoading, ContextScansFoldersAndRecordsFailures) {
   EXPECT_THROW(context.plugin("cuda"), Error);
   // An explicit path that fails is an error, not a note.
   EXPECT_THROW(Context(ContextOptions{{YIRAGE_TEST_PLUGIN_NO_ENTRY}, false, ""}), Error);
+}
+
+// A fresh folder holding copies of `plugins` named as scanned plugins are
+// (libyirage-backend-<key>.so).
+std::string plugin_folder(const std::string &name, const std::vector<std::pair<std::string, std::string>> &plugins) {
+  const std::string folder = test_cache_dir(name);
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  for (const auto &[key, path] : plugins) fs::copy_file(path, folder + "/libyirage-backend-" + key + ".so");
+  return folder;
+}
+
+// The load error that mentions `file` ("" if none does).
+std::string load_error_of(const Context &context, const std::string &file) {
+  for (const std::string &e : context.load_errors()) {
+    if (e.find("/libyirage-backend-" + file + ".so") != std::string::npos) return e;
+  }
+  return "";
+}
+
+// The CPU plugin of a context still serves: its device, and a buffer written and read back.
+void expect_cpu_serves(const Context &context) {
+  const Plugin &cpu = context.plugin("cpu");
+  ASSERT_EQ(cpu.device_count(), 1);
+  yirage_backend_buffer *buffer = nullptr;
+  cpu.call("buffer_alloc", cpu.api().buffer_alloc, cpu.instance(), 0, sizeof(float), &buffer);
+  const float written = 2.5f;
+  float read = 0;
+  cpu.call("buffer_write", cpu.api().buffer_write, buffer, size_t{0}, static_cast<const void *>(&written),
+           sizeof written);
+  cpu.call("buffer_read", cpu.api().buffer_read, buffer, size_t{0}, static_cast<void *>(&read), sizeof read);
+  cpu.api().buffer_release(buffer);
+  EXPECT_EQ(read, written);
+}
+
+// Values a plugin reports are checked, not trusted: each of these is refused with the value in
+// the message, while the same plugin with the value right (ONE_DEVICE) loads.
+TEST(PluginLoading, RefusesValuesItCannotTrust) {
+  const std::pair<const char *, const char *> refused[] = {
+      {YIRAGE_TEST_PLUGIN_HUGE_COUNT, "the plugin reports 2000000000 devices (more than the 1024"},
+      {YIRAGE_TEST_PLUGIN_NEGATIVE_COUNT, "the plugin reports -1 devices (a count cannot be negative)"},
+      {YIRAGE_TEST_PLUGIN_LONG_REASON, "unavailable_reason is not a NUL-terminated string of at most 4095 bytes"},
+      {YIRAGE_TEST_PLUGIN_BAD_NAME, "the plugin's name \"Fake Device\" is not a short lowercase word"},
+      {YIRAGE_TEST_PLUGIN_UNTERMINATED_NAME, "device 0 has a name that is not NUL-terminated within its 128 bytes"},
+      {YIRAGE_TEST_PLUGIN_UNKNOWN_DTYPES, "device 0 reports dtypes 0xffffffff, which has bits of no dtype"},
+      {YIRAGE_TEST_PLUGIN_BAD_DLPACK, "device 0 reports DLPack device (1, -1)"},
+  };
+  for (const auto &[path, expected] : refused) {
+    std::string message;
+    EXPECT_EQ(load_error(path, message), ErrorCode::kBackend) << path;
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find(expected), std::string::npos) << message;
+  }
+  auto good = Plugin::load(YIRAGE_TEST_PLUGIN_ONE_DEVICE, "");
+  EXPECT_EQ(good->name(), "fakedevice");
+  ASSERT_EQ(good->device_count(), 1);
+  EXPECT_EQ(good->device(0).name, "fake device");
+}
+
+// In-process discovery (the default) skips plugins with bad counts, and the others load.
+TEST(PluginLoading, ContextSkipsPluginsThatReportBadCounts) {
+  const std::string folder = plugin_folder("bad-counts", {{"cpu", YIRAGE_TEST_CPU_PLUGIN},
+                                                          {"huge", YIRAGE_TEST_PLUGIN_HUGE_COUNT},
+                                                          {"negative", YIRAGE_TEST_PLUGIN_NEGATIVE_COUNT},
+                                                          {"nodevice", YIRAGE_TEST_PLUGIN_NO_DEVICE}});
+  setenv("YIRAGE_BACKEND_PATH", folder.c_str(), 1);
+  Context context(ContextOptions{{}, true, YIRAGE_TEST_KERNEL_CACHE, PluginProbe::kInProcess});
+  unsetenv("YIRAGE_BACKEND_PATH");
+  EXPECT_EQ(context.plugins().size(), 2u);
+  expect_cpu_serves(context);
+  EXPECT_EQ(context.plugin("nodevice").device_count(), 0);
+  EXPECT_EQ(context.load_errors().size(), 2u);
+  EXPECT_NE(load_error_of(context, "huge").find("reports 2000000000 devices"), std::string::npos);
+  EXPECT_NE(load_error_of(context, "negative").find("reports -1 devices"), std::string::npos);
+}
+
+// Isolated discovery: each plugin is loaded first in a child process; one that crashes, aborts,
+// exits or hangs there (or reports a bad count) is skipped with the reason, and the rest load
+// here. The hang costs the one-second limit; the probes run at once.
+TEST(PluginProbe, IsolatedDiscoverySkipsPluginsThatCrashExitOrHang) {
+  const std::string folder = plugin_folder("probe", {{"cpu", YIRAGE_TEST_CPU_PLUGIN},
+                                                     {"nodevice", YIRAGE_TEST_PLUGIN_NO_DEVICE},
+                                                     {"segv", YIRAGE_TEST_PLUGIN_CREATE_SEGV},
+                                                     {"abort", YIRAGE_TEST_PLUGIN_COUNT_ABORT},
+                                                     {"exit", YIRAGE_TEST_PLUGIN_ENTRY_EXIT},
+                                                     {"exitnow", YIRAGE_TEST_PLUGIN_CREATE_EXIT},
+                                                     {"hang", YIRAGE_TEST_PLUGIN_CREATE_HANG},
+                                                     {"huge", YIRAGE_TEST_PLUGIN_HUGE_COUNT},
+                                                     {"negative", YIRAGE_TEST_PLUGIN_NEGATIVE_COUNT}});
+  setenv("YIRAGE_BACKEND_PATH", folder.c_str(), 1);
+  const auto start = std::chrono::steady_clock::now();
+  Context context(ContextOptions{{}, true, YIRAGE_TEST_KERNEL_CACHE, PluginProbe::kIsolated, 1.0});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  unsetenv("YIRAGE_BACKEND_PATH");
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_EQ(context.plugins().size(), 2u);
+  expect_cpu_serves(context);
+  EXPECT_EQ(context.plugin("nodevice").device_count(), 0);
+  EXPECT_EQ(context.load_errors().size(), 7u);
+  const std::pair<const char *, const char *> expected[] = {
+      {"segv", "probe process was killed by signal 11 (SIGSEGV) while loading it"},
+      {"abort", "probe process was killed by signal 6 (SIGABRT) while loading it"},
+      {"exit", "the plugin called exit() in its probe process while loading (a plugin must never exit)"},
+      {"exitnow", "probe process exited with status 4 (a plugin must never exit) while loading it"},
+      {"hang", "did not finish loading within 1 s in its probe process, which was killed"},
+      {"huge", "the plugin reports 2000000000 devices"},
+      {"negative", "the plugin reports -1 devices"},
+  };
+  for (const auto &[file, reason] : expected) {
+    EXPECT_NE(load_error_of(context, file).find(reason), std::string::npos)
+        << file << ": " << load_error_of(context, file);
+  }
+}
+
+// The probe mode and its limit from the environment, as the C ABI and `yirage devices
+// --isolated` use them; an explicit path whose probe fails is an error, and this process lives.
+TEST(PluginProbe, ReadsTheEnvironmentAndRefusesExplicitPathsThatCrash) {
+  setenv("YIRAGE_PLUGIN_PROBE", "isolated", 1);
+  setenv("YIRAGE_PLUGIN_PROBE_TIMEOUT", "0.5", 1);
+  try {
+    Context(ContextOptions{{YIRAGE_TEST_PLUGIN_CREATE_HANG}, false, ""});
+    ADD_FAILURE() << "a hanging explicit plugin loaded";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBackend);
+    EXPECT_NE(std::string(e.what()).find("did not finish loading within 0.5 s"), std::string::npos) << e.what();
+  }
+  try {
+    Context(ContextOptions{{YIRAGE_TEST_PLUGIN_CREATE_SEGV}, false, ""});
+    ADD_FAILURE() << "a crashing explicit plugin loaded";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("SIGSEGV"), std::string::npos) << e.what();
+  }
+  Context good(ContextOptions{{YIRAGE_TEST_PLUGIN_ONE_DEVICE}, false, ""});
+  EXPECT_EQ(good.plugin("fakedevice").device_count(), 1);
+  // Values it cannot read are errors, not a silent fallback to in-process loading.
+  setenv("YIRAGE_PLUGIN_PROBE_TIMEOUT", "soon", 1);
+  EXPECT_THROW(Context(ContextOptions{{}, false, ""}), Error);
+  unsetenv("YIRAGE_PLUGIN_PROBE_TIMEOUT");
+  setenv("YIRAGE_PLUGIN_PROBE", "sandboxed", 1);
+  try {
+    Context(ContextOptions{{}, false, ""});
+    ADD_FAILURE() << "YIRAGE_PLUGIN_PROBE=sandboxed accepted";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("isolated or in-process, not 'sandboxed'"), std::string::npos) << e.what();
+  }
+  unsetenv("YIRAGE_PLUGIN_PROBE");
 }
 
 // Checks `graph` on the CPU plugin against the reference executor.

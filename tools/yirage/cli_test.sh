@@ -63,6 +63,23 @@ fi
 expect 1 'yirage: .*missing.json' -- "$yirage" run "$work/missing.json"
 expect 1 "no backend named 'nosuch'" -- "$yirage" run "$small" --backend nosuch
 expect 1 'cannot load plugin' -- "$yirage" devices --plugin "$work/nothing.so"
+# Plugins the loader does not trust: a device count out of range is refused in-process; with
+# --isolated (or YIRAGE_PLUGIN_PROBE=isolated) a plugin that crashes or hangs while loading is
+# skipped with the reason, and the CPU backend still lists its device.
+expect 1 'test-plugin-huge_count.so: the plugin reports 2000000000 devices' -- \
+  "$yirage" devices --plugin "$YIRAGE_TEST_PLUGIN_HUGE_COUNT"
+mkdir -p "$work/bad-plugins"
+cp "$YIRAGE_TEST_PLUGIN_CREATE_SEGV" "$work/bad-plugins/libyirage-backend-segv.so"
+cp "$YIRAGE_TEST_PLUGIN_CREATE_HANG" "$work/bad-plugins/libyirage-backend-hang.so"
+isolated=(env YIRAGE_BACKEND_PATH="$work/bad-plugins:$YIRAGE_BACKEND_PATH" YIRAGE_PLUGIN_PROBE_TIMEOUT=0.5)
+expect 0 '^cpu .*: 1 device' -- "${isolated[@]}" "$yirage" devices --isolated
+expect 0 'backend-segv.so: the plugin.s probe process was killed by signal 11 \(SIGSEGV\)' -- \
+  "${isolated[@]}" "$yirage" devices --isolated
+expect 0 'backend-hang.so: the plugin did not finish loading within 0.5 s' -- \
+  "${isolated[@]}" YIRAGE_PLUGIN_PROBE=isolated "$yirage" devices
+expect 2 '--isolated is an option of devices, not run' -- "$yirage" run "$small" --isolated
+expect 1 "YIRAGE_PLUGIN_PROBE must be isolated or in-process, not 'forked'" -- \
+  env YIRAGE_PLUGIN_PROBE=forked "$yirage" devices
 expect 0 'correct \(relative error' -- "$yirage" run "$small" --repeats 3
 expect 0 'over 3 runs on cpu device 0, L2 flushed before each' -- "$yirage" run "$small" --repeats 3 --cold
 expect 1 "no C\+\+ compiler: 'no-such-c\+\+' could not be run" -- \

@@ -1,6 +1,6 @@
 /* yirage — the command-line tool (docs/cli.md). Built on the public C ABI (yirage.h) only.
  *
- *   yirage devices
+ *   yirage devices [--isolated]
  *   yirage superoptimize GRAPH --backend NAME [-o OUT] [...]
  *   yirage run GRAPH --backend NAME [--reference GRAPH]
  *   yirage bench GRAPH --backend NAME [...]
@@ -36,6 +36,8 @@ static const char *kUsage =
     "  --backend NAME      backend plugin (default cpu)\n"
     "  --device N          device index (default 0)\n"
     "  --plugin PATH       load this plugin file too (repeatable)\n"
+    "  --isolated          devices: load each plugin first in a child process and skip one that\n"
+    "                      crashes, exits or hangs there (YIRAGE_PLUGIN_PROBE=isolated)\n"
     "  -o, --output FILE   superoptimize: where to save the best graph (.yrg binary, .json text);\n"
     "                      show: where to write (default stdout)\n"
     "  --format FORMAT     show: text (one line per operator, the default), dot (a Graphviz\n"
@@ -62,7 +64,7 @@ typedef struct options {
   int32_t device;
   double budget;
   uint32_t threads, top_k, repeats;
-  int quiet, cold, remeasure;
+  int quiet, cold, remeasure, isolated;
 } options;
 
 static void fail(const char *format, ...) {
@@ -167,6 +169,8 @@ static void parse(int argc, char **argv, options *o) {
       o->cold = 1;
     else if (!strcmp(a, "--remeasure"))
       o->remeasure = 1;
+    else if (!strcmp(a, "--isolated"))
+      o->isolated = 1;
     else if (a[0] == '-')
       usage_error("unknown option %s", a);
     else if (o->graph == NULL)
@@ -178,6 +182,7 @@ static void parse(int argc, char **argv, options *o) {
   const int needs_graph = strcmp(o->command, "devices") != 0;
   if (needs_graph && o->graph == NULL) usage_error("%s needs a graph file", o->command);
   if (!needs_graph && o->graph != NULL) usage_error("devices takes no graph (%s)", o->graph);
+  if (needs_graph && o->isolated) usage_error("--isolated is an option of devices, not %s", o->command);
 }
 
 static yirage_context *open_context(const options *o) {
@@ -216,6 +221,11 @@ static void print_seconds(double s) {
 /* ---- devices ---- */
 
 static int cmd_devices(const options *o) {
+  /* The library reads the probe mode from the environment when the context is created. */
+  if (o->isolated && setenv("YIRAGE_PLUGIN_PROBE", "isolated", 1) != 0) {
+    fail("cannot set YIRAGE_PLUGIN_PROBE: %s", strerror(errno));
+    return EXIT_WORK_FAILED;
+  }
   yirage_context *context = open_context(o);
   size_t n = 0;
   check(yirage_context_num_backends(context, &n), "listing backends");

@@ -7,8 +7,31 @@
  *   FAKE_NO_ENTRY     exports no entry symbol;
  *   FAKE_CRASH        like NO_DEVICE, but destroy(NULL) dereferences NULL (the conformance
  *                     runner must survive it);
- *   FAKE_HANG         like NO_DEVICE, but unavailable_reason never returns. */
+ *   FAKE_HANG         like NO_DEVICE, but unavailable_reason never returns;
+ * plugins that take a host that loads them in-process down (each like NO_DEVICE otherwise):
+ *   FAKE_CREATE_SEGV  create dereferences NULL;
+ *   FAKE_COUNT_ABORT  device_count calls abort();
+ *   FAKE_ENTRY_EXIT   the entry symbol calls exit(3);
+ *   FAKE_CREATE_EXIT  create calls _exit(4), which runs no atexit handler;
+ *   FAKE_CREATE_HANG  create never returns;
+ * and plugins that report what the loader must not trust:
+ *   FAKE_HUGE_COUNT     device_count reports 2·10^9 devices (device_info fails for each);
+ *   FAKE_NEGATIVE_COUNT device_count reports -1;
+ *   FAKE_LONG_REASON    unavailable_reason is 5000 bytes long;
+ *   FAKE_BAD_NAME       the plugin's name is "Fake Device";
+ *   FAKE_ONE_DEVICE     a plugin named "fakedevice" with one plausible device; the variants below
+ *                       are it with one field wrong:
+ *   FAKE_UNTERMINATED_NAME  the device name fills its 128 bytes without a NUL;
+ *   FAKE_UNKNOWN_DTYPES     dtypes is 0xffffffff;
+ *   FAKE_BAD_DLPACK         the DLPack device id is -1. */
+#if defined(FAKE_UNTERMINATED_NAME) || defined(FAKE_UNKNOWN_DTYPES) || defined(FAKE_BAD_DLPACK)
+#define FAKE_ONE_DEVICE
+#endif
+
+#define _POSIX_C_SOURCE 200809L /* pause() */
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "yirage_backend.h"
 
@@ -31,6 +54,14 @@ static yirage_status create(const yirage_backend_host *host, yirage_backend_inst
                             yirage_backend_error *error) {
   (void)host;
   (void)error;
+#if defined(FAKE_CREATE_SEGV)
+  volatile int *volatile nowhere = NULL; /* volatile twice: the store is neither dropped nor a trap */
+  *nowhere = 1;
+#elif defined(FAKE_CREATE_EXIT)
+  _exit(4);
+#elif defined(FAKE_CREATE_HANG)
+  for (;;) pause();
+#endif
   *out = &the_instance;
   return YIRAGE_OK;
 }
@@ -43,14 +74,31 @@ static void destroy(yirage_backend_instance *instance) {
 static yirage_status device_count(yirage_backend_instance *instance, int32_t *out, yirage_backend_error *error) {
   (void)instance;
   (void)error;
+  (void)out;
+#if defined(FAKE_COUNT_ABORT)
+  abort();
+#elif defined(FAKE_HUGE_COUNT)
+  *out = 2000000000;
+#elif defined(FAKE_NEGATIVE_COUNT)
+  *out = -1;
+#elif defined(FAKE_ONE_DEVICE)
+  *out = 1;
+#else
   *out = 0;
+#endif
   return YIRAGE_OK;
 }
+#if defined(FAKE_LONG_REASON)
+static char long_reason[5001];
+#endif
 static const char *unavailable_reason(yirage_backend_instance *instance) {
   (void)instance;
 #if defined(FAKE_HANG)
   for (volatile int forever = 1; forever;) {
   }
+#elif defined(FAKE_LONG_REASON)
+  memset(long_reason, 'x', sizeof long_reason - 1);
+  return long_reason;
 #endif
   return "fake: no driver: libfake.so.1 is not installed";
 }
@@ -58,11 +106,49 @@ static yirage_status no_device(yirage_backend_error *error) {
   fill(error, YIRAGE_ERROR_NOT_FOUND, "fake: no device");
   return YIRAGE_ERROR_NOT_FOUND;
 }
+#if defined(FAKE_ONE_DEVICE)
+/* A small CPU, plausible enough for the loader's checks. */
+static yirage_status device_info(yirage_backend_instance *i, int32_t d, yirage_backend_device_info *o,
+                                 yirage_backend_error *e) {
+  (void)i;
+  if (d != 0) return no_device(e);
+  yirage_target_properties *t = &o->target;
+  strcpy(o->name, "fake device");
+  strcpy(t->name, "fake");
+  t->kind = YIRAGE_TARGET_CPU;
+  t->compute_units = 4;
+  t->max_threads_per_block = 1;
+  t->max_blocks_per_compute_unit = 1;
+  t->threads_per_compute_unit = 1;
+  t->shared_memory_per_block = 1 << 20;
+  t->shared_memory_per_compute_unit = 1 << 20;
+  t->warp_width = 8;
+  t->memory_bytes = (int64_t)1 << 30;
+  t->memory_bandwidth = 1e10;
+  t->l2_bytes = 1 << 20;
+  t->l2_bandwidth = 1e11;
+  t->peak_flops_float32 = 1e10;
+  t->vector_flops_float32 = 1e10;
+  t->launch_overhead_seconds = 1e-6;
+  o->dtypes = 1u << YIRAGE_FLOAT32;
+  o->dlpack_device_type = 1; /* kDLCPU */
+  o->dlpack_device_id = 0;
+#if defined(FAKE_UNTERMINATED_NAME)
+  memset(o->name, 'n', sizeof o->name);
+#elif defined(FAKE_UNKNOWN_DTYPES)
+  o->dtypes = 0xffffffffu;
+#elif defined(FAKE_BAD_DLPACK)
+  o->dlpack_device_id = -1;
+#endif
+  return YIRAGE_OK;
+}
+#else
 static yirage_status device_info(yirage_backend_instance *i, int32_t d, yirage_backend_device_info *o,
                                  yirage_backend_error *e) {
   (void)i, (void)d, (void)o;
   return no_device(e);
 }
+#endif
 
 /* Every entry below needs a device, and there is none. */
 static yirage_status buffer_alloc(yirage_backend_instance *i, int32_t d, size_t n, yirage_backend_buffer **o,
@@ -142,7 +228,13 @@ static const yirage_backend_api api = {
     YIRAGE_BACKEND_ABI_MAJOR,
 #endif
     YIRAGE_BACKEND_ABI_MINOR,
+#if defined(FAKE_BAD_NAME)
+    "Fake Device",
+#elif defined(FAKE_ONE_DEVICE)
+    "fakedevice",
+#else
     "nodevice",
+#endif
     "0",
     create,
     destroy,
@@ -170,6 +262,9 @@ static const yirage_backend_api api = {
 YIRAGE_BACKEND_EXPORT const yirage_backend_api *yirage_backend_entry(uint32_t major, uint32_t minor) {
   (void)major;
   (void)minor;
+#if defined(FAKE_ENTRY_EXIT)
+  exit(3);
+#endif
   return &api;
 }
 
