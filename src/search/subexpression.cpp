@@ -2,10 +2,25 @@
 
 #include <z3++.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 
 namespace yirage::search {
+
+namespace {
+
+// A term's depth (a variable or constant is 1), memoised by text.
+int expr_depth(const Expr &e, std::map<std::string, int> &memo) {
+  auto found = memo.find(e->text);
+  if (found != memo.end()) return found->second;
+  int deepest = 0;
+  for (const Expr &a : e->args) deepest = std::max(deepest, expr_depth(a, memo));
+  memo.emplace(e->text, deepest + 1);
+  return deepest + 1;
+}
+
+}  // namespace
 
 // The algebra in Z3: an uninterpreted sort of terms, integer element counts, and the axioms of
 // docs/search.md as quantified formulas (Z3 picks the instantiation patterns).
@@ -128,7 +143,22 @@ SubexpressionOracle::SubexpressionOracle(const std::vector<Expr> &target_terms, 
     for (const Expr &a : e->args) index(a);
   };
   for (const Expr &t : target_terms) index(t);
-  roots_ = target_terms;
+  // Z3 is asked about the maximal terms only, each once: a term that occurs inside another
+  // occurs wherever that one does (a chain of n operators has one maximal term, not n).
+  std::set<std::string> inner, seen;
+  std::function<void(const Expr &)> mark_inner = [&](const Expr &e) {
+    for (const Expr &a : e->args) {
+      if (inner.insert(a->text).second) mark_inner(a);
+    }
+  };
+  for (const Expr &t : target_terms) mark_inner(t);
+  for (const Expr &t : target_terms) {
+    if (!inner.count(t->text) && seen.insert(t->text).second) roots_.push_back(t);
+  }
+  // Z3 (4.8) takes time linear in a term's depth per node to delete its context: terms deeper
+  // than kMaxZ3Depth are left to the index (a query about them counts as unknown).
+  std::map<std::string, int> depth;
+  for (const Expr &t : roots_) z3_usable_ = z3_usable_ && expr_depth(t, depth) <= kMaxZ3Depth;
 }
 
 SubexpressionOracle::~SubexpressionOracle() = default;
@@ -164,7 +194,13 @@ bool SubexpressionOracle::occurs(const Expr &term) {
       ++stats_.index_no;
       answer = false;
     } else {
-      answer = z3_rlimit_ > 0 && ask_z3(term, lock);
+      std::map<std::string, int> depth;
+      if (z3_rlimit_ > 0 && (!z3_usable_ || expr_depth(term, depth) > kMaxZ3Depth)) {
+        ++stats_.z3_unknown;  // too deep to ask Z3: unknown, as when Z3 gives up
+        answer = false;
+      } else {
+        answer = z3_rlimit_ > 0 && ask_z3(term, lock);
+      }
     }
   }
   memo_.emplace(term->text, answer);
@@ -197,10 +233,10 @@ bool SubexpressionOracle::ask_z3(const Expr &term, std::unique_lock<std::mutex> 
     if (!z) z = std::make_unique<Z3State>(z3_rlimit_);
     std::map<std::string, z3::expr> done;
     const z3::expr t = z->translate(term, done);
-    z3::expr occurs_somewhere = z->context.bool_val(false);
-    for (const Expr &root : roots_) occurs_somewhere = occurs_somewhere || z->subexpr(t, z->translate(root, done));
+    z3::expr_vector occurs_in(z->context);  // one flat disjunction, not a chain of ors
+    for (const Expr &root : roots_) occurs_in.push_back(z->subexpr(t, z->translate(root, done)));
     z->solver.push();
-    z->solver.add(!occurs_somewhere);
+    z->solver.add(!z3::mk_or(occurs_in));
     r = z->solver.check();
     z->solver.pop();
   } catch (...) {

@@ -53,6 +53,9 @@ class SubexpressionOracle {
   bool occurs(const Expr &term);
   OracleStats stats() const;
 
+  // Deeper terms are not sent to Z3 (see the constructor).
+  static constexpr int kMaxZ3Depth = 64;
+
  private:
   struct Z3State;
   bool in_index(const Expr &term) const;
@@ -61,8 +64,9 @@ class SubexpressionOracle {
   std::set<std::string> index_;
   std::map<std::string, std::vector<int64_t>> summed_;  // Σ's argument text -> sizes summed
   std::set<int64_t> variables_;
-  std::vector<Expr> roots_;  // the maximal target terms, for Z3
+  std::vector<Expr> roots_;  // the maximal target terms, each once, for Z3
   int z3_rlimit_;
+  bool z3_usable_ = true;  // no root deeper than kMaxZ3Depth
   mutable std::mutex mutex_;
   std::condition_variable answered_;  // a Z3 query finished
   std::unordered_map<std::string, bool> memo_;
