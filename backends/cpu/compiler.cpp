@@ -7,13 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <vector>
 
@@ -32,35 +29,61 @@ std::string env(const char *name) {
   return value ? value : "";
 }
 
-// Runs argv with stdout and stderr going to `log_path`; returns the exit status, 127 when the
-// program could not be started, or -1 when it died of a signal.
-int run(const std::vector<std::string> &argv, const std::string &log_path) {
+// What a run of the compiler printed, and how it ended.
+struct RunOutcome {
+  int status = 0;      // the exit status; 127 when the program could not be started; -1 a signal
+  std::string output;  // stdout and stderr together; why it could not be started
+};
+
+// Runs argv and collects its output through a pipe (nothing is written to disk, so that a
+// read-only cache can still name its compiler).
+RunOutcome run(const std::vector<std::string> &argv) {
+  RunOutcome outcome;
   std::vector<char *> args;
   for (const std::string &a : argv) args.push_back(const_cast<char *>(a.c_str()));
   args.push_back(nullptr);
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    outcome.status = 127;
+    outcome.output = std::string("pipe: ") + std::strerror(errno);
+    return outcome;
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
   pid_t pid = 0;
   const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) return 127;
+  close(pipe_fds[1]);
+  if (spawned != 0) {
+    close(pipe_fds[0]);
+    outcome.status = 127;
+    outcome.output = std::strerror(spawned);
+    return outcome;
+  }
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = read(pipe_fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    outcome.output.append(buffer, static_cast<size_t>(n));
+  }
+  close(pipe_fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
+    if (errno != EINTR) {
+      outcome.status = -1;
+      return outcome;
+    }
   }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return -1;
+  outcome.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
 }
 
 // dlopen + the two symbols; nullptr (and `why`) when the file is not a valid kernel for `key`.
 std::unique_ptr<LoadedKernel> load(const std::string &path, const std::string &symbol, const std::string &key,
                                    std::string &why) {
-  if (!util::cached_file_intact(path)) {
-    why = "its checksum does not match";
-    return nullptr;
-  }
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char *e = dlerror();
@@ -77,6 +100,15 @@ std::unique_ptr<LoadedKernel> load(const std::string &path, const std::string &s
   return std::make_unique<LoadedKernel>(handle, function);
 }
 
+// The cached object of `key` in `folder`, never dlopened unless intact (dlopen of a truncated
+// ELF can kill the process with SIGBUS); nullptr when missing, and `why` when present but bad.
+std::unique_ptr<LoadedKernel> load_cached(const std::string &folder, const std::string &symbol, const std::string &key,
+                                          std::string &why) {
+  const std::string path = folder + "/" + key + ".so";
+  if (!util::cached_file_intact(path, &why)) return nullptr;
+  return load(path, symbol, key, why);
+}
+
 }  // namespace
 
 LoadedKernel::~LoadedKernel() {
@@ -87,26 +119,28 @@ std::string default_cache_dir() {
   return util::default_cache_dir("cpu");
 }
 
-Compiler::Compiler(std::string cache_dir) : cache_dir_(std::move(cache_dir)) {
+Compiler::Compiler(std::string cache_dir, CompilerLog log) : cache_dir_(std::move(cache_dir)), log_(std::move(log)) {
   compiler_ = !env("YIRAGE_CPU_CXX").empty() ? env("YIRAGE_CPU_CXX") : !env("CXX").empty() ? env("CXX") : "c++";
+}
+
+Compiler::~Compiler() {
+  if (private_dir_.empty()) return;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(private_dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code ignored;
+    if (it->path().extension() != ".cpp") std::filesystem::remove(it->path(), ignored);
+  }
+  rmdir(private_dir_.c_str());  // stays while a failed build's source is kept there
 }
 
 const std::string &Compiler::identity() {
   std::call_once(identity_once_, [this] {
-    std::error_code ec;
-    std::filesystem::create_directories(cache_dir_, ec);
-    if (ec) {
-      identity_error_ = "cpu: cannot create the kernel cache " + cache_dir_ + ": " + ec.message();
-      return;
-    }
-    const std::string log = cache_dir_ + "/version." + util::unique_suffix() + ".txt";
-    const int status = run({compiler_, "--version"}, log);
-    identity_ = util::read_file(log);
-    std::filesystem::remove(log, ec);
-    if (status == 127) {
+    const RunOutcome version = run({compiler_, "--version"});
+    identity_ = version.output;
+    if (version.status == 127) {
       identity_error_ =
           "cpu: no C++ compiler: '" + compiler_ + "' could not be run (install g++, or set YIRAGE_CPU_CXX)";
-    } else if (status != 0) {
+    } else if (version.status != 0) {
       identity_error_ = "cpu: the C++ compiler '" + compiler_ + "' failed on --version: " + identity_;
     }
   });
@@ -116,6 +150,62 @@ const std::string &Compiler::identity() {
         identity_error_);
   }
   return identity_;
+}
+
+void Compiler::warn_unwritable(const std::string &message) {
+  {
+    std::lock_guard<std::mutex> lock(private_mutex_);
+    if (warned_) return;
+    warned_ = true;
+  }
+  if (log_) log_(YIRAGE_BACKEND_LOG_WARNING, message);
+}
+
+std::string Compiler::private_dir(std::string &why) {
+  std::lock_guard<std::mutex> lock(private_mutex_);
+  if (private_dir_.empty()) {
+    const std::string tmp = !env("TMPDIR").empty() ? env("TMPDIR") : "/tmp";
+    std::string name = tmp + "/yirage-cpu-XXXXXX";
+    if (mkdtemp(name.data()) == nullptr) {
+      why = "mkdtemp in " + tmp + ": " + std::strerror(errno);
+      return "";
+    }
+    private_dir_ = name;
+  }
+  return private_dir_;
+}
+
+std::string Compiler::create_source(const std::string &key, const std::string &text, std::string &out_folder) {
+  std::error_code ec;
+  std::filesystem::create_directories(cache_dir_, ec);
+  std::string why = ec ? "cannot create it: " + ec.message() : "";
+  if (!ec) {
+    const std::string stem = cache_dir_ + "/" + key + "." + util::unique_suffix();
+    try {
+      util::write_new_file(stem + ".cpp", text);
+      out_folder = cache_dir_;
+      return stem;
+    } catch (const Error &e) {
+      why = e.what();
+    }
+  }
+  std::string private_why;
+  const std::string folder = private_dir(private_why);
+  if (folder.empty()) {
+    throw Error(ErrorCode::kBackend, "cpu: cannot write the kernel cache " + cache_dir_ + " (" + why +
+                                         ") nor a private folder (" + private_why + ")");
+  }
+  warn_unwritable("cpu: the kernel cache " + cache_dir_ + " cannot be written (" + why +
+                  "): its kernels are used; missing ones are built in " + folder +
+                  ", which goes with this plugin instance");
+  const std::string stem = folder + "/" + key + "." + util::unique_suffix();
+  try {
+    util::write_new_file(stem + ".cpp", text);
+  } catch (const Error &e) {
+    throw Error(ErrorCode::kBackend, std::string("cpu: ") + e.what());
+  }
+  out_folder = folder;
+  return stem;
 }
 
 CompileOutcome Compiler::compile(const std::string &source, const std::string &symbol, int optimization_level) {
@@ -134,44 +224,58 @@ CompileOutcome Compiler::compile(const std::string &source, const std::string &s
   std::string flag_text;
   for (const std::string &f : flags) flag_text += f + " ";
   const std::string key = util::hash_hex(source + '\0' + identity() + '\0' + flag_text);
-  const std::string object = cache_dir_ + "/" + key + ".so";
-  std::string why;
   CompileOutcome outcome;
-  if (access(object.c_str(), R_OK) == 0) {
-    outcome.kernel = load(object, symbol, key, why);
+  // The cache, then this compiler's private folder (where an unwritable cache's misses went).
+  std::string private_folder;
+  {
+    std::lock_guard<std::mutex> lock(private_mutex_);
+    private_folder = private_dir_;
+  }
+  for (const std::string &folder : {cache_dir_, private_folder}) {
+    if (folder.empty()) continue;
+    std::string why;
+    outcome.kernel = load_cached(folder, symbol, key, why);
     if (outcome.kernel) {
       outcome.cache_hit = true;
       return outcome;
     }
-    // A corrupt or foreign file: rebuild it.
+    // A corrupt or foreign entry, or something that is no file: rebuilt, and replaced.
+    if (!why.empty() && log_) log_(YIRAGE_BACKEND_LOG_WARNING, "cpu: rebuilding " + folder + "/" + key + ".so: " + why);
   }
-  const std::string stem = cache_dir_ + "/" + key + "." + util::unique_suffix();
-  const std::string source_path = stem + ".cpp", object_tmp = stem + ".so", log_path = stem + ".log";
-  {
-    std::ofstream out(source_path, std::ios::binary);
-    out << source << "\nextern \"C\" __attribute__((visibility(\"default\"))) const char " << kKeySymbol << "[] = \""
-        << key << "\";\n";
-    if (!out) throw Error(ErrorCode::kBackend, "cpu: cannot write " + source_path);
-  }
+  std::ostringstream text;
+  text << source << "\nextern \"C\" __attribute__((visibility(\"default\"))) const char " << kKeySymbol << "[] = \""
+       << key << "\";\n";
+  std::string folder;
+  const std::string stem = create_source(key, text.str(), folder);
+  const std::string source_path = stem + ".cpp", object_tmp = stem + ".so";
   std::vector<std::string> argv = {compiler_};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-o", object_tmp, source_path});
-  const int status = run(argv, log_path);
-  const std::string log = util::read_file(log_path);
+  const RunOutcome built = run(argv);
   std::error_code ec;
-  std::filesystem::remove(log_path, ec);
-  if (status != 0) {
+  if (built.status != 0) {
     std::filesystem::remove(object_tmp, ec);
     std::string command;
     for (const std::string &a : argv) command += a + " ";
     throw Error(ErrorCode::kBackend, "cpu: compiling the generated kernel failed (exit status " +
-                                         std::to_string(status) + "; source kept at " + source_path +
-                                         ")\ncommand: " + command + "\n" + log);
+                                         std::to_string(built.status) + "; source kept at " + source_path +
+                                         ")\ncommand: " + command + "\n" + built.output);
   }
   std::filesystem::remove(source_path, ec);
-  util::commit_cached(object_tmp, object);
-  outcome.kernel = load(object, symbol, key, why);
-  if (!outcome.kernel) throw Error(ErrorCode::kBackend, "cpu: cannot load " + object + ": " + why);
+  // Loaded before it is stored: a cache that cannot take it costs the next process a build, not
+  // this one its kernel (the loaded object stays mapped after its file is renamed or removed).
+  std::string why;
+  outcome.kernel = load(object_tmp, symbol, key, why);
+  if (!outcome.kernel) {
+    std::filesystem::remove(object_tmp, ec);
+    throw Error(ErrorCode::kBackend, "cpu: cannot load " + object_tmp + ": " + why);
+  }
+  try {
+    util::commit_cached(object_tmp, folder + "/" + key + ".so");
+  } catch (const Error &e) {
+    warn_unwritable("cpu: the kernel cache " + folder + " cannot be written (" + e.what() +
+                    "): kernels are built and used without being kept");
+  }
   return outcome;
 }
 

@@ -3,14 +3,22 @@
 //
 // The cache key is a 128-bit hash of the source, the compiler's identity (its --version text)
 // and the flags. Every object exports its key; a cached file that fails to load, or whose key is
-// not the expected one (truncated, overwritten, corrupt), is rebuilt. Files are written under a
-// temporary name and renamed into place, so concurrent processes sharing a cache never see half
-// a file.
+// not the expected one (truncated, overwritten, corrupt, not a regular file), is rebuilt. Files
+// are written under a temporary name and renamed into place, so concurrent processes sharing a
+// cache never see half a file.
+//
+// A cache that cannot be written (read-only, another user's, a path that cannot be created)
+// still serves its hits; a miss is built in a private folder (mkdtemp) that the compiler removes
+// when destroyed, and says so once per compiler with a warning. A failed write into the cache is
+// the same warning, never an error: the kernel just built is loaded all the same.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+
+#include "yirage_backend.h"
 
 namespace yirage::cpu {
 
@@ -32,16 +40,26 @@ class LoadedKernel {
 
 struct CompileOutcome {
   std::unique_ptr<LoadedKernel> kernel;
-  bool cache_hit = false;
+  bool cache_hit = false;  // loaded from the cache, or from the private folder of this compiler
 };
+
+// Where the compiler's log lines go (the host's log callback; may be empty). Called from any
+// thread that compiles.
+using CompilerLog = std::function<void(yirage_backend_log_level level, const std::string &message)>;
 
 class Compiler {
  public:
-  // `cache_dir` is created when missing. The compiler is $YIRAGE_CPU_CXX, else $CXX, else c++.
-  explicit Compiler(std::string cache_dir);
+  // `cache_dir` is created when missing (and used read-only when it cannot be written). The
+  // compiler is $YIRAGE_CPU_CXX, else $CXX, else c++.
+  explicit Compiler(std::string cache_dir, CompilerLog log = nullptr);
+  // Removes the private folder's objects (loaded kernels stay valid); a failed build's kept
+  // source stays.
+  ~Compiler();
+  Compiler(const Compiler &) = delete;
+  Compiler &operator=(const Compiler &) = delete;
 
   // Throws Error(kBackend) with the build log when compilation fails, Error(kNotFound) when no
-  // compiler can be run.
+  // compiler can be run. Thread-safe.
   CompileOutcome compile(const std::string &source, const std::string &symbol, int optimization_level);
 
   const std::string &compiler() const { return compiler_; }
@@ -49,12 +67,24 @@ class Compiler {
 
  private:
   const std::string &identity();  // the compiler's --version text, run once
+  // A new source file for `key` ("<folder>/<key>.<pid>.<n>.cpp", opened exclusively) in the
+  // cache, else in the private folder; returns its stem. Throws Error(kBackend) when neither
+  // can be written.
+  std::string create_source(const std::string &key, const std::string &text, std::string &out_folder);
+  // The private folder, made on first use; "" and `why` when it cannot be.
+  std::string private_dir(std::string &why);
+  // Warns once per compiler that the cache cannot be written.
+  void warn_unwritable(const std::string &why);
 
   std::string cache_dir_;
   std::string compiler_;
+  CompilerLog log_;
   std::once_flag identity_once_;
   std::string identity_;
   std::string identity_error_;
+  std::mutex private_mutex_;  // guards the two below
+  std::string private_dir_;
+  bool warned_ = false;
 };
 
 // Default cache folder: $YIRAGE_CACHE_DIR/cpu, else $XDG_CACHE_HOME/yirage/cpu, else

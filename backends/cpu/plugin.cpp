@@ -23,7 +23,8 @@
 #include "yirage_backend.h"
 
 struct yirage_backend_instance_s {
-  explicit yirage_backend_instance_s(std::string cache_dir) : compiler(std::move(cache_dir)) {}
+  yirage_backend_instance_s(std::string cache_dir, yirage::cpu::CompilerLog log)
+      : compiler(std::move(cache_dir), std::move(log)) {}
   yirage::cpu::Compiler compiler;
   std::once_flag info_once;
   yirage_backend_device_info info{};
@@ -107,7 +108,14 @@ yirage_status create(const yirage_backend_host *host, yirage_backend_instance **
     yirage::backend::check_host("cpu", host, out);
     std::string cache =
         host->cache_dir && *host->cache_dir ? std::string(host->cache_dir) + "/cpu" : yirage::cpu::default_cache_dir();
-    *out = new yirage_backend_instance_s(std::move(cache));
+    yirage::cpu::CompilerLog log;
+    if (host->log != nullptr) {
+      log = [print = host->log, user_data = host->log_user_data](yirage_backend_log_level level,
+                                                                 const std::string &message) {
+        print(user_data, level, message.c_str());
+      };
+    }
+    *out = new yirage_backend_instance_s(std::move(cache), std::move(log));
   });
 }
 

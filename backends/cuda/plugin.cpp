@@ -3,6 +3,7 @@
 // capability and cached as cubins. libcuda.so.1 and NVRTC are opened with dlopen, so the plugin
 // loads anywhere; without a driver it reports zero devices and why (docs/backends/cuda.md).
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -46,6 +47,7 @@ struct yirage_backend_instance_s {
   yirage::cuda::GeneratedKernels generated;
   void (*log)(void *, yirage_backend_log_level, const char *) = nullptr;  // the host's; may be NULL
   void *log_user_data = nullptr;
+  mutable std::atomic<bool> cache_unwritable_said{false};  // the warning is given once
 };
 
 struct yirage_backend_buffer_s {
@@ -173,17 +175,31 @@ yirage::codegen::CudaTarget target_of(const Device &d) {
   return target;
 }
 
+void log(const yirage_backend_instance *instance, yirage_backend_log_level level, const std::string &message);
+
 // The cubin for `source`, from the cache or from NVRTC. The source is kept beside it as
-// `<key>.cu` (docs/backends/cuda.md: inspecting what was generated and launched).
+// `<key>.cu` (docs/backends/cuda.md: inspecting what was generated and launched). A bad entry is
+// rebuilt and replaced; a cache that cannot be written serves its hits, and a cubin it cannot
+// keep is used all the same (one warning).
 std::string cubin_for(const yirage_backend_instance *instance, const std::string &source, const std::string &arch) {
   const yirage::cuda::Nvrtc &nvrtc = yirage::cuda::Nvrtc::load();
   const std::string key = yirage::util::hash_hex(source + '\0' + arch + '\0' + std::to_string(nvrtc.major) + "." +
                                                  std::to_string(nvrtc.minor));
   const std::string path = instance->cache_dir + "/" + key + ".cubin";
-  if (auto cached = yirage::util::read_cached(path)) return *cached;
+  std::string why;
+  if (auto cached = yirage::util::read_cached(path, &why)) return *cached;
+  if (!why.empty()) log(instance, YIRAGE_BACKEND_LOG_WARNING, "cuda: rebuilding " + path + ": " + why);
   std::string cubin = nvrtc.compile(source, arch);
-  yirage::util::store_cached(instance->cache_dir + "/" + key + ".cu", source);
-  yirage::util::store_cached(path, cubin);
+  try {
+    yirage::util::store_cached(instance->cache_dir + "/" + key + ".cu", source);
+    yirage::util::store_cached(path, cubin);
+  } catch (const yirage::Error &e) {
+    if (!instance->cache_unwritable_said.exchange(true)) {
+      log(instance, YIRAGE_BACKEND_LOG_WARNING,
+          "cuda: the kernel cache " + instance->cache_dir + " cannot be written (" + e.what() +
+              "): kernels are built and used without being kept");
+    }
+  }
   return cubin;
 }
 

@@ -1,6 +1,8 @@
 #include "search/result_cache.hpp"
 
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 #include "serialize/flatbuffers_read.hpp"
@@ -115,15 +117,12 @@ std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder
     return std::nullopt;
   };
   const std::string path = cache_path(folder, request);
-  std::error_code ec;
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) return miss("");
-  // No entry comes near this (a few KB); a file that does is not read into memory.
-  if (size > (uintmax_t{1} << 30)) return miss(path + ": over 1 GiB, not a cache entry");
   // The checksum file (util/file_cache.hpp) catches what the reader cannot: a flipped bit that
-  // leaves a well-formed graph computing something else.
-  const std::optional<std::string> bytes = util::read_cached(path);
-  if (!bytes) return miss(path + ": its checksum does not match (a damaged entry, or one from before checksums)");
+  // leaves a well-formed graph computing something else. No entry comes near 1 GiB (a few KB);
+  // a file that does is not read into memory.
+  std::string why;
+  const std::optional<std::string> bytes = util::read_cached(path, &why, uint64_t{1} << 30);
+  if (!bytes) return miss(why.empty() ? "" : path + ": " + why);
   CacheEntry entry;
   try {
     entry = cache_entry_from_bytes(bytes->data(), bytes->size());
@@ -134,18 +133,25 @@ std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder
   return std::move(entry.candidates);
 }
 
-void cache_write(const std::string &folder, const std::vector<uint8_t> &request,
+bool cache_write(const std::string &folder, const std::vector<uint8_t> &request,
                  const std::vector<SearchCandidate> &candidates, double search_seconds) {
-  std::error_code ec;
-  std::filesystem::create_directories(folder, ec);
-  if (ec) {
-    throw Error(ErrorCode::kNotFound, "search cache: cannot create '" + folder + "': " + ec.message());
-  }
+  const std::string path = cache_path(folder, request);
   const std::vector<uint8_t> bytes = cache_entry_to_bytes({request, candidates, search_seconds});
   try {
-    util::store_cached(cache_path(folder, request), std::string(bytes.begin(), bytes.end()));
+    // store_cached creates the folder; when it cannot, its write says why.
+    util::store_cached(path, std::string(bytes.begin(), bytes.end()));
+    return true;
   } catch (const Error &e) {
-    throw Error(ErrorCode::kInvalidArgument, std::string("search cache: ") + e.what());
+    // Once per folder and process: a profiled search writes twice, a session searches often.
+    static std::mutex mutex;
+    static std::set<std::string> said;
+    bool first = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      first = said.insert(folder).second;
+    }
+    if (first) util::cache_warning(std::string("search cache: the answer is returned but not stored: ") + e.what());
+    return false;
   }
 }
 

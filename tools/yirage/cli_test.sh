@@ -101,6 +101,71 @@ expect 0 'search: [0-9.]+ s \(from the cache\), ' -- "$yirage" superoptimize "$s
 # That answer was profiled: it is given at once, nothing measured; --remeasure measures again.
 expect 0 'a cached profiled answer: nothing measured now' -- "$yirage" superoptimize "$small" --cache "$work/search-cache" --budget 60 --top-k 1 --repeats 2 --quiet
 expect 0 '^  0 +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s' -- "$yirage" superoptimize "$small" --cache "$work/search-cache" --budget 60 --top-k 1 --repeats 2 --quiet --remeasure
+
+# expect_lines CODE N PATTERN -- command...: runs it, checks the exit code and that PATTERN occurs
+# on exactly N lines of its combined output.
+expect_lines() {
+  local code=$1 n=$2 pattern=$3
+  shift 4
+  local out rc found
+  out=$("$@" 2>&1)
+  rc=$?
+  found=$(grep -cE -- "$pattern" <<<"$out")
+  if [[ $rc -ne $code || $found -ne $n ]]; then
+    echo "FAIL: $* (exit $rc, expected $code; /$pattern/ on $found lines, expected $n)"
+    echo "$out" | sed 's/^/    /'
+    failures=$((failures + 1))
+  else
+    echo "ok: $*"
+  fi
+}
+
+# Caches never cost the answer (docs/backends.md and docs/search.md, "Cache"). -o into a folder
+# that does not exist fails before the search, not after it.
+expect_lines 1 1 "^yirage: cannot write $work/missing/best.yrg: No such file or directory\$" -- \
+  "$yirage" superoptimize "$small" -o "$work/missing/best.yrg" --budget 60 --top-k 1 --repeats 2 --quiet
+expect_lines 1 0 '^search:' -- "$yirage" superoptimize "$small" -o "$work/missing/best.yrg" --budget 60 --quiet
+# A search cache that cannot be written: the answer is saved all the same, with one warning.
+printf 'a file, not a folder' > "$work/not-a-folder"
+expect_lines 0 1 '^yirage \[warning\] search cache: the answer is returned but not stored: ' -- \
+  env YIRAGE_LOG=warning "$yirage" superoptimize "$small" --cache "$work/not-a-folder/search" -o "$work/uncached.yrg" \
+  --budget 60 --top-k 1 --repeats 2 --quiet
+expect 0 'rms_norm|customized' -- "$yirage" show "$work/uncached.yrg"
+# A kernel cache that cannot be created: kernels are built privately, with one warning for all.
+expect_lines 0 1 'cpu: the kernel cache .* cannot be written' -- \
+  env YIRAGE_LOG=warning YIRAGE_CACHE_DIR="$work/not-a-folder/cache" "$yirage" run "$small" --repeats 1
+# A populated kernel cache that only its owner may write (root runs this as user nobody, whom
+# permissions stop): its kernels are served and nothing is written; a miss is built privately.
+cp -r "$work/cache" "$work/ro-cache" && chmod -R a+rX,a-w "$work/ro-cache"
+as_other=()
+[[ $(id -u) -eq 0 ]] && as_other=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+if [[ $(id -u) -ne 0 ]] || command -v setpriv >/dev/null; then
+  before=$(ls -lR "$work/ro-cache")
+  expect_lines 0 0 'warning' -- \
+    env YIRAGE_LOG=warning YIRAGE_CACHE_DIR="$work/ro-cache" "${as_other[@]}" "$yirage" run "$small" --repeats 1
+  expect_lines 0 1 'cpu: the kernel cache .* cannot be written' -- \
+    env YIRAGE_LOG=warning YIRAGE_CACHE_DIR="$work/ro-cache" "${as_other[@]}" \
+    "$yirage" run "$data/../../../examples/graphs/gqa.json" --repeats 1
+  [[ $(ls -lR "$work/ro-cache") == "$before" ]] || { echo "FAIL: the read-only cache changed"; failures=$((failures + 1)); }
+else
+  echo "skipped: a read-only kernel cache (running as root without setpriv to become another user)"
+fi
+chmod -R u+w "$work/ro-cache"
+# Kernel cache entries that link to /dev/zero, then checksum files of 3 GiB (sparse), are rebuilt
+# and replaced, not read: the first once grew `yirage run` to 24 GB. Bounded (where no sanitizer
+# reserves address space) so that a regression fails instead of meeting the OOM killer.
+bounded() {
+  (ldd "$yirage" | grep -q libasan || ulimit -v 8388608; timeout 120 env YIRAGE_CPU_THREADS=2 "$@")
+}
+bad=(env YIRAGE_LOG=warning YIRAGE_CACHE_DIR="$work/bad-cache" "$yirage" run "$small" --repeats 1)
+expect 0 'correct' -- "${bad[@]}"
+objects=("$work"/bad-cache/cpu/*.so)
+for object in "${objects[@]}"; do ln -sf /dev/zero "$object"; done
+expect_lines 0 ${#objects[@]} 'cpu: rebuilding .*\.so: a symbolic link' -- bounded "${bad[@]}"
+for object in "${objects[@]}"; do truncate -s 3G "$object.sum"; done
+expect_lines 0 ${#objects[@]} 'cpu: rebuilding .*\.so: its checksum file: 3 GiB' -- bounded "${bad[@]}"
+expect_lines 0 0 'warning' -- "${bad[@]}"
+
 expect 0 'correct' -- "$yirage" run "$work/best.yrg" --reference "$small" --repeats 3
 expect 0 'speedup [0-9.]+x' -- "$yirage" bench "$small" --budget 60 --top-k 2 --repeats 3 --quiet
 # A graph whose own float16 tensors overflow however narrow its inputs (exp(4096 x)) is wrong on

@@ -10,6 +10,7 @@
  * 2 the command line is wrong. Errors go to stderr as "yirage: <message>". */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -349,7 +350,21 @@ static yirage_graph *best_candidate(const yirage_search_result *result, yirage_s
   return best;
 }
 
+/* Exits unless `path` can be written: its folder exists and takes new files, and a file already
+ * there may be replaced. Checked before a search of minutes, not after it. */
+static void check_writable(const char *path) {
+  char *copy = strdup(path);
+  const char *folder = dirname(copy);
+  const int writable = access(folder, W_OK | X_OK) == 0 && (access(path, F_OK) != 0 || access(path, W_OK) == 0);
+  if (!writable) {
+    fail("cannot write %s: %s", path, strerror(errno));
+    exit(EXIT_WORK_FAILED);
+  }
+  free(copy);
+}
+
 static int cmd_superoptimize(const options *o) {
+  if (o->output) check_writable(o->output);
   yirage_graph *graph = load_graph(o->graph);
   yirage_context *context = open_context(o);
   const yirage_device *device = open_device(context, o);

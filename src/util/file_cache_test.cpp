@@ -1,0 +1,199 @@
+// The checksummed cache files (file_cache.hpp): what is never read (a symbolic link, a device, a
+// pipe, a folder, a file larger than its checksum file says or than the limit), that such an
+// entry is replaced by the next write, and that a write that fails leaves no temporary behind.
+#include "util/file_cache.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "util/error.hpp"
+
+namespace yirage::util {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FileCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string name = (fs::temp_directory_path() / "yirage-file-cache-test-XXXXXX").string();
+    ASSERT_NE(mkdtemp(name.data()), nullptr);
+    folder_ = name;
+  }
+  void TearDown() override { fs::remove_all(folder_); }
+
+  // The names in the folder, sorted.
+  std::vector<std::string> names() const {
+    std::vector<std::string> found;
+    for (const auto &e : fs::directory_iterator(folder_)) found.push_back(e.path().filename().string());
+    std::sort(found.begin(), found.end());
+    return found;
+  }
+
+  std::string folder_;
+};
+
+// Runs `body` in a child process with bounded memory (where no sanitizer reserves address space)
+// and time, as a bad entry once made a process read until the OOM killer stopped it: "" from the
+// body is success, anything else is printed as the failure.
+void expect_bounded(const std::function<std::string()> &body) {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+#if !defined(__SANITIZE_ADDRESS__)
+    const rlimit limit{rlim_t{2} << 30, rlim_t{2} << 30};
+    setrlimit(RLIMIT_AS, &limit);
+#endif
+    alarm(60);
+    std::string failure;
+    try {
+      failure = body();
+    } catch (const std::exception &e) {
+      failure = std::string("threw: ") + e.what();
+    }
+    if (!failure.empty()) std::fprintf(stderr, "%s\n", failure.c_str());
+    std::fflush(nullptr);
+    _exit(failure.empty() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << (WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "failed (see above)");
+}
+
+// A miss with a reason that names `expected`; "" when so.
+std::string refused(const std::string &path, const std::string &expected) {
+  std::string why;
+  if (read_cached(path, &why)) return path + " was read";
+  if (why.find(expected) == std::string::npos) return path + ": '" + why + "' does not say '" + expected + "'";
+  return "";
+}
+
+TEST_F(FileCache, StoresAndReadsAnEntry) {
+  const std::string path = folder_ + "/sub/entry.bin";
+  EXPECT_FALSE(read_cached(path));
+  std::string why = "stale";
+  EXPECT_FALSE(read_cached(path, &why));
+  EXPECT_EQ(why, "");  // missing: a plain miss, nothing to say
+  store_cached(path, "kernel bytes");
+  EXPECT_EQ(read_cached(path, &why), std::optional<std::string>("kernel bytes"));
+  EXPECT_TRUE(cached_file_intact(path));
+}
+
+// An entry that links to /dev/zero (or whose checksum file does) is a miss at once, and the next
+// write replaces the link, not what it names.
+TEST_F(FileCache, AnEntryLinkedToADeviceIsAMissAndIsReplaced) {
+  const std::string path = folder_ + "/entry.so";
+  store_cached(path, "object");
+  fs::remove(path);
+  fs::create_symlink("/dev/zero", path);
+  expect_bounded([&] { return refused(path, "symbolic link"); });
+  store_cached(path, "rebuilt");
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(path)));
+  EXPECT_EQ(read_cached(path), std::optional<std::string>("rebuilt"));
+
+  fs::remove(path + ".sum");
+  fs::create_symlink("/dev/zero", path + ".sum");
+  expect_bounded([&] { return refused(path, "checksum file: a symbolic link"); });
+  store_cached(path, "rebuilt again");
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(path + ".sum")));
+  EXPECT_EQ(read_cached(path), std::optional<std::string>("rebuilt again"));
+  // A link to a regular file is not followed either.
+  std::ofstream(folder_ + "/elsewhere") << "object";
+  fs::remove(path);
+  fs::create_symlink(folder_ + "/elsewhere", path);
+  EXPECT_EQ(refused(path, "symbolic link"), "");
+}
+
+// A checksum file of gigabytes (sparse: it takes no room) is not read, and a rebuild replaces it;
+// an entry larger than its checksum file says, or than the limit, is not read either.
+TEST_F(FileCache, OversizedFilesAreMissesWithoutBeingRead) {
+  const std::string path = folder_ + "/entry.so";
+  store_cached(path, "object");
+  fs::resize_file(path + ".sum", uintmax_t{3} << 30);
+  expect_bounded([&] { return refused(path, "checksum file: 3 GiB, over 64 bytes"); });
+  store_cached(path, "rebuilt");
+  EXPECT_EQ(read_cached(path), std::optional<std::string>("rebuilt"));
+
+  fs::resize_file(path, uintmax_t{3} << 30);
+  expect_bounded([&] { return refused(path, "3 GiB, over 1 GiB"); });
+  expect_bounded([&] {
+    std::string why;
+    return read_cached(path, &why, uintmax_t{4} << 30)          ? "read"
+           : why == "its size does not match its checksum file" ? ""
+                                                                : why;
+  });
+}
+
+// A pipe, a device or a folder where an entry should be is a miss, never opened for reading (a
+// pipe would block the reader forever).
+TEST_F(FileCache, AnythingButARegularFileIsAMiss) {
+  const std::string pipe = folder_ + "/pipe.so", folder = folder_ + "/folder.so";
+  ASSERT_EQ(mkfifo(pipe.c_str(), 0644), 0);
+  std::ofstream(pipe + ".sum") << checksum_of("");
+  fs::create_directory(folder);
+  std::ofstream(folder + ".sum") << checksum_of("");
+  expect_bounded([&] { return refused(pipe, "not a regular file"); });
+  expect_bounded([&] { return refused(folder, "not a regular file"); });
+  store_cached(pipe, "object");
+  EXPECT_EQ(read_cached(pipe), std::optional<std::string>("object"));
+}
+
+// A write that fails (the entry's name is taken by a folder, or the cache's folder cannot be
+// created) throws and leaves no temporary behind.
+TEST_F(FileCache, AFailedWriteLeavesNoTemporaries) {
+  const std::string path = folder_ + "/entry.so";
+  fs::create_directories(path + "/taken");
+  try {
+    store_cached(path, "object");
+    ADD_FAILURE() << "no error";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBackend);
+    EXPECT_NE(std::string(e.what()).find("cannot move"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(names(), std::vector<std::string>{"entry.so"});
+
+  std::ofstream(folder_ + "/file") << "a file, not a folder";
+  EXPECT_THROW(store_cached(folder_ + "/file/cache/entry.so", "object"), Error);
+  EXPECT_EQ(names(), (std::vector<std::string>{"entry.so", "file"}));
+
+  // commit_cached removes the caller's temporary too.
+  const std::string temporary = folder_ + "/built." + unique_suffix();
+  write_new_file(temporary, "object");
+  EXPECT_THROW(commit_cached(temporary, path), Error);
+  EXPECT_EQ(names(), (std::vector<std::string>{"entry.so", "file"}));
+}
+
+TEST_F(FileCache, WarningsFollowYirageLog) {
+  const char *kept = std::getenv("YIRAGE_LOG");
+  const std::string saved = kept ? kept : "";
+  unsetenv("YIRAGE_LOG");
+  testing::internal::CaptureStderr();
+  cache_warning("unheard");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  setenv("YIRAGE_LOG", "warning", 1);
+  testing::internal::CaptureStderr();
+  cache_warning("the cache cannot be written");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "yirage [warning] the cache cannot be written\n");
+  if (kept) {
+    setenv("YIRAGE_LOG", saved.c_str(), 1);
+  } else {
+    unsetenv("YIRAGE_LOG");
+  }
+}
+
+}  // namespace
+}  // namespace yirage::util
