@@ -3,12 +3,53 @@
  * tensors (output poisoned first) and are compared with the reference executor; every bad
  * tensor, handle and option is refused with a message; a search with the device profiles its
  * candidates. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "bench_graphs.h"
 #include "check.h"
+
+static double now_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The budget bounds the whole call: a chain of 20,000 neg operators (once 33-35 s and OK on a
+ * 2 s budget, 99% of it outside the budget's accounting) returns within 3 s, with TIMEOUT, and
+ * its answer is checked and measured. */
+static void test_budget_is_a_bound(const yirage_device *cpu) {
+  const int64_t dims[2] = {4, 4};
+  yirage_graph *g = NULL, *best = NULL;
+  yirage_tensor *x = NULL;
+  yirage_search_options so;
+  yirage_search_result *result = NULL;
+  yirage_search_candidate_info info;
+  yirage_status status;
+  double started;
+  int i;
+  OK(yirage_graph_create(&g));
+  OK(yirage_graph_new_input(g, 2, dims, YIRAGE_FLOAT32, &x));
+  for (i = 0; i < 20000; ++i) OK(yirage_graph_neg(g, x, &x));
+  OK(yirage_graph_mark_output(g, x));
+  yirage_search_options_init(&so);
+  so.device = cpu;
+  so.time_budget_seconds = 2;
+  started = now_seconds();
+  status = yirage_superoptimize(g, &so, &result);
+  CHECK(now_seconds() - started < 3.0);
+  CHECK(status == YIRAGE_OK || status == YIRAGE_ERROR_TIMEOUT);
+  info.struct_size = sizeof info;
+  OK(yirage_search_result_candidate(result, 0, &best, &info));
+  CHECK(info.measured_seconds > 0);
+  yirage_graph_release(best);
+  yirage_search_result_release(result);
+  yirage_graph_release(g);
+}
 
 static yirage_graph *small_graph(void) {
   yirage_graph *g = NULL;
@@ -173,6 +214,7 @@ int main(int argc, char **argv) {
   so.profile_repeats = 2;
   OK(yirage_superoptimize(g, &so, &result));
   OK(yirage_search_result_num_profiled(result, &n));
+  test_budget_is_a_bound(cpu);
   CHECK(n >= 2 && n <= 3); /* up to 2 candidates, then the input graph */
   record.struct_size = sizeof record;
   for (i = 0; i < n; ++i) {

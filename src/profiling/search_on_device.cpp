@@ -54,8 +54,8 @@ void profile_on_device(search::SearchOptions &options, const runtime::Plugin &pl
   if (target.kind == targets::TargetKind::kGpu) measure.flush_bytes = target.l2_bytes;
   // One measurer for the whole search: the reference runs once, on the first candidate.
   auto measurer = std::make_shared<runtime::Measurer>(plugin, device, reference, measure);
-  options.measure = [measurer](const KernelGraph &candidate) {
-    const runtime::Measurement m = measurer->measure(candidate);
+  options.measure = [measurer](const KernelGraph &candidate, runtime::Measurer::Deadline deadline) {
+    const runtime::Measurement m = measurer->measure(candidate, true, deadline);
     return search::Measured{m.correct, m.median_seconds, m.max_relative_error, m.error};
   };
   // Candidates the backend cannot build take no place (SearchOptions::buildable).

@@ -11,7 +11,9 @@
 // kernel must be NaN too, and those elements leave the norm.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,15 +60,19 @@ struct Measurement {
 // once, on the first check.
 class Measurer {
  public:
+  using Deadline = std::chrono::steady_clock::time_point;
   Measurer(const Plugin &plugin, int32_t device, const KernelGraph &reference, const MeasureOptions &options);
   ~Measurer();
 
   // Compiles `candidate` (same inputs and outputs as the reference), runs it once and checks it,
   // then, when it is correct and `time` is set, times warmup + repeats runs with the plugin's
   // timers. Never throws for a failing candidate: the failure is the Measurement's error.
-  Measurement measure(const KernelGraph &candidate, bool time = true);
+  // With a `deadline`, warm-up and timed runs stop once it has passed, so that a measurement ends
+  // soon after it whatever `repeats` says; past it before the first timed run, the checked run's
+  // time on the host clock (a slight overestimate) is the measurement.
+  Measurement measure(const KernelGraph &candidate, bool time = true, std::optional<Deadline> deadline = {});
   // The same for an already compiled graph.
-  Measurement measure(const CompiledGraph &compiled, bool time = true);
+  Measurement measure(const CompiledGraph &compiled, bool time = true, std::optional<Deadline> deadline = {});
   // How many times the flush kernel ran (flush_bytes), for tests.
   int64_t flushes() const { return flushes_; }
 

@@ -26,6 +26,9 @@ namespace {
 constexpr int64_t kMaxLoopParts = 128;
 constexpr int64_t kFewLoopParts = 16;
 constexpr int64_t kMinIterationsPerPart = 8;
+// Where candidates are profiled, the search (enumeration and verification) takes this share of
+// the budget and profiling the rest.
+constexpr double kSearchShareWithProfiling = 0.75;
 
 size_t kernel_count(const KernelGraph &g) {
   return g.operators().size() - g.inputs().size();
@@ -251,11 +254,20 @@ struct Task {
 
 class Superoptimizer {
  public:
-  Superoptimizer(const KernelGraph &graph, const SearchOptions &options)
-      : graph_(graph), options_(options), classes_(graph), terms_(kernel_terms(graph)) {}
+  // `started`: when the call began (its budget counts from then).
+  Superoptimizer(const KernelGraph &graph, const SearchOptions &options, Clock::time_point started)
+      : graph_(graph), options_(options), classes_(graph), started_(started) {}
 
   SearchResult run() {
-    started_ = Clock::now();
+    std::optional<std::vector<Expr>> terms = kernel_terms_within(graph_, [this] { return stop_enumerating(); });
+    if (!terms) {
+      // Out of time, or terms too long to search at all (kernel_terms_within): nothing found.
+      SearchEnd complete = SearchEnd::kComplete;
+      end_.compare_exchange_strong(complete, SearchEnd::kTimeout);
+      finish_stats();
+      return std::move(result_);
+    }
+    terms_ = std::move(*terms);
     if (options_.abstract_pruning) {
       oracle_ = std::make_unique<SubexpressionOracle>(terms_, options_.z3_rlimit);
     }
@@ -301,9 +313,11 @@ class Superoptimizer {
     }
     return false;
   }
-  bool stopped() { return past(1.0); }
-  // Enumeration leaves a fifth of the budget to verification.
-  bool stop_enumerating() { return past(0.8); }
+  // Verification ends with the budget, or where candidates are profiled after the search, at
+  // kSearchShareWithProfiling of it; enumeration leaves a fifth of that to verification.
+  double search_share() const { return options_.measure ? kSearchShareWithProfiling : 1.0; }
+  bool stopped() { return past(search_share()); }
+  bool stop_enumerating() { return past(0.8 * search_share()); }
 
   std::vector<Found> enumerate(const std::vector<Task> &tasks) {
     std::vector<std::vector<Found>> per_task(tasks.size());
@@ -558,7 +572,7 @@ class Superoptimizer {
   SearchResult result_;
   SearchProgress progress_;
   std::atomic<SearchEnd> end_{SearchEnd::kComplete};
-  Clock::time_point started_;
+  const Clock::time_point started_;
   std::mutex mutex_;
 };
 
@@ -566,10 +580,20 @@ class Superoptimizer {
 
 namespace {
 
-// Profiles the cheapest candidates, and the input graph itself, so that the result is never
-// slower than what the user had; see SearchOptions::measure.
-void profile(SearchResult &result, const KernelGraph &graph, const SearchOptions &options) {
-  if (!options.measure) return;
+// Profiles the input graph itself, so that the result is never slower than what the user had,
+// then the cheapest candidates while the budget lasts (see SearchOptions::measure). Returns
+// false where the budget ran out before every chosen candidate was measured.
+bool profile(SearchResult &result, const KernelGraph &graph, const SearchOptions &options, Clock::time_point deadline) {
+  if (!options.measure) return true;
+  // The input graph first, whatever the time: it is correct by definition, and without its
+  // measurement a search that verified nothing (a budget too short) has no answer. Its estimate
+  // stands beside the candidates' so that the model's ranking can be checked against the
+  // measurements on every graph (benchmarks/models/).
+  const double input_estimate = estimate_cost(graph, options.target, options.loop_waits).seconds;
+  SearchCandidate input{graph, input_estimate, 0, "the input graph, unchanged", -1};
+  ProfileRecord input_record{input.description, input_estimate, options.measure(graph, deadline)};
+  if (input_record.measured.correct) input.measured_seconds = input_record.measured.seconds;
+  result.profiled.push_back(std::move(input_record));
   // The profile_top_k cheapest, the last of them replaced by the cheapest candidate with another
   // kernel count where they all share one.
   std::vector<size_t> chosen;
@@ -591,9 +615,15 @@ void profile(SearchResult &result, const KernelGraph &graph, const SearchOptions
   std::vector<bool> taken(result.candidates.size(), false), ran(result.candidates.size(), false);
   for (size_t i : chosen) taken[i] = true;
   size_t spare = 0;
+  bool in_time = true;
   for (size_t q = 0; q < chosen.size(); ++q) {
+    if (Clock::now() >= deadline) {
+      in_time = false;
+      for (size_t r = q; r < chosen.size(); ++r) taken[chosen[r]] = false;  // returned unmeasured
+      break;
+    }
     SearchCandidate &c = result.candidates[chosen[q]];
-    ProfileRecord record{c.description, c.estimated_seconds, options.measure(c.graph)};
+    ProfileRecord record{c.description, c.estimated_seconds, options.measure(c.graph, deadline)};
     if (record.measured.correct) {
       c.measured_seconds = record.measured.seconds;
       ran[chosen[q]] = true;
@@ -614,23 +644,13 @@ void profile(SearchResult &result, const KernelGraph &graph, const SearchOptions
       rest.push_back(std::move(result.candidates[i]));
     }
   }
-  // The input graph is measured even when the search verified nothing (a budget too short):
-  // it is correct by definition, and the answer is then the graph the user had.
-  // Its estimate stands beside the candidates' so that the model's ranking can be checked
-  // against the measurements on every graph (benchmarks/models/).
-  const double input_estimate = estimate_cost(graph, options.target, options.loop_waits).seconds;
-  SearchCandidate input{graph, input_estimate, 0, "the input graph, unchanged", -1};
-  ProfileRecord input_record{input.description, input_estimate, options.measure(graph)};
-  if (input_record.measured.correct) {
-    input.measured_seconds = input_record.measured.seconds;
-    correct.push_back(std::move(input));
-  }
-  result.profiled.push_back(std::move(input_record));
+  if (input.measured_seconds >= 0) correct.push_back(std::move(input));
   std::stable_sort(correct.begin(), correct.end(), [](const SearchCandidate &a, const SearchCandidate &b) {
     return a.measured_seconds < b.measured_seconds;
   });
   for (SearchCandidate &c : rest) correct.push_back(std::move(c));
   result.candidates = std::move(correct);
+  return in_time;
 }
 
 }  // namespace
@@ -678,16 +698,19 @@ SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &reques
     result.stats.candidates = static_cast<int64_t>(cached->size());
     result.stats.from_cache = true;
   } else {
-    result = Superoptimizer(graph, options).run();
+    result = Superoptimizer(graph, options, started).run();
     // Only a search that ran to the end is the answer to its request.
     if (!options.cache_dir.empty() && result.end == SearchEnd::kComplete) {
       cache_write(options.cache_dir, request, result.candidates, result.stats.seconds);
     }
   }
-  profile(result, graph, options);
+  const auto deadline = started + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(std::min(options.time_budget_seconds, 1e9)));
+  const bool profiled_in_time = profile(result, graph, options, deadline);
+  if (!profiled_in_time && result.end == SearchEnd::kComplete) result.end = SearchEnd::kTimeout;
   // The profiled answer of a complete search (or of its cached candidates).
-  if (!measured.empty() && (cached || result.end == SearchEnd::kComplete) && !result.candidates.empty() &&
-      result.candidates.front().measured_seconds >= 0) {
+  if (!measured.empty() && profiled_in_time && (cached || result.end == SearchEnd::kComplete) &&
+      !result.candidates.empty() && result.candidates.front().measured_seconds >= 0) {
     cache_write(options.cache_dir, measured, result.candidates, result.stats.seconds);
   }
   result.stats.seconds = since(started);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -32,7 +33,11 @@ struct Measured {
 
 struct SearchOptions {
   targets::TargetProperties target;
-  double time_budget_seconds = 60;                   // for enumeration and verification together
+  // The whole call: building the target's terms, enumeration, verification and profiling (each
+  // measurement trimmed to the time left, none started after it; the input graph's is made
+  // whatever the time, its checked run standing for timed runs when none is left, so that there
+  // is always a checked answer). Where profiling follows, the search stops at 3/4 of it.
+  double time_budget_seconds = 60;
   int threads = 0;                                   // 0: the hardware's count
   uint64_t seed = 1;                                 // fingerprint inputs derive from it
   int max_kernel_ops = 2;                            // kernel-level operators per candidate, the fused one included
@@ -69,7 +74,8 @@ struct SearchOptions {
   // cheapest candidate not yet profiled; the correct ones come first, fastest first, so the input graph
   // itself is the result when no fused candidate beats it, or when the search verified none (it
   // is measured then too). Null: no profiling.
-  std::function<Measured(const KernelGraph &)> measure;
+  // `deadline`: when the budget ends; a measurement makes fewer timed runs to end near it.
+  std::function<Measured(const KernelGraph &, std::chrono::steady_clock::time_point deadline)> measure;
   int profile_top_k = 4;
   // The backend's word on whether it can build a candidate's kernels: called on each candidate
   // that passes its fingerprints, before it takes a place; false drops it (stats.unbuildable). The shared-memory limit

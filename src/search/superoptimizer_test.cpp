@@ -17,11 +17,14 @@
 #include "search/dim_classes.hpp"
 #include "search/result_cache.hpp"
 #include "search/subexpression.hpp"
+#include "search/terms.hpp"
 #include "serialize/graph_file.hpp"
 #include "testing/test_support.hpp"
 
 namespace yirage::search {
 namespace {
+
+using Deadline = std::chrono::steady_clock::time_point;
 
 SearchOptions small_options() {
   SearchOptions o;
@@ -104,7 +107,7 @@ TEST(Superoptimizer, ProfilesSplitLoopsAndTheCheapestOfEveryKernelCount) {
   o.profile_top_k = 2;
   o.time_budget_seconds = 300;
   std::vector<size_t> measured;
-  o.measure = [&](const KernelGraph &candidate) {
+  o.measure = [&](const KernelGraph &candidate, Deadline) {
     measured.push_back(kernel_count(candidate));
     bool split = false;
     for (const Operator &op : candidate.operators()) {
@@ -118,10 +121,10 @@ TEST(Superoptimizer, ProfilesSplitLoopsAndTheCheapestOfEveryKernelCount) {
     any_split = any_split || c.description.find("loop split over") != std::string::npos;
   EXPECT_TRUE(any_split);
   EXPECT_LE(r.candidates.size(), 5u);  // max_candidates, then the input graph once profiled
-  // The first candidate, the cheapest with another kernel count, the input graph.
+  // The input graph, then the first candidate and the cheapest with another kernel count.
   ASSERT_EQ(measured.size(), 3u);
-  EXPECT_NE(measured[0], measured[1]);
-  EXPECT_EQ(std::min(measured[0], measured[1]), 1u);
+  EXPECT_NE(measured[1], measured[2]);
+  EXPECT_EQ(std::min(measured[1], measured[2]), 1u);
   // Measured faster, an unsplit candidate comes first.
   EXPECT_EQ(r.candidates.front().measured_seconds, 1e-5);
   EXPECT_EQ(r.candidates.front().description.find("loop split over"), std::string::npos);
@@ -136,24 +139,27 @@ TEST(Superoptimizer, GivesAFailedCandidatesProfilingPlaceToTheNext) {
   o.max_candidates = 1;
   o.profile_top_k = 2;
   std::vector<std::vector<uint8_t>> measured;
-  o.measure = [&](const KernelGraph &candidate) {
+  o.measure = [&](const KernelGraph &candidate, Deadline) {
     measured.push_back(bytes_of(candidate));
-    if (measured.size() == 1) return Measured{false, -1, -1, "cuda compile: the tiles need more shared memory"};
-    return Measured{true, 1e-5 * static_cast<double>(measured.size()), 0, ""};
+    if (measured.size() == 1) return Measured{true, 1.0, 0, ""};  // the input graph, slow
+    if (measured.size() == 2) return Measured{false, -1, -1, "cuda compile: the tiles need more shared memory"};
+    return Measured{true, 1e-5 * static_cast<double>(measured.size() - 1), 0, ""};
   };
   const SearchResult r = superoptimize(g, o);
   ASSERT_GE(r.profiled.size(), 4u) << "the search kept 3 candidates for 2 places";
-  // Candidates 1 and 2 (0-based: the second and third cheapest) replace the first, then the input.
+  // The input first; then candidates 1 and 2 (0-based: the second and third cheapest) replace
+  // the first.
   ASSERT_EQ(measured.size(), 4u);
-  EXPECT_FALSE(r.profiled[0].measured.correct);
-  EXPECT_TRUE(r.profiled[1].measured.correct);
+  EXPECT_EQ(measured[0], bytes_of(g));
+  EXPECT_EQ(r.profiled[0].description, "the input graph, unchanged");
+  EXPECT_FALSE(r.profiled[1].measured.correct);
   EXPECT_TRUE(r.profiled[2].measured.correct);
-  EXPECT_EQ(r.profiled[3].description, "the input graph, unchanged");
+  EXPECT_TRUE(r.profiled[3].measured.correct);
   // The input graph is estimated like any candidate, so that estimates and measurements compare.
-  EXPECT_DOUBLE_EQ(r.profiled[3].estimated_seconds, estimate_cost(g, o.target, o.loop_waits).seconds);
-  EXPECT_GT(r.profiled[3].estimated_seconds, 0);
+  EXPECT_DOUBLE_EQ(r.profiled[0].estimated_seconds, estimate_cost(g, o.target, o.loop_waits).seconds);
+  EXPECT_GT(r.profiled[0].estimated_seconds, 0);
   for (const SearchCandidate &c : r.candidates) {
-    EXPECT_NE(bytes_of(c.graph), measured[0]) << "the failed candidate is dropped";
+    EXPECT_NE(bytes_of(c.graph), measured[1]) << "the failed candidate is dropped";
   }
   ASSERT_GE(r.candidates.size(), 3u);
   EXPECT_DOUBLE_EQ(r.candidates[0].measured_seconds, 2e-5);
@@ -162,12 +168,68 @@ TEST(Superoptimizer, GivesAFailedCandidatesProfilingPlaceToTheNext) {
 
 // A search stopped before it verified anything still answers with the input graph, measured:
 // it is correct by definition (before, the result was empty and the CLI and bindings failed).
+// The budget bounds profiling too: measurements get the budget's end, none starts after it, and
+// the candidates left unmeasured come back by estimate with TIMEOUT. (Each measurement here
+// takes 0.3 s of a 1 s budget: the input graph's and at most two more fit.)
+TEST(Superoptimizer, BudgetBoundsProfiling) {
+  const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  SearchOptions o = small_options();
+  o.time_budget_seconds = 1;
+  o.profile_top_k = 4;
+  std::vector<Deadline> deadlines;
+  o.measure = [&](const KernelGraph &, Deadline deadline) {
+    deadlines.push_back(deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return Measured{true, 1e-5, 0, ""};
+  };
+  const auto started = std::chrono::steady_clock::now();
+  const SearchResult r = superoptimize(g, o);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_LT(seconds, 1.0 + 0.3 + 0.2);  // the budget, one measurement in flight, slack
+  ASSERT_GE(deadlines.size(), 1u);
+  EXPECT_LE(deadlines.size(), 4u);
+  for (Deadline d : deadlines) {
+    EXPECT_NEAR(std::chrono::duration<double>(d - started).count(), 1.0, 0.05);
+  }
+  EXPECT_EQ(r.end, SearchEnd::kTimeout);
+  EXPECT_EQ(r.profiled.size(), deadlines.size());
+  EXPECT_EQ(r.profiled[0].description, "the input graph, unchanged");
+  size_t unmeasured = 0;
+  for (const SearchCandidate &c : r.candidates) unmeasured += c.measured_seconds < 0;
+  EXPECT_GE(unmeasured, 1u);
+}
+
+// Terms stop growing where they would pass their size limit: a chain of exp's (whose texts are
+// quadratic in its length) and a deadline already passed both give no terms, at once.
+TEST(Superoptimizer, TermsOfEndlessChainsAreRefusedQuickly) {
+  KernelGraph chain;
+  TensorId x = chain.new_input({4, 4}, DType::kFloat32);
+  for (int i = 0; i < 20000; ++i) x = chain.unary(OpKind::kExp, x);
+  chain.mark_output(x);
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_FALSE(kernel_terms_within(chain, [] { return false; }));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 1.0);
+  const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  EXPECT_FALSE(kernel_terms_within(g, [] { return true; }));
+  const auto terms = kernel_terms_within(g, [] { return false; });
+  ASSERT_TRUE(terms);
+  const std::vector<Expr> plain = kernel_terms(g);
+  ASSERT_EQ(terms->size(), plain.size());
+  for (size_t i = 0; i < plain.size(); ++i) EXPECT_EQ((*terms)[i]->text, plain[i]->text);
+  // The search on the chain ends at once, as out of time.
+  SearchOptions o = small_options();
+  o.time_budget_seconds = 1;
+  const SearchResult r = superoptimize(chain, o);
+  EXPECT_EQ(r.end, SearchEnd::kTimeout);
+  EXPECT_LT(r.stats.seconds, 1.5);
+}
+
 TEST(Superoptimizer, AnswersWithTheInputGraphWhenItVerifiedNothing) {
   const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
   SearchOptions o = small_options();
   o.cancelled = [] { return true; };
   int measured = 0;
-  o.measure = [&](const KernelGraph &) {
+  o.measure = [&](const KernelGraph &, Deadline) {
     ++measured;
     return Measured{true, 1e-5, 0, ""};
   };
@@ -488,7 +550,7 @@ TEST(ResultCache, AnswersAProfiledRequestWithoutMeasuring) {
   o.profile_top_k = 2;
   o.measured_by = "plugin a, device 0";
   int measured = 0;
-  o.measure = [&](const KernelGraph &) {
+  o.measure = [&](const KernelGraph &, Deadline) {
     ++measured;
     return Measured{true, 1e-5 * measured, 0, ""};  // each later one slower: the first wins
   };

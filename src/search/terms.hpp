@@ -2,6 +2,8 @@
 // shared by kernel graphs, thread-block graphs and the search's partial graphs.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include "ir/block_graph.hpp"
@@ -19,6 +21,12 @@ Expr operator_term(const OperatorGraph &graph, const Operator &op, const std::ve
 // Terms of every tensor of a kernel graph (index = TensorId); input i is variable i, and the
 // outputs of a customized operator are the terms of its saved tiles with its inputs substituted.
 std::vector<Expr> kernel_terms(const KernelGraph &graph);
+
+// The same, or nullopt where `stop` (asked before each operator) says so or the terms' texts
+// pass kMaxTermTextBytes: a term's text grows with its depth, so a chain of n operators that do
+// not cancel out (exp after exp) has texts of n² characters in all — gigabytes at 20,000.
+inline constexpr size_t kMaxTermTextBytes = size_t{64} << 20;
+std::optional<std::vector<Expr>> kernel_terms_within(const KernelGraph &graph, const std::function<bool()> &stop);
 
 // Terms of every tensor of a block graph whose input iterators read `inputs` (one per iterator).
 std::vector<Expr> block_terms(const BlockGraph &graph, const std::vector<Expr> &inputs);
