@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "target/target_abi.hpp"
+#include "util/log.hpp"
 
 namespace yirage::runtime {
 namespace {
@@ -87,21 +88,10 @@ decltype(yirage_backend_api::buffer_native) Plugin::buffer_native_entry() const 
 
 namespace {
 
-// The lowest level of plugin log lines printed: $YIRAGE_LOG (debug, info, warning); -1 unset.
-int log_threshold() {
-  static const int threshold = [] {
-    const char *level = std::getenv("YIRAGE_LOG");
-    if (level == nullptr) return -1;
-    const std::string l = level;
-    return l == "debug" ? 0 : l == "info" ? 1 : l == "warning" ? 2 : -1;
-  }();
-  return threshold;
-}
-
+// A plugin's log lines, printed as the host's own (util/log.hpp).
 void log_to_stderr(void *, yirage_backend_log_level level, const char *message) {
-  static const char *names[] = {"debug", "info", "warning"};
-  if (static_cast<int>(level) < log_threshold() || message == nullptr) return;
-  std::fprintf(stderr, "yirage [%s] %s\n", names[std::min(static_cast<int>(level), 2)], message);
+  if (message == nullptr) return;
+  util::log_line(static_cast<util::LogLevel>(std::clamp(static_cast<int>(level), 0, 2)), message);
 }
 
 }  // namespace
@@ -203,7 +193,7 @@ std::unique_ptr<Plugin> Plugin::load(const std::string &path, const std::string 
   host.abi_major = YIRAGE_BACKEND_ABI_MAJOR;
   host.abi_minor = YIRAGE_BACKEND_ABI_MINOR;
   host.cache_dir = cache_dir.empty() ? nullptr : cache_dir.c_str();
-  host.log = log_threshold() < 0 ? nullptr : log_to_stderr;
+  host.log = util::log_threshold() < 0 ? nullptr : log_to_stderr;
   yirage_backend_instance *instance = nullptr;
   plugin->call("create", api->create, static_cast<const yirage_backend_host *>(&host), &instance);
   plugin->instance_ = instance;

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "util/error.hpp"
+#include "util/log.hpp"
 
 namespace yirage::util {
 namespace {
@@ -210,9 +211,7 @@ void store_cached(const std::string &path, const std::string &bytes) {
 }
 
 void cache_warning(const std::string &message) {
-  const std::string level = env("YIRAGE_LOG");
-  if (level != "debug" && level != "info" && level != "warning") return;
-  std::fprintf(stderr, "yirage [warning] %s\n", message.c_str());
+  log_line(LogLevel::kWarning, message);
 }
 
 }  // namespace yirage::util

@@ -59,8 +59,7 @@ void store_cached(const std::string &path, const std::string &bytes);
 void commit_cached(const std::string &temporary, const std::string &path);
 
 // A cache problem that is no error (an entry that cannot be written, a bad entry replaced): one
-// line "yirage [warning] <message>" on stderr where $YIRAGE_LOG asks for warnings (debug, info
-// or warning), as the host prints plugins' log lines (docs/backends.md, "Logging"). Thread-safe.
+// line "yirage [warning] <message>" on stderr unless $YIRAGE_LOG is off (util/log.hpp).
 void cache_warning(const std::string &message);
 
 }  // namespace yirage::util
