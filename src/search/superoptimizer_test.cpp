@@ -185,7 +185,7 @@ TEST(Superoptimizer, BudgetBoundsProfiling) {
   const auto started = std::chrono::steady_clock::now();
   const SearchResult r = superoptimize(g, o);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  EXPECT_LT(seconds, 1.0 + 0.3 + 0.2);  // the budget, one measurement in flight, slack
+  EXPECT_LT(seconds, 1.0 + 0.3 + 0.5);  // the budget, one measurement in flight, slack (sanitizers)
   ASSERT_GE(deadlines.size(), 1u);
   EXPECT_LE(deadlines.size(), 4u);
   for (Deadline d : deadlines) {
