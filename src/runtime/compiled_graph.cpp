@@ -1,5 +1,6 @@
 #include "runtime/compiled_graph.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <string>
@@ -19,34 +20,40 @@ bool is_output(const KernelGraph &graph, TensorId id) {
 }
 
 // Checks a caller's tensor against `expected` on the kernel's device; returns its data pointer.
-void *checked_data(const std::string &role, const DLTensor *t, const Tensor &expected,
+// `role` names it in errors ("run: input 1"); it is called only on the way to one, so that a
+// run builds no strings.
+template <class Role>
+void *checked_data(const Role &role, const DLTensor *t, const Tensor &expected,
                    const yirage_backend_device_info &device) {
-  if (t == nullptr) invalid_argument(role + " is NULL");
+  if (t == nullptr) invalid_argument(role() + " is NULL");
   if (t->ndim != static_cast<int32_t>(expected.dims.size())) {
-    invalid_argument(role + " has " + std::to_string(t->ndim) + " dims, expected " +
+    invalid_argument(role() + " has " + std::to_string(t->ndim) + " dims, expected " +
                      std::to_string(expected.dims.size()) + " (" + to_string(expected.dims) + ")");
   }
-  if (t->ndim > 0 && t->shape == nullptr) invalid_argument(role + ": shape is NULL");
-  const Dims shape(t->shape, t->shape + t->ndim);
-  if (shape != expected.dims) {
-    invalid_argument(role + " has shape " + to_string(shape) + ", expected " + to_string(expected.dims));
+  if (t->ndim > 0 && t->shape == nullptr) invalid_argument(role() + ": shape is NULL");
+  if (!std::equal(expected.dims.begin(), expected.dims.end(), t->shape)) {
+    invalid_argument(role() + " has shape " + to_string(Dims(t->shape, t->shape + t->ndim)) + ", expected " +
+                     to_string(expected.dims));
   }
-  check_dlpack_dtype(role, t->dtype, expected.dtype);
+  const std::optional<DType> dtype = dtype_from_dlpack(t->dtype);
+  if (!dtype || *dtype != expected.dtype) check_dlpack_dtype(role(), t->dtype, expected.dtype);
   if (dlpack_device_type(t->device) != device.dlpack_device_type || t->device.device_id != device.dlpack_device_id) {
-    invalid_argument(role + " is on DLPack device (" + std::to_string(dlpack_device_type(t->device)) + ", " +
+    invalid_argument(role() + " is on DLPack device (" + std::to_string(dlpack_device_type(t->device)) + ", " +
                      std::to_string(t->device.device_id) + "), the kernel's device is (" +
                      std::to_string(device.dlpack_device_type) + ", " + std::to_string(device.dlpack_device_id) + ")");
   }
   if (t->strides != nullptr) {
-    const Dims compact = row_major_strides(expected.dims);
-    for (int32_t d = 0; d < t->ndim; ++d) {
-      if (expected.dims[static_cast<size_t>(d)] != 1 && t->strides[d] != compact[static_cast<size_t>(d)]) {
+    int64_t compact = 1;  // the row-major stride of dim d, from the last dim up
+    for (int32_t d = t->ndim; d-- > 0;) {
+      const int64_t extent = expected.dims[static_cast<size_t>(d)];
+      if (extent != 1 && t->strides[d] != compact) {
         throw Error(ErrorCode::kUnsupported,
-                    role + " is strided; kernels take compact row-major tensors (copy it first)");
+                    role() + " is strided; kernels take compact row-major tensors (copy it first)");
       }
+      compact *= extent;
     }
   }
-  if (t->data == nullptr && num_elements(expected.dims) > 0) invalid_argument(role + ": data is NULL");
+  if (t->data == nullptr && num_elements(expected.dims) > 0) invalid_argument(role() + ": data is NULL");
   return static_cast<char *>(t->data) + t->byte_offset;
 }
 
@@ -155,16 +162,16 @@ std::vector<CompiledGraph::Span> CompiledGraph::checked_spans(const std::string 
   }
   // The inputs' spans, then the outputs'.
   std::vector<Span> spans;
-  auto check = [&](const std::string &role, const DLTensor *t, TensorId id) {
-    const Tensor &expected = graph_.tensor(id);
-    const void *data = checked_data(function + ": " + role, t, expected, where);
-    spans.push_back({role, static_cast<char *>(const_cast<void *>(data)), tensor_bytes(expected)});
+  spans.reserve(inputs.size() + outputs.size());
+  auto role = [&](size_t k) {
+    return k < inputs.size() ? "input " + std::to_string(k) : "output " + std::to_string(k - inputs.size());
   };
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    check("input " + std::to_string(i), inputs[i], graph_.inputs()[i]);
-  }
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    check("output " + std::to_string(i), outputs[i], graph_.outputs()[i]);
+  for (size_t k = 0; k < inputs.size() + outputs.size(); ++k) {
+    const bool input = k < inputs.size();
+    const Tensor &expected = graph_.tensor(input ? graph_.inputs()[k] : graph_.outputs()[k - inputs.size()]);
+    const void *data = checked_data([&] { return function + ": " + role(k); },
+                                    input ? inputs[k] : outputs[k - inputs.size()], expected, where);
+    spans.push_back({static_cast<char *>(const_cast<void *>(data)), tensor_bytes(expected)});
   }
   // A kernel reads its inputs while it writes its outputs, in no defined order: an output that
   // shares memory with an input or another output would give results no one can predict.
@@ -174,7 +181,7 @@ std::vector<CompiledGraph::Span> CompiledGraph::checked_spans(const std::string 
       const Span &b = spans[i];
       const bool overlap = a.bytes > 0 && b.bytes > 0 && a.begin < b.begin + b.bytes && b.begin < a.begin + a.bytes;
       if (overlap) {
-        invalid_argument(function + ": " + a.role + " overlaps " + b.role +
+        invalid_argument(function + ": " + role(o) + " overlaps " + role(i) +
                          " in memory (outputs must not share memory with inputs or other "
                          "outputs)");
       }

@@ -89,8 +89,7 @@ class CompiledGraph {
   };
 
   // A caller's tensor as memory: its role ("input 1"), first byte and size.
-  struct Span {
-    std::string role;
+  struct Span {  // the inputs' then the outputs', in order
     char *begin;
     size_t bytes;
   };

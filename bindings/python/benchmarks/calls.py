@@ -7,13 +7,13 @@ The kernel: a small rms_norm + matmul graph compiled as it is (two kernels), or 
 --superoptimize the search's choice (usually one fused kernel). On CUDA the inputs are PyTorch
 tensors; on the CPU numpy arrays. Printed, each the median of 5 rounds of N calls, in µs a call:
 - kernel alone: the backend's own timing of one run (Kernel.measure);
-- call, no wait: k(inputs) back to back, then one synchronize (the host's cost a call while the
-  GPU keeps up; a kernel longer than that makes the loop wait for the GPU instead);
+- call, no wait: k(inputs) in chunks of 50, the synchronize after each chunk not timed (the
+  host's cost a call);
 - call + synchronize: k(inputs, synchronize=True), each waited for;
 - and its parts: the outputs allocated, the tensors read (PyTorch's pointers, shapes and strides
   on a GPU; DLPack capsules on the host), the stream looked up, the C run alone (no wait), and a
   synchronize alone;
-- PyTorch's own op of the same kind (x @ w) back to back, for scale.
+- PyTorch's own op of the same kind (x @ w), without and with a synchronize, for scale.
 """
 import argparse
 import statistics
@@ -25,15 +25,25 @@ import numpy as np
 import yirage as yr
 
 
-def per_call(fn, calls, after=None):
+def per_call(fn, calls, after=None, chunk=50):
+    """Median over 5 rounds of the host's µs a call. With `after` (a synchronize), calls run in
+    chunks of `chunk`, timed without the synchronize that follows each: the host's cost alone,
+    never slowed by a full launch queue (back to back, 1000 launches of a 10 µs kernel fill
+    it, and each launch then waits for the GPU)."""
     rounds = []
     for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        if after is not None:
-            after()
-        rounds.append((time.perf_counter() - start) / calls * 1e6)
+        spent = 0.0
+        done = 0
+        while done < calls:
+            n = min(chunk if after is not None else calls, calls - done)
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            spent += time.perf_counter() - start
+            if after is not None:
+                after()
+            done += n
+        rounds.append(spent / calls * 1e6)
     return statistics.median(rounds)
 
 
@@ -80,7 +90,7 @@ def main():
         ("call, no wait", per_call(lambda: k(ins), a.calls, sync)),
         ("call, outputs given, no wait", per_call(lambda: k(ins, outputs=[out]), a.calls, sync)),
         ("call + synchronize", per_call(lambda: k(ins, synchronize=True), a.calls)),
-        ("  outputs allocated", per_call(
+        ("  outputs allocated (as the call does)", per_call(
             lambda: yr._numpy_outputs(k._outputs) if device.is_host
             else yr._device_outputs(k._outputs, ins, "torch", device), a.calls)),
         (read[0], per_call(read[1], a.calls)),
@@ -89,7 +99,10 @@ def main():
         ("  synchronize alone", per_call(lambda: k.synchronize(stream), a.calls)),
     ]
     if torch_op is not None:
+        rows.append(("  torch.empty(..., device=) for scale", per_call(
+            lambda: torch.empty((8, 256), dtype=torch.float16, device=x.device), a.calls)))
         rows.append(("PyTorch x @ w, no wait", per_call(torch_op, a.calls, sync)))
+        rows.append(("PyTorch x @ w + synchronize", per_call(lambda: (torch_op(), sync()), a.calls)))
     what = k.search.candidates[0][1]["description"] if a.superoptimize else "compiled as it is"
     print(f"{device.name} ({backend}), {a.calls} calls a round, median of 5 rounds; Python "
           f"{sys.version.split()[0]}; the kernel: {what}")

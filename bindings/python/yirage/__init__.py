@@ -1045,7 +1045,16 @@ class Kernel:
         if raw_in is None:
             return None
         device = raw_in[0][5]
-        outputs = _torch_outputs(torch, self._outputs, inputs[0]) if outputs is None else list(outputs)
+        if outputs is None:
+            # The outputs' shapes and PyTorch dtypes, worked out on the first call.
+            spec = self.__dict__.get("_torch_spec")
+            if spec is None:
+                by_name = _torch_tables(torch)[0]
+                spec = self._torch_spec = [(dims, by_name[d.name]) for dims, d in self._outputs]
+            like = inputs[0]
+            outputs = [like.new_empty(dims, dtype=dt) for dims, dt in spec]
+        else:
+            outputs = list(outputs)
         raw_out = _torch_raw(torch, outputs)
         if raw_out is None or len(outputs) > 16:
             return None
