@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Sets up, then runs every test in three builds: the normal one (./build), an AddressSanitizer +
 # UndefinedBehaviorSanitizer one (./build-asan), and a clang libFuzzer one (./build-fuzz) that
-# fuzzes every loader of untrusted bytes for a short while. Warnings are errors. The sanitized
-# builds are compiled at -O1 with line tables only (-g1): enough for the sanitizers' stack traces,
-# and a third of the compile time of -O2 -g, which made the ASan build alone 14 of CI's 33 minutes
-# on two cores (their tests run no slower).
+# fuzzes every loader of untrusted bytes for a short while; then, in a ThreadSanitizer build
+# (./build-tsan) of only the library, the CPU plugin and the concurrency test, that test
+# (capi_threads: eight threads on one context). Warnings are errors. The sanitized builds are
+# compiled at -O1 with line tables only (-g1): enough for the sanitizers' stack traces, and a
+# third of the compile time of -O2 -g, which made the ASan build alone 14 of CI's 33 minutes on
+# two cores (their tests run no slower).
 # Then checks the Python package as a user gets it (scripts/check_python_install.sh: `pip install .`
 # into a fresh venv, `meson devenv`; about two minutes, most of it building the wheel).
 # Ends with one line "N passed, N failed" counting meson tests over all builds and those checks.
@@ -29,6 +31,14 @@ if [ ! -f build-fuzz/build.ninja ]; then
     >/dev/null || exit 1
 fi
 ninja -C build-fuzz fuzzers >/dev/null || exit 1  # only what its tests run (fuzz/meson.build)
+if [ ! -f build-tsan/build.ninja ]; then
+  # capi_threads keeps its kernel cache in the tree (capi_tests/threads-cache), not in the plain
+  # tree's: on a first run, four threads at a time compile one kernel under TSan too.
+  meson setup build-tsan --werror -Db_sanitize=thread -Db_lundef=false \
+    -Doptimization=1 -Ddebug=false -Dc_args=-g1 -Dcpp_args=-g1 >/dev/null || exit 1
+fi
+# Only what capi_threads runs: libyirage (through the test), the CPU plugin and the test.
+ninja -C build-tsan capi_tests/threads_test backends/cpu/libyirage-backend-cpu.so >/dev/null || exit 1
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp
@@ -38,12 +48,17 @@ for dir in build build-asan build-fuzz; do
   echo "== meson test in $dir"
   meson test -C "$dir" --no-rebuild --print-errorlogs || status=1
 done
+echo "== meson test in build-tsan (capi_threads)"
+# Any report fails the test (exit status 66); scripts/tsan.supp lists what is not yirage's.
+TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan.supp" \
+  meson test -C build-tsan --no-rebuild --print-errorlogs capi_threads || status=1
 
 echo "== Python install checks"
 scripts/check_python_install.sh build || status=1
 
 /usr/bin/python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
-  build-fuzz/meson-logs/testlog.json build/python-install-check/testlog.json <<'PY'
+  build-fuzz/meson-logs/testlog.json build-tsan/meson-logs/testlog.json \
+  build/python-install-check/testlog.json <<'PY'
 import json, os, sys
 passed = failed = skipped = 0
 for log in sys.argv[1:]:
