@@ -92,7 +92,7 @@ def main():
         ("call + synchronize", per_call(lambda: k(ins, synchronize=True), a.calls)),
         ("  outputs allocated (as the call does)", per_call(
             lambda: yr._numpy_outputs(k._outputs) if device.is_host
-            else yr._device_outputs(k._outputs, ins, "torch", device), a.calls)),
+            else k._new_torch_outputs(torch, 0), a.calls)),
         (read[0], per_call(read[1], a.calls)),
         (look[0], per_call(look[1], a.calls)),
         ("  C run alone, no wait", per_call(c_run, a.calls, sync)),

@@ -745,10 +745,9 @@ def _torch_tables(torch):
 
 
 def _torch_outputs(torch, shapes, like):
-    """New PyTorch tensors of (dims, yirage dtype) `shapes` on the device of tensor `like`
-    (Tensor.new_empty: a few µs less a call than torch.empty(..., device=))."""
+    """New PyTorch tensors of (dims, yirage dtype) `shapes` on the device of tensor `like`."""
     by_name = _torch_tables(torch)[0]
-    return [like.new_empty(dims, dtype=by_name[d.name]) for dims, d in shapes]
+    return [torch.empty(dims, dtype=by_name[d.name], device=like.device) for dims, d in shapes]
 
 
 _RUN_HOST = 2  # yirage_py_kernel_run's mode for host tensors on any device
@@ -1045,16 +1044,7 @@ class Kernel:
         if raw_in is None:
             return None
         device = raw_in[0][5]
-        if outputs is None:
-            # The outputs' shapes and PyTorch dtypes, worked out on the first call.
-            spec = self.__dict__.get("_torch_spec")
-            if spec is None:
-                by_name = _torch_tables(torch)[0]
-                spec = self._torch_spec = [(dims, by_name[d.name]) for dims, d in self._outputs]
-            like = inputs[0]
-            outputs = [like.new_empty(dims, dtype=dt) for dims, dt in spec]
-        else:
-            outputs = list(outputs)
+        outputs = self._new_torch_outputs(torch, device) if outputs is None else list(outputs)
         raw_out = _torch_raw(torch, outputs)
         if raw_out is None or len(outputs) > 16:
             return None
@@ -1063,6 +1053,19 @@ class Kernel:
         _check(_c.yirage_py_kernel_run_raw(self._handle, raw_in, raw_out, self._device_type, int(stream),
                                            1 if synchronize else 0))
         return outputs
+
+    def _new_torch_outputs(self, torch, device):
+        """New PyTorch outputs on CUDA device `device` (an index): torch.empty on a torch.device
+        kept from the last call, the dtypes worked out on the first (1-3 µs less a call than
+        Tensor.new_empty on an H200 host: docs/python.md, "Cheap calls")."""
+        spec = self.__dict__.get("_torch_spec")
+        if spec is None:
+            by_name = _torch_tables(torch)[0]
+            spec = self._torch_spec = [(dims, by_name[d.name]) for dims, d in self._outputs]
+        where = self.__dict__.get("_torch_device")
+        if where is None or where.index != device:
+            where = self._torch_device = torch.device("cuda", device)
+        return [torch.empty(dims, dtype=dt, device=where) for dims, dt in spec]
 
     def synchronize(self, stream=0):
         """Waits until this kernel's work queued on `stream` (an integer handle) has finished."""
