@@ -1,6 +1,8 @@
 #include "codegen/lower_operator.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "util/error.hpp"
 
@@ -64,33 +66,59 @@ Block reduction(const Operator &op, const TensorRef &x, const TensorRef &o, Shar
   return {loop({v.outer, v.inner}, {"r0", "r1"}, sharing, std::move(body))};
 }
 
+// One row of rms_norm (`row` its index, `cols` long) once `total` = Σ x² over it is known:
+// x · 1 / sqrt(total / cols + eps), times the weight, the row's stores shared as `lanes` says.
+// Where that mean is out of range (rms_mean_in_range: a row of 1e19s or of 1e-23s), the row again,
+// scaled by its largest magnitude, in serial loops (rare: each thread of the row runs them):
+// (x · scale) / sqrt(Σ (x · scale)² / cols + eps · scale²), a division, where a compiler allowed
+// to reassociate would turn (x · scale) · inv into x · (scale · inv), which can exceed float32.
+Block normalize_row(const Operator &op, const std::vector<TensorRef> &in, const TensorRef &o, const Expr &row,
+                    int64_t cols, const Expr &total, Sharing lanes) {
+  const double eps = op.attributes.eps;
+  const Expr element = row * int_const(cols) + var("c"), x = at(in[0], element), scale = var("scale");
+  const Expr count = float_const(static_cast<double>(cols));
+  auto weighted = [&](Expr v) { return op.attributes.has_weight ? std::move(v) * at(in[1], var("c")) : v; };
+  auto stores = [&](const Expr &value) {
+    return loop({cols}, {"c"}, lanes, {store(o.buffer, element, weighted(value))});
+  };
+  Expr mean = total / count;
+  if (eps != 0) mean = mean + float_const(eps);
+  const Block plain = {let("inv", call("yr_rsqrt", {var("mean")})), stores(x * var("inv"))};
+  Expr scaled_mean = var("squares") / count;
+  if (eps != 0) scaled_mean = scaled_mean + float_const(eps) * scale * scale;
+  const Block scaled = {
+      let_mutable("peak", float_const(0)),
+      loop({cols}, {"c"}, Sharing::kSerial, {assign("peak", call("yr_max", {var("peak"), magnitude(x)}))}),
+      let("scale", rms_scale(var("peak"), eps)),
+      let_mutable("squares", float_const(0)),
+      loop({cols}, {"c"}, Sharing::kSerial,
+           {let("v", x * scale), assign("squares", var("squares") + var("v") * var("v"))}),
+      let("norm", call("yr_sqrt", {scaled_mean})),
+      stores((x * scale) / var("norm"))};
+  return {let("mean", mean), if_then(rms_mean_in_range(var("mean")), plain, scaled)};
+}
+
+// x / sqrt(mean(x²) + eps) · weight over the trailing dims (norm_columns).
 Block rms_norm(const Operator &op, const std::vector<TensorRef> &in, const TensorRef &o, Sharing sharing) {
   const TensorRef &x = in[0];
   const int64_t cols = norm_columns(op, x.dims);
   const Expr C = int_const(cols);
-  auto weighted = [&](Expr v) { return op.attributes.has_weight ? std::move(v) * at(in[1], var("c")) : v; };
   if (sharing == Sharing::kThreads) {
-    const Expr element = var("r") * C + var("c");
     RowReduce rr;
     rr.rows = num_elements(x.dims) / cols;
     rr.cols = cols;
-    rr.value = at(x, element) * at(x, element);
+    rr.value = at(x, var("r") * C + var("c")) * at(x, var("r") * C + var("c"));
     // One reciprocal square root per row, then a multiplication per element.
-    rr.finish = {
-        let("inv",
-            call("yr_rsqrt", {var("total") / float_const(static_cast<double>(cols)) + float_const(op.attributes.eps)})),
-        loop({cols}, {"c"}, Sharing::kRowLanes, {store(o.buffer, element, weighted(at(x, element) * var("inv")))})};
+    rr.finish = normalize_row(op, in, o, var("r"), cols, var("total"), Sharing::kRowLanes);
     return {Stmt{rr}};
   }
-  const Expr element = var("r0") * C + var("c");
   Block body;
-  body.push_back(let_mutable("squares", float_const(0)));
-  body.push_back(loop({cols}, {"c"}, Sharing::kSerial,
-                      {let("v", at(x, element)), assign("squares", var("squares") + var("v") * var("v"))}));
-  body.push_back(let("inv", float_const(1) / call("yr_sqrt", {var("squares") / float_const(static_cast<double>(cols)) +
-                                                              float_const(op.attributes.eps)})));
+  body.push_back(let_mutable("total", float_const(0)));
   body.push_back(
-      loop({cols}, {"c"}, Sharing::kSerial, {store(o.buffer, element, weighted(at(x, element) * var("inv")))}));
+      loop({cols}, {"c"}, Sharing::kSerial,
+           {let("v", at(x, var("r0") * C + var("c"))), assign("total", var("total") + var("v") * var("v"))}));
+  for (Stmt &s : normalize_row(op, in, o, var("r0"), cols, var("total"), Sharing::kSerial))
+    body.push_back(std::move(s));
   return {loop({num_elements(x.dims) / cols}, {"r0"}, sharing, std::move(body))};
 }
 
@@ -123,6 +151,29 @@ Block split(const Operator &op, const TensorRef &x, const std::vector<TensorRef>
 }
 
 }  // namespace
+
+Expr magnitude(const Expr &v) {
+  return call("yr_max", {v, -v});
+}
+
+Expr rms_peak(const Expr &peak, double eps) {
+  return call("yr_clamp", {peak, float_const(std::max(kRmsPeakFloor, std::sqrt(eps))), float_const(0x1p126)});
+}
+
+Expr rms_scale(const Expr &peak, double eps) {
+  return float_const(1) / rms_peak(peak, eps);
+}
+
+Expr rms_scaled_inverse(const Expr &squares, int64_t count, double eps, const Expr &scale) {
+  Expr mean = squares / float_const(static_cast<double>(count));
+  if (eps != 0) mean = mean + float_const(eps) * scale * scale;
+  return call("yr_rsqrt", {mean});
+}
+
+Expr rms_mean_in_range(const Expr &mean) {
+  const Expr bounded = call("yr_clamp", {mean, float_const(0x1p-102), float_const(std::numeric_limits<float>::max())});
+  return binary("==", bounded, mean);
+}
 
 Block lower_operator(const Operator &op, const std::vector<TensorRef> &in, const std::vector<TensorRef> &out,
                      Sharing sharing) {

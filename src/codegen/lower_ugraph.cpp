@@ -175,6 +175,12 @@ class Lowerer {
                             [&](const Expr &e) { return store(running, e, float_const(-INFINITY)); }));
       s.writes.push_back({max_key(i), true});
     }
+    if (op.kind == OpKind::kAccumReduceRms) {  // 1 / each element's peak, the peak at rms_scale's floor
+      const BufferRef scales = at(l_.layout.running_max[i]);
+      s.body.push_back(each(num_elements(dims_of(op.inputs[0])),
+                            [&](const Expr &e) { return store(scales, e, float_const(1 / kRmsPeakFloor)); }));
+      s.writes.push_back({max_key(i), true});
+    }
     return s;
   }
 
@@ -196,9 +202,25 @@ class Lowerer {
         break;
       }
       case OpKind::kAccumReduceRms: {
-        const BufferRef state = at(l_.layout.state[i]);
+        // Per element, S = Σ (x · R)² so far, R = rms_scale of a magnitude the element had: the
+        // first above 2^-78 (R starts at 2^126), then any 2^48 times larger than 1 / R. So every
+        // term is at most 2^96 and the largest at least 2^-46 (never subnormal), and an ordinary
+        // iteration costs a multiplication more than Σ x²; where R changes (rare after the first
+        // iteration), S is rescaled to the new R first. The scaled values are Lets, each used
+        // twice, so that no reassociation squares x itself.
+        // (Names no target's loops use: CUDA's block loops count chunks in `u`.)
+        const BufferRef sums = at(l_.layout.state[i]), scales = at(l_.layout.running_max[i]);
+        const Expr e = var("e"), xr = var("rms_x"), a = var("rms_a"), b = var("rms_b"), q = var("rms_q");
+        const Expr xe = ld(x.buffer, e);
+        const Block raise = {let("rms_q", rms_scale(magnitude(xe), 0.0)), let("rms_a", xe * q),
+                             let("rms_b", q / ld(scales, e)), store(sums, e, ld(sums, e) * (b * b) + a * a),
+                             store(scales, e, q)};
         s.body.push_back(
-            each(n, [&](const Expr &e) { return store(state, e, ld(state, e) + ld(x.buffer, e) * ld(x.buffer, e)); }));
+            loop({n}, {"e"}, Sharing::kThreads,
+                 {let("rms_x", xe * ld(scales, e)),
+                  if_then(binary(">", xr * xr, float_const(0x1p96)), raise, {store(sums, e, ld(sums, e) + xr * xr)})},
+                 4));
+        s.writes.push_back({max_key(i), true});
         break;
       }
       case OpKind::kAccumMax:
@@ -242,17 +264,37 @@ class Lowerer {
     const Dims &x_dims = dims_of(op.inputs[0]);
     const int64_t last = x_dims.back();
     const BufferRef state = at(l_.layout.state[i]);
+    const Expr element = var("r") * int_const(last) + var("c");
     RowReduce rr;
     rr.rows = num_elements(x_dims) / last;
     rr.cols = last;
-    rr.value = load(state, var("r") * int_const(last) + var("c"));
+    rr.value = load(state, element);
     const Expr count = float_const(static_cast<double>(last * bg_.config().forloop_range));
+    std::vector<Access> reads = {{state_key(i), false}};
     if (op.kind == OpKind::kAccumReduceMean) rr.finish.push_back(assign("total", var("total") / count));
-    if (op.kind == OpKind::kAccumReduceRms)
-      rr.finish.push_back(assign("total", call("yr_sqrt", {var("total") / count})));
+    if (op.kind == OpKind::kAccumReduceRms) {
+      // Σ S / R² over the row; where that leaves float32's range, again with each peak 1 / R
+      // multiplied by the scale of the row's largest first (serial loops, each thread of the row
+      // runs them): sqrt(Σ S · (scale / R)² / count) / scale.
+      const BufferRef scales = at(l_.layout.running_max[i]);
+      const Expr s_at = load(state, element), r_at = load(scales, element), m = var("m");
+      rr.value = s_at / (r_at * r_at);
+      const Block scaled = {
+          let_mutable("peak", float_const(0)),
+          loop({last}, {"c"}, Sharing::kSerial, {assign("peak", call("yr_max", {var("peak"), float_const(1) / r_at}))}),
+          let("scale", rms_scale(var("peak"), 0.0)),
+          let_mutable("squares", float_const(0)),
+          loop({last}, {"c"}, Sharing::kSerial,
+               {let("m", var("scale") / r_at), assign("squares", var("squares") + s_at * m * m)}),
+          assign("total", call("yr_sqrt", {var("squares") / count}) / var("scale"))};
+      rr.finish.push_back(let("mean", var("total") / count));
+      rr.finish.push_back(
+          if_then(rms_mean_in_range(var("mean")), {assign("total", call("yr_sqrt", {var("mean")}))}, scaled));
+      reads.push_back({max_key(i), false});
+    }
     rr.finish.push_back(
         loop({1}, {"c"}, Sharing::kRowLanes, {store(tile(op.outputs[0]).buffer, var("r"), var("total"))}));
-    return Step{StepKind::kFinishAccumulator, i, 0, {Stmt{rr}}, {{state_key(i), false}}, {{op.outputs[0], false}}};
+    return Step{StepKind::kFinishAccumulator, i, 0, {Stmt{rr}}, std::move(reads), {{op.outputs[0], false}}};
   }
 
   const BlockGraph &bg_;

@@ -79,7 +79,10 @@ TEST(CodegenOperators, ElementwiseOperatorsAreLoopsOverTheirOutput) {
 }
 
 // Inside a block, an rms_norm is a row reduction whose finish shares the row; its plain expansion
-// gives each row to one thread.
+// gives each row to one thread. Where the row's mean square is not a normal float32 of full
+// precision (a row of 1e19s overflows, one of 1e-23s underflows), the row is done again, scaled by
+// its largest magnitude (held within [sqrt(eps), 2^126]) and divided, never multiplied by 1 / rms,
+// which may exceed float32.
 TEST(CodegenOperators, BlockNormsAreRowReductions) {
   KernelGraph g;
   g.mark_output(g.rms_norm(g.new_input({2, 8}, DType::kFloat32), {8}, 1e-6, std::nullopt));
@@ -95,11 +98,38 @@ TEST(CodegenOperators, BlockNormsAreRowReductions) {
             "  for (int64_t c = 0; c < 8; ++c) {\n"
             "    total = total + smem0[(r * 8 + c)] * smem0[(r * 8 + c)];\n"
             "  }\n"
-            "  const float inv = yr_rsqrt(total / 8.0f + 1e-06f);\n"
-            "  for (int64_t c = 0; c < 8; ++c) {\n"
-            "    smem16[(r * 8 + c)] = smem0[(r * 8 + c)] * inv;\n"
+            "  const float mean = total / 8.0f + 1e-06f;\n"
+            "  if (yr_clamp(mean, 1.97215226e-31f, 3.40282347e+38f) == mean) {\n"
+            "    const float inv = yr_rsqrt(mean);\n"
+            "    for (int64_t c = 0; c < 8; ++c) {\n"
+            "      smem16[(r * 8 + c)] = smem0[(r * 8 + c)] * inv;\n"
+            "    }\n"
+            "  }\n"
+            "  else {\n"
+            "    float peak = 0.0f;\n"
+            "    for (int64_t c = 0; c < 8; ++c) {\n"
+            "      peak = yr_max(peak, yr_max(smem0[(r * 8 + c)], -smem0[(r * 8 + c)]));\n"
+            "    }\n"
+            "    const float scale = 1.0f / yr_clamp(peak, 0.001f, 8.50705917e+37f);\n"
+            "    float squares = 0.0f;\n"
+            "    for (int64_t c = 0; c < 8; ++c) {\n"
+            "      const float v = smem0[(r * 8 + c)] * scale;\n"
+            "      squares = squares + v * v;\n"
+            "    }\n"
+            "    const float norm = yr_sqrt(squares / 8.0f + 1e-06f * scale * scale);\n"
+            "    for (int64_t c = 0; c < 8; ++c) {\n"
+            "      smem16[(r * 8 + c)] = smem0[(r * 8 + c)] * scale / norm;\n"
+            "    }\n"
             "  }\n"
             "}\n");
+  // Without eps the floor is float32's smallest normal, and no eps term is added.
+  KernelGraph g0;
+  g0.mark_output(g0.rms_norm(g0.new_input({2, 8}, DType::kFloat32), {8}, 0.0, std::nullopt));
+  const Block b0 = lower_operator(g0.operators().back(), in, out, Sharing::kThreads);
+  const std::string text = printed(expand(std::get<RowReduce>(b0.at(0).node)));
+  EXPECT_NE(text.find("const float mean = total / 8.0f;"), std::string::npos) << text;
+  EXPECT_NE(text.find("1.0f / yr_clamp(peak, 1.17549435e-38f, 8.50705917e+37f)"), std::string::npos) << text;
+  EXPECT_NE(text.find("yr_sqrt(squares / 8.0f);"), std::string::npos) << text;
 }
 
 // What each step of a lowered µGraph is, in order: "phase kind op".
@@ -118,12 +148,13 @@ std::vector<std::string> step_list(const BlockGraph &bg, const LoweredUGraph &l)
 }
 
 // rmsnorm_linear's µGraph: tiles of X and W in each iteration, X·W summed and Σ x² kept over the
-// loop, then the rms of each row and the division after it. The walker puts a barrier where a step
-// reads what another thread wrote since the last one: before the matmul (it reads whole rows and
-// columns of the tiles just loaded), at the end of each iteration (the next one's loads overwrite
-// tiles still being read), before the division (it reads the rows' rms, written by the row
-// reduction's threads) and before the save (16-byte groups of float16 span threads' elements);
-// none between the matmul and its sum, which reads each element where its thread wrote it.
+// loop (scaled, see below), then the rms of each row and the division after it. The walker puts a
+// barrier where a step reads what another thread wrote since the last one: before the matmul (it
+// reads whole rows and columns of the tiles just loaded), at the end of each iteration (the next
+// one's loads overwrite tiles still being read), before the division (it reads the rows' rms,
+// written by the row reduction's threads) and before the save (16-byte groups of float16 span
+// threads' elements); none between the matmul and its sum, which reads each element where its
+// thread wrote it.
 TEST(CodegenUGraphs, RmsNormLinearLowersToStepsInFourPhases) {
   const KernelGraph fused = bench::build_fused("rmsnorm_linear", 1, DType::kFloat16, 16);
   const BlockGraph &bg = *fused.operators().back().block_graph;
@@ -145,7 +176,7 @@ TEST(CodegenUGraphs, RmsNormLinearLowersToStepsInFourPhases) {
   UGraphWalker(printer, bg, lowered).walk();
   const std::string code = p.str();
   const size_t loop = code.find("for (int64_t it = 0; it < 4; ++it)"), matmul = code.find("float acc = 0.0f;");
-  const size_t sum = code.find("for threads (e < 128)", matmul), division = code.find(" / smem");
+  const size_t sum = code.find("for threads (e < 128)", matmul), division = code.find("] / smem4480[");
   const size_t save = code.find("yr_st(out0");
   ASSERT_NE(loop, std::string::npos) << code;
   std::vector<size_t> barriers;
@@ -158,6 +189,17 @@ TEST(CodegenUGraphs, RmsNormLinearLowersToStepsInFourPhases) {
   EXPECT_LT(barriers[2], division);
   EXPECT_LT(barriers[3], save);
   EXPECT_LT(division, barriers[3]);
+  // The rms accumulator keeps, per element, Σ (x · R)² with R = 1 / a magnitude the element had,
+  // changed (and the sum rescaled) only where a term would pass 2^96, so that X's squares never
+  // leave float32; its result sums sum / R² over the row, again scaled by the row's largest 1 / R
+  // where that leaves float32.
+  EXPECT_NE(code.find("const float rms_x = smem0[e] * smem4740[e];\n    if (rms_x * rms_x > 7.92281625e+28f) {"),
+            std::string::npos)
+      << code;
+  EXPECT_NE(code.find("smem4612[e] = smem4612[e] * (rms_b * rms_b) + rms_a * rms_a;"), std::string::npos) << code;
+  EXPECT_NE(code.find("smem4612[e] = smem4612[e] + rms_x * rms_x;"), std::string::npos) << code;
+  EXPECT_NE(code.find("if (yr_clamp(mean, 1.97215226e-31f, 3.40282347e+38f) == mean) {"), std::string::npos) << code;
+  EXPECT_NE(code.find("total = yr_sqrt(squares / 256.0f) / scale;"), std::string::npos) << code;
 
   // A device whose shared memory the layout exceeds refuses the µGraph.
   lowering.max_shared_bytes = lowering.layout.floats * 4 - 4;

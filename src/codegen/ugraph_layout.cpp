@@ -30,6 +30,9 @@ BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::ve
         (kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean || kind == OpKind::kAccumReduceRms)) {
       layout.state[i] = reserve(num_elements(bg.tensor(ops[i].inputs[0]).dims));
     }
+    if (own_sums && kind == OpKind::kAccumReduceRms) {
+      layout.running_max[i] = reserve(num_elements(bg.tensor(ops[i].inputs[0]).dims));
+    }
     if (kind == OpKind::kAccumRescale) {
       const int64_t m = num_elements(bg.tensor(ops[i].inputs[1]).dims);
       layout.running_max[i] = reserve(m);

@@ -17,7 +17,8 @@ struct BlockLayout {
   std::vector<int64_t> tile;         // per tensor
   std::vector<int64_t> state;        // per operator: a reducing accumulator's sums, or the new
                                      // running max during an online-softmax (rescale) update
-  std::vector<int64_t> running_max;  // per operator: a rescale accumulator's running max
+  std::vector<int64_t> running_max;  // per operator: a rescale accumulator's running max, or an
+                                     // rms accumulator's running peak |x| per element
   int64_t floats = 0;                // the arena's size
 };
 // row_pad (empty, or one entry per tensor): floats left after each row (last dim) of a tile;

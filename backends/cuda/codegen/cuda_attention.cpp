@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "codegen/lower_operator.hpp"
 #include "cuda/codegen/cuda_loops.hpp"
 #include "cuda/codegen/cuda_wgmma.hpp"
 
@@ -80,8 +81,50 @@ void RegisterAttention::emit_registers(Printer &p, const std::string &q, int64_t
     p.line("t0 += __shfl_xor_sync(0xffffffffu, t0, off);");
     p.line("t1 += __shfl_xor_sync(0xffffffffu, t1, off);");
     p.close();
-    p.line(rms_inverse("t0", depth, *q_norm_eps, "inv0"));
-    p.line(rms_inverse("t1", depth, *q_norm_eps, "inv1"));
+    // Where a row's mean square is out of float32's range (a row of 1e19s or 1e-23s), the warp
+    // (together: the shuffles need every lane) does its rows again: each row's largest magnitude,
+    // then its squares scaled by it (rms_scale).
+    const double eps = *q_norm_eps;
+    Expr m0 = var("t0") / float_const(static_cast<double>(depth)),
+         m1 = var("t1") / float_const(static_cast<double>(depth));
+    if (eps != 0) {
+      m0 = m0 + float_const(eps);
+      m1 = m1 + float_const(eps);
+    }
+    p.line("float inv0 = yr_rsqrt(" + c_text(m0) + "), inv1 = yr_rsqrt(" + c_text(m1) + ");");
+    p.open("if (__any_sync(0xffffffffu, (in0 && !(" + c_text(rms_mean_in_range(m0)) + ")) || (in1 && !(" +
+           c_text(rms_mean_in_range(m1)) + "))))");
+    p.line("float p0 = 0.0f, p1 = 0.0f;");
+    p.line("#pragma unroll");
+    p.open("for (int s = 0; s < " + S + "; ++s)");
+    p.line("p0 = yr_max(p0, yr_max(yr_max(fabsf(x[s][0]), fabsf(x[s][1])), yr_max(fabsf(x[s][4]), fabsf(x[s][5]))));");
+    p.line("p1 = yr_max(p1, yr_max(yr_max(fabsf(x[s][2]), fabsf(x[s][3])), yr_max(fabsf(x[s][6]), fabsf(x[s][7]))));");
+    p.close();
+    p.open("for (int off = 1; off < 4; off *= 2)");
+    p.line("p0 = yr_max(p0, __shfl_xor_sync(0xffffffffu, p0, off));");
+    p.line("p1 = yr_max(p1, __shfl_xor_sync(0xffffffffu, p1, off));");
+    p.close();
+    // The lane's values scaled in place: the fragments below multiply by inv alone.
+    p.line("const float s0 = " + c_text(rms_scale(var("p0"), eps)) + ", s1 = " + c_text(rms_scale(var("p1"), eps)) +
+           ";");
+    p.line("t0 = 0.0f;");
+    p.line("t1 = 0.0f;");
+    p.line("#pragma unroll");
+    p.open("for (int s = 0; s < " + S + "; ++s)");
+    p.line("#pragma unroll");
+    p.open("for (int h = 0; h < 2; ++h)");
+    p.line("x[s][4 * h] *= s0, x[s][4 * h + 1] *= s0, x[s][4 * h + 2] *= s1, x[s][4 * h + 3] *= s1;");
+    p.line("t0 += x[s][4 * h] * x[s][4 * h] + x[s][4 * h + 1] * x[s][4 * h + 1];");
+    p.line("t1 += x[s][4 * h + 2] * x[s][4 * h + 2] + x[s][4 * h + 3] * x[s][4 * h + 3];");
+    p.close();
+    p.close();
+    p.open("for (int off = 1; off < 4; off *= 2)");
+    p.line("t0 += __shfl_xor_sync(0xffffffffu, t0, off);");
+    p.line("t1 += __shfl_xor_sync(0xffffffffu, t1, off);");
+    p.close();
+    p.line("inv0 = " + c_text(rms_scaled_inverse(var("t0"), depth, eps, var("s0"))) + ";");
+    p.line("inv1 = " + c_text(rms_scaled_inverse(var("t1"), depth, eps, var("s1"))) + ";");
+    p.close();
     scale0 = " * inv0";
     scale1 = " * inv1";
   }

@@ -1,5 +1,6 @@
 #include "cuda/codegen/cuda_loops.hpp"
 
+#include "codegen/lower_operator.hpp"
 #include "codegen/stmt.hpp"
 
 namespace yirage::codegen::cuda {
@@ -44,9 +45,13 @@ std::string reduce_into(const std::string &into, const std::string &v, bool is_m
   return is_max ? into + " = yr_max(" + into + ", " + v + ");" : into + " += " + v + ";";
 }
 
-std::string rms_inverse(const std::string &total, int64_t cols, double eps, const std::string &name) {
-  return "const float " + name + " = yr_rsqrt(" + total + " / " + literal(static_cast<double>(cols)) + " + " +
-         literal(eps) + ");";
+std::string rms_scale(const std::string &peak, double eps, const std::string &name) {
+  return "const float " + name + " = " + c_text(codegen::rms_scale(var(peak), eps)) + ";";
+}
+
+std::string rms_inverse(const std::string &total, int64_t cols, double eps, const std::string &scale,
+                        const std::string &name) {
+  return "const float " + name + " = " + c_text(rms_scaled_inverse(var(total), cols, eps, var(scale))) + ";";
 }
 
 void shared_loop(Printer &p, const ThreadShare &s, const Dims &dims, const std::string &prefix,

@@ -55,10 +55,14 @@ inline std::string reduce_identity(bool is_max) {
 }
 std::string reduce_into(const std::string &into, const std::string &v, bool is_max);
 
-// rms_norm's reciprocal of a row of `cols` whose squares sum to `total`, as `const float name`:
-// one reciprocal square root per row (rsqrtf, 2 ulp), then a multiplication per element, instead
-// of an IEEE square root and a division on the block's critical path.
-std::string rms_inverse(const std::string &total, int64_t cols, double eps, const std::string &name = "inv");
+// rms_norm's arithmetic (codegen/lower_operator.hpp, rms_scale), as `const float name = …;`: the
+// scale of a row whose largest magnitude is `peak`, and the reciprocal of a row of `cols` whose
+// scaled squares sum to `total`. One reciprocal square root per row (rsqrtf, 2 ulp), then two
+// multiplications per element, (x · scale) · inv, instead of an IEEE square root and a division on
+// the block's critical path.
+std::string rms_scale(const std::string &peak, double eps, const std::string &name = "scale");
+std::string rms_inverse(const std::string &total, int64_t cols, double eps, const std::string &scale,
+                        const std::string &name = "inv");
 
 // `tile_dims` in groups of `group` elements along the last dim.
 inline Dims groups_of(const Dims &tile_dims, int64_t group) {

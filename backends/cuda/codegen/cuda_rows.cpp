@@ -3,6 +3,7 @@
 #include <functional>
 #include <string>
 
+#include "codegen/lower_operator.hpp"
 #include "cuda/codegen/cuda_loops.hpp"
 #include "util/error.hpp"
 
@@ -381,37 +382,82 @@ class RowsEmitter {
   // those of its lanes with shuffles into a slot per row and warp; after a barrier each thread
   // adds up its rows' slots. The slots alternate between two arrays: a thread still reading the
   // one of the previous reduction has not passed the barrier that the writers of the next passed.
+  // Where an rms_norm's row has a mean square out of float32's range (rms_mean_in_range: a row of
+  // 1e19s or 1e-23s) the block, all of it since the choice must be the same in every thread,
+  // reduces again: each row's largest magnitude, then its squares scaled by it (rms_scale). Where
+  // every thread has chunks in every row (groups are rows) each finds the same answer; else
+  // __syncthreads_or gathers it, a barrier more for ordinary rows.
   void row_reduction(const Operator &op) {
     const bool is_max = op.kind == OpKind::kReductionMax, squares = op.kind == OpKind::kRmsNorm;
-    const TensorId x = op.inputs[0];
+    const double eps = op.attributes.eps;
+    const int64_t cols = full_.back();
+    const std::string xj = value(op.inputs[0]) + "[u][j]", out = value(op.outputs[0]) + "[u][j]";
+    p_.open("");
+    if (!squares) {
+      reduce("total", xj, is_max);
+      each_group([&] { each_chunk_of_group([&] { p_.line(value(op.outputs[0]) + "[u] = total[g];"); }); });
+      p_.close();
+      return;
+    }
+    reduce("total", xj + " * " + xj, false);
+    p_.line("bool out_of_range = false;");
+    each_group([&] {
+      p_.line("const float mean = " + c_text(mean_square(var("total[g]"), eps, cols)) + ";");
+      p_.line("out_of_range = out_of_range || !(" + c_text(rms_mean_in_range(var("mean"))) + ");");
+    });
+    p_.open(row_group() > 1 ? "if (out_of_range)" : "if (__syncthreads_or(out_of_range))");
+    reduce("peak", "fabsf(" + xj + ")", true);
+    reduce("total", "(" + xj + " * scale) * (" + xj + " * scale)", false, [&] { p_.line(rms_scale("peak[g]", eps)); });
+    each_group([&] {
+      p_.line(rms_scale("peak[g]", eps));
+      p_.line(rms_inverse("total[g]", cols, eps, "scale"));
+      each_chunk_of_group([&] { each_element(out + " = " + xj + " * scale * inv;"); });
+    });
+    p_.close();
+    p_.open("else");
+    each_group([&] {
+      p_.line("const float inv = " + c_text(call("yr_rsqrt", {mean_square(var("total[g]"), eps, cols)})) + ";");
+      each_chunk_of_group([&] { each_element(out + " = " + xj + " * inv;"); });
+    });
+    p_.close();
+    p_.close();
+  }
+
+  // total / cols + eps.
+  static Expr mean_square(const Expr &total, double eps, int64_t cols) {
+    const Expr mean = total / float_const(static_cast<double>(cols));
+    return eps != 0 ? mean + float_const(eps) : mean;
+  }
+  // Group g's chunks u; whole warps skip a missing chunk (only where groups are single chunks).
+  void each_group(const std::function<void()> &body) {
+    p_.line("#pragma unroll");
+    p_.open("for (int g = 0; g < " + std::to_string(per_thread_ / row_group()) + "; ++g)");
+    if (chunks_ % threads_ != 0) p_.line("if (" + chunk("g") + " >= " + std::to_string(chunks_) + ") continue;");
+    body();
+    p_.close();
+  }
+  void each_chunk_of_group(const std::function<void()> &body) {
+    const std::string G = std::to_string(row_group());
+    p_.line("#pragma unroll");
+    p_.open("for (int u = g * " + G + "; u < g * " + G + " + " + G + "; ++u)");
+    body();
+    p_.close();
+  }
+  // float `into`[groups]: Σ (or max) of `element` over each group's row, in every thread of the
+  // row, through the next slot array and a barrier; `before`, where given, first in each group.
+  void reduce(const std::string &into, const std::string &element, bool max,
+              const std::function<void()> &before = nullptr) {
     const std::string slots = "(smem + " + std::to_string(next_slots_ * warp_chunks()) + ")";
     next_slots_ ^= 1;
     const int64_t group = row_group(), warps = threads_ / 32;
-    const std::string groups = std::to_string(per_thread_ / group), G = std::to_string(group);
-    const std::string init = reduce_identity(is_max);
-    auto accumulate = [&](const std::string &into, const std::string &v) { return reduce_into(into, v, is_max); };
-    const std::string xj = value(x) + "[u][j]";
-    // Group g's chunks u; whole warps skip a missing chunk (only where groups are single chunks).
-    auto each_group = [&](const std::function<void()> &body) {
-      p_.line("#pragma unroll");
-      p_.open("for (int g = 0; g < " + groups + "; ++g)");
-      if (chunks_ % threads_ != 0) p_.line("if (" + chunk("g") + " >= " + std::to_string(chunks_) + ") continue;");
-      body();
-      p_.close();
-    };
-    auto each_chunk_of_group = [&](const std::function<void()> &body) {
-      p_.line("#pragma unroll");
-      p_.open("for (int u = g * " + G + "; u < g * " + G + " + " + G + "; ++u)");
-      body();
-      p_.close();
-    };
-    p_.open("");
-    p_.line("float total[" + groups + "];");
+    const std::string init = reduce_identity(max), at = into + "[g]";
+    p_.line("float " + into + "[" + std::to_string(per_thread_ / group) + "];");
     each_group([&] {
-      p_.line("total[g] = " + init + ";");
-      each_chunk_of_group([&] { each_element(accumulate("total[g]", squares ? xj + " * " + xj : xj)); });
-      p_.line(warp_reduce("total[g]", is_max));
-      p_.line("if (lane == 0) " + slots + "[g * " + std::to_string(warps) + " + warp] = total[g];");
+      if (before) before();
+      p_.line(at + " = " + init + ";");
+      each_chunk_of_group([&] { each_element(reduce_into(at, element, max)); });
+      p_.line(warp_reduce(at, max));
+      p_.line("if (lane == 0) " + slots + "[g * " + std::to_string(warps) + " + warp] = " + at + ";");
     });
     p_.line("__syncthreads();");
     each_group([&] {
@@ -421,18 +467,9 @@ class RowsEmitter {
                                           : "(" + chunk("g") + " / " + std::to_string(full_.back() / kChunk) + ") * " +
                                                 std::to_string(row_slots);
       p_.line("const float *row = " + slots + " + " + first + ";");
-      p_.line("total[g] = " + init + ";");
-      p_.line("for (int k = 0; k < " + std::to_string(row_slots) + "; ++k) " + accumulate("total[g]", "row[k]"));
-      if (squares) p_.line(rms_inverse("total[g]", full_.back(), op.attributes.eps));
-      each_chunk_of_group([&] {
-        if (squares) {
-          each_element(value(op.outputs[0]) + "[u][j] = " + xj + " * inv;");
-        } else {
-          p_.line(value(op.outputs[0]) + "[u] = total[g];");
-        }
-      });
+      p_.line(at + " = " + init + ";");
+      p_.line("for (int k = 0; k < " + std::to_string(row_slots) + "; ++k) " + reduce_into(at, "row[k]", max));
     });
-    p_.close();
   }
 
   Printer &p_;

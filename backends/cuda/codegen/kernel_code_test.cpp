@@ -161,5 +161,32 @@ TEST(CudaCodegenKernels, ElementwiseOperatorsRunOnVectors) {
   EXPECT_EQ(source_of(partial).source.find(vector_load), std::string::npos);
 }
 
+// A pre-defined rms_norm sums its row's squares as before (one reduction, two barriers per row);
+// only where the mean square is out of float32's range (a row of 1e19s overflows it, one of
+// 1e-23s underflows it; the block takes the branch together) does it reduce the row again: its
+// largest magnitude, then its squares scaled by it, and stores (x · scale) · inv, never
+// x · (1 / rms): a row held in registers is scaled in place, a streamed one (over 32 elements per
+// thread) as it is stored.
+TEST(CudaCodegenKernels, RmsNormScalesRowsOutOfRangeByTheirLargestMagnitude) {
+  for (const int64_t n : {int64_t{4000}, int64_t{9000}}) {
+    KernelGraph g;
+    g.mark_output(g.rms_norm(g.new_input({3, n}, DType::kFloat32), {n}, 1e-6, std::nullopt));
+    const std::string source =
+        codegen::cuda_source(serialize::make_kernel_program(g, g.operators().size() - 1), h100_device()).source;
+    const std::string at = "row of " + std::to_string(n);
+    const size_t branch = source.find("if (!(yr_clamp(mean, 1.97215226e-31f, 3.40282347e+38f) == mean)) {");
+    ASSERT_NE(branch, std::string::npos) << at << source;
+    EXPECT_NE(source.find("scale = 1.0f / yr_clamp(peak, 0.001f, 8.50705917e+37f);", branch), std::string::npos) << at;
+    EXPECT_NE(source.find("inv = yr_rsqrt(s / " + std::to_string(n) + ".0f + 1e-06f * scale * scale);", branch),
+              std::string::npos)
+        << at;
+    EXPECT_NE(source.find(n == 4000 ? "v[e] *= scale;" : "yr_ld(row + c) * scale * inv);", branch), std::string::npos)
+        << at;
+    size_t barriers = 0;
+    for (size_t i = source.find("__syncthreads();"); i < branch; i = source.find("__syncthreads();", i + 1)) ++barriers;
+    EXPECT_EQ(barriers, 2u) << at << ": one reduction on ordinary rows, and the reuse of its slots";
+  }
+}
+
 }  // namespace
 }  // namespace yirage::cuda

@@ -367,8 +367,10 @@ TEST(CudaCodegenBlocks, AttentionOffsetSlackComesFromTheTarget) {
 }
 
 // qknorm's Q = rms_norm(X) is normalized as its fragments are loaded from X's tile: the 4 lanes
-// of a row add up its squares by two shuffles; no block-wide pass, no tile for Q (the kernel
-// needs gqa's shared memory), no barrier between X's tile and the fragments. On the mma.sync
+// of a row add up its squares by two shuffles (where a row's mean square is out of float32's
+// range, the warp does its rows again, scaled by their largest magnitudes); no block-wide pass, no
+// tile for Q (the kernel needs gqa's shared memory), no barrier between X's tile and the
+// fragments. On the mma.sync
 // path (sm_80) and the warpgroup one (sm_90a), 64 rows per block and 128 (b = 8's blocks).
 TEST(CudaCodegenBlocks, QknormNormalizesQAsItsFragmentsAreLoaded) {
   for (const auto &[blocks, cc] : {std::pair<int64_t, int>{4, 90}, {4, 80}, {2, 90}}) {
@@ -379,7 +381,13 @@ TEST(CudaCodegenBlocks, QknormNormalizesQAsItsFragmentsAreLoaded) {
     const std::string body = kernel_body(qknorm);
     ASSERT_NE(body.find("unsigned att_q[4][4];"), std::string::npos) << at;
     EXPECT_NE(body.find("t0 += __shfl_xor_sync(0xffffffffu, t0, off);"), std::string::npos) << at;
-    EXPECT_NE(body.find("const float inv0 = yr_rsqrt(t0 / "), std::string::npos) << at;
+    EXPECT_NE(body.find("float inv0 = yr_rsqrt(t0 / 64.0f), inv1 = yr_rsqrt(t1 / 64.0f);"), std::string::npos) << at;
+    EXPECT_NE(body.find("if (__any_sync(0xffffffffu, (in0 && !(yr_clamp(t0 / 64.0f, "), std::string::npos) << at;
+    EXPECT_NE(body.find("p0 = yr_max(p0, __shfl_xor_sync(0xffffffffu, p0, off));"), std::string::npos) << at;
+    EXPECT_NE(body.find("const float s0 = 1.0f / yr_clamp(p0, 1.17549435e-38f, 8.50705917e+37f), s1 = "),
+              std::string::npos)
+        << at;
+    EXPECT_NE(body.find("x[s][4 * h] *= s0, x[s][4 * h + 1] *= s0, "), std::string::npos) << at;
     EXPECT_NE(
         body.find(
             "att_q[s][3] = in1 ? yr_pack2(static_cast<const yr_f16 *>(nullptr), x[s][6] * inv1, x[s][7] * inv1) : 0u;"),
@@ -542,7 +550,10 @@ TEST(CudaCodegenBlocks, InvariantTilesAreLoadedTogether) {
 // in shared memory, two arrays of one float per warp chunk of 256 elements, on every target and
 // whatever the shared-memory limit (the inputs come by 16-byte loads into registers, never
 // through shared memory). A thread's chunks of one row are added up before the shuffles (ntrans:
-// 2 chunks, one slot per warp and row). Tiles whose rows are not whole warp chunks (the block
+// 2 chunks, one slot per warp and row). Where some row's mean square is out of float32's range,
+// the block's rows reduce again, scaled by their largest magnitudes: every thread of ntrans has
+// chunks in its one row and knows that by itself; the row chain's threads ask the block
+// (__syncthreads_or). Tiles whose rows are not whole warp chunks (the block
 // reductions' 37) and µGraphs with a for-loop or a matmul get the shared-memory code.
 TEST(CudaCodegenBlocks, RowChainsStayInRegisters) {
   const std::string marker = "Rows in registers";
@@ -556,13 +567,18 @@ TEST(CudaCodegenBlocks, RowChainsStayInRegisters) {
       EXPECT_EQ(ntrans.shared_bytes, slots);
       EXPECT_EQ(count(ntrans.source, "] = yr_stream16(src"), 3 * dtype_size(dt) / 2)
           << "one 16-byte load per chunk of 16-bit elements, two of float32";
-      EXPECT_EQ(count(ntrans.source, "__syncthreads();"), 2u) << "one per rms_norm";
-      EXPECT_EQ(count(ntrans.source, "for (int k = 0; k < 8; ++k)"), 2u) << "8 warps' slots per row";
+      EXPECT_EQ(count(ntrans.source, "__syncthreads();"), 2u * 3) << "one per reduction, three per rms_norm";
+      EXPECT_EQ(count(ntrans.source, "if (out_of_range) {"), 2u) << "no barrier more for ordinary rows";
+      EXPECT_EQ(count(ntrans.source, "for (int k = 0; k < 8; ++k)"), 2u * 3) << "8 warps' slots per row";
+      EXPECT_NE(ntrans.source.find("const float scale = 1.0f / yr_clamp(peak[g], 1.17549435e-38f, 8.50705917e+37f);"),
+                std::string::npos);
+      EXPECT_NE(ntrans.source.find("] * scale * inv;"), std::string::npos);
     }
     const codegen::CudaKernel chain = customized_source(bench::build_row_chain(true, dt), kH100SharedBytes);
     EXPECT_NE(chain.source.find(marker), std::string::npos) << chain.source;
     EXPECT_EQ(chain.shared_bytes, 2 * (2 * 3 * 256 / 256) * 4);
     EXPECT_NE(chain.source.find(">= 192) continue;"), std::string::npos) << "warps 6 and 7 have no chunk";
+    EXPECT_EQ(count(chain.source, "if (__syncthreads_or(out_of_range)) {"), 2u);
     EXPECT_EQ(customized_source(bench::build_row_chain(true, dt), kH100SharedBytes, false).source.find(marker),
               std::string::npos);
   }
