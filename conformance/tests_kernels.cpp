@@ -1,7 +1,8 @@
 // Kernel tests: every kernel-level operator in every dtype on random shapes (odd sizes, size-1
-// dims), the six fused benchmark µGraphs, concurrent compiles and launches, and timers. Each
-// result is checked against the reference executor (float64) on fresh random inputs, outputs
-// poisoned first, guard bytes after every output, inputs read back unchanged.
+// dims), the six fused benchmark µGraphs, rms_norm on rows near the dtypes' limits, concurrent
+// compiles and launches, and timers. Each result is checked against the reference executor
+// (float64) on fresh random inputs, outputs poisoned first, guard bytes after every output, inputs
+// read back unchanged.
 #include <functional>
 #include <optional>
 #include <random>
@@ -45,13 +46,18 @@ runtime::MeasureOptions checked_options(uint64_t seed) {
   return options;
 }
 
-// Runs `candidate` on the device and compares it with `reference` evaluated by the executor.
-void check_graph(Session &s, const KernelGraph &reference, const KernelGraph &candidate, uint64_t seed,
-                 const std::string &what) {
+// Runs `candidate` on the device and compares it with `reference` evaluated by the executor
+// (with the Measurer's range checks where the reference has an rms_norm: runtime/measure.hpp).
+void check_graph(Session &s, const KernelGraph &reference, const KernelGraph &candidate, const std::string &what,
+                 const runtime::MeasureOptions &options) {
   need_support(s, candidate);
-  runtime::Measurer measurer(s.plugin(), s.device(), reference, checked_options(seed));
+  runtime::Measurer measurer(s.plugin(), s.device(), reference, options);
   const runtime::Measurement m = measurer.measure(candidate, false);
   expect(m.correct, what + ": " + m.error);
+}
+void check_graph(Session &s, const KernelGraph &reference, const KernelGraph &candidate, uint64_t seed,
+                 const std::string &what) {
+  check_graph(s, reference, candidate, what, checked_options(seed));
 }
 
 // ---- operators on random shapes ----
@@ -285,6 +291,82 @@ void check_row_chain(Session &s, DType dt, const std::string &name) {
               "row chain against kernel-level operators");
 }
 
+// ---- rows near the limits of a dtype's range ----
+
+// rms_norm of x (`dims`, over the last dim; times a weight where `weighted`) at kernel level, or
+// (`blocks` > 0) as a µGraph of that many blocks along dim 0 without a for-loop.
+KernelGraph norm_graph(const Dims &dims, DType dt, double eps, bool weighted, int64_t blocks) {
+  KernelGraph g;
+  const int64_t n = dims.back();
+  const TensorId x = g.new_input(dims, dt);
+  const std::optional<TensorId> w = weighted ? std::optional<TensorId>(g.new_input({n}, dt)) : std::nullopt;
+  if (blocks == 0) {
+    g.mark_output(g.rms_norm(x, {n}, eps, w));
+    return g;
+  }
+  BlockGraphConfig config;
+  config.grid = {blocks, 1, 1};
+  config.block_threads = 128;
+  auto bg = std::make_shared<BlockGraph>(config);
+  const TensorId xt = bg->new_input(dims, dt, {0, -1, -1}, -1);
+  const std::optional<TensorId> wt =
+      weighted ? std::optional<TensorId>(bg->new_input({n}, dt, kReplicated, -1)) : std::nullopt;
+  bg->new_output(bg->rms_norm(xt, {n}, eps, wt), {0, -1, -1}, -1);
+  std::vector<TensorId> inputs = {x};
+  if (w) inputs.push_back(*w);
+  g.mark_output(g.customized(inputs, bg)[0]);
+  return g;
+}
+
+// rms_norm on rows of values near the dtype's largest and smallest magnitudes (float32 and
+// bfloat16: up to 2^126, 2^-120 and 2^-130, the last all subnormal, so that 1 / rms exceeds
+// float32; float16: 2^15, 2^-14 and 2^-20), whose squares leave float32's range: at kernel level (odd rows, with a
+// weight and eps, and a row of two dims without), inside blocks (the block's threads share rows of 37), on rows of 256
+// without a for-loop (which CUDA keeps in registers), and the rms accumulator of rmsnorm_linear's µGraph (X up to
+// 2^±100; float16 as above), each against the kernel-level graph. The weight and W are not scaled.
+// docs/verification.md, "Numeric checks near the range limits".
+void check_norm_limits(Session &s, DType dt, const std::string &name) {
+  s.need_dtype(dt);
+  const bool wide = dt != DType::kFloat16;
+  const double factors[] = {wide ? 0x1p126 : 0x1p15, wide ? 0x1p-120 : 0x1p-14, wide ? 0x1p-130 : 0x1p-20};
+  std::mt19937_64 rng(seed_of(name));
+  const int64_t n = odd_size(rng, 3, 300);
+  struct Case {
+    const char *what;
+    KernelGraph reference, candidate;
+  };
+  const KernelGraph weighted = norm_graph({odd_size(rng, 2, 20), n}, dt, 1e-6, true, 0);
+  const KernelGraph plain = norm_graph({3, n}, dt, 0, false, 0);
+  std::vector<Case> cases;
+  cases.push_back({"kernel-level rms_norm with a weight", weighted, weighted});
+  cases.push_back({"kernel-level rms_norm without eps", plain, plain});
+  cases.push_back({"block-level rms_norm with a weight", norm_graph({6, 5, 37}, dt, 1e-5, true, 0),
+                   norm_graph({6, 5, 37}, dt, 1e-5, true, 3)});
+  cases.push_back({"block-level rms_norm without eps", norm_graph({6, 5, 37}, dt, 0, false, 0),
+                   norm_graph({6, 5, 37}, dt, 0, false, 3)});
+  cases.push_back(
+      {"rms_norm on rows of 256", norm_graph({6, 3, 256}, dt, 0, false, 0), norm_graph({6, 3, 256}, dt, 0, false, 3)});
+  for (size_t c = 0; c < cases.size(); ++c) {
+    for (double factor : factors) {
+      runtime::MeasureOptions options = checked_options(seed_of(name) + c);
+      options.input_scales = {factor};  // x; the weight stays in [-1, 1]
+      options.range_checks = false;
+      char what[160];
+      std::snprintf(what, sizeof what, "%s, x scaled by %g", cases[c].what, factor);
+      check_graph(s, cases[c].reference, cases[c].candidate, what, options);
+    }
+  }
+  for (double factor : {wide ? 0x1p100 : 0x1p15, wide ? 0x1p-100 : 0x1p-14}) {
+    runtime::MeasureOptions options = checked_options(seed_of(name + "rmsnorm_linear"));
+    options.input_scales = {factor};  // X; W stays in [-1, 1]
+    options.range_checks = false;
+    char what[160];
+    std::snprintf(what, sizeof what, "rmsnorm_linear's µGraph (the rms accumulator), X scaled by %g", factor);
+    check_graph(s, bench::build_unfused("rmsnorm_linear", 1, dt, 16), bench::build_fused("rmsnorm_linear", 1, dt, 16),
+                what, options);
+  }
+}
+
 // ---- concurrency and timers ----
 
 // Runs `body(i)` on two threads at once; the first failure fails the test.
@@ -401,6 +483,10 @@ void add_kernel_tests(std::vector<TestCase> &tests) {
     tests.push_back({name, [dt, name](Session &s) { check_block_reductions(s, dt, name); }});
     const std::string rows = std::string("kernels.row_chain.") + dtype_name(dt);
     tests.push_back({rows, [dt, rows](Session &s) { check_row_chain(s, dt, rows); }});
+  }
+  for (DType dt : kDTypes) {
+    const std::string name = std::string("kernels.rms_norm_limits.") + dtype_name(dt);
+    tests.push_back({name, [dt, name](Session &s) { check_norm_limits(s, dt, name); }});
   }
   tests.push_back({"concurrency.compiles", concurrent_compiles});
   tests.push_back({"concurrency.launches", concurrent_launches});

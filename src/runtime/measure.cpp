@@ -20,6 +20,15 @@ double relative_tolerance(DType dtype) {
   return 1e-4;
 }
 
+// A range check's inputs: the inputs as drawn, those it scales (by `factor`) in buffers of their own.
+struct Measurer::Scaled {
+  double factor = 1;
+  std::vector<size_t> scaled;               // which inputs
+  std::vector<Buffer> buffers;              // per input; null where it is not scaled
+  std::vector<std::vector<uint8_t>> bytes;  // per input; empty where it is not scaled
+  std::vector<reference::Values> expected;
+};
+
 // The device copies of the inputs and the reference's outputs.
 struct Measurer::Inputs {
   std::vector<Buffer> buffers;
@@ -27,8 +36,12 @@ struct Measurer::Inputs {
   std::vector<reference::Values> expected;
   std::vector<double> largest;  // the reference's largest magnitude per tensor (overflow_note)
   double range = 1;             // the inputs are in [-range, range]
+  std::vector<Scaled> scaled;   // the range checks'
 };
 constexpr int kMaxHalvings = 6;
+// The range checks' factors: rows of up to 1.8e19, whose squares overflow float32, and of up to
+// 1.3e-23, whose squares underflow it (measure.hpp).
+constexpr double kRangeFactors[] = {0x1p64, 0x1p-76};
 
 // y = a + b, a float32 [rows, 1] and b [1, kFlushColumns] broadcast to flush_bytes of output:
 // the kernel writes flush_bytes and reads almost nothing, so L2 ends up holding its dirty lines
@@ -53,6 +66,58 @@ DLTensor host_view(std::vector<uint8_t> &bytes, std::vector<int64_t> &shape, DTy
   t.dtype = dtype_to_dlpack(dtype);
   t.shape = shape.data();
   return t;
+}
+
+// Whether a range check scales inputs of `dtype`: float32 and bfloat16 ones.
+bool scalable(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kBFloat16;
+}
+
+// The inputs of `g` (by position) that reach the normalized operand of an rms_norm through
+// operators whose result scales with their operands: those the range checks scale.
+std::vector<size_t> norm_inputs(const KernelGraph &g) {
+  std::vector<bool> reaches(g.num_tensors(), false);
+  const std::vector<Operator> &ops = g.operators();
+  for (size_t i = ops.size(); i-- > 0;) {  // consumers come after their producers
+    const Operator &op = ops[i];
+    if (op.kind == OpKind::kRmsNorm) reaches[static_cast<size_t>(op.inputs[0])] = true;
+    const bool linear = op.kind == OpKind::kAdd || op.kind == OpKind::kSub || op.kind == OpKind::kNeg ||
+                        op.kind == OpKind::kMulScalar || op.kind == OpKind::kConcat || op.kind == OpKind::kSplit;
+    if (!linear) continue;
+    for (TensorId out : op.outputs) {
+      if (!reaches[static_cast<size_t>(out)]) continue;
+      for (TensorId in : op.inputs) reaches[static_cast<size_t>(in)] = true;
+    }
+  }
+  std::vector<size_t> inputs;
+  for (size_t k = 0; k < g.inputs().size(); ++k) {
+    const TensorId t = g.inputs()[k];
+    if (reaches[static_cast<size_t>(t)] && scalable(g.tensor(t).dtype)) inputs.push_back(k);
+  }
+  return inputs;
+}
+
+// Whether some tensor of `g` is nonzero but so small in its dtype (its largest magnitude below the
+// smallest normal number times 2^(significand bits)) that it cannot be stored to the dtype's
+// precision: a range check is unfair there.
+bool has_underflow(const KernelGraph &g, const std::vector<double> &largest) {
+  for (size_t t = 0; t < g.num_tensors() && t < largest.size(); ++t) {
+    const DType dtype = g.tensor(static_cast<TensorId>(t)).dtype;
+    const double limit = dtype == DType::kFloat16    ? std::ldexp(1.0, -14 + 11)
+                         : dtype == DType::kBFloat16 ? std::ldexp(1.0, -126 + 8)
+                                                     : std::ldexp(1.0, -126 + 24);
+    if (largest[t] > 0 && largest[t] < limit) return true;
+  }
+  return false;
+}
+
+// "2^64" for a power of two, else the number.
+std::string factor_text(double factor) {
+  int exponent = 0;
+  if (std::frexp(factor, &exponent) == 0.5) return "2^" + std::to_string(exponent - 1);
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", factor);
+  return text;
 }
 
 }  // namespace
@@ -114,10 +179,11 @@ void Measurer::prepare() {
     const double range = std::ldexp(1.0, -halvings);
     values.clear();
     inputs->bytes.clear();
-    for (TensorId id : reference_.inputs()) {
-      const Tensor &t = reference_.tensor(id);
+    for (size_t k = 0; k < reference_.inputs().size(); ++k) {
+      const Tensor &t = reference_.tensor(reference_.inputs()[k]);
+      const double factor = k < options_.input_scales.size() ? options_.input_scales[k] : 1.0;
       reference::Values v(static_cast<size_t>(num_elements(t.dims)));
-      for (double &x : v) x = uniform(rng) * range;
+      for (double &x : v) x = uniform(rng) * range * factor;
       std::vector<uint8_t> bytes(tensor_bytes(t));
       std::vector<int64_t> shape = t.dims;
       const DLTensor view = host_view(bytes, shape, t.dtype);
@@ -140,6 +206,39 @@ void Measurer::prepare() {
     inputs->buffers.push_back(std::move(buffer));
   }
   inputs_ = std::move(inputs);
+  if (options_.range_checks) prepare_range_checks(values);
+}
+
+void Measurer::prepare_range_checks(const std::vector<reference::Values> &values) {
+  const std::vector<size_t> scaled = norm_inputs(reference_);
+  if (scaled.empty()) return;
+  for (double factor : kRangeFactors) {
+    Scaled check;
+    check.factor = factor;
+    check.scaled = scaled;
+    check.buffers.resize(values.size());
+    check.bytes.resize(values.size());
+    std::vector<reference::Values> v = values;
+    for (size_t k : scaled) {
+      const Tensor &t = reference_.tensor(reference_.inputs()[k]);
+      for (double &x : v[k]) x *= factor;
+      std::vector<uint8_t> bytes(tensor_bytes(t));
+      std::vector<int64_t> shape = t.dims;
+      const DLTensor view = host_view(bytes, shape, t.dtype);
+      write_host_tensor(view, t.dtype, v[k]);
+      v[k] = read_host_tensor(view, t.dtype);
+      check.bytes[k] = std::move(bytes);
+    }
+    std::vector<double> largest;
+    check.expected = reference::evaluate(reference_, v, options_.reference_threads, &largest);
+    if (reference::first_out_of_range(reference_, largest) || has_underflow(reference_, largest)) continue;
+    for (size_t k : scaled) {
+      check.buffers[k] = allocate_buffer(plugin_, device_, check.bytes[k].size());
+      plugin_.call("buffer_write", plugin_.api().buffer_write, check.buffers[k].get(), size_t{0},
+                   static_cast<const void *>(check.bytes[k].data()), check.bytes[k].size());
+    }
+    inputs_->scaled.push_back(std::move(check));
+  }
 }
 
 const Measurer::Flush *Measurer::flush() {
@@ -188,6 +287,58 @@ std::string Measurer::overflow_note(const KernelGraph &measured) const {
   if (!itself) return "; the graph it is checked against overflows " + where;
   return "; the graph itself overflows " + where +
          ", so on any backend it computes infinities there (and NaNs or zeros after them)";
+}
+
+std::string Measurer::range_check_error(const CompiledGraph &compiled, const std::vector<yirage_backend_buffer *> &out,
+                                        Measurement &m) {
+  const KernelGraph &g = compiled.graph();
+  const yirage_backend_api &api = plugin_.api();
+  for (const Scaled &check : inputs_->scaled) {
+    ++m.range_checks;
+    std::string inputs;
+    for (size_t k : check.scaled) inputs += (inputs.empty() ? "" : ", ") + std::to_string(k);
+    const std::string what = " on inputs " + inputs + " scaled by " + factor_text(check.factor) +
+                             " (rms_norm rows near the limits of float32; docs/verification.md)";
+    std::vector<yirage_backend_buffer *> in;
+    for (size_t k = 0; k < check.buffers.size(); ++k) {
+      in.push_back(check.buffers[k] ? check.buffers[k].get() : inputs_->buffers[k].get());
+    }
+    for (size_t o = 0; o < out.size(); ++o) {
+      const size_t bytes = tensor_bytes(g.tensor(g.outputs()[o]));
+      std::vector<uint8_t> poison(bytes, 0xFF);
+      poison.resize(bytes + options_.guard_bytes, kGuardByte);
+      plugin_.call("buffer_write", api.buffer_write, out[o], size_t{0}, static_cast<const void *>(poison.data()),
+                   poison.size());
+    }
+    compiled.run_buffers(in, out, nullptr);
+    compiled.synchronize(nullptr);
+    for (size_t o = 0; o < out.size() && options_.guard_bytes > 0; ++o) {
+      expect_bytes(plugin_, out[o], tensor_bytes(g.tensor(g.outputs()[o])),
+                   std::vector<uint8_t>(options_.guard_bytes, kGuardByte),
+                   "output " + std::to_string(o) + "'s guard bytes" + what);
+    }
+    for (size_t k = 0; k < in.size() && options_.check_inputs_unchanged; ++k) {
+      expect_bytes(plugin_, in[k], 0, check.buffers[k] ? check.bytes[k] : inputs_->bytes[k],
+                   "input " + std::to_string(k) + what);
+    }
+    for (size_t o = 0; o < out.size(); ++o) {
+      const Tensor &t = g.tensor(g.outputs()[o]);
+      std::vector<uint8_t> bytes(tensor_bytes(t));
+      plugin_.call("buffer_read", api.buffer_read, out[o], size_t{0}, static_cast<void *>(bytes.data()), bytes.size());
+      std::vector<int64_t> shape = t.dims;
+      const reference::Values got = read_host_tensor(host_view(bytes, shape, t.dtype), t.dtype);
+      std::string why;
+      const double error = relative_error(got, check.expected[o], why);
+      m.max_relative_error = std::max(m.max_relative_error, error);
+      if (!(error <= relative_tolerance(t.dtype))) {
+        char text[160];
+        std::snprintf(text, sizeof text, "output %zu: relative error %.3g exceeds %.1g (%s)", o, error,
+                      relative_tolerance(t.dtype), dtype_name(t.dtype));
+        return (why.empty() ? text : std::string(text) + ": " + why) + what;
+      }
+    }
+  }
+  return "";
 }
 
 Measurement Measurer::measure(const KernelGraph &candidate, bool time, std::optional<Deadline> deadline) {
@@ -260,6 +411,10 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time, std::opt
         m.error += overflow_note(g);
         return m;
       }
+    }
+    if (std::string failed = range_check_error(compiled, out, m); !failed.empty()) {
+      m.error = std::move(failed);
+      return m;
     }
     m.correct = true;
     if (!time) return m;

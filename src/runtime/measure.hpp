@@ -9,6 +9,19 @@
 // so an element the kernel never writes fails the check. The check is a relative norm per output,
 // ‖got − want‖₂ / ‖want‖₂, against relative_tolerance(dtype); where the reference is NaN the
 // kernel must be NaN too, and those elements leave the norm.
+//
+// Range checks (docs/verification.md, "Numeric checks near the range limits"): where the
+// reference normalizes rows (rms_norm), a candidate is checked again on the same inputs with
+// those that reach a normalized operand (through add, sub, neg, mul_scalar, concat and split)
+// multiplied by 2^64 and by 2^-76, where they are float32 or bfloat16: rows of up to 1.8e19 and
+// 1.3e-23, whose squares leave float32's range. rms_norm's result does not depend on that
+// factor, so the reference's output stays in range and a kernel must match it. A factor is left
+// out where the reference itself leaves its dtypes' range on those inputs: any tensor beyond the
+// largest finite value, or any nonzero tensor whose largest magnitude is below the smallest
+// normal number times 2^(significand bits) (it would be stored imprecisely or flushed to zero, as
+// the products of two scaled inputs are); exp, matmul and products of scaled inputs overflow or
+// underflow there legitimately. float16 inputs are not scaled: the squares of every float16 fit
+// float32.
 #pragma once
 
 #include <chrono>
@@ -41,6 +54,12 @@ struct MeasureOptions {
   // size, so that each run starts with the graph's inputs out of L2 and L2 full of dirty lines
   // (docs/backends.md, "Profiling in the search").
   int64_t flush_bytes = 0;
+  // Per reference input, the factor its random values are multiplied by (empty or missing: 1),
+  // for checks on inputs of a chosen magnitude (the conformance suite's rows near a dtype's
+  // limits). The range halving above applies on top of it.
+  std::vector<double> input_scales;
+  // The range checks (see above); off, only the inputs as drawn are checked.
+  bool range_checks = true;
 };
 
 // The relative-norm error of `got` against `want` (see above); INFINITY, with `why` set, when a
@@ -52,7 +71,8 @@ struct Measurement {
   double max_relative_error = -1;  // the worst output's; -1 if never compared
   double median_seconds = -1;      // -1 if not timed (it failed or was wrong)
   double min_seconds = -1;
-  std::string error;  // why it failed or was wrong; "" when correct
+  std::string error;     // why it failed or was wrong; "" when correct
+  int range_checks = 0;  // the range checks that ran (each with its factor), passed or not
 };
 
 // Checks graphs equivalent to one reference graph, all on the same inputs: the reference runs
@@ -77,8 +97,15 @@ class Measurer {
 
  private:
   struct Inputs;
+  struct Scaled;
   struct Flush;
   void prepare();
+  // The range checks' inputs, from the inputs as drawn (values, rounded to their dtypes).
+  void prepare_range_checks(const std::vector<reference::Values> &values);
+  // Runs `compiled` on each range check's inputs into `out` (poisoned first, guards and inputs
+  // checked as the first run's) and compares its outputs: "" when all match, else why not.
+  std::string range_check_error(const CompiledGraph &compiled, const std::vector<yirage_backend_buffer *> &out,
+                                Measurement &m);
   // The kernel run before each timed run (flush_bytes), or null: built on first use, kept for
   // the Measurer's life. Throws (every time) when it cannot be built.
   const Flush *flush();

@@ -408,6 +408,53 @@ TEST(CpuPlugin, MeasurerNarrowsInputsWhereTheReferenceOverflows) {
   EXPECT_FALSE(measurer.measure(wrong, false).correct);
 }
 
+// The range checks (measure.hpp): a graph with an rms_norm is checked again with the inputs that
+// reach its normalized operand scaled by 2^64 and 2^-76. An rms_norm spelled out as
+// x / sqrt(Σ x² / n) stores x² in float32: right on [-1, 1], infinite or zero on those rows, so
+// the check rejects it, and says on which inputs; the operator itself passes. The checks leave
+// out what they cannot judge: graphs without rms_norm, float16 inputs (their squares fit
+// float32), and factors where the reference itself leaves its dtype (here (2x)², beyond float32
+// at 2^64 and below its normal range at 2^-76).
+TEST(CpuPlugin, MeasurerChecksNormsOnRowsNearTheRangeLimits) {
+  auto plugin = cpu_plugin();
+  const Dims dims = {5, 33};
+  KernelGraph norm;  // one builder call per statement: the order of inputs is the graph's
+  const TensorId x = norm.new_input(dims, DType::kFloat32), b = norm.new_input({1, 33}, DType::kFloat32);
+  norm.mark_output(norm.rms_norm(norm.binary(OpKind::kAdd, x, b), {33}, 0.0, std::nullopt));
+  KernelGraph spelled;
+  const TensorId x2 = spelled.new_input(dims, DType::kFloat32), b2 = spelled.new_input({1, 33}, DType::kFloat32);
+  const TensorId y = spelled.binary(OpKind::kAdd, x2, b2);
+  const TensorId mean =
+      spelled.mul_scalar(spelled.reduction(OpKind::kReduction, spelled.unary(OpKind::kSquare, y), 1), 1.0 / 33);
+  spelled.mark_output(spelled.binary(OpKind::kDiv, y, spelled.unary(OpKind::kSqrt, mean)));
+  Measurer measurer(*plugin, 0, norm, MeasureOptions{});
+  const Measurement ok = measurer.measure(norm, false);
+  EXPECT_TRUE(ok.correct) << ok.error;
+  EXPECT_EQ(ok.range_checks, 2);
+  const Measurement wrong = measurer.measure(spelled, false);
+  EXPECT_FALSE(wrong.correct);
+  EXPECT_NE(wrong.error.find("on inputs 0, 1 scaled by 2^64"), std::string::npos) << wrong.error;
+  MeasureOptions off;
+  off.range_checks = false;
+  Measurer unchecked(*plugin, 0, norm, off);
+  const Measurement plain = unchecked.measure(spelled, false);
+  EXPECT_TRUE(plain.correct) << "on [-1, 1] the spelled-out norm is right: " << plain.error;
+  EXPECT_EQ(plain.range_checks, 0);
+
+  KernelGraph no_norm, half, squares;
+  no_norm.mark_output(no_norm.unary(OpKind::kExp, no_norm.new_input(dims, DType::kFloat32)));
+  half.mark_output(half.rms_norm(half.new_input(dims, DType::kFloat16), {33}, 0.0, std::nullopt));
+  const TensorId z = squares.new_input(dims, DType::kFloat32);
+  squares.mark_output(squares.rms_norm(z, {33}, 0.0, std::nullopt));
+  squares.mark_output(squares.unary(OpKind::kSquare, squares.mul_scalar(z, 2.0)));
+  for (const KernelGraph *g : {&no_norm, &half, &squares}) {
+    Measurer m(*plugin, 0, *g, MeasureOptions{});
+    const Measurement result = m.measure(*g, false);
+    EXPECT_TRUE(result.correct) << result.error;
+    EXPECT_EQ(result.range_checks, 0);
+  }
+}
+
 TEST(CpuPlugin, MeasurerFlushesBeforeEachTimedRun) {
   auto plugin = cpu_plugin();
   KernelGraph graph;
