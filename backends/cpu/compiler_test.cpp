@@ -20,10 +20,13 @@
 #include <string>
 #include <vector>
 
+#include "testing/bounded_child.hpp"
+
 namespace yirage::cpu {
 namespace {
 
 namespace fs = std::filesystem;
+using yirage::testing::run_in_child;
 
 // A kernel that writes `value` to its one output.
 std::string kernel_source(int value) {
@@ -73,43 +76,6 @@ std::string only_object(const std::string &cache) {
     if (e.path().extension() == ".so") objects.push_back(e.path().string());
   }
   return objects.size() == 1 ? objects[0] : "";
-}
-
-// Runs `body` in a child process, "" from it being success (anything else is printed as the
-// failure): with bounded memory (where no sanitizer reserves address space) and time, as a bad
-// entry once made a process read until the OOM killer stopped it; and, when `as_nobody`, as
-// user nobody (for a test run as root, whom permissions do not stop). Returns false when the
-// child could not become nobody, or the body ended it with status 77 (nothing to test).
-bool run_in_child(const std::function<std::string()> &body, bool as_nobody = false) {
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) {
-    ADD_FAILURE() << "fork failed";
-    return true;
-  }
-  if (pid == 0) {
-    if (as_nobody && (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) _exit(77);
-#if !defined(__SANITIZE_ADDRESS__)
-    const rlimit limit{rlim_t{4} << 30, rlim_t{4} << 30};
-    setrlimit(RLIMIT_AS, &limit);
-#endif
-    alarm(120);
-    std::string failure;
-    try {
-      failure = body();
-    } catch (const std::exception &e) {
-      failure = std::string("threw: ") + e.what();
-    }
-    if (!failure.empty()) std::fprintf(stderr, "%s\n", failure.c_str());
-    std::fflush(nullptr);
-    _exit(failure.empty() ? 0 : 1);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 77) return false;
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      << (WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "failed (see above)");
-  return true;
 }
 
 class CompilerCache : public ::testing::Test {

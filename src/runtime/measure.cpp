@@ -68,6 +68,16 @@ DLTensor host_view(std::vector<uint8_t> &bytes, std::vector<int64_t> &shape, DTy
   return t;
 }
 
+// Output `o` of `g`, read back from `buffer` on the plugin's device, in float64.
+reference::Values read_output(const Plugin &plugin, const KernelGraph &g, size_t o, yirage_backend_buffer *buffer) {
+  const Tensor &t = g.tensor(g.outputs()[o]);
+  std::vector<uint8_t> bytes(tensor_bytes(t));
+  plugin.call("buffer_read", plugin.api().buffer_read, buffer, size_t{0}, static_cast<void *>(bytes.data()),
+              bytes.size());
+  std::vector<int64_t> shape = t.dims;
+  return read_host_tensor(host_view(bytes, shape, t.dtype), t.dtype);
+}
+
 // Whether a range check scales inputs of `dtype`: float32 and bfloat16 ones.
 bool scalable(DType dtype) {
   return dtype == DType::kFloat32 || dtype == DType::kBFloat16;
@@ -323,10 +333,7 @@ std::string Measurer::range_check_error(const CompiledGraph &compiled, const std
     }
     for (size_t o = 0; o < out.size(); ++o) {
       const Tensor &t = g.tensor(g.outputs()[o]);
-      std::vector<uint8_t> bytes(tensor_bytes(t));
-      plugin_.call("buffer_read", api.buffer_read, out[o], size_t{0}, static_cast<void *>(bytes.data()), bytes.size());
-      std::vector<int64_t> shape = t.dims;
-      const reference::Values got = read_host_tensor(host_view(bytes, shape, t.dtype), t.dtype);
+      const reference::Values got = read_output(plugin_, g, o, out[o]);
       std::string why;
       const double error = relative_error(got, check.expected[o], why);
       m.max_relative_error = std::max(m.max_relative_error, error);
@@ -390,10 +397,7 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time, std::opt
     m.max_relative_error = 0;
     for (size_t o = 0; o < out.size(); ++o) {
       const Tensor &t = g.tensor(g.outputs()[o]);
-      std::vector<uint8_t> bytes(tensor_bytes(t));
-      plugin_.call("buffer_read", api.buffer_read, out[o], size_t{0}, static_cast<void *>(bytes.data()), bytes.size());
-      std::vector<int64_t> shape = t.dims;
-      const reference::Values got = read_host_tensor(host_view(bytes, shape, t.dtype), t.dtype);
+      const reference::Values got = read_output(plugin_, g, o, out[o]);
       if (got.size() != inputs_->expected[o].size()) {
         invalid_argument("measure: output " + std::to_string(o) + " has " + std::to_string(got.size()) +
                          " elements, the reference's " + std::to_string(inputs_->expected[o].size()));

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/bounded_child.hpp"
 #include "util/error.hpp"
 
 namespace yirage::util {
@@ -45,35 +46,6 @@ class FileCache : public ::testing::Test {
   std::string folder_;
 };
 
-// Runs `body` in a child process with bounded memory (where no sanitizer reserves address space)
-// and time, as a bad entry once made a process read until the OOM killer stopped it: "" from the
-// body is success, anything else is printed as the failure.
-void expect_bounded(const std::function<std::string()> &body) {
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-#if !defined(__SANITIZE_ADDRESS__)
-    const rlimit limit{rlim_t{2} << 30, rlim_t{2} << 30};
-    setrlimit(RLIMIT_AS, &limit);
-#endif
-    alarm(60);
-    std::string failure;
-    try {
-      failure = body();
-    } catch (const std::exception &e) {
-      failure = std::string("threw: ") + e.what();
-    }
-    if (!failure.empty()) std::fprintf(stderr, "%s\n", failure.c_str());
-    std::fflush(nullptr);
-    _exit(failure.empty() ? 0 : 1);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      << (WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "failed (see above)");
-}
-
 // A miss with a reason that names `expected`; "" when so.
 std::string refused(const std::string &path, const std::string &expected) {
   std::string why;
@@ -100,14 +72,14 @@ TEST_F(FileCache, AnEntryLinkedToADeviceIsAMissAndIsReplaced) {
   store_cached(path, "object");
   fs::remove(path);
   fs::create_symlink("/dev/zero", path);
-  expect_bounded([&] { return refused(path, "symbolic link"); });
+  yirage::testing::run_in_child([&] { return refused(path, "symbolic link"); });
   store_cached(path, "rebuilt");
   EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(path)));
   EXPECT_EQ(read_cached(path), std::optional<std::string>("rebuilt"));
 
   fs::remove(path + ".sum");
   fs::create_symlink("/dev/zero", path + ".sum");
-  expect_bounded([&] { return refused(path, "checksum file: a symbolic link"); });
+  yirage::testing::run_in_child([&] { return refused(path, "checksum file: a symbolic link"); });
   store_cached(path, "rebuilt again");
   EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(path + ".sum")));
   EXPECT_EQ(read_cached(path), std::optional<std::string>("rebuilt again"));
@@ -124,13 +96,13 @@ TEST_F(FileCache, OversizedFilesAreMissesWithoutBeingRead) {
   const std::string path = folder_ + "/entry.so";
   store_cached(path, "object");
   fs::resize_file(path + ".sum", uintmax_t{3} << 30);
-  expect_bounded([&] { return refused(path, "checksum file: 3 GiB, over 64 bytes"); });
+  yirage::testing::run_in_child([&] { return refused(path, "checksum file: 3 GiB, over 64 bytes"); });
   store_cached(path, "rebuilt");
   EXPECT_EQ(read_cached(path), std::optional<std::string>("rebuilt"));
 
   fs::resize_file(path, uintmax_t{3} << 30);
-  expect_bounded([&] { return refused(path, "3 GiB, over 1 GiB"); });
-  expect_bounded([&] {
+  yirage::testing::run_in_child([&] { return refused(path, "3 GiB, over 1 GiB"); });
+  yirage::testing::run_in_child([&] {
     std::string why;
     return read_cached(path, &why, uintmax_t{4} << 30)          ? "read"
            : why == "its size does not match its checksum file" ? ""
@@ -146,8 +118,8 @@ TEST_F(FileCache, AnythingButARegularFileIsAMiss) {
   std::ofstream(pipe + ".sum") << checksum_of("");
   fs::create_directory(folder);
   std::ofstream(folder + ".sum") << checksum_of("");
-  expect_bounded([&] { return refused(pipe, "not a regular file"); });
-  expect_bounded([&] { return refused(folder, "not a regular file"); });
+  yirage::testing::run_in_child([&] { return refused(pipe, "not a regular file"); });
+  yirage::testing::run_in_child([&] { return refused(folder, "not a regular file"); });
   store_cached(pipe, "object");
   EXPECT_EQ(read_cached(pipe), std::optional<std::string>("object"));
 }
@@ -181,13 +153,13 @@ TEST_F(FileCache, WarningsFollowYirageLog) {
   const char *kept = std::getenv("YIRAGE_LOG");
   const std::string saved = kept ? kept : "";
   setenv("YIRAGE_LOG", "off", 1);
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   cache_warning("unheard");
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
   unsetenv("YIRAGE_LOG");  // warnings are printed by default
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   cache_warning("the cache cannot be written");
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "yirage [warning] the cache cannot be written\n");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "yirage [warning] the cache cannot be written\n");
   if (kept) {
     setenv("YIRAGE_LOG", saved.c_str(), 1);
   } else {
