@@ -289,8 +289,9 @@ PyObject *yirage_py_kernel_run(const yirage_kernel *kernel, PyObject *inputs, Py
 }
 
 /* The raw form of a tensor, for callers that read it without DLPack (PyTorch's __dlpack__
- * costs about 3 µs a tensor): a tuple (pointer, dims, strides, DLPack type code, bits, device
- * id), on a device of `device_type`. Fills `t`, its shape and strides in `room` (2 × 8). */
+ * costs about 3 µs a tensor): a tuple (pointer, dims, strides or None for compact row-major,
+ * DLPack type code, bits, device id), on a device of `device_type`. Fills `t`, its shape and
+ * strides in `room` (2 × 8). */
 static int yirage_py_raw_tensor(PyObject *item, int device_type, DLTensor *t, int64_t *room) {
   unsigned long long pointer;
   PyObject *dims, *strides;
@@ -298,12 +299,12 @@ static int yirage_py_raw_tensor(PyObject *item, int device_type, DLTensor *t, in
   Py_ssize_t rank, i;
   if (!PyArg_ParseTuple(item, "KOOiii", &pointer, &dims, &strides, &code, &bits, &device)) return -1;
   rank = PySequence_Size(dims);
-  if (rank < 0 || rank > 8 || PySequence_Size(strides) != rank) {
+  if (rank < 0 || rank > 8 || (strides != Py_None && PySequence_Size(strides) != rank)) {
     PyErr_SetString(PyExc_ValueError, "a raw tensor has at most 8 dims and one stride per dim");
     return -1;
   }
   for (i = 0; i < rank; ++i) {
-    PyObject *d = PySequence_GetItem(dims, i), *st = PySequence_GetItem(strides, i);
+    PyObject *d = PySequence_GetItem(dims, i), *st = strides == Py_None ? NULL : PySequence_GetItem(strides, i);
     room[i] = d ? PyLong_AsLongLong(d) : -1;
     room[8 + i] = st ? PyLong_AsLongLong(st) : -1;
     Py_XDECREF(d);
@@ -319,7 +320,7 @@ static int yirage_py_raw_tensor(PyObject *item, int device_type, DLTensor *t, in
   t->dtype.bits = (uint8_t)bits;
   t->dtype.lanes = 1;
   t->shape = room;
-  t->strides = room + 8;
+  t->strides = strides == Py_None ? NULL : room + 8;
   return 0;
 }
 

@@ -50,6 +50,26 @@ def test_superoptimize_and_run_on_torch_tensors():
         k([x.cpu(), w])  # a host tensor for a CUDA kernel
 
 
+def test_raw_path_checks_strides_and_reads_compact_tensors():
+    # Torch tensors are read without DLPack: a compact one passes no strides, a strided one is
+    # refused, as DLPack's would be, and outputs allocated by the call are compact.
+    device = cuda_device()
+    g = yr.new_kernel_graph()
+    X = g.new_input(dims=(64, 32), dtype=yr.float16)
+    g.mark_output(g.exp(X))
+    k = g.compile(device=device)
+    x = torch.empty((64, 32), device="cuda", dtype=torch.float16).uniform_(-1, 1)
+    (out,) = k([x], synchronize=True)
+    assert out.is_contiguous() and relative_error(out, x.float().exp()) < 1e-2
+    strided = torch.empty((32, 64), device="cuda", dtype=torch.float16).uniform_(-1, 1).t()
+    with pytest.raises(yr.UnsupportedError, match="is strided"):
+        k([strided])
+    with pytest.raises(yr.UnsupportedError, match="output 0 is strided"):
+        k([x], outputs=[torch.empty((32, 64), device="cuda", dtype=torch.float16).t()])
+    (again,) = k([strided.contiguous()], synchronize=True)
+    assert relative_error(again, strided.float().exp()) < 1e-2
+
+
 def test_calls_queue_on_torchs_current_stream():
     # A call queues the kernel on PyTorch's current stream and returns without waiting, as a
     # PyTorch operation does: work queued after it on that stream sees its outputs.

@@ -788,7 +788,7 @@ def _torch_raw(torch, tensors):
         dl, device = dlpack.get(x.dtype), x.get_device()
         if dl is None or device < 0:
             return None
-        raw.append((x.data_ptr(), x.shape, x.stride(), dl[0], dl[1], device))
+        raw.append((x.data_ptr(), x.shape, None if x.is_contiguous() else x.stride(), dl[0], dl[1], device))
     return raw
 
 
@@ -1044,10 +1044,16 @@ class Kernel:
         if raw_in is None:
             return None
         device = raw_in[0][5]
-        outputs = self._new_torch_outputs(torch, device) if outputs is None else list(outputs)
-        raw_out = _torch_raw(torch, outputs)
-        if raw_out is None or len(outputs) > 16:
-            return None
+        if outputs is None:
+            outputs = self._new_torch_outputs(torch, device)
+            # New, compact and of the kernel's own shapes and dtypes: only their pointers to read.
+            raw_out = [(o.data_ptr(), dims, None, dl[0], dl[1], device)
+                       for o, (dims, dl) in zip(outputs, self._torch_raw_spec)]
+        else:
+            outputs = list(outputs)
+            raw_out = _torch_raw(torch, outputs)
+            if raw_out is None or len(outputs) > 16:
+                return None
         if stream is None:
             stream = _torch_stream(torch, device)
         _check(_c.yirage_py_kernel_run_raw(self._handle, raw_in, raw_out, self._device_type, int(stream),
@@ -1060,8 +1066,9 @@ class Kernel:
         Tensor.new_empty on an H200 host: docs/python.md, "Cheap calls")."""
         spec = self.__dict__.get("_torch_spec")
         if spec is None:
-            by_name = _torch_tables(torch)[0]
+            by_name, dlpack = _torch_tables(torch)
             spec = self._torch_spec = [(dims, by_name[d.name]) for dims, d in self._outputs]
+            self._torch_raw_spec = [(tuple(dims), dlpack[dt]) for dims, dt in spec]
         where = self.__dict__.get("_torch_device")
         if where is None or where.index != device:
             where = self._torch_device = torch.device("cuda", device)
