@@ -591,7 +591,11 @@ bool profile(SearchResult &result, const KernelGraph &graph, const SearchOptions
   // measurements on every graph (benchmarks/models/).
   const double input_estimate = estimate_cost(graph, options.target, options.loop_waits).seconds;
   SearchCandidate input{graph, input_estimate, 0, "the input graph, unchanged", -1};
+  auto started = Clock::now();
   ProfileRecord input_record{input.description, input_estimate, options.measure(graph, deadline)};
+  // A measurement starts only while the time left is at least the longest one so far (a
+  // compile takes most of it, and cannot be stopped halfway).
+  Clock::duration longest = Clock::now() - started;
   if (input_record.measured.correct) input.measured_seconds = input_record.measured.seconds;
   result.profiled.push_back(std::move(input_record));
   // The profile_top_k cheapest, the last of them replaced by the cheapest candidate with another
@@ -617,13 +621,15 @@ bool profile(SearchResult &result, const KernelGraph &graph, const SearchOptions
   size_t spare = 0;
   bool in_time = true;
   for (size_t q = 0; q < chosen.size(); ++q) {
-    if (Clock::now() >= deadline) {
+    started = Clock::now();
+    if (started + longest > deadline) {
       in_time = false;
       for (size_t r = q; r < chosen.size(); ++r) taken[chosen[r]] = false;  // returned unmeasured
       break;
     }
     SearchCandidate &c = result.candidates[chosen[q]];
     ProfileRecord record{c.description, c.estimated_seconds, options.measure(c.graph, deadline)};
+    longest = std::max(longest, Clock::now() - started);
     if (record.measured.correct) {
       c.measured_seconds = record.measured.seconds;
       ran[chosen[q]] = true;

@@ -34,7 +34,8 @@ struct Measured {
 struct SearchOptions {
   targets::TargetProperties target;
   // The whole call: building the target's terms, enumeration, verification and profiling (each
-  // measurement trimmed to the time left, none started after it; the input graph's is made
+  // measurement trimmed to the time left, none started with less time left than the longest
+  // so far took; the input graph's is made
   // whatever the time, its checked run standing for timed runs when none is left, so that there
   // is always a checked answer). Where profiling follows, the search stops at 3/4 of it.
   double time_budget_seconds = 60;
