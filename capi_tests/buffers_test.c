@@ -24,18 +24,6 @@ static yirage_graph *small_graph(void) {
   return g;
 }
 
-/* ‖got − want‖ / ‖want‖. */
-static double relative_error(const bench_tensor *got, const bench_tensor *want) {
-  double diff = 0, norm = 0;
-  int64_t e;
-  for (e = 0; e < want->count; ++e) {
-    const double a = bench_tensor_get(want, e), b = bench_tensor_get(got, e);
-    diff += (a - b) * (a - b);
-    norm += a * a;
-  }
-  return sqrt(diff / norm);
-}
-
 /* The kernel on the DLPack views of its two inputs and its output, waited for. */
 static void run_on_views(const yirage_kernel *kernel, DLManagedTensor *const *views) {
   const DLTensor *ins[2];
@@ -118,13 +106,13 @@ int main(int argc, char **argv) {
   OK(yirage_buffer_write(buffers[2], 0, out.dl.data, tensor_bytes(&out)));
   run_on_views(kernel, views);
   OK(yirage_buffer_read(buffers[2], 0, out.dl.data, tensor_bytes(&out)));
-  CHECK(relative_error(&out, &want) < 5e-3);
+  CHECK(bench_tensor_relative_error(&out, &want) < 5e-3);
 
   /* The same kernel on host tensors wherever its device is. */
   bench_tensor_poison(&out);
   outs[0] = &out.dl;
   OK(yirage_kernel_run_host(kernel, ins, 2, outs, 1));
-  CHECK(relative_error(&out, &want) < 5e-3);
+  CHECK(bench_tensor_relative_error(&out, &want) < 5e-3);
   EXPECT_INVALID(yirage_kernel_run_host(kernel, ins, 1, outs, 1), "yirage_kernel_run_host: the kernel takes 2");
   EXPECT_INVALID(yirage_kernel_run_host(kernel, ins, (size_t)-1, outs, 1), "and 1 were given");
   EXPECT_INVALID(yirage_kernel_run_host(NULL, ins, 2, outs, 1), "kernel is NULL");

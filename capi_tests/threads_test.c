@@ -95,18 +95,6 @@ static void tensors_free(tensors *t) {
   bench_tensor_free(&t->want);
 }
 
-/* ‖got − want‖ / ‖want‖. */
-static double relative_error(const bench_tensor *want, const bench_tensor *got) {
-  double diff = 0, norm = 0;
-  int64_t e;
-  for (e = 0; e < want->count; ++e) {
-    const double a = bench_tensor_get(want, e), b = bench_tensor_get(got, e);
-    diff += (a - b) * (a - b);
-    norm += a * a;
-  }
-  return sqrt(diff / norm);
-}
-
 /* The reference executor's answer into t->want, checked against the same computation here. */
 static void reference(const yirage_graph *g, tensors *t, int64_t rows, int silu) {
   double *naive = malloc((size_t)(rows * N) * sizeof *naive);
@@ -141,7 +129,7 @@ static void run_and_compare(const yirage_kernel *kernel, tensors *t) {
   bench_tensor_poison(&t->out);
   t->outs[0] = &t->out.dl;
   OK(yirage_kernel_run(kernel, t->ins, 2, t->outs, 1, NULL));
-  CHECK(relative_error(&t->want, &t->out) < 1e-4);
+  CHECK(bench_tensor_relative_error(&t->out, &t->want) < 1e-4);
 }
 
 /* A profiled search of rms_norm + matmul with `rows` rows in the shared cache; the best

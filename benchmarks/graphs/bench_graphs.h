@@ -41,6 +41,8 @@ void bench_tensor_fill_uniform(bench_tensor *t, uint64_t *state, double lo, doub
 void bench_tensor_poison(bench_tensor *t);
 /* Element i as a double. */
 double bench_tensor_get(const bench_tensor *t, int64_t i);
+/* ‖got − want‖₂ / ‖want‖₂ over two tensors of one element count. */
+double bench_tensor_relative_error(const bench_tensor *got, const bench_tensor *want);
 
 /* Conversions between float and the 16-bit formats (round to nearest even). */
 double bench_half_to_double(uint16_t bits);

@@ -126,3 +126,14 @@ double bench_tensor_get(const bench_tensor *t, int64_t i) {
   if (t->dtype == YIRAGE_FLOAT16) return bench_half_to_double(((const uint16_t *)t->dl.data)[i]);
   return bench_bfloat16_to_double(((const uint16_t *)t->dl.data)[i]);
 }
+
+double bench_tensor_relative_error(const bench_tensor *got, const bench_tensor *want) {
+  double diff = 0, norm = 0;
+  int64_t e;
+  for (e = 0; e < want->count; ++e) {
+    const double a = bench_tensor_get(want, e), b = bench_tensor_get(got, e);
+    diff += (a - b) * (a - b);
+    norm += a * a;
+  }
+  return sqrt(diff / norm);
+}

@@ -33,11 +33,11 @@ struct Measured {
 
 struct SearchOptions {
   targets::TargetProperties target;
-  // The whole call: building the target's terms, enumeration, verification and profiling (each
-  // measurement trimmed to the time left, none started with less time left than the longest
-  // so far took; the input graph's is made
-  // whatever the time, its checked run standing for timed runs when none is left, so that there
-  // is always a checked answer). Where profiling follows, the search stops at 3/4 of it.
+  // The whole call: building the target's terms, enumeration, verification and profiling. The
+  // input graph is measured first, whatever the time (there is always a checked answer), its
+  // timed runs within the budget's first quarter; where profiling follows, the search stops at
+  // 3/4 of the budget; each candidate's measurement is trimmed to the time left, and none starts
+  // with less time left than the longest so far took.
   double time_budget_seconds = 60;
   int threads = 0;                                   // 0: the hardware's count
   uint64_t seed = 1;                                 // fingerprint inputs derive from it
