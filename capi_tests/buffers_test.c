@@ -41,7 +41,6 @@ static size_t tensor_bytes(const bench_tensor *t) {
 
 int main(int argc, char **argv) {
   const char *backend = argc > 3 ? argv[3] : "cpu";
-  yirage_context_options co;
   yirage_context *context = NULL;
   const yirage_device *device = NULL;
   yirage_device_info info;
@@ -55,17 +54,10 @@ int main(int argc, char **argv) {
   uint64_t seed = 11;
   size_t i, size = 0;
   yirage_tensor *t;
-  const char *paths[1];
   int64_t shape[2];
 
   if (argc < 3) return 2;
-  paths[0] = argv[1];
-  yirage_context_options_init(&co);
-  co.plugin_paths = paths;
-  co.num_plugin_paths = 1;
-  co.search_default_paths = 0;
-  co.cache_dir = argv[2];
-  OK(yirage_context_create(&co, &context));
+  OK(bench_context_with_plugin(argv[1], argv[2], &context));
   if (yirage_context_get_device(context, backend, 0, &device) != YIRAGE_OK) {
     /* Only the GPU run may find no device, and it says so: never a silent pass. */
     fprintf(stderr, "SKIP: no %s device: %s\n", backend, yirage_last_error_message());

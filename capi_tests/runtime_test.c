@@ -79,7 +79,6 @@ static yirage_graph *small_graph(void) {
 }
 
 int main(int argc, char **argv) {
-  yirage_context_options co;
   yirage_context *context = NULL;
   const yirage_device *cpu = NULL, *again = NULL;
   yirage_device_info info;
@@ -102,17 +101,10 @@ int main(int argc, char **argv) {
   double diff = 0, norm = 0;
   int64_t e;
   const char *errors = NULL;
-  const char *paths[1];
   int64_t saved;
 
   if (argc < 3) return 2;
-  paths[0] = argv[1];
-  yirage_context_options_init(&co);
-  co.plugin_paths = paths;
-  co.num_plugin_paths = 1;
-  co.search_default_paths = 0;
-  co.cache_dir = argv[2];
-  OK(yirage_context_create(&co, &context));
+  OK(bench_context_with_plugin(argv[1], argv[2], &context));
   OK(yirage_context_num_backends(context, &n));
   CHECK(n == 1);
   backend.struct_size = sizeof backend;
@@ -132,10 +124,10 @@ int main(int argc, char **argv) {
   OK(yirage_device_get_info(cpu, &info));
   CHECK(info.dlpack_device_type == kDLCPU && info.target.compute_units > 0);
   CHECK(info.dtypes & (1u << YIRAGE_FLOAT16));
-  paths[0] = "/nonexistent/libyirage-backend-x.so";
   {
     yirage_context *bad = NULL;
-    CHECK(yirage_context_create(&co, &bad) == YIRAGE_ERROR_NOT_FOUND && bad == NULL);
+    CHECK(bench_context_with_plugin("/nonexistent/libyirage-backend-x.so", argv[2], &bad) == YIRAGE_ERROR_NOT_FOUND &&
+          bad == NULL);
   }
 
   /* Compile and run on our own tensors; compare with the reference executor. */

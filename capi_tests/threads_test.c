@@ -228,8 +228,6 @@ static void empty_folder(const char *path) {
 }
 
 int main(int argc, char **argv) {
-  yirage_context_options co;
-  const char *paths[1];
   pthread_t threads[THREADS];
   size_t i;
 
@@ -237,15 +235,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s CPU_PLUGIN KERNEL_CACHE SEARCH_CACHE\n", argv[0]);
     return 2;
   }
-  paths[0] = argv[1];
   search_cache = argv[3];
   empty_folder(search_cache);
-  yirage_context_options_init(&co);
-  co.plugin_paths = paths;
-  co.num_plugin_paths = 1;
-  co.search_default_paths = 0;
-  co.cache_dir = argv[2];
-  OK(yirage_context_create(&co, &context));
+  OK(bench_context_with_plugin(argv[1], argv[2], &context));
   OK(yirage_context_get_device(context, "cpu", 0, &shared_device));
   shared_graph = build_graph(SHARED_ROWS, 1);
   OK(yirage_compile(shared_graph, shared_device, NULL, &shared_kernel));

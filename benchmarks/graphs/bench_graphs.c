@@ -130,3 +130,15 @@ yirage_status bench_graph_build(const char *name, int64_t b, yirage_dtype dtype,
   *out_graph = g;
   return YIRAGE_OK;
 }
+
+yirage_status bench_context_with_plugin(const char *plugin_path, const char *cache_dir, yirage_context **out_context) {
+  const char *paths[1];
+  yirage_context_options co;
+  paths[0] = plugin_path;
+  yirage_context_options_init(&co);
+  co.plugin_paths = paths;
+  co.num_plugin_paths = 1;
+  co.search_default_paths = 0;
+  co.cache_dir = cache_dir;
+  return yirage_context_create(&co, out_context);
+}

@@ -23,6 +23,10 @@ const char *bench_graph_name(size_t index);
  * yirage_last_error_message()). */
 yirage_status bench_graph_build(const char *name, int64_t b, yirage_dtype dtype, yirage_graph **out_graph);
 
+/* A context with the one plugin at `plugin_path` (no default search paths), its kernel cache in
+ * `cache_dir`. */
+yirage_status bench_context_with_plugin(const char *plugin_path, const char *cache_dir, yirage_context **out_context);
+
 /* A host tensor shaped like one graph tensor: compact row-major, owning its buffer. */
 typedef struct bench_tensor {
   DLTensor dl;

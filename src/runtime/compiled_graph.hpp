@@ -88,8 +88,8 @@ class CompiledGraph {
     std::vector<TensorId> inputs, outputs;
   };
 
-  // A caller's tensor as memory: its role ("input 1"), first byte and size.
-  struct Span {  // the inputs' then the outputs', in order
+  // A caller's tensor as memory: its first byte and size (spans list the inputs, then the outputs).
+  struct Span {
     char *begin;
     size_t bytes;
   };

@@ -9,6 +9,7 @@
 #include "serialize/graph_file.hpp"
 #include "util/error.hpp"
 #include "util/file_cache.hpp"
+#include "util/log.hpp"
 #include "yirage_search_cache_generated.h"
 
 namespace yirage::search {
@@ -150,7 +151,9 @@ bool cache_write(const std::string &folder, const std::vector<uint8_t> &request,
       std::lock_guard<std::mutex> lock(mutex);
       first = said.insert(folder).second;
     }
-    if (first) util::cache_warning(std::string("search cache: the answer is returned but not stored: ") + e.what());
+    if (first)
+      util::log_line(util::LogLevel::kWarning,
+                     std::string("search cache: the answer is returned but not stored: ") + e.what());
     return false;
   }
 }

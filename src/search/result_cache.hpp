@@ -41,7 +41,7 @@ std::optional<std::vector<SearchCandidate>> cache_read(const std::string &folder
 // Stores a complete search's candidates with their checksum (written to temporary files, then
 // renamed); creates the folder. A cache that cannot be written (a folder that cannot be created,
 // a read-only or full disk) costs only the next search: the failure is a warning
-// (util::cache_warning, once per folder and process), its temporaries are removed and false is
+// (a warning on stderr, util/log.hpp, once per folder and process), its temporaries are removed and false is
 // returned; nothing is thrown. Thread-safe.
 bool cache_write(const std::string &folder, const std::vector<uint8_t> &request,
                  const std::vector<SearchCandidate> &candidates, double search_seconds);

@@ -72,13 +72,12 @@ Expr operator_term(const OperatorGraph &graph, const Operator &op, const std::ve
 namespace {
 
 // Fills `terms` operator by operator; stops (returning false) where `go_on`, asked after each
-// operator with the terms it computed, says no.
+// operator's terms are in, says no.
 template <class Graph, class GoOn>
 bool fill_terms(const Graph &graph, std::vector<Expr> &terms, int64_t forloop_range, const std::vector<Expr> &inputs,
                 GoOn go_on) {
   size_t next_input = 0;
   for (const Operator &op : graph.operators()) {
-    if (op.kind != OpKind::kInput && !go_on(op)) return false;
     if (op.kind == OpKind::kInput) {
       terms[static_cast<size_t>(op.outputs[0])] = expr_var(static_cast<int64_t>(next_input++));
       continue;
@@ -94,11 +93,12 @@ bool fill_terms(const Graph &graph, std::vector<Expr> &terms, int64_t forloop_ra
       for (size_t o = 0; o < op.outputs.size(); ++o) {
         terms[static_cast<size_t>(op.outputs[o])] = inner[static_cast<size_t>(saved[o])];
       }
-      continue;
+    } else {
+      for (size_t o = 0; o < op.outputs.size(); ++o) {
+        terms[static_cast<size_t>(op.outputs[o])] = operator_term(graph, op, in, forloop_range, o);
+      }
     }
-    for (size_t o = 0; o < op.outputs.size(); ++o) {
-      terms[static_cast<size_t>(op.outputs[o])] = operator_term(graph, op, in, forloop_range, o);
-    }
+    if (!go_on(op)) return false;
   }
   return true;
 }
@@ -118,12 +118,8 @@ std::vector<Expr> kernel_terms(const KernelGraph &graph) {
 std::optional<std::vector<Expr>> kernel_terms_within(const KernelGraph &graph, const std::function<bool()> &stop) {
   std::vector<Expr> terms(graph.num_tensors());
   size_t text_bytes = 0;
-  const Operator *previous = nullptr;
   const bool done = fill_terms(graph, terms, 1, {}, [&](const Operator &op) {
-    if (previous != nullptr) {
-      for (TensorId t : previous->outputs) text_bytes += terms[static_cast<size_t>(t)]->text.size();
-    }
-    previous = &op;
+    for (TensorId t : op.outputs) text_bytes += terms[static_cast<size_t>(t)]->text.size();
     return text_bytes <= kMaxTermTextBytes && !stop();
   });
   if (!done) return std::nullopt;

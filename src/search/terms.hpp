@@ -22,7 +22,7 @@ Expr operator_term(const OperatorGraph &graph, const Operator &op, const std::ve
 // outputs of a customized operator are the terms of its saved tiles with its inputs substituted.
 std::vector<Expr> kernel_terms(const KernelGraph &graph);
 
-// The same, or nullopt where `stop` (asked before each operator) says so or the terms' texts
+// The same, or nullopt where `stop` (asked after each operator) says so or the terms' texts
 // pass kMaxTermTextBytes: a term's text grows with its depth, so a chain of n operators that do
 // not cancel out (exp after exp) has texts of n² characters in all — gigabytes at 20,000.
 inline constexpr size_t kMaxTermTextBytes = size_t{64} << 20;

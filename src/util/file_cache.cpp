@@ -12,7 +12,6 @@
 #include <filesystem>
 
 #include "util/error.hpp"
-#include "util/log.hpp"
 
 namespace yirage::util {
 namespace {
@@ -208,10 +207,6 @@ void store_cached(const std::string &path, const std::string &bytes) {
   const std::string temporary = path + "." + unique_suffix();
   write_new_file(temporary, bytes);
   commit_cached(temporary, path);
-}
-
-void cache_warning(const std::string &message) {
-  log_line(LogLevel::kWarning, message);
 }
 
 }  // namespace yirage::util

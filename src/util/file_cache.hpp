@@ -58,8 +58,4 @@ void store_cached(const std::string &path, const std::string &bytes);
 // failure removes `temporary` and its checksum file and throws Error(kBackend).
 void commit_cached(const std::string &temporary, const std::string &path);
 
-// A cache problem that is no error (an entry that cannot be written, a bad entry replaced): one
-// line "yirage [warning] <message>" on stderr unless $YIRAGE_LOG is off (util/log.hpp).
-void cache_warning(const std::string &message);
-
 }  // namespace yirage::util

@@ -149,23 +149,5 @@ TEST_F(FileCache, AFailedWriteLeavesNoTemporaries) {
   EXPECT_EQ(names(), (std::vector<std::string>{"entry.so", "file"}));
 }
 
-TEST_F(FileCache, WarningsFollowYirageLog) {
-  const char *kept = std::getenv("YIRAGE_LOG");
-  const std::string saved = kept ? kept : "";
-  setenv("YIRAGE_LOG", "off", 1);
-  ::testing::internal::CaptureStderr();
-  cache_warning("unheard");
-  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
-  unsetenv("YIRAGE_LOG");  // warnings are printed by default
-  ::testing::internal::CaptureStderr();
-  cache_warning("the cache cannot be written");
-  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "yirage [warning] the cache cannot be written\n");
-  if (kept) {
-    setenv("YIRAGE_LOG", saved.c_str(), 1);
-  } else {
-    unsetenv("YIRAGE_LOG");
-  }
-}
-
 }  // namespace
 }  // namespace yirage::util
