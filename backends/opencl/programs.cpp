@@ -1,5 +1,6 @@
 #include "programs.hpp"
 
+#include <cstdlib>
 #include <vector>
 
 #include "util/file_cache.hpp"
@@ -7,8 +8,12 @@
 namespace yirage::opencl {
 namespace {
 
-// OpenCL C 1.2 as written; no fast-math flags (results are checked against float64).
-constexpr const char *kBuildOptions = "-cl-std=CL1.2";
+// OpenCL C 1.2 as written; no fast-math flags (results are checked against float64). Users may
+// add options of their own (YIRAGE_OPENCL_BUILD_OPTIONS, e.g. "-cl-opt-disable" for quick builds).
+std::string build_options() {
+  const char *extra = std::getenv("YIRAGE_OPENCL_BUILD_OPTIONS");
+  return std::string("-cl-std=CL1.2") + (extra != nullptr && *extra != '\0' ? std::string(" ") + extra : "");
+}
 
 // Longest build log kept in an error (the error channel holds 4 KiB).
 constexpr size_t kMaxLogBytes = 3000;
@@ -27,7 +32,7 @@ std::string build_log(const Api &api, cl_program program, cl_device_id device) {
 
 // Builds `program` for the device; on failure releases it and throws with the build log.
 void build(const Api &api, cl_program program, const Device &device) {
-  const cl_int built = api.clBuildProgram(program, 1, &device.id, kBuildOptions, nullptr, nullptr);
+  const cl_int built = api.clBuildProgram(program, 1, &device.id, build_options().c_str(), nullptr, nullptr);
   if (built == CL_SUCCESS) return;
   const std::string log = build_log(api, program, device.id);
   api.clReleaseProgram(program);
@@ -45,7 +50,7 @@ cl_program from_binary(const Api &api, const Device &device, const std::string &
     if (program != nullptr) api.clReleaseProgram(program);
     return nullptr;
   }
-  if (api.clBuildProgram(program, 1, &device.id, kBuildOptions, nullptr, nullptr) != CL_SUCCESS) {
+  if (api.clBuildProgram(program, 1, &device.id, build_options().c_str(), nullptr, nullptr) != CL_SUCCESS) {
     api.clReleaseProgram(program);
     return nullptr;
   }
@@ -67,7 +72,7 @@ std::string binary_of(const Api &api, cl_program program) {
 
 BuiltKernel build_kernel(const Api &api, const Device &device, const std::string &source, const char *symbol,
                          const std::string &cache_dir, const BuildLog &log) {
-  const std::string key = util::hash_hex(source + '\0' + kBuildOptions + '\0' + device.platform_name + '\0' +
+  const std::string key = util::hash_hex(source + '\0' + build_options() + '\0' + device.platform_name + '\0' +
                                          device.device_name + '\0' + device.driver_version);
   const std::string path = cache_dir + "/" + key + ".clbin";
   BuiltKernel built;
