@@ -25,6 +25,21 @@ expect() {
 }
 
 expect 0 'usage: yirage' -- "$yirage" --help
+# Every command answers --help (and -h, and `yirage help COMMAND`) with its own usage on stdout.
+for command in devices superoptimize run bench show; do
+  for ask in "$command --help" "$command -h" "help $command"; do
+    out=$("$yirage" $ask 2>/dev/null)
+    rc=$?
+    if [[ $rc -eq 0 ]] && grep -q "^usage: yirage $command" <<<"$out"; then
+      echo "ok: yirage $ask"
+    else
+      echo "FAIL: yirage $ask (exit $rc; wanted 'usage: yirage $command' on stdout)"
+      failures=$((failures + 1))
+    fi
+  done
+done
+expect 0 '--reference GRAPH' -- "$yirage" run --help
+expect 2 'unknown command frobnicate' -- "$yirage" frobnicate --help
 expect 2 'no command' -- "$yirage"
 expect 2 'unknown command frobnicate' -- "$yirage" frobnicate x
 expect 2 'run needs a graph file' -- "$yirage" run

@@ -23,40 +23,94 @@
 
 enum { EXIT_WORK_FAILED = 1, EXIT_USAGE = 2 };
 
-static const char *kUsage =
-    "usage: yirage <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  devices                      list backends, their devices and properties\n"
-    "  superoptimize GRAPH          search for a faster equivalent graph, profile it, save it\n"
-    "  run GRAPH                    compile GRAPH, run it on random inputs, check it, time it\n"
-    "  bench GRAPH                  superoptimize, then time the original against the result\n"
-    "  show GRAPH                   print the graph and its µGraphs, or draw them\n"
-    "\n"
-    "options:\n"
-    "  --backend NAME      backend plugin (default cpu)\n"
-    "  --device N          device index (default 0)\n"
-    "  --plugin PATH       load this plugin file too (repeatable)\n"
-    "  --isolated          devices: load each plugin first in a child process and skip one that\n"
-    "                      crashes, exits or hangs there (YIRAGE_PLUGIN_PROBE=isolated)\n"
-    "  -o, --output FILE   superoptimize: where to save the best graph (.yrg binary, .json text);\n"
-    "                      show: where to write (default stdout)\n"
-    "  --format FORMAT     show: text (one line per operator, the default), dot (a Graphviz\n"
-    "                      picture of the graph and its µGraphs) or svg (that picture drawn by\n"
-    "                      Graphviz's `dot`, which must be on PATH)\n"
-    "  --budget SECONDS    search time budget (default 60)\n"
-    "  --threads N         search threads (default: all cores)\n"
-    "  --top-k K           candidates profiled on the device (default 4)\n"
-    "  --repeats N         timed runs per measurement (default 10)\n"
-    "  --cold              run, bench: before each timed run, flush the device's L2 (its size\n"
-    "                      as the device reports it) so that runs start with cold caches and\n"
-    "                      the timing holds the device's time alone (as the search's profiling)\n"
-    "  --cache DIR         search result cache folder: a request profiled before on this\n"
-    "                      device and plugin build is answered from it, nothing measured\n"
-    "  --remeasure         superoptimize, bench: profile a cached answer again\n"
-    "  --reference GRAPH   run: check against this graph instead of GRAPH itself\n"
-    "  --quiet             no progress bar\n"
-    "GRAPH is a yirage graph file: binary (.yrg) or JSON.\n";
+/* The commands, in the order the usage lists them. */
+typedef struct command_help {
+  const char *name, *operand, *summary;
+} command_help;
+
+static const command_help kCommands[] = {
+    {"devices", "", "list backends, their devices and properties"},
+    {"superoptimize", "GRAPH", "search for a faster equivalent graph, profile it, save it"},
+    {"run", "GRAPH", "compile GRAPH, run it on random inputs, check it, time it"},
+    {"bench", "GRAPH", "superoptimize, then time the original against the result"},
+    {"show", "GRAPH", "print the graph and its µGraphs, or draw them"},
+};
+
+/* Each option's lines in the usage and the commands it applies to (`yirage COMMAND --help`
+ * lists those only). */
+typedef struct option_help {
+  const char *commands, *text;
+} option_help;
+
+static const option_help kOptions[] = {
+    {"superoptimize run bench", "  --backend NAME      backend plugin (default cpu)\n"},
+    {"superoptimize run bench", "  --device N          device index (default 0)\n"},
+    {"devices superoptimize run bench", "  --plugin PATH       load this plugin file too (repeatable)\n"},
+    {"devices",
+     "  --isolated          devices: load each plugin first in a child process and skip one that\n"
+     "                      crashes, exits or hangs there (YIRAGE_PLUGIN_PROBE=isolated)\n"},
+    {"superoptimize show",
+     "  -o, --output FILE   superoptimize: where to save the best graph (.yrg binary, .json text);\n"
+     "                      show: where to write (default stdout)\n"},
+    {"show",
+     "  --format FORMAT     show: text (one line per operator, the default), dot (a Graphviz\n"
+     "                      picture of the graph and its µGraphs) or svg (that picture drawn by\n"
+     "                      Graphviz's `dot`, which must be on PATH)\n"},
+    {"superoptimize bench", "  --budget SECONDS    search time budget (default 60)\n"},
+    {"superoptimize bench", "  --threads N         search threads (default: all cores)\n"},
+    {"superoptimize bench", "  --top-k K           candidates profiled on the device (default 4)\n"},
+    {"superoptimize run bench", "  --repeats N         timed runs per measurement (default 10)\n"},
+    {"run bench",
+     "  --cold              run, bench: before each timed run, flush the device's L2 (its size\n"
+     "                      as the device reports it) so that runs start with cold caches and\n"
+     "                      the timing holds the device's time alone (as the search's profiling)\n"},
+    {"superoptimize bench",
+     "  --cache DIR         search result cache folder: a request profiled before on this\n"
+     "                      device and plugin build is answered from it, nothing measured\n"},
+    {"superoptimize bench", "  --remeasure         superoptimize, bench: profile a cached answer again\n"},
+    {"run", "  --reference GRAPH   run: check against this graph instead of GRAPH itself\n"},
+    {"superoptimize bench", "  --quiet             no progress bar\n"},
+    {"devices superoptimize run bench show", "  -h, --help          this usage\n"},
+};
+
+static const char *kGraphNote = "GRAPH is a yirage graph file: binary (.yrg) or JSON.\n";
+
+static const command_help *find_command(const char *name) {
+  for (size_t i = 0; i < sizeof kCommands / sizeof kCommands[0]; ++i) {
+    if (!strcmp(kCommands[i].name, name)) return &kCommands[i];
+  }
+  return NULL;
+}
+
+/* Whether `name` is one of the space-separated words of `list`. */
+static int listed(const char *list, const char *name) {
+  const size_t n = strlen(name);
+  for (const char *p = list; (p = strstr(p, name)) != NULL; p += n) {
+    if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
+  }
+  return 0;
+}
+
+/* The usage on stdout: every command and option, or (`command` non-NULL) one command's. */
+static void print_usage(const command_help *command) {
+  if (command == NULL) {
+    printf("usage: yirage <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof kCommands / sizeof kCommands[0]; ++i) {
+      char left[64];
+      snprintf(left, sizeof left, "%s %s", kCommands[i].name, kCommands[i].operand);
+      printf("  %-28s %s\n", left, kCommands[i].summary);
+    }
+    printf("(yirage <command> --help: that command's options)\n");
+  } else {
+    printf("usage: yirage %s%s%s [options]\n\n%s\n", command->name, command->operand[0] ? " " : "", command->operand,
+           command->summary);
+  }
+  printf("\noptions:\n");
+  for (size_t i = 0; i < sizeof kOptions / sizeof kOptions[0]; ++i) {
+    if (command == NULL || listed(kOptions[i].commands, command->name)) fputs(kOptions[i].text, stdout);
+  }
+  if (command == NULL || command->operand[0]) fputs(kGraphNote, stdout);
+}
 
 typedef struct options {
   const char *command, *graph, *backend, *output, *cache, *reference, *format;
@@ -119,11 +173,19 @@ static void parse(int argc, char **argv, options *o) {
   if (argc < 2) usage_error("%s", "no command given");
   o->command = argv[1];
   if (!strcmp(o->command, "-h") || !strcmp(o->command, "--help") || !strcmp(o->command, "help")) {
-    fputs(kUsage, stdout);
+    const command_help *topic = argc > 2 ? find_command(argv[2]) : NULL;
+    if (argc > 2 && topic == NULL) usage_error("unknown command %s", argv[2]);
+    print_usage(topic);
     exit(0);
   }
+  const command_help *command = find_command(o->command);
+  if (command == NULL) usage_error("unknown command %s", o->command);
   for (int i = 2; i < argc; ++i) {
     const char *a = argv[i];
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      print_usage(command);
+      exit(0);
+    }
     const char *value = i + 1 < argc ? argv[i + 1] : NULL;
 #define TAKES_VALUE()                                    \
   if (value == NULL) usage_error("%s needs a value", a); \
@@ -567,7 +629,5 @@ int main(int argc, char **argv) {
   if (!strcmp(o.command, "superoptimize")) return cmd_superoptimize(&o);
   if (!strcmp(o.command, "run")) return cmd_run(&o);
   if (!strcmp(o.command, "bench")) return cmd_bench(&o);
-  if (!strcmp(o.command, "show")) return cmd_show(&o);
-  usage_error("unknown command %s", o.command);
-  return EXIT_USAGE;
+  return cmd_show(&o); /* parse() refused any other command */
 }
