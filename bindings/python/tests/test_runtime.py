@@ -165,3 +165,30 @@ def test_superoptimize_says_why_nothing_was_correct():
     g.mark_output(g.exp(g.mul_scalar(x, 4096.0)))
     with pytest.raises(yr.NotFoundError, match=r"the input graph, unchanged: .*overflows float16"):
         g.superoptimize(backend="cpu", time_budget=0.001)
+
+
+def test_objects_collected_at_interpreter_exit_are_released_quietly(tmp_path):
+    # A module imported before yirage and alive until the interpreter clears module globals (as a
+    # framework's registry is) holds yirage objects: they are collected after Python cleared the
+    # SWIG proxy module's globals, and their release must not go through it (#57).
+    import subprocess
+    import sys
+    (tmp_path / "holder.py").write_text("objects = []\n")
+    (tmp_path / "main.py").write_text(
+        "import sys\n"
+        "import holder\n"
+        "import numpy as np\n"
+        "import yirage as yr\n"
+        "sys.holder = holder\n"
+        "context = yr.Context()\n"
+        "cpu = context.device('cpu')\n"
+        "g = yr.new_kernel_graph()\n"
+        "g.mark_output(g.exp(g.new_input(dims=(4, 8), dtype=yr.float32)))\n"
+        "tb = yr.new_threadblock_graph(grid_dim=(1, 1, 1), block_dim=(128, 1, 1), forloop_range=1)\n"
+        "holder.objects += [context, g, tb, g.compile(device=cpu),\n"
+        "                   cpu.tensor(np.ones((4, 8), np.float32))]\n"
+        "print('done')\n")
+    run = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0 and run.stdout == "done\n", run.stderr
+    assert run.stderr == ""

@@ -23,6 +23,10 @@ import sys as _sys
 import numpy as _np
 
 from . import yirage_c as _c
+# The extension itself, for the release functions that classes keep as attributes: at interpreter
+# exit Python may clear the globals of the SWIG proxy module (yirage_c.py) before the last yirage
+# objects are collected, and the proxy's wrappers then call None.
+from . import _yirage_c as _ext
 
 
 def _path(value, what):
@@ -289,14 +293,15 @@ class KernelGraph(_Graph):
     """A kernel graph. Release it with .release() or a `with` block; otherwise on collection."""
 
     _prefix = "yirage_graph_"
+    _release_handle = staticmethod(_ext.yirage_graph_release)
 
     def __init__(self, handle=None):
         self._handle = handle if handle is not None else _check(_c.yirage_graph_create())
         self._block_inputs = None
 
     def release(self):
-        if self._handle is not None and _c is not None:  # None: the interpreter is exiting
-            _c.yirage_graph_release(self._handle)
+        if self._handle is not None:
+            self._release_handle(self._handle)
             self._handle = None
 
     def __del__(self):
@@ -525,6 +530,7 @@ class ThreadblockGraph(_Graph):
     """A thread-block graph (µGraph) for KernelGraph.customized (docs/ugraphs.md)."""
 
     _prefix = "yirage_block_graph_"
+    _release_handle = staticmethod(_ext.yirage_block_graph_release)
 
     def __init__(self, grid_dim, block_dim=(128, 1, 1), forloop_range=1, reduction_dimx=64, *,
                  shared_memory_limit=0):
@@ -545,8 +551,8 @@ class ThreadblockGraph(_Graph):
         self._tiles = {}  # pointer key -> _Tile
 
     def release(self):
-        if self._handle is not None and _c is not None:  # None: the interpreter is exiting
-            _c.yirage_block_graph_release(self._handle)
+        if self._handle is not None:
+            self._release_handle(self._handle)
             self._handle = None
 
     def __del__(self):
@@ -862,6 +868,8 @@ class DeviceTensor:
     .numpy() copies one back; __dlpack__ hands it to PyTorch, CuPy or JAX without a copy (the
     memory lives until both this object and their tensor are gone)."""
 
+    _release_handle = staticmethod(_ext.yirage_buffer_release)
+
     def __init__(self, device, dims, dtype=float16):
         self.device, self.shape, self.dtype = device, tuple(int(d) for d in dims), _dtype(dtype)
         if any(d < 0 for d in self.shape):
@@ -870,8 +878,8 @@ class DeviceTensor:
         self._handle = _check(_c.yirage_py_buffer_alloc(device._handle, self.nbytes))
 
     def __del__(self):
-        if getattr(self, "_handle", None) is not None and _c is not None:
-            _c.yirage_buffer_release(self._handle)
+        if getattr(self, "_handle", None) is not None:
+            self._release_handle(self._handle)
             self._handle = None
 
     def __repr__(self):
@@ -915,6 +923,8 @@ class Context:
     """Loaded backend plugins: $YIRAGE_BACKEND_PATH and the install's folder, plus `plugins`
     (paths). Released with the last reference; kernels compiled from it stay usable."""
 
+    _release_handle = staticmethod(_ext.yirage_context_release)
+
     def __init__(self, plugins=(), search_default_paths=True, cache_dir=None):
         if isinstance(plugins, (str, bytes, _os.PathLike)):
             raise TypeError("Context(): plugins must be a list of paths, not one path")
@@ -925,8 +935,8 @@ class Context:
         self.load_errors = [line for line in errors.splitlines() if line]
 
     def __del__(self):
-        if getattr(self, "_handle", None) is not None and _c is not None:
-            _c.yirage_context_release(self._handle)
+        if getattr(self, "_handle", None) is not None:
+            self._release_handle(self._handle)
             self._handle = None
 
     def device(self, backend="cpu", index=0):
@@ -963,6 +973,8 @@ class Kernel:
     """A graph compiled for a device; call it on tensors. The result of superoptimize also
     carries the search's report (.search)."""
 
+    _release_handle = staticmethod(_ext.yirage_kernel_release)
+
     def __init__(self, graph, device, search=None):
         self.graph, self.device, self.search = graph, device, search
         self._handle = _check(_c.yirage_py_compile(graph._live(), device._handle))
@@ -972,8 +984,8 @@ class Kernel:
         self._device_type = device.info["dlpack_device_type"]
 
     def __del__(self):
-        if getattr(self, "_handle", None) is not None and _c is not None:
-            _c.yirage_kernel_release(self._handle)
+        if getattr(self, "_handle", None) is not None:
+            self._release_handle(self._handle)
             self._handle = None
 
     def __call__(self, inputs, outputs=None, stream=None, synchronize=False):
