@@ -67,7 +67,7 @@ void fill_figures(const Api &api, Device &d, bool cpu, yirage_target_properties 
     t.l2_bytes = host.l2_bytes;
     t.l2_bandwidth = host.l2_bandwidth;
     t.peak_flops_float32 = t.vector_flops_float32 = host.vector_flops_float32;
-    t.warp_width = 1;
+    t.warp_width = host.warp_width;    // PoCL runs a work-group's items in SIMD lanes
     t.launch_overhead_seconds = 2e-5;  // an enqueue through the ICD and PoCL's scheduler
     return;
   }

@@ -17,10 +17,10 @@ struct Device {
   cl_context context = nullptr;
   cl_command_queue queue = nullptr;  // the default stream
   std::string platform_name, device_name, driver_version, extensions;
-  bool fp16 = false;                 // cl_khr_fp16
-  bool subgroups = false;            // cl_khr_subgroups or cl_intel_subgroups
+  bool fp16 = false;                   // cl_khr_fp16
+  bool subgroups = false;              // cl_khr_subgroups or cl_intel_subgroups
   bool intel_subgroup_matrix = false;  // cl_intel_subgroup_matrix_multiply_accumulate
-  int64_t max_alloc_bytes = 0;       // CL_DEVICE_MAX_MEM_ALLOC_SIZE
+  int64_t max_alloc_bytes = 0;         // CL_DEVICE_MAX_MEM_ALLOC_SIZE
   codegen::OpenclTarget target;
   yirage_backend_device_info info{};
 };

@@ -292,10 +292,9 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
       if (executable->built.work_group_size < static_cast<size_t>(executable->launch.local_size)) {
         const size_t again = executable->built.work_group_size;
         yirage::opencl::release_kernel(api, executable->built);
-        throw Error(ErrorCode::kUnsupported, "opencl: the device refuses a work-group of " +
-                                                 std::to_string(executable->launch.local_size) +
-                                                 " work-items for this kernel (CL_KERNEL_WORK_GROUP_SIZE " +
-                                                 std::to_string(again) + ")");
+        throw Error(ErrorCode::kUnsupported,
+                    "opencl: the device refuses a work-group of " + std::to_string(executable->launch.local_size) +
+                        " work-items for this kernel (CL_KERNEL_WORK_GROUP_SIZE " + std::to_string(again) + ")");
       }
     }
     *out = executable.release();

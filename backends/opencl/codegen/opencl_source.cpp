@@ -26,8 +26,9 @@ int64_t default_local_size(const OpenclTarget &target) {
 void check_index_range(const KernelGraph &g) {
   for (size_t t = 0; t < g.num_tensors(); ++t) {
     if (num_elements(g.tensor(static_cast<TensorId>(t)).dims) > std::numeric_limits<int32_t>::max()) {
-      throw Error(ErrorCode::kUnsupported, "opencl: a tensor of more than 2^31 - 1 elements (the generated code "
-                                           "indexes with 32-bit integers)");
+      throw Error(ErrorCode::kUnsupported,
+                  "opencl: a tensor of more than 2^31 - 1 elements (the generated code "
+                  "indexes with 32-bit integers)");
     }
   }
 }
@@ -80,8 +81,8 @@ OpenclKernel opencl_source(const serialize::KernelProgram &program, const Opencl
     // The µGraph's thread count, in whole warps, is a cost-model figure; as on CUDA a block gets
     // at least the default so that its elementwise loops are not latency-bound.
     const int64_t own = (bg.config().block_threads + 31) / 32 * 32;
-    kernel.local_size = std::clamp<int64_t>(std::max(own, default_local_size(target)), 1,
-                                            std::max<int64_t>(1, target.max_work_group));
+    kernel.local_size =
+        std::clamp<int64_t>(std::max(own, default_local_size(target)), 1, std::max<int64_t>(1, target.max_work_group));
     if (target.cpu) kernel.local_size = default_local_size(target);
     kernel.groups = bg.config().grid;
     print_customized(body, bg, output_dtypes, kernel.local_size, target);

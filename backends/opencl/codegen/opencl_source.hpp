@@ -21,10 +21,10 @@ inline constexpr const char *kOpenclKernelSymbol = "yirage_opencl_kernel";
 
 // What the generated source may use on its device.
 struct OpenclTarget {
-  int64_t max_local_bytes = 0;     // CL_DEVICE_LOCAL_MEM_SIZE; 0: no limit
-  int64_t max_work_group = 256;    // the largest work-group the kernel may have
-  int64_t compute_units = 1;       // CL_DEVICE_MAX_COMPUTE_UNITS
-  bool cpu = false;                // a CPU device (PoCL): fewer, smaller work-groups
+  int64_t max_local_bytes = 0;   // CL_DEVICE_LOCAL_MEM_SIZE; 0: no limit
+  int64_t max_work_group = 256;  // the largest work-group the kernel may have
+  int64_t compute_units = 1;     // CL_DEVICE_MAX_COMPUTE_UNITS
+  bool cpu = false;              // a CPU device (PoCL): fewer, smaller work-groups
 };
 
 struct OpenclKernel {

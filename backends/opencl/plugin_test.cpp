@@ -1,0 +1,140 @@
+// The OpenCL plugin's parts without the conformance suite: no ICD loader and no platform (zero
+// devices with the reason, never a crash), a build that fails (the driver's code and build log in
+// the error), and the program-binary cache (kept, used, a damaged entry rebuilt). Tests that need
+// a device run on the first one the ICD loader lists (PoCL's CPU device in CI) and skip, saying
+// so, where there is none.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cl_api.hpp"
+#include "devices.hpp"
+#include "programs.hpp"
+#include "testing/bounded_child.hpp"
+#include "util/file_cache.hpp"
+#include "yirage_backend.h"
+
+namespace yirage::opencl {
+namespace {
+
+// The plugin file, from meson (YIRAGE_OPENCL_PLUGIN).
+std::string plugin_path() {
+  const char *path = std::getenv("YIRAGE_OPENCL_PLUGIN");
+  return path != nullptr ? path : "";
+}
+
+// In a child (the ICD loader is opened once per process): the plugin's device count and reason
+// with `variable` set to `value`.
+void expect_no_devices(const char *variable, const std::string &value, const std::string &reason_part) {
+  EXPECT_TRUE(testing::run_in_child([&]() -> std::string {
+    setenv(variable, value.c_str(), 1);
+    void *handle = dlopen(plugin_path().c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) return std::string("dlopen: ") + dlerror();
+    auto entry = reinterpret_cast<yirage_backend_entry_fn>(dlsym(handle, YIRAGE_BACKEND_ENTRY_SYMBOL));
+    const yirage_backend_api *api = entry(YIRAGE_BACKEND_ABI_MAJOR, YIRAGE_BACKEND_ABI_MINOR);
+    yirage_backend_host host{sizeof host, YIRAGE_BACKEND_ABI_MAJOR, YIRAGE_BACKEND_ABI_MINOR, nullptr, nullptr,
+                             nullptr};
+    yirage_backend_error error{};
+    error.struct_size = sizeof error;
+    yirage_backend_instance *instance = nullptr;
+    if (api->create(&host, &instance, &error) != YIRAGE_OK) return std::string("create: ") + error.message;
+    int32_t count = -1;
+    if (api->device_count(instance, &count, &error) != YIRAGE_OK) return std::string("count: ") + error.message;
+    const std::string reason = api->unavailable_reason(instance);
+    // A device call on the missing device is refused with the reason, not a crash.
+    yirage_backend_buffer *buffer = nullptr;
+    const yirage_status alloc = api->buffer_alloc(instance, 0, 16, &buffer, &error);
+    const std::string alloc_message = error.message;
+    api->destroy(instance);
+    if (count != 0) return "expected zero devices, got " + std::to_string(count);
+    if (reason.find(reason_part) == std::string::npos) return "reason '" + reason + "' lacks '" + reason_part + "'";
+    if (alloc != YIRAGE_ERROR_NOT_FOUND || alloc_message.find(reason_part) == std::string::npos) {
+      return "buffer_alloc on no device: status " + std::to_string(alloc) + ", '" + alloc_message + "'";
+    }
+    return "";
+  }));
+}
+
+TEST(OpenclPlugin, WithoutAnIcdLoaderReportsZeroDevicesAndWhy) {
+  ASSERT_FALSE(plugin_path().empty()) << "set YIRAGE_OPENCL_PLUGIN";
+  expect_no_devices("YIRAGE_OPENCL_LIBRARY", "/nonexistent/libOpenCL.so.1", "opencl: no ICD loader");
+}
+
+TEST(OpenclPlugin, WithoutAPlatformReportsZeroDevicesAndWhy) {
+  ASSERT_FALSE(plugin_path().empty()) << "set YIRAGE_OPENCL_PLUGIN";
+  // ocl-icd reads the drivers from OCL_ICD_VENDORS: an empty folder lists none.
+  const std::string empty = std::filesystem::temp_directory_path() / ("yirage-no-icds-" + util::unique_suffix());
+  std::filesystem::create_directories(empty);
+  expect_no_devices("OCL_ICD_VENDORS", empty, "opencl: no platform");
+  std::filesystem::remove_all(empty);
+}
+
+// The first device, or nullptr (and the test skips) where the machine has none.
+class OpenclDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    api_ = Api::load(why);
+    if (api_ == nullptr) GTEST_SKIP() << "no OpenCL here, nothing to build on: " << why;
+    std::vector<std::string> skipped;
+    devices_ = open_devices(*api_, why, skipped);
+    if (devices_.empty()) GTEST_SKIP() << "no OpenCL device here, nothing to build on: " << why;
+    cache_ = std::filesystem::temp_directory_path() / ("yirage-opencl-test-" + util::unique_suffix());
+  }
+  void TearDown() override {
+    for (Device &d : devices_) close_device(*api_, d);
+    if (!cache_.empty()) std::filesystem::remove_all(cache_);
+  }
+  BuiltKernel build(const std::string &source) {
+    return build_kernel(*api_, devices_[0], source, "k", cache_, [this](const std::string &m) { warnings_ += m; });
+  }
+
+  const Api *api_ = nullptr;
+  std::vector<Device> devices_;
+  std::string cache_, warnings_;
+};
+
+TEST_F(OpenclDevice, AFailedBuildCarriesTheDriversCodeAndBuildLog) {
+  try {
+    build("__kernel void k(__global float *o) { o[0] = undeclared_name; }");
+    FAIL() << "the build succeeded";
+  } catch (const backend::NativeError &e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBackend);
+    EXPECT_EQ(e.native(), CL_BUILD_PROGRAM_FAILURE);
+    const std::string message = e.what();
+    EXPECT_NE(message.find("clBuildProgram: CL_BUILD_PROGRAM_FAILURE"), std::string::npos) << message;
+    EXPECT_NE(message.find("undeclared_name"), std::string::npos) << "no build log in: " << message;
+  }
+}
+
+TEST_F(OpenclDevice, KeepsBinariesAndRebuildsADamagedOne) {
+  const std::string source = "__kernel void k(__global float *o) { o[get_global_id(0)] = 2.0f; }";
+  BuiltKernel first = build(source);
+  EXPECT_GT(first.work_group_size, 0u);
+  release_kernel(*api_, first);
+  std::string binary;
+  for (const auto &entry : std::filesystem::directory_iterator(cache_)) {
+    if (entry.path().extension() == ".clbin") binary = entry.path();
+  }
+  ASSERT_FALSE(binary.empty()) << "no program binary kept in " << cache_;
+  EXPECT_TRUE(util::cached_file_intact(binary));
+  EXPECT_TRUE(std::filesystem::exists(binary.substr(0, binary.size() - 6) + ".cl")) << "the source is not kept";
+
+  BuiltKernel again = build(source);  // from the binary: no warning
+  release_kernel(*api_, again);
+  EXPECT_EQ(warnings_, "");
+
+  std::ofstream(binary, std::ios::binary | std::ios::trunc) << "damaged";
+  BuiltKernel rebuilt = build(source);
+  EXPECT_NE(rebuilt.kernel, nullptr);
+  release_kernel(*api_, rebuilt);
+  EXPECT_NE(warnings_.find("rebuilding"), std::string::npos) << warnings_;
+  EXPECT_TRUE(util::cached_file_intact(binary)) << "the damaged entry was not replaced";
+}
+
+}  // namespace
+}  // namespace yirage::opencl
