@@ -60,15 +60,11 @@ void OpenclPrinter::print_store(const BufferRef &buffer, const std::string &inde
   p_.line(buffer.name + "[" + index + "] = " + value + ";");
 }
 
-void OpenclPrinter::print_shared_loop(const Loop &l) {
-  if (l.sharing == Sharing::kRowLanes) {  // a row's work is one work-item's (plain row reductions)
-    print_serial_loop(l);
-    return;
-  }
-  const int64_t n = num_elements(l.dims);
-  const std::string &first = l.vars.empty() ? std::string("e") : l.vars[0];
+void OpenclPrinter::open_shared(const Dims &dims, const std::vector<std::string> &vars, Sharing sharing) {
+  const int64_t n = num_elements(dims);
+  const std::string &first = vars.empty() ? std::string("e") : vars[0];
   const std::string e = (first.size() > 1 && first.back() == '0' ? first.substr(0, first.size() - 1) : first) + "_e";
-  if (l.sharing == Sharing::kGrid) {
+  if (sharing == Sharing::kGrid) {
     p_.open("for (int " + e + " = (int)get_global_id(0); " + e + " < " + std::to_string(n) + "; " + e +
             " += (int)get_global_size(0))");
   } else {
@@ -76,8 +72,76 @@ void OpenclPrinter::print_shared_loop(const Loop &l) {
     p_.open("for (int " + e + " = (int)get_local_id(0); " + e + " < " + std::to_string(n) + "; " + e +
             " += " + std::to_string(threads_) + ")");
   }
-  index_vars(p_, e, l.dims, l.vars);
+  index_vars(p_, e, dims, vars);
+}
+
+void OpenclPrinter::print_shared_loop(const Loop &l) {
+  if (l.sharing == Sharing::kRowLanes) {  // a row's work is one work-item's (plain row reductions)
+    print_serial_loop(l);
+    return;
+  }
+  open_shared(l.dims, l.vars, l.sharing);
   print(l.body);
+  p_.close();
+}
+
+MicroTile matmul_micro_tile(int64_t m, int64_t n, int64_t batches, int64_t work_items) {
+  static constexpr int64_t kShapes[][2] = {{4, 4}, {2, 4}, {4, 2}, {2, 2}, {1, 4}, {4, 1}, {1, 2}, {2, 1}};
+  for (const auto &s : kShapes) {
+    if (m % s[0] == 0 && n % s[1] == 0 && batches * (m / s[0]) * (n / s[1]) >= work_items) return {s[0], s[1]};
+  }
+  return {};
+}
+
+// o = a · b with a register block of outputs per work-item: its rows' elements of A and columns'
+// of B are read once per step of k and used rows · cols times.
+void OpenclPrinter::print_matmul(const Matmul &mm) {
+  const TensorRef &a = mm.a, &b = mm.b, &o = mm.o;
+  const size_t rank = o.dims.size();
+  const int64_t m = o.dims[rank - 2], n = o.dims[rank - 1], k = a.dims[rank - 1];
+  const Dims batch(o.dims.begin(), o.dims.end() - 2);
+  const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
+  const Dims so = o.element_strides();
+  const MicroTile tile =
+      matmul_micro_tile(m, n, num_elements(batch), mm.sharing == Sharing::kGrid ? grid_items_ : threads_);
+  const int64_t row_step = m / tile.rows, col_step = n / tile.cols;
+  Dims dims = batch;
+  dims.push_back(row_step);
+  dims.push_back(col_step);
+  std::vector<std::string> vars = numbered("mb", batch.size());
+  vars.push_back("mr");
+  vars.push_back("mc");
+  // An operand's element at (this block's batch, row, column), as an expression.
+  auto at = [&](const TensorRef &t, const Dims &strides, const Expr &row, const Expr &col) {
+    Expr index = t.base + row * int_const(strides[rank - 2]) + col * int_const(strides[rank - 1]);
+    for (size_t d = 0; d < batch.size(); ++d) index = index + var(vars[d]) * int_const(strides[d]);
+    return index;
+  };
+  auto row = [&](int64_t r) { return var("mr") + int_const(r * row_step); };
+  auto col = [&](int64_t c) { return var("mc") + int_const(c * col_step); };
+  auto acc = [](int64_t r, int64_t c) { return "acc" + std::to_string(r) + "_" + std::to_string(c); };
+  open_shared(dims, vars, mm.sharing);
+  for (int64_t r = 0; r < tile.rows; ++r) {
+    for (int64_t c = 0; c < tile.cols; ++c) p_.line("float " + acc(r, c) + " = 0.0f;");
+  }
+  p_.open("for (int p = 0; p < " + std::to_string(k) + "; ++p)");
+  for (int64_t r = 0; r < tile.rows; ++r) {
+    p_.line("const float a" + std::to_string(r) + " = " + text(load(a.buffer, at(a, sa, row(r), var("p")))) + ";");
+  }
+  for (int64_t c = 0; c < tile.cols; ++c) {
+    p_.line("const float b" + std::to_string(c) + " = " + text(load(b.buffer, at(b, sb, var("p"), col(c)))) + ";");
+  }
+  for (int64_t r = 0; r < tile.rows; ++r) {
+    for (int64_t c = 0; c < tile.cols; ++c) {
+      p_.line(acc(r, c) + " += a" + std::to_string(r) + " * b" + std::to_string(c) + ";");
+    }
+  }
+  p_.close();
+  for (int64_t r = 0; r < tile.rows; ++r) {
+    for (int64_t c = 0; c < tile.cols; ++c) {
+      print_store(o.buffer, offset_text(at(o, so, row(r), col(c))), acc(r, c));
+    }
+  }
   p_.close();
 }
 

@@ -3,7 +3,8 @@
 // work-items (a count fixed in the source), barrier(CLK_LOCAL_MEM_FENCE), tiles in a __local
 // float arena. Tensors of 16-bit types are read and written through the conversions OpenCL C 1.2
 // has without extensions (opencl_prelude.hpp); every value is computed in float32, as on every
-// target (docs/codegen.md). Matmuls, row reductions and tile copies are their plain expansions.
+// target (docs/codegen.md). Matmuls give each work-item a register block of outputs
+// (matmul_micro_tile); row reductions and tile copies are their plain expansions.
 #pragma once
 
 #include <cstdint>
@@ -17,22 +18,36 @@ namespace yirage::codegen::opencl {
 // vload_half/vstore_half) or ushort (bfloat16's bits).
 const char *element_type(DType dtype);
 
+// The register block of a matmul's work-item: `rows` × `cols` outputs, rows m / rows apart and
+// columns n / cols apart (so that neighbouring work-items read neighbouring columns of B: one
+// coalesced access, or distinct local-memory banks). The largest of 4×4 … 1×1 that divides the
+// matmul and still leaves at least `work_items` blocks (batches · m / rows · n / cols), else 1×1.
+struct MicroTile {
+  int64_t rows = 1, cols = 1;
+};
+MicroTile matmul_micro_tile(int64_t m, int64_t n, int64_t batches, int64_t work_items);
+
 class OpenclPrinter : public CPrinter {
  public:
   // threads: the work-group's size where the code is a µGraph block's (block-level loops); 0 at
-  // kernel level.
-  OpenclPrinter(Printer &p, int64_t threads) : CPrinter(p), threads_(threads) {}
+  // kernel level. grid_items: the NDRange's work-items at kernel level (how many register blocks
+  // a kernel-level matmul wants).
+  OpenclPrinter(Printer &p, int64_t threads, int64_t grid_items = 1)
+      : CPrinter(p), threads_(threads), grid_items_(grid_items) {}
   std::string int_type() const override { return "int"; }
   void print_barrier() override { p_.line("barrier(CLK_LOCAL_MEM_FENCE);"); }
 
  protected:
   void print_shared_loop(const Loop &loop) override;
+  void print_matmul(const Matmul &m) override;
   std::string pointer(const BufferRef &buffer) const override;
   std::string load_text(const BufferRef &buffer, const std::string &index) const override;
   void print_store(const BufferRef &buffer, const std::string &index, const std::string &value) override;
 
  private:
-  int64_t threads_;
+  // Opens a loop over `dims` shared as `sharing` (kGrid or kThreads), declaring vars.
+  void open_shared(const Dims &dims, const std::vector<std::string> &vars, Sharing sharing);
+  int64_t threads_, grid_items_;
 };
 
 }  // namespace yirage::codegen::opencl

@@ -13,6 +13,7 @@
 namespace yirage::codegen {
 namespace {
 
+using opencl::MicroTile;
 using opencl::OpenclPrinter;
 
 // Work-items per work-group: a GPU's usual 256 (what the CUDA backend found best for the plain
@@ -33,6 +34,20 @@ void check_index_range(const KernelGraph &g) {
   }
 }
 
+// The block's steps: a matmul's work-items write register blocks (matmul_micro_tile), not the
+// elements e % threads that the walker's barrier rule assumes of block-level loops.
+class OpenclWalker : public UGraphWalker {
+ public:
+  using UGraphWalker::UGraphWalker;
+
+ protected:
+  std::optional<bool> print_step(const Step &step) override {
+    UGraphWalker::print_step(step);
+    if (step.kind == StepKind::kCompute && bg_.operators()[step.op].kind == OpKind::kMatmul) return false;
+    return std::nullopt;
+  }
+};
+
 // One work-group per µGraph block, its tiles in the __local arena.
 void print_customized(Printer &p, const BlockGraph &bg, std::vector<DType> output_dtypes, int64_t threads,
                       const OpenclTarget &target) {
@@ -46,7 +61,7 @@ void print_customized(Printer &p, const BlockGraph &bg, std::vector<DType> outpu
   p.line("const int bx = (int)get_group_id(0), by = (int)get_group_id(1), bz = (int)get_group_id(2);");
   p.line("(void)bx; (void)by; (void)bz;");
   OpenclPrinter printer(p, threads);
-  UGraphWalker(printer, bg, lowered).walk();
+  OpenclWalker(printer, bg, lowered).walk();
 }
 
 }  // namespace
@@ -90,9 +105,20 @@ OpenclKernel opencl_source(const serialize::KernelProgram &program, const Opencl
     kernel.local_size = default_local_size(target);
     int64_t work = 1;  // the largest loop the operator shares across the NDRange
     for (const TensorRef &t : out) work = std::max(work, num_elements(t.dims));
+    // A matmul's work-items each take a register block of outputs, as many blocks as fill the
+    // device where there are that many outputs.
+    int64_t grid_items = work;
+    if (op.kind == OpKind::kMatmul) {
+      const Dims &o = out[0].dims;
+      const int64_t fill = target.compute_units * (target.cpu ? 4 * kernel.local_size : 1024);
+      grid_items = std::min(work, fill);
+      const MicroTile tile =
+          opencl::matmul_micro_tile(o[o.size() - 2], o.back(), work / (o[o.size() - 2] * o.back()), grid_items);
+      work /= tile.rows * tile.cols;
+    }
     const int64_t most = target.cpu ? std::max<int64_t>(1, target.compute_units) * 4 : int64_t{1} << 16;
     kernel.groups = {std::clamp<int64_t>((work + kernel.local_size - 1) / kernel.local_size, 1, most), 1, 1};
-    OpenclPrinter printer(body, 0);
+    OpenclPrinter printer(body, 0, grid_items);
     printer.print(lower_operator(op, in, out, Sharing::kGrid));
   }
 
