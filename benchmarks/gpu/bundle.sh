@@ -1,6 +1,6 @@
 #!/bin/bash
 # Collects what benchmarks/gpu/run.sh needs on a GPU machine that has neither Z3 nor flatbuffers:
-# the CLI, libyirage and the CUDA plugin from BUILD, and the shared libraries they use.
+# the CLI, libyirage and the CUDA and OpenCL plugins from BUILD, and the shared libraries they use.
 # usage: benchmarks/gpu/bundle.sh BUILD BUNDLE
 set -euo pipefail
 build=$1 bundle=$2
@@ -8,6 +8,10 @@ rm -rf "$bundle" && mkdir -p "$bundle/bin" "$bundle/lib"
 cp "$build/tools/yirage/yirage" "$bundle/bin/"
 cp -L "$build/src/libyirage.so.1" "$bundle/lib/"
 cp "$build/backends/cuda/libyirage-backend-cuda.so" "$build/conformance/yirage-conformance" "$bundle/"
+# The OpenCL plugin too, where it was built (benchmarks/gpu/opencl.sh).
+if [ -f "$build/backends/opencl/libyirage-backend-opencl.so" ]; then
+  cp "$build/backends/opencl/libyirage-backend-opencl.so" "$bundle/"
+fi
 for lib in libz3.so.4 libflatbuffers.so.2 libstdc++.so.6 libgcc_s.so.1 libgomp.so.1; do
   path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !found {print $NF; found = 1}')
   [ -n "$path" ] && cp -L "$path" "$bundle/lib/"
