@@ -179,7 +179,7 @@ fn files_and_bytes() {
     fused.save(&path).unwrap();
     assert_eq!(KernelGraph::load(&path).unwrap().to_bytes().unwrap(), bytes);
     std::fs::remove_file(&path).unwrap();
-    let examples = PathBuf::from(std::env::var("YIRAGE_EXAMPLES").unwrap_or("examples".into()));
+    let examples = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../examples"));
     let ntrans = KernelGraph::load(&examples.join("graphs/ntrans.json")).unwrap();
     assert_eq!(ntrans.inputs().unwrap().len(), 3);
     // The picture of a fused graph draws its µGraph as a cluster with its maps.
