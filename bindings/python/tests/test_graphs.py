@@ -211,8 +211,9 @@ def test_errors():
     assert isinstance(info.value, ValueError) and info.value.status == "INVALID_ARGUMENT"
     with pytest.raises(TypeError, match="dtype must be"):
         g.new_input((2, 2), np.float32)
-    with pytest.raises(TypeError, match="dims must be a sequence of ints"):
-        g.new_input(5, yr.float32)
+    for dims in (5, "x", "16", (2.0, 2), (2, None)):
+        with pytest.raises(TypeError, match="dims must be a sequence of ints"):
+            g.new_input(dims, yr.float32)
     with pytest.raises(TypeError, match="X must be a yirage.Tensor"):
         g.exp(np.zeros(3))
     other = yr.new_kernel_graph()

@@ -17,6 +17,7 @@ Every failing call raises a yirage.Error subclass carrying the C library's statu
 
 import collections
 import math
+import operator
 import os as _os
 import sys as _sys
 
@@ -153,11 +154,14 @@ def _row_major(function, dims, strides):
 
 
 def _dims(dims, what="dims"):
+    """A tuple of ints from a sequence of integers (numpy's included); anything else, a str or
+    a float among them too, is a TypeError."""
     try:
-        dims = tuple(int(d) for d in dims)
+        if isinstance(dims, (str, bytes)):
+            raise TypeError
+        return tuple(operator.index(d) for d in dims)
     except TypeError:
-        raise TypeError(f"{what} must be a sequence of ints, not {type(dims).__name__}") from None
-    return dims
+        raise TypeError(f"{what} must be a sequence of ints, not {dims!r}") from None
 
 
 def _dtype(dtype):
