@@ -3,10 +3,9 @@
  * fingerprint that they are equivalent, both run on the reference executor, then the graph
  * superoptimized on the CPU backend and the kernel it returns run on the same data.
  *
- * Run (java's single-file launcher, from the repository root after building):
- *   YIRAGE_BACKEND_PATH=build/backends/cpu java \
- *     -Dyirage.jni.library=$PWD/build/bindings/java/libyirage_jni.so \
- *     -cp build/bindings/java/yirage.jar examples/java/RmsNormLinear.java
+ * Run (java's single-file launcher) inside `meson devenv -C build -w .` (README.md), which puts
+ * the build tree's jar on CLASSPATH and its JNI library on LD_LIBRARY_PATH:
+ *   java examples/java/RmsNormLinear.java
  */
 import java.util.Random;
 import org.yirage.Accumulator;

@@ -1,6 +1,6 @@
 """Attention (the Mirage gqa benchmark) in Python, checked against numpy.
 
-Run: PYTHONPATH=build/bindings/python /usr/bin/python3 examples/python/gqa.py
+Run inside `meson devenv -C build -w .` (README.md): /usr/bin/python3 examples/python/gqa.py
 """
 import numpy as np
 

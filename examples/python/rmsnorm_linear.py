@@ -1,8 +1,8 @@
 """RMSNorm + linear in Python: the user's graph, the fused µGraph Mirage would find, a proof by
 fingerprint that they are equivalent, and both run on the reference executor.
 
-Run: PYTHONPATH=build/bindings/python YIRAGE_BACKEND_PATH=build/backends/cpu \
-     /usr/bin/python3 examples/python/rmsnorm_linear.py
+Run inside `meson devenv -C build -w .` (README.md), which finds the build tree's package and
+plugins: /usr/bin/python3 examples/python/rmsnorm_linear.py
 """
 import numpy as np
 

@@ -1,7 +1,8 @@
 //! RMSNorm + linear from Rust: the user's graph and the fused µGraph, checked equivalent by
-//! fingerprint and run on the reference executor.
-//! Run: cd bindings/rust && YIRAGE_LIB_DIR=../../build/src LD_LIBRARY_PATH=../../build/src \
-//!      cargo run --offline --example rmsnorm_linear
+//! fingerprint and run on the reference executor; then the graph superoptimized on the CPU
+//! backend and run there.
+//! Run (inside `meson devenv -C build -w .`, README.md):
+//!      cd bindings/rust && cargo run --offline --example rmsnorm_linear
 use yirage::{Accumulator, DType, HostData, KernelGraph, ThreadblockGraph};
 
 fn main() -> yirage::Result<()> {
@@ -40,5 +41,20 @@ fn main() -> yirage::Result<()> {
     };
     let worst = a.iter().zip(b).map(|(p, q)| (p - q).abs()).fold(0f32, f32::max);
     println!("largest difference between the two reference outputs: {worst:e}");
+
+    // The CPU backend's plugin is found as every program finds plugins ($YIRAGE_BACKEND_PATH,
+    // then the install's folder); the search profiles its best candidates there.
+    let context = yirage::Context::new()?;
+    let cpu = context.device("cpu", 0)?;
+    let found = plain.superoptimize(&cpu, &yirage::SearchOptions::default())?;
+    let outputs = found.kernel.run(&inputs)?;
+    let HostData::Float32(c) = &outputs[0] else {
+        unreachable!("float32 graphs give float32 outputs")
+    };
+    let largest = a.iter().fold(0f32, |m, v| m.max(v.abs()));
+    let error = a.iter().zip(c).map(|(p, q)| (p - q).abs()).fold(0f32, f32::max) / largest;
+    println!("superoptimized: {} ({} candidates); largest difference from the reference: {error:.1e} \
+              of its largest value", found.candidates[0].description, found.candidates.len());
+    assert!(error < 1e-3, "the kernel's output is off");
     Ok(())
 }
