@@ -76,8 +76,19 @@ void OpenclPrinter::open_shared(const Dims &dims, const std::vector<std::string>
 }
 
 void OpenclPrinter::print_shared_loop(const Loop &l) {
-  if (l.sharing == Sharing::kRowLanes) {  // a row's work is one work-item's (plain row reductions)
-    print_serial_loop(l);
+  if (l.sharing == Sharing::kRowLanes) {
+    if (row_lanes_ <= 1 || l.dims.size() != 1) {  // the row is one work-item's
+      print_serial_loop(l);
+    } else if (l.dims[0] == 1) {  // one of the row's work-items
+      p_.open("if (rl == 0)");
+      print(substitute(l.body, l.vars[0], int_const(0)));
+      p_.close();
+    } else {
+      p_.open("for (int " + l.vars[0] + " = rl; " + l.vars[0] + " < " + std::to_string(l.dims[0]) + "; " + l.vars[0] +
+              " += " + std::to_string(row_lanes_) + ")");
+      print(l.body);
+      p_.close();
+    }
     return;
   }
   open_shared(l.dims, l.vars, l.sharing);
@@ -142,6 +153,52 @@ void OpenclPrinter::print_matmul(const Matmul &mm) {
       print_store(o.buffer, offset_text(at(o, so, row(r), col(c))), acc(r, c));
     }
   }
+  p_.close();
+}
+
+// Each row is shared by `lanes` work-items (a power of two: as many as the work-group has for
+// each row, at most the row's length), each summing a strided part of it; the parts meet in the
+// scratch array by halving, barriers between. Rows beyond the work-group's take further passes,
+// so that every work-item reaches every barrier.
+void OpenclPrinter::print_row_reduce(const RowReduce &rr) {
+  int64_t lanes = 1;
+  while (lanes * 2 * rr.rows <= threads_ && lanes < rr.cols && lanes * 2 <= 256) lanes *= 2;
+  if (lanes == 1) {
+    CPrinter::print_row_reduce(rr);
+    return;
+  }
+  const int64_t rows_at_once = threads_ / lanes, passes = (rr.rows + rows_at_once - 1) / rows_at_once;
+  const std::string L = std::to_string(lanes), rows = std::to_string(rr.rows);
+  const std::string identity = rr.is_max ? "-INFINITY" : "0.0f";
+  auto combine = [&](const std::string &a, const std::string &b) {
+    return rr.is_max ? "yr_max(" + a + ", " + b + ")" : a + " + " + b;
+  };
+  p_.open("");
+  p_.line("const int lid = (int)get_local_id(0), rl = lid % " + L + ";");
+  p_.open("for (int pass = 0; pass < " + std::to_string(passes) + "; ++pass)");
+  // Work-items past the last whole group of lanes (a work-group size that is no multiple of
+  // `lanes`) take no row.
+  const std::string grouped = "lid < " + std::to_string(rows_at_once * lanes);
+  p_.line("const int r = " + grouped + " ? pass * " + std::to_string(rows_at_once) + " + lid / " + L + " : " + rows +
+          ";");
+  p_.line("float total = " + identity + ";");
+  p_.line("if (r < " + rows + ") for (int c = rl; c < " + std::to_string(rr.cols) + "; c += " + L +
+          ") total = " + combine("total", text(rr.value)) + ";");
+  p_.line(std::string(kScratch) + "[lid] = total;");
+  print_barrier();
+  p_.open("for (int step = " + std::to_string(lanes / 2) + "; step > 0; step >>= 1)");
+  p_.line("if (rl < step && " + grouped + ") " + std::string(kScratch) +
+          "[lid] = " + combine(std::string(kScratch) + "[lid]", std::string(kScratch) + "[lid + step]") + ";");
+  print_barrier();
+  p_.close();
+  p_.line("total = " + std::string(kScratch) + "[lid - rl];");
+  p_.open("if (r < " + rows + ")");
+  row_lanes_ = lanes;
+  print(rr.finish);
+  row_lanes_ = 0;
+  p_.close();
+  print_barrier();  // the scratch array is written again by the next pass or reduction
+  p_.close();
   p_.close();
 }
 

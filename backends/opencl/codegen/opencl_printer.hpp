@@ -4,7 +4,8 @@
 // float arena. Tensors of 16-bit types are read and written through the conversions OpenCL C 1.2
 // has without extensions (opencl_prelude.hpp); every value is computed in float32, as on every
 // target (docs/codegen.md). Matmuls give each work-item a register block of outputs
-// (matmul_micro_tile); row reductions and tile copies are their plain expansions.
+// (matmul_micro_tile); block-level row reductions share each row among a group of work-items that
+// meet in a local scratch array (kScratch); tile copies are their plain expansion.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,10 @@ struct MicroTile {
 };
 MicroTile matmul_micro_tile(int64_t m, int64_t n, int64_t batches, int64_t work_items);
 
+// The work-group's scratch array of block-level row reductions: one float per work-item, declared
+// by every customized kernel.
+inline constexpr const char *kScratch = "yr_scratch";
+
 class OpenclPrinter : public CPrinter {
  public:
   // threads: the work-group's size where the code is a µGraph block's (block-level loops); 0 at
@@ -40,6 +45,7 @@ class OpenclPrinter : public CPrinter {
  protected:
   void print_shared_loop(const Loop &loop) override;
   void print_matmul(const Matmul &m) override;
+  void print_row_reduce(const RowReduce &r) override;
   std::string pointer(const BufferRef &buffer) const override;
   std::string load_text(const BufferRef &buffer, const std::string &index) const override;
   void print_store(const BufferRef &buffer, const std::string &index, const std::string &value) override;
@@ -48,6 +54,7 @@ class OpenclPrinter : public CPrinter {
   // Opens a loop over `dims` shared as `sharing` (kGrid or kThreads), declaring vars.
   void open_shared(const Dims &dims, const std::vector<std::string> &vars, Sharing sharing);
   int64_t threads_, grid_items_;
+  int64_t row_lanes_ = 0;  // inside a row reduction's finish: the work-items sharing a row
 };
 
 }  // namespace yirage::codegen::opencl

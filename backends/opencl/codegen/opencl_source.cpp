@@ -34,8 +34,18 @@ void check_index_range(const KernelGraph &g) {
   }
 }
 
-// The block's steps: a matmul's work-items write register blocks (matmul_micro_tile), not the
-// elements e % threads that the walker's barrier rule assumes of block-level loops.
+// Whether `block` holds a matmul or a row reduction (at any depth).
+bool has_shared_work(const Block &block) {
+  for (const Stmt &s : block) {
+    if (std::holds_alternative<Matmul>(s.node) || std::holds_alternative<RowReduce>(s.node)) return true;
+    if (const auto *b = std::get_if<Block>(&s.node); b != nullptr && has_shared_work(*b)) return true;
+  }
+  return false;
+}
+
+// The block's steps: a matmul's work-items write register blocks (matmul_micro_tile) and a row
+// reduction's write their rows, not the elements e % threads that the walker's barrier rule
+// assumes of block-level loops.
 class OpenclWalker : public UGraphWalker {
  public:
   using UGraphWalker::UGraphWalker;
@@ -43,7 +53,7 @@ class OpenclWalker : public UGraphWalker {
  protected:
   std::optional<bool> print_step(const Step &step) override {
     UGraphWalker::print_step(step);
-    if (step.kind == StepKind::kCompute && bg_.operators()[step.op].kind == OpKind::kMatmul) return false;
+    if (has_shared_work(step.body)) return false;
     return std::nullopt;
   }
 };
@@ -55,9 +65,12 @@ void print_customized(Printer &p, const BlockGraph &bg, std::vector<DType> outpu
   lowering.inlined = inlined_tensors(bg);
   lowering.layout = plan_block_layout(bg, 4, {}, lowering.inlined);  // 16-byte aligned tiles
   lowering.output_dtypes = std::move(output_dtypes);
-  lowering.max_shared_bytes = target.max_local_bytes;
+  // The row reductions' scratch array takes one float per work-item of the local memory.
+  lowering.max_shared_bytes =
+      target.max_local_bytes > 0 ? std::max<int64_t>(1, target.max_local_bytes - 4 * threads) : 0;
   const LoweredUGraph lowered = lower_ugraph(bg, lowering);
   p.line("__local float arena[" + std::to_string(std::max<int64_t>(1, lowering.layout.floats)) + "];");
+  p.line(std::string("__local float ") + opencl::kScratch + "[" + std::to_string(threads) + "];");
   p.line("const int bx = (int)get_group_id(0), by = (int)get_group_id(1), bz = (int)get_group_id(2);");
   p.line("(void)bx; (void)by; (void)bz;");
   OpenclPrinter printer(p, threads);
