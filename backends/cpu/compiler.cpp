@@ -1,10 +1,7 @@
 #include "compiler.hpp"
 
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,8 +13,7 @@
 
 #include "util/error.hpp"
 #include "util/file_cache.hpp"
-
-extern char **environ;
+#include "util/subprocess.hpp"
 
 namespace yirage::cpu {
 namespace {
@@ -27,58 +23,6 @@ const char *kKeySymbol = "yirage_cpu_kernel_key";
 std::string env(const char *name) {
   const char *value = std::getenv(name);
   return value ? value : "";
-}
-
-// What a run of the compiler printed, and how it ended.
-struct RunOutcome {
-  int status = 0;      // the exit status; 127 when the program could not be started; -1 a signal
-  std::string output;  // stdout and stderr together; why it could not be started
-};
-
-// Runs argv and collects its output through a pipe (nothing is written to disk, so that a
-// read-only cache can still name its compiler).
-RunOutcome run(const std::vector<std::string> &argv) {
-  RunOutcome outcome;
-  std::vector<char *> args;
-  for (const std::string &a : argv) args.push_back(const_cast<char *>(a.c_str()));
-  args.push_back(nullptr);
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    outcome.status = 127;
-    outcome.output = std::string("pipe: ") + std::strerror(errno);
-    return outcome;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
-  pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[1]);
-  if (spawned != 0) {
-    close(pipe_fds[0]);
-    outcome.status = 127;
-    outcome.output = std::strerror(spawned);
-    return outcome;
-  }
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = read(pipe_fds[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    outcome.output.append(buffer, static_cast<size_t>(n));
-  }
-  close(pipe_fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      outcome.status = -1;
-      return outcome;
-    }
-  }
-  outcome.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
 }
 
 // dlopen + the two symbols; nullptr (and `why`) when the file is not a valid kernel for `key`.
@@ -135,7 +79,7 @@ Compiler::~Compiler() {
 
 const std::string &Compiler::identity() {
   std::call_once(identity_once_, [this] {
-    const RunOutcome version = run({compiler_, "--version"});
+    const util::ProcessOutcome version = util::run_process({compiler_, "--version"});
     identity_ = version.output;
     if (version.status == 127) {
       identity_error_ =
@@ -251,15 +195,13 @@ CompileOutcome Compiler::compile(const std::string &source, const std::string &s
   std::vector<std::string> argv = {compiler_};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-o", object_tmp, source_path});
-  const RunOutcome built = run(argv);
+  const util::ProcessOutcome built = util::run_process(argv);
   std::error_code ec;
   if (built.status != 0) {
     std::filesystem::remove(object_tmp, ec);
-    std::string command;
-    for (const std::string &a : argv) command += a + " ";
     throw Error(ErrorCode::kBackend, "cpu: compiling the generated kernel failed (exit status " +
                                          std::to_string(built.status) + "; source kept at " + source_path +
-                                         ")\ncommand: " + command + "\n" + built.output);
+                                         ")\ncommand: " + util::command_line(argv) + "\n" + built.output);
   }
   std::filesystem::remove(source_path, ec);
   // Loaded before it is stored: a cache that cannot take it costs the next process a build, not
