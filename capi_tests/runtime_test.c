@@ -226,7 +226,14 @@ int main(int argc, char **argv) {
   for (i = 0; i < n; ++i) {
     OK(yirage_search_result_profiled(result, i, &record));
     CHECK(record.kept == 1 && record.measured_seconds > 0 && record.relative_error >= 0);
+    /* ABI 1.7: the spread of its timed runs */
+    CHECK(record.samples == 2 && record.min_seconds <= record.measured_seconds &&
+          record.measured_seconds <= record.max_seconds);
   }
+  record.struct_size = offsetof(yirage_search_profile_record, min_seconds); /* an ABI 1.6 caller's */
+  record.samples = 12345;
+  OK(yirage_search_result_profiled(result, 0, &record));
+  CHECK(record.samples == 12345 && record.measured_seconds > 0);
   EXPECT_INVALID(yirage_search_result_profiled(result, n, &record), "out of range");
   stats.struct_size = sizeof stats;
   stats.unbuildable = -1;
@@ -239,6 +246,20 @@ int main(int argc, char **argv) {
   candidate.struct_size = sizeof candidate;
   OK(yirage_search_result_candidate(result, 0, &best, &candidate));
   CHECK(candidate.measured_seconds > 0);
+  CHECK(candidate.measured_samples == 2 && candidate.measured_min_seconds <= candidate.measured_seconds &&
+        candidate.measured_seconds <= candidate.measured_max_seconds);
+  CHECK(candidate.not_measured[0] == '\0');
+  {
+    /* A candidate without a measurement says why, never a time of -1 alone. */
+    size_t count = 0, c;
+    OK(yirage_search_result_num_candidates(result, &count));
+    for (c = 0; c < count; ++c) {
+      yirage_search_candidate_info other;
+      other.struct_size = sizeof other;
+      OK(yirage_search_result_candidate(result, c, NULL, &other));
+      CHECK((other.measured_seconds < 0) == (other.not_measured[0] != '\0'));
+    }
+  }
   OK(yirage_compile(best, cpu, NULL, &kernel));
   OK(yirage_kernel_measure(kernel, g, NULL, &m));
   CHECK(m.correct == 1);

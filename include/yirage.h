@@ -50,7 +50,7 @@ extern "C" {
  * (libyirage.so.1); it changes only when a change breaks existing callers. The minor version
  * grows when functions, enum values or option-struct fields are appended. */
 #define YIRAGE_ABI_VERSION_MAJOR 1
-#define YIRAGE_ABI_VERSION_MINOR 6
+#define YIRAGE_ABI_VERSION_MINOR 7
 #define YIRAGE_ABI_VERSION ((YIRAGE_ABI_VERSION_MAJOR << 16) | YIRAGE_ABI_VERSION_MINOR)
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A caller that
@@ -976,6 +976,14 @@ typedef struct yirage_search_candidate_info {
   uint32_t verified_trials; /* fingerprint trials it passed */
   char description[256];    /* e.g. "customized grid 2x16x1 loop 16 (9 block operators)" */
   double measured_seconds;  /* ABI 1.1: median time on the profiling device; -1 if not profiled */
+  /* ABI 1.7, written only when struct_size covers them: the spread of the timed runs behind
+   * measured_seconds (a machine busy while they ran widens it; -1 and 0 where not profiled, or
+   * not recorded by the yirage that cached the answer), and why there is no measurement ("" when
+   * there is one), e.g. "not among the 4 cheapest estimates profiled". */
+  double measured_min_seconds;
+  double measured_max_seconds;
+  uint32_t measured_samples;
+  char not_measured[128];
 } yirage_search_candidate_info;
 
 /* Candidate `index` (0 = cheapest): a new graph handle the caller owns (out_graph may be NULL)
@@ -1029,6 +1037,11 @@ typedef struct yirage_search_profile_record {
   double relative_error;   /* against the reference executor; -1 if never compared */
   int32_t kept;            /* 1: correct, among the candidates; 0: dropped */
   char error[512];         /* why it was dropped ("" when kept) */
+  /* ABI 1.7, written only when struct_size covers them: the spread of the timed runs (-1 and 0
+   * when dropped). A machine busy while they ran widens it. */
+  double min_seconds;
+  double max_seconds;
+  uint32_t samples;
 } yirage_search_profile_record;
 
 /* Thread safety: [reads result]. */

@@ -83,7 +83,7 @@ def bench(library, plugin, out, wanted):
 
 
 def seconds_of(text):
-    """'12.3 us' -> 1.23e-5; '-' -> None."""
+    """'12.3 us' -> 1.23e-5; '-', 'not timed' -> None."""
     m = re.match(r"([0-9.]+) (us|ms|s)$", text.strip())
     return float(m.group(1)) * {"us": 1e-6, "ms": 1e-3, "s": 1.0}[m.group(2)] if m else None
 
@@ -95,7 +95,9 @@ def search_log(path):
     if not os.path.exists(path):
         return rows, best
     for line in open(path):
-        m = re.match(r"\s*\d+\s+(-|[0-9.]+ (?:us|ms|s))\s+(-|[0-9.]+ (?:us|ms|s))\s+\S+\s+(ok|DROP)\s+(.*)", line)
+        # estimate, measured, the runs' spread (words), rel.error, result, description
+        m = re.match(r"\s*\d+\s+(-|not estimated|[0-9.]+ (?:us|ms|s))\s+(-|not timed|[0-9.]+ (?:us|ms|s))\s.*?"
+                     r"\s(ok|DROP)\s+(.*)", line)
         if m and m.group(3) == "ok":
             rows.append((seconds_of(m.group(1)), seconds_of(m.group(2)), m.group(4).strip()))
         m = re.match(r"best: (.*), measured", line)

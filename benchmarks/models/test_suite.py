@@ -53,12 +53,16 @@ def test_rank_statistics():
 
 def test_search_log_keeps_correct_candidates_with_their_estimates(tmp_path):
     log = tmp_path / "g.search.txt"
-    log.write_text("search: 1.0 s\n\n  #   estimate   measured  rel.error  result  description\n"
-                   "  0     15.0 us     31.2 us    2.4e-03  ok      customized grid 16x1x1 loop 16\n"
-                   "  1     98.4 us          -        inf  DROP    customized grid 8x1x1 loop 2\n"
+    log.write_text("search: 1.0 s\n\n  #       estimate     measured  spread of the timed runs"
+                   "          rel.error     result  description\n"
+                   "  0        15.0 us      31.2 us  30.1 us to 70.0 us over 10 runs  2.4e-03       ok      "
+                   "customized grid 16x1x1 loop 16\n"
+                   "  1        98.4 us    not timed                                    inf           DROP    "
+                   "customized grid 8x1x1 loop 2\n"
                    "        dropped: relative error inf\n"
-                   "  2      1.20 ms     12.6 us    2.4e-03  ok      the input graph, unchanged\n\n"
-                   "best: the input graph, unchanged, measured     12.6 us\n")
+                   "  2        1.20 ms      12.6 us  12.1 us to 13.0 us over 10 runs  2.4e-03       ok      "
+                   "the input graph, unchanged\n\n"
+                   "best: the input graph, unchanged, measured 12.6 us (12.1 us to 13.0 us over 10 runs)\n")
     rows, best = run.search_log(str(log))
     assert [r[2] for r in rows] == ["customized grid 16x1x1 loop 16", "the input graph, unchanged"]
     assert [r[:2] for r in rows] == [pytest.approx((15e-6, 31.2e-6)), pytest.approx((1.2e-3, 12.6e-6))]

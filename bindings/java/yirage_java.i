@@ -365,6 +365,7 @@ static void yirage_java_free_dltensors(DLTensor *tensors, size_t n) {
 %immutable yirage_device_info::name;
 %immutable yirage_measurement::error;
 %immutable yirage_search_candidate_info::description;
+%immutable yirage_search_candidate_info::not_measured;
 %immutable yirage_search_profile_record::description;
 %immutable yirage_search_profile_record::error;
 

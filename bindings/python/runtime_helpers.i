@@ -193,10 +193,12 @@ PyObject *yirage_py_search_report(const yirage_search_result *result) {
       Py_DECREF(candidates);
       return yirage_py_result(status, NULL);
     }
-    PyObject *pair = Py_BuildValue("(N{s:d,s:I,s:s,s:d})",
+    PyObject *pair = Py_BuildValue("(N{s:d,s:I,s:s,s:d,s:d,s:d,s:I,s:s})",
         yirage_py_handle(graph, SWIGTYPE_p_yirage_graph_s), "estimated_seconds",
         info.estimated_seconds, "verified_trials", (unsigned)info.verified_trials, "description",
-        info.description, "measured_seconds", info.measured_seconds);
+        info.description, "measured_seconds", info.measured_seconds, "measured_min_seconds",
+        info.measured_min_seconds, "measured_max_seconds", info.measured_max_seconds,
+        "measured_samples", (unsigned)info.measured_samples, "not_measured", info.not_measured);
     PyList_Append(candidates, pair);
     Py_DECREF(pair);
   }
@@ -211,9 +213,10 @@ PyObject *yirage_py_search_report(const yirage_search_result *result) {
     memset(&r, 0, sizeof r);
     r.struct_size = sizeof r;
     if (yirage_search_result_profiled(result, i, &r) != YIRAGE_OK) continue;
-    PyObject *d = Py_BuildValue("{s:s,s:d,s:d,s:d,s:O,s:s}", "description", r.description,
+    PyObject *d = Py_BuildValue("{s:s,s:d,s:d,s:d,s:O,s:s,s:d,s:d,s:I}", "description", r.description,
         "estimated_seconds", r.estimated_seconds, "measured_seconds", r.measured_seconds,
-        "relative_error", r.relative_error, "kept", r.kept ? Py_True : Py_False, "error", r.error);
+        "relative_error", r.relative_error, "kept", r.kept ? Py_True : Py_False, "error", r.error,
+        "min_seconds", r.min_seconds, "max_seconds", r.max_seconds, "samples", (unsigned)r.samples);
     PyList_Append(profiled, d);
     Py_DECREF(d);
   }

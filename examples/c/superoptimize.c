@@ -79,8 +79,19 @@ int main(int argc, char **argv) {
   info.struct_size = sizeof info;
   for (i = 0; i < count; ++i) {
     TRY(yirage_search_result_candidate(result, i, NULL, &info));
-    printf("  %zu: %8.1f us estimated, %8.1f us measured  %s\n", i, info.estimated_seconds * 1e6,
-           info.measured_seconds * 1e6, info.description);
+    printf("  %zu: ", i);
+    if (info.estimated_seconds >= 0)
+      printf("%8.1f us estimated, ", info.estimated_seconds * 1e6);
+    else
+      printf("not estimated, ");
+    if (info.measured_seconds < 0)
+      printf("not measured (%s)", info.not_measured);
+    else if (info.measured_samples > 1)
+      printf("%8.1f us measured (%.1f to %.1f us over %u runs)", info.measured_seconds * 1e6,
+             info.measured_min_seconds * 1e6, info.measured_max_seconds * 1e6, info.measured_samples);
+    else
+      printf("%8.1f us measured", info.measured_seconds * 1e6);
+    printf("  %s\n", info.description);
   }
   TRY(yirage_search_result_candidate(result, 0, &best, NULL));
 

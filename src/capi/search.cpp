@@ -27,6 +27,9 @@ constexpr size_t kOptionsSizeV1_1 = offsetof(yirage_search_options, profile_repe
 constexpr size_t kOptionsSizeV1_5 = offsetof(yirage_search_options, remeasure) + sizeof(int32_t);
 constexpr size_t kInfoSizeV1_1 = offsetof(yirage_search_candidate_info, measured_seconds) + sizeof(double);
 constexpr size_t kStatsSizeV1_4 = offsetof(yirage_search_stats, unbuildable) + sizeof(int64_t);
+constexpr size_t kInfoSizeV1_7 = offsetof(yirage_search_candidate_info, not_measured) + 128;
+constexpr size_t kRecordSizeV1_1 = offsetof(yirage_search_profile_record, error) + 512;
+constexpr size_t kRecordSizeV1_7 = offsetof(yirage_search_profile_record, samples) + sizeof(uint32_t);
 
 const yirage_search_result_s &checked_result(const char *function, const yirage_search_result *result) {
   if (result == nullptr) yirage::invalid_argument(std::string(function) + ": result is NULL");
@@ -183,6 +186,12 @@ yirage_status yirage_search_result_candidate(const yirage_search_result *result,
       out_info->verified_trials = static_cast<uint32_t>(c.verified_trials);
       yirage::capi::copy_string(out_info->description, c.description);
       if (out_info->struct_size >= kInfoSizeV1_1) out_info->measured_seconds = c.measured_seconds;
+      if (out_info->struct_size >= kInfoSizeV1_7) {
+        out_info->measured_min_seconds = c.spread.min_seconds;
+        out_info->measured_max_seconds = c.spread.max_seconds;
+        out_info->measured_samples = static_cast<uint32_t>(std::max(c.spread.samples, 0));
+        yirage::capi::copy_string(out_info->not_measured, c.not_measured);
+      }
     }
     if (out_graph) *out_graph = graph;
   });
@@ -236,8 +245,7 @@ yirage_status yirage_search_result_profiled(const yirage_search_result *result, 
   return yirage::capi::guard([&] {
     const yirage_search_result_s &r = checked_result(function, result);
     require_non_null(function, "out_record", out_record);
-    yirage::capi::require_struct_size(function, "out_record", out_record->struct_size,
-                                      sizeof(yirage_search_profile_record));
+    yirage::capi::require_struct_size(function, "out_record", out_record->struct_size, kRecordSizeV1_1);
     if (index >= r.result.profiled.size()) {
       yirage::invalid_argument(std::string(function) + ": index " + std::to_string(index) + " is out of range (" +
                                std::to_string(r.result.profiled.size()) + " profiled)");
@@ -249,6 +257,11 @@ yirage_status yirage_search_result_profiled(const yirage_search_result *result, 
     out_record->relative_error = p.measured.relative_error;
     out_record->kept = p.measured.correct ? 1 : 0;
     yirage::capi::copy_string(out_record->error, p.measured.error);
+    if (out_record->struct_size >= kRecordSizeV1_7) {
+      out_record->min_seconds = p.measured.spread.min_seconds;
+      out_record->max_seconds = p.measured.spread.max_seconds;
+      out_record->samples = static_cast<uint32_t>(std::max(p.measured.spread.samples, 0));
+    }
   });
 }
 

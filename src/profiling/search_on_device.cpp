@@ -56,7 +56,8 @@ void profile_on_device(search::SearchOptions &options, const runtime::Plugin &pl
   auto measurer = std::make_shared<runtime::Measurer>(plugin, device, reference, measure);
   options.measure = [measurer](const KernelGraph &candidate, runtime::Measurer::Deadline deadline) {
     const runtime::Measurement m = measurer->measure(candidate, true, deadline);
-    return search::Measured{m.correct, m.median_seconds, m.max_relative_error, m.error};
+    return search::Measured{m.correct, m.median_seconds, m.max_relative_error, m.error,
+                            search::Spread{m.min_seconds, m.max_seconds, m.samples}};
   };
   // Candidates the backend cannot build take no place (SearchOptions::buildable).
   const runtime::Plugin *p = &plugin;

@@ -425,7 +425,8 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time, std::opt
     const auto out_of_time = [&] { return deadline && std::chrono::steady_clock::now() >= *deadline; };
     if (out_of_time()) {
       // No time for timed runs: the checked run's time on the host clock stands for them.
-      m.median_seconds = m.min_seconds = checked_seconds;
+      m.median_seconds = m.min_seconds = m.max_seconds = checked_seconds;
+      m.samples = 1;
       return m;
     }
     for (int w = 0; w < options_.warmup && !out_of_time(); ++w) compiled.run_buffers(in, out, nullptr);
@@ -453,9 +454,12 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time, std::opt
     std::sort(seconds.begin(), seconds.end());
     m.median_seconds = seconds[seconds.size() / 2];
     m.min_seconds = seconds.front();
+    m.max_seconds = seconds.back();
+    m.samples = static_cast<int>(seconds.size());
   } catch (const Error &e) {
     m.correct = false;
-    m.median_seconds = -1;
+    m.median_seconds = m.min_seconds = m.max_seconds = -1;
+    m.samples = 0;
     m.error = e.what();
   }
   return m;

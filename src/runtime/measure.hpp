@@ -71,6 +71,8 @@ struct Measurement {
   double max_relative_error = -1;  // the worst output's; -1 if never compared
   double median_seconds = -1;      // -1 if not timed (it failed or was wrong)
   double min_seconds = -1;
+  double max_seconds = -1;
+  int samples = 0;       // timed runs (1 where the checked run's time stands for them)
   std::string error;     // why it failed or was wrong; "" when correct
   int range_checks = 0;  // the range checks that ran (each with its factor), passed or not
 };

@@ -79,7 +79,8 @@ std::vector<uint8_t> cache_entry_to_bytes(const CacheEntry &entry) {
     const auto graph = serialize::graph_to_bytes(c.graph, serialize::GraphFormat::kBinary);
     candidates.push_back(fb::CreateCachedCandidate(builder, builder.CreateVector(graph), c.estimated_seconds,
                                                    c.verified_trials, builder.CreateString(c.description),
-                                                   c.measured_seconds));
+                                                   c.measured_seconds, c.spread.min_seconds, c.spread.max_seconds,
+                                                   c.spread.samples));
   }
   const auto request = builder.CreateVector(entry.request);
   const auto list = builder.CreateVector(candidates);
@@ -103,9 +104,10 @@ CacheEntry cache_entry_from_bytes(const void *bytes, size_t size) {
     for (const fb::CachedCandidate *c : *stored->candidates()) {
       if (!c->graph()) throw corrupt("a candidate without a graph");
       // The graph loader's own errors (CORRUPT_DATA, VERSION_MISMATCH) say what is wrong.
-      entry.candidates.push_back(SearchCandidate{
-          serialize::graph_from_bytes(c->graph()->data(), c->graph()->size()), c->estimated_seconds(),
-          c->verified_trials(), c->description() ? c->description()->str() : "", c->measured_seconds()});
+      entry.candidates.push_back(
+          SearchCandidate{serialize::graph_from_bytes(c->graph()->data(), c->graph()->size()), c->estimated_seconds(),
+                          c->verified_trials(), c->description() ? c->description()->str() : "", c->measured_seconds(),
+                          Spread{c->measured_min_seconds(), c->measured_max_seconds(), c->measured_samples()}, ""});
     }
   }
   return entry;

@@ -598,7 +598,10 @@ InputMeasurement measure_input(const KernelGraph &graph, const SearchOptions &op
                      ProfileRecord{"the input graph, unchanged", estimate, options.measure(graph, deadline)},
                      Clock::duration{}};
   m.took = Clock::now() - started;
-  if (m.record.measured.correct) m.candidate.measured_seconds = m.record.measured.seconds;
+  if (m.record.measured.correct) {
+    m.candidate.measured_seconds = m.record.measured.seconds;
+    m.candidate.spread = m.record.measured.spread;
+  }
   return m;
 }
 
@@ -638,7 +641,10 @@ bool profile(SearchResult &result, const SearchOptions &options, Clock::time_poi
     started = Clock::now();
     if (started + longest > deadline) {
       in_time = false;
-      for (size_t r = q; r < chosen.size(); ++r) taken[chosen[r]] = false;  // returned unmeasured
+      for (size_t r = q; r < chosen.size(); ++r) {  // returned unmeasured
+        taken[chosen[r]] = false;
+        result.candidates[chosen[r]].not_measured = "the budget ran out before its turn";
+      }
       break;
     }
     SearchCandidate &c = result.candidates[chosen[q]];
@@ -646,6 +652,7 @@ bool profile(SearchResult &result, const SearchOptions &options, Clock::time_poi
     longest = std::max(longest, Clock::now() - started);
     if (record.measured.correct) {
       c.measured_seconds = record.measured.seconds;
+      c.spread = record.measured.spread;
       ran[chosen[q]] = true;
     } else {
       while (spare < taken.size() && taken[spare]) ++spare;
@@ -661,7 +668,11 @@ bool profile(SearchResult &result, const SearchOptions &options, Clock::time_poi
     if (ran[i]) {
       correct.push_back(std::move(result.candidates[i]));
     } else if (!taken[i]) {
-      rest.push_back(std::move(result.candidates[i]));
+      SearchCandidate &c = result.candidates[i];
+      if (c.not_measured.empty()) {
+        c.not_measured = "not among the " + std::to_string(options.profile_top_k) + " cheapest estimates profiled";
+      }
+      rest.push_back(std::move(c));
     }
   }
   if (input.measured_seconds >= 0) correct.push_back(std::move(input));
@@ -671,6 +682,15 @@ bool profile(SearchResult &result, const SearchOptions &options, Clock::time_poi
   for (SearchCandidate &c : rest) correct.push_back(std::move(c));
   result.candidates = std::move(correct);
   return in_time;
+}
+
+// Says why each candidate without a measurement has none, where profiling has not said.
+void explain_unmeasured(SearchResult &result, const SearchOptions &options) {
+  for (SearchCandidate &c : result.candidates) {
+    if (c.measured_seconds >= 0 || !c.not_measured.empty()) continue;
+    c.not_measured = !options.measure ? "the search had no device to profile on"
+                                      : "not measured when this cached answer was profiled";
+  }
 }
 
 }  // namespace
@@ -702,6 +722,7 @@ SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &reques
         result.stats.candidates = static_cast<int64_t>(result.candidates.size());
         result.stats.from_cache = true;
         result.end = SearchEnd::kComplete;
+        explain_unmeasured(result, options);
         result.stats.seconds = since(started);
         return result;
       }
@@ -736,6 +757,7 @@ SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &reques
       !result.candidates.empty() && result.candidates.front().measured_seconds >= 0) {
     cache_write(options.cache_dir, measured, result.candidates, result.stats.seconds);
   }
+  explain_unmeasured(result, options);
   result.stats.seconds = since(started);
   return result;
 }

@@ -23,12 +23,19 @@ struct SearchProgress {
   double seconds = 0;
 };
 
+// How a measurement's timed runs spread: a run slowed down by a busy machine widens it.
+struct Spread {
+  double min_seconds = -1, max_seconds = -1;  // -1: not timed (or not recorded, as in a cached answer)
+  int samples = 0;                            // timed runs
+};
+
 // What profiling a candidate on a device found (runtime::Measurer fills it).
 struct Measured {
   bool correct = false;
   double seconds = -1;         // median device time; -1 when not correct
   double relative_error = -1;  // against the reference executor; -1 if never compared
   std::string error;           // why it was dropped
+  Spread spread{};
 };
 
 struct SearchOptions {
@@ -101,7 +108,9 @@ struct SearchCandidate {
   double estimated_seconds = 0;
   int verified_trials = 0;
   std::string description;       // e.g. "customized grid 2x16x1 loop 16 (7 block ops)"
-  double measured_seconds = -1;  // -1: not profiled
+  double measured_seconds = -1;  // -1: not profiled, and not_measured says why
+  Spread spread{};
+  std::string not_measured{};
 };
 
 struct ProfileRecord {

@@ -69,6 +69,7 @@ TEST_P(SmallBenchmark, FindsAVerifiedSingleKernelFusion) {
   for (size_t i = 0; i < r.candidates.size(); ++i) {
     const SearchCandidate &c = r.candidates[i];
     EXPECT_EQ(c.verified_trials, 2);
+    EXPECT_EQ(c.not_measured, "the search had no device to profile on");
     if (i > 0) {
       EXPECT_LE(r.candidates[i - 1].estimated_seconds, c.estimated_seconds);
     }
@@ -143,7 +144,8 @@ TEST(Superoptimizer, GivesAFailedCandidatesProfilingPlaceToTheNext) {
     measured.push_back(bytes_of(candidate));
     if (measured.size() == 1) return Measured{true, 1.0, 0, ""};  // the input graph, slow
     if (measured.size() == 2) return Measured{false, -1, -1, "cuda compile: the tiles need more shared memory"};
-    return Measured{true, 1e-5 * static_cast<double>(measured.size() - 1), 0, ""};
+    const double t = 1e-5 * static_cast<double>(measured.size() - 1);
+    return Measured{true, t, 0, "", Spread{t / 2, 3 * t, 7}};
   };
   const SearchResult r = superoptimize(g, o);
   ASSERT_GE(r.profiled.size(), 4u) << "the search kept 3 candidates for 2 places";
@@ -164,6 +166,29 @@ TEST(Superoptimizer, GivesAFailedCandidatesProfilingPlaceToTheNext) {
   ASSERT_GE(r.candidates.size(), 3u);
   EXPECT_DOUBLE_EQ(r.candidates[0].measured_seconds, 2e-5);
   EXPECT_DOUBLE_EQ(r.candidates[1].measured_seconds, 3e-5);
+  // Each keeps the spread of its timed runs, as the measurer gave it.
+  EXPECT_DOUBLE_EQ(r.candidates[0].spread.min_seconds, 1e-5);
+  EXPECT_DOUBLE_EQ(r.candidates[0].spread.max_seconds, 6e-5);
+  EXPECT_EQ(r.candidates[0].spread.samples, 7);
+  EXPECT_EQ(r.candidates[0].not_measured, "");
+  EXPECT_EQ(r.profiled[2].measured.spread.samples, 7);
+}
+
+// Candidates left unmeasured say why: not among the top-k by estimate.
+TEST(Superoptimizer, SaysWhyACandidateWasNotMeasured) {
+  const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  SearchOptions o = small_options();
+  o.profile_top_k = 1;
+  o.measure = [&](const KernelGraph &, Deadline) { return Measured{true, 1e-5, 0, "", Spread{1e-5, 1e-5, 3}}; };
+  const SearchResult r = superoptimize(g, o);
+  size_t unmeasured = 0;
+  for (const SearchCandidate &c : r.candidates) {
+    if (c.measured_seconds >= 0) continue;
+    ++unmeasured;
+    EXPECT_EQ(c.not_measured, "not among the 1 cheapest estimates profiled") << c.description;
+    EXPECT_EQ(c.spread.samples, 0);
+  }
+  EXPECT_GE(unmeasured, 1u);
 }
 
 // A search stopped before it verified anything still answers with the input graph, measured:
@@ -197,9 +222,14 @@ TEST(Superoptimizer, BudgetBoundsProfiling) {
   EXPECT_EQ(r.end, SearchEnd::kTimeout);
   EXPECT_EQ(r.profiled.size(), deadlines.size());
   EXPECT_EQ(r.profiled[0].description, "the input graph, unchanged");
-  size_t unmeasured = 0;
-  for (const SearchCandidate &c : r.candidates) unmeasured += c.measured_seconds < 0;
+  size_t unmeasured = 0, out_of_time = 0;
+  for (const SearchCandidate &c : r.candidates) {
+    unmeasured += c.measured_seconds < 0;
+    out_of_time += c.not_measured == "the budget ran out before its turn";
+    EXPECT_EQ(c.measured_seconds < 0, !c.not_measured.empty()) << c.description << ": " << c.not_measured;
+  }
   EXPECT_GE(unmeasured, 1u);
+  EXPECT_GE(out_of_time, 1u);
 }
 
 // Terms stop growing where they would pass their size limit: a chain of exp's (whose texts are
@@ -555,7 +585,8 @@ TEST(ResultCache, AnswersAProfiledRequestWithoutMeasuring) {
   int measured = 0;
   o.measure = [&](const KernelGraph &, Deadline) {
     ++measured;
-    return Measured{true, 1e-5 * measured, 0, ""};  // each later one slower: the first wins
+    // each later one slower: the first wins
+    return Measured{true, 1e-5 * measured, 0, "", Spread{1e-5 * measured, 4e-5 * measured, 10}};
   };
   const SearchResult first = superoptimize(g, o);
   ASSERT_FALSE(first.stats.from_cache);
@@ -570,6 +601,12 @@ TEST(ResultCache, AnswersAProfiledRequestWithoutMeasuring) {
   for (size_t i = 0; i < hit.candidates.size(); ++i) {
     EXPECT_EQ(bytes_of(hit.candidates[i].graph), bytes_of(first.candidates[i].graph)) << i;
     EXPECT_EQ(hit.candidates[i].measured_seconds, first.candidates[i].measured_seconds) << i;
+    // The spread of the runs behind the cached time too; why there is none, where there is none.
+    EXPECT_EQ(hit.candidates[i].spread.max_seconds, first.candidates[i].spread.max_seconds) << i;
+    EXPECT_EQ(hit.candidates[i].spread.samples, first.candidates[i].spread.samples) << i;
+    if (hit.candidates[i].measured_seconds < 0) {
+      EXPECT_EQ(hit.candidates[i].not_measured, "not measured when this cached answer was profiled") << i;
+    }
   }
   // Measured again on request: the search's own cache answers, the candidates are profiled.
   SearchOptions again = o;
@@ -600,9 +637,10 @@ TEST(ResultCache, AnswersAProfiledRequestWithoutMeasuring) {
 
 TEST(ResultCache, EntryBytesRoundTripAndBadBytesAreCorruptData) {
   const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
-  const CacheEntry entry{cache_request(g, small_options()),
-                         {SearchCandidate{g, 1e-5, 2, "the input"}, SearchCandidate{g, 2e-5, 1, "", 3e-5}},
-                         1.5};
+  const CacheEntry entry{
+      cache_request(g, small_options()),
+      {SearchCandidate{g, 1e-5, 2, "the input"}, SearchCandidate{g, 2e-5, 1, "", 3e-5, Spread{2.5e-5, 9e-5, 20}}},
+      1.5};
   const std::vector<uint8_t> bytes = cache_entry_to_bytes(entry);
   const CacheEntry read = cache_entry_from_bytes(bytes.data(), bytes.size());
   EXPECT_EQ(read.request, entry.request);
@@ -612,6 +650,10 @@ TEST(ResultCache, EntryBytesRoundTripAndBadBytesAreCorruptData) {
   EXPECT_EQ(read.candidates[0].description, "the input");
   EXPECT_EQ(read.candidates[0].measured_seconds, -1);  // not profiled
   EXPECT_EQ(read.candidates[1].measured_seconds, 3e-5);
+  EXPECT_EQ(read.candidates[0].spread.samples, 0);
+  EXPECT_EQ(read.candidates[1].spread.min_seconds, 2.5e-5);
+  EXPECT_EQ(read.candidates[1].spread.max_seconds, 9e-5);
+  EXPECT_EQ(read.candidates[1].spread.samples, 20);
   EXPECT_EQ(cache_entry_to_bytes(read), bytes);
   // (A cut of the last few bytes may take only padding, which changes nothing.)
   for (size_t cut : {size_t{0}, size_t{4}, size_t{12}, bytes.size() / 2, bytes.size() - 16}) {

@@ -104,6 +104,12 @@ expect 0 'saved to' -- "$yirage" superoptimize "$small" -o "$work/best.yrg" --bu
 # when nothing beat it.
 expect 0 'customized\(t[0-9], t1\)|matmul\(t2, t1\)' -- "$yirage" show "$work/best.yrg"
 expect 0 'the input graph, unchanged' -- "$yirage" superoptimize "$small" --budget 60 --top-k 1 --repeats 2 --quiet
+# Each measurement comes with the spread of its timed runs (a busy machine widens it), the best's
+# too.
+expect 0 '^  0 +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s to [0-9.]+ [mu]?s over 2 runs +[0-9.]+e[-+][0-9]+ +ok' -- \
+  "$yirage" superoptimize "$small" --budget 60 --top-k 1 --repeats 2 --quiet
+expect 0 '^best: .*, measured [0-9.]+ [mu]?s \([0-9.]+ [mu]?s to [0-9.]+ [mu]?s over 2 runs\)$' -- \
+  "$yirage" superoptimize "$small" --budget 60 --top-k 1 --repeats 2 --quiet
 # --top-k profiles that many candidates, more than the search keeps by default (4).
 expect 0 '^  5 +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s' -- "$yirage" superoptimize "$small" --budget 60 --top-k 6 --repeats 2 --quiet
 # A graph that is already fused is refused with the library's reason, once.
@@ -192,7 +198,9 @@ expect 1 'the graph itself overflows float16 on inputs in \[-0.015625, 0.015625\
 expect 0 'correct' -- "$yirage" run "$data/../../../examples/graphs/gqa.json" --repeats 1
 # A search too short to verify anything answers with the input graph; here that overflows too,
 # and the table says so.
-for pattern in 'dropped: .*overflows float16' 'no correct candidate was found \(the budget ran out'; do
+# (A dropped graph's row says "not timed", never a sentinel time.)
+for pattern in 'dropped: .*overflows float16' 'no correct candidate was found \(the budget ran out' \
+  '^  0 +[0-9.]+ [mu]?s +not timed +inf +DROP +the input graph'; do
   expect 1 "$pattern" -- \
     "$yirage" superoptimize "$data/overflow.json" --budget 0.001 --top-k 1 --repeats 1 --quiet
 done

@@ -281,6 +281,35 @@ static void print_seconds(double s) {
     printf("%8.2f s ", s);
 }
 
+/* A time (s >= 0) as text in `out`: "25.6 us", "2.59 ms", "1.20 s". */
+static const char *seconds_text(double s, char *out, size_t n) {
+  if (s < 1e-3)
+    snprintf(out, n, "%.1f us", s * 1e6);
+  else if (s < 1)
+    snprintf(out, n, "%.2f ms", s * 1e3);
+  else
+    snprintf(out, n, "%.2f s", s);
+  return out;
+}
+
+/* The spread of a measurement's timed runs, "25.1 us to 27.0 us over 20 runs"; "" when it has
+ * none recorded. */
+static const char *spread_text(double min, double max, uint32_t samples, char *out, size_t n) {
+  char a[32], b[32];
+  if (samples == 0 || min < 0 || max < 0)
+    snprintf(out, n, "%s", "");
+  else if (samples == 1)
+    snprintf(out, n, "one run");
+  else
+    snprintf(out, n, "%s to %s over %u runs", seconds_text(min, a, sizeof a), seconds_text(max, b, sizeof b), samples);
+  return out;
+}
+
+/* A spread this wide says the machine was busy while the runs were timed. */
+static int busy_spread(double min, double max) {
+  return min > 0 && max > 2 * min;
+}
+
 /* ---- devices ---- */
 
 static int cmd_devices(const options *o) {
@@ -380,18 +409,35 @@ static yirage_search_result *search(const options *o, const yirage_graph *graph,
   printf("\n");
   size_t profiled = 0;
   check(yirage_search_result_num_profiled(result, &profiled), "reading profiles");
-  printf("\n  #   estimate   measured  rel.error  result  description\n");
+  int busy = 0;
+  printf("\n  #       estimate     measured  %-32s  rel.error     result  description\n", "spread of the timed runs");
   for (size_t i = 0; i < profiled; ++i) {
     yirage_search_profile_record r;
     r.struct_size = sizeof r;
     check(yirage_search_result_profiled(result, i, &r), "reading a profile");
-    printf("%3zu ", i);
-    print_seconds(r.estimated_seconds);
-    printf(" ");
-    print_seconds(r.measured_seconds);
-    printf(" %10.1e  %-6s  %s\n", r.relative_error, r.kept ? "ok" : "DROP", r.description);
+    char estimate[32], measured[32], spread[96], error[32];
+    if (r.estimated_seconds >= 0)
+      seconds_text(r.estimated_seconds, estimate, sizeof estimate);
+    else
+      snprintf(estimate, sizeof estimate, "not estimated");
+    if (r.measured_seconds >= 0)
+      seconds_text(r.measured_seconds, measured, sizeof measured);
+    else
+      snprintf(measured, sizeof measured, "not timed");
+    if (r.relative_error >= 0)
+      snprintf(error, sizeof error, "%.1e", r.relative_error);
+    else
+      snprintf(error, sizeof error, "not checked");
+    spread_text(r.min_seconds, r.max_seconds, r.samples, spread, sizeof spread);
+    busy = busy || (r.kept && busy_spread(r.min_seconds, r.max_seconds));
+    printf("%3zu  %13s  %11s  %-32s  %-12s  %-6s  %s\n", i, estimate, measured, spread, error, r.kept ? "ok" : "DROP",
+           r.description);
     if (!r.kept) printf("        dropped: %s\n", r.error);
   }
+  if (busy)
+    printf(
+        "  (a run took over twice the fastest: the machine was busy while they were timed; --remeasure on a quiet "
+        "machine gives steadier figures)\n");
   if (profiled == 0 && stats.from_cache)
     printf("  (a cached profiled answer: nothing measured now; --remeasure measures)\n");
   size_t n = 0;
@@ -433,9 +479,15 @@ static int cmd_superoptimize(const options *o) {
   yirage_search_result *result = search(o, graph, device);
   yirage_search_candidate_info info;
   yirage_graph *best = best_candidate(result, &info);
-  printf("\nbest: %s, measured ", info.description);
-  print_seconds(info.measured_seconds);
-  printf("\n");
+  char measured[32], spread[96];
+  if (info.measured_seconds >= 0) {
+    spread_text(info.measured_min_seconds, info.measured_max_seconds, info.measured_samples, spread, sizeof spread);
+    printf("\nbest: %s, measured %s%s%s%s\n", info.description,
+           seconds_text(info.measured_seconds, measured, sizeof measured), *spread ? " (" : "", spread,
+           *spread ? ")" : "");
+  } else {
+    printf("\nbest: %s, not measured (%s)\n", info.description, info.not_measured);
+  }
   if (o->output) {
     check(yirage_graph_save(best, o->output), o->output);
     printf("saved to %s\n", o->output);

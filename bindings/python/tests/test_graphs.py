@@ -272,7 +272,7 @@ def test_targets_and_cost_estimates():
 
 def test_versions():
     assert yr.version().count(".") == 2
-    assert yr.abi_version() == (1, 6)
+    assert yr.abi_version() == (1, 7)
 
 
 def test_mirage_accumulators_and_threadblock_arguments():

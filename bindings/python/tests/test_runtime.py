@@ -91,6 +91,17 @@ def test_superoptimize_and_run_a_small_graph():
     assert all(r["relative_error"] < 5e-3 for r in report.profiled if r["kept"])
     best_graph, info = report.candidates[0]
     assert info["measured_seconds"] > 0
+    assert info["measured_samples"] >= 1 and \
+        info["measured_min_seconds"] <= info["measured_seconds"] <= info["measured_max_seconds"]
+    # The report as text: each measurement with its runs' spread, why a candidate has none, and
+    # no -1 sentinel anywhere.
+    text = str(report)
+    assert " over " in text and " runs" in text
+    assert "-1" not in text.replace("e-1", "")
+    for _, c in report.candidates:
+        assert (c["measured_seconds"] < 0) == bool(c["not_measured"])
+        if c["measured_seconds"] < 0:
+            assert f"not measured ({c['not_measured']})" in text
     x, w = inputs(1)
     (out,) = k(inputs=[x, w])
     (want,) = g.run_reference([x, w])

@@ -1105,9 +1105,27 @@ class Kernel:
                                                   int(flush_bytes)))
 
 
+def _seconds_text(seconds):
+    """'25.6 us', '2.59 ms', '1.20 s'."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    return f"{seconds * 1e3:.2f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def _spread_text(low, high, samples):
+    """The spread of a measurement's timed runs; '' where none was recorded."""
+    if samples <= 0 or low < 0 or high < 0:
+        return ""
+    if samples == 1:
+        return "one run"
+    return f"{_seconds_text(low)} to {_seconds_text(high)} over {samples} runs"
+
+
 class SearchReport:
     """What a search did: .stats (states, candidates, seconds, from_cache…), .candidates
-    ((KernelGraph, info) pairs, best first) and .profiled (one dict per graph measured)."""
+    ((KernelGraph, info) pairs, best first) and .profiled (one dict per graph measured).
+    str(report) is the report as the CLI prints it: no -1 sentinels, but "not estimated",
+    "not measured (why)" and each measurement's spread (a wide one: the machine was busy)."""
 
     def __init__(self, handle, status):
         try:
@@ -1116,6 +1134,40 @@ class SearchReport:
             _c.yirage_search_result_release(handle)
         self.candidates = [(KernelGraph(g), info) for g, info in candidates]
         self.timed_out = status == _c.YIRAGE_ERROR_TIMEOUT
+
+    def __str__(self):
+        s = self.stats
+        lines = [f"search: {s['seconds']:.1f} s{' (from the cache)' if s['from_cache'] else ''}, "
+                 f"{s['states']} states, {s['candidates']} candidates"]
+        busy = False
+        if self.profiled:
+            lines.append(f"  #       estimate     measured  {'spread of the timed runs':<32}  rel.error     "
+                         f"result  description")
+        for i, r in enumerate(self.profiled):
+            estimate = _seconds_text(r["estimated_seconds"]) if r["estimated_seconds"] >= 0 else "not estimated"
+            measured = _seconds_text(r["measured_seconds"]) if r["measured_seconds"] >= 0 else "not timed"
+            error = f"{r['relative_error']:.1e}" if r["relative_error"] >= 0 else "not checked"
+            spread = _spread_text(r["min_seconds"], r["max_seconds"], r["samples"])
+            busy = busy or (r["kept"] and 0 < r["min_seconds"] and 2 * r["min_seconds"] < r["max_seconds"])
+            lines.append(f"{i:3}  {estimate:>13}  {measured:>11}  {spread:<32}  {error:<12}  "
+                         f"{'ok' if r['kept'] else 'DROP':<6}  {r['description']}")
+            if not r["kept"]:
+                lines.append(f"        dropped: {r['error']}")
+        if busy:
+            lines.append("  (a run took over twice the fastest: the machine was busy while they were timed; "
+                         "remeasure=True on a quiet machine gives steadier figures)")
+        lines.append("candidates, best first:")
+        for i, (_, info) in enumerate(self.candidates):
+            estimate = (f"{_seconds_text(info['estimated_seconds'])} estimated"
+                        if info["estimated_seconds"] >= 0 else "not estimated")
+            if info["measured_seconds"] >= 0:
+                spread = _spread_text(info["measured_min_seconds"], info["measured_max_seconds"],
+                                      info["measured_samples"])
+                measured = f"{_seconds_text(info['measured_seconds'])} measured" + (f" ({spread})" if spread else "")
+            else:
+                measured = f"not measured ({info['not_measured']})"
+            lines.append(f"{i:3}  {estimate}, {measured}  {info['description']}")
+        return "\n".join(lines)
 
 
 class _ProgressBar:
