@@ -156,7 +156,6 @@ CompileOutcome Compiler::compile(const std::string &source, const std::string &s
   const std::vector<std::string> flags = {"-std=c++17",
                                           "-O" + std::to_string(optimization_level),
                                           "-march=native",
-                                          "-fopenmp",
                                           "-fPIC",
                                           "-shared",
                                           "-fno-math-errno",

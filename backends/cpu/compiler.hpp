@@ -13,6 +13,7 @@
 // the same warning, never an error: the kernel just built is loaded all the same.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -22,7 +23,15 @@
 
 namespace yirage::cpu {
 
-using KernelFunction = int (*)(const void *const *inputs, void *const *outputs, int threads);
+// What a generated kernel is given besides its tensors: the plugin's threads (thread_pool.hpp).
+// The prelude's yr_runtime (codegen/cpu_prelude.cpp) has the same layout.
+struct KernelRuntime {
+  void (*parallel_for)(void *pool, int64_t count, int64_t grain,
+                       void (*task)(void *context, int64_t begin, int64_t end), void *context);
+  void *pool;
+};
+
+using KernelFunction = int (*)(const void *const *inputs, void *const *outputs, const KernelRuntime *runtime);
 
 // A loaded object; dlclose on destruction.
 class LoadedKernel {

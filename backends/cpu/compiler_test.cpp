@@ -31,7 +31,7 @@ using yirage::testing::run_in_child;
 // A kernel that writes `value` to its one output.
 std::string kernel_source(int value) {
   return "extern \"C\" __attribute__((visibility(\"default\"))) int kernel(const void *const *, void *const *out, "
-         "int) { *static_cast<int *>(out[0]) = " +
+         "const void *) { *static_cast<int *>(out[0]) = " +
          std::to_string(value) + "; return 0; }\n";
 }
 
@@ -39,7 +39,7 @@ std::string kernel_source(int value) {
 int run(const CompileOutcome &outcome) {
   int value = -1;
   void *outputs[] = {&value};
-  outcome.kernel->function()(nullptr, outputs, 1);
+  outcome.kernel->function()(nullptr, outputs, nullptr);
   return value;
 }
 

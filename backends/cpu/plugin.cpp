@@ -1,7 +1,8 @@
 // The CPU backend (libyirage-backend-cpu.so): the host as one device. Kernel programs become C++
 // (backends/cpu/codegen/cpu_source.hpp), compiled by the system compiler and cached (compiler.hpp).
 // Buffers are aligned host memory; a launch runs to completion before it returns, so streams
-// are not used (NULL is the only stream) and timers are the host's monotonic clock.
+// are not used (NULL is the only stream) and timers are the host's monotonic clock. Kernels run
+// on the instance's thread pool (thread_pool.hpp: how many threads, and why not OpenMP's).
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -12,23 +13,23 @@
 #include <string>
 #include <vector>
 
-#include <omp.h>
-
 #include "compiler.hpp"
 #include "cpu/codegen/cpu_source.hpp"
 #include "entry_guard.hpp"
 #include "serialize/kernel_program.hpp"
 #include "target/target_abi.hpp"
+#include "thread_pool.hpp"
 #include "util/error.hpp"
 #include "yirage_backend.h"
 
 struct yirage_backend_instance_s {
   yirage_backend_instance_s(std::string cache_dir, yirage::cpu::CompilerLog log)
-      : compiler(std::move(cache_dir), std::move(log)) {}
+      : compiler(std::move(cache_dir), log), log(log) {}
   yirage::cpu::Compiler compiler;
+  yirage::cpu::CompilerLog log;
   std::once_flag info_once;
   yirage_backend_device_info info{};
-  int threads = 1;
+  std::shared_ptr<yirage::cpu::ThreadPool> pool;  // made with the device's info; executables share it
 };
 
 struct yirage_backend_buffer_s {
@@ -40,7 +41,8 @@ struct yirage_backend_buffer_s {
 struct yirage_backend_executable_s {
   std::unique_ptr<yirage::cpu::LoadedKernel> kernel;
   std::vector<size_t> input_bytes, output_bytes;
-  int threads;
+  std::shared_ptr<yirage::cpu::ThreadPool> pool;
+  yirage::cpu::KernelRuntime runtime;
 };
 
 struct yirage_backend_timer_s {
@@ -70,19 +72,23 @@ void check_device(int32_t device) {
   if (device != 0) invalid("no device " + std::to_string(device) + " (the host is device 0)");
 }
 
-int thread_count(int64_t cores) {
-  if (const char *text = std::getenv("YIRAGE_CPU_THREADS")) {
-    const int n = std::atoi(text);
-    if (n > 0) return n;
-  }
-  // OMP_NUM_THREADS, when set, is honoured as OpenMP programs do; otherwise one per core.
-  if (std::getenv("OMP_NUM_THREADS") != nullptr) return std::max(1, omp_get_max_threads());
-  return static_cast<int>(std::max<int64_t>(1, cores));
-}
-
 const yirage_backend_device_info &device_info_of(yirage_backend_instance *instance) {
   std::call_once(instance->info_once, [instance] {
-    const yirage::targets::TargetProperties &host = yirage::targets::host_cpu_target();
+    std::string source, warning;
+    const int threads = yirage::cpu::thread_count(&source, &warning);
+    if (!warning.empty() && instance->log) instance->log(YIRAGE_BACKEND_LOG_WARNING, warning);
+    instance->pool = std::make_shared<yirage::cpu::ThreadPool>(threads);
+    // The device is the cores its threads have: the search's cost model sees as many.
+    yirage::targets::TargetProperties host = yirage::targets::host_cpu_target();
+    if (host.compute_units != threads) {
+      const double share = static_cast<double>(threads) / static_cast<double>(host.compute_units);
+      for (double *flops : {&host.peak_flops_float32, &host.peak_flops_float16, &host.peak_flops_bfloat16,
+                            &host.vector_flops_float32}) {
+        *flops *= share;
+      }
+      host.compute_units = threads;
+    }
+    host.description += ", " + std::to_string(threads) + (threads == 1 ? " thread (" : " threads (") + source + ")";
     yirage_backend_device_info &info = instance->info;
     info.struct_size = sizeof info;
     std::snprintf(info.name, sizeof info.name, "%s", host.description.c_str());
@@ -91,7 +97,6 @@ const yirage_backend_device_info &device_info_of(yirage_backend_instance *instan
     info.dtypes = (1u << YIRAGE_FLOAT16) | (1u << YIRAGE_BFLOAT16) | (1u << YIRAGE_FLOAT32);
     info.dlpack_device_type = kDLCPU;
     info.dlpack_device_id = 0;
-    instance->threads = thread_count(host.compute_units);
   });
   return instance->info;
 }
@@ -242,12 +247,13 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     const int level = yirage::backend::optimization_level("cpu", options);
     const yirage::serialize::KernelProgram parsed = parse(program, size);
     const std::string source = yirage::codegen::cpu_source(parsed);
-    device_info_of(instance);  // sets the thread count
+    device_info_of(instance);  // makes the thread pool
     auto executable = std::make_unique<yirage_backend_executable_s>();
     executable->kernel = instance->compiler.compile(source, yirage::codegen::kCpuKernelSymbol, level).kernel;
     executable->input_bytes = parsed.input_bytes();
     executable->output_bytes = parsed.output_bytes();
-    executable->threads = instance->threads;
+    executable->pool = instance->pool;
+    executable->runtime = {yirage::cpu::ThreadPool::parallel_for_entry, executable->pool.get()};
     *out = executable.release();
   });
 }
@@ -271,7 +277,7 @@ yirage_status launch(yirage_backend_executable *executable, void *stream, yirage
     yirage::backend::check_launch_buffers("cpu", "input", inputs, num_inputs, executable->input_bytes);
     yirage::backend::check_launch_buffers("cpu", "output", outputs, num_outputs, executable->output_bytes);
     const std::vector<void *> in = data_of(inputs, num_inputs), out = data_of(outputs, num_outputs);
-    const int failed = executable->kernel->function()(in.data(), out.data(), executable->threads);
+    const int failed = executable->kernel->function()(in.data(), out.data(), &executable->runtime);
     if (failed != 0) {
       throw Error(ErrorCode::kOutOfMemory, "cpu: a kernel thread could not allocate its tiles");
     }

@@ -373,6 +373,61 @@ TEST(CpuPlugin, GeneratedSourceIncludesNoHeader) {
   }
 }
 
+// The "items, grain" of each shared loop in a CPU kernel's source (yr_parallel_for(rt, N, G, …)).
+std::vector<std::pair<int64_t, int64_t>> shared_loops(const std::string &source) {
+  std::vector<std::pair<int64_t, int64_t>> loops;
+  const std::string call = "yr_parallel_for(rt, ";
+  for (size_t at = source.find(call); at != std::string::npos; at = source.find(call, at + 1)) {
+    size_t used = 0;
+    const int64_t items = std::stoll(source.substr(at + call.size()), &used);
+    const int64_t grain = std::stoll(source.substr(at + call.size() + used + 2));
+    loops.emplace_back(items, grain);
+  }
+  return loops;
+}
+
+// A kernel too small to be worth waking another thread runs on the launching thread alone (a
+// loop of fewer than 2 × grain items); a large one is shared.
+TEST(CpuPlugin, SmallKernelsStayOnTheLaunchingThread) {
+  for (int64_t n : {int64_t{256}, int64_t{1} << 22}) {
+    KernelGraph g;
+    g.mark_output(g.unary(OpKind::kExp, g.new_input({n}, DType::kFloat32)));
+    const auto loops = shared_loops(codegen::cpu_source(serialize::make_kernel_program(g, 1)));
+    ASSERT_EQ(loops.size(), 1u) << n;
+    EXPECT_EQ(loops[0].first, n);
+    if (n == 256) {
+      EXPECT_LT(loops[0].first, 2 * loops[0].second) << "256 elements are shared among threads";
+    } else {
+      EXPECT_GE(loops[0].first, 8 * loops[0].second) << "4M elements are not shared among threads";
+    }
+  }
+}
+
+// The kernels run on the plugin's own threads: no OpenMP runtime (whose idle threads spin, and
+// whose wait policy an embedding process fixes before yirage loads) is loaded to run them.
+TEST(CpuPlugin, KernelsLoadNoOpenMPRuntime) {
+  auto plugin = cpu_plugin();
+  KernelGraph g;
+  g.mark_output(g.unary(OpKind::kExp, g.new_input({int64_t{1} << 20}, DType::kFloat32)));
+  Measurer measurer(*plugin, 0, g, MeasureOptions{});
+  const Measurement m = measurer.measure(g, true);
+  ASSERT_TRUE(m.correct) << m.error;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) EXPECT_EQ(line.find("libgomp"), std::string::npos) << line;
+}
+
+// YIRAGE_CPU_THREADS sets the plugin's thread count; the device says so, and its compute units
+// (what the search's cost model divides work among) are as many.
+TEST(CpuPlugin, DeviceSaysHowManyThreadsItUses) {
+  setenv("YIRAGE_CPU_THREADS", "3", 1);
+  auto plugin = cpu_plugin();
+  const DeviceInfo d = plugin->device(0);
+  unsetenv("YIRAGE_CPU_THREADS");
+  EXPECT_EQ(d.target.compute_units, 3);
+  EXPECT_NE(d.name.find("3 threads (YIRAGE_CPU_THREADS)"), std::string::npos) << d.name;
+}
+
 TEST(CpuPlugin, MeasurerRejectsAWrongCandidate) {
   auto plugin = cpu_plugin();
   KernelGraph reference, wrong;
@@ -387,6 +442,8 @@ TEST(CpuPlugin, MeasurerRejectsAWrongCandidate) {
   EXPECT_TRUE(ok.correct) << ok.error;
   EXPECT_GT(ok.median_seconds, 0);
   EXPECT_LE(ok.min_seconds, ok.median_seconds);
+  EXPECT_GE(ok.max_seconds, ok.median_seconds) << "the spread of the timed runs";
+  EXPECT_EQ(ok.samples, MeasureOptions{}.repeats);
 }
 
 // flush_bytes: a kernel through the plugin before every timed run, outside the timed span; where

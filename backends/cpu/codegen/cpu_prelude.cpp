@@ -17,6 +17,27 @@ extern "C" void free(void *memory);
 #define INFINITY __builtin_inff()
 static inline int64_t yr_min64(int64_t a, int64_t b) { return b < a ? b : a; }
 
+// The plugin's threads (backends/cpu/thread_pool.hpp; KernelRuntime in compiler.hpp has this
+// layout): parallel_for runs task(context, b, e) over ranges covering [0, count), each of at least
+// grain items, on the launching thread and the pool's workers.
+typedef void (*yr_task)(void *context, int64_t begin, int64_t end);
+struct yr_runtime {
+  void (*parallel_for)(void *pool, int64_t count, int64_t grain, yr_task task, void *context);
+  void *pool;
+};
+// body(begin, end) over [0, count): on this thread alone where there are fewer than 2 × grain
+// items (too little work to wake another thread for) or no runtime, else shared.
+template <class F>
+static inline void yr_parallel_for(const yr_runtime *rt, int64_t count, int64_t grain, const F &body) {
+  if (rt == nullptr || count < 2 * grain) {
+    body(int64_t(0), count);
+    return;
+  }
+  rt->parallel_for(rt->pool, count, grain,
+                   [](void *c, int64_t b, int64_t e) { (*static_cast<const F *>(c))(b, e); },
+                   const_cast<void *>(static_cast<const void *>(&body)));
+}
+
 typedef _Float16 yr_f16;
 struct yr_bf16 { uint16_t bits; };
 static inline float yr_ld(const float *p) { return *p; }

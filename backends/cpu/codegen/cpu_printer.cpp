@@ -1,6 +1,8 @@
 #include "cpu/codegen/cpu_printer.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <variant>
 
 namespace yirage::codegen {
 namespace {
@@ -9,15 +11,41 @@ namespace {
 constexpr int64_t kMatmulRows = 16;
 constexpr int64_t kMatmulCols = 128;
 
-// The pragma that shares a loop nest of `depth` loops among OpenMP threads (all but the innermost
-// loop when there are several).
-std::string parallel_pragma(size_t depth) {
-  const size_t collapse = depth > 1 ? depth - 1 : 1;
-  return "#pragma omp parallel for schedule(static) num_threads(threads)" +
-         (collapse > 1 ? " collapse(" + std::to_string(collapse) + ")" : std::string());
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+double work_of(const Stmt &stmt) {
+  return std::visit(
+      Overloaded{[](const Block &b) { return work_of(b); },
+                 [](const Loop &l) { return static_cast<double>(num_elements(l.dims)) * work_of(l.body); },
+                 [](const If &i) { return 1 + std::max(work_of(i.then_body), work_of(i.else_body)); },
+                 [](const Matmul &m) {
+                   const size_t rank = m.o.dims.size();
+                   return static_cast<double>(num_elements(m.o.dims)) * static_cast<double>(m.a.dims[rank - 1]);
+                 },
+                 [](const RowReduce &r) {
+                   return static_cast<double>(r.rows) * (static_cast<double>(r.cols) + work_of(r.finish));
+                 },
+                 [](const TileCopy &c) { return static_cast<double>(num_elements(c.tile.dims)); },
+                 [](const auto &) { return 1.0; }},
+      stmt.node);
 }
 
 }  // namespace
+
+double work_of(const Block &block) {
+  double total = 0;
+  for (const Stmt &s : block) total += work_of(s);
+  return total;
+}
+
+int64_t parallel_grain(double work_per_item) {
+  return static_cast<int64_t>(std::ceil(kParallelWork / std::max(work_per_item, 1.0)));
+}
 
 std::string CppPrinter::pointer(const BufferRef &buffer) const {
   if (buffer.space == MemorySpace::kShared) return "(arena + " + std::to_string(buffer.offset) + ")";
@@ -30,8 +58,31 @@ std::string CppPrinter::start_of(const TensorRef &t) const {
 
 void CppPrinter::print_shared_loop(const Loop &l) {
   // One thread per block: only kernel-level loops are parallel.
-  if (l.sharing == Sharing::kGrid && !l.dims.empty()) p_.line(parallel_pragma(l.dims.size()));
-  print_serial_loop(l);
+  if (l.sharing != Sharing::kGrid || l.dims.empty()) {
+    print_serial_loop(l);
+    return;
+  }
+  // The outer dims (all but the innermost where there are several) are shared, as one flat
+  // index; the innermost stays a loop of its own, which the compiler vectorizes.
+  const size_t shared = l.dims.size() > 1 ? l.dims.size() - 1 : 1;
+  const Dims outer(l.dims.begin(), l.dims.begin() + static_cast<std::ptrdiff_t>(shared));
+  double per_item = work_of(l.body);
+  for (size_t d = shared; d < l.dims.size(); ++d) per_item *= static_cast<double>(l.dims[d]);
+  p_.open("yr_parallel_for(rt, " + std::to_string(num_elements(outer)) + ", " +
+          std::to_string(parallel_grain(per_item)) + ", [&](int64_t yr_begin, int64_t yr_end)");
+  p_.open("for (int64_t yr_i = yr_begin; yr_i < yr_end; ++yr_i)");
+  int64_t stride = num_elements(outer);
+  for (size_t d = 0; d < shared; ++d) {
+    stride /= outer[d];
+    std::string index = stride == 1 ? "yr_i" : "yr_i / " + std::to_string(stride);
+    if (d > 0) index = "(" + index + ") % " + std::to_string(outer[d]);
+    p_.line("const int64_t " + l.vars[d] + " = " + index + ";");
+  }
+  print_serial_loop(Loop{Dims(l.dims.begin() + static_cast<std::ptrdiff_t>(shared), l.dims.end()),
+                         std::vector<std::string>(l.vars.begin() + static_cast<std::ptrdiff_t>(shared), l.vars.end()),
+                         Sharing::kSerial, l.unroll, l.body});
+  p_.close();
+  p_.close(");");
 }
 
 // Batched A[..., m, k] · B[..., k, n] in blocks of kMatmulRows × kMatmulCols outputs, each
@@ -48,10 +99,20 @@ void CppPrinter::print_matmul(const Matmul &mm) {
   const int64_t rows = std::min(m, kMatmulRows), cols = std::min(n, kMatmulCols);
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + cols - 1) / cols;
   p_.open("");
-  if (parallel) p_.line("#pragma omp parallel for schedule(static) num_threads(threads) collapse(3)");
-  p_.open("for (int64_t bt = 0; bt < " + std::to_string(batches) + "; ++bt)");
-  p_.open("for (int64_t rb = 0; rb < " + std::to_string(row_blocks) + "; ++rb)");
-  p_.open("for (int64_t cb = 0; cb < " + std::to_string(col_blocks) + "; ++cb)");
+  // The tasks: batch × row block × column block, shared at kernel level, one after another inside a block.
+  const std::string tasks = std::to_string(batches * row_blocks * col_blocks);
+  if (parallel) {
+    p_.open("yr_parallel_for(rt, " + tasks + ", " +
+            std::to_string(parallel_grain(static_cast<double>(rows * cols * k))) +
+            ", [&](int64_t yr_begin, int64_t yr_end)");
+    p_.open("for (int64_t yr_t = yr_begin; yr_t < yr_end; ++yr_t)");
+  } else {
+    p_.open("");
+    p_.open("for (int64_t yr_t = 0; yr_t < " + tasks + "; ++yr_t)");
+  }
+  p_.line("const int64_t bt = yr_t / " + std::to_string(row_blocks * col_blocks) + ", rb = (yr_t / " +
+          std::to_string(col_blocks) + ") % " + std::to_string(row_blocks) + ", cb = yr_t % " +
+          std::to_string(col_blocks) + ";");
   // Decompose the output batch index into the operands' (broadcast) batch offsets.
   p_.line("int64_t ia = 0, ib = 0, rest = bt;");
   for (size_t d = batch_out.size(); d-- > 0;) {
@@ -78,9 +139,8 @@ void CppPrinter::print_matmul(const Matmul &mm) {
   p_.close();
   p_.line("for (int64_t i = 0; i < mi; ++i)");
   p_.line("  for (int64_t j = 0; j < nj; ++j) yr_st(po + (i0 + i) * " + std::to_string(n) + " + j0 + j, acc[i][j]);");
-  p_.close();
-  p_.close();
-  p_.close();
+  p_.close();                      // tasks
+  p_.close(parallel ? ");" : "");  // the shared loop's body
   p_.close();
 }
 

@@ -1,8 +1,10 @@
 // The CPU backend's printer of the loop-level form (codegen/c_printer.hpp): C++ for the host
 // compiler. A block is one thread's work, so block-level loops are serial and barriers are
-// nothing; kernel-level loops are OpenMP parallel loops over `threads` threads. Matmuls use one
-// register-blocked micro-kernel whose inner loop runs along contiguous columns, which the
-// compiler vectorizes; tile copies convert a row at a time (F16C where the host has it).
+// nothing; kernel-level loops are shared by the plugin's threads (yr_parallel_for, a lambda over
+// a range of the loop's flattened outer index; backends/cpu/thread_pool.hpp), in chunks of at
+// least kParallelWork. Matmuls use one register-blocked micro-kernel whose inner loop runs along
+// contiguous columns, which the compiler vectorizes; tile copies convert a row at a time (F16C
+// where the host has it).
 #pragma once
 
 #include <string>
@@ -10,6 +12,18 @@
 #include "codegen/c_printer.hpp"
 
 namespace yirage::codegen {
+
+// The least work (element operations, roughly) worth a chunk on a thread of its own: a loop with
+// less than twice this runs on the launching thread alone, since waking a sleeping thread takes
+// microseconds that a small kernel would spend waiting.
+inline constexpr double kParallelWork = 32768;
+
+// How many items of `work_per_item` make a chunk of a shared loop (at least 1).
+int64_t parallel_grain(double work_per_item);
+
+// Roughly the element operations of a block of statements: a loop's body times its iterations, a
+// structured statement its elements (a matmul its multiply-adds), anything else one.
+double work_of(const Block &block);
 
 class CppPrinter : public CPrinter {
  public:

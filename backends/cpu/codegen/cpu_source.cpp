@@ -62,7 +62,8 @@ class CpuWalker : public UGraphWalker {
   std::map<TensorId, TensorRef> views_;
 };
 
-// The customized operator: blocks in parallel, each thread's tiles in an arena of its own.
+// The customized operator: blocks in parallel, each chunk of blocks with its tiles in an arena of
+// its own (allocated per chunk: a few per launch, each reused block after block).
 void print_customized(Printer &p, const BlockGraph &bg, const std::vector<DType> &output_dtypes) {
   std::map<TensorId, TensorRef> views = matmul_views(bg);
   UGraphLowering lowering;
@@ -76,14 +77,22 @@ void print_customized(Printer &p, const BlockGraph &bg, const std::vector<DType>
   const auto &grid = bg.config().grid;
   const int64_t blocks = grid[0] * grid[1] * grid[2];
 
+  // A block's work, for the size of a chunk of blocks.
+  double block_work = 0;
+  for (const std::vector<Step> *phase : {&lowered.start, &lowered.invariant, &lowered.after}) {
+    for (const Step &s : *phase) block_work += work_of(s.body);
+  }
+  for (const Step &s : lowered.loop) block_work += static_cast<double>(bg.config().forloop_range) * work_of(s.body);
+
   p.line("int failed = 0;");
-  p.line("#pragma omp parallel num_threads(threads)");
-  p.open("");
+  p.open("yr_parallel_for(rt, " + std::to_string(blocks) + ", " + std::to_string(parallel_grain(block_work)) +
+         ", [&](int64_t yr_begin, int64_t yr_end)");
   p.line("float *arena = static_cast<float *>(aligned_alloc(64, " + std::to_string(lowering.layout.floats * 4) + "));");
-  p.line("if (arena == nullptr) {\n#pragma omp atomic write\n failed = 1;\n}");
-  p.line("#pragma omp for schedule(static)");
-  p.open("for (int64_t b = 0; b < " + std::to_string(blocks) + "; ++b)");
-  p.line("if (arena == nullptr) continue;");
+  p.open("if (arena == nullptr)");
+  p.line("__atomic_store_n(&failed, 1, __ATOMIC_RELAXED);");
+  p.line("return;");
+  p.close();
+  p.open("for (int64_t b = yr_begin; b < yr_end; ++b)");
   p.line("const int64_t bx = b % " + std::to_string(grid[0]) + ", by = (b / " + std::to_string(grid[0]) + ") % " +
          std::to_string(grid[1]) + ", bz = b / " + std::to_string(grid[0] * grid[1]) + ";");
   p.line("(void)bx; (void)by; (void)bz;");
@@ -91,7 +100,7 @@ void print_customized(Printer &p, const BlockGraph &bg, const std::vector<DType>
   CpuWalker(printer, bg, lowered, std::move(views)).walk();
   p.close();  // blocks
   p.line("free(arena);");
-  p.close();  // parallel
+  p.close(");");
   p.line("return failed;");
 }
 
@@ -104,7 +113,7 @@ std::string cpu_source(const serialize::KernelProgram &program) {
   p.line(kCpuPrelude);
   p.line("// Kernel program \"" + program.name + "\": " + op_name(op.kind));
   p.open(std::string("extern \"C\" __attribute__((visibility(\"default\"))) int ") + kCpuKernelSymbol +
-         "(const void *const *inputs, void *const *outputs, int threads)");
+         "(const void *const *inputs, void *const *outputs, const yr_runtime *rt)");
   std::vector<TensorRef> in, out;
   std::vector<DType> output_dtypes;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
@@ -120,7 +129,7 @@ std::string cpu_source(const serialize::KernelProgram &program) {
     out.push_back({global_buffer(name, t.dtype), t.dims, {}});
     output_dtypes.push_back(t.dtype);
   }
-  p.line("(void)threads;");
+  p.line("(void)rt;");
   if (op.kind == OpKind::kCustomized) {
     print_customized(p, *op.block_graph, output_dtypes);
   } else {

@@ -2,13 +2,14 @@
 //
 // The source defines
 //   extern "C" int yirage_cpu_kernel(const void *const *inputs, void *const *outputs,
-//                                    int threads);
+//                                    const yr_runtime *rt);
 // which runs the program on compact row-major host tensors (float16 as _Float16 bits, bfloat16
-// as its 16 high float bits, float32) with up to `threads` OpenMP threads, returning 0, or 1 when
-// a thread could not allocate its tile memory. Everything computes in float32.
+// as its 16 high float bits, float32) on the threads `rt` lends (the plugin's pool,
+// backends/cpu/thread_pool.hpp; NULL: the calling thread alone), returning 0, or 1 when a thread
+// could not allocate its tile memory. Everything computes in float32.
 //
-// A customized operator's blocks are the iterations of a parallel loop; each thread owns an
-// arena holding every tile of a block (the "shared memory"), sized for the µGraph and reused
+// A customized operator's blocks are the iterations of a parallel loop; each chunk of blocks has
+// an arena holding every tile of a block (the "shared memory"), sized for the µGraph and reused
 // block after block, so tiles stay cache-resident. The for-loop is a loop; matmuls (tiles and
 // pre-defined ops alike) use one register-blocked micro-kernel whose inner loop runs along
 // contiguous columns so the compiler vectorizes it. Pre-defined operators are parallel loops

@@ -1,0 +1,90 @@
+// The CPU backend's threads: a fixed number of workers that run a kernel's parallel loops
+// together with the thread that launched it, and sleep when there is nothing to do.
+//
+// Why not OpenMP's runtime (which the kernels used before): libgomp's idle threads spin, by
+// default for 300,000 iterations after every parallel region, and its wait policy
+// (OMP_WAIT_POLICY, GOMP_SPINCOUNT) is read once from the environment when the library is
+// loaded; in a process that embeds yirage (Python with PyTorch, a server) that has happened
+// before yirage is loaded, so yirage cannot make it passive. And every OpenMP region ends in a
+// barrier that waits for each thread of the team: one thread that the OS keeps off its core
+// (another process busy there) held a 30 µs kernel for a whole time slice, milliseconds
+// (issue #51).
+//
+// Here a loop is cut into chunks that the threads take one at a time (an atomic counter). The
+// launching thread takes chunks too, and waits only for chunks already taken, never for a worker
+// that has not woken: a worker that the OS keeps off its core costs its help, not the loop's
+// time. Idle workers spin for a few microseconds (kSpinIterations), then sleep on a futex
+// (std::atomic::wait), so that a busy machine's other processes get the cores and a woken worker,
+// having slept, is scheduled promptly.
+//
+// Thread safety: parallel_for may be called from several threads at once; one loop runs on the
+// workers at a time, and a loop that finds them busy runs on its caller alone (never more threads
+// than the pool's). A task must not call parallel_for of the same pool.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace yirage::cpu {
+
+class ThreadPool {
+ public:
+  // Runs items [begin, end) of a loop.
+  using Task = void (*)(void *context, int64_t begin, int64_t end);
+
+  // `threads` counts the launching thread: `threads - 1` workers, started by the first loop that
+  // needs them. At least 1.
+  explicit ThreadPool(int threads);
+  // Wakes and joins the workers. No loop may be running.
+  ~ThreadPool();
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+
+  int threads() const { return threads_; }
+
+  // Runs task(context, b, e) over consecutive ranges covering [0, count), each of at least
+  // `grain` items (the last may be shorter), and returns when all have run. Fewer than 2 × grain
+  // items run on the caller alone.
+  void parallel_for(int64_t count, int64_t grain, Task task, void *context);
+
+  // The same as a C function, for the generated kernels (KernelRuntime, compiler.hpp).
+  static void parallel_for_entry(void *pool, int64_t count, int64_t grain, Task task, void *context);
+
+  // How many workers have started (0 until a loop needed them); for tests.
+  int started_workers() const;
+
+ private:
+  void start_workers();
+  void work();
+  // Takes and runs chunks of job `job` until none is left.
+  void run_chunks(uint32_t job);
+
+  const int threads_;
+  std::vector<std::thread> workers_;
+  std::once_flag started_;
+  std::mutex loop_;  // held by the caller whose loop the workers run
+  // The job's number (what workers sleep on), and in one word the job's number (high 32 bits),
+  // chunk count (16 bits) and next chunk to take (low 16 bits), so that a worker never takes a
+  // chunk of a job other than the one it read.
+  std::atomic<uint32_t> job_{0};
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<uint32_t> done_{0};  // chunks of the current job run
+  std::atomic<bool> stop_{false};
+  // The current job, written before claim_ publishes it and read by whoever takes a chunk.
+  Task task_ = nullptr;
+  void *context_ = nullptr;
+  int64_t count_ = 0;
+};
+
+// The threads a CPU plugin instance uses, and why (for the device's description and the docs):
+// $YIRAGE_CPU_THREADS when a positive integer; else $OMP_NUM_THREADS's first entry when a
+// positive integer (as OpenMP programs read it); else the CPUs this process may run on
+// (sched_getaffinity: taskset, cgroups' cpusets, a container's --cpuset-cpus). A setting that is
+// not a positive integer is ignored, and `out_warning` says so.
+int thread_count(std::string *out_source, std::string *out_warning);
+
+}  // namespace yirage::cpu
