@@ -1,5 +1,7 @@
 #include "opencl/codegen/opencl_printer.hpp"
 
+#include <algorithm>
+
 #include "util/error.hpp"
 
 namespace yirage::codegen::opencl {
@@ -104,9 +106,83 @@ MicroTile matmul_micro_tile(int64_t m, int64_t n, int64_t batches, int64_t work_
   return {};
 }
 
+SplitK split_k_shape(int64_t m, int64_t n, int64_t batches, int64_t threads) {
+  SplitK s;
+  for (int64_t r = std::min<int64_t>(8, m); r >= 1; --r) {
+    if (m % r == 0) {
+      s.rows = r;
+      break;
+    }
+  }
+  while (s.width < 32 && s.width < n && s.width * 2 <= threads) s.width *= 2;
+  while (s.slices * 2 * s.width <= threads) s.slices *= 2;
+  s.tiles = batches * (m / s.rows) * ((n + s.width - 1) / s.width);
+  return s;
+}
+
+// o = a · b (kernel level) as SplitK says: a work-item's rows of its column, summed over its part
+// of k, then the parts of a column added in the scratch array.
+void OpenclPrinter::print_split_k_matmul(const Matmul &mm) {
+  const TensorRef &a = mm.a, &b = mm.b, &o = mm.o;
+  const size_t rank = o.dims.size();
+  const int64_t m = o.dims[rank - 2], n = o.dims[rank - 1], k = a.dims[rank - 1];
+  const Dims batch(o.dims.begin(), o.dims.end() - 2);
+  const SplitK s = split_k_shape(m, n, num_elements(batch), threads_);
+  const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
+  const Dims so = o.element_strides();
+  const int64_t column_tiles = (n + s.width - 1) / s.width, row_tiles = m / s.rows;
+  const std::vector<std::string> bvars = numbered("mb", batch.size());
+  auto at = [&](const TensorRef &t, const Dims &strides, const Expr &row, const Expr &col) {
+    Expr index = t.base + row * int_const(strides[rank - 2]) + col * int_const(strides[rank - 1]);
+    for (size_t d = 0; d < batch.size(); ++d) index = index + var(bvars[d]) * int_const(strides[d]);
+    return index;
+  };
+  auto row = [&](int64_t r) { return var("i0") + int_const(r); };
+  const std::string W = std::to_string(s.width), S = std::to_string(s.slices), scratch = kScratch;
+  p_.open("");
+  p_.line("const int lid = (int)get_local_id(0), col = lid % " + W + ", slice = lid / " + W + ";");
+  p_.open("for (int tile = (int)get_group_id(0); tile < " + std::to_string(s.tiles) +
+          "; tile += (int)get_num_groups(0))");
+  p_.line("const int j = (tile % " + std::to_string(column_tiles) + ") * " + W + " + col;");
+  p_.line("const int i0 = (tile / " + std::to_string(column_tiles) + ") % " + std::to_string(row_tiles) + " * " +
+          std::to_string(s.rows) + ";");
+  p_.line("const int rest = tile / " + std::to_string(column_tiles * row_tiles) + ";");
+  Dims batch_strides = row_major_strides(batch);
+  for (size_t d = 0; d < batch.size(); ++d) {
+    p_.line("const int " + bvars[d] + " = rest / " + std::to_string(batch_strides[d]) + " % " +
+            std::to_string(batch[d]) + ";");
+  }
+  p_.line("const bool valid = j < " + std::to_string(n) + " && slice < " + S + ";");
+  for (int64_t r = 0; r < s.rows; ++r) p_.line("float acc" + std::to_string(r) + " = 0.0f;");
+  p_.open("if (valid) for (int p = slice; p < " + std::to_string(k) + "; p += " + S + ")");
+  p_.line("const float bv = " + text(load(b.buffer, at(b, sb, var("p"), var("j")))) + ";");
+  for (int64_t r = 0; r < s.rows; ++r) {
+    p_.line("acc" + std::to_string(r) + " += " + text(load(a.buffer, at(a, sa, row(r), var("p")))) + " * bv;");
+  }
+  p_.close();
+  for (int64_t r = 0; r < s.rows; ++r) {
+    p_.line(scratch + "[lid] = acc" + std::to_string(r) + ";");
+    print_barrier();
+    p_.open("for (int step = " + std::to_string(s.slices / 2) + "; step > 0; step >>= 1)");
+    p_.line("if (slice < step) " + scratch + "[lid] += " + scratch + "[lid + step * " + W + "];");
+    print_barrier();
+    p_.close();
+    p_.open("if (slice == 0 && valid)");
+    print_store(o.buffer, offset_text(at(o, so, row(r), var("j"))), scratch + "[lid]");
+    p_.close();
+    print_barrier();
+  }
+  p_.close();
+  p_.close();
+}
+
 // o = a · b with a register block of outputs per work-item: its rows' elements of A and columns'
 // of B are read once per step of k and used rows · cols times.
 void OpenclPrinter::print_matmul(const Matmul &mm) {
+  if (across_groups_ && mm.sharing == Sharing::kGrid) {
+    print_split_k_matmul(mm);
+    return;
+  }
   const TensorRef &a = mm.a, &b = mm.b, &o = mm.o;
   const size_t rank = o.dims.size();
   const int64_t m = o.dims[rank - 2], n = o.dims[rank - 1], k = a.dims[rank - 1];
@@ -156,18 +232,28 @@ void OpenclPrinter::print_matmul(const Matmul &mm) {
   p_.close();
 }
 
-// Each row is shared by `lanes` work-items (a power of two: as many as the work-group has for
-// each row, at most the row's length), each summing a strided part of it; the parts meet in the
-// scratch array by halving, barriers between. Rows beyond the work-group's take further passes,
-// so that every work-item reaches every barrier.
+RowShare row_share(int64_t rows, int64_t cols, int64_t threads, bool across_groups) {
+  RowShare share;
+  const int64_t most = across_groups ? threads : 256;
+  while (share.lanes * 2 <= most && share.lanes < cols && (across_groups || share.lanes * 2 * rows <= threads)) {
+    share.lanes *= 2;
+  }
+  share.rows_at_once = std::max<int64_t>(1, threads / share.lanes);
+  share.passes = (rows + share.rows_at_once - 1) / share.rows_at_once;
+  return share;
+}
+
+// Each row is shared by `lanes` work-items (row_share), each summing a strided part of it; the
+// parts meet in the scratch array by halving, barriers between. Rows beyond the work-group's
+// take further passes (at kernel level, the passes are spread over the work-groups), so that
+// every work-item of a work-group reaches every barrier.
 void OpenclPrinter::print_row_reduce(const RowReduce &rr) {
-  int64_t lanes = 1;
-  while (lanes * 2 * rr.rows <= threads_ && lanes < rr.cols && lanes * 2 <= 256) lanes *= 2;
-  if (lanes == 1) {
+  const RowShare share = row_share(rr.rows, rr.cols, threads_, across_groups_);
+  const int64_t lanes = share.lanes, rows_at_once = share.rows_at_once, passes = share.passes;
+  if (lanes == 1 && !across_groups_) {
     CPrinter::print_row_reduce(rr);
     return;
   }
-  const int64_t rows_at_once = threads_ / lanes, passes = (rr.rows + rows_at_once - 1) / rows_at_once;
   const std::string L = std::to_string(lanes), rows = std::to_string(rr.rows);
   const std::string identity = rr.is_max ? "-INFINITY" : "0.0f";
   auto combine = [&](const std::string &a, const std::string &b) {
@@ -175,7 +261,12 @@ void OpenclPrinter::print_row_reduce(const RowReduce &rr) {
   };
   p_.open("");
   p_.line("const int lid = (int)get_local_id(0), rl = lid % " + L + ";");
-  p_.open("for (int pass = 0; pass < " + std::to_string(passes) + "; ++pass)");
+  if (across_groups_) {
+    p_.open("for (int pass = (int)get_group_id(0); pass < " + std::to_string(passes) +
+            "; pass += (int)get_num_groups(0))");
+  } else {
+    p_.open("for (int pass = 0; pass < " + std::to_string(passes) + "; ++pass)");
+  }
   // Work-items past the last whole group of lanes (a work-group size that is no multiple of
   // `lanes`) take no row.
   const std::string grouped = "lid < " + std::to_string(rows_at_once * lanes);

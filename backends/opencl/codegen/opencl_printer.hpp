@@ -28,8 +28,26 @@ struct MicroTile {
 };
 MicroTile matmul_micro_tile(int64_t m, int64_t n, int64_t batches, int64_t work_items);
 
-// The work-group's scratch array of block-level row reductions: one float per work-item, declared
-// by every customized kernel.
+// How a row reduction shares its rows: `lanes` work-items per row (a power of two), `rows_at_once`
+// rows per work-group at a time, `passes` such steps over all rows. Inside a block (across_groups
+// false) a row gets as many lanes as the work-group has for each row, at most 256 and at most
+// the row's length; at kernel level (true) each work-group takes rows of its own, a row getting
+// up to all the work-group's work-items.
+struct RowShare {
+  int64_t lanes = 1, rows_at_once = 1, passes = 1;
+};
+RowShare row_share(int64_t rows, int64_t cols, int64_t threads, bool across_groups);
+
+// A kernel-level matmul with fewer outputs than the device has work-items: each work-group takes
+// tiles of `rows` rows by `width` columns, its work-items `slices` parts of k each (a power of
+// two), which meet in the scratch array by halving. `tiles` tiles in all.
+struct SplitK {
+  int64_t rows = 1, width = 1, slices = 1, tiles = 1;
+};
+SplitK split_k_shape(int64_t m, int64_t n, int64_t batches, int64_t threads);
+
+// The work-group's scratch array of row reductions: one float per work-item, declared
+// by every kernel that has row reductions.
 inline constexpr const char *kScratch = "yr_scratch";
 
 class OpenclPrinter : public CPrinter {
@@ -37,8 +55,10 @@ class OpenclPrinter : public CPrinter {
   // threads: the work-group's size where the code is a µGraph block's (block-level loops); 0 at
   // kernel level. grid_items: the NDRange's work-items at kernel level (how many register blocks
   // a kernel-level matmul wants).
-  OpenclPrinter(Printer &p, int64_t threads, int64_t grid_items = 1)
-      : CPrinter(p), threads_(threads), grid_items_(grid_items) {}
+  // across_groups: kernel-level code whose work-groups share the work, each with `threads`
+  // work-items: row reductions (a row per work-group or less) and matmuls split over k (SplitK).
+  OpenclPrinter(Printer &p, int64_t threads, int64_t grid_items = 1, bool across_groups = false)
+      : CPrinter(p), threads_(threads), grid_items_(grid_items), across_groups_(across_groups) {}
   std::string int_type() const override { return "int"; }
   void print_barrier() override { p_.line("barrier(CLK_LOCAL_MEM_FENCE);"); }
 
@@ -54,6 +74,8 @@ class OpenclPrinter : public CPrinter {
   // Opens a loop over `dims` shared as `sharing` (kGrid or kThreads), declaring vars.
   void open_shared(const Dims &dims, const std::vector<std::string> &vars, Sharing sharing);
   int64_t threads_, grid_items_;
+  bool across_groups_;
+  void print_split_k_matmul(const Matmul &m);
   int64_t row_lanes_ = 0;  // inside a row reduction's finish: the work-items sharing a row
 };
 

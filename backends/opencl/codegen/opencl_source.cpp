@@ -118,21 +118,43 @@ OpenclKernel opencl_source(const serialize::KernelProgram &program, const Opencl
     kernel.local_size = default_local_size(target);
     int64_t work = 1;  // the largest loop the operator shares across the NDRange
     for (const TensorRef &t : out) work = std::max(work, num_elements(t.dims));
-    // A matmul's work-items each take a register block of outputs, as many blocks as fill the
-    // device where there are that many outputs.
     int64_t grid_items = work;
-    if (op.kind == OpKind::kMatmul) {
-      const Dims &o = out[0].dims;
-      const int64_t fill = target.compute_units * (target.cpu ? 4 * kernel.local_size : 1024);
-      grid_items = std::min(work, fill);
-      const MicroTile tile =
-          opencl::matmul_micro_tile(o[o.size() - 2], o.back(), work / (o[o.size() - 2] * o.back()), grid_items);
-      work /= tile.rows * tile.cols;
-    }
+    const int64_t fill = target.compute_units * (target.cpu ? 4 * kernel.local_size : 1024);
     const int64_t most = target.cpu ? std::max<int64_t>(1, target.compute_units) * 4 : int64_t{1} << 16;
-    kernel.groups = {std::clamp<int64_t>((work + kernel.local_size - 1) / kernel.local_size, 1, most), 1, 1};
-    OpenclPrinter printer(body, 0, grid_items);
-    printer.print(lower_operator(op, in, out, Sharing::kGrid));
+    const bool rows = op.kind == OpKind::kRmsNorm || op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax;
+    // A matmul with fewer outputs than the device has work-items is split over k (SplitK).
+    const bool split_k = op.kind == OpKind::kMatmul && work < fill;
+    if (rows || split_k) {
+      body.line(std::string("__local float ") + opencl::kScratch + "[" + std::to_string(kernel.local_size) + "];");
+      int64_t groups = 1;
+      Block lowered;
+      if (rows) {  // rows shared by work-groups, each row by a work-group's work-items
+        lowered = lower_operator(op, in, out, Sharing::kThreads);
+        const RowReduce &rr = std::get<RowReduce>(lowered.at(0).node);
+        groups = opencl::row_share(rr.rows, rr.cols, kernel.local_size, true).passes;
+      } else {
+        lowered = lower_operator(op, in, out, Sharing::kGrid);
+        const Dims &o = out[0].dims;
+        const int64_t m = o[o.size() - 2], n = o.back();
+        groups = opencl::split_k_shape(m, n, work / (m * n), kernel.local_size).tiles;
+      }
+      kernel.groups = {std::clamp<int64_t>(groups, 1, most), 1, 1};
+      OpenclPrinter printer(body, kernel.local_size, 1, true);
+      printer.print(lowered);
+    } else {
+      // A matmul's work-items each take a register block of outputs, as many blocks as fill the
+      // device.
+      if (op.kind == OpKind::kMatmul) {
+        const Dims &o = out[0].dims;
+        grid_items = std::min(work, fill);
+        const MicroTile tile =
+            opencl::matmul_micro_tile(o[o.size() - 2], o.back(), work / (o[o.size() - 2] * o.back()), grid_items);
+        work /= tile.rows * tile.cols;
+      }
+      kernel.groups = {std::clamp<int64_t>((work + kernel.local_size - 1) / kernel.local_size, 1, most), 1, 1};
+      OpenclPrinter printer(body, 0, grid_items);
+      printer.print(lower_operator(op, in, out, Sharing::kGrid));
+    }
   }
 
   Printer p;
