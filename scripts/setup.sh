@@ -10,7 +10,7 @@ packages=(
   hipcc libamdhip64-dev libhiprtc-builtins5 rocminfo
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
   libvulkan-dev mesa-vulkan-drivers vulkan-tools glslc glslang-tools libshaderc-dev spirv-tools
-  libze-dev libze1 llvm-spirv-15 clang-15
+  libze-dev libze1 llvm-spirv-15 clang-15 intel-opencl-icd
   swig python3-dev python3-numpy python3-pytest default-jdk junit5
   bindgen libopenmpi-dev openmpi-bin
   libclang-rt-14-dev libomp-14-dev hyperfine libdlpack-dev libopenblas0 python3-venv clang-format graphviz
