@@ -116,6 +116,32 @@ void check_launch_buffers(const char *plugin, const char *role, Buffer *const *b
   }
 }
 
+// device_info's answer: `info` written to *out (checked: present, at least ABI 1.0's structs),
+// keeping the host's struct sizes; bytes beyond stay as the host left them.
+inline void copy_device_info(const char *plugin, const yirage_backend_device_info &info,
+                             yirage_backend_device_info *out) {
+  require(plugin, out, "out_info");
+  if (out->struct_size < sizeof(yirage_backend_device_info)) invalid(plugin, "out_info->struct_size too small");
+  if (out->target.struct_size < sizeof(yirage_target_properties)) {
+    invalid(plugin, "out_info->target.struct_size too small");
+  }
+  yirage_backend_device_info copy = info;
+  copy.struct_size = out->struct_size;
+  copy.target.struct_size = out->target.struct_size;
+  std::memcpy(out, &copy, sizeof copy);
+}
+
+// Device `device` of a plugin's list; NOT_FOUND naming the count (and, with none, why).
+template <class Device>
+Device &device_at(const char *plugin, std::vector<Device> &devices, int32_t device, const std::string &reason) {
+  if (device < 0 || device >= static_cast<int32_t>(devices.size())) {
+    throw Error(ErrorCode::kNotFound, std::string(plugin) + ": no device " + std::to_string(device) + " (" +
+                                          std::to_string(devices.size()) + " present" +
+                                          (devices.empty() ? ": " + reason : "") + ")");
+  }
+  return devices[static_cast<size_t>(device)];
+}
+
 // Throws INVALID_ARGUMENT unless [offset, offset + bytes) lies within `size` bytes.
 inline void check_range(const char *plugin, size_t size, size_t offset, size_t bytes, const char *op) {
   if (offset > size || bytes > size - offset) {

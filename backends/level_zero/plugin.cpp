@@ -84,12 +84,7 @@ void require(const void *pointer, const char *name) {
 
 Device &device_of(yirage_backend_instance *instance, int32_t device) {
   require(instance, "instance");
-  if (device < 0 || device >= static_cast<int32_t>(instance->devices.size())) {
-    throw Error(ErrorCode::kNotFound, "level_zero: no device " + std::to_string(device) + " (" +
-                                          std::to_string(instance->devices.size()) + " present" +
-                                          (instance->devices.empty() ? ": " + instance->reason : "") + ")");
-  }
-  return instance->devices[static_cast<size_t>(device)];
+  return yirage::backend::device_at("level_zero", instance->devices, device, instance->reason);
 }
 
 void default_stream_only(void *stream) {
@@ -148,13 +143,7 @@ yirage_status device_info(yirage_backend_instance *instance, int32_t device, yir
                           yirage_backend_error *error) {
   return protect(error, [&] {
     const Device &d = device_of(instance, device);
-    require(out, "out_info");
-    if (out->struct_size < sizeof(yirage_backend_device_info)) invalid("out_info->struct_size too small");
-    if (out->target.struct_size < sizeof(yirage_target_properties)) invalid("out_info->target.struct_size too small");
-    yirage_backend_device_info info = d.info;
-    info.struct_size = out->struct_size;
-    info.target.struct_size = out->target.struct_size;
-    std::memcpy(out, &info, sizeof info);
+    yirage::backend::copy_device_info("level_zero", d.info, out);
   });
 }
 
