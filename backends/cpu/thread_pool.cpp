@@ -20,9 +20,10 @@ constexpr int64_t kChunksPerThread = 4;
 // The most threads a pool runs (chunk numbers are 16 bits: 4096 × 4 fit).
 constexpr int kMaxThreads = 4096;
 // How long an idle thread spins before it sleeps: long enough to cover the gap between the
-// parallel loops of one kernel, or of kernels launched back to back, short enough to be nothing
-// next to a time slice.
-constexpr auto kSpin = std::chrono::microseconds(5);
+// parallel loops of one kernel, or of kernels launched back to back (waking a sleeping thread
+// costs microseconds, a kernel's whole time where it is small), short enough to be nothing next
+// to a time slice (milliseconds).
+constexpr auto kSpin = std::chrono::microseconds(50);
 
 inline void relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -45,7 +46,8 @@ bool spin_until(Pred pred) {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) : threads_(std::clamp(threads, 1, kMaxThreads)) {}
+ThreadPool::ThreadPool(int threads)
+    : threads_(std::clamp(threads, 1, kMaxThreads)), slots_(new Slot[static_cast<size_t>(threads_)]) {}
 
 ThreadPool::~ThreadPool() {
   stop_.store(true, std::memory_order_release);
@@ -69,16 +71,16 @@ void ThreadPool::start_workers() {
   pthread_sigmask(SIG_BLOCK, &all, &previous);
   for (int i = 1; i < threads_; ++i) {
     try {
-      workers_.emplace_back([this] { work(); });
+      workers_.emplace_back([this, i] { work(i); });
       pthread_setname_np(workers_.back().native_handle(), "yirage-cpu");
     } catch (const std::system_error &) {
-      break;  // fewer workers: the launching thread runs what they would have
+      break;  // fewer workers: the others take their chunks
     }
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
-void ThreadPool::work() {
+void ThreadPool::work(int self) {
   uint32_t seen = 0;  // workers start before the first job is published (job 1)
   for (;;) {
     uint32_t job = job_.load(std::memory_order_acquire);
@@ -91,22 +93,25 @@ void ThreadPool::work() {
     }
     if (stop_.load(std::memory_order_acquire)) return;
     seen = job;
-    run_chunks(job);
+    run_chunks(job, self);
   }
 }
 
-void ThreadPool::run_chunks(uint32_t job) {
-  uint64_t claim = claim_.load(std::memory_order_acquire);
-  for (;;) {
-    const uint32_t chunks = static_cast<uint32_t>(claim >> 16) & 0xffff, next = claim & 0xffff;
-    if (static_cast<uint32_t>(claim >> 32) != job || next >= chunks) return;
-    if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
-      continue;
+void ThreadPool::run_chunks(uint32_t job, int self) {
+  // Its own chunks first, then what is left of the others'.
+  for (int k = 0; k < threads_; ++k) {
+    std::atomic<uint64_t> &claim = slots_[static_cast<size_t>((self + k) % threads_)].claim;
+    uint64_t c = claim.load(std::memory_order_acquire);
+    for (;;) {
+      const uint32_t end = static_cast<uint32_t>(c >> 16) & 0xffff, next = c & 0xffff;
+      if (static_cast<uint32_t>(c >> 32) != job || next >= end) break;
+      if (!claim.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+      // The job's fields are this job's: the next is written only after every chunk of this one ran.
+      const int64_t chunks = chunks_;
+      task_(context_, count_ * next / chunks, count_ * (next + 1) / chunks);
+      if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks) done_.notify_all();
+      c = claim.load(std::memory_order_acquire);
     }
-    // The job's fields are this job's: the next is written only after every chunk of this one ran.
-    task_(context_, count_ * next / chunks, count_ * (next + 1) / chunks);
-    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks) done_.notify_all();
-    claim = claim_.load(std::memory_order_acquire);
   }
 }
 
@@ -127,12 +132,21 @@ void ThreadPool::parallel_for(int64_t count, int64_t grain, Task task, void *con
   task_ = task;
   context_ = context;
   count_ = count;
+  chunks_ = chunks;
   done_.store(0, std::memory_order_relaxed);
   const uint32_t job = job_.load(std::memory_order_relaxed) + 1;
-  claim_.store(static_cast<uint64_t>(job) << 32 | static_cast<uint64_t>(chunks) << 16, std::memory_order_release);
+  // Thread t's chunks are the t-th share of the loop, the same in every loop of the same size: a
+  // kernel reads the part of a tensor that the same thread wrote in the kernel before, from its
+  // own core's cache.
+  for (int t = 0; t < threads_; ++t) {
+    const uint64_t begin = chunks * static_cast<uint64_t>(t) / static_cast<uint64_t>(threads_);
+    const uint64_t end = chunks * static_cast<uint64_t>(t + 1) / static_cast<uint64_t>(threads_);
+    slots_[static_cast<size_t>(t)].claim.store(static_cast<uint64_t>(job) << 32 | end << 16 | begin,
+                                               std::memory_order_release);
+  }
   job_.store(job, std::memory_order_release);
   job_.notify_all();
-  run_chunks(job);
+  run_chunks(job, 0);
   // Only chunks a worker took are left: wait for those.
   uint32_t done = done_.load(std::memory_order_acquire);
   if (done != chunks) spin_until([&] { return (done = done_.load(std::memory_order_acquire)) == chunks; });

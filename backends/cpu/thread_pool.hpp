@@ -10,7 +10,9 @@
 // (another process busy there) held a 30 µs kernel for a whole time slice, milliseconds
 // (issue #51).
 //
-// Here a loop is cut into chunks that the threads take one at a time (an atomic counter). The
+// Here a loop is cut into chunks, a share of them per thread, the same share in every loop of
+// the same size (so that data stays in the cache of the core that wrote it). Each thread takes
+// its own chunks one at a time (an atomic counter), then what is left of the others'. The
 // launching thread takes chunks too, and waits only for chunks already taken, never for a worker
 // that has not woken: a worker that the OS keeps off its core costs its help, not the loop's
 // time. Idle workers spin for a few microseconds (kSpinIterations), then sleep on a futex
@@ -24,6 +26,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -59,25 +62,32 @@ class ThreadPool {
 
  private:
   void start_workers();
-  void work();
-  // Takes and runs chunks of job `job` until none is left.
-  void run_chunks(uint32_t job);
+  void work(int self);
+  // Takes and runs chunks of job `job`, thread `self`'s own first, until none is left.
+  void run_chunks(uint32_t job, int self);
+
+  // Per thread (0: the launching thread), in one word: the job's number (high 32 bits), the end
+  // of the thread's chunks (16 bits) and its next chunk to take (low 16 bits), so that nobody
+  // takes a chunk of a job other than the one it read. A cache line each.
+  struct alignas(64) Slot {
+    std::atomic<uint64_t> claim{0};
+  };
 
   const int threads_;
+  std::unique_ptr<Slot[]> slots_;
   std::vector<std::thread> workers_;
   std::once_flag started_;
   std::mutex loop_;  // held by the caller whose loop the workers run
-  // The job's number (what workers sleep on), and in one word the job's number (high 32 bits),
-  // chunk count (16 bits) and next chunk to take (low 16 bits), so that a worker never takes a
-  // chunk of a job other than the one it read.
-  std::atomic<uint32_t> job_{0};
-  std::atomic<uint64_t> claim_{0};
-  std::atomic<uint32_t> done_{0};  // chunks of the current job run
+  // Idle workers spin reading job_ (the job's number, what they sleep on); chunks run are counted
+  // in done_. A cache line each.
+  alignas(64) std::atomic<uint32_t> job_{0};
+  alignas(64) std::atomic<uint32_t> done_{0};
   std::atomic<bool> stop_{false};
-  // The current job, written before claim_ publishes it and read by whoever takes a chunk.
+  // The current job, written before the slots publish it and read by whoever takes a chunk.
   Task task_ = nullptr;
   void *context_ = nullptr;
   int64_t count_ = 0;
+  int64_t chunks_ = 0;
 };
 
 // The threads a CPU plugin instance uses, and why (for the device's description and the docs):

@@ -387,7 +387,8 @@ std::vector<std::pair<int64_t, int64_t>> shared_loops(const std::string &source)
 }
 
 // A kernel too small to be worth waking another thread runs on the launching thread alone (a
-// loop of fewer than 2 × grain items); a large one is shared.
+// loop of fewer than 2 × grain items); a large one is shared; what is large depends on the
+// element type.
 TEST(CpuPlugin, SmallKernelsStayOnTheLaunchingThread) {
   for (int64_t n : {int64_t{256}, int64_t{1} << 22}) {
     KernelGraph g;
@@ -400,6 +401,14 @@ TEST(CpuPlugin, SmallKernelsStayOnTheLaunchingThread) {
     } else {
       EXPECT_GE(loops[0].first, 8 * loops[0].second) << "4M elements are not shared among threads";
     }
+  }
+  // float16 elements cost a conversion each (not vectorized): fewer of them are worth sharing.
+  for (DType dt : {DType::kFloat32, DType::kFloat16}) {
+    KernelGraph g;
+    g.mark_output(g.unary(OpKind::kExp, g.new_input({8192}, dt)));
+    const auto loops = shared_loops(codegen::cpu_source(serialize::make_kernel_program(g, 1)));
+    ASSERT_EQ(loops.size(), 1u);
+    EXPECT_EQ(loops[0].first >= 2 * loops[0].second, dt == DType::kFloat16) << dtype_name(dt);
   }
 }
 

@@ -18,9 +18,26 @@ struct Overloaded : F... {
 template <class... F>
 Overloaded(F...) -> Overloaded<F...>;
 
+// A float16 element read or written one at a time costs a conversion that compilers do not
+// vectorize (yr_ld_row's rows are converted eight at a time, and count as plain elements).
+constexpr double kFloat16Access = 8;
+
+double access_work(const BufferRef &buffer) {
+  return buffer.space == MemorySpace::kGlobal && buffer.element == DType::kFloat16 ? kFloat16Access : 0;
+}
+
+double work_of(const Expr &e) {
+  double total = e.kind == ExprKind::kLoad ? access_work(e.buffer) : 0;
+  for (const Expr &a : e.args) total += work_of(a);
+  return total;
+}
+
 double work_of(const Stmt &stmt) {
   return std::visit(
       Overloaded{[](const Block &b) { return work_of(b); },
+                 [](const Store &st) { return 1 + access_work(st.buffer) + work_of(st.value); },
+                 [](const Let &l) { return 1 + work_of(l.value); },
+                 [](const Assign &a) { return 1 + work_of(a.value); },
                  [](const Loop &l) { return static_cast<double>(num_elements(l.dims)) * work_of(l.body); },
                  [](const If &i) { return 1 + std::max(work_of(i.then_body), work_of(i.else_body)); },
                  [](const Matmul &m) {

@@ -16,7 +16,7 @@ namespace yirage::codegen {
 // The least work (element operations, roughly) worth a chunk on a thread of its own: a loop with
 // less than twice this runs on the launching thread alone, since waking a sleeping thread takes
 // microseconds that a small kernel would spend waiting.
-inline constexpr double kParallelWork = 32768;
+inline constexpr double kParallelWork = 16384;
 
 // How many items of `work_per_item` make a chunk of a shared loop (at least 1).
 int64_t parallel_grain(double work_per_item);
