@@ -161,8 +161,9 @@ TEST(ThreadCount, FollowsTheSettingsThenTheAffinity) {
   EXPECT_EQ(count_in_child("OMP_NUM_THREADS", "5,2"), "5 | OMP_NUM_THREADS | ");
   EXPECT_EQ(count_in_child(nullptr, nullptr, true), "1 | the CPUs this process may run on | ");
   const std::string bad = count_in_child("YIRAGE_CPU_THREADS", "many", true);
-  EXPECT_EQ(bad, "1 | the CPUs this process may run on | cpu: YIRAGE_CPU_THREADS='many' is not a positive "
-                 "integer; ignored");
+  EXPECT_EQ(bad,
+            "1 | the CPUs this process may run on | cpu: YIRAGE_CPU_THREADS='many' is not a positive "
+            "integer; ignored");
   EXPECT_EQ(count_in_child("OMP_NUM_THREADS", "0", true).substr(0, 4), "1 | ");
 }
 
