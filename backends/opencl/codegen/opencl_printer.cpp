@@ -114,23 +114,43 @@ SplitK split_k_shape(int64_t m, int64_t n, int64_t batches, int64_t threads) {
       break;
     }
   }
-  while (s.width < 32 && s.width < n && s.width * 2 <= threads) s.width *= 2;
+  s.vector = n % 8 == 0 ? 8 : 1;
+  // 32 columns a tile: 64 bytes of a float16 row of B per step of k.
+  while (s.width * s.vector < 32 && s.width * s.vector < n && s.width * 2 <= threads) s.width *= 2;
   while (s.slices * 2 * s.width <= threads) s.slices *= 2;
-  s.tiles = batches * (m / s.rows) * ((n + s.width - 1) / s.width);
+  s.tiles = batches * (m / s.rows) * ((n + s.width * s.vector - 1) / (s.width * s.vector));
   return s;
 }
 
-// o = a · b (kernel level) as SplitK says: a work-item's rows of its column, summed over its part
-// of k, then the parts of a column added in the scratch array.
+// `vector` elements of B from element `index` on, as a float8 (vector 8) or a float.
+std::string OpenclPrinter::load_columns(const BufferRef &b, const Expr &index, int64_t vector) const {
+  if (vector == 1) return text(load(b, index));
+  const std::string at = b.name + " + " + offset_text(index);
+  switch (b.element) {
+    case DType::kFloat16: return "vload_half8(0, " + at + ")";
+    case DType::kBFloat16: return "as_float8(convert_uint8(vload8(0, " + at + ")) << 16)";
+    case DType::kFloat32: break;
+  }
+  return "vload8(0, " + at + ")";
+}
+
+// o = a · b (kernel level) as SplitK says: a work-item's rows of its columns, summed over its
+// part of k, then the parts of each column added in local memory.
 void OpenclPrinter::print_split_k_matmul(const Matmul &mm) {
   const TensorRef &a = mm.a, &b = mm.b, &o = mm.o;
   const size_t rank = o.dims.size();
   const int64_t m = o.dims[rank - 2], n = o.dims[rank - 1], k = a.dims[rank - 1];
   const Dims batch(o.dims.begin(), o.dims.end() - 2);
-  const SplitK s = split_k_shape(m, n, num_elements(batch), threads_);
   const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
+  SplitK s = split_k_shape(m, n, num_elements(batch), threads_);
+  // Vector loads need B's columns consecutive and every group of 8 starting at a multiple of 8.
+  bool whole_groups = sb[rank - 1] == 1 && b.base.is_int(0);
+  for (size_t d = 0; d + 1 < rank; ++d) whole_groups = whole_groups && sb[d] % 8 == 0;
+  if (!whole_groups) s.vector = 1;
+  const int64_t V = s.vector;
   const Dims so = o.element_strides();
-  const int64_t column_tiles = (n + s.width - 1) / s.width, row_tiles = m / s.rows;
+  const int64_t tile_columns = s.width * V;
+  const int64_t column_tiles = (n + tile_columns - 1) / tile_columns, row_tiles = m / s.rows;
   const std::vector<std::string> bvars = numbered("mb", batch.size());
   auto at = [&](const TensorRef &t, const Dims &strides, const Expr &row, const Expr &col) {
     Expr index = t.base + row * int_const(strides[rank - 2]) + col * int_const(strides[rank - 1]);
@@ -138,12 +158,14 @@ void OpenclPrinter::print_split_k_matmul(const Matmul &mm) {
     return index;
   };
   auto row = [&](int64_t r) { return var("i0") + int_const(r); };
-  const std::string W = std::to_string(s.width), S = std::to_string(s.slices), scratch = kScratch;
+  const std::string W = std::to_string(s.width), S = std::to_string(s.slices);
+  const std::string scratch = V == 1 ? kScratch : kScratch8, type = V == 1 ? "float" : "float8";
   p_.open("");
   p_.line("const int lid = (int)get_local_id(0), col = lid % " + W + ", slice = lid / " + W + ";");
   p_.open("for (int tile = (int)get_group_id(0); tile < " + std::to_string(s.tiles) +
           "; tile += (int)get_num_groups(0))");
-  p_.line("const int j = (tile % " + std::to_string(column_tiles) + ") * " + W + " + col;");
+  p_.line("const int j = (tile % " + std::to_string(column_tiles) + ") * " + std::to_string(tile_columns) +
+          " + col * " + std::to_string(V) + ";");
   p_.line("const int i0 = (tile / " + std::to_string(column_tiles) + ") % " + std::to_string(row_tiles) + " * " +
           std::to_string(s.rows) + ";");
   p_.line("const int rest = tile / " + std::to_string(column_tiles * row_tiles) + ";");
@@ -153,9 +175,9 @@ void OpenclPrinter::print_split_k_matmul(const Matmul &mm) {
             std::to_string(batch[d]) + ";");
   }
   p_.line("const bool valid = j < " + std::to_string(n) + " && slice < " + S + ";");
-  for (int64_t r = 0; r < s.rows; ++r) p_.line("float acc" + std::to_string(r) + " = 0.0f;");
+  for (int64_t r = 0; r < s.rows; ++r) p_.line(type + " acc" + std::to_string(r) + " = (" + type + ")(0.0f);");
   p_.open("if (valid) for (int p = slice; p < " + std::to_string(k) + "; p += " + S + ")");
-  p_.line("const float bv = " + text(load(b.buffer, at(b, sb, var("p"), var("j")))) + ";");
+  p_.line("const " + type + " bv = " + load_columns(b.buffer, at(b, sb, var("p"), var("j")), V) + ";");
   for (int64_t r = 0; r < s.rows; ++r) {
     p_.line("acc" + std::to_string(r) + " += " + text(load(a.buffer, at(a, sa, row(r), var("p")))) + " * bv;");
   }
@@ -168,7 +190,10 @@ void OpenclPrinter::print_split_k_matmul(const Matmul &mm) {
     print_barrier();
     p_.close();
     p_.open("if (slice == 0 && valid)");
-    print_store(o.buffer, offset_text(at(o, so, row(r), var("j"))), scratch + "[lid]");
+    for (int64_t c = 0; c < V; ++c) {
+      const std::string value = scratch + "[lid]" + (V == 1 ? "" : ".s" + std::to_string(c));
+      print_store(o.buffer, offset_text(at(o, so, row(r), var("j") + int_const(c))), value);
+    }
     p_.close();
     print_barrier();
   }

@@ -39,12 +39,15 @@ struct RowShare {
 RowShare row_share(int64_t rows, int64_t cols, int64_t threads, bool across_groups);
 
 // A kernel-level matmul with fewer outputs than the device has work-items: each work-group takes
-// tiles of `rows` rows by `width` columns, its work-items `slices` parts of k each (a power of
-// two), which meet in the scratch array by halving. `tiles` tiles in all.
+// tiles of `rows` rows by width · vector columns, each work-item `vector` consecutive columns (8
+// where n is a multiple of 8: one vload of 16 or 32 bytes of B per step of k) and one of `slices`
+// parts of k (a power of two); the parts meet in local memory by halving. `tiles` tiles in all.
 struct SplitK {
-  int64_t rows = 1, width = 1, slices = 1, tiles = 1;
+  int64_t rows = 1, width = 1, vector = 1, slices = 1, tiles = 1;
 };
 SplitK split_k_shape(int64_t m, int64_t n, int64_t batches, int64_t threads);
+// The local array of SplitK's vector sums (float8, one per work-item), declared by the kernel.
+inline constexpr const char *kScratch8 = "yr_scratch8";
 
 // The work-group's scratch array of row reductions: one float per work-item, declared
 // by every kernel that has row reductions.
@@ -76,6 +79,7 @@ class OpenclPrinter : public CPrinter {
   int64_t threads_, grid_items_;
   bool across_groups_;
   void print_split_k_matmul(const Matmul &m);
+  std::string load_columns(const BufferRef &b, const Expr &index, int64_t vector) const;
   int64_t row_lanes_ = 0;  // inside a row reduction's finish: the work-items sharing a row
 };
 

@@ -126,6 +126,9 @@ OpenclKernel opencl_source(const serialize::KernelProgram &program, const Opencl
     const bool split_k = op.kind == OpKind::kMatmul && work < fill;
     if (rows || split_k) {
       body.line(std::string("__local float ") + opencl::kScratch + "[" + std::to_string(kernel.local_size) + "];");
+      if (split_k) {
+        body.line(std::string("__local float8 ") + opencl::kScratch8 + "[" + std::to_string(kernel.local_size) + "];");
+      }
       int64_t groups = 1;
       Block lowered;
       if (rows) {  // rows shared by work-groups, each row by a work-group's work-items
