@@ -268,40 +268,6 @@ RowShare row_share(int64_t rows, int64_t cols, int64_t threads, bool across_grou
   return share;
 }
 
-// A tile copy in the lowering's groups of `vector` elements (16 bytes of the tensor): one vector
-// load or store of the tensor and one of the tile each. OpenCL's vload_halfn and vloadn need only
-// the element's alignment, and the lowering's groups start at multiples of `vector` in both.
-// bfloat16 saves convert element by element (their rounding has no vector form here).
-void OpenclPrinter::print_copy(const TileCopy &c) {
-  const int64_t V = c.vector;
-  const DType dtype = c.tensor.buffer.element;
-  if ((V != 4 && V != 8) || c.tile.dims.empty() || c.tile.dims.back() % V != 0 ||
-      (!c.load && dtype == DType::kBFloat16) || threads_ <= 0) {
-    CPrinter::print_copy(c);
-    return;
-  }
-  Dims groups = c.tile.dims;
-  groups.back() /= V;
-  const std::vector<std::string> names = numbered("t", groups.size());
-  std::vector<Expr> v = vars_of(names);
-  v.back() = v.back() * int_const(V);
-  const std::string tensor = c.tensor.buffer.name + " + " + offset_text(c.tensor.index(v));
-  const std::string tile = pointer(c.tile.buffer) + " + " + offset_text(c.tile.index(v));
-  const std::string N = std::to_string(V);
-  open_shared(groups, names, Sharing::kThreads);
-  if (c.load) {
-    std::string value = "vload" + N + "(0, " + tensor + ")";
-    if (dtype == DType::kFloat16) value = "vload_half" + N + "(0, " + tensor + ")";
-    if (dtype == DType::kBFloat16) value = "as_float" + N + "(convert_uint" + N + "(" + value + ") << 16)";
-    p_.line("vstore" + N + "(" + value + ", 0, " + tile + ");");
-  } else {
-    const std::string value = "vload" + N + "(0, " + tile + ")";
-    p_.line(dtype == DType::kFloat16 ? "vstore_half" + N + "_rte(" + value + ", 0, " + tensor + ");"
-                                     : "vstore" + N + "(" + value + ", 0, " + tensor + ");");
-  }
-  p_.close();
-}
-
 // Each row is shared by `lanes` work-items (row_share), each summing a strided part of it; the
 // parts meet in the scratch array by halving, barriers between. Rows beyond the work-group's
 // take further passes (at kernel level, the passes are spread over the work-groups), so that

@@ -5,8 +5,7 @@
 // has without extensions (opencl_prelude.hpp); every value is computed in float32, as on every
 // target (docs/codegen.md). Matmuls give each work-item a register block of outputs
 // (matmul_micro_tile); block-level row reductions share each row among a group of work-items that
-// meet in a local scratch array (kScratch); tile copies move 16 bytes of a tensor (vloadn,
-// vload_halfn) per access where the lowering grouped them.
+// meet in a local scratch array (kScratch); tile copies are their plain expansion.
 #pragma once
 
 #include <cstdint>
@@ -70,7 +69,6 @@ class OpenclPrinter : public CPrinter {
   void print_shared_loop(const Loop &loop) override;
   void print_matmul(const Matmul &m) override;
   void print_row_reduce(const RowReduce &r) override;
-  void print_copy(const TileCopy &c) override;
   std::string pointer(const BufferRef &buffer) const override;
   std::string load_text(const BufferRef &buffer, const std::string &index) const override;
   void print_store(const BufferRef &buffer, const std::string &index, const std::string &value) override;
