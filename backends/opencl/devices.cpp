@@ -4,12 +4,21 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 #include "target/target.hpp"
 #include "target/target_abi.hpp"
 
 namespace yirage::opencl {
 namespace {
+
+// Opening and closing devices is serialized in the process: PoCL 3.1 crashed in
+// clGetDeviceInfo(CL_DRIVER_VERSION) while another thread's instance created or released its
+// context (five Rust tests creating contexts at once, nearly every run).
+std::mutex &devices_lock() {
+  static std::mutex lock;
+  return lock;
+}
 
 // cl_nv_device_attribute_query (not in the Khronos headers Debian ships).
 constexpr cl_device_info kComputeCapabilityMajorNv = 0x4000;
@@ -142,9 +151,18 @@ void describe(const Api &api, Device &d, int32_t index) {
   d.target.cpu = cpu;
 }
 
+// Releases the device's queue and context (the caller holds devices_lock).
+void release(const Api &api, Device &d) {
+  if (d.queue != nullptr) api.clReleaseCommandQueue(d.queue);
+  if (d.context != nullptr) api.clReleaseContext(d.context);
+  d.queue = nullptr;
+  d.context = nullptr;
+}
+
 }  // namespace
 
 std::vector<Device> open_devices(const Api &api, std::string &reason, std::vector<std::string> &skipped) {
+  const std::lock_guard<std::mutex> lock(devices_lock());
   std::vector<Device> devices;
   cl_uint platforms = 0;
   const cl_int listed = api.clGetPlatformIDs(0, nullptr, &platforms);
@@ -178,7 +196,7 @@ std::vector<Device> open_devices(const Api &api, std::string &reason, std::vecto
         api.check(status, "clCreateCommandQueue");
         devices.push_back(std::move(d));
       } catch (const Error &e) {
-        close_device(api, d);
+        release(api, d);
         skipped.push_back(std::string(name) + " / " + d.device_name + ": " + e.what());
       }
     }
@@ -191,10 +209,8 @@ std::vector<Device> open_devices(const Api &api, std::string &reason, std::vecto
 }
 
 void close_device(const Api &api, Device &d) {
-  if (d.queue != nullptr) api.clReleaseCommandQueue(d.queue);
-  if (d.context != nullptr) api.clReleaseContext(d.context);
-  d.queue = nullptr;
-  d.context = nullptr;
+  const std::lock_guard<std::mutex> lock(devices_lock());
+  release(api, d);
 }
 
 }  // namespace yirage::opencl

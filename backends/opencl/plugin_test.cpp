@@ -7,9 +7,12 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "cl_api.hpp"
 #include "devices.hpp"
@@ -71,6 +74,35 @@ TEST(OpenclPlugin, WithoutAPlatformReportsZeroDevicesAndWhy) {
   std::filesystem::create_directories(empty);
   expect_no_devices("OCL_ICD_VENDORS", empty, "opencl: no platform");
   std::filesystem::remove_all(empty);
+}
+
+// Instances created and destroyed on eight threads at once: PoCL crashed in clGetDeviceInfo while
+// another thread's instance made or released its context, until the plugin serialized both.
+TEST(OpenclPlugin, InstancesComeAndGoOnManyThreadsAtOnce) {
+  ASSERT_FALSE(plugin_path().empty()) << "set YIRAGE_OPENCL_PLUGIN";
+  EXPECT_TRUE(testing::run_in_child([]() -> std::string {
+    void *handle = dlopen(plugin_path().c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) return std::string("dlopen: ") + dlerror();
+    auto entry = reinterpret_cast<yirage_backend_entry_fn>(dlsym(handle, YIRAGE_BACKEND_ENTRY_SYMBOL));
+    const yirage_backend_api *api = entry(YIRAGE_BACKEND_ABI_MAJOR, YIRAGE_BACKEND_ABI_MINOR);
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&] {
+        for (int i = 0; i < 8; ++i) {
+          yirage_backend_host host{sizeof host, YIRAGE_BACKEND_ABI_MAJOR, YIRAGE_BACKEND_ABI_MINOR, nullptr, nullptr,
+                                   nullptr};
+          yirage_backend_error error{};
+          error.struct_size = sizeof error;
+          yirage_backend_instance *instance = nullptr;
+          if (api->create(&host, &instance, &error) != YIRAGE_OK) ++failures;
+          api->destroy(instance);
+        }
+      });
+    }
+    for (std::thread &t : threads) t.join();
+    return failures == 0 ? "" : std::to_string(failures.load()) + " creates failed";
+  }));
 }
 
 // The first device, or nullptr (and the test skips) where the machine has none.
