@@ -5,7 +5,9 @@ the reference executor, timed), the builds alternating in every round; the table
 build's median over the rounds' medians and their ratio. The same graphs on both sides: what
 differs is the code the plugins generate.
 
-usage: compare.py BEFORE_BUILD AFTER_BUILD WORK_DIR [--rounds N]
+With --load PROCS, that many other processes keep cores busy (a shell loop each) all the while.
+
+usage: compare.py BEFORE_BUILD AFTER_BUILD WORK_DIR [--rounds N] [--load PROCS] [--only GRAPH]
   a build folder holds tools/yirage/yirage and backends/cpu/libyirage-backend-cpu.so
 """
 import argparse
@@ -32,23 +34,7 @@ def run(build, graph, cache):
     return float(m.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("before")
-    p.add_argument("after")
-    p.add_argument("work")
-    p.add_argument("--rounds", type=int, default=3)
-    args = p.parse_args()
-    os.makedirs(args.work, exist_ok=True)
-    graphs = []
-    for name in GRAPHS:
-        for form in ["", "_fused"]:
-            for dtype in ["Float16", "Float32"]:
-                path = os.path.join(args.work, f"{name}{form}_{dtype.lower()}.json")
-                text = open(os.path.join(GRAPH_DIR, name + form + ".json")).read()
-                open(path, "w").write(text.replace('"Float16"', f'"{dtype}"'))
-                graphs.append((name + (" fused" if form else ""), dtype.lower(), path))
-    times = {(g, side): [] for g in graphs for side in ("before", "after")}
+def rounds(args, graphs, times):
     for r in range(args.rounds):
         for g in graphs:
             # Each build its own kernel cache, warmed by the first round; the order turns each round.
@@ -56,7 +42,38 @@ def main():
                 build = args.before if side == "before" else args.after
                 times[(g, side)].append(run(build, g[2], os.path.join(args.work, "cache-" + side)))
         print(f"round {r + 1} of {args.rounds} done", file=sys.stderr, flush=True)
-    print(f"{args.rounds} rounds, each `yirage run --repeats 30`; ms, the median of the rounds' medians\n")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("before")
+    p.add_argument("after")
+    p.add_argument("work")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--load", type=int, default=0)
+    p.add_argument("--only")
+    args = p.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    graphs = []
+    for name in GRAPHS:
+        if args.only and name != args.only:
+            continue
+        for form in ["", "_fused"]:
+            for dtype in ["Float16", "Float32"]:
+                path = os.path.join(args.work, f"{name}{form}_{dtype.lower()}.json")
+                text = open(os.path.join(GRAPH_DIR, name + form + ".json")).read()
+                open(path, "w").write(text.replace('"Float16"', f'"{dtype}"'))
+                graphs.append((name + (" fused" if form else ""), dtype.lower(), path))
+    times = {(g, side): [] for g in graphs for side in ("before", "after")}
+    load = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(args.load)]
+    try:
+        rounds(args, graphs, times)
+    finally:
+        for c in load:
+            c.kill()
+            c.wait()
+    print(f"{args.rounds} rounds, each `yirage run --repeats 30`; ms, the median of the rounds' medians"
+          + (f"; {args.load} other process(es) busy all the while" if args.load else "") + "\n")
     print("| graph | dtype | before (ms) | after (ms) | after / before | rounds: before / after |")
     print("|---|---|---|---|---|---|")
     for g in graphs:
