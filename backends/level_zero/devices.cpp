@@ -1,27 +1,13 @@
 #include "devices.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstring>
 
+#include "target_name.hpp"
+
 namespace yirage::level_zero {
 namespace {
-
-// "level-zero-" and the device's name in lowercase letters, digits and dashes.
-std::string target_name(const std::string &device) {
-  std::string name = "level-zero-";
-  for (char c : device) {
-    if (name.size() >= 63) break;
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else if (name.back() != '-') {
-      name += '-';
-    }
-  }
-  while (name.back() == '-') name.pop_back();
-  return name;
-}
 
 // The ordinal of the first command queue group that takes compute commands.
 uint32_t compute_ordinal(const Api &api, ze_device_handle_t device) {
@@ -92,7 +78,7 @@ void describe(const Api &api, Device &d, int32_t index) {
   std::snprintf(info.name, sizeof info.name, "%s", name.c_str());
   yirage_target_properties &t = info.target;
   t.struct_size = sizeof t;
-  std::snprintf(t.name, sizeof t.name, "%s", target_name(d.device_name).c_str());
+  std::snprintf(t.name, sizeof t.name, "%s", backend::target_name("level-zero-", d.device_name).c_str());
   t.kind = YIRAGE_TARGET_GPU;
   t.compute_units = xe_cores;  // a work-group runs on one Xe-core (subslice)
   t.max_threads_per_block = max_group;

@@ -1,13 +1,13 @@
 #include "devices.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 
 #include "target/target.hpp"
 #include "target/target_abi.hpp"
+#include "target_name.hpp"
 
 namespace yirage::opencl {
 namespace {
@@ -48,21 +48,6 @@ bool has_extension(const std::string &extensions, const std::string &name) {
     at = end;
   }
   return false;
-}
-
-// "opencl-" and the device's name in lowercase letters, digits and dashes.
-std::string target_name(const std::string &device) {
-  std::string name = "opencl-";
-  for (char c : device) {
-    if (name.size() >= 63) break;
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else if (name.back() != '-') {
-      name += '-';
-    }
-  }
-  while (name.back() == '-') name.pop_back();
-  return name;
 }
 
 // The figures OpenCL does not report: a CPU device is this host (its measured description); an
@@ -128,7 +113,7 @@ void describe(const Api &api, Device &d, int32_t index) {
   std::snprintf(info.name, sizeof info.name, "%s", name.c_str());
   yirage_target_properties &t = info.target;
   t.struct_size = sizeof t;
-  std::snprintf(t.name, sizeof t.name, "%s", target_name(d.device_name).c_str());
+  std::snprintf(t.name, sizeof t.name, "%s", backend::target_name("opencl-", d.device_name).c_str());
   t.kind = cpu ? YIRAGE_TARGET_CPU : YIRAGE_TARGET_GPU;
   t.compute_units = std::max<cl_uint>(1, device_value<cl_uint>(api, d.id, CL_DEVICE_MAX_COMPUTE_UNITS));
   t.max_threads_per_block = max_group;

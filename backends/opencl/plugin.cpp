@@ -261,9 +261,9 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     executable->device = device;
     executable->input_bytes = parsed.input_bytes();
     executable->output_bytes = parsed.output_bytes();
-    const auto warn = [instance](const std::string &message) {
-      const bool about_cache = message.find("cannot be written") != std::string::npos;
-      if (!about_cache || !instance->cache_warning_given.exchange(true)) instance->warn(message);
+    const auto warn = [instance](yirage::opencl::BuildWarning kind, const std::string &message) {
+      const bool once = kind == yirage::opencl::BuildWarning::kCacheUnwritable;
+      if (!once || !instance->cache_warning_given.exchange(true)) instance->warn(message);
     };
     yirage::codegen::OpenclTarget target = d.target;
     executable->launch = yirage::codegen::opencl_source(parsed, target);

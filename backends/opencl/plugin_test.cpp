@@ -127,7 +127,8 @@ class OpenclDevice : public ::testing::Test {
     if (!cache_.empty()) std::filesystem::remove_all(cache_);
   }
   BuiltKernel build(const std::string &source) {
-    return build_kernel(*api_, devices_[0], source, "k", cache_, [this](const std::string &m) { warnings_ += m; });
+    return build_kernel(*api_, devices_[0], source, "k", cache_,
+                        [this](BuildWarning, const std::string &m) { warnings_ += m; });
   }
 
   const Api *api_ = nullptr;

@@ -81,7 +81,7 @@ BuiltKernel build_kernel(const Api &api, const Device &device, const std::string
     built.program = from_binary(api, device, *cached);
     if (built.program == nullptr) why = "the driver refused the cached binary";
   }
-  if (!why.empty()) log("opencl: rebuilding " + path + ": " + why);
+  if (!why.empty()) log(BuildWarning::kRebuilt, "opencl: rebuilding " + path + ": " + why);
   if (built.program == nullptr) {
     const char *text = source.c_str();
     const size_t length = source.size();
@@ -96,8 +96,8 @@ BuiltKernel build_kernel(const Api &api, const Device &device, const std::string
         util::store_cached(path, binary);
       }
     } catch (const Error &e) {
-      log("opencl: the kernel cache " + cache_dir + " cannot be written (" + e.what() +
-          "): kernels are built and used without being kept");
+      log(BuildWarning::kCacheUnwritable, "opencl: the kernel cache " + cache_dir + " cannot be written (" + e.what() +
+                                              "): kernels are built and used without being kept");
     }
   }
   cl_int status = CL_SUCCESS;

@@ -17,8 +17,10 @@ struct BuiltKernel {
   size_t work_group_size = 0;  // CL_KERNEL_WORK_GROUP_SIZE: the most work-items it may run with
 };
 
-// Warnings (a damaged entry rebuilt, a cache that cannot be written).
-using BuildLog = std::function<void(const std::string &)>;
+// Warnings: a damaged entry rebuilt, or a cache that cannot be written (a caller may give that one
+// once).
+enum class BuildWarning { kRebuilt, kCacheUnwritable };
+using BuildLog = std::function<void(BuildWarning, const std::string &)>;
 
 // The kernel named `symbol` in `source`, built for `device`: from the cached binary where one is
 // intact, else compiled and its binary kept (with the source beside it, `<key>.cl`). A failed
