@@ -23,6 +23,17 @@ void index_vars(Printer &p, const std::string &e, const Dims &dims, const std::v
   }
 }
 
+// Where a matmul operand's element (row, col) lies for the batch indices `batch_vars` (named in
+// the generated code): its base plus each index times its stride (strides from
+// matmul_operand_strides: 0 along broadcast dims).
+Expr operand_at(const TensorRef &t, const Dims &strides, const std::vector<std::string> &batch_vars, const Expr &row,
+                const Expr &col) {
+  const size_t rank = strides.size();
+  Expr index = t.base + row * int_const(strides[rank - 2]) + col * int_const(strides[rank - 1]);
+  for (size_t d = 0; d + 2 < rank; ++d) index = index + var(batch_vars[d]) * int_const(strides[d]);
+  return index;
+}
+
 }  // namespace
 
 const char *element_type(DType dtype) {
@@ -153,9 +164,7 @@ void OpenclPrinter::print_split_k_matmul(const Matmul &mm) {
   const int64_t column_tiles = (n + tile_columns - 1) / tile_columns, row_tiles = m / s.rows;
   const std::vector<std::string> bvars = numbered("mb", batch.size());
   auto at = [&](const TensorRef &t, const Dims &strides, const Expr &row, const Expr &col) {
-    Expr index = t.base + row * int_const(strides[rank - 2]) + col * int_const(strides[rank - 1]);
-    for (size_t d = 0; d < batch.size(); ++d) index = index + var(bvars[d]) * int_const(strides[d]);
-    return index;
+    return operand_at(t, strides, bvars, row, col);
   };
   auto row = [&](int64_t r) { return var("i0") + int_const(r); };
   const std::string W = std::to_string(s.width), S = std::to_string(s.slices);
@@ -223,11 +232,8 @@ void OpenclPrinter::print_matmul(const Matmul &mm) {
   std::vector<std::string> vars = numbered("mb", batch.size());
   vars.push_back("mr");
   vars.push_back("mc");
-  // An operand's element at (this block's batch, row, column), as an expression.
   auto at = [&](const TensorRef &t, const Dims &strides, const Expr &row, const Expr &col) {
-    Expr index = t.base + row * int_const(strides[rank - 2]) + col * int_const(strides[rank - 1]);
-    for (size_t d = 0; d < batch.size(); ++d) index = index + var(vars[d]) * int_const(strides[d]);
-    return index;
+    return operand_at(t, strides, vars, row, col);
   };
   auto row = [&](int64_t r) { return var("mr") + int_const(r * row_step); };
   auto col = [&](int64_t c) { return var("mc") + int_const(c * col_step); };
