@@ -41,10 +41,14 @@ std::string cuda_arch(int cc) {
 
 CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget &target) {
   const int64_t max_shared_bytes = target.max_shared_bytes;
+  if (target.dialect == CudaDialect::kHip &&
+      (target.compute_capability != 0 || (target.wavefront != 32 && target.wavefront != 64))) {
+    throw Error(ErrorCode::kInternal, "cuda_source: a HIP target has compute capability 0 and a wavefront of 32 or 64");
+  }
   const KernelGraph &g = program.graph;
   const Operator &op = program.op();
   Printer p;
-  p.line(cuda::kCudaPrelude);
+  p.line(cuda::prelude(target.dialect, target.wavefront));
   p.line("// Kernel program \"" + program.name + "\": " + op_name(op.kind));
   std::string params;
   std::vector<Ref> in, out;
@@ -96,8 +100,8 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
     // benchmark µGraphs. The count is a constant of the source (the body's: it may add a
     // warpgroup of producers), and __launch_bounds__ keeps the registers within what a block of
     // that many threads may use.
-    const int64_t threads = bg.config().block_threads;
-    kernel.block_threads = std::clamp<int64_t>((threads + 31) / 32 * 32, kThreads, 1024);
+    const int64_t threads = bg.config().block_threads, wave = target.wavefront;
+    kernel.block_threads = std::clamp<int64_t>((threads + wave - 1) / wave * wave, kThreads, 1024);
     kernel.any_block_threads = false;
     // TF32 tensor cores round matmul operands to 10 mantissa bits: exact for 16-bit inputs and
     // within float16/bfloat16 tolerance for computed tiles, not within float32's. The precision
@@ -108,8 +112,10 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
     for (TensorId saved : bg.outputs()) sixteen_bit = sixteen_bit && dtype_size(bg.tensor(saved).dtype) == 2;
     std::vector<DType> output_dtypes;
     for (TensorId id : g.outputs()) output_dtypes.push_back(g.tensor(id).dtype);
+    // HIP: no mma (its tile matmuls take the float path on AMD GPUs and under NVRTC alike).
+    const bool tensor_cores = sixteen_bit && target.dialect == CudaDialect::kCuda;
     const cuda::CustomizedBody made =
-        cuda::emit_customized_body(body, bg, kernel.block_threads, std::move(output_dtypes), sixteen_bit, target);
+        cuda::emit_customized_body(body, bg, kernel.block_threads, std::move(output_dtypes), tensor_cores, target);
     kernel.shared_bytes = made.shared_bytes;
     kernel.block_threads = made.threads;
     launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";

@@ -49,6 +49,10 @@ struct CudaKernel {
 // figure, rounded (docs/backends/cuda.md, "Why the generator does what it does").
 inline constexpr double kCudaLoopIterationSeconds = 1e-6;
 
+// The language the generator prints: CUDA C++ for NVRTC, or HIP C++ for hiprtc (AMD GPUs;
+// docs/backends/hip.md): the same code after a HIP prelude, without NVIDIA's features.
+enum class CudaDialect { kCuda, kHip };
+
 // What the generated source may use on the device it is for.
 struct CudaTarget {
   int compute_capability = 0;    // major * 10 + minor, e.g. 90 for sm_90
@@ -66,6 +70,11 @@ struct CudaTarget {
   // YIRAGE_CUDA_ATTENTION_SLACK, for tests.
   int attention_offset_slack = kDefaultAttentionOffsetSlack;
   static constexpr int kDefaultAttentionOffsetSlack = 15;
+  // kHip: compute_capability must be 0 (none of NVIDIA's features: no tensor cores, cp.async,
+  // dependent launch), and block sizes are whole wavefronts of `wavefront` lanes (64 on CDNA, 32
+  // on RDNA and where a HIP source runs on NVIDIA).
+  CudaDialect dialect = CudaDialect::kCuda;
+  int wavefront = 32;
   // Programmatic dependent launch (sm_90 and newer): griddepcontrol in the kernel.
   bool dependent_launch() const { return compute_capability >= 90; }
   // Warpgroup mma (wgmma, sm_90a: the arch-specific features of compute capability 9.0 only).

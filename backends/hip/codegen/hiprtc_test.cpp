@@ -1,0 +1,91 @@
+// The HIP source without an AMD GPU: the generated source of every kernel kind of the conformance
+// suite (testing/kernel_kinds.hpp) must compile with hiprtc for gfx90a (CDNA 2, 64-lane
+// wavefronts) and gfx1030 (RDNA 2, 32 lanes), and the same source for 32 lanes with NVRTC for
+// sm_90 (the prelude's CUDA mapping, which runs the HIP code on NVIDIA: docs/backends/hip.md).
+// Skips, saying so, where hiprtc or NVRTC cannot be opened.
+//
+// Compiling is slow next to generating, so each compiler gets every kernel in one translation
+// unit: the prelude (which depends only on the wavefront size) once, each kernel's own text in a
+// namespace of its own with its symbol renamed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "hip/codegen/hip_test_sources.hpp"
+#include "hip_api.hpp"
+#include "hip_target.hpp"
+#include "util/error.hpp"
+
+namespace yirage::hip {
+namespace {
+
+using testing::Generated;
+using testing::kLds;
+
+void expect_hiprtc_compiles(const std::string &arch, int wavefront) {
+  std::string why;
+  const Api *api = Api::load(why);
+  if (api == nullptr) GTEST_SKIP() << "NOT RUN: hiprtc cannot be opened here: " << why;
+  const Generated g = testing::generate(wavefront);
+  testing::expect_only_lds_refusals(g);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    const std::string code = api->compile(testing::translation_unit(g), arch);
+    EXPECT_GT(code.size(), 1000u);
+  } catch (const Error &e) {
+    ADD_FAILURE() << arch << ": " << e.what();
+  }
+  std::printf("%zu kernels compiled for %s in %.1f s\n", g.bodies.size(), arch.c_str(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+TEST(HipCodegen, EveryKernelKindCompilesForGfx90a) {
+  expect_hiprtc_compiles("gfx90a", 64);
+}
+
+TEST(HipCodegen, EveryKernelKindCompilesForGfx1030) {
+  expect_hiprtc_compiles("gfx1030", 32);
+}
+
+// The prelude says what it was generated for, and hiprtc refuses a source for another wavefront
+// size (the generator's block sizes are whole wavefronts).
+TEST(HipCodegen, TheSourceIsForOneWavefrontSize) {
+  std::string why;
+  const Api *api = Api::load(why);
+  if (api == nullptr) GTEST_SKIP() << "NOT RUN: hiprtc cannot be opened here: " << why;
+  KernelGraph g;
+  g.mark_output(g.unary(OpKind::kExp, g.new_input({5, 7}, DType::kFloat16)));
+  const codegen::CudaKernel wave64 =
+      codegen::cuda_source(serialize::make_kernel_program(g, 1), hip_target(kLds, 110, kLds, 64));
+  EXPECT_NE(wave64.source.find("#define YR_WAVEFRONT 64"), std::string::npos);
+  try {
+    api->compile(wave64.source, "gfx1030");
+    ADD_FAILURE() << "a source for 64-lane wavefronts compiled for gfx1030";
+  } catch (const backend::NativeError &e) {
+    EXPECT_NE(std::string(e.what()).find("generated for another wavefront size"), std::string::npos) << e.what();
+  }
+}
+
+// Architectures this hiprtc does not know are refused before hiprtc is called (it aborts the
+// process for them).
+TEST(HipCodegen, UnknownArchitecturesAreRefusedBeforeHiprtcRuns) {
+  std::string why;
+  const Api *api = Api::load(why);
+  if (api == nullptr) GTEST_SKIP() << "NOT RUN: hiprtc cannot be opened here: " << why;
+  if (std::find(api->architectures.begin(), api->architectures.end(), "gfx942") != api->architectures.end()) {
+    GTEST_SKIP() << "this ROCm compiles for gfx942";
+  }
+  try {
+    api->compile("extern \"C\" __global__ void k() {}", "gfx942:sramecc+:xnack-");
+    ADD_FAILURE() << "gfx942 compiled";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("cannot compile for gfx942"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace yirage::hip
