@@ -129,6 +129,7 @@ SplitK split_k_shape(int64_t m, int64_t n, int64_t batches, int64_t threads) {
   // 32 columns a tile: 64 bytes of a float16 row of B per step of k.
   while (s.width * s.vector < 32 && s.width * s.vector < n && s.width * 2 <= threads) s.width *= 2;
   while (s.slices * 2 * s.width <= threads) s.slices *= 2;
+  s.unroll = s.rows > 4 ? 2 : 4;  // fewer with more rows: their sums take the registers
   s.tiles = batches * (m / s.rows) * ((n + s.width * s.vector - 1) / (s.width * s.vector));
   return s;
 }
@@ -185,11 +186,31 @@ void OpenclPrinter::print_split_k_matmul(const Matmul &mm) {
   }
   p_.line("const bool valid = j < " + std::to_string(n) + " && slice < " + S + ";");
   for (int64_t r = 0; r < s.rows; ++r) p_.line(type + " acc" + std::to_string(r) + " = (" + type + ")(0.0f);");
-  p_.open("if (valid) for (int p = slice; p < " + std::to_string(k) + "; p += " + S + ")");
-  p_.line("const " + type + " bv = " + load_columns(b.buffer, at(b, sb, var("p"), var("j")), V) + ";");
-  for (int64_t r = 0; r < s.rows; ++r) {
-    p_.line("acc" + std::to_string(r) + " += " + text(load(a.buffer, at(a, sa, row(r), var("p")))) + " * bv;");
-  }
+  // Steps p, p + S, ..., p + (unroll - 1) S: their loads of B first, then their sums; the steps
+  // left over one at a time.
+  const std::string K = std::to_string(k);
+  auto step = [&](int64_t u) { return var("p") + int_const(u * s.slices); };
+  auto sums = [&](int64_t steps) {
+    for (int64_t u = 0; u < steps; ++u) {
+      p_.line("const " + type + " bv" + std::to_string(u) + " = " +
+              load_columns(b.buffer, at(b, sb, step(u), var("j")), V) + ";");
+    }
+    for (int64_t u = 0; u < steps; ++u) {
+      for (int64_t r = 0; r < s.rows; ++r) {
+        p_.line("acc" + std::to_string(r) + " += " + text(load(a.buffer, at(a, sa, row(r), step(u)))) + " * bv" +
+                std::to_string(u) + ";");
+      }
+    }
+  };
+  p_.line("int p = slice;");
+  p_.open("if (valid)");
+  p_.open("for (; p + " + std::to_string((s.unroll - 1) * s.slices) + " < " + K +
+          "; p += " + std::to_string(s.unroll * s.slices) + ")");
+  sums(s.unroll);
+  p_.close();
+  p_.open("for (; p < " + K + "; p += " + S + ")");
+  sums(1);
+  p_.close();
   p_.close();
   for (int64_t r = 0; r < s.rows; ++r) {
     p_.line(scratch + "[lid] = acc" + std::to_string(r) + ";");
