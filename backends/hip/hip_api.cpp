@@ -69,10 +69,6 @@ std::string resolve_hiprtc(Api &api, void *runtime) {
 
 }  // namespace
 
-std::string processor_of(const std::string &arch) {
-  return arch.substr(0, arch.find(':'));
-}
-
 const Api *Api::load(std::string &why) {
   static Api api;
   static std::string failure;
@@ -111,7 +107,9 @@ std::string Api::error_text(hipError_t error) const {
   const char *name = hipGetErrorName(error);
   const char *message = hipGetErrorString(error);
   return std::string(name != nullptr ? name : "hipError_t") + " (" + std::to_string(static_cast<int>(error)) + ")" +
-         (message != nullptr && *message != '\0' ? std::string(": ") + message : "");
+         (message != nullptr && *message != '\0' && (name == nullptr || std::string(name) != message)
+              ? std::string(": ") + message
+              : "");
 }
 
 void Api::check(hipError_t error, const std::string &what) const {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "entry_guard.hpp"
+#include "runtime.hpp"
 
 namespace yirage::hip {
 
@@ -79,8 +80,5 @@ struct Api {
   // hiprtc cannot compile for, NativeError(kBackend) with hiprtc's log when compiling fails.
   std::string compile(const std::string &source, const std::string &arch) const;
 };
-
-// The processor name of a gcnArchName: "gfx90a" of "gfx90a:sramecc+:xnack-".
-std::string processor_of(const std::string &arch);
 
 }  // namespace yirage::hip
