@@ -17,7 +17,6 @@ namespace yirage::hip {
 
 // clang-format off: one function per line
 #define YIRAGE_HIP_FUNCTIONS(X) \
-  X(hipInit)                    \
   X(hipGetErrorName)            \
   X(hipGetErrorString)          \
   X(hipRuntimeGetVersion)       \
