@@ -1,6 +1,7 @@
 #!/bin/bash
 # Collects what benchmarks/gpu/run.sh needs on a GPU machine that has neither Z3 nor flatbuffers:
-# the CLI, libyirage and the CUDA and OpenCL plugins from BUILD, and the shared libraries they use.
+# the CLI, libyirage and the CUDA, OpenCL and Vulkan plugins from BUILD, and the shared libraries
+# they use.
 # usage: benchmarks/gpu/bundle.sh BUILD BUNDLE
 set -euo pipefail
 build=$1 bundle=$2
@@ -11,6 +12,17 @@ cp "$build/backends/cuda/libyirage-backend-cuda.so" "$build/conformance/yirage-c
 # The OpenCL plugin too, where it was built (benchmarks/gpu/opencl.sh).
 if [ -f "$build/backends/opencl/libyirage-backend-opencl.so" ]; then
   cp "$build/backends/opencl/libyirage-backend-opencl.so" "$bundle/"
+fi
+# The Vulkan plugin too, where it was built, with Debian's Vulkan loader: the GPU machine has
+# NVIDIA's ICD manifest but no loader (benchmarks/gpu/vulkan_conformance.sh).
+if [ -f "$build/backends/vulkan/libyirage-backend-vulkan.so" ]; then
+  cp "$build/backends/vulkan/libyirage-backend-vulkan.so" "$bundle/"
+  cp -L "$(ldconfig -p | awk '$1 == "libvulkan.so.1" && /x86-64/ {print $NF; exit}')" "$bundle/lib/"
+fi
+# The HIP plugin and its expectations, where it was built: on NVIDIA it runs its HIP source through
+# NVRTC (YIRAGE_HIP_PLATFORM=cuda, docs/backends/hip.md).
+if [ -f "$build/backends/hip/libyirage-backend-hip.so" ]; then
+  cp "$build/backends/hip/libyirage-backend-hip.so" "$(dirname "$0")/../../conformance/expectations/hip.txt" "$bundle/"
 fi
 for lib in libz3.so.4 libflatbuffers.so.2 libstdc++.so.6 libgcc_s.so.1 libgomp.so.1; do
   path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !found {print $NF; found = 1}')
