@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   hipcc libamdhip64-dev libhiprtc-builtins5 rocminfo
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
-  libvulkan-dev mesa-vulkan-drivers vulkan-tools glslc glslang-tools libshaderc-dev spirv-tools
+  libvulkan-dev mesa-vulkan-drivers vulkan-tools glslc glslang-tools libshaderc-dev spirv-tools vulkan-validationlayers
   libze-dev libze1 llvm-spirv-15 clang-15 intel-opencl-icd
   swig python3-dev python3-numpy python3-pytest default-jdk junit5
   bindgen libopenmpi-dev openmpi-bin
