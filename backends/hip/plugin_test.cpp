@@ -155,6 +155,29 @@ TEST(HipPlugin, WithoutARuntimeReportsZeroDevicesAndWhy) {
   });
 }
 
+// The test mode on NVIDIA GPUs: here (no libcuda.so.1) zero devices and why; on a GPU machine each
+// GPU as an AMD GPU of 32-lane wavefronts and 64 KiB of LDS, its memory CUDA's.
+TEST(HipPlugin, OnCudaEachNvidiaGpuIsAWave32Device) {
+  in_child({{"YIRAGE_HIP_PLATFORM", "cuda"}}, []() -> std::string {
+    Session s;
+    const int32_t count = s.count();
+    if (count == 0) {
+      std::printf("unavailable_reason: %s\n", s.api->unavailable_reason(s.instance));
+      return contains(s.api->unavailable_reason(s.instance), "hip (on cuda): ", "reason");
+    }
+    yirage_backend_device_info info{};
+    info.struct_size = sizeof info;
+    info.target.struct_size = sizeof info.target;
+    if (s.api->device_info(s.instance, 0, &info, &s.error) != YIRAGE_OK) return s.message();
+    std::printf("device 0: %s, target %s\n", info.name, info.target.name);
+    std::string failures = contains(info.target.name, "hip-on-cuda-sm_", "target name");
+    failures += contains(info.name, "HIP source through NVRTC", "name");
+    if (info.target.warp_width != 32 || info.target.shared_memory_per_block > 65536) failures += "not wave32, 64 KiB\n";
+    if (info.dlpack_device_type != kDLCUDA) failures += "DLPack device\n";
+    return failures;
+  });
+}
+
 TEST(HipPlugin, NoDeviceIsZeroDevicesWithHipErrorNoDevice) {
   in_child({{"YIRAGE_HIP_LIBRARY", fake_runtime()}, {"FAKE_HIP_DEVICES", "0"}}, []() -> std::string {
     Session s;
