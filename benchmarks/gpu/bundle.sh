@@ -1,7 +1,7 @@
 #!/bin/bash
 # Collects what benchmarks/gpu/run.sh needs on a GPU machine that has neither Z3 nor flatbuffers:
-# the CLI, libyirage and the CUDA, OpenCL and Vulkan plugins from BUILD, and the shared libraries
-# they use.
+# the CLI, libyirage and the CUDA, OpenCL, Vulkan and HIP plugins from BUILD, and the shared
+# libraries they use.
 # usage: benchmarks/gpu/bundle.sh BUILD BUNDLE
 set -euo pipefail
 build=$1 bundle=$2
