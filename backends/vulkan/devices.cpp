@@ -61,12 +61,13 @@ bool has_device_extension(const Api &api, VkPhysicalDevice physical, const char 
                      [&](const VkExtensionProperties &e) { return std::strcmp(e.extensionName, name) == 0; });
 }
 
-// The first memory type with all of `wanted`, else the first with all of `fallback`.
-uint32_t memory_type(const VkPhysicalDeviceMemoryProperties &m, VkMemoryPropertyFlags wanted,
+// The first memory type among `allowed` (a bit per type) with all of `wanted`, else the first
+// with all of `fallback`.
+uint32_t memory_type(const VkPhysicalDeviceMemoryProperties &m, uint32_t allowed, VkMemoryPropertyFlags wanted,
                      VkMemoryPropertyFlags fallback) {
   for (VkMemoryPropertyFlags flags : {wanted, fallback}) {
     for (uint32_t i = 0; i < m.memoryTypeCount; ++i) {
-      if ((m.memoryTypes[i].propertyFlags & flags) == flags) return i;
+      if ((allowed & (1u << i)) != 0 && (m.memoryTypes[i].propertyFlags & flags) == flags) return i;
     }
   }
   throw Error(ErrorCode::kBackend, "vulkan: the device has no memory type for storage buffers");
@@ -147,10 +148,8 @@ void describe(const Api &api, Device &d, int32_t index) {
 
   VkPhysicalDeviceMemoryProperties memory;
   api.vkGetPhysicalDeviceMemoryProperties(d.physical, &memory);
-  d.device_memory_type = memory_type(memory, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
-  d.host_memory_type = memory_type(memory, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                   VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-  const uint32_t heap = memory.memoryTypes[d.device_memory_type].heapIndex;
+  d.memory = memory;
+  const uint32_t heap = memory.memoryTypes[memory_type(memory, ~0u, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0)].heapIndex;
 
   yirage_backend_device_info &info = d.info;
   info.struct_size = sizeof info;
@@ -448,10 +447,10 @@ Memory allocate(const Api &api, const Device &d, VkDeviceSize bytes, bool host) 
     api.vkGetBufferMemoryRequirements(d.device, m.buffer, &needs);
     auto allocate = vk_struct<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
     allocate.allocationSize = needs.size;
-    allocate.memoryTypeIndex = host ? d.host_memory_type : d.device_memory_type;
-    if ((needs.memoryTypeBits & (1u << allocate.memoryTypeIndex)) == 0) {
-      throw Error(ErrorCode::kBackend, "vulkan: the buffer cannot live in the memory type chosen for buffers");
-    }
+    const VkMemoryPropertyFlags mapped = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    allocate.memoryTypeIndex =
+        host ? memory_type(d.memory, needs.memoryTypeBits, mapped, mapped)
+             : memory_type(d.memory, needs.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
     check(api.vkAllocateMemory(d.device, &allocate, nullptr, &m.memory),
           "vkAllocateMemory of " + std::to_string(needs.size) + " bytes");
     check(api.vkBindBufferMemory(d.device, m.buffer, m.memory, 0), "vkBindBufferMemory");

@@ -56,9 +56,9 @@ struct Device {
   double timestamp_period = 1;         // nanoseconds per tick
   uint32_t timestamp_bits = 0;         // valid bits; 0: no timestamps on this queue
   uint32_t max_groups[3] = {65535, 65535, 65535};
-  VkDeviceSize max_alloc_bytes = 0;    // maxMemoryAllocationSize
-  VkDeviceSize max_storage_range = 0;  // maxStorageBufferRange
-  uint32_t device_memory_type = 0, host_memory_type = 0;
+  VkDeviceSize max_alloc_bytes = 0;           // maxMemoryAllocationSize
+  VkDeviceSize max_storage_range = 0;         // maxStorageBufferRange
+  VkPhysicalDeviceMemoryProperties memory{};  // buffers take the first fitting type (devices.cpp: allocate)
   codegen::VulkanTarget target;
   yirage_backend_device_info info{};
 
