@@ -140,9 +140,13 @@ void describe(const Runtime &runtime, Device &d) {
   info.dlpack_device_type = runtime.dlpack_device_type();
 }
 
+// MFMA matmuls only where asked for (YIRAGE_HIP_MFMA=1): they have never run on an AMD GPU.
 yirage::codegen::CudaTarget target_of(const Device &d) {
   const yirage::hip::RuntimeDevice &p = d.properties;
-  return yirage::hip::hip_target(p.lds_per_block, p.compute_units, p.lds_per_compute_unit, p.wavefront);
+  const char *mfma = std::getenv("YIRAGE_HIP_MFMA");
+  return yirage::hip::hip_target(
+      p.lds_per_block, p.compute_units, p.lds_per_compute_unit, p.wavefront,
+      yirage::hip::processor_of(p.arch) == "gfx90a" && mfma != nullptr && std::string(mfma) == "1");
 }
 
 // The code object for `source`, from the cache or from the compiler. The source is kept beside it

@@ -95,8 +95,9 @@ void in_child(const std::vector<std::pair<const char *, std::string>> &variables
               const std::function<std::string()> &body) {
   ASSERT_FALSE(plugin_path().empty()) << "set YIRAGE_HIP_PLUGIN";
   EXPECT_TRUE(testing::run_in_child([&]() -> std::string {
-    for (const char *name : {"YIRAGE_HIP_LIBRARY", "YIRAGE_HIP_PLATFORM", "FAKE_HIP_DEVICES", "FAKE_HIP_ARCH",
-                             "FAKE_HIP_WAVEFRONT", "FAKE_HIP_MEMORY_LIMIT", "FAKE_HIP_COMPILE_ERROR"}) {
+    for (const char *name :
+         {"YIRAGE_HIP_LIBRARY", "YIRAGE_HIP_PLATFORM", "YIRAGE_HIP_MFMA", "FAKE_HIP_DEVICES", "FAKE_HIP_ARCH",
+          "FAKE_HIP_WAVEFRONT", "FAKE_HIP_MEMORY_LIMIT", "FAKE_HIP_COMPILE_ERROR"}) {
       unsetenv(name);
     }
     for (const auto &[name, value] : variables) setenv(name, value.c_str(), 1);
@@ -349,6 +350,32 @@ TEST(HipPlugin, AWave32DeviceGetsSourceForIt) {
         }
         return "no source in the cache";
       });
+}
+
+// gfx90a's matrix cores only where asked for (YIRAGE_HIP_MFMA=1): they have never run on an AMD
+// GPU.
+TEST(HipPlugin, MfmaMatmulsOnlyWhereAskedFor) {
+  for (const char *asked : {"0", "1"}) {
+    in_child({{"YIRAGE_HIP_LIBRARY", fake_runtime()}, {"YIRAGE_HIP_MFMA", asked}}, [asked]() -> std::string {
+      Session s;
+      KernelGraph g;
+      g.mark_output(g.matmul(g.new_input({77, 104}, DType::kFloat16), g.new_input({104, 88}, DType::kFloat16)));
+      const std::vector<uint8_t> program = serialize::kernel_program_to_bytes(serialize::make_kernel_program(g, 2));
+      yirage_backend_executable *executable = nullptr;
+      if (s.api->compile(s.instance, 0, program.data(), program.size(), nullptr, &executable, &s.error) != YIRAGE_OK)
+        return s.message();
+      s.api->executable_release(executable);
+      for (const auto &entry : std::filesystem::directory_iterator(s.cache + "/hip")) {
+        if (entry.path().extension() != ".hip") continue;
+        const std::optional<std::string> source = util::read_cached(entry.path().string());
+        const bool mfma = source && source->find("__builtin_amdgcn_mfma_f32_16x16x16f16(") != std::string::npos;
+        return mfma == (std::string(asked) == "1")
+                   ? ""
+                   : std::string("YIRAGE_HIP_MFMA=") + asked + ": mfma " + (mfma ? "used" : "not used");
+      }
+      return "no source in the cache";
+    });
+  }
 }
 
 }  // namespace

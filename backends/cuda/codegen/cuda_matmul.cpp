@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cuda/codegen/cuda_gemm.hpp"
+#include "cuda/codegen/cuda_mfma.hpp"
 
 namespace yirage::codegen::cuda {
 namespace {
@@ -450,8 +451,10 @@ MatmulLaunch predefined_matmul(Printer &before_wait, Printer &p, const Ref &a, c
                                const CudaTarget &target) {
   const int64_t rank = static_cast<int64_t>(o.dims.size());
   const int64_t m = o.dims[rank - 2], n = o.dims[rank - 1];
-  // Many rows: a tiled GEMM on tensor cores (cuda_gemm.hpp), where it applies.
+  // Many rows: a tiled GEMM on tensor cores (cuda_gemm.hpp), or AMD's matrix cores
+  // (cuda_mfma.hpp), where it applies.
   if (std::optional<MatmulLaunch> gemm = tiled_gemm(p, a, b, o, dtype, target)) return *gemm;
+  if (std::optional<MatmulLaunch> mfma = mfma_matmul(p, a, b, o, dtype, target)) return *mfma;
   const WeightProducts w{a, {b}, o.dims, dtype, store_to(o, m, n)};
   const VectorShape s = vector_shape(w, target);
   return s.fits ? vector_matmul_kernel(before_wait, p, w, s, target) : matmul_kernel(p, a, b, o);

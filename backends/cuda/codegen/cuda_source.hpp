@@ -75,6 +75,8 @@ struct CudaTarget {
   // on RDNA and where a HIP source runs on NVIDIA).
   CudaDialect dialect = CudaDialect::kCuda;
   int wavefront = 32;
+  // kHip on gfx90a: pre-defined matmuls of 16-bit data on the matrix cores (cuda_mfma.hpp).
+  bool mfma = false;
   // Programmatic dependent launch (sm_90 and newer): griddepcontrol in the kernel.
   bool dependent_launch() const { return compute_capability >= 90; }
   // Warpgroup mma (wgmma, sm_90a: the arch-specific features of compute capability 9.0 only).

@@ -50,6 +50,45 @@ TEST(HipCodegen, EveryKernelKindCompilesForGfx1030) {
   expect_hiprtc_compiles("gfx1030", 32);
 }
 
+// Pre-defined matmuls of 16-bit data on gfx90a's matrix cores (MFMA, where the plugin is asked
+// for them): odd shapes with partial tiles and k tails, batched with a broadcast A.
+TEST(HipCodegen, MfmaMatmulsCompileForGfx90a) {
+  std::string why;
+  const Api *api = Api::load(why);
+  if (api == nullptr) GTEST_SKIP() << "NOT RUN: hiprtc cannot be opened here: " << why;
+  std::string unit;
+  int index = 0;
+  for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
+    for (const auto &[a, b] : {std::pair<Dims, Dims>{{77, 104}, {104, 88}}, {{1, 40, 45}, {3, 45, 131}}}) {
+      KernelGraph g;
+      g.mark_output(g.matmul(g.new_input(a, dt), g.new_input(b, dt)));
+      const codegen::CudaKernel kernel =
+          codegen::cuda_source(serialize::make_kernel_program(g, 2), hip_target(kLds, 110, kLds, 64, true));
+      const std::string builtin = dt == DType::kFloat16 ? "__builtin_amdgcn_mfma_f32_16x16x16f16("
+                                                        : "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k(";
+      EXPECT_NE(kernel.source.find(builtin), std::string::npos) << to_string(a) << " x " << to_string(b);
+      EXPECT_EQ(kernel.block_threads, 256);
+      std::string body = kernel.source.substr(kernel.source.find("// Kernel program"));
+      const std::string symbol = codegen::kCudaKernelSymbol;
+      body.replace(body.find(symbol + "("), symbol.size(), symbol + "_" + std::to_string(index));
+      if (unit.empty()) unit = kernel.source.substr(0, kernel.source.find("// Kernel program"));
+      unit += "namespace m" + std::to_string(index++) + " {\n" + body + "}\n";
+    }
+  }
+  try {
+    EXPECT_GT(api->compile(unit, "gfx90a:sramecc+:xnack-").size(), 1000u);
+  } catch (const Error &e) {
+    ADD_FAILURE() << e.what() << "\n" << unit.substr(unit.find("namespace m0"));
+  }
+  // Neither on 32-lane wavefronts nor where not asked for.
+  KernelGraph g;
+  g.mark_output(g.matmul(g.new_input({77, 104}, DType::kFloat16), g.new_input({104, 88}, DType::kFloat16)));
+  for (const codegen::CudaTarget &target : {hip_target(kLds, 110, kLds, 32, true), hip_target(kLds, 110, kLds, 64)}) {
+    EXPECT_EQ(codegen::cuda_source(serialize::make_kernel_program(g, 2), target).source.find("mfma"),
+              std::string::npos);
+  }
+}
+
 // The prelude says what it was generated for, and hiprtc refuses a source for another wavefront
 // size (the generator's block sizes are whole wavefronts).
 TEST(HipCodegen, TheSourceIsForOneWavefrontSize) {

@@ -28,7 +28,9 @@ struct fake_hip_stats {
 };
 static struct fake_hip_stats stats;
 
-FAKE_EXPORT struct fake_hip_stats *fake_hip_stats(void) { return &stats; }
+FAKE_EXPORT struct fake_hip_stats *fake_hip_stats(void) {
+  return &stats;
+}
 
 static long env_long(const char *name, long fallback) {
   const char *v = getenv(name);
@@ -89,7 +91,9 @@ FAKE_EXPORT hipError_t hipSetDevice(int device) {
   stats.current_device = device;
   return hipSuccess;
 }
-FAKE_EXPORT hipError_t hipDeviceSynchronize(void) { return hipSuccess; }
+FAKE_EXPORT hipError_t hipDeviceSynchronize(void) {
+  return hipSuccess;
+}
 FAKE_EXPORT hipError_t hipStreamSynchronize(hipStream_t stream) {
   (void)stream;
   return hipSuccess;
@@ -141,8 +145,8 @@ FAKE_EXPORT hipError_t hipModuleGetFunction(hipFunction_t *function, hipModule_t
   return hipSuccess;
 }
 FAKE_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                                             unsigned by, unsigned bz, unsigned shared, hipStream_t stream,
-                                             void **args, void **extra) {
+                                             unsigned by, unsigned bz, unsigned shared, hipStream_t stream, void **args,
+                                             void **extra) {
   (void)f;
   (void)args;
   (void)extra;
@@ -191,8 +195,9 @@ FAKE_EXPORT hiprtcResult hiprtcVersion(int *major, int *minor) {
   return HIPRTC_SUCCESS;
 }
 FAKE_EXPORT const char *hiprtcGetErrorString(hiprtcResult r) {
-  return r == HIPRTC_ERROR_COMPILATION ? "HIPRTC_ERROR_COMPILATION" : r == HIPRTC_SUCCESS ? "HIPRTC_SUCCESS"
-                                                                                           : "HIPRTC_ERROR";
+  return r == HIPRTC_ERROR_COMPILATION ? "HIPRTC_ERROR_COMPILATION"
+         : r == HIPRTC_SUCCESS         ? "HIPRTC_SUCCESS"
+                                       : "HIPRTC_ERROR";
 }
 FAKE_EXPORT hiprtcResult hiprtcCreateProgram(hiprtcProgram *program, const char *source, const char *name, int n,
                                              const char **headers, const char **names) {
