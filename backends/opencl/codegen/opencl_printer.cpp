@@ -129,7 +129,9 @@ SplitK split_k_shape(int64_t m, int64_t n, int64_t batches, int64_t threads) {
   // 32 columns a tile: 64 bytes of a float16 row of B per step of k.
   while (s.width * s.vector < 32 && s.width * s.vector < n && s.width * 2 <= threads) s.width *= 2;
   while (s.slices * 2 * s.width <= threads) s.slices *= 2;
-  s.unroll = s.rows > 4 ? 2 : 4;  // fewer with more rows: their sums take the registers
+  // Two steps' loads at once with more than four rows; with fewer, unrolled steps measured slower
+  // (benchmarks/gpu/RESULTS.md, "Forty-fourth session").
+  s.unroll = s.rows > 4 ? 2 : 1;
   s.tiles = batches * (m / s.rows) * ((n + s.width * s.vector - 1) / (s.width * s.vector));
   return s;
 }

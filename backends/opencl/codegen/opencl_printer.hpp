@@ -42,9 +42,7 @@ RowShare row_share(int64_t rows, int64_t cols, int64_t threads, bool across_grou
 // tiles of `rows` rows by width · vector columns, each work-item `vector` consecutive columns (8
 // where n is a multiple of 8: one vload of 16 or 32 bytes of B per step of k) and one of `slices`
 // parts of k (a power of two); the parts meet in local memory by halving. `tiles` tiles in all.
-// A work-item issues `unroll` loads of B before it uses the first, its last steps one at a time:
-// a decode product is bound by the loads in flight, and one per work-item left a GPU's memory
-// mostly idle.
+// A work-item issues `unroll` loads of B before it uses the first, its last steps one at a time.
 struct SplitK {
   int64_t rows = 1, width = 1, vector = 1, slices = 1, tiles = 1, unroll = 1;
 };
