@@ -87,23 +87,24 @@ def seconds_of(value, unit):
     return float(value) * {"us": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
 
 
-def superoptimize(cli, graph, best, budget, cache):
-    """Searches on the CPU plugin (candidates profiled there) and saves the best graph; returns
-    its description and the search's report, or None and the output when the search failed."""
+def superoptimize(cli, graph, best, budget, cache, backend="cpu"):
+    """Searches on the backend's device (candidates profiled there) and saves the best graph;
+    returns its description and the search's report, or None and the output when it failed."""
     # --remeasure: a cached answer's candidates are profiled again, on the machine as it is now,
     # and their estimates stand beside the measurements.
     out = subprocess.run([cli, "superoptimize", graph, "-o", best, "--budget", str(budget), "--repeats", "20",
-                          "--top-k", "4", "--quiet", "--cache", cache, "--remeasure"], capture_output=True, text=True)
+                          "--top-k", "4", "--quiet", "--cache", cache, "--remeasure", "--backend", backend],
+                         capture_output=True, text=True)
     m = re.search(r"^best: (.*), (measured|not measured)", out.stdout, re.M)
     if out.returncode != 0 or not m:
         return None, out.stdout + out.stderr
     return m.group(1), out.stdout
 
 
-def yirage_run(cli, graph, reference, repeats):
+def yirage_run(cli, graph, reference, repeats, backend="cpu"):
     """`yirage run`'s median (compiled from the warm kernel cache, checked, timed), or None."""
-    out = subprocess.run([cli, "run", graph, "--reference", reference, "--repeats", str(repeats)],
-                         capture_output=True, text=True)
+    out = subprocess.run([cli, "run", graph, "--reference", reference, "--repeats", str(repeats),
+                          "--backend", backend], capture_output=True, text=True)
     m = re.search(r"median\s+([0-9.]+) (us|ms|s)", out.stdout)
     return seconds_of(*m.groups()) if out.returncode == 0 and m else None
 
@@ -168,6 +169,8 @@ def main():
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--load", type=int, default=1,
                    help="busy processes for the loaded columns (0: no loaded columns)")
+    p.add_argument("--opencl", action="store_true",
+                   help="also search and time each graph on the OpenCL plugin's first device (PoCL)")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     models = models_suite()
@@ -207,9 +210,18 @@ def main():
             itemsize = np.dtype(np_dtype).itemsize
             moved = sum(int(np.prod(s)) for s in shapes) * itemsize + out_bytes32 // 4 * itemsize
             r["floor"] = moved / bw
+            if args.opencl:
+                # The same graph searched and timed through the OpenCL plugin (idle only).
+                ocl_best = os.path.join(args.work, f"{name}_{dtype}.opencl.best.yrg")
+                ocl_desc, ocl_log = superoptimize(args.cli, graph, ocl_best, args.budget,
+                                                  os.path.join(args.work, "cache"), "opencl")
+                r["opencl desc"] = ocl_desc or "search failed: " + ocl_log.strip()[-300:]
+                open(os.path.join(args.work, f"{name}_{dtype}.opencl.search.txt"), "w").write(ocl_log)
+                r["opencl unfused idle"] = yirage_run(args.cli, graph, graph, args.repeats, "opencl")
+                r["opencl idle"] = yirage_run(args.cli, ocl_best, graph, args.repeats, "opencl") if ocl_desc else None
             rows.append(r)
             print(f"{name} {dtype}: " + ", ".join(f"{k} {fmt(v)} ms" for k, v in r.items()
-                                                  if k not in ("name", "dtype", "desc", "rank")), flush=True)
+                                                  if k not in ("name", "dtype", "desc", "rank", "opencl desc")), flush=True)
     print(f"\nload average after: {' '.join(loadavg())}")
     ratio = lambda a, b: f"{a / b:.2f}" if a and b else "-"
     print("\nms, medians; warm caches (inputs and weights stay in the host's cache between runs). loaded: "
@@ -224,9 +236,18 @@ def main():
               f"| {fmt(y)} | {fmt(r['floor'])} | {ratio(r['np32 idle'], y)} | {ratio(r['unfused idle'], y)} "
               f"| {ratio(y, r['floor'])} | {fmt(r.get('np32 loaded'))} | {fmt(r.get('unfused loaded'))} | {fmt(yl)} "
               f"| {ratio(yl, y)} | {ratio(r.get('np32 loaded'), yl)} |")
+    if args.opencl:
+        print("\nThe OpenCL plugin on the same CPU (PoCL), idle; ms, medians:\n")
+        print("| graph | dtype | cpu plugin: yirage | opencl: unfused | opencl: yirage | opencl / cpu plugin |")
+        print("|---" * 6 + "|")
+        for r in rows:
+            print(f"| {r['name']} | {r['dtype']} | {fmt(r['yirage idle'])} | {fmt(r['opencl unfused idle'])} "
+                  f"| {fmt(r['opencl idle'])} | {ratio(r['opencl idle'], r['yirage idle'])} |")
     print("\nyirage's kernels:")
     for r in rows:
         print(f"  {r['name']} {r['dtype']}: {r['desc']}")
+        if args.opencl:
+            print(f"  {r['name']} {r['dtype']} on opencl: {r['opencl desc']}")
     # Spearman's rank correlation of the cost model's estimates and the measured medians over each
     # search's profiled candidates (the input graph included; issue #51's goal: 0.7 or more).
     print("\ncost model: rank correlation (Spearman) of estimate and measurement over the profiled candidates")
