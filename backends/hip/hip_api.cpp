@@ -13,7 +13,7 @@ namespace {
 using IsaCount = int (*)(size_t *);
 using IsaName = int (*)(size_t, const char **);
 
-void list_architectures(Api &api, void *runtime) {
+void list_architectures(std::vector<std::string> &out, std::string &why, void *runtime) {
   auto count = reinterpret_cast<IsaCount>(dlsym(runtime, "amd_comgr_get_isa_count"));
   auto name = reinterpret_cast<IsaName>(dlsym(runtime, "amd_comgr_get_isa_name"));
   if (count == nullptr || name == nullptr) {
@@ -22,19 +22,19 @@ void list_architectures(Api &api, void *runtime) {
       if ((comgr = dlopen(file, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
     }
     if (comgr == nullptr) {
-      api.architectures_why = "the code object manager libamd_comgr.so.2 cannot be opened (Debian: libamd-comgr2)";
+      why = "the code object manager libamd_comgr.so.2 cannot be opened (Debian: libamd-comgr2)";
       return;
     }
     count = reinterpret_cast<IsaCount>(dlsym(comgr, "amd_comgr_get_isa_count"));
     name = reinterpret_cast<IsaName>(dlsym(comgr, "amd_comgr_get_isa_name"));
     if (count == nullptr || name == nullptr) {
-      api.architectures_why = "libamd_comgr.so.2 lacks amd_comgr_get_isa_name";
+      why = "libamd_comgr.so.2 lacks amd_comgr_get_isa_name";
       return;
     }
   }
   size_t n = 0;
   if (count(&n) != 0) {
-    api.architectures_why = "amd_comgr_get_isa_count failed";
+    why = "amd_comgr_get_isa_count failed";
     return;
   }
   for (size_t i = 0; i < n; ++i) {
@@ -42,7 +42,7 @@ void list_architectures(Api &api, void *runtime) {
     if (name(i, &isa) != 0 || isa == nullptr) continue;
     const std::string text = isa;  // "amdgcn-amd-amdhsa--gfx90a"
     const size_t dash = text.rfind('-');
-    api.architectures.push_back(dash == std::string::npos ? text : text.substr(dash + 1));
+    out.push_back(dash == std::string::npos ? text : text.substr(dash + 1));
   }
 }
 
@@ -97,10 +97,16 @@ const Api *Api::load(std::string &why) {
     YIRAGE_RESOLVE(hipMalloc)
 #undef YIRAGE_RESOLVE
     if (failure.empty()) failure = resolve_hiprtc(api, handle);
-    if (failure.empty()) list_architectures(api, handle);
+    api.handle = handle;
   });
   why = failure;
   return failure.empty() ? &api : nullptr;
+}
+
+const std::vector<std::string> &Api::architectures(std::string *why) const {
+  std::call_once(architectures_once, [this] { list_architectures(architectures_found, architectures_why, handle); });
+  if (why != nullptr) *why = architectures_why;
+  return architectures_found;
 }
 
 std::string Api::error_text(hipError_t error) const {
@@ -120,14 +126,15 @@ void Api::check(hipError_t error, const std::string &what) const {
 
 std::string Api::compile(const std::string &source, const std::string &arch) const {
   const std::string processor = processor_of(arch);
-  if (std::find(architectures.begin(), architectures.end(), processor) == architectures.end()) {
+  std::string why;
+  const std::vector<std::string> &known_list = architectures(&why);
+  if (std::find(known_list.begin(), known_list.end(), processor) == known_list.end()) {
     std::string known;
-    for (const std::string &a : architectures) known += (known.empty() ? "" : " ") + a;
-    throw Error(ErrorCode::kUnsupported,
-                "hip: hiprtc " + std::to_string(hiprtc_major) + "." + std::to_string(hiprtc_minor) +
-                    " cannot compile for " + processor +
-                    (architectures.empty() ? " (" + architectures_why + ")" : " (it knows " + known + ")") +
-                    "; gfx940-gfx942 (MI300) and gfx11xx need ROCm 6");
+    for (const std::string &a : known_list) known += (known.empty() ? "" : " ") + a;
+    throw Error(ErrorCode::kUnsupported, "hip: hiprtc " + std::to_string(hiprtc_major) + "." +
+                                             std::to_string(hiprtc_minor) + " cannot compile for " + processor +
+                                             (known_list.empty() ? " (" + why + ")" : " (it knows " + known + ")") +
+                                             "; gfx940-gfx942 (MI300) and gfx11xx need ROCm 6");
   }
   hiprtcProgram program = nullptr;
   const auto fail = [&](hiprtcResult result, const std::string &what, const std::string &log) {

@@ -7,6 +7,7 @@
 #include <hip/hip_runtime_api.h>
 #include <hip/hiprtc.h>
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -59,10 +60,17 @@ struct Api {
   std::string library;                                 // the HIP runtime that was opened
   std::string hiprtc_library;                          // where hiprtc was found (the runtime itself in ROCm 5)
   int hiprtc_major = 0, hiprtc_minor = 0;
-  // The architectures hiprtc can compile for ("gfx90a", …), from the code object manager; empty
-  // where it could not be asked (then every architecture is refused, saying why).
-  std::vector<std::string> architectures;
-  std::string architectures_why;
+  void *handle = nullptr;  // the runtime's
+
+  // The architectures hiprtc can compile for ("gfx90a", …), from the code object manager, asked
+  // at the first call (not when the plugin is created: the code object manager's clang cannot
+  // share a process with another clang, such as PoCL's; docs/backends/hip.md); empty where it
+  // could not be asked (then every architecture is refused, saying why in `why`).
+  const std::vector<std::string> &architectures(std::string *why = nullptr) const;
+
+  mutable std::once_flag architectures_once;
+  mutable std::vector<std::string> architectures_found;
+  mutable std::string architectures_why;
 
   // Opens $YIRAGE_HIP_LIBRARY, else libamdhip64.so (once per process); nullptr with `why` set when
   // it cannot.

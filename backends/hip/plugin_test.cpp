@@ -141,6 +141,31 @@ TEST(HipPlugin, OnThisMachinesRuntimeReportsZeroDevicesAndWhy) {
   });
 }
 
+// The code object manager's clang and PoCL's cannot both initialize in one process (LLVM aborts:
+// "Option ... registered more than once"): the plugin opens the manager only to compile, so that
+// creating it beside the OpenCL plugin on PoCL works.
+TEST(HipPlugin, SharesAProcessWithPoclsClang) {
+  const std::string opencl = env("YIRAGE_OPENCL_PLUGIN");
+  if (opencl.empty()) GTEST_SKIP() << "the OpenCL plugin was not built";
+  in_child({}, [&opencl]() -> std::string {
+    void *handle = dlopen(opencl.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) return std::string("dlopen: ") + dlerror();
+    auto entry = reinterpret_cast<yirage_backend_entry_fn>(dlsym(handle, YIRAGE_BACKEND_ENTRY_SYMBOL));
+    const yirage_backend_api *api = entry(YIRAGE_BACKEND_ABI_MAJOR, YIRAGE_BACKEND_ABI_MINOR);
+    yirage_backend_host host{sizeof host, YIRAGE_BACKEND_ABI_MAJOR, YIRAGE_BACKEND_ABI_MINOR, "", nullptr, nullptr};
+    yirage_backend_instance *instance = nullptr;
+    yirage_backend_error error{};
+    error.struct_size = sizeof error;
+    if (api->create(&host, &instance, &error) != YIRAGE_OK) return std::string("opencl: ") + error.message;
+    int32_t devices = 0;
+    api->device_count(instance, &devices, &error);
+    Session s;  // the HIP plugin on this machine's runtime, after PoCL
+    s.count();
+    api->destroy(instance);
+    return "";
+  });
+}
+
 TEST(HipPlugin, WithoutARuntimeReportsZeroDevicesAndWhy) {
   in_child({{"YIRAGE_HIP_LIBRARY", "/nonexistent/libamdhip64.so"}}, []() -> std::string {
     Session s;
