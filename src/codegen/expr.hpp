@@ -21,6 +21,7 @@ namespace yirage::codegen {
 enum class MemorySpace {
   kGlobal,     // a kernel parameter: a tensor in device memory, elements of its dtype
   kShared,     // the block's arena (GPU shared memory, a CPU thread's cache-resident arena), float32
+               // but where a narrow tile holds its 16-bit dtype (ugraph_layout.hpp)
   kRegisters,  // a thread's own array, float32
 };
 

@@ -328,6 +328,7 @@ TensorRef tile_ref(const BlockGraph &bg, const UGraphLowering &l, TensorId t) {
   const auto index = static_cast<size_t>(t);
   const Dims &dims = bg.tensor(t).dims;
   TensorRef ref{shared_buffer(l.layout.tile[index]), dims, {}};
+  if (index < l.layout.stored.size()) ref.buffer.element = l.layout.stored[index];
   const int64_t pad = index < l.row_pad.size() ? l.row_pad[index] : 0;
   if (pad > 0) {
     Dims padded = dims;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "benchmark_ugraphs.hpp"
 #include "codegen/lower_operator.hpp"
@@ -212,6 +213,54 @@ TEST(CodegenUGraphs, RmsNormLinearLowersToStepsInFourPhases) {
   }
   lowering.max_shared_bytes = lowering.layout.floats * 4;
   EXPECT_NO_THROW(lower_ugraph(bg, lowering));
+}
+
+// Narrow tiles: the input iterators' tiles of float16 tensors take half the floats and keep their
+// dtype, so their loads and stores convert; every other tile stays float32.
+TEST(CodegenUGraphs, NarrowInputTilesTakeHalfTheArena) {
+  const KernelGraph fused = bench::build_fused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  const BlockGraph &bg = *fused.operators().back().block_graph;
+  const std::vector<bool> narrow = narrow_input_tiles(bg);
+  const BlockLayout wide = plan_block_layout(bg, 4), halved = plan_block_layout(bg, 4, {}, {}, {}, narrow);
+  std::set<std::string> input_tiles;
+  int64_t saved = 0;
+  for (const Operator &op : bg.operators()) {
+    if (op.outputs.empty()) continue;
+    const auto t = static_cast<size_t>(op.outputs[0]);
+    if (op.kind != OpKind::kInputIterator) {
+      EXPECT_EQ(halved.stored[t], DType::kFloat32);
+      continue;
+    }
+    input_tiles.insert("smem" + std::to_string(halved.tile[t]));
+    EXPECT_TRUE(narrow[t]);
+    EXPECT_EQ(halved.stored[t], DType::kFloat16);
+    saved += num_elements(bg.tensor(op.outputs[0]).dims) / 2;
+  }
+  EXPECT_EQ(input_tiles.size(), 2u);
+  EXPECT_EQ(halved.floats, wide.floats - saved);
+
+  // The tiles' loads and stores name the dtype they hold: X's tile (at 0) is written by its copy
+  // and read by the matmul and Σ x², as float16.
+  struct DTypePrinter : TestPrinter {
+    using TestPrinter::TestPrinter;
+    std::string load_text(const BufferRef &b, const std::string &index) const override {
+      return b.space == MemorySpace::kShared && b.element != DType::kFloat32
+                 ? dtype_name(b.element) + std::string(":") + pointer(b) + "[" + index + "]"
+                 : TestPrinter::load_text(b, index);
+    }
+  };
+  UGraphLowering lowering;
+  lowering.layout = halved;
+  lowering.output_dtypes = {DType::kFloat16};
+  Printer p;
+  DTypePrinter printer(p);
+  UGraphWalker(printer, bg, lower_ugraph(bg, lowering)).walk();
+  const std::string code = p.str();
+  EXPECT_NE(code.find("float16:smem0["), std::string::npos) << code;
+  for (size_t at = code.find("float16:"); at != std::string::npos; at = code.find("float16:", at + 1)) {
+    const std::string tile = code.substr(at + 8, code.find('[', at) - at - 8);
+    EXPECT_TRUE(input_tiles.count(tile)) << tile << " is no input's tile:\n" << code;
+  }
 }
 
 }  // namespace

@@ -7,7 +7,8 @@
 namespace yirage::codegen {
 
 BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::vector<int64_t> &row_pad,
-                              const std::vector<bool> &elsewhere, const std::vector<bool> &sums_elsewhere) {
+                              const std::vector<bool> &elsewhere, const std::vector<bool> &sums_elsewhere,
+                              const std::vector<bool> &narrow) {
   BlockLayout layout;
   auto reserve = [&](int64_t floats) {
     const int64_t offset = layout.floats;
@@ -18,7 +19,11 @@ BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::ve
     const Dims &dims = bg.tensor(static_cast<TensorId>(t)).dims;
     const int64_t pad = t < row_pad.size() ? row_pad[t] : 0;
     const bool none = t < elsewhere.size() && elsewhere[t];
-    layout.tile.push_back(reserve(none ? 0 : num_elements(dims) / dims.back() * (dims.back() + pad)));
+    const int64_t elements = none ? 0 : num_elements(dims) / dims.back() * (dims.back() + pad);
+    const DType dtype = bg.tensor(static_cast<TensorId>(t)).dtype;
+    const bool halved = t < narrow.size() && narrow[t] && dtype_size(dtype) == 2;
+    layout.stored.push_back(halved ? dtype : DType::kFloat32);
+    layout.tile.push_back(reserve(halved ? (elements + 1) / 2 : elements));
   }
   const auto &ops = bg.operators();
   layout.state.assign(ops.size(), -1);
@@ -40,6 +45,16 @@ BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::ve
     }
   }
   return layout;
+}
+
+std::vector<bool> narrow_input_tiles(const BlockGraph &bg) {
+  std::vector<bool> narrow(bg.num_tensors(), false);
+  for (const Operator &op : bg.operators()) {
+    if (op.kind == OpKind::kInputIterator && dtype_size(bg.tensor(op.outputs[0]).dtype) == 2) {
+      narrow[static_cast<size_t>(op.outputs[0])] = true;
+    }
+  }
+  return narrow;
 }
 
 void check_arena_fits(int64_t bytes, int64_t limit) {

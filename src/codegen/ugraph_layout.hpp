@@ -20,13 +20,20 @@ struct BlockLayout {
   std::vector<int64_t> running_max;  // per operator: a rescale accumulator's running max, or an
                                      // rms accumulator's running peak |x| per element
   int64_t floats = 0;                // the arena's size
+  std::vector<DType> stored;         // per tensor: what its tile holds (float32 unless narrow)
 };
 // row_pad (empty, or one entry per tensor): floats left after each row (last dim) of a tile;
 // elsewhere (empty, or one entry per tensor): tensors whose values the target keeps elsewhere
 // (they get no room); sums_elsewhere (empty, or one entry per operator): reducing accumulators
-// whose running sums the target keeps elsewhere (they get no state).
+// whose running sums the target keeps elsewhere (they get no state); narrow (empty, or one entry
+// per tensor, from narrow_input_tiles): tiles kept in their 16-bit dtype, two to a float.
 BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::vector<int64_t> &row_pad = {},
-                              const std::vector<bool> &elsewhere = {}, const std::vector<bool> &sums_elsewhere = {});
+                              const std::vector<bool> &elsewhere = {}, const std::vector<bool> &sums_elsewhere = {},
+                              const std::vector<bool> &narrow = {});
+
+// The tiles of input iterators over 16-bit tensors: copies of the tensor's values, which their
+// dtype holds exactly, so a target short of shared memory can keep them at half the size.
+std::vector<bool> narrow_input_tiles(const BlockGraph &bg);
 
 // Throws Error(kUnsupported) naming both sizes when a block's arena of `bytes` exceeds the
 // device's `limit` of shared memory per block (0: no limit).

@@ -50,27 +50,40 @@ std::string OpenclPrinter::pointer(const BufferRef &buffer) const {
   return buffer.name;
 }
 
+// A 16-bit buffer as a pointer of its element type: a global parameter itself, a narrow tile of
+// the local arena (ugraph_layout.hpp) cast from its float offset.
+std::string OpenclPrinter::element_pointer(const BufferRef &buffer) const {
+  if (buffer.space == MemorySpace::kGlobal) return buffer.name;
+  return std::string("((__local ") + element_type(buffer.element) + " *)" + pointer(buffer) + ")";
+}
+
 std::string OpenclPrinter::load_text(const BufferRef &buffer, const std::string &index) const {
-  if (buffer.space != MemorySpace::kGlobal) return CPrinter::load_text(buffer, index);
+  if (buffer.space == MemorySpace::kRegisters) return CPrinter::load_text(buffer, index);
   switch (buffer.element) {
-    case DType::kFloat16: return "vload_half(" + index + ", " + buffer.name + ")";
-    case DType::kBFloat16: return "yr_ld_bf16(" + buffer.name + "[" + index + "])";
+    case DType::kFloat16: return "vload_half(" + index + ", " + element_pointer(buffer) + ")";
+    case DType::kBFloat16: return "yr_ld_bf16(" + element_pointer(buffer) + "[" + index + "])";
     case DType::kFloat32: break;
   }
-  return buffer.name + "[" + index + "]";
+  return buffer.space == MemorySpace::kGlobal ? buffer.name + "[" + index + "]" : CPrinter::load_text(buffer, index);
 }
 
 void OpenclPrinter::print_store(const BufferRef &buffer, const std::string &index, const std::string &value) {
-  if (buffer.space != MemorySpace::kGlobal) {
+  if (buffer.space == MemorySpace::kRegisters) {
     CPrinter::print_store(buffer, index, value);
     return;
   }
   switch (buffer.element) {
-    case DType::kFloat16: p_.line("vstore_half_rte(" + value + ", " + index + ", " + buffer.name + ");"); return;
-    case DType::kBFloat16: p_.line(buffer.name + "[" + index + "] = yr_st_bf16(" + value + ");"); return;
+    case DType::kFloat16:
+      p_.line("vstore_half_rte(" + value + ", " + index + ", " + element_pointer(buffer) + ");");
+      return;
+    case DType::kBFloat16: p_.line(element_pointer(buffer) + "[" + index + "] = yr_st_bf16(" + value + ");"); return;
     case DType::kFloat32: break;
   }
-  p_.line(buffer.name + "[" + index + "] = " + value + ";");
+  if (buffer.space == MemorySpace::kGlobal) {
+    p_.line(buffer.name + "[" + index + "] = " + value + ";");
+  } else {
+    CPrinter::print_store(buffer, index, value);
+  }
 }
 
 void OpenclPrinter::open_shared(const Dims &dims, const std::vector<std::string> &vars, Sharing sharing) {

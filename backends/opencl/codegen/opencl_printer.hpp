@@ -75,6 +75,7 @@ class OpenclPrinter : public CPrinter {
   void print_store(const BufferRef &buffer, const std::string &index, const std::string &value) override;
 
  private:
+  std::string element_pointer(const BufferRef &buffer) const;
   // Opens a loop over `dims` shared as `sharing` (kGrid or kThreads), declaring vars.
   void open_shared(const Dims &dims, const std::vector<std::string> &vars, Sharing sharing);
   int64_t threads_, grid_items_;

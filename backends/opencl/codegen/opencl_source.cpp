@@ -63,7 +63,8 @@ void print_customized(Printer &p, const BlockGraph &bg, std::vector<DType> outpu
                       const OpenclTarget &target) {
   UGraphLowering lowering;
   lowering.inlined = inlined_tensors(bg);
-  lowering.layout = plan_block_layout(bg, 4, {}, lowering.inlined);  // 16-byte aligned tiles
+  // 16-byte aligned tiles; those of 16-bit inputs at their size (OpenCL's 48 KiB on NVIDIA).
+  lowering.layout = plan_block_layout(bg, 4, {}, lowering.inlined, {}, narrow_input_tiles(bg));
   lowering.output_dtypes = std::move(output_dtypes);
   // The row reductions' scratch array takes one float per work-item of the local memory.
   lowering.max_shared_bytes =
