@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "codegen/lower_operator.hpp"
-#include "codegen/ugraph_walker.hpp"
+#include "common/codegen/workgroup_printer.hpp"
 #include "ir/block_graph.hpp"
 #include "opencl/codegen/opencl_prelude.hpp"
 #include "opencl/codegen/opencl_printer.hpp"
@@ -13,7 +13,6 @@
 namespace yirage::codegen {
 namespace {
 
-using opencl::MicroTile;
 using opencl::OpenclPrinter;
 
 // Work-items per work-group: a GPU's usual 256 (what the CUDA backend found best for the plain
@@ -34,30 +33,6 @@ void check_index_range(const KernelGraph &g) {
   }
 }
 
-// Whether `block` holds a matmul or a row reduction (at any depth).
-bool has_shared_work(const Block &block) {
-  for (const Stmt &s : block) {
-    if (std::holds_alternative<Matmul>(s.node) || std::holds_alternative<RowReduce>(s.node)) return true;
-    if (const auto *b = std::get_if<Block>(&s.node); b != nullptr && has_shared_work(*b)) return true;
-  }
-  return false;
-}
-
-// The block's steps: a matmul's work-items write register blocks (matmul_micro_tile) and a row
-// reduction's write their rows, not the elements e % threads that the walker's barrier rule
-// assumes of block-level loops.
-class OpenclWalker : public UGraphWalker {
- public:
-  using UGraphWalker::UGraphWalker;
-
- protected:
-  std::optional<bool> print_step(const Step &step) override {
-    UGraphWalker::print_step(step);
-    if (has_shared_work(step.body)) return false;
-    return std::nullopt;
-  }
-};
-
 // One work-group per µGraph block, its tiles in the __local arena.
 void print_customized(Printer &p, const BlockGraph &bg, std::vector<DType> output_dtypes, int64_t threads,
                       const OpenclTarget &target) {
@@ -71,11 +46,11 @@ void print_customized(Printer &p, const BlockGraph &bg, std::vector<DType> outpu
       target.max_local_bytes > 0 ? std::max<int64_t>(1, target.max_local_bytes - 4 * threads) : 0;
   const LoweredUGraph lowered = lower_ugraph(bg, lowering);
   p.line("__local float arena[" + std::to_string(std::max<int64_t>(1, lowering.layout.floats)) + "];");
-  p.line(std::string("__local float ") + opencl::kScratch + "[" + std::to_string(threads) + "];");
+  p.line(std::string("__local float ") + kScratch + "[" + std::to_string(threads) + "];");
   p.line("const int bx = (int)get_group_id(0), by = (int)get_group_id(1), bz = (int)get_group_id(2);");
   p.line("(void)bx; (void)by; (void)bz;");
   OpenclPrinter printer(p, threads);
-  OpenclWalker(printer, bg, lowered).walk();
+  WorkgroupWalker(printer, bg, lowered).walk();
 }
 
 }  // namespace
@@ -126,7 +101,7 @@ OpenclKernel opencl_source(const serialize::KernelProgram &program, const Opencl
     // A matmul with fewer outputs than the device has work-items is split over k (SplitK).
     const bool split_k = op.kind == OpKind::kMatmul && work < fill;
     if (rows || split_k) {
-      body.line(std::string("__local float ") + opencl::kScratch + "[" + std::to_string(kernel.local_size) + "];");
+      body.line(std::string("__local float ") + kScratch + "[" + std::to_string(kernel.local_size) + "];");
       if (split_k) {
         body.line(std::string("__local float8 ") + opencl::kScratch8 + "[" + std::to_string(kernel.local_size) + "];");
       }
@@ -135,7 +110,7 @@ OpenclKernel opencl_source(const serialize::KernelProgram &program, const Opencl
       if (rows) {  // rows shared by work-groups, each row by a work-group's work-items
         lowered = lower_operator(op, in, out, Sharing::kThreads);
         const RowReduce &rr = std::get<RowReduce>(lowered.at(0).node);
-        groups = opencl::row_share(rr.rows, rr.cols, kernel.local_size, true).passes;
+        groups = row_share(rr.rows, rr.cols, kernel.local_size, true).passes;
       } else {
         lowered = lower_operator(op, in, out, Sharing::kGrid);
         const Dims &o = out[0].dims;
@@ -152,7 +127,7 @@ OpenclKernel opencl_source(const serialize::KernelProgram &program, const Opencl
         const Dims &o = out[0].dims;
         grid_items = std::min(work, fill);
         const MicroTile tile =
-            opencl::matmul_micro_tile(o[o.size() - 2], o.back(), work / (o[o.size() - 2] * o.back()), grid_items);
+            matmul_micro_tile(o[o.size() - 2], o.back(), work / (o[o.size() - 2] * o.back()), grid_items);
         work /= tile.rows * tile.cols;
       }
       kernel.groups = {std::clamp<int64_t>((work + kernel.local_size - 1) / kernel.local_size, 1, most), 1, 1};

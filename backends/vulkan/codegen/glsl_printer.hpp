@@ -13,15 +13,15 @@
 // writing the two halves of a word never lose each other's.
 //
 // Row reductions share each row among a group of invocations that meet in a shared scratch array
-// (kScratch); matmuls give each invocation a register block of outputs; both take their shapes
-// from the OpenCL printer (opencl::row_share, opencl::matmul_micro_tile), whose work-groups they
-// resemble. Tile copies are their plain expansion.
+// (kScratch); matmuls give each invocation a register block of outputs: both as the OpenCL
+// printer's, whose work-groups these resemble (common/codegen/workgroup_printer.hpp). Tile copies
+// are their plain expansion.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "codegen/c_printer.hpp"
+#include "common/codegen/workgroup_printer.hpp"
 
 namespace yirage::codegen::vulkan {
 
@@ -29,40 +29,31 @@ namespace yirage::codegen::vulkan {
 // with 16-bit storage) or uint (two packed 16-bit elements).
 const char *element_type(DType dtype, bool storage16);
 
-// The scratch array of row reductions: one float per invocation, declared by every shader that
-// has row reductions.
-inline constexpr const char *kScratch = "yr_scratch";
-
-class GlslPrinter : public CPrinter {
+class GlslPrinter : public WorkgroupPrinter {
  public:
   // threads: the work-group's size. block: the code is a µGraph block's (block-level loops
   // allowed). grid_items: the invocations a kernel-level matmul's register blocks should fill.
   // across_groups: kernel-level code whose row reductions spread rows over the work-groups.
   GlslPrinter(Printer &p, int64_t threads, bool storage16, bool block, int64_t grid_items = 1,
               bool across_groups = false)
-      : CPrinter(p),
-        threads_(threads),
-        grid_items_(grid_items),
-        storage16_(storage16),
-        block_(block),
-        across_groups_(across_groups) {}
-  std::string int_type() const override { return "int"; }
+      : WorkgroupPrinter(p, threads, block, grid_items, across_groups, "vulkan codegen"), storage16_(storage16) {}
   void print_barrier() override { p_.line("memoryBarrierShared(); barrier();"); }
 
  protected:
-  void print_shared_loop(const Loop &loop) override;
-  void print_matmul(const Matmul &m) override;
-  void print_row_reduce(const RowReduce &r) override;
+  std::string local_id() const override { return "yr_lid()"; }
+  std::string group_id() const override { return "yr_group_x()"; }
+  std::string num_groups() const override { return "yr_push.groups_x"; }
+  std::string global_id() const override { return "yr_group_x() * " + std::to_string(threads_) + " + yr_lid()"; }
+  std::string global_size() const override { return "yr_push.groups_x * " + std::to_string(threads_); }
+  std::string convert(const std::string &type, const std::string &value) const override {
+    return type + "(" + value + ")";
+  }
   std::string pointer(const BufferRef &buffer) const override;
   std::string load_text(const BufferRef &buffer, const std::string &index) const override;
   void print_store(const BufferRef &buffer, const std::string &index, const std::string &value) override;
 
  private:
-  // Opens a loop over `dims` shared as `sharing` (kGrid or kThreads), declaring vars.
-  void open_shared(const Dims &dims, const std::vector<std::string> &vars, Sharing sharing);
-  int64_t threads_, grid_items_;
-  bool storage16_, block_, across_groups_;
-  int64_t row_lanes_ = 0;  // inside a row reduction's finish: the invocations sharing a row
+  bool storage16_;
 };
 
 }  // namespace yirage::codegen::vulkan

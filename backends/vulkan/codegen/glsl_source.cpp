@@ -4,9 +4,8 @@
 #include <limits>
 
 #include "codegen/lower_operator.hpp"
-#include "codegen/ugraph_walker.hpp"
+#include "common/codegen/workgroup_printer.hpp"
 #include "ir/block_graph.hpp"
-#include "opencl/codegen/opencl_printer.hpp"
 #include "util/error.hpp"
 #include "vulkan/codegen/glsl_prelude.hpp"
 #include "vulkan/codegen/glsl_printer.hpp"
@@ -41,29 +40,6 @@ void check_tensor_sizes(const KernelGraph &g, const VulkanTarget &target) {
     }
   }
 }
-
-// Whether `block` holds a matmul or a row reduction (at any depth).
-bool has_shared_work(const Block &block) {
-  for (const Stmt &s : block) {
-    if (std::holds_alternative<Matmul>(s.node) || std::holds_alternative<RowReduce>(s.node)) return true;
-    if (const auto *b = std::get_if<Block>(&s.node); b != nullptr && has_shared_work(*b)) return true;
-  }
-  return false;
-}
-
-// A matmul's invocations write register blocks and a row reduction's write their rows, not the
-// elements e % threads that the walker's barrier rule assumes of block-level loops.
-class GlslWalker : public UGraphWalker {
- public:
-  using UGraphWalker::UGraphWalker;
-
- protected:
-  std::optional<bool> print_step(const Step &step) override {
-    UGraphWalker::print_step(step);
-    if (has_shared_work(step.body)) return false;
-    return std::nullopt;
-  }
-};
 
 }  // namespace
 
@@ -121,10 +97,10 @@ VulkanKernel glsl_source(const serialize::KernelProgram &program, const VulkanTa
         target.max_shared_bytes > 0 ? std::max<int64_t>(1, target.max_shared_bytes - 4 * kernel.local_size) : 0;
     const LoweredUGraph lowered = lower_ugraph(bg, lowering);
     decls.line("shared float arena[" + std::to_string(std::max<int64_t>(1, lowering.layout.floats)) + "];");
-    decls.line(std::string("shared float ") + vulkan::kScratch + "[" + std::to_string(kernel.local_size) + "];");
+    decls.line(std::string("shared float ") + kScratch + "[" + std::to_string(kernel.local_size) + "];");
     body.line("const int bx = yr_group_x(), by = int(gl_WorkGroupID.y), bz = int(gl_WorkGroupID.z);");
     GlslPrinter printer(body, kernel.local_size, target.storage16, true);
-    GlslWalker(printer, bg, lowered).walk();
+    WorkgroupWalker(printer, bg, lowered).walk();
   } else {
     kernel.local_size = default_local_size(target);
     int64_t work = 1;  // the largest loop the operator shares across the dispatch
@@ -133,10 +109,10 @@ VulkanKernel glsl_source(const serialize::KernelProgram &program, const VulkanTa
     const int64_t most = target.cpu ? std::max<int64_t>(1, target.compute_units) * 4 : int64_t{1} << 16;
     if (op.kind == OpKind::kRmsNorm || op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax) {
       // Rows shared by work-groups, each row by a work-group's invocations.
-      decls.line(std::string("shared float ") + vulkan::kScratch + "[" + std::to_string(kernel.local_size) + "];");
+      decls.line(std::string("shared float ") + kScratch + "[" + std::to_string(kernel.local_size) + "];");
       const Block lowered = lower_operator(op, in, out, Sharing::kThreads);
       const RowReduce &rr = std::get<RowReduce>(lowered.at(0).node);
-      const int64_t passes = opencl::row_share(rr.rows, rr.cols, kernel.local_size, true).passes;
+      const int64_t passes = row_share(rr.rows, rr.cols, kernel.local_size, true).passes;
       kernel.groups = {std::clamp<int64_t>(passes, 1, most), 1, 1};
       GlslPrinter printer(body, kernel.local_size, target.storage16, false, 1, true);
       printer.print(lowered);
@@ -146,8 +122,8 @@ VulkanKernel glsl_source(const serialize::KernelProgram &program, const VulkanTa
       if (op.kind == OpKind::kMatmul) {
         const Dims &o = out[0].dims;
         grid_items = std::min(work, fill);
-        const opencl::MicroTile tile =
-            opencl::matmul_micro_tile(o[o.size() - 2], o.back(), work / (o[o.size() - 2] * o.back()), grid_items);
+        const MicroTile tile =
+            matmul_micro_tile(o[o.size() - 2], o.back(), work / (o[o.size() - 2] * o.back()), grid_items);
         work /= tile.rows * tile.cols;
       }
       kernel.groups = {std::clamp<int64_t>((work + kernel.local_size - 1) / kernel.local_size, 1, most), 1, 1};
