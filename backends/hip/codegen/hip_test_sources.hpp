@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/testing/kernel_kinds.hpp"
 #include "hip/hip_target.hpp"
-#include "hip/testing/kernel_kinds.hpp"
 #include "util/error.hpp"
 
 namespace yirage::hip::testing {
@@ -26,7 +26,7 @@ inline Generated generate(int wavefront) {
   Generated out;
   const codegen::CudaTarget target = hip_target(kLds, 110, kLds, wavefront);
   size_t index = 0;
-  for (const KernelKind &kind : conformance_kernel_kinds()) {
+  for (const yirage::testing::KernelKind &kind : yirage::testing::conformance_kernel_kinds()) {
     codegen::CudaKernel kernel;
     try {
       kernel = codegen::cuda_source(kind.program, target);

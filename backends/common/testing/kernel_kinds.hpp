@@ -1,9 +1,10 @@
 // Every kernel kind of the conformance suite (conformance/tests_kernels.cpp) as kernel programs,
-// for the HIP generator's compile tests: each kernel-level operator, the 16-byte and matmul
-// layouts, the six fused benchmark µGraphs in all three dtypes, attention at half size and in
-// blocks, split for-loops, weight products, block reductions, row chains, block-level rms_norm.
-// Kind by kind the sources differ little between dtypes but in loads and stores, so each
-// kernel-level kind comes in one dtype, the three taking turns (as level_zero/spirv_test.cpp).
+// for the generators' compile tests (hip/codegen/, level_zero/spirv_test.cpp): each kernel-level
+// operator on odd shapes with broadcasts, the 16-byte and matmul layouts, the six fused benchmark
+// µGraphs in all three dtypes, attention at half size and in blocks, split for-loops, weight
+// products, block reductions, row chains, block-level rms_norm. Kind by kind the sources differ
+// little between dtypes but in loads and stores, so each kernel-level kind comes in one dtype, the
+// three taking turns, and the fused µGraphs in all three.
 #pragma once
 
 #include <functional>
@@ -18,7 +19,7 @@
 #include "search/loop_split.hpp"
 #include "serialize/kernel_program.hpp"
 
-namespace yirage::hip::testing {
+namespace yirage::testing {
 
 struct KernelKind {
   std::string name;  // the kind, dtype and operator
@@ -38,7 +39,8 @@ inline KernelGraph one_op(const std::function<void(KernelGraph &)> &build) {
   return g;
 }
 
-// conformance's rms_norm_limits.block: rows of 37 shared by a block's threads, with a weight.
+// conformance's rms_norm_limits.block: rows of 37 shared by a block's threads, with a weight,
+// three blocks, no for-loop.
 inline KernelGraph block_rms_norm(DType dt) {
   KernelGraph g;
   const TensorId x = g.new_input({6, 5, 37}, dt), w = g.new_input({37}, dt);
@@ -158,4 +160,4 @@ inline std::vector<KernelKind> conformance_kernel_kinds() {
   return out;
 }
 
-}  // namespace yirage::hip::testing
+}  // namespace yirage::testing
