@@ -14,18 +14,16 @@
 #include <string>
 #include <vector>
 
-#include "serialize/kernel_program.hpp"
-#include "testing/bounded_child.hpp"
+#include "common/testing/plugin_test_support.hpp"
 #include "util/file_cache.hpp"
 #include "yirage_backend.h"
 
 namespace yirage::hip {
 namespace {
 
-std::string env(const char *name) {
-  const char *value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
+using testing::contains;
+using testing::env;
+using testing::exp_program;
 
 // The plugin and the fake runtime, from meson.
 const std::string &plugin_path() {
@@ -51,42 +49,8 @@ const FakeStats &fake_stats() {
 }
 
 // One plugin instance in the child, its cache in `cache` (a fresh folder unless given).
-struct Session {
-  const yirage_backend_api *api = nullptr;
-  yirage_backend_instance *instance = nullptr;
-  std::string cache, warnings;
-  bool own_cache;
-  yirage_backend_error error{};
-
-  explicit Session(const std::string &cache_dir = "") : cache(cache_dir), own_cache(cache_dir.empty()) {
-    error.struct_size = sizeof error;
-    void *handle = dlopen(plugin_path().c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) throw std::runtime_error(std::string("dlopen: ") + dlerror());
-    auto entry = reinterpret_cast<yirage_backend_entry_fn>(dlsym(handle, YIRAGE_BACKEND_ENTRY_SYMBOL));
-    api = entry(YIRAGE_BACKEND_ABI_MAJOR, YIRAGE_BACKEND_ABI_MINOR);
-    if (own_cache) cache = std::filesystem::temp_directory_path() / ("yirage-hip-test-" + util::unique_suffix());
-    yirage_backend_host host{sizeof host,
-                             YIRAGE_BACKEND_ABI_MAJOR,
-                             YIRAGE_BACKEND_ABI_MINOR,
-                             cache.c_str(),
-                             [](void *self, yirage_backend_log_level, const char *message) {
-                               static_cast<Session *>(self)->warnings += std::string(message) + "\n";
-                             },
-                             this};
-    if (api->create(&host, &instance, &error) != YIRAGE_OK) {
-      throw std::runtime_error(std::string("create: ") + error.message);
-    }
-  }
-  ~Session() {
-    api->destroy(instance);
-    if (own_cache) std::filesystem::remove_all(cache);
-  }
-  int32_t count() {
-    int32_t n = -1;
-    if (api->device_count(instance, &n, &error) != YIRAGE_OK) throw std::runtime_error(error.message);
-    return n;
-  }
-  std::string message() const { return error.message; }
+struct Session : testing::PluginSession {
+  explicit Session(const std::string &cache_dir = "") : PluginSession(plugin_path(), "hip", cache_dir) {}
 };
 
 // Runs `body` in a child with the environment `variables` set (the fake's others cleared); "" is
@@ -94,26 +58,9 @@ struct Session {
 void in_child(const std::vector<std::pair<const char *, std::string>> &variables,
               const std::function<std::string()> &body) {
   ASSERT_FALSE(plugin_path().empty()) << "set YIRAGE_HIP_PLUGIN";
-  EXPECT_TRUE(testing::run_in_child([&]() -> std::string {
-    for (const char *name :
-         {"YIRAGE_HIP_LIBRARY", "YIRAGE_HIP_PLATFORM", "YIRAGE_HIP_MFMA", "FAKE_HIP_DEVICES", "FAKE_HIP_ARCH",
-          "FAKE_HIP_WAVEFRONT", "FAKE_HIP_MEMORY_LIMIT", "FAKE_HIP_COMPILE_ERROR"}) {
-      unsetenv(name);
-    }
-    for (const auto &[name, value] : variables) setenv(name, value.c_str(), 1);
-    return body();
-  }));
-}
-
-std::string contains(const std::string &text, const std::string &part, const char *what) {
-  return text.find(part) != std::string::npos ? "" : std::string(what) + " '" + text + "' lacks '" + part + "'\n";
-}
-
-// A kernel program: exp of 4096 float32s.
-std::vector<uint8_t> exp_program() {
-  KernelGraph g;
-  g.mark_output(g.unary(OpKind::kExp, g.new_input({4096}, DType::kFloat32)));
-  return serialize::kernel_program_to_bytes(serialize::make_kernel_program(g, 1));
+  testing::expect_in_child({"YIRAGE_HIP_LIBRARY", "YIRAGE_HIP_PLATFORM", "YIRAGE_HIP_MFMA", "FAKE_HIP_DEVICES",
+                            "FAKE_HIP_ARCH", "FAKE_HIP_WAVEFRONT", "FAKE_HIP_MEMORY_LIMIT", "FAKE_HIP_COMPILE_ERROR"},
+                           variables, body);
 }
 
 TEST(HipPlugin, OnThisMachinesRuntimeReportsZeroDevicesAndWhy) {

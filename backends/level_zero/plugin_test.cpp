@@ -17,19 +17,17 @@
 #include <string>
 #include <vector>
 
+#include "common/testing/plugin_test_support.hpp"
 #include "runtime/plugin.hpp"
-#include "serialize/kernel_program.hpp"
-#include "testing/bounded_child.hpp"
 #include "util/file_cache.hpp"
 #include "yirage_backend.h"
 
 namespace yirage::level_zero {
 namespace {
 
-std::string env(const char *name) {
-  const char *value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
+using testing::contains;
+using testing::env;
+using testing::exp_program;
 
 // The plugin and the two fake loaders, from meson.
 const std::string &plugin_path() {
@@ -46,41 +44,8 @@ const std::string &fake_loader_with_init_drivers() {
 }
 
 // One plugin instance in the child, its cache in a fresh folder.
-struct Session {
-  const yirage_backend_api *api = nullptr;
-  yirage_backend_instance *instance = nullptr;
-  std::string cache, warnings;
-  yirage_backend_error error{};
-
-  Session() {
-    error.struct_size = sizeof error;
-    void *handle = dlopen(plugin_path().c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) throw std::runtime_error(std::string("dlopen: ") + dlerror());
-    auto entry = reinterpret_cast<yirage_backend_entry_fn>(dlsym(handle, YIRAGE_BACKEND_ENTRY_SYMBOL));
-    api = entry(YIRAGE_BACKEND_ABI_MAJOR, YIRAGE_BACKEND_ABI_MINOR);
-    cache = std::filesystem::temp_directory_path() / ("yirage-level-zero-test-" + util::unique_suffix());
-    yirage_backend_host host{sizeof host,
-                             YIRAGE_BACKEND_ABI_MAJOR,
-                             YIRAGE_BACKEND_ABI_MINOR,
-                             cache.c_str(),
-                             [](void *self, yirage_backend_log_level, const char *message) {
-                               static_cast<Session *>(self)->warnings += std::string(message) + "\n";
-                             },
-                             this};
-    if (api->create(&host, &instance, &error) != YIRAGE_OK) {
-      throw std::runtime_error(std::string("create: ") + error.message);
-    }
-  }
-  ~Session() {
-    api->destroy(instance);
-    std::filesystem::remove_all(cache);
-  }
-  int32_t count() {
-    int32_t n = -1;
-    if (api->device_count(instance, &n, &error) != YIRAGE_OK) throw std::runtime_error(error.message);
-    return n;
-  }
-  std::string message() const { return error.message; }
+struct Session : testing::PluginSession {
+  Session() : PluginSession(plugin_path(), "level-zero") {}
 };
 
 // What the fake loader recorded (the same library the plugin opened).
@@ -100,25 +65,9 @@ int fake_violations(const std::string &library) {
 void in_child(const std::vector<std::pair<const char *, std::string>> &variables,
               const std::function<std::string()> &body) {
   ASSERT_FALSE(plugin_path().empty()) << "set YIRAGE_LEVEL_ZERO_PLUGIN";
-  EXPECT_TRUE(testing::run_in_child([&]() -> std::string {
-    for (const char *name : {"YIRAGE_LEVEL_ZERO_LIBRARY", "FAKE_ZE_INIT_RESULT", "FAKE_ZE_DEVICES",
-                             "FAKE_ZE_DEVICE_MEMORY", "FAKE_ZE_BUILD_LOG"}) {
-      unsetenv(name);
-    }
-    for (const auto &[name, value] : variables) setenv(name, value.c_str(), 1);
-    return body();
-  }));
-}
-
-std::string contains(const std::string &text, const std::string &part, const char *what) {
-  return text.find(part) != std::string::npos ? "" : std::string(what) + " '" + text + "' lacks '" + part + "'\n";
-}
-
-// A kernel program: exp of 4096 float32s.
-std::vector<uint8_t> exp_program() {
-  KernelGraph g;
-  g.mark_output(g.unary(OpKind::kExp, g.new_input({4096}, DType::kFloat32)));
-  return serialize::kernel_program_to_bytes(serialize::make_kernel_program(g, 1));
+  testing::expect_in_child({"YIRAGE_LEVEL_ZERO_LIBRARY", "FAKE_ZE_INIT_RESULT", "FAKE_ZE_DEVICES",
+                            "FAKE_ZE_DEVICE_MEMORY", "FAKE_ZE_BUILD_LOG"},
+                           variables, body);
 }
 
 TEST(LevelZeroPlugin, OnThisMachinesLoaderReportsZeroDevicesAndWhy) {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "cl_api.hpp"
+#include "common/testing/plugin_test_support.hpp"
 #include "devices.hpp"
 #include "programs.hpp"
-#include "testing/bounded_child.hpp"
 #include "util/file_cache.hpp"
 #include "yirage_backend.h"
 
@@ -30,41 +30,10 @@ std::string plugin_path() {
   return path != nullptr ? path : "";
 }
 
-// In a child (the ICD loader is opened once per process): the plugin's device count and reason
-// with `variable` set to `value`.
-void expect_no_devices(const char *variable, const std::string &value, const std::string &reason_part) {
-  EXPECT_TRUE(testing::run_in_child([&]() -> std::string {
-    setenv(variable, value.c_str(), 1);
-    void *handle = dlopen(plugin_path().c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) return std::string("dlopen: ") + dlerror();
-    auto entry = reinterpret_cast<yirage_backend_entry_fn>(dlsym(handle, YIRAGE_BACKEND_ENTRY_SYMBOL));
-    const yirage_backend_api *api = entry(YIRAGE_BACKEND_ABI_MAJOR, YIRAGE_BACKEND_ABI_MINOR);
-    yirage_backend_host host{sizeof host, YIRAGE_BACKEND_ABI_MAJOR, YIRAGE_BACKEND_ABI_MINOR, nullptr, nullptr,
-                             nullptr};
-    yirage_backend_error error{};
-    error.struct_size = sizeof error;
-    yirage_backend_instance *instance = nullptr;
-    if (api->create(&host, &instance, &error) != YIRAGE_OK) return std::string("create: ") + error.message;
-    int32_t count = -1;
-    if (api->device_count(instance, &count, &error) != YIRAGE_OK) return std::string("count: ") + error.message;
-    const std::string reason = api->unavailable_reason(instance);
-    // A device call on the missing device is refused with the reason, not a crash.
-    yirage_backend_buffer *buffer = nullptr;
-    const yirage_status alloc = api->buffer_alloc(instance, 0, 16, &buffer, &error);
-    const std::string alloc_message = error.message;
-    api->destroy(instance);
-    if (count != 0) return "expected zero devices, got " + std::to_string(count);
-    if (reason.find(reason_part) == std::string::npos) return "reason '" + reason + "' lacks '" + reason_part + "'";
-    if (alloc != YIRAGE_ERROR_NOT_FOUND || alloc_message.find(reason_part) == std::string::npos) {
-      return "buffer_alloc on no device: status " + std::to_string(alloc) + ", '" + alloc_message + "'";
-    }
-    return "";
-  }));
-}
-
 TEST(OpenclPlugin, WithoutAnIcdLoaderReportsZeroDevicesAndWhy) {
   ASSERT_FALSE(plugin_path().empty()) << "set YIRAGE_OPENCL_PLUGIN";
-  expect_no_devices("YIRAGE_OPENCL_LIBRARY", "/nonexistent/libOpenCL.so.1", "opencl: no ICD loader");
+  testing::expect_no_devices(plugin_path(), "YIRAGE_OPENCL_LIBRARY", "/nonexistent/libOpenCL.so.1",
+                             "opencl: no ICD loader");
 }
 
 TEST(OpenclPlugin, WithoutAPlatformReportsZeroDevicesAndWhy) {
@@ -72,7 +41,7 @@ TEST(OpenclPlugin, WithoutAPlatformReportsZeroDevicesAndWhy) {
   // ocl-icd reads the drivers from OCL_ICD_VENDORS: an empty folder lists none.
   const std::string empty = std::filesystem::temp_directory_path() / ("yirage-no-icds-" + util::unique_suffix());
   std::filesystem::create_directories(empty);
-  expect_no_devices("OCL_ICD_VENDORS", empty, "opencl: no platform");
+  testing::expect_no_devices(plugin_path(), "OCL_ICD_VENDORS", empty, "opencl: no platform");
   std::filesystem::remove_all(empty);
 }
 

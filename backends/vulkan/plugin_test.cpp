@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "benchmark_ugraphs.hpp"
+#include "common/testing/plugin_test_support.hpp"
 #include "devices.hpp"
 #include "ir/kernel_graph.hpp"
 #include "serialize/kernel_program.hpp"
 #include "shaders.hpp"
-#include "testing/bounded_child.hpp"
 #include "util/file_cache.hpp"
 #include "vk_api.hpp"
 #include "vulkan/codegen/glsl_source.hpp"
@@ -34,46 +34,17 @@ std::string plugin_path() {
   return path != nullptr ? path : "";
 }
 
-// In a child (the loader is opened once per process): the plugin's device count and reason with
-// `variable` set to `value`.
-void expect_no_devices(const char *variable, const std::string &value, const std::string &reason_part) {
-  EXPECT_TRUE(testing::run_in_child([&]() -> std::string {
-    setenv(variable, value.c_str(), 1);
-    void *handle = dlopen(plugin_path().c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) return std::string("dlopen: ") + dlerror();
-    auto entry = reinterpret_cast<yirage_backend_entry_fn>(dlsym(handle, YIRAGE_BACKEND_ENTRY_SYMBOL));
-    const yirage_backend_api *api = entry(YIRAGE_BACKEND_ABI_MAJOR, YIRAGE_BACKEND_ABI_MINOR);
-    yirage_backend_host host{sizeof host, YIRAGE_BACKEND_ABI_MAJOR, YIRAGE_BACKEND_ABI_MINOR, nullptr, nullptr,
-                             nullptr};
-    yirage_backend_error error{};
-    error.struct_size = sizeof error;
-    yirage_backend_instance *instance = nullptr;
-    if (api->create(&host, &instance, &error) != YIRAGE_OK) return std::string("create: ") + error.message;
-    int32_t count = -1;
-    if (api->device_count(instance, &count, &error) != YIRAGE_OK) return std::string("count: ") + error.message;
-    const std::string reason = api->unavailable_reason(instance);
-    yirage_backend_buffer *buffer = nullptr;
-    const yirage_status alloc = api->buffer_alloc(instance, 0, 16, &buffer, &error);
-    const std::string alloc_message = error.message;
-    api->destroy(instance);
-    if (count != 0) return "expected zero devices, got " + std::to_string(count);
-    if (reason.find(reason_part) == std::string::npos) return "reason '" + reason + "' lacks '" + reason_part + "'";
-    if (alloc != YIRAGE_ERROR_NOT_FOUND || alloc_message.find(reason_part) == std::string::npos) {
-      return "buffer_alloc on no device: status " + std::to_string(alloc) + ", '" + alloc_message + "'";
-    }
-    return "";
-  }));
-}
-
 TEST(VulkanPlugin, WithoutALoaderReportsZeroDevicesAndWhy) {
   ASSERT_FALSE(plugin_path().empty()) << "set YIRAGE_VULKAN_PLUGIN";
-  expect_no_devices("YIRAGE_VULKAN_LIBRARY", "/nonexistent/libvulkan.so.1", "vulkan: no loader");
+  testing::expect_no_devices(plugin_path(), "YIRAGE_VULKAN_LIBRARY", "/nonexistent/libvulkan.so.1",
+                             "vulkan: no loader");
 }
 
 TEST(VulkanPlugin, WithoutADriverReportsZeroDevicesAndWhy) {
   ASSERT_FALSE(plugin_path().empty()) << "set YIRAGE_VULKAN_PLUGIN";
   // The loader reads the drivers from VK_ICD_FILENAMES: a manifest that is not there lists none.
-  expect_no_devices("VK_ICD_FILENAMES", "/nonexistent/icd.json", "is a driver such as mesa-vulkan-drivers installed");
+  testing::expect_no_devices(plugin_path(), "VK_ICD_FILENAMES", "/nonexistent/icd.json",
+                             "is a driver such as mesa-vulkan-drivers installed");
 }
 
 TEST(VulkanPlugin, AMissingValidationLayerIsSaid) {
@@ -82,7 +53,7 @@ TEST(VulkanPlugin, AMissingValidationLayerIsSaid) {
   const std::string empty = std::filesystem::temp_directory_path() / ("yirage-no-layers-" + util::unique_suffix());
   std::filesystem::create_directories(empty);
   setenv("YIRAGE_VULKAN_VALIDATION", "1", 1);
-  expect_no_devices("VK_LAYER_PATH", empty, "VK_LAYER_KHRONOS_validation is not installed");
+  testing::expect_no_devices(plugin_path(), "VK_LAYER_PATH", empty, "VK_LAYER_KHRONOS_validation is not installed");
   unsetenv("YIRAGE_VULKAN_VALIDATION");
   std::filesystem::remove_all(empty);
 }
