@@ -337,6 +337,7 @@ void executable_release(yirage_backend_executable *executable) {
   try {
     yirage::vulkan::wait_idle(instance->vk.api, d);  // a queued run may still use the pipeline
   } catch (const Error &) {
+    // A lost device runs nothing more, so the pipeline is free to go; a release reports nothing.
   }
   yirage::vulkan::release_pipeline(instance->vk.api, d, executable->pipeline);
   delete executable;
@@ -371,25 +372,25 @@ yirage_status launch(yirage_backend_executable *executable, void *stream, yirage
       allocate.descriptorSetCount = 1;
       allocate.pSetLayouts = &pipeline.set_layout;
       yirage::vulkan::check(api.vkAllocateDescriptorSets(d.device, &allocate, &set), "vkAllocateDescriptorSets");
-    } catch (...) {
+      std::vector<VkDescriptorBufferInfo> infos(n);
+      std::vector<VkWriteDescriptorSet> writes(n);
+      for (uint32_t i = 0; i < n; ++i) {
+        const yirage_backend_buffer *b = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
+        // A shader sees at most maxStorageBufferRange bytes (compile refused larger tensors).
+        infos[i] = {b->memory.buffer, 0,
+                    b->memory.size > d.max_storage_range ? d.max_storage_range / 4 * 4 : VK_WHOLE_SIZE};
+        writes[i] = yirage::vulkan::vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
+        writes[i].dstSet = set;
+        writes[i].dstBinding = i;
+        writes[i].descriptorCount = 1;
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
+      }
+      api.vkUpdateDescriptorSets(d.device, n, writes.data(), 0, nullptr);
+    } catch (...) {  // submit owns the pool from its call on; until then it is ours to free
       api.vkDestroyDescriptorPool(d.device, pool, nullptr);
       throw;
     }
-    std::vector<VkDescriptorBufferInfo> infos(n);
-    std::vector<VkWriteDescriptorSet> writes(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      const yirage_backend_buffer *b = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
-      // A shader sees at most maxStorageBufferRange bytes (compile refused larger tensors).
-      infos[i] = {b->memory.buffer, 0,
-                  b->memory.size > d.max_storage_range ? d.max_storage_range / 4 * 4 : VK_WHOLE_SIZE};
-      writes[i] = yirage::vulkan::vk_struct<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
-      writes[i].dstSet = set;
-      writes[i].dstBinding = i;
-      writes[i].descriptorCount = 1;
-      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      writes[i].pBufferInfo = &infos[i];
-    }
-    api.vkUpdateDescriptorSets(d.device, n, writes.data(), 0, nullptr);
     const auto &groups = executable->launch.groups;
     yirage::vulkan::submit(
         api, d,
