@@ -24,13 +24,10 @@ fi
 if [ -f "$build/backends/hip/libyirage-backend-hip.so" ]; then
   cp "$build/backends/hip/libyirage-backend-hip.so" "$(dirname "$0")/../../conformance/expectations/hip.txt" "$bundle/"
 fi
-# The Vulkan plugin too, where it was built, with Debian's Vulkan loader: the GPU machine has
-# NVIDIA's ICD manifest but no loader (benchmarks/gpu/vulkan_conformance.sh).
-if [ -f "$build/backends/vulkan/libyirage-backend-vulkan.so" ]; then
-  cp "$build/backends/vulkan/libyirage-backend-vulkan.so" "$bundle/"
-  cp -L "$(ldconfig -p | awk '$1 == "libvulkan.so.1" && /x86-64/ {print $NF; exit}')" "$bundle/lib/"
-fi
-for lib in libz3.so.4 libflatbuffers.so.2 libstdc++.so.6 libgcc_s.so.1 libgomp.so.1; do
+# Not the C++ runtime: the GPU machine's own is newer than Debian 12's (ours needs GLIBCXX_3.4.30),
+# and a bundled libstdc++ ahead of it on LD_LIBRARY_PATH kept PoCL 5 there (GLIBCXX_3.4.32) from
+# loading.
+for lib in libz3.so.4 libflatbuffers.so.2; do
   path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !found {print $NF; found = 1}')
   [ -n "$path" ] && cp -L "$path" "$bundle/lib/"
 done
