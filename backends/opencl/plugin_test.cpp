@@ -17,7 +17,9 @@
 #include "cl_api.hpp"
 #include "common/testing/plugin_test_support.hpp"
 #include "devices.hpp"
+#include "opencl/codegen/opencl_source.hpp"
 #include "programs.hpp"
+#include "serialize/kernel_program.hpp"
 #include "util/file_cache.hpp"
 #include "yirage_backend.h"
 
@@ -141,6 +143,27 @@ TEST_F(OpenclDevice, KeepsBinariesAndRebuildsADamagedOne) {
   release_kernel(*api_, rebuilt);
   EXPECT_NE(warnings_.find("rebuilding"), std::string::npos) << warnings_;
   EXPECT_TRUE(util::cached_file_intact(binary)) << "the damaged entry was not replaced";
+}
+
+// Kernel-level row passes and split-k tiles take a work-group each, with no loop around their
+// barriers (PoCL 5 aborts compiling a loop strided by the work-group count around barriers), and
+// the launch has exactly that many work-groups.
+TEST(OpenclCodegen, RowPassesAndSplitKTilesTakeAWorkGroupEach) {
+  codegen::OpenclTarget gpu;
+  gpu.max_local_bytes = 48 * 1024;
+  gpu.compute_units = 132;
+  for (const bool rows : {true, false}) {
+    KernelGraph g;
+    const TensorId x = g.new_input({4, 4096}, DType::kFloat16);
+    g.mark_output(rows ? g.rms_norm(x, {4096}, 1e-6, std::nullopt)
+                       : g.matmul(x, g.new_input({4096, 512}, DType::kFloat16)));
+    const codegen::OpenclKernel k =
+        codegen::opencl_source(serialize::make_kernel_program(g, g.operators().size() - 1), gpu);
+    const std::string part = rows ? "pass" : "tile";
+    EXPECT_NE(k.source.find("const int " + part + " = (int)get_group_id(0);"), std::string::npos) << k.source;
+    EXPECT_EQ(k.source.find("for (int " + part + " = (int)get_group_id(0)"), std::string::npos) << k.source;
+    EXPECT_EQ(k.groups[0], rows ? 4 : 512 / 32) << k.source;
+  }
 }
 
 }  // namespace

@@ -165,7 +165,7 @@ void WorkgroupPrinter::print_row_reduce(const RowReduce &rr) {
   p_.open("");
   p_.line("const int lid = " + local_id() + ", rl = lid % " + L + ";");
   if (across_groups_) {
-    p_.open("for (int pass = " + group_id() + "; pass < " + std::to_string(passes) + "; pass += " + num_groups() + ")");
+    open_group_parts("pass", passes);
   } else {
     p_.open("for (int pass = 0; pass < " + std::to_string(passes) + "; ++pass)");
   }
@@ -193,6 +193,16 @@ void WorkgroupPrinter::print_row_reduce(const RowReduce &rr) {
   print_barrier();  // the scratch array is written again by the next pass or reduction
   p_.close();
   p_.close();
+}
+
+void WorkgroupPrinter::open_group_parts(const std::string &var, int64_t parts) {
+  if (parts <= max_groups_) {
+    p_.open("");
+    p_.line("const int " + var + " = " + group_id() + ";");
+  } else {
+    p_.open("for (int " + var + " = " + group_id() + "; " + var + " < " + std::to_string(parts) + "; " + var +
+            " += " + num_groups() + ")");
+  }
 }
 
 std::optional<bool> WorkgroupWalker::print_step(const Step &step) {

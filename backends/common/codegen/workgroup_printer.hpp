@@ -77,8 +77,15 @@ class WorkgroupPrinter : public CPrinter {
   void print_matmul(const Matmul &m) override;
   void print_row_reduce(const RowReduce &r) override;
 
+  // Opens the scope in which work-group `var` takes part `var` of `parts` parts of kernel-level
+  // work: with no loop where the launch has a work-group for each part (parts <= max_groups_),
+  // else a loop strided by the work-group count. (PoCL 5 aborts compiling barriers inside that
+  // loop: "createParallelRegionBefore: Assertion `region_entry_barrier != NULL' failed".)
+  void open_group_parts(const std::string &var, int64_t parts);
+
   int64_t threads_, grid_items_;
   bool block_, across_groups_;
+  int64_t max_groups_ = 0;  // across_groups: the work-groups a launch has at most (0: unknown)
 
  private:
   // Opens a loop over `dims` shared as `sharing` (kGrid or kThreads), declaring vars.

@@ -119,7 +119,7 @@ void OpenclPrinter::print_split_k_matmul(const Matmul &mm) {
   const std::string scratch = V == 1 ? kScratch : kScratch8, type = V == 1 ? "float" : "float8";
   p_.open("");
   p_.line("const int lid = " + local_id() + ", col = lid % " + W + ", slice = lid / " + W + ";");
-  p_.open("for (int tile = " + group_id() + "; tile < " + std::to_string(s.tiles) + "; tile += " + num_groups() + ")");
+  open_group_parts("tile", s.tiles);
   p_.line("const int j = (tile % " + std::to_string(column_tiles) + ") * " + std::to_string(tile_columns) +
           " + col * " + std::to_string(V) + ";");
   p_.line("const int i0 = (tile / " + std::to_string(column_tiles) + ") % " + std::to_string(row_tiles) + " * " +

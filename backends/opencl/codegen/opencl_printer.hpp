@@ -37,9 +37,12 @@ class OpenclPrinter : public WorkgroupPrinter {
   // kernel level. grid_items: the NDRange's work-items at kernel level (how many register blocks
   // a kernel-level matmul wants).
   // across_groups: kernel-level code whose work-groups share the work, each with `threads`
-  // work-items: row reductions (a row per work-group or less) and matmuls split over k (SplitK).
-  OpenclPrinter(Printer &p, int64_t threads, int64_t grid_items = 1, bool across_groups = false)
-      : WorkgroupPrinter(p, threads, threads > 0, grid_items, across_groups, "opencl codegen") {}
+  // work-items: row reductions (a row per work-group or less) and matmuls split over k (SplitK);
+  // max_groups: the most work-groups its launch has (each part of the work beyond takes a loop).
+  OpenclPrinter(Printer &p, int64_t threads, int64_t grid_items = 1, bool across_groups = false, int64_t max_groups = 0)
+      : WorkgroupPrinter(p, threads, threads > 0, grid_items, across_groups, "opencl codegen") {
+    max_groups_ = max_groups;
+  }
   void print_barrier() override { p_.line("barrier(CLK_LOCAL_MEM_FENCE);"); }
 
  protected:

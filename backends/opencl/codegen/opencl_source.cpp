@@ -117,8 +117,10 @@ OpenclKernel opencl_source(const serialize::KernelProgram &program, const Opencl
         const int64_t m = o[o.size() - 2], n = o.back();
         groups = opencl::split_k_shape(m, n, work / (m * n), kernel.local_size).tiles;
       }
-      kernel.groups = {std::clamp<int64_t>(groups, 1, most), 1, 1};
-      OpenclPrinter printer(body, kernel.local_size, 1, true);
+      // A work-group per row pass or matmul tile, up to 2^16 of them (opencl_printer.hpp).
+      const int64_t max_groups = int64_t{1} << 16;
+      kernel.groups = {std::clamp<int64_t>(groups, 1, max_groups), 1, 1};
+      OpenclPrinter printer(body, kernel.local_size, 1, true, max_groups);
       printer.print(lowered);
     } else {
       // A matmul's work-items each take a register block of outputs, as many blocks as fill the
