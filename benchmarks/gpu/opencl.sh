@@ -7,20 +7,24 @@
 #
 # usage: benchmarks/gpu/opencl.sh BUNDLE OUT [OPENCL_DEVICE]
 #   BUNDLE as bundle.sh makes it (with libyirage-backend-opencl.so); OUT receives the graphs,
-#   the logs and opencl.md. OPENCL_DEVICE: the OpenCL plugin's device index (default 0; `yirage
-#   devices` lists them).
+#   the logs and opencl.md. OPENCL_DEVICE: the OpenCL plugin's device index (default: its first
+#   device that is not PoCL's CPU device; `yirage devices` lists them).
 # environment: YIRAGE_BENCH_BUDGET (search seconds per graph and backend, default 20),
 #   YIRAGE_BENCH_ROWS (default: the six graphs at b = 1 and four at b = 8), YIRAGE_BENCH_REPEATS
 #   (timed runs, default 30).
 set -euo pipefail
 bundle=$(cd "$1" && pwd)
 out=$2
-device=${3:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 graphs=$here/../../examples/graphs
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export YIRAGE_CACHE_DIR=${YIRAGE_CACHE_DIR:-$out/cache}
+# `yirage devices` lists the OpenCL plugin's devices as "  [N] NAME (PLATFORM, OpenCL)".
+device=${3:-$("$bundle/bin/yirage" devices --plugin "$bundle/libyirage-backend-opencl.so" 2>/dev/null |
+  sed -n '/^opencl /,/^[a-z]/p' | grep -v "Portable Computing Language" |
+  sed -nE 's/^  \[([0-9]+)\] .*, OpenCL\)$/\1/p' | head -n 1)}
+device=${device:-0}
 budget=${YIRAGE_BENCH_BUDGET:-20}
 repeats=${YIRAGE_BENCH_REPEATS:-30}
 rows=${YIRAGE_BENCH_ROWS:-gqa qknorm rmsnorm_linear lora gated_mlp ntrans gqa_b8 qknorm_b8 rmsnorm_linear_b8 ntrans_b8}
