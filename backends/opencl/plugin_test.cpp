@@ -145,13 +145,25 @@ TEST_F(OpenclDevice, KeepsBinariesAndRebuildsADamagedOne) {
   EXPECT_TRUE(util::cached_file_intact(binary)) << "the damaged entry was not replaced";
 }
 
-// Kernel-level row passes and split-k tiles take a work-group each, with no loop around their
-// barriers (PoCL 5 aborts compiling a loop strided by the work-group count around barriers), and
-// the launch has exactly that many work-groups.
-TEST(OpenclCodegen, RowPassesAndSplitKTilesTakeAWorkGroupEach) {
+// Kernel-level row passes take a work-group each, with no loop around their barriers (PoCL 5
+// aborts compiling a loop strided by the work-group count around them), and the launch has
+// exactly that many work-groups; split-k tiles too on a GPU, in a loop on a CPU device (PoCL 5
+// gave NaNs without it).
+TEST(OpenclCodegen, RowPassesAndGpuSplitKTilesTakeAWorkGroupEach) {
   codegen::OpenclTarget gpu;
   gpu.max_local_bytes = 48 * 1024;
   gpu.compute_units = 132;
+  codegen::OpenclTarget cpu;
+  cpu.cpu = true;
+  cpu.max_work_group = 4096;
+  cpu.compute_units = 2;
+  {
+    KernelGraph g;
+    g.mark_output(g.matmul(g.new_input({4, 4096}, DType::kFloat16), g.new_input({4096, 64}, DType::kFloat16)));
+    const codegen::OpenclKernel k =
+        codegen::opencl_source(serialize::make_kernel_program(g, g.operators().size() - 1), cpu);
+    EXPECT_NE(k.source.find("for (int tile = (int)get_group_id(0)"), std::string::npos) << k.source;
+  }
   for (const bool rows : {true, false}) {
     KernelGraph g;
     const TensorId x = g.new_input({4, 4096}, DType::kFloat16);

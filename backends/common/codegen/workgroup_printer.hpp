@@ -79,8 +79,10 @@ class WorkgroupPrinter : public CPrinter {
 
   // Opens the scope in which work-group `var` takes part `var` of `parts` parts of kernel-level
   // work: with no loop where the launch has a work-group for each part (parts <= max_groups_),
-  // else a loop strided by the work-group count. (PoCL 5 aborts compiling barriers inside that
-  // loop: "createParallelRegionBefore: Assertion `region_entry_barrier != NULL' failed".)
+  // else a loop strided by the work-group count. PoCL 5 aborts compiling a row reduction's
+  // barriers inside that loop ("createParallelRegionBefore: Assertion `region_entry_barrier !=
+  // NULL' failed"), yet gave NaNs for split-k matmuls without it, so on CPU devices those keep the
+  // loop; NVIDIA's runs them faster without (benchmarks/gpu/RESULTS.md).
   void open_group_parts(const std::string &var, int64_t parts);
 
   int64_t threads_, grid_items_;

@@ -38,7 +38,8 @@ class OpenclPrinter : public WorkgroupPrinter {
   // a kernel-level matmul wants).
   // across_groups: kernel-level code whose work-groups share the work, each with `threads`
   // work-items: row reductions (a row per work-group or less) and matmuls split over k (SplitK);
-  // max_groups: the most work-groups its launch has (each part of the work beyond takes a loop).
+  // max_groups: the most work-groups the launch of a row reduction or split-k matmul has, each
+  // taking one part of it (0: a loop over the parts; WorkgroupPrinter::open_group_parts).
   OpenclPrinter(Printer &p, int64_t threads, int64_t grid_items = 1, bool across_groups = false, int64_t max_groups = 0)
       : WorkgroupPrinter(p, threads, threads > 0, grid_items, across_groups, "opencl codegen") {
     max_groups_ = max_groups;

@@ -117,10 +117,13 @@ OpenclKernel opencl_source(const serialize::KernelProgram &program, const Opencl
         const int64_t m = o[o.size() - 2], n = o.back();
         groups = opencl::split_k_shape(m, n, work / (m * n), kernel.local_size).tiles;
       }
-      // A work-group per row pass or matmul tile, up to 2^16 of them (opencl_printer.hpp).
-      const int64_t max_groups = int64_t{1} << 16;
+      // A work-group per row pass or (on a GPU) matmul tile, up to 2^16 of them, with no loop
+      // around the barriers (WorkgroupPrinter::open_group_parts); on a CPU device the tiles go in
+      // a loop over as many work-groups as fill the device.
+      const bool one_each = rows || !target.cpu;
+      const int64_t max_groups = one_each ? int64_t{1} << 16 : most;
       kernel.groups = {std::clamp<int64_t>(groups, 1, max_groups), 1, 1};
-      OpenclPrinter printer(body, kernel.local_size, 1, true, max_groups);
+      OpenclPrinter printer(body, kernel.local_size, 1, true, one_each ? max_groups : 0);
       printer.print(lowered);
     } else {
       // A matmul's work-items each take a register block of outputs, as many blocks as fill the
