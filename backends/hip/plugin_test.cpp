@@ -130,13 +130,19 @@ TEST(HipPlugin, WithoutARuntimeReportsZeroDevicesAndWhy) {
 
 // The test mode on NVIDIA GPUs: here (no libcuda.so.1) zero devices and why; on a GPU machine each
 // GPU as an AMD GPU of 32-lane wavefronts and 64 KiB of LDS, its memory CUDA's.
+// A plugin built without the CUDA headers (-Dbackends without cuda) has no test mode and says so.
 TEST(HipPlugin, OnCudaEachNvidiaGpuIsAWave32Device) {
   in_child({{"YIRAGE_HIP_PLATFORM", "cuda"}}, []() -> std::string {
     Session s;
     const int32_t count = s.count();
     if (count == 0) {
       std::printf("unavailable_reason: %s\n", s.api->unavailable_reason(s.instance));
+#ifdef YIRAGE_HIP_WITH_CUDA
       return contains(s.api->unavailable_reason(s.instance), "hip (on cuda): ", "reason");
+#else
+      return contains(s.api->unavailable_reason(s.instance),
+                      "hip: YIRAGE_HIP_PLATFORM=cuda: this plugin was built without the CUDA headers", "reason");
+#endif
     }
     yirage_backend_device_info info{};
     info.struct_size = sizeof info;
