@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -48,10 +49,58 @@ constexpr bool kCompileWithNvrtc = false;
 constexpr bool kCompileWithNvrtc = true;
 #endif
 
-// Generates every live operator of `graph` for each architecture and compiles it; identical
-// sources once.
-void expect_compiles(const KernelGraph &graph, const std::string &what, std::set<std::string> &seen) {
-  const Nvrtc *nvrtc = nvrtc_or_null();
+// Kernels to compile, gathered by architecture and prelude. NVRTC takes most of its time per
+// call (the prelude parsed again each time), so each group compiles as one translation unit: the
+// prelude once, each kernel's own text in a namespace of its own with its symbol renamed. A group
+// that fails is compiled kernel by kernel to name the one at fault.
+class Pending {
+ public:
+  void add(int cc, const codegen::CudaKernel &kernel, const std::string &what) {
+    const size_t body_at = kernel.source.find("// Kernel program");
+    ASSERT_NE(body_at, std::string::npos) << what;
+    Group &g = groups_[{cc, kernel.source.substr(0, body_at)}];
+    std::string body = kernel.source.substr(body_at);
+    const std::string symbol = std::string(codegen::kCudaKernelSymbol) + "(";
+    const size_t at = body.find(symbol);
+    ASSERT_NE(at, std::string::npos) << what;
+    body.replace(at, symbol.size() - 1,
+                 std::string(codegen::kCudaKernelSymbol) + "_" + std::to_string(g.kernels.size()));
+    g.unit += "namespace k" + std::to_string(g.kernels.size()) + " {\n" + body + "}\n";
+    g.kernels.push_back({what, kernel.source});
+  }
+
+  void compile_all(const Nvrtc &nvrtc) {
+    for (const auto &[key, g] : groups_) {
+      const std::string arch = codegen::cuda_arch(key.first);
+      try {
+        EXPECT_GT(nvrtc.compile(key.second + g.unit, arch).size(), 100u * g.kernels.size());
+      } catch (const Error &together) {
+        bool alone_failed = false;
+        for (const auto &[what, source] : g.kernels) {
+          try {
+            nvrtc.compile(source, arch);
+          } catch (const Error &e) {
+            alone_failed = true;
+            ADD_FAILURE() << what << ", " << arch << ": " << e.what() << "\n" << source;
+          }
+        }
+        if (!alone_failed) ADD_FAILURE() << arch << ": kernels that compile alone fail together: " << together.what();
+      }
+    }
+    groups_.clear();
+  }
+
+ private:
+  struct Group {
+    std::string unit;
+    std::vector<std::pair<std::string, std::string>> kernels;  // what, whole source
+  };
+  std::map<std::pair<int, std::string>, Group> groups_;
+};
+
+// Generates every live operator of `graph` for each architecture and adds it to `pending`;
+// identical sources once.
+void expect_compiles(const KernelGraph &graph, const std::string &what, std::set<std::string> &seen, Pending &pending) {
   const std::vector<bool> live = live_operators(graph);
   for (size_t i = 0; i < graph.operators().size(); ++i) {
     if (!live[i] || graph.operators()[i].kind == OpKind::kInput) continue;
@@ -60,16 +109,7 @@ void expect_compiles(const KernelGraph &graph, const std::string &what, std::set
       EXPECT_GT(kernel.block_threads, 0);
       EXPECT_GE(kernel.grid[0], 1);
       if (!seen.insert(kernel.source + std::to_string(cc)).second || !kCompileWithNvrtc) continue;
-      const std::string arch = codegen::cuda_arch(cc);
-      try {
-        const std::string cubin = nvrtc->compile(kernel.source, arch);
-        EXPECT_GT(cubin.size(), 100u) << what;
-      } catch (const Error &e) {
-        ADD_FAILURE() << what << ", operator " << op_name(graph.operators()[i].kind) << ", " << arch << ": " << e.what()
-                      << "\n"
-                      << kernel.source;
-        return;
-      }
+      pending.add(cc, kernel, what + ", operator " + op_name(graph.operators()[i].kind));
     }
   }
 }
@@ -79,7 +119,11 @@ class CudaCodegen : public ::testing::Test {
   void SetUp() override {
     if (nvrtc_or_null() == nullptr) GTEST_SKIP() << "NVRTC cannot be opened here";
   }
+  void TearDown() override {
+    if (const Nvrtc *nvrtc = nvrtc_or_null(); nvrtc != nullptr) pending_.compile_all(*nvrtc);
+  }
   std::set<std::string> seen_;
+  Pending pending_;
 };
 
 TEST_F(CudaCodegen, EveryOperatorKindInEveryDType) {
@@ -114,14 +158,14 @@ TEST_F(CudaCodegen, EveryOperatorKindInEveryDType) {
     for (OpKind kind : {OpKind::kSilu, OpKind::kSqrt}) g.mark_output(g.unary(kind, v));
     g.mark_output(g.clamp(v, -0.25, 0.5));
     for (OpKind kind : {OpKind::kMul, OpKind::kPow}) g.mark_output(g.binary(kind, v, w));
-    expect_compiles(g, dtype_name(dt), seen_);
+    expect_compiles(g, dtype_name(dt), seen_, pending_);
   }
 }
 
 TEST_F(CudaCodegen, FusedBenchmarkUGraphs) {
   for (const std::string &name : bench::benchmark_names()) {
     for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
-      expect_compiles(bench::build_fused(name, 2, dt, 16), name + " " + dtype_name(dt), seen_);
+      expect_compiles(bench::build_fused(name, 2, dt, 16), name + " " + dtype_name(dt), seen_, pending_);
     }
   }
 }
@@ -132,32 +176,33 @@ TEST_F(CudaCodegen, SplitLoopUGraphs) {
       const KernelGraph fused = bench::build_fused(name, 2, dt, 16);
       const std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, 2);
       ASSERT_TRUE(split.has_value()) << name;
-      expect_compiles(*split, name + " split " + dtype_name(dt), seen_);
+      expect_compiles(*split, name + " split " + dtype_name(dt), seen_, pending_);
     }
   }
 }
 
 TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
   for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
-    expect_compiles(bench::build_block_reductions(true, dt), std::string("block reductions ") + dtype_name(dt), seen_);
-    expect_compiles(bench::build_row_chain(true, dt), std::string("row chain ") + dtype_name(dt), seen_);
+    expect_compiles(bench::build_block_reductions(true, dt), std::string("block reductions ") + dtype_name(dt), seen_,
+                    pending_);
+    expect_compiles(bench::build_row_chain(true, dt), std::string("row chain ") + dtype_name(dt), seen_, pending_);
   }
   // The benchmark shapes: tiles of whole 16-byte groups, cp.async stages as deep as they fit.
   for (const std::string &name : bench::benchmark_names()) {
-    expect_compiles(bench::build_fused(name, 1, DType::kFloat16, 1), name + " at full size", seen_);
+    expect_compiles(bench::build_fused(name, 1, DType::kFloat16, 1), name + " at full size", seen_, pending_);
   }
   // Attention in registers with 4 row tiles in 2 shares of the keys, and 8 in one, split.
   for (const auto &[blocks, loop, parts] : {std::tuple<int64_t, int64_t, int64_t>{4, 32, 8}, {2, 64, 32}}) {
     const KernelGraph fused = attention_at("gqa", blocks, loop);
     const std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, parts);
     ASSERT_TRUE(split.has_value());
-    expect_compiles(*split, "gqa at " + std::to_string(256 / blocks) + " rows per block, split", seen_);
+    expect_compiles(*split, "gqa at " + std::to_string(256 / blocks) + " rows per block, split", seen_, pending_);
   }
   // 128 rows per block (warpgroup mma on sm_90a) in bfloat16, split as above.
   const KernelGraph bf16 = attention_at("gqa", 2, 64, nullptr, DType::kBFloat16);
   const std::optional<KernelGraph> bf16_split = search::split_loop(bf16, bf16.operators().size() - 1, 32);
   ASSERT_TRUE(bf16_split.has_value());
-  expect_compiles(*bf16_split, "gqa in bfloat16 at 128 rows per block, split", seen_);
+  expect_compiles(*bf16_split, "gqa in bfloat16 at 128 rows per block, split", seen_, pending_);
 }
 
 // Matmuls of many rows on 16-bit data are tiled GEMMs from sm_80 (cuda_gemm.hpp): on sm_80 the
@@ -216,7 +261,7 @@ TEST_F(CudaCodegen, ManyRowMatmulsAreTiledGemms) {
       EXPECT_NE(wg.source.find("__launch_bounds__(256, " + std::string(two ? "2" : "1") + ")"), std::string::npos)
           << shape;
     }
-    expect_compiles(g, "tiled gemm " + shape, seen_);
+    expect_compiles(g, "tiled gemm " + shape, seen_, pending_);
   }
   for (const auto &[a, b, dtype, cc] : {std::tuple<Dims, Dims, DType, int>{{256, 64}, {64, 64}, DType::kFloat32, 90},
                                         {{256, 64}, {64, 60}, DType::kFloat16, 90},
@@ -254,7 +299,7 @@ TEST_F(CudaCodegen, WeightProductUGraphsStreamTheirWeights) {
   EXPECT_NE(kernel.source.find("const float e1 = e0 * sum1;"), std::string::npos);
   EXPECT_NE(kernel.source.find("yr_st(out0 + ii * 4096 + jj, e1);"), std::string::npos);
   EXPECT_LT(kernel.source.find("prefetch.global.L2 [%0];\" :: \"l\"(wb"), kernel.source.find("griddepcontrol.wait"));
-  expect_compiles(narrow, "gated_mlp in 32-column blocks", seen_);
+  expect_compiles(narrow, "gated_mlp in 32-column blocks", seen_, pending_);
   const codegen::CudaKernel tiles =
       codegen::cuda_source(serialize::make_kernel_program(wide, wide.operators().size() - 1), h100_device());
   EXPECT_NE(tiles.source.find("extern __shared__"), std::string::npos);
