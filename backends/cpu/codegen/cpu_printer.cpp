@@ -113,7 +113,12 @@ void CppPrinter::print_matmul(const Matmul &mm) {
   const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
   const int64_t a_row = sa[rank - 2], b_row = sb[rank - 2];
   const int64_t batches = num_elements(batch_out);
-  const int64_t rows = std::min(m, kMatmulRows), cols = std::min(n, kMatmulCols);
+  const int64_t rows = std::min(m, kMatmulRows);
+  // A 16-bit B with fewer rows than a block's: columns such that the sums fit the vector registers
+  // (256 floats, 16 of AVX-512's 32), since converting B's rows leaves the loop compute-bound and a
+  // block of 8 × 128 sums spilled at every step of k. A float32 B streams faster in wide rows.
+  const bool narrow_b = dtype_size(b.buffer.element) == 2 && rows < kMatmulRows;
+  const int64_t cols = std::min(n, narrow_b ? std::clamp<int64_t>(256 / rows, 32, kMatmulCols) : kMatmulCols);
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + cols - 1) / cols;
   p_.open("");
   // The tasks: batch × row block × column block, shared at kernel level, one after another inside a block.
