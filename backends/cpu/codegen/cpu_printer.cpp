@@ -155,8 +155,11 @@ void CppPrinter::print_matmul(const Matmul &mm) {
   p_.open("for (int64_t p = 0; p < " + std::to_string(k) + "; ++p)");
   // B's block row 16 steps of k ahead is asked for now: consecutive steps read a row's length
   // apart, across pages, where the hardware prefetcher does not follow (benchmarks/cpu/README.md).
-  p_.line("__builtin_prefetch(pb + yr_min64(p + 16, " + std::to_string(k - 1) + ") * " + std::to_string(b_row) +
-          " + j0);");
+  // Not for a tile in the arena, which the block keeps in its cache.
+  if (b.buffer.space != MemorySpace::kShared) {
+    p_.line("__builtin_prefetch(pb + yr_min64(p + 16, " + std::to_string(k - 1) + ") * " + std::to_string(b_row) +
+            " + j0);");
+  }
   p_.line("yr_ld_row(brow, pb + p * " + std::to_string(b_row) + " + j0, nj);");
   p_.open("for (int64_t i = 0; i < mi; ++i)");
   p_.line("const float av = yr_ld(pa + (i0 + i) * " + std::to_string(a_row) + " + p);");
