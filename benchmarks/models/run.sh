@@ -15,7 +15,7 @@ set -euo pipefail
 bundle=$(cd "$1" && pwd)
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$out"
+mkdir -p "$out/candidates"
 export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export YIRAGE_CACHE_DIR=${YIRAGE_CACHE_DIR:-$out/cache}
 plugin=$bundle/libyirage-backend-cuda.so
@@ -28,7 +28,8 @@ if [ "$stage" = all ] || [ "$stage" = search ]; then
   for name in $graphs; do
     echo "== superoptimize $name"
     "$bundle/bin/yirage" superoptimize "$out/graphs/$name.json" --plugin "$plugin" --backend cuda \
-      --budget "$budget" --top-k "$top_k" --quiet -o "$out/$name.yrg" >"$out/$name.search.txt" 2>&1 ||
+      --budget "$budget" --top-k "$top_k" --quiet -o "$out/$name.yrg" --candidates "$out/candidates/$name" \
+      >"$out/$name.search.txt" 2>&1 ||
       echo "superoptimize $name failed: $(tail -n 3 "$out/$name.search.txt")"
     grep '^best:' "$out/$name.search.txt" || true
   done

@@ -112,6 +112,13 @@ expect 0 '^best: .*, measured [0-9.]+ [mu]?s \([0-9.]+ [mu]?s to [0-9.]+ [mu]?s 
   "$yirage" superoptimize "$small" --budget 60 --top-k 1 --repeats 2 --quiet
 # --top-k profiles that many candidates, more than the search keeps by default (4).
 expect 0 '^  5 +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s' -- "$yirage" superoptimize "$small" --budget 60 --top-k 6 --repeats 2 --quiet
+# --candidates saves every measured candidate and a table of their figures.
+expect 0 "^measured candidates saved in $work/candidates\$" -- \
+  "$yirage" superoptimize "$small" --budget 60 --top-k 3 --repeats 2 --quiet --candidates "$work/candidates"
+expect 0 $'^0\t[0-9.e-]+\t[0-9.e-]+\t[0-9.e-]+\t[0-9.e-]+\t' -- cat "$work/candidates/candidates.tsv"
+expect 0 'customized|matmul' -- "$yirage" show "$work/candidates/0.yrg"
+expect 2 '^yirage: --candidates is an option of superoptimize, not run' -- \
+  "$yirage" run "$small" --candidates "$work/candidates"
 # A graph that is already fused is refused with the library's reason, once.
 expect 1 '^yirage: searching: superoptimize: the graph already has a customized operator' -- \
   "$yirage" superoptimize "$data/../../../examples/graphs/lora_fused.json" --quiet

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,6 +70,10 @@ static const option_help kOptions[] = {
      "                      device and plugin build is answered from it, nothing measured\n"},
     {"superoptimize bench", "  --remeasure         superoptimize, bench: profile a cached answer again\n"},
     {"run", "  --reference GRAPH   run: check against this graph instead of GRAPH itself\n"},
+    {"superoptimize",
+     "  --candidates DIR    superoptimize: also save every measured candidate there (DIR/N.yrg,\n"
+     "                      N its rank) with DIR/candidates.tsv: rank, estimate, measured median,\n"
+     "                      fastest and slowest run (seconds; -1: none), description\n"},
     {"superoptimize bench", "  --quiet             no progress bar\n"},
     {"devices superoptimize run bench show", "  -h, --help          this usage\n"},
 };
@@ -113,7 +118,7 @@ static void print_usage(const command_help *command) {
 }
 
 typedef struct options {
-  const char *command, *graph, *backend, *output, *cache, *reference, *format;
+  const char *command, *graph, *backend, *output, *cache, *reference, *format, *candidates;
   const char *plugins[16];
   size_t num_plugins;
   int32_t device;
@@ -218,6 +223,9 @@ static void parse(int argc, char **argv, options *o) {
     } else if (!strcmp(a, "--cache")) {
       TAKES_VALUE();
       o->cache = value;
+    } else if (!strcmp(a, "--candidates")) {
+      TAKES_VALUE();
+      o->candidates = value;
     } else if (!strcmp(a, "--reference")) {
       TAKES_VALUE();
       o->reference = value;
@@ -246,6 +254,8 @@ static void parse(int argc, char **argv, options *o) {
   if (needs_graph && o->graph == NULL) usage_error("%s needs a graph file", o->command);
   if (!needs_graph && o->graph != NULL) usage_error("devices takes no graph (%s)", o->graph);
   if (needs_graph && o->isolated) usage_error("--isolated is an option of devices, not %s", o->command);
+  if (o->candidates && strcmp(o->command, "superoptimize") != 0)
+    usage_error("--candidates is an option of superoptimize, not %s", o->command);
 }
 
 static yirage_context *open_context(const options *o) {
@@ -471,8 +481,50 @@ static void check_writable(const char *path) {
   free(copy);
 }
 
+/* Saves every measured candidate of `result` in `folder` (created if missing) as N.yrg, and
+ * their figures in candidates.tsv: what a study of the cost model against the device needs. */
+static void save_candidates(const yirage_search_result *result, const char *folder) {
+  size_t n = 0;
+  check(yirage_search_result_num_candidates(result, &n), "reading candidates");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/candidates.tsv", folder);
+  FILE *table = fopen(path, "w");
+  if (table == NULL) {
+    fail("cannot write %s: %s", path, strerror(errno));
+    exit(EXIT_WORK_FAILED);
+  }
+  fprintf(table, "rank\testimate\tmeasured\tfastest\tslowest\tdescription\n");
+  for (size_t i = 0; i < n; ++i) {
+    yirage_graph *graph = NULL;
+    yirage_search_candidate_info info;
+    info.struct_size = sizeof info;
+    check(yirage_search_result_candidate(result, i, &graph, &info), "reading a candidate");
+    if (info.measured_seconds >= 0) {
+      snprintf(path, sizeof path, "%s/%zu.yrg", folder, i);
+      check(yirage_graph_save(graph, path), path);
+      fprintf(table, "%zu\t%.9g\t%.9g\t%.9g\t%.9g\t%s\n", i, info.estimated_seconds, info.measured_seconds,
+              info.measured_min_seconds, info.measured_max_seconds, info.description);
+    }
+    yirage_graph_release(graph);
+  }
+  if (fclose(table) != 0) {
+    fail("cannot write %s/candidates.tsv: %s", folder, strerror(errno));
+    exit(EXIT_WORK_FAILED);
+  }
+  printf("measured candidates saved in %s\n", folder);
+}
+
 static int cmd_superoptimize(const options *o) {
   if (o->output) check_writable(o->output);
+  if (o->candidates) {
+    if (mkdir(o->candidates, 0777) != 0 && errno != EEXIST) {
+      fail("cannot create %s: %s", o->candidates, strerror(errno));
+      exit(EXIT_WORK_FAILED);
+    }
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s/candidates.tsv", o->candidates);
+    check_writable(probe);
+  }
   yirage_graph *graph = load_graph(o->graph);
   yirage_context *context = open_context(o);
   const yirage_device *device = open_device(context, o);
@@ -492,6 +544,7 @@ static int cmd_superoptimize(const options *o) {
     check(yirage_graph_save(best, o->output), o->output);
     printf("saved to %s\n", o->output);
   }
+  if (o->candidates) save_candidates(result, o->candidates);
   yirage_graph_release(best);
   yirage_search_result_release(result);
   yirage_graph_release(graph);
