@@ -236,7 +236,35 @@ static void test_output_dtypes(void) {
   yirage_graph_release(g);
 }
 
+/* Mirage's sum_todimx (ABI 1.8): the last dim folded to dimx, which must divide it. */
+static void test_accumulate_to_dimx(void) {
+  const int64_t dims[2] = {4, 64};
+  const int32_t replicated[3] = {-1, -1, -1};
+  yirage_graph *g = NULL;
+  yirage_block_graph *bg = NULL;
+  yirage_block_graph_options options;
+  yirage_tensor *x, *xt, *folded = NULL, *out[1] = {NULL};
+  int64_t out_dims[2] = {0, 0};
+  CHECK(yirage_abi_version() >= ((1u << 16) | 8u));
+  OK(yirage_graph_create(&g));
+  OK(yirage_graph_new_input(g, 2, dims, YIRAGE_FLOAT16, &x));
+  yirage_block_graph_options_init(&options);
+  options.forloop_range = 2;
+  OK(yirage_block_graph_create(&options, &bg));
+  OK(yirage_block_graph_new_input(bg, x, replicated, 1, &xt)); /* [4, 32] per iteration */
+  EXPECT_INVALID(yirage_block_graph_accumulate_to_dimx(bg, xt, 12, &folded), "dimx 12 must be >= 1 and divide");
+  CHECK(folded == NULL);
+  OK(yirage_block_graph_accumulate_to_dimx(bg, xt, 8, &folded));
+  OK(yirage_block_graph_new_output(bg, folded, replicated, -1));
+  OK(yirage_graph_customized(g, bg, out));
+  OK(yirage_tensor_get_dims(out[0], 2, out_dims));
+  CHECK(out_dims[0] == 4 && out_dims[1] == 8);
+  yirage_block_graph_release(bg);
+  yirage_graph_release(g);
+}
+
 int main(void) {
+  test_accumulate_to_dimx();
   test_output_dtypes();
   test_fused_matches_unfused();
   test_equivalence();

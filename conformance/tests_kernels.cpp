@@ -1,8 +1,8 @@
 // Kernel tests: every kernel-level operator in every dtype on random shapes (odd sizes, size-1
-// dims), the six fused benchmark µGraphs, rms_norm on rows near the dtypes' limits, concurrent
-// compiles and launches, and timers. Each result is checked against the reference executor
-// (float64) on fresh random inputs, outputs poisoned first, guard bytes after every output, inputs
-// read back unchanged.
+// dims), the six fused benchmark µGraphs, Mirage's sum_todimx accumulator, rms_norm on rows near
+// the dtypes' limits, concurrent compiles and launches, and timers. Each result is checked against the reference
+// executor (float64) on fresh random inputs, outputs poisoned first, guard bytes after every output, inputs read back
+// unchanged.
 #include <functional>
 #include <optional>
 #include <random>
@@ -291,6 +291,14 @@ void check_row_chain(Session &s, DType dt, const std::string &name) {
               "row chain against kernel-level operators");
 }
 
+// Mirage's sum_todimx (accum_sum_todimx) folding partial results laid side by side, against the
+// same sums at kernel level.
+void check_sum_to_dimx(Session &s, DType dt, const std::string &name) {
+  s.need_dtype(dt);
+  check_graph(s, bench::build_sum_to_dimx(false, dt), bench::build_sum_to_dimx(true, dt), seed_of(name),
+              "accum_sum_todimx against the slices added at kernel level");
+}
+
 // ---- rows near the limits of a dtype's range ----
 
 // rms_norm of x (`dims`, over the last dim; times a weight where `weighted`) at kernel level, or
@@ -483,6 +491,10 @@ void add_kernel_tests(std::vector<TestCase> &tests) {
     tests.push_back({name, [dt, name](Session &s) { check_block_reductions(s, dt, name); }});
     const std::string rows = std::string("kernels.row_chain.") + dtype_name(dt);
     tests.push_back({rows, [dt, rows](Session &s) { check_row_chain(s, dt, rows); }});
+  }
+  for (DType dt : kDTypes) {
+    const std::string name = std::string("kernels.sum_to_dimx.") + dtype_name(dt);
+    tests.push_back({name, [dt, name](Session &s) { check_sum_to_dimx(s, dt, name); }});
   }
   for (DType dt : kDTypes) {
     const std::string name = std::string("kernels.rms_norm_limits.") + dtype_name(dt);

@@ -50,7 +50,7 @@ extern "C" {
  * (libyirage.so.1); it changes only when a change breaks existing callers. The minor version
  * grows when functions, enum values or option-struct fields are appended. */
 #define YIRAGE_ABI_VERSION_MAJOR 1
-#define YIRAGE_ABI_VERSION_MINOR 7
+#define YIRAGE_ABI_VERSION_MINOR 8
 #define YIRAGE_ABI_VERSION ((YIRAGE_ABI_VERSION_MAJOR << 16) | YIRAGE_ABI_VERSION_MINOR)
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A caller that
@@ -414,6 +414,14 @@ typedef enum yirage_accumulator {
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_accumulate(yirage_block_graph *bg, yirage_tensor *x,
                                                                        yirage_accumulator kind,
                                                                        yirage_tensor **out_tensor);
+
+/* ABI 1.8: Mirage's forloop_accum(x, "sum_todimx"): Σ_i x_i with its last dim n folded to dimx
+ * by adding the n / dimx slices of dimx, out[..., j] = Σ_i Σ_k x_i[..., k·dimx + j]; last dim
+ * becomes dimx, which must divide n. */
+/* Thread safety: [modifies bg]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_block_graph_accumulate_to_dimx(yirage_block_graph *bg, yirage_tensor *x,
+                                                                               int64_t dimx,
+                                                                               yirage_tensor **out_tensor);
 
 /* The online-softmax accumulator: Σ_i x_i · exp(m_i − M) with M = max_i m_i (elementwise; m
  * broadcasts to x). With m a running row max, Σ exp(s − m)·v and Σ exp(s − m) accumulated this

@@ -241,6 +241,25 @@ KernelGraph build_row_chain(bool fused, DType dtype) {
   return g;
 }
 
+KernelGraph build_sum_to_dimx(bool fused, DType dtype) {
+  KernelGraph g;
+  const TensorId a = g.new_input({6, 5, 160}, dtype), b = g.new_input({6, 5, 4}, dtype);
+  if (!fused) {
+    const std::vector<TensorId> slices = g.split(a, 2, {40, 40, 40, 40});
+    TensorId sum = slices[0];
+    for (size_t k = 1; k < slices.size(); ++k) sum = g.binary(OpKind::kAdd, sum, slices[k]);
+    g.mark_output(g.binary(OpKind::kAdd, sum, g.reduction(OpKind::kReduction, b, 2)));
+    return g;
+  }
+  auto bg = std::make_shared<BlockGraph>(config(3, 1, 2));
+  const TensorId at = bg->new_input({6, 5, 160}, dtype, kX0, 2);
+  const TensorId bt = bg->new_input({6, 5, 4}, dtype, kX0, 2);
+  const TensorId sum = bg->accumulate_to_dimx(at, 40);
+  bg->new_output(bg->binary(OpKind::kAdd, sum, bg->accumulate(OpKind::kAccumReduceSum, bt)), kX0, -1);
+  g.mark_output(g.customized({a, b}, bg)[0]);
+  return g;
+}
+
 const std::vector<std::string> &benchmark_names() {
   static const std::vector<std::string> names = {"gqa", "qknorm", "rmsnorm_linear", "lora", "gated_mlp", "ntrans"};
   return names;

@@ -39,4 +39,10 @@ KernelGraph build_block_reductions(bool fused, DType dtype);
 // CUDA keeps in registers (backends/cuda/codegen/cuda_rows.hpp). `fused` / `unfused` as above.
 KernelGraph build_row_chain(bool fused, DType dtype);
 
+// Not a benchmark: Mirage's sum_todimx as its attention µGraphs end, on odd sizes. A [6, 5, 160]
+// holds four partial results of 40 columns side by side; three blocks of two rows add them up
+// over a loop of two iterations (accum_sum_todimx to 40), plus the row sums of B [6, 5, 4]
+// (accum_reduce_sum). `unfused`: A split into its four slices, added, plus B's row sums.
+KernelGraph build_sum_to_dimx(bool fused, DType dtype);
+
 }  // namespace yirage::bench

@@ -180,6 +180,14 @@ yirage_status yirage_block_graph_accumulate(yirage_block_graph *block_graph, yir
   });
 }
 
+yirage_status yirage_block_graph_accumulate_to_dimx(yirage_block_graph *block_graph, yirage_tensor *x, int64_t dimx,
+                                                    yirage_tensor **out_tensor) {
+  const char *function = "yirage_block_graph_accumulate_to_dimx";
+  return build_tensor(function, block_graph, out_tensor, [&](yirage_block_graph_s &bg) {
+    return bg.graph.accumulate_to_dimx(tensor_id(function, "X", &bg, x), dimx);
+  });
+}
+
 yirage_status yirage_block_graph_accumulate_rescale(yirage_block_graph *block_graph, yirage_tensor *x, yirage_tensor *m,
                                                     yirage_tensor **out_tensor) {
   const char *function = "yirage_block_graph_accumulate_rescale";

@@ -196,7 +196,8 @@ class Lowerer {
         s.body.push_back(each(n, [&](const Expr &e) { return store(acc, e, ld(acc, e) + ld(x.buffer, e)); }));
         break;
       case OpKind::kAccumReduceSum:
-      case OpKind::kAccumReduceMean: {
+      case OpKind::kAccumReduceMean:
+      case OpKind::kAccumSumToDimx: {
         const BufferRef state = at(l_.layout.state[i]);
         s.body.push_back(each(n, [&](const Expr &e) { return store(state, e, ld(state, e) + ld(x.buffer, e)); }));
         break;
@@ -261,6 +262,7 @@ class Lowerer {
   // A reducing accumulator's result: each row of its running sums summed (and scaled).
   Step finish_accumulator(size_t i) {
     const Operator &op = bg_.operators()[i];
+    if (op.kind == OpKind::kAccumSumToDimx) return finish_fold(i);
     const Dims &x_dims = dims_of(op.inputs[0]);
     const int64_t last = x_dims.back();
     const BufferRef state = at(l_.layout.state[i]);
@@ -295,6 +297,27 @@ class Lowerer {
     rr.finish.push_back(
         loop({1}, {"c"}, Sharing::kRowLanes, {store(tile(op.outputs[0]).buffer, var("r"), var("total"))}));
     return Step{StepKind::kFinishAccumulator, i, 0, {Stmt{rr}}, std::move(reads), {{op.outputs[0], false}}};
+  }
+
+  // accum_sum_todimx's result: each output element the sum of its row's running sums at
+  // j, j + dimx, j + 2·dimx, … (a thread per element, the slices added in order).
+  Step finish_fold(size_t i) {
+    const Operator &op = bg_.operators()[i];
+    const int64_t n = dims_of(op.inputs[0]).back(), dimx = op.attributes.sizes.at(0);
+    const int64_t rows = num_elements(dims_of(op.inputs[0])) / n;
+    const BufferRef state = at(l_.layout.state[i]);
+    const Expr r = var("r"), j = var("j");
+    const Block body = {
+        let_mutable("total", float_const(0)),
+        loop({n / dimx}, {"k"}, Sharing::kSerial,
+             {assign("total", var("total") + load(state, r * int_const(n) + var("k") * int_const(dimx) + j))}),
+        store(tile(op.outputs[0]).buffer, r * int_const(dimx) + j, var("total"))};
+    return Step{StepKind::kFinishAccumulator,
+                i,
+                0,
+                {loop({rows, dimx}, {"r", "j"}, Sharing::kThreads, body)},
+                {{state_key(i), false}},
+                {{op.outputs[0], true}}};
   }
 
   const BlockGraph &bg_;

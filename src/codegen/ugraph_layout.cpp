@@ -31,8 +31,8 @@ BlockLayout plan_block_layout(const BlockGraph &bg, int64_t align, const std::ve
   for (size_t i = 0; i < ops.size(); ++i) {
     const OpKind kind = ops[i].kind;
     const bool own_sums = i >= sums_elsewhere.size() || !sums_elsewhere[i];
-    if (own_sums &&
-        (kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean || kind == OpKind::kAccumReduceRms)) {
+    if (own_sums && (kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean ||
+                     kind == OpKind::kAccumReduceRms || kind == OpKind::kAccumSumToDimx)) {
       layout.state[i] = reserve(num_elements(bg.tensor(ops[i].inputs[0]).dims));
     }
     if (own_sums && kind == OpKind::kAccumReduceRms) {

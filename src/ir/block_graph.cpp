@@ -114,6 +114,9 @@ TensorId BlockGraph::accumulate(OpKind kind, TensorId x_id) {
   if (!is_accumulator(kind) || kind == OpKind::kAccumRescale) {
     invalid_argument(std::string("accumulate: ") + op_name(kind) + " is not a single-input accumulator");
   }
+  if (kind == OpKind::kAccumSumToDimx) {
+    invalid_argument("accumulate: accum_sum_todimx needs its dimx: use accumulate_to_dimx");
+  }
   const Tensor &x = checked(op_name(kind), "X", x_id);
   if (x.phase == LoopPhase::kAfterLoop) {
     invalid_argument(std::string(op_name(kind)) +
@@ -122,6 +125,23 @@ TensorId BlockGraph::accumulate(OpKind kind, TensorId x_id) {
   Dims out = x.dims;
   if (kind != OpKind::kAccumSum && kind != OpKind::kAccumMax) out.back() = 1;
   return append(kind, {x_id}, {}, {out}, x.dtype, LoopPhase::kAfterLoop)[0];
+}
+
+TensorId BlockGraph::accumulate_to_dimx(TensorId x_id, int64_t dimx) {
+  const char *op = "accum_sum_todimx";
+  const Tensor &x = checked(op, "X", x_id);
+  if (x.phase == LoopPhase::kAfterLoop) {
+    invalid_argument(std::string(op) + ": X is an after-loop tensor; accumulators take per-iteration tensors");
+  }
+  if (dimx < 1 || x.dims.back() % dimx != 0) {
+    invalid_argument(std::string(op) + ": X is " + to_string(x.dims) + ": dimx " + std::to_string(dimx) +
+                     " must be >= 1 and divide its last dim " + std::to_string(x.dims.back()));
+  }
+  Dims out = x.dims;
+  out.back() = dimx;
+  OpAttributes attributes;
+  attributes.sizes = {dimx};
+  return append(OpKind::kAccumSumToDimx, {x_id}, attributes, {out}, x.dtype, LoopPhase::kAfterLoop)[0];
 }
 
 TensorId BlockGraph::accumulate_rescale(TensorId x_id, TensorId m_id) {

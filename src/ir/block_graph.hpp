@@ -43,6 +43,9 @@ class BlockGraph : public OperatorGraph {
   TensorId new_input(const Dims &dtensor_dims, DType dtype, const GridMap &imap, int32_t fmap);
   // kAccumSum, kAccumReduceSum, kAccumReduceMean, kAccumReduceRms or kAccumMax.
   TensorId accumulate(OpKind kind, TensorId x);
+  // Mirage's "sum_todimx": Σ over iterations, the last dim folded to `dimx` by adding its
+  // slices of dimx (kAccumSumToDimx); dimx must divide the last dim.
+  TensorId accumulate_to_dimx(TensorId x, int64_t dimx);
   // Σ_i x_i · exp(m_i − M), M = max_i m_i, for online softmax; m broadcasts to x.
   TensorId accumulate_rescale(TensorId x, TensorId m);
   // Writes tile `s` to the next kernel-level output. For a per-iteration tile, forloop_dim names

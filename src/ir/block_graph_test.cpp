@@ -79,6 +79,20 @@ TEST(BlockGraph, PhasesDoNotMix) {
   EXPECT_EQ(bg.tensor(bg.accumulate(OpKind::kAccumReduceMean, x)).dims, (Dims{8, 1}));
 }
 
+TEST(BlockGraph, SumToDimxFoldsTheLastDim) {
+  BlockGraph bg(config(1, 1, 4));
+  const TensorId x = bg.new_input({8, 64}, DType::kFloat16, kReplicated, 1);  // tile [8, 16]
+  const TensorId acc = bg.accumulate_to_dimx(x, 4);
+  EXPECT_EQ(bg.tensor(acc).dims, (Dims{8, 4}));
+  EXPECT_EQ(bg.tensor(acc).phase, LoopPhase::kAfterLoop);
+  EXPECT_EQ(bg.operators().back().attributes.sizes, (Dims{4}));
+  EXPECT_INVALID(bg.accumulate_to_dimx(x, 5), "accum_sum_todimx: X is [8,16]: dimx 5 must be >= 1 and divide");
+  EXPECT_INVALID(bg.accumulate_to_dimx(x, 0), "dimx 0 must be >= 1");
+  EXPECT_INVALID(bg.accumulate_to_dimx(acc, 4), "X is an after-loop tensor");
+  EXPECT_INVALID(bg.accumulate(OpKind::kAccumSumToDimx, x), "needs its dimx: use accumulate_to_dimx");
+  EXPECT_EQ(bg.operators().size(), 2u);
+}
+
 // A loop that only adds up its input tiles (a split loop's sum of parts), and ones that do more.
 TEST(BlockGraph, LoopsThatOnlySumTheirInputs) {
   BlockGraph sums(config(1, 1, 4));
@@ -221,6 +235,28 @@ TEST(BlockGraphSemantics, MaxAndMeanAccumulators) {
     const TensorId max = bg->reduction(OpKind::kReductionMax, bg->accumulate(OpKind::kAccumMax, xt), 1);
     const TensorId mean = bg->accumulate(OpKind::kAccumReduceMean, xt);
     bg->new_output(bg->concat(max, mean, 1), kReplicated, -1);
+    fused.mark_output(fused.customized({x}, bg)[0]);
+  }
+  expect_same_function(plain, fused);
+}
+
+// Mirage's sum_todimx adds the last dim's slices of dimx (not groups of neighbours): X [8, 64]
+// over 2 iterations of 32 columns, folded to 8, is the sum of X's eight column slices of 8.
+TEST(BlockGraphSemantics, SumToDimxAddsSlices) {
+  KernelGraph plain;
+  {
+    const TensorId x = plain.new_input({8, 64}, DType::kFloat32);
+    const std::vector<TensorId> parts = plain.split(x, 1, Dims(8, 8));
+    TensorId sum = parts[0];
+    for (size_t k = 1; k < parts.size(); ++k) sum = plain.binary(OpKind::kAdd, sum, parts[k]);
+    plain.mark_output(sum);
+  }
+  KernelGraph fused;
+  {
+    const TensorId x = fused.new_input({8, 64}, DType::kFloat32);
+    auto bg = std::make_shared<BlockGraph>(config(2, 1, 2));
+    const TensorId xt = bg->new_input({8, 64}, DType::kFloat32, {0, -1, -1}, 1);
+    bg->new_output(bg->accumulate_to_dimx(xt, 8), {0, -1, -1}, -1);
     fused.mark_output(fused.customized({x}, bg)[0]);
   }
   expect_same_function(plain, fused);

@@ -80,6 +80,7 @@ std::string describe_attributes(const Operator &op) {
     case OpKind::kOutputSaver:
       return " into " + to_string(a.sizes) + " omap=" + describe_grid_map(a.grid_map) +
              (a.forloop_dim >= 0 ? " loop dim=" + std::to_string(a.forloop_dim) : "");
+    case OpKind::kAccumSumToDimx: return " dimx=" + std::to_string(a.sizes.at(0));
     default: return "";
   }
 }

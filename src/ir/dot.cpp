@@ -59,7 +59,9 @@ std::string block_op_label(const BlockGraph &g, const Operator &op) {
              (a.forloop_dim >= 0 ? " loop dim=" + std::to_string(a.forloop_dim) : "");
     default:
       if (is_accumulator(op.kind)) {
-        return name + "\nover " + std::to_string(g.config().forloop_range) + " iterations";
+        const std::string folded =
+            op.kind == OpKind::kAccumSumToDimx ? "\nlast dim to " + std::to_string(a.sizes.at(0)) : "";
+        return name + "\nover " + std::to_string(g.config().forloop_range) + " iterations" + folded;
       }
       return op_label(op);
   }

@@ -37,6 +37,7 @@ const char *op_name(OpKind kind) {
     case OpKind::kAccumReduceRms: return "accum_reduce_rms";
     case OpKind::kAccumMax: return "accum_max";
     case OpKind::kAccumRescale: return "accum_rescale";
+    case OpKind::kAccumSumToDimx: return "accum_sum_todimx";
   }
   return "unknown";
 }
@@ -53,7 +54,7 @@ bool is_binary(OpKind kind) {
 
 bool is_accumulator(OpKind kind) {
   return static_cast<int32_t>(kind) >= static_cast<int32_t>(OpKind::kAccumSum) &&
-         static_cast<int32_t>(kind) <= static_cast<int32_t>(OpKind::kAccumRescale);
+         static_cast<int32_t>(kind) <= static_cast<int32_t>(OpKind::kAccumSumToDimx);
 }
 
 }  // namespace yirage

@@ -52,12 +52,15 @@ enum class OpKind : int32_t {
   kAccumReduceRms = 213,   // sqrt(Σ over iterations and last dim of x² / (iterations · last dim))
   kAccumMax = 214,         // elementwise max over iterations
   kAccumRescale = 215,     // online softmax: Σ_i x_i · exp(m_i − max_i m_i)
+  // Mirage's "sum_todimx": Σ over iterations, then the last dim (n) folded to dimx = sizes[0]
+  // by adding its n / dimx slices of dimx: out[..., j] = Σ_i Σ_k x_i[..., k·dimx + j].
+  kAccumSumToDimx = 216,
 };
 
 const char *op_name(OpKind kind);
 bool is_unary(OpKind kind);        // exp … mul_scalar: one input, same shape out
 bool is_binary(OpKind kind);       // add … max: two inputs, broadcast shape out
-bool is_accumulator(OpKind kind);  // kAccumSum … kAccumRescale
+bool is_accumulator(OpKind kind);  // kAccumSum … kAccumSumToDimx
 
 // For each grid axis (x, y, z): the tensor dim partitioned across that axis's blocks, or -1.
 using GridMap = std::array<int32_t, 3>;
@@ -73,7 +76,7 @@ struct OpAttributes {
   double hi = 0;      // clamp
   double eps = 0;     // rms_norm
   // split: part sizes; rms_norm: the normalized (trailing) shape; input iterator / output
-  // saver: the dims of the kernel-level tensor read / written.
+  // saver: the dims of the kernel-level tensor read / written; accum_sum_todimx: {dimx}.
   Dims sizes;
   bool has_weight = false;         // rms_norm: inputs[1] is the weight
   GridMap grid_map = kReplicated;  // input iterator: imap; output saver: omap

@@ -93,6 +93,11 @@ std::vector<TensorId> add_operator(BlockGraph &graph, const Operator &op, const 
     case OpKind::kAccumRescale:
       if (inputs.size() != 2) invalid_argument("accum_rescale: expected 2 inputs");
       return {graph.accumulate_rescale(inputs[0], inputs[1])};
+    case OpKind::kAccumSumToDimx:
+      if (inputs.size() != 1 || at.sizes.size() != 1) {
+        invalid_argument("accum_sum_todimx: expected 1 input and sizes {dimx}");
+      }
+      return {graph.accumulate_to_dimx(inputs[0], at.sizes[0])};
     default:
       if (is_accumulator(op.kind)) {
         if (inputs.size() != 1) invalid_argument(std::string(op_name(op.kind)) + ": expected 1 input");

@@ -212,6 +212,7 @@ class Interpreter {
       case OpKind::kAccumSum:
       case OpKind::kAccumReduceSum:
       case OpKind::kAccumReduceMean:
+      case OpKind::kAccumSumToDimx:
         for (size_t i = 0; i < x.size(); ++i) acc.value[i] = arith_.add(acc.value[i], x[i]);
         return;
       case OpKind::kAccumReduceRms:
@@ -250,6 +251,7 @@ class Interpreter {
       return std::move(acc.value);
     }
     const Dims &x_dims = bg.tensor(op.inputs[0]).dims;
+    if (op.kind == OpKind::kAccumSumToDimx) return fold_last_dim(acc.value, x_dims.back(), op.attributes.sizes.at(0));
     Buffer<V> sums = reduce(arith_, OpKind::kReduction, acc.value, x_dims, static_cast<int>(x_dims.size()) - 1);
     if (op.kind == OpKind::kAccumReduceSum) return sums;
     const V count = arith_.constant(static_cast<double>(x_dims.back() * bg.config().forloop_range));
@@ -258,6 +260,19 @@ class Interpreter {
       if (op.kind == OpKind::kAccumReduceRms) s = arith_.sqrt(s);
     }
     return sums;
+  }
+
+  // Each row of `n` values folded to `dimx` by adding its n / dimx slices: out[j] = Σ_k x[k·dimx + j].
+  Buffer<V> fold_last_dim(const Buffer<V> &x, int64_t n, int64_t dimx) const {
+    const auto rows = static_cast<int64_t>(x.size()) / n;
+    Buffer<V> out(static_cast<size_t>(rows * dimx), arith_.zero());
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < n; ++c) {
+        V &o = out[static_cast<size_t>(r * dimx + c % dimx)];
+        o = arith_.add(o, x[static_cast<size_t>(r * n + c)]);
+      }
+    }
+    return out;
   }
 
   const A &arith_;

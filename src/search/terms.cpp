@@ -61,6 +61,8 @@ Expr operator_term(const OperatorGraph &graph, const Operator &op, const std::ve
     case OpKind::kAccumReduceRms: return expr_rms(forloop_range * dims_of(0).back(), in[0]);
     case OpKind::kAccumMax: return expr_fn("max_over", {in[0]}, forloop_range);
     case OpKind::kAccumRescale: return expr_fn("rescale", {in[0], in[1]}, forloop_range);
+    // Each element sums forloop_range · n / dimx values of x (Mirage's abstract expression too).
+    case OpKind::kAccumSumToDimx: return expr_sum(forloop_range * dims_of(0).back() / at.sizes.at(0), in[0]);
     case OpKind::kConcat: return expr_fn("concat" + std::to_string(at.dim), {in[0], in[1]});
     case OpKind::kSplit: return expr_fn("split" + std::to_string(at.dim) + "_" + std::to_string(output), {in[0]});
     case OpKind::kInput:

@@ -2,6 +2,7 @@
 
 #include <flatbuffers/idl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -214,13 +215,15 @@ flatbuffers::Parser &schema_parser(flatbuffers::Parser &parser) {
 std::vector<uint8_t> graph_to_bytes(const KernelGraph &graph, GraphFormat format) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::Operator>> ops;
-  // Version 1 readers know everything but a saver's own dtype; they get version-1 files.
+  // A file is of the oldest version whose readers know everything in it: version 1 readers know
+  // all but a saver's own dtype (2) and accum_sum_todimx (3).
   uint32_t version = 1;
   for (const Operator &op : graph.operators()) {
     ops.push_back(write_operator(b, op, op.kind == OpKind::kInput));
     if (op.block_graph) {
       for (const Operator &bop : op.block_graph->operators()) {
-        if (retyped_saver(*op.block_graph, bop)) version = 2;
+        if (retyped_saver(*op.block_graph, bop)) version = std::max(version, 2u);
+        if (bop.kind == OpKind::kAccumSumToDimx) version = 3;
       }
     }
   }

@@ -13,8 +13,8 @@
 
 namespace yirage::serialize {
 
-// 2: an output saver may write a dtype other than its tile's.
-inline constexpr uint32_t kGraphSchemaVersion = 2;
+// 2: an output saver may write a dtype other than its tile's; 3: the accum_sum_todimx operator.
+inline constexpr uint32_t kGraphSchemaVersion = 3;
 
 enum class GraphFormat { kBinary, kJson };
 

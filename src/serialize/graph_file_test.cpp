@@ -149,13 +149,42 @@ TEST(GraphFile, SaverSizesMustAgreeWithTheirTileAndMaps) {
   EXPECT_EQ(load_error(bytes_of(file("[1099511627776, 6144]"))), static_cast<int>(ErrorCode::kCorruptData));
 }
 
+// accum_sum_todimx (Mirage's sum_todimx) carries its dimx in sizes and makes the file version 3;
+// a file without one stays at its version.
+TEST(GraphFile, SumToDimxIsVersionThree) {
+  auto file = [](const std::string &accumulator, const std::string &sizes, const std::string &written = "[2, 8]") {
+    return R"({"schema_version": 3, "operators": [{"kind": "Input", "sizes": [2, 64], "dtype": "Float32"},
+      {"kind": "Customized", "inputs": [0], "block_graph": {"grid": [1, 1, 1], "forloop_range": 2, "operators": [
+        {"kind": "InputIterator", "sizes": [2, 64], "dtype": "Float32", "grid_map": [-1, -1, -1], "forloop_dim": 1},
+        {"kind": ")" +
+           accumulator + R"(", "inputs": [0], "sizes": )" + sizes + R"(},
+        {"kind": "OutputSaver", "inputs": [1], "sizes": )" +
+           written + R"(, "grid_map": [-1, -1, -1]}]}}], "outputs": [1]})";
+  };
+  const KernelGraph g = load(bytes_of(file("AccumSumToDimx", "[8]")));
+  EXPECT_EQ(g.tensor(g.outputs()[0]).dims, (Dims{2, 8}));
+  const std::string json = [&] {
+    const std::vector<uint8_t> bytes = graph_to_bytes(g, GraphFormat::kJson);
+    return std::string(bytes.begin(), bytes.end());
+  }();
+  EXPECT_NE(json.find("\"schema_version\": 3"), std::string::npos) << json;
+  EXPECT_EQ(graph_to_bytes(load(graph_to_bytes(g, GraphFormat::kBinary)), GraphFormat::kBinary),
+            graph_to_bytes(g, GraphFormat::kBinary));
+  EXPECT_NE(load_message(file("AccumSumToDimx", "[5]")).find("dimx 5 must be >= 1 and divide its last dim 32"),
+            std::string::npos);
+  EXPECT_NE(load_message(file("AccumSumToDimx", "[]")).find("expected 1 input and sizes {dimx}"), std::string::npos);
+  const std::vector<uint8_t> plain =
+      graph_to_bytes(load(bytes_of(file("AccumSum", "[]", "[2, 32]"))), GraphFormat::kJson);
+  EXPECT_EQ(std::string(plain.begin(), plain.end()).find("schema_version\": 3"), std::string::npos);
+}
+
 TEST(GraphFile, NewerSchemaIsAVersionMismatch) {
   try {
-    load(bytes_of(R"({"schema_version": 3, "operators": []})"));
+    load(bytes_of(R"({"schema_version": 4, "operators": []})"));
     FAIL();
   } catch (const Error &e) {
     EXPECT_EQ(e.code(), ErrorCode::kVersionMismatch);
-    EXPECT_STREQ(e.what(), "graph file: schema version 3 is newer than this library's 2");
+    EXPECT_STREQ(e.what(), "graph file: schema version 4 is newer than this library's 3");
   }
 }
 

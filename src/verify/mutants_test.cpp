@@ -28,8 +28,8 @@ struct Mutant {
 const OpKind kUnaryKinds[] = {OpKind::kExp,    OpKind::kSilu,    OpKind::kGelu, OpKind::kRelu, OpKind::kSqrt,
                               OpKind::kSquare, OpKind::kSigmoid, OpKind::kLog,  OpKind::kNeg};
 const OpKind kBinaryKinds[] = {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kPow, OpKind::kMax};
-const OpKind kAccumulators[] = {OpKind::kAccumSum, OpKind::kAccumReduceSum, OpKind::kAccumReduceMean,
-                                OpKind::kAccumReduceRms, OpKind::kAccumMax};
+const OpKind kAccumulators[] = {OpKind::kAccumSum,       OpKind::kAccumReduceSum, OpKind::kAccumReduceMean,
+                                OpKind::kAccumReduceRms, OpKind::kAccumMax,       OpKind::kAccumSumToDimx};
 
 // One edit of one block-graph operator (or of the config), and what to call it.
 struct Edit {
@@ -111,6 +111,14 @@ std::vector<Edit> edits_of(const BlockGraph &bg) {
             o.kind = k;
             return true;
           });
+      }
+    }
+    if (op.kind == OpKind::kAccumSumToDimx) {
+      for (int64_t dimx : {op.attributes.sizes[0] / 2, op.attributes.sizes[0] * 2}) {
+        add(at + ": dimx " + std::to_string(dimx), i, [=](Operator &o) {
+          o.attributes.sizes = {dimx};
+          return true;
+        });
       }
     }
     if (op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax) {
@@ -205,6 +213,63 @@ TEST(FingerprintMutants, AgreeWithTheReferenceOnEveryMutant) {
   std::printf("%d valid mutants: %d rejected, %d accepted as equivalent, %d unsupported\n", total_valid, rejected,
               accepted, unsupported);
   EXPECT_GE(rejected, 200);
+}
+
+// Mirage's attention µGraphs end with sum_todimx: partial sums Σ exp(Q·K)·V of 4 blocks laid side
+// by side in A [4, 32] (8 columns each) are added up, and divided by the sums of B [4, 4].
+KernelGraph sum_to_dimx_fused() {
+  KernelGraph g;
+  const TensorId a = g.new_input({4, 32}, DType::kFloat32);
+  const TensorId b = g.new_input({4, 4}, DType::kFloat32);
+  BlockGraphConfig c;
+  c.grid = {2, 1, 1};
+  c.forloop_range = 2;
+  auto bg = std::make_shared<BlockGraph>(c);
+  const TensorId at = bg->new_input({4, 32}, DType::kFloat32, {0, -1, -1}, 1);
+  const TensorId bt = bg->new_input({4, 4}, DType::kFloat32, {0, -1, -1}, 1);
+  const TensorId sum = bg->accumulate_to_dimx(at, 8);
+  bg->new_output(bg->binary(OpKind::kDiv, sum, bg->accumulate(OpKind::kAccumReduceSum, bt)), {0, -1, -1}, -1);
+  g.mark_output(g.customized({a, b}, bg)[0]);
+  return g;
+}
+
+// The same with A's columns added as `groups`: {k·8 + j} for slices (what sum_todimx means),
+// {4·j + k} for groups of neighbours (what it does not).
+KernelGraph sum_to_dimx_unfused(bool slices) {
+  KernelGraph g;
+  const TensorId a = g.new_input({4, 32}, DType::kFloat32);
+  const TensorId b = g.new_input({4, 4}, DType::kFloat32);
+  const std::vector<TensorId> columns = g.split(a, 1, Dims(32, 1));
+  TensorId out = -1;
+  for (int64_t j = 0; j < 8; ++j) {
+    TensorId sum = -1;
+    for (int64_t k = 0; k < 4; ++k) {
+      const TensorId c = columns[static_cast<size_t>(slices ? k * 8 + j : 4 * j + k)];
+      sum = sum < 0 ? c : g.binary(OpKind::kAdd, sum, c);
+    }
+    out = out < 0 ? sum : g.concat(out, sum, 1);
+  }
+  g.mark_output(g.binary(OpKind::kDiv, out, g.reduction(OpKind::kReduction, b, 1)));
+  return g;
+}
+
+TEST(FingerprintMutants, SumToDimxAddsSlicesNotGroups) {
+  const KernelGraph fused = sum_to_dimx_fused();
+  const KernelGraph slices = sum_to_dimx_unfused(true), groups = sum_to_dimx_unfused(false);
+  ASSERT_FALSE(reference_differs(slices, fused));
+  ASSERT_TRUE(reference_differs(groups, fused));
+  EXPECT_TRUE(check_equivalence(slices, fused, EquivalenceOptions{3, 5, 1}).equivalent);
+  EXPECT_FALSE(check_equivalence(groups, fused, EquivalenceOptions{3, 5, 1}).equivalent);
+  int rejected = 0, valid = 0;
+  for (const Mutant &m : mutants_of(fused)) {
+    ++valid;
+    const bool differs = reference_differs(fused, m.graph);
+    const EquivalenceResult result = check_equivalence(fused, m.graph, EquivalenceOptions{3, 5, 1});
+    EXPECT_EQ(result.equivalent, !differs) << m.description << " (" << result.reason << ")";
+    rejected += result.equivalent ? 0 : 1;
+  }
+  std::printf("%d valid mutants of the sum_todimx µGraph: %d rejected\n", valid, rejected);
+  EXPECT_GE(rejected, 20);
 }
 
 }  // namespace

@@ -156,6 +156,8 @@ inline std::vector<KernelKind> conformance_kernel_kinds() {
   dt = next_dtype();
   add_kind(out, "row_chain", dt, bench::build_row_chain(true, dt));
   dt = next_dtype();
+  add_kind(out, "sum_to_dimx", dt, bench::build_sum_to_dimx(true, dt));
+  dt = next_dtype();
   add_kind(out, "rms_norm_limits.block", dt, block_rms_norm(dt));
   return out;
 }

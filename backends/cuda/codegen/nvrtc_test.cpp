@@ -186,6 +186,7 @@ TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
     expect_compiles(bench::build_block_reductions(true, dt), std::string("block reductions ") + dtype_name(dt), seen_,
                     pending_);
     expect_compiles(bench::build_row_chain(true, dt), std::string("row chain ") + dtype_name(dt), seen_, pending_);
+    expect_compiles(bench::build_sum_to_dimx(true, dt), std::string("sum_todimx ") + dtype_name(dt), seen_, pending_);
   }
   // The benchmark shapes: tiles of whole 16-byte groups, cp.async stages as deep as they fit.
   for (const std::string &name : bench::benchmark_names()) {
