@@ -1,0 +1,68 @@
+// yirage-cuda-cost-features GRAPH...: for each graph file, the cost model's estimate on an H100 as
+// the search computes it through the CUDA plugin (its loop waits included), kernel by kernel, as
+// one JSON object per line. A study tool (benchmarks/models/cost_model.py): it lets the model be
+// compared with the candidates a search measured on the device, here, without the device.
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "cuda/codegen/cuda_source.hpp"
+#include "ir/block_graph.hpp"
+#include "search/cost_model.hpp"
+#include "serialize/graph_file.hpp"
+#include "serialize/kernel_program.hpp"
+#include "target/target.hpp"
+#include "util/error.hpp"
+
+using namespace yirage;
+
+namespace {
+
+// What the plugin passes the generator on an H100 (backends/cuda/plugin.cpp).
+constexpr codegen::CudaTarget kH100{90, 227 * 1024, 132, 233472};
+
+KernelGraph load(const char *path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::kNotFound, std::string("cannot read ") + path);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return serialize::graph_from_bytes(bytes.data(), bytes.size());
+}
+
+std::optional<int64_t> cuda_loop_waits(const KernelGraph &graph, size_t op) {
+  try {
+    const int64_t waits = codegen::cuda_source(serialize::make_kernel_program(graph, op), kH100).loop_waits;
+    return waits < 0 ? std::nullopt : std::optional<int64_t>(waits);
+  } catch (const Error &) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  targets::TargetProperties h100 = targets::builtin_target("h100");
+  h100.loop_iteration_seconds = codegen::kCudaLoopIterationSeconds;
+  for (int i = 1; i < argc; ++i) {
+    try {
+      const search::CostEstimate e = search::estimate_cost(load(argv[i]), h100, cuda_loop_waits);
+      std::ostringstream line;
+      line.precision(9);
+      line << "{\"graph\": \"" << argv[i] << "\", \"seconds\": " << e.seconds << ", \"kernels\": [";
+      for (size_t k = 0; k < e.kernels.size(); ++k) {
+        const search::KernelCost &c = e.kernels[k];
+        line << (k ? ", " : "") << "{\"name\": \"" << c.name << "\", \"dram_bytes\": " << c.dram_bytes
+             << ", \"l2_bytes\": " << c.l2_bytes << ", \"matrix_flops\": " << c.matrix_flops
+             << ", \"vector_flops\": " << c.vector_flops << ", \"blocks\": " << c.blocks << ", \"slots\": " << c.slots
+             << ", \"waves\": " << c.waves << ", \"serial_seconds\": " << c.serial_seconds
+             << ", \"utilization\": " << c.utilization << ", \"seconds\": " << c.seconds << "}";
+      }
+      line << "]}";
+      std::puts(line.str().c_str());
+    } catch (const Error &e) {
+      std::fprintf(stderr, "%s: %s\n", argv[i], e.what());
+      return 1;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,72 @@
+"""The cost model against the device: for candidates a search measured and saved
+(`yirage superoptimize --candidates DIR`: DIR/N.yrg and DIR/candidates.tsv), the model's estimate
+now (computed here by `yirage-cuda-cost-features`, as the search computes it through the CUDA
+plugin on an H100) against each candidate's measured median; per graph Spearman's rank
+correlation and the estimate's rank of the measured best.
+
+usage: cost_model.py FEATURES_TOOL DIR [DIR...]   (each DIR one search's saved candidates)
+       FEATURES_TOOL: build/backends/cuda/yirage-cuda-cost-features
+                      (ninja -C build backends/cuda/yirage-cuda-cost-features)
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from run import ranks, spearman  # noqa: E402
+
+
+def measured(folder):
+    """[(path of the candidate's graph, measured seconds, description)] of one search."""
+    rows = []
+    with open(os.path.join(folder, "candidates.tsv")) as table:
+        next(table)
+        for line in table:
+            rank, _, median, _, _, description = line.rstrip("\n").split("\t", 5)
+            rows.append((os.path.join(folder, rank + ".yrg"), float(median), description))
+    return rows
+
+
+def estimates(tool, paths):
+    out = subprocess.run([tool, *paths], check=True, capture_output=True, text=True).stdout
+    return {r["graph"]: r["seconds"] for r in map(json.loads, out.splitlines())}
+
+
+def main(argv):
+    if len(argv) < 3:
+        sys.stderr.write(__doc__.split("\n\n")[1] + "\n")
+        return 2
+    tool, folders = argv[1], argv[2:]
+    print("| graph | measured | Spearman ρ | estimate's rank of the measured best | estimate's pick / best (measured) |")
+    print("|---|---|---|---|---|")
+    correlations, in_top8 = [], []
+    for folder in folders:
+        rows = measured(folder)
+        if not rows:
+            continue
+        estimate = estimates(tool, [r[0] for r in rows])
+        e = [estimate[r[0]] for r in rows]
+        m = [r[1] for r in rows]
+        rho = spearman(e, m)
+        best = min(range(len(m)), key=m.__getitem__)
+        pick = min(range(len(e)), key=e.__getitem__)
+        rank_of_best = int(ranks(e)[best])
+        if rho is not None:
+            correlations.append(rho)
+        in_top8.append(rank_of_best <= 8)
+        print(f"| {os.path.basename(os.path.normpath(folder))} | {len(rows)} | {'-' if rho is None else f'{rho:.2f}'} | "
+              f"{rank_of_best} | {m[pick] / m[best]:.2f}x |")
+    if correlations:
+        print(f"\nmean ρ over {len(correlations)} graphs: **{statistics.mean(correlations):.2f}** (median "
+              f"{statistics.median(correlations):.2f}); measured best among the estimate's top 8: "
+              f"**{sum(in_top8)} of {len(in_top8)}** graphs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
