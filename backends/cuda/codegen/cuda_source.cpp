@@ -112,10 +112,14 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
     for (TensorId saved : bg.outputs()) sixteen_bit = sixteen_bit && dtype_size(bg.tensor(saved).dtype) == 2;
     std::vector<DType> output_dtypes;
     for (TensorId id : g.outputs()) output_dtypes.push_back(g.tensor(id).dtype);
-    // HIP: no mma (its tile matmuls take the float path on AMD GPUs and under NVRTC alike).
+    // HIP: no mma (its tile matmuls take MFMA or the float path).
     const bool tensor_cores = sixteen_bit && target.dialect == CudaDialect::kCuda;
-    const cuda::CustomizedBody made =
-        cuda::emit_customized_body(body, bg, kernel.block_threads, std::move(output_dtypes), tensor_cores, target);
+    // HIP on 64-lane wavefronts: MFMA where asked for, on the same 16-bit graphs (cuda_tile_mfma.hpp).
+    CudaTarget ugraph_target = target;
+    ugraph_target.mfma_tiles =
+        target.mfma_tiles && sixteen_bit && target.dialect == CudaDialect::kHip && target.wavefront == 64;
+    const cuda::CustomizedBody made = cuda::emit_customized_body(body, bg, kernel.block_threads,
+                                                                 std::move(output_dtypes), tensor_cores, ugraph_target);
     kernel.shared_bytes = made.shared_bytes;
     kernel.block_threads = made.threads;
     launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";

@@ -77,6 +77,9 @@ struct CudaTarget {
   int wavefront = 32;
   // kHip on gfx90a: pre-defined matmuls of 16-bit data on the matrix cores (cuda_mfma.hpp).
   bool mfma = false;
+  // kHip with 64-lane wavefronts (gfx90a): the tile matmuls of µGraphs of 16-bit data on the
+  // matrix cores (cuda_tile_mfma.hpp).
+  bool mfma_tiles = false;
   // Programmatic dependent launch (sm_90 and newer): griddepcontrol in the kernel.
   bool dependent_launch() const { return compute_capability >= 90; }
   // Warpgroup mma (wgmma, sm_90a: the arch-specific features of compute capability 9.0 only).

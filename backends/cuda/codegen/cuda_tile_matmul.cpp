@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "cuda/codegen/cuda_tile_mfma.hpp"
+
 namespace yirage::codegen::cuda {
 
 void TileMatmul::set_epilogue(const Operator *unary, const Ref &out) {
@@ -71,6 +73,7 @@ bool TileMatmul::register_fragments(const std::string &name, const Ref &a, const
 }
 
 bool TileMatmul::emit(const Ref &a, const Ref &b, const Ref &o) {
+  if (mfma_ && block_ != nullptr && mfma_tile_matmul(p_, a, b, o, block_->threads)) return false;
   if (skinny_tensor_core_matmul(a, b, o)) return false;
   if (tensor_core_matmul(a, b, o)) return false;
   if (tiled_matmul(a, b, o)) return false;

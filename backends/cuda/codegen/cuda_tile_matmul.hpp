@@ -1,6 +1,7 @@
 // A matmul of tiles at block level (µGraph code): on tensor cores where the target and the tiles
 // allow (mma.sync in TF32 or on 16-bit operands, transposed for few rows, ldmatrix from 16-bit
-// stages), else float4 or scalar FMA loops shared by the block's threads. A unary operator that
+// stages), on AMD's matrix cores in HIP for gfx90a (MFMA, cuda_tile_mfma.hpp), else float4 or
+// scalar FMA loops shared by the block's threads. A unary operator that
 // is the matmul's only reader may be applied to its results before they are stored (an
 // epilogue), and for-loop sums of the result may be updated in registers.
 #pragma once
@@ -22,6 +23,9 @@ class TileMatmul {
   TileMatmul(Printer &p, const ThreadShare &s, BlockShape &block, bool tensor_cores)
       : p_(p), s_(s), block_(&block), tensor_cores_(tensor_cores) {}
 
+  // HIP on 64-lane wavefronts: the matmul on MFMA (cuda_tile_mfma.hpp), which takes every
+  // shape of float tiles, before any other path.
+  void set_mfma(bool mfma) { mfma_ = mfma; }
   // A unary operator applied to a tensor-core matmul's results before they are stored, into
   // `out` instead of the matmul's own output (which then is never written). fused() says
   // whether emit() could.
@@ -120,6 +124,7 @@ class TileMatmul {
   ThreadShare s_;
   BlockShape *block_;
   bool tensor_cores_;
+  bool mfma_ = false;
   const Operator *epilogue_ = nullptr;
   Ref epilogue_out_;
   bool fused_ = false;

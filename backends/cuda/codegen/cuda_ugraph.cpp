@@ -182,6 +182,7 @@ class UGraphEmitter : public UGraphWalker {
     for (size_t sum : sums) reads.push_back({accumulator_key(sum), false});
     barrier_before(reads);
     TileMatmul matmul(p_, plan_.block_share(), plan_.block, plan_.tensor_cores);
+    matmul.set_mfma(plan_.target.mfma_tiles);
     if (epilogue != nullptr) matmul.set_epilogue(epilogue, plan_.tile_ref(epilogue->outputs[0]));
     if (const auto fragments = fragment_arrays_.find(step.op); fragments != fragment_arrays_.end()) {
       matmul.set_a_fragments(fragments->second);

@@ -22,9 +22,10 @@ struct Generated {
   std::vector<std::string> unsupported;  // kinds the generator refused, with its reason
 };
 
-inline Generated generate(int wavefront) {
+// mfma_tiles: the µGraphs' tile matmuls on MFMA, as the plugin prints them for gfx90a by default.
+inline Generated generate(int wavefront, bool mfma_tiles = false) {
   Generated out;
-  const codegen::CudaTarget target = hip_target(kLds, 110, kLds, wavefront);
+  const codegen::CudaTarget target = hip_target(kLds, 110, kLds, wavefront, false, mfma_tiles);
   size_t index = 0;
   for (const yirage::testing::KernelKind &kind : yirage::testing::conformance_kernel_kinds()) {
     codegen::CudaKernel kernel;

@@ -14,7 +14,9 @@
 #include <cstdio>
 #include <string>
 
+#include "cuda/codegen/cuda_tile_mfma.hpp"
 #include "hip/codegen/hip_test_sources.hpp"
+#include "hip/testing/mfma_tile_cases.hpp"
 #include "hip_api.hpp"
 #include "hip_target.hpp"
 #include "util/error.hpp"
@@ -25,12 +27,26 @@ namespace {
 using testing::Generated;
 using testing::kLds;
 
-void expect_hiprtc_compiles(const std::string &arch, int wavefront) {
+void expect_hiprtc_compiles(const std::string &arch, int wavefront, bool mfma_tiles) {
   std::string why;
   const Api *api = Api::load(why);
   if (api == nullptr) GTEST_SKIP() << "NOT RUN: hiprtc cannot be opened here: " << why;
-  const Generated g = testing::generate(wavefront);
+  const Generated g = testing::generate(wavefront, mfma_tiles);
   testing::expect_only_lds_refusals(g);
+  if (mfma_tiles) {
+    // The 16-bit fused µGraphs' tile matmuls take each of the three instructions somewhere.
+    size_t with_mfma = 0;
+    for (const char *builtin : {"__builtin_amdgcn_mfma_f32_16x16x16f16(", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k(",
+                                "__builtin_amdgcn_mfma_f32_16x16x4f32("}) {
+      const size_t uses =
+          static_cast<size_t>(std::count_if(g.bodies.begin(), g.bodies.end(), [&](const std::string &b) {
+            return b.find(builtin) != std::string::npos;
+          }));
+      EXPECT_GE(uses, 2u) << builtin;
+      with_mfma += uses;
+    }
+    EXPECT_GE(with_mfma, 10u);
+  }
   const auto start = std::chrono::steady_clock::now();
   try {
     const std::string code = api->compile(testing::translation_unit(g), arch);
@@ -42,16 +58,20 @@ void expect_hiprtc_compiles(const std::string &arch, int wavefront) {
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
+// gfx90a with the µGraphs' tile matmuls on MFMA (the plugin's default there; without it, their
+// float path is the text gfx1030 and NVRTC compile).
 TEST(HipCodegen, EveryKernelKindCompilesForGfx90a) {
-  expect_hiprtc_compiles("gfx90a", 64);
+  expect_hiprtc_compiles("gfx90a", 64, true);
 }
 
 TEST(HipCodegen, EveryKernelKindCompilesForGfx1030) {
-  expect_hiprtc_compiles("gfx1030", 32);
+  expect_hiprtc_compiles("gfx1030", 32, false);
 }
 
 // Pre-defined matmuls of 16-bit data on gfx90a's matrix cores (MFMA, where the plugin is asked
-// for them): odd shapes with partial tiles and k tails, batched with a broadcast A.
+// for them): odd shapes with partial tiles and k tails, batched with a broadcast A. And the tile
+// matmuls that the emulator test runs (testing/mfma_tile_cases.hpp: every MFMA kind, partial
+// tiles, k tails, batches, views), each as a kernel of its own, in the same translation unit.
 TEST(HipCodegen, MfmaMatmulsCompileForGfx90a) {
   std::string why;
   const Api *api = Api::load(why);
@@ -74,6 +94,15 @@ TEST(HipCodegen, MfmaMatmulsCompileForGfx90a) {
       if (unit.empty()) unit = kernel.source.substr(0, kernel.source.find("// Kernel program"));
       unit += "namespace m" + std::to_string(index++) + " {\n" + body + "}\n";
     }
+  }
+  for (const testing::MfmaTileCase &c : testing::mfma_tile_cases()) {
+    codegen::Printer p;
+    p.open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(c.threads) + ") mfma_tile_" +
+           std::to_string(index++) +
+           "(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ O)");
+    EXPECT_TRUE(codegen::cuda::mfma_tile_matmul(p, c.a, c.b, c.o, c.threads)) << c.name;
+    p.close();
+    unit += "// " + c.name + "\n" + p.str();
   }
   try {
     EXPECT_GT(api->compile(unit, "gfx90a:sramecc+:xnack-").size(), 1000u);
