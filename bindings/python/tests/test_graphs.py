@@ -272,7 +272,28 @@ def test_targets_and_cost_estimates():
 
 def test_versions():
     assert yr.version().count(".") == 2
-    assert yr.abi_version() == (1, 7)
+    assert yr.abi_version() == (1, 8)
+
+
+def test_mirage_sum_todimx_adds_the_slices_of_reduction_dimx():
+    # Mirage's forloop_accum(x, "sum_todimx"): over the loop, and each row's last dim folded to
+    # reduction_dimx by adding its slices: out[r, j] = sum of x[r, c] over c = j (mod 16).
+    g = yr.new_kernel_graph()
+    X = g.new_input((4, 256), yr.float32)
+    tb = yr.new_threadblock_graph((2, 1, 1), (128, 1, 1), 4, 16)
+    tX = tb.new_input(dtensor=X, input_map=(0, -1, -1), forloop_dim=1)
+    folded = tb.forloop_accum(tX, "sum_todimx")
+    assert folded.dims == (2, 16)
+    tb.new_output(folded, output_map=(0, -1, -1))
+    (O,) = g.customized([X], tb)
+    g.mark_output(O)
+    x = rand(4, 256)
+    want = x.astype(np.float64).reshape(4, 16, 16).sum(axis=1)
+    np.testing.assert_allclose(g.run_reference([x])[0], want, rtol=1e-5)
+    np.testing.assert_allclose(g(inputs=[x])[0], want, rtol=1e-5, atol=1e-5)
+    odd = yr.new_threadblock_graph((1, 1, 1), (128, 1, 1), 4, 48)
+    with pytest.raises(yr.InvalidArgumentError, match=r"forloop_accum\(\): acc='sum_todimx' .* reduction_dimx \(48\)"):
+        odd.forloop_accum(odd.new_input(dtensor=X, input_map=(-1, -1, -1), forloop_dim=1), "sum_todimx")
 
 
 def test_mirage_accumulators_and_threadblock_arguments():
@@ -288,8 +309,7 @@ def test_mirage_accumulators_and_threadblock_arguments():
     assert kept.dims == (4, 64) and summed.dims == (4, 1)
     assert tb.forloop_accum(tX, "reduce_sum").dims == (4, 1)  # yirage's older name
     assert tb.forloop_accum_max(tX).dims == (4, 64)
-    with pytest.raises(yr.UnsupportedError, match="sum_todimx"):
-        tb.forloop_accum(tX, "sum_todimx")
+    assert tb.forloop_accum(tX, "sum_todimx").dims == (4, 64)  # reduction_dimx 64: nothing to fold
     with pytest.raises(ValueError, match="forloop_accum"):
         tb.forloop_accum(tX, "total")
     tb.new_output(summed, output_map=(-1, -1, -1))

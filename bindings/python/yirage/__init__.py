@@ -539,8 +539,8 @@ class ThreadblockGraph(_Graph):
     def __init__(self, grid_dim, block_dim=(128, 1, 1), forloop_range=1, reduction_dimx=64, *,
                  shared_memory_limit=0):
         self._handle = None
-        # reduction_dimx: Mirage's size for forloop_accum(x, "sum_todimx"), which yirage has
-        # not; accepted (Mirage's fourth positional argument) and otherwise unused.
+        # reduction_dimx: Mirage's size for forloop_accum(x, "sum_todimx") (its fourth
+        # positional argument); nothing else reads it.
         if not isinstance(reduction_dimx, int) or reduction_dimx < 1:
             raise ValueError(f"new_threadblock_graph(): reduction_dimx must be a positive int, "
                              f"not {reduction_dimx!r}")
@@ -550,7 +550,7 @@ class ThreadblockGraph(_Graph):
             threads *= d
         self._handle = _check(_c.yirage_py_block_graph_create(
             grid[0], grid[1], grid[2], threads, int(forloop_range), int(shared_memory_limit)))
-        self._grid, self._forloop_range = grid, int(forloop_range)
+        self._grid, self._forloop_range, self._reduction_dimx = grid, int(forloop_range), reduction_dimx
         self._dtensors = []
         self._tiles = {}  # pointer key -> _Tile
 
@@ -638,16 +638,22 @@ class ThreadblockGraph(_Graph):
     def forloop_accum(self, X, acc=None):
         """X accumulated over the for-loop, as Mirage's: acc None keeps X's shape; "sum", "mean"
         and "rms" reduce its last dim to 1 as well (the sum, mean or root mean square over the
-        loop's tiles together); "max" is the elementwise maximum."""
-        if acc == "sum_todimx":
-            raise UnsupportedError("forloop_accum(): Mirage's acc='sum_todimx' (the last dim summed "
-                                   "down to reduction_dimx) is not supported: yirage's block graphs "
-                                   "have no operator that adds strided slices of a tile's dim")
-        if acc not in _ACCUMULATORS:
+        loop's tiles together); "sum_todimx" folds the last dim to the graph's reduction_dimx,
+        adding its slices of reduction_dimx (out[..., j] = sum over k of x[..., k*dimx + j]);
+        "max" is the elementwise maximum."""
+        if acc not in _ACCUMULATORS and acc != "sum_todimx":
             raise ValueError("forloop_accum(): acc must be None, 'sum', 'mean', 'rms', "
-                             f"'reduce_sum' or 'max', not {acc!r}")
+                             f"'sum_todimx', 'reduce_sum' or 'max', not {acc!r}")
         self._refuse_running(f"forloop_accum(acc={acc!r})", X, "max" if acc == "max" else None)
-        t = self._tensor("accumulate", _handle(X, "X"), _ACCUMULATORS[acc])
+        if acc == "sum_todimx":
+            n = Tensor(self, _handle(X, "X")).dims[-1]
+            if n % self._reduction_dimx != 0:
+                raise InvalidArgumentError(
+                    f"forloop_accum(): acc='sum_todimx' folds X's last dim ({n}) to the graph's "
+                    f"reduction_dimx ({self._reduction_dimx}), which must divide it")
+            t = self._tensor("accumulate_to_dimx", _handle(X, "X"), self._reduction_dimx)
+        else:
+            t = self._tensor("accumulate", _handle(X, "X"), _ACCUMULATORS[acc])
         self._tiles[int(t._handle)] = _Tile("after", None, None)
         return t
 
