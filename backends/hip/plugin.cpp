@@ -100,6 +100,22 @@ void log(const yirage_backend_instance *instance, yirage_backend_log_level level
   if (instance->log != nullptr) instance->log(instance->log_user_data, level, message.c_str());
 }
 
+// Which matmuls take gfx90a's matrix cores (MFMA; docs/backends/hip.md, "Matrix cores"). Neither
+// kind has run on an AMD GPU. A µGraph's tile matmuls do by default: a search checks every
+// candidate it times against the reference executor on the device, so a wrong one would be
+// dropped; YIRAGE_HIP_MFMA=0 turns them off. Pre-defined matmuls, which a graph run as it is
+// reaches unchecked, only with YIRAGE_HIP_MFMA=1.
+struct MfmaUse {
+  bool predefined = false, tiles = false;
+};
+MfmaUse mfma_use(const yirage::hip::RuntimeDevice &p) {
+  if (yirage::hip::processor_of(p.arch) != "gfx90a" || p.wavefront != 64) return {};
+  const char *asked = std::getenv("YIRAGE_HIP_MFMA");
+  const std::string value = asked != nullptr ? asked : "";
+  if (value == "0") return {};
+  return {value == "1", true};
+}
+
 // The device's description. HIP reports no bandwidths or FLOP/s: they are estimated from its clocks
 // (docs/backends/hip.md, "Devices and properties").
 void describe(const Runtime &runtime, Device &d) {
@@ -127,26 +143,28 @@ void describe(const Runtime &runtime, Device &d) {
   t.memory_bytes = p.memory_bytes;
   t.l2_bytes = p.l2_bytes;
   // HBM moves two words per memory clock over the bus; a CU issues 64 FP32 FMAs per clock (four
-  // SIMDs of 16 lanes on CDNA, two of 32 on RDNA). 16-bit data is computed in float32: no MFMA.
+  // SIMDs of 16 lanes on CDNA, two of 32 on RDNA). 16-bit data is computed in float32, except
+  // where µGraph tiles take gfx90a's MFMA: 1024 16-bit FLOPs per CU and clock (v_mfma_f32_16x16x16:
+  // 8192 FLOPs in 32 cycles on each of 4 SIMDs), the 16 × 16 × 16 matrix unit.
   t.memory_bandwidth = 2.0 * static_cast<double>(p.memory_clock_khz) * 1e3 * static_cast<double>(p.memory_bus_bits) / 8;
   t.l2_bandwidth = 3 * t.memory_bandwidth;
   t.vector_flops_float32 = static_cast<double>(p.compute_units) * 128 * static_cast<double>(p.clock_khz) * 1e3;
   t.peak_flops_float32 = t.vector_flops_float32;
-  t.peak_flops_float16 = t.vector_flops_float32;
-  t.peak_flops_bfloat16 = t.vector_flops_float32;
+  const bool mfma = mfma_use(p).tiles;
+  t.peak_flops_float16 = mfma ? 8 * t.vector_flops_float32 : t.vector_flops_float32;
+  t.peak_flops_bfloat16 = t.peak_flops_float16;
+  if (mfma) t.matrix_unit[0] = t.matrix_unit[1] = t.matrix_unit[2] = 16;
   t.launch_overhead_seconds = 5e-6;
   t.loop_iteration_seconds = yirage::codegen::kCudaLoopIterationSeconds;
   info.dtypes = (1u << YIRAGE_FLOAT16) | (1u << YIRAGE_BFLOAT16) | (1u << YIRAGE_FLOAT32);
   info.dlpack_device_type = runtime.dlpack_device_type();
 }
 
-// MFMA matmuls only where asked for (YIRAGE_HIP_MFMA=1): they have never run on an AMD GPU.
 yirage::codegen::CudaTarget target_of(const Device &d) {
   const yirage::hip::RuntimeDevice &p = d.properties;
-  const char *mfma = std::getenv("YIRAGE_HIP_MFMA");
-  return yirage::hip::hip_target(
-      p.lds_per_block, p.compute_units, p.lds_per_compute_unit, p.wavefront,
-      yirage::hip::processor_of(p.arch) == "gfx90a" && mfma != nullptr && std::string(mfma) == "1");
+  const MfmaUse mfma = mfma_use(p);
+  return yirage::hip::hip_target(p.lds_per_block, p.compute_units, p.lds_per_compute_unit, p.wavefront, mfma.predefined,
+                                 mfma.tiles);
 }
 
 // The code object for `source`, from the cache or from the compiler. The source is kept beside it
