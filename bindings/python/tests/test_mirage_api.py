@@ -27,11 +27,14 @@ def test_builder_calls_take_mirages_arguments():
     X = g.new_input((4, 8), (8, 1), mi.float16)  # Mirage's positional order: dims, strides, dtype
     Y = g.new_input((4, 8), mi.float16)  # yirage's older order still works
     assert X.num_dims == 2 and X.dim(0) == 4 and X.dim(1) == 8 and X.dtype == mi.float16
-    with pytest.raises(mi.UnsupportedError, match=r"new_input\(\): Mirage's strides=\(1, 4\)"):
-        g.new_input((4, 8), (1, 4), mi.float16)
+    with pytest.raises(mi.UnsupportedError, match=r"new_input\(\): Mirage's strides=\(16, 1\) .* gaps"):
+        g.new_input((4, 8), (16, 1), mi.float16)
+    with pytest.raises(mi.InvalidArgumentError, match=r"new_input\(\): strides=\(1,\) has 1 entries"):
+        g.new_input((4, 8), (1,), mi.float16)
     Z = g.clamp(g.add(X, Y), min_val=-0.5, max_val=0.5)
-    with pytest.raises(mi.UnsupportedError, match=r"mark_output\(\): Mirage's strides"):
-        g.mark_output(Z, (1, 4))
+    with pytest.raises(mi.UnsupportedError, match=r"mark_output\(\): Mirage's strides=\(4, 4\)"):
+        g.mark_output(Z, (4, 4))
+    assert len(g.outputs) == 0
     g.mark_output(Z, (8, 1))
     x, y = rand(4, 8), rand(4, 8)
     (got,) = g.run_reference([x, y])
@@ -41,6 +44,28 @@ def test_builder_calls_take_mirages_arguments():
     tb.new_output(tb.forloop_accum(tX), (-1, -1, -1))
     (C,) = g.customized([X], tb)
     assert C.dims == (4, 8)
+
+
+def test_strides_declare_the_layout_of_inputs_and_outputs():
+    # Mirage's qwen µGraphs: W column-major (strides (1, k)), passed as a strided view; the
+    # output declared column-major comes back in that layout. Values are the logical ones.
+    g = mi.new_kernel_graph()
+    X = g.new_input(dims=(4, 8), dtype=mi.float32)
+    W = g.new_input(dims=(8, 6), strides=(1, 8), dtype=mi.float32)
+    g.mark_output(g.matmul(X, W), strides=(1, 4))
+    g.mark_output(g.exp(X))
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (4, 8)).astype(np.float32)
+    w = rng.uniform(-1, 1, (6, 8)).astype(np.float32).T  # (8, 6), strides (1, 8) elements
+    want = x.astype(np.float64) @ w
+    for kernel in (g, g.compile()):
+        out, e = kernel(inputs=[x, w])
+        assert out.strides == (4, 16) and e.flags.c_contiguous  # (1, 4) elements of 4 bytes
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(kernel(inputs=[x, np.ascontiguousarray(w)])[0], want, rtol=1e-5, atol=1e-6)
+    given = np.empty((6, 4), np.float32).T
+    assert g(inputs=[x, w], outputs=[given, np.empty((4, 8), np.float32)])[0] is given
+    np.testing.assert_allclose(given, want, rtol=1e-5, atol=1e-6)
 
 
 def test_calling_a_graph_runs_it_as_it_is():

@@ -140,17 +140,105 @@ def _check(result):
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-def _row_major(function, dims, strides):
-    """Refuses Mirage strides that are not the compact row-major ones of `dims`."""
+def _declared_layout(function, dims, strides):
+    """Mirage's strides= of a graph input or output: None where they are None or the compact
+    row-major ones; else the strides (in elements) of a dense layout of `dims` in another dim
+    order (column-major, say), which the calls lay the tensor out in (_KernelLayouts). Strides
+    with gaps or overlaps raise UnsupportedError."""
     if strides is None:
-        return
-    want, step = [], 1
-    for d in reversed(tuple(dims)):
-        want.insert(0, step)
-        step *= int(d)
-    if tuple(int(s) for s in strides) != tuple(want):
-        raise UnsupportedError(f"{function}: Mirage's strides={tuple(strides)} are not supported: yirage's "
-                               f"graph tensors are compact (row-major strides {tuple(want)})")
+        return None
+    dims, strides = tuple(int(d) for d in dims), tuple(int(s) for s in strides)
+    if len(strides) != len(dims):
+        raise InvalidArgumentError(f"{function}: strides={strides} has {len(strides)} entries for "
+                                   f"the {len(dims)} dims {dims}")
+    step = 1
+    for stride, extent in sorted((s, d) for s, d in zip(strides, dims) if d > 1):
+        if stride != step:
+            raise UnsupportedError(f"{function}: Mirage's strides={strides} of dims {dims} have gaps "
+                                   f"or overlaps; yirage takes dense layouts only (each stride the "
+                                   f"product of the extents of the dims with smaller strides)")
+        step *= extent
+    row_major = []
+    step = 1
+    for d in reversed(dims):
+        row_major.insert(0, step)
+        step *= d
+    if all(s == r for s, r, d in zip(strides, row_major, dims) if d > 1):
+        return None
+    return strides
+
+
+def _compact(x):
+    """Input x with its logical values in a compact row-major tensor of its library (x itself
+    where it is one; DeviceTensors always are); other objects as they are (the C library
+    refuses strided ones)."""
+    if isinstance(x, _np.ndarray):
+        return _np.ascontiguousarray(x)
+    if hasattr(x, "contiguous"):  # PyTorch
+        return x.contiguous()
+    if type(x).__module__.startswith("cupy"):
+        import cupy
+        return cupy.ascontiguousarray(x)
+    return x
+
+
+def _laid_out(x, strides, function):
+    """A new tensor of x's library holding x's values laid out with `strides` (a dense layout,
+    _declared_layout)."""
+    if hasattr(x, "contiguous") and hasattr(x, "new_empty_strided"):  # PyTorch
+        return x.new_empty_strided(tuple(x.shape), strides).copy_(x)
+    xp = _np if isinstance(x, _np.ndarray) else None
+    if xp is None and type(x).__module__.startswith("cupy"):
+        import cupy as xp
+    if xp is None:
+        raise UnsupportedError(f"{function}: a {type(x).__name__} output cannot be laid out with "
+                               f"strides={strides} (yirage's DeviceTensors are compact row-major); "
+                               f"pass numpy, PyTorch or CuPy tensors")
+    order = sorted(range(len(strides)), key=lambda d: -strides[d])  # outermost dim first
+    buffer = xp.empty([x.shape[d] for d in order], dtype=x.dtype)
+    view = buffer.transpose([order.index(d) for d in range(len(order))])
+    view[...] = x
+    return view
+
+
+class _KernelLayouts:
+    """The strides a graph's calls take inputs in and give outputs in, where Mirage's
+    new_input(dims, strides) / mark_output(A, strides) declared other than row-major ones.
+    yirage's kernels read and write compact row-major tensors: an input is read by its logical
+    values, whatever its strides (a strided one is copied to a compact one first), and an output
+    with declared strides is copied into a new tensor of that layout after the kernel
+    (docs/python.md). Both cost one copy of the tensor per call."""
+
+    def __init__(self):
+        self.inputs, self.outputs = {}, {}  # index -> strides
+
+    def __bool__(self):
+        return bool(self.inputs or self.outputs)
+
+    def compact_inputs(self, inputs):
+        if not self.inputs or not isinstance(inputs, (list, tuple)):
+            return inputs
+        return [_compact(x) if i in self.inputs else x for i, x in enumerate(inputs)]
+
+    def lay_out(self, outputs, given):
+        """The kernel's compact outputs in their declared layouts; into `given` where the
+        caller passed outputs."""
+        if not self.outputs:
+            return outputs
+        outputs = list(outputs)
+        for i, strides in self.outputs.items():
+            if given is None:
+                outputs[i] = _laid_out(outputs[i], strides, "mark_output(strides=...)")
+            elif outputs[i] is not given[i]:
+                given[i][...] = outputs[i]
+                outputs[i] = given[i]
+        return outputs
+
+    def compact_outputs(self, given):
+        """Compact stand-ins for given outputs of declared layouts (lay_out copies them back)."""
+        if not self.outputs or given is None:
+            return given
+        return [_compact(x) if i in self.outputs else x for i, x in enumerate(given)]
 
 
 def _dims(dims, what="dims"):
@@ -302,6 +390,7 @@ class KernelGraph(_Graph):
     def __init__(self, handle=None):
         self._handle = handle if handle is not None else _check(_c.yirage_graph_create())
         self._block_inputs = None
+        self._layouts = _KernelLayouts()
 
     def release(self):
         if self._handle is not None:
@@ -318,13 +407,19 @@ class KernelGraph(_Graph):
         self.release()
 
     def new_input(self, dims, strides=None, dtype=float16):
-        """A new input of `dims` (Mirage's order: dims, strides, dtype). yirage's tensors are
-        compact: `strides` may be None or the row-major strides. A second positional argument
-        that is not a tuple or list is yirage's older new_input(dims, dtype): the dtype."""
+        """A new input of `dims` (Mirage's order: dims, strides, dtype). `strides` (Mirage's
+        layout of the tensor the calls are given, in elements: None or row-major, or another
+        dense layout such as column-major) changes no value: the kernels read the input's
+        logical values, copying a strided one to a compact one first. A second positional
+        argument that is not a tuple or list is yirage's older new_input(dims, dtype)."""
         if strides is not None and not isinstance(strides, (tuple, list)):
             strides, dtype = None, strides
-        _row_major("new_input()", dims, strides)
-        return self._tensor("new_input", _dims(dims), _dtype(dtype).value)
+        layout = _declared_layout("new_input()", _dims(dims), strides)
+        index = self._call("num_inputs")
+        t = self._tensor("new_input", _dims(dims), _dtype(dtype).value)
+        if layout is not None:
+            self._layouts.inputs[index] = layout
+        return t
 
     def softmax(self, X, dim):
         return self._tensor("softmax", _handle(X, "X"), int(dim))
@@ -338,9 +433,14 @@ class KernelGraph(_Graph):
             _c.yirage_py_chunk(self._live(), _handle(X, "X"), int(chunks), int(dim)))]
 
     def mark_output(self, A, strides=None):
-        """Marks A as an output; `strides` (Mirage's) may be None or A's row-major strides."""
-        _row_major("mark_output()", A.dims if isinstance(A, Tensor) else (), strides)
+        """Marks A as an output. `strides` (Mirage's, in elements: None or row-major, or another
+        dense layout such as column-major) is the layout the calls return it in: the kernel
+        writes a compact tensor, copied into one of that layout (numpy, PyTorch, CuPy)."""
+        layout = _declared_layout("mark_output()", Tensor(self, _handle(A, "A")).dims, strides)
+        index = self._call("num_outputs")
         self._call("mark_output", _handle(A, "A"))
+        if layout is not None:
+            self._layouts.outputs[index] = layout
 
     # ---- Mirage's KNGraph calls beyond the builder ----
 
@@ -399,6 +499,7 @@ class KernelGraph(_Graph):
         """Replaces this graph with the one in `filename` (Mirage's instance method)."""
         loaded = load(filename)
         old, self._handle, loaded._handle = self._handle, loaded._handle, None
+        self._layouts = _KernelLayouts()
         if old is not None:
             _c.yirage_graph_release(old)
 
@@ -985,8 +1086,10 @@ class Kernel:
 
     _release_handle = staticmethod(_ext.yirage_kernel_release)
 
-    def __init__(self, graph, device, search=None):
+    def __init__(self, graph, device, search=None, layouts=None):
         self.graph, self.device, self.search = graph, device, search
+        # Mirage's declared strides of the graph's inputs and outputs (_KernelLayouts).
+        self._layouts = layouts if layouts is not None else getattr(graph, "_layouts", None)
         self._handle = _check(_c.yirage_py_compile(graph._live(), device._handle))
         # The kernel holds its own copy of the graph; this is all a call needs from it.
         self._outputs = [(tuple(t.dims), t.dtype) for t in graph.outputs]
@@ -1009,6 +1112,14 @@ class Kernel:
         inputs' library, as PyTorch's own operations do, else the default stream), like a
         PyTorch operation: work queued after it on that stream sees the outputs; read them from
         the host or another stream after a synchronize (synchronize=True waits here)."""
+        if self._layouts:
+            given = None if outputs is None else list(outputs)
+            results = self._run(self._layouts.compact_inputs(inputs),
+                                self._layouts.compact_outputs(given), stream, synchronize)
+            return self._layouts.lay_out(results, given)
+        return self._run(inputs, outputs, stream, synchronize)
+
+    def _run(self, inputs, outputs, stream, synchronize):
         if stream is not None and not isinstance(stream, int):
             # A stream object, as Mirage takes PyTorch's: its handle (PyTorch's cuda_stream,
             # CuPy's ptr).
@@ -1272,7 +1383,7 @@ def _superoptimize(graph, backend=None, device=None, time_budget=60, top_k=4, th
         raise NotFoundError("superoptimize(): no correct candidate was found" +
                             (" within the budget" if report.timed_out else "") +
                             (f" ({why})" if why else ""))
-    return Kernel(report.candidates[0][0], dev, report)
+    return Kernel(report.candidates[0][0], dev, report, graph._layouts)
 
 
 def _device_for(context, backend, device):

@@ -50,6 +50,19 @@ def randn(*dims, dtype=mi.float16, scale=1.0):
     return values.astype(dtype.numpy)
 
 
+def as_strided(x, dims, strides):
+    """Mirage's torch.as_strided(x, dims, strides) (strides in elements) where PyTorch is; a
+    strided numpy view of a numpy array. A bfloat16 DeviceTensor (no PyTorch) is compact: the
+    view's values are copied into a new one, laid out row-major."""
+    if torch is not None and isinstance(x, torch.Tensor):
+        return torch.as_strided(x, dims, strides)
+    if isinstance(x, mi.DeviceTensor):
+        bits = np.ascontiguousarray(x.copy_to(np.empty(x.shape, np.uint16)))
+        view = np.lib.stride_tricks.as_strided(bits, dims, [s * 2 for s in strides])
+        return mi.default_device().empty(dims, x.dtype).copy_from(np.ascontiguousarray(view))
+    return np.lib.stride_tricks.as_strided(x, dims, [s * x.itemsize for s in strides])
+
+
 def host(x):
     """A tensor's values as a float64 numpy array (a list of tensors: a list of arrays)."""
     if isinstance(x, (list, tuple)):
