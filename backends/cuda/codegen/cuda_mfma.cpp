@@ -18,8 +18,9 @@ std::optional<MatmulLaunch> mfma_matmul(Printer &p, const Ref &a, const Ref &b, 
   const std::string M = std::to_string(m), N = std::to_string(n), K = std::to_string(k);
   const bool f16 = dtype == DType::kFloat16;
   // The operands' element vectors: _Float16 for f16, the raw bits for bf16 (bf16_1k takes shorts).
-  p.line(std::string("typedef ") + (f16 ? "_Float16" : "short") + " yr_mfma_in __attribute__((ext_vector_type(4)));");
-  p.line("typedef float yr_mfma_out __attribute__((ext_vector_type(4)));");
+  // GCC's vector types as well as clang's, so that the host emulator test compiles this code too.
+  p.line(std::string("typedef ") + (f16 ? "_Float16" : "short") + " yr_mfma_in __attribute__((vector_size(8)));");
+  p.line("typedef float yr_mfma_out __attribute__((vector_size(16)));");
   p.line("const int lane = threadIdx.x % 64, wave = threadIdx.x / 64;");
   emit_matmul_block_origin(p, "cb", col_blocks, "rb", row_blocks, batch_out, sa, sb);
   // Lane l holds A's row l % 16 and B's column l % 16 at k = 4 (l / 16) + 0..3, and receives the

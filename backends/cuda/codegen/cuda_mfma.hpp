@@ -2,8 +2,9 @@
 // sources only (CudaTarget::mfma): each 64-lane wavefront computes a 16 × 16 tile of the output
 // with v_mfma_f32_16x16x16 (f16, or bf16_1k) over k in steps of 16, its operands loaded straight
 // from the tensors (no LDS), float32 sums; a block of four wavefronts a 32 × 32 tile. Compiled for
-// gfx90a in CI; it has never run on an AMD GPU (NVIDIA cannot run it), so the HIP plugin turns it
-// on only when asked (YIRAGE_HIP_MFMA=1, docs/backends/hip.md).
+// gfx90a and run on a host emulator of the instruction in CI (backends/hip/testing/); it has never
+// run on an AMD GPU (NVIDIA cannot run it), so the HIP plugin turns it on only when asked
+// (YIRAGE_HIP_MFMA=1, docs/backends/hip.md).
 #pragma once
 
 #include <optional>

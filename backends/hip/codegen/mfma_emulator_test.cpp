@@ -18,6 +18,22 @@
 #include "hip/testing/mfma_tile_cases.hpp"
 
 namespace yirage::hip::testing {
+
+// The HIP prelude's element types and stores, on the host (the pre-defined kernels use them).
+struct yr_f16 {
+  uint16_t bits;
+};
+struct yr_bf16 {
+  uint16_t bits;
+};
+inline void yr_st(yr_f16 *p, float v) {
+  p->bits = __builtin_bit_cast(uint16_t, static_cast<_Float16>(v));
+}
+inline void yr_st(yr_bf16 *p, float v) {  // rounded to nearest, ties to even
+  const uint32_t bits = __builtin_bit_cast(uint32_t, v);
+  p->bits = static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
 #include "mfma_tile_cases.inc"
 
 namespace {
@@ -106,6 +122,78 @@ TEST(HipMfmaEmulator, EveryCaseMatchesThePlainMatmul) {
     }
     EXPECT_EQ(wrong, 0) << "wrong elements of " << num_elements(tc.o.dims);
     for (size_t g = outputs; g < o.size(); ++g) ASSERT_TRUE(std::isnan(o[g])) << "written past O: element " << g;
+  }
+}
+
+// The bits of `x` rounded to `dtype` (float16 or bfloat16), and their value.
+uint16_t bits_of(float x, DType dtype) {
+  if (dtype == DType::kFloat16) return __builtin_bit_cast(uint16_t, static_cast<_Float16>(x));
+  yr_bf16 b;
+  yr_st(&b, x);
+  return b.bits;
+}
+float value_of(uint16_t bits, DType dtype) {
+  if (dtype == DType::kFloat16) return static_cast<float>(__builtin_bit_cast(_Float16, bits));
+  return bf16_value(static_cast<short>(bits));
+}
+
+// Pre-defined matmuls (cuda_mfma.hpp): the whole grid, block by block, each block's threads at once.
+TEST(HipMfmaEmulator, PredefinedMatmulsMatchThePlainMatmul) {
+  const std::vector<MfmaMatmulCase> cases = mfma_matmul_cases();
+  ASSERT_EQ(cases.size(), std::size(kMfmaKernels));
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const MfmaMatmulCase &mc = cases[c];
+    const MfmaKernel &kernel = kMfmaKernels[c];
+    SCOPED_TRACE(mc.name);
+    std::vector<uint16_t> a(static_cast<size_t>(num_elements(mc.a))), b(static_cast<size_t>(num_elements(mc.b)));
+    for (uint16_t &x : a) x = bits_of(dist(rng), mc.dtype);
+    for (uint16_t &x : b) x = bits_of(dist(rng), mc.dtype);
+    const size_t outputs = static_cast<size_t>(num_elements(mc.o)), guard = 64;
+    std::vector<uint16_t> o(outputs + guard, 0xffff);  // NaN: never written
+    for (int64_t block = 0; block < kernel.blocks; ++block) {
+      std::vector<EmulatedWavefront> wavefronts(static_cast<size_t>(kernel.threads / 64));
+      std::vector<std::string> failures(static_cast<size_t>(kernel.threads));
+      std::vector<std::thread> lanes;
+      for (int64_t t = 0; t < kernel.threads; ++t) {
+        lanes.emplace_back([&, t] {
+          threadIdx.x = static_cast<unsigned>(t);
+          blockIdx.x = static_cast<unsigned>(block);
+          current_wavefront = &wavefronts[static_cast<size_t>(t / 64)];
+          try {
+            kernel.run(a.data(), b.data(), o.data());
+          } catch (const std::exception &e) {
+            failures[static_cast<size_t>(t)] = e.what();
+          }
+        });
+      }
+      for (std::thread &lane : lanes) lane.join();
+      for (const std::string &f : failures) ASSERT_TRUE(f.empty()) << "block " << block << ": " << f;
+    }
+    const size_t rank = mc.o.size();
+    const int64_t m = mc.o[rank - 2], n = mc.o[rank - 1], k = mc.a[rank - 1];
+    const bool a_broadcast = mc.a.size() > 2 && mc.a[0] == 1;
+    const double rounding = mc.dtype == DType::kFloat16 ? 0x1p-11 : 0x1p-8;  // of the 16-bit result
+    int wrong = 0;
+    for (size_t e = 0; e < outputs; ++e) {
+      const int64_t bt = static_cast<int64_t>(e) / (m * n), i = static_cast<int64_t>(e) / n % m,
+                    j = static_cast<int64_t>(e) % n;
+      const int64_t ia = a_broadcast ? 0 : bt * m * k, ib = bt * k * n;
+      double sum = 0, magnitude = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const double x = value_of(a[static_cast<size_t>(ia + i * k + p)], mc.dtype);
+        const double y = value_of(b[static_cast<size_t>(ib + p * n + j)], mc.dtype);
+        sum += x * y;
+        magnitude += std::fabs(x * y);
+      }
+      const float got = value_of(o[e], mc.dtype);
+      if (!(std::fabs(got - sum) <= 1e-5 * magnitude + rounding * std::fabs(sum) + 1e-6) && ++wrong <= 5) {
+        ADD_FAILURE() << "O element " << e << ": " << got << ", expected " << sum;
+      }
+    }
+    EXPECT_EQ(wrong, 0) << "wrong elements of " << outputs;
+    for (size_t g = outputs; g < o.size(); ++g) ASSERT_EQ(o[g], 0xffff) << "written past O: element " << g;
   }
 }
 

@@ -79,12 +79,12 @@ class EmulatedWavefront {
   float a_[64][4] = {}, b_[64][4] = {};
 };
 
-// The emulated thread: its index in the block and its wavefront's exchange (set by the test for
-// each host thread before it runs the generated code).
+// The emulated thread: its index in the block, its block's in the grid and its wavefront's
+// exchange (set by the test for each host thread before it runs the generated code).
 struct EmulatedThreadIndex {
   unsigned x = 0;
 };
-inline thread_local EmulatedThreadIndex threadIdx;
+inline thread_local EmulatedThreadIndex threadIdx, blockIdx;
 inline thread_local EmulatedWavefront *current_wavefront = nullptr;
 
 // D = A·B + C for a 16 × 16 output, k = 16 (packed: 4 elements per lane) or 4 (1 per lane).

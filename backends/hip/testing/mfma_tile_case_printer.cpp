@@ -1,11 +1,15 @@
-// Prints the generator's MFMA code (cuda_tile_mfma.hpp) of every case of mfma_tile_cases.hpp as
-// C++ functions `void mfma_case_<i>(const float *A, const float *B, float *O)` and the table
-// kMfmaCases of them, for the emulator test to compile against its emulated intrinsics.
+// Prints the generator's MFMA code of every case of mfma_tile_cases.hpp as C++ functions, for the
+// emulator test to compile against its emulated intrinsics: tile matmuls (cuda_tile_mfma.hpp) as
+// `void mfma_case_<i>(const float *A, const float *B, float *O)` in the table kMfmaCases, and
+// pre-defined matmuls (cuda_mfma.hpp) as `void mfma_kernel_<i>(const T *A, const T *B, T *O)` (T
+// the element type) in kMfmaKernels with their launches.
 // Usage: mfma_tile_case_printer OUT.inc
 #include <cstdio>
 #include <fstream>
 
+#include "cuda/codegen/cuda_mfma.hpp"
 #include "cuda/codegen/cuda_tile_mfma.hpp"
+#include "hip/hip_target.hpp"
 #include "hip/testing/mfma_tile_cases.hpp"
 
 int main(int argc, char **argv) {
@@ -30,6 +34,29 @@ int main(int argc, char **argv) {
     table += "    " + name + ",\n";
   }
   p.line("inline void (*const kMfmaCases[])(const float *, const float *, float *) = {\n" + table + "};");
+  p.line("struct MfmaKernel {");
+  p.line("  void (*run)(const void *, const void *, void *);");
+  p.line("  int64_t blocks, threads;");
+  p.line("};");
+  std::string kernels;
+  index = 0;
+  for (const hip::testing::MfmaMatmulCase &c : hip::testing::mfma_matmul_cases()) {
+    const std::string name = "mfma_kernel_" + std::to_string(index++), type = codegen::element_type(c.dtype);
+    const codegen::CudaTarget target = hip::hip_target(64 * 1024, 104, 64 * 1024, 64, true);
+    p.line("// " + c.name);
+    p.open("inline void " + name + "(const " + type + " *A, const " + type + " *B, " + type + " *O)");
+    const std::optional<codegen::cuda::MatmulLaunch> launch =
+        codegen::cuda::mfma_matmul(p, {"A", c.a, {}}, {"B", c.b, {}}, {"O", c.o, {}}, c.dtype, target);
+    if (!launch) {
+      std::fprintf(stderr, "%s: the generator did not take it\n", c.name.c_str());
+      return 1;
+    }
+    p.close();
+    kernels += "    {[](const void *a, const void *b, void *o) { " + name + "(static_cast<const " + type +
+               " *>(a), static_cast<const " + type + " *>(b), static_cast<" + type + " *>(o)); }, " +
+               std::to_string(launch->blocks) + ", " + std::to_string(launch->threads) + "},\n";
+  }
+  p.line("inline const MfmaKernel kMfmaKernels[] = {\n" + kernels + "};");
   std::ofstream out(argv[1]);
   out << p.str();
   return out.good() ? 0 : 1;

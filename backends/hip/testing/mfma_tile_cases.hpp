@@ -1,7 +1,8 @@
-// Tile matmuls o = a·b that the MFMA emulator test (codegen/mfma_emulator_test.cpp) runs through
-// the generator's MFMA code (cuda_tile_mfma.hpp): each MFMA kind, partial row and column tiles, k
-// tails, batches with broadcast operands, strided views, fewer items than wavefronts and more.
-// Operands are named A and B, the result O (compact), as the generated functions take them.
+// The matmuls o = a·b that the MFMA emulator test (codegen/mfma_emulator_test.cpp) runs through
+// the generator's MFMA code: tile matmuls (cuda_tile_mfma.hpp: each MFMA kind, partial row and
+// column tiles, k tails, batches with broadcast operands, strided views, fewer items than
+// wavefronts and more) and pre-defined matmuls (cuda_mfma.hpp). Operands are named A and B, the
+// result O (compact), as the generated functions take them.
 #pragma once
 
 #include <string>
@@ -50,6 +51,23 @@ inline std::vector<MfmaTileCase> mfma_tile_cases() {
       c("f32_rank4_broadcast_b", {2, 3, 7, 5}, D::kFloat32, {1, 3, 5, 9}, D::kFloat32, 192),
       c("f32_three_wavefronts", {40, 36}, D::kFloat32, {36, 40}, D::kFloat32, 192),
   };
+}
+
+// Pre-defined matmuls of 16-bit tensors (the result too): partial tiles, k tails, batches with a
+// broadcast A, as hip_codegen_hiprtc compiles them.
+struct MfmaMatmulCase {
+  std::string name;
+  Dims a, b, o;
+  DType dtype;
+};
+
+inline std::vector<MfmaMatmulCase> mfma_matmul_cases() {
+  std::vector<MfmaMatmulCase> cases;
+  for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
+    cases.push_back({std::string(dtype_name(dt)) + "_77x104x88", {77, 104}, {104, 88}, {77, 88}, dt});
+    cases.push_back({std::string(dtype_name(dt)) + "_batch_broadcast_a", {1, 40, 45}, {3, 45, 131}, {3, 40, 131}, dt});
+  }
+  return cases;
 }
 
 }  // namespace yirage::hip::testing
