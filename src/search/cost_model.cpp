@@ -9,6 +9,17 @@ namespace yirage::search {
 
 namespace {
 
+// Bytes a block's tile occupies in memory without a gap: its innermost dims while they span the
+// whole tensor's, times the first one that does not.
+double contiguous_run_bytes(const Tensor &tile, const Tensor &whole) {
+  double run = static_cast<double>(dtype_size(tile.dtype));
+  for (size_t d = tile.dims.size(); d-- > 0;) {
+    run *= static_cast<double>(tile.dims[d]);
+    if (tile.dims[d] != whole.dims[d]) break;
+  }
+  return run;
+}
+
 double bytes_of(const Tensor &t) {
   return static_cast<double>(num_elements(t.dims)) * static_cast<double>(dtype_size(t.dtype));
 }
@@ -56,7 +67,7 @@ double kernel_seconds(KernelCost &c, const targets::TargetProperties &t, DType d
   };
   double seconds = static_cast<double>(full_waves) * wave(slots);
   if (rest > 0) seconds += wave(static_cast<double>(rest));
-  seconds = std::max(seconds, c.serial_seconds);
+  seconds += c.serial_seconds;
   c.utilization = std::max(memory, compute) / seconds;
   return seconds + t.launch_overhead_seconds;
 }
@@ -106,8 +117,9 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
   const auto iterations = static_cast<double>(config.forloop_range);
   // A block runs its for-loop serially and every iteration waits at least once for its tile
   // loads and its barriers, a latency the bandwidth and FLOP terms cannot see. The backend says
-  // how long with its code (loop_iteration_seconds); a kernel takes at least waves × iterations
-  // × that, which steers the search away from long, narrow loops where it is large. A loop that
+  // how long with its code (loop_iteration_seconds); a kernel takes waves × iterations × that on
+  // top of its data and arithmetic time (a block waiting does neither), which steers the search
+  // away from long, narrow loops where it is large. A loop that
   // only adds up its input tiles (a split loop's sum of parts) has no iteration waiting for
   // another: its loads can all be in flight at once, one wait in all (the CUDA backend's sum of
   // 16 parts costs far less than 16 of its iterations). The backend may know better how its code
@@ -125,8 +137,13 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
       // Every block loads its tiles; each kernel input comes from DRAM once, and the rest of the
       // loads are re-reads that L2 serves when the input fits in it.
       const Tensor &tile = bg.tensor(bop.outputs[0]);
-      const double loads = bytes_of(tile) * blocks * (tile.phase == LoopPhase::kPerIteration ? iterations : 1);
-      const double unique = bytes_of(g.tensor(op.inputs[input++]));
+      const Tensor &whole = g.tensor(op.inputs[input++]);
+      // Memory reaches the cores in whole cache lines: a tile whose rows are shorter than a line
+      // (a few columns of a weight) moves whole lines all the same.
+      const double run = contiguous_run_bytes(tile, whole), line = static_cast<double>(t.cache_line());
+      const double loads = bytes_of(tile) * blocks * (tile.phase == LoopPhase::kPerIteration ? iterations : 1) *
+                           std::ceil(run / line) * line / run;
+      const double unique = bytes_of(whole);
       const double rereads = std::max(0.0, loads - unique);
       c.dram_bytes += unique;
       (unique <= static_cast<double>(t.l2_bytes) ? c.l2_bytes : c.dram_bytes) += rereads;

@@ -1,6 +1,7 @@
 // The analytic cost model that ranks verified candidates before any is compiled (ARCHITECTURE.md
-// §5): for each kernel, bytes moved per memory level over that level's bandwidth and FLOPs over
-// the target's peak — whichever bound is larger — plus one launch overhead per kernel. A
+// §5): for each kernel, bytes moved per memory level over that level's bandwidth (in whole cache
+// lines) and FLOPs over the target's peak — whichever bound is larger — plus the waits of its
+// blocks' for-loops and one launch overhead. A
 // customized kernel's grid sets how much of the device is busy: compute time scales with the
 // share of compute units in use (wave quantization included), memory time saturates once half
 // of them issue loads. It is a ranking heuristic, not
@@ -27,7 +28,7 @@ struct KernelCost {
   int64_t blocks = 1;
   int64_t slots = 0;  // blocks resident at once on the device; 0 for a library kernel
   int64_t waves = 1;
-  // The latency floor of the blocks' serial for-loops (GPU targets; see cost_model.cpp).
+  // The waits of the blocks' serial for-loops, added to the rest (GPU targets; cost_model.cpp).
   double serial_seconds = 0;
   // Share of the device doing useful work over the kernel's run (1 for a library kernel).
   double utilization = 1;

@@ -143,7 +143,8 @@ TEST(CostModel, LoopIterationLatencyBoundsLongLoops) {
   const CostEstimate slow = estimate_cost(fused, h100);
   ASSERT_EQ(slow.kernels.size(), 1u);
   EXPECT_GT(slow.kernels[0].serial_seconds, modeled);
-  EXPECT_GE(slow.seconds, slow.kernels[0].serial_seconds);
+  // A block waiting moves no data and computes nothing: the waits add to the rest.
+  EXPECT_NEAR(slow.seconds, modeled + slow.kernels[0].serial_seconds, 1e-12);
   EXPECT_NEAR(slow.kernels[0].serial_seconds,
               1e-6 * static_cast<double>(slow.kernels[0].waves) *
                   static_cast<double>(fused.operators().back().block_graph->config().forloop_range),
@@ -175,6 +176,34 @@ TEST(CostModel, TheBackendsLoopWaitsReplaceTheModelsCount) {
   EXPECT_NEAR(streamed.kernels[0].serial_seconds, 1e-6 * waves, 1e-15);
   EXPECT_LT(streamed.seconds, model.seconds);
   EXPECT_DOUBLE_EQ(unchanged.seconds, model.seconds);
+}
+
+// exp over a [1024, 2048] float16 tensor by 64 blocks, each a slice of rows (4 KiB rows) or of
+// columns (32 columns: 64-byte rows).
+KernelGraph sliced_exp(bool columns) {
+  KernelGraph g;
+  const TensorId x = g.new_input({1024, 2048}, DType::kFloat16);
+  BlockGraphConfig config;
+  config.grid = {64, 1, 1};
+  auto bg = std::make_shared<BlockGraph>(config);
+  const std::array<int, 3> imap = {columns ? 1 : 0, -1, -1};
+  const TensorId t = bg->new_input({1024, 2048}, DType::kFloat16, imap, -1);
+  bg->new_output(bg->unary(OpKind::kExp, t), imap, -1);
+  g.mark_output(g.customized({x}, bg)[0]);
+  return g;
+}
+
+// Memory reaches the cores in whole cache lines: slices of 64-byte rows on a GPU of 128-byte lines
+// move twice their bytes, whole rows their own; with 64-byte lines both move the same.
+TEST(CostModel, ShortRowsMoveWholeCacheLines) {
+  targets::TargetProperties h100 = targets::builtin_target("h100");
+  const KernelCost rows = estimate_cost(sliced_exp(false), h100).kernels.at(0),
+                   columns = estimate_cost(sliced_exp(true), h100).kernels.at(0);
+  EXPECT_DOUBLE_EQ(rows.dram_bytes + rows.l2_bytes, 2.0 * 1024 * 2048 * 2);
+  EXPECT_DOUBLE_EQ(columns.dram_bytes + columns.l2_bytes, 3.0 * 1024 * 2048 * 2);  // reads twice over
+  EXPECT_GT(columns.seconds, rows.seconds);
+  h100.cache_line_bytes = 64;
+  EXPECT_DOUBLE_EQ(estimate_cost(sliced_exp(true), h100).seconds, estimate_cost(sliced_exp(false), h100).seconds);
 }
 
 TEST(CostModel, SharedMemoryMakesAKernelInfeasible) {

@@ -120,6 +120,8 @@ TargetProperties host_cpu_target_in(const std::string &folder) {
   t.warp_width = __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("avx2") ? 8 : 4;
   t.memory_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
   t.l2_bytes = cache_bytes(_SC_LEVEL3_CACHE_SIZE, l2);
+  const int64_t line = cache_bytes(_SC_LEVEL1_DCACHE_LINESIZE, 64);
+  t.cache_line_bytes = line >= 4 && line <= 4096 && (line & (line - 1)) == 0 ? line : 64;
 
   // The measured figures are kept per machine: the file's name hashes what identifies it, so
   // that machines sharing a home folder keep their own.
@@ -152,7 +154,7 @@ TargetProperties host_cpu_target_in(const std::string &folder) {
   t.description = "this host: " + std::to_string(t.compute_units) + " cores, " + std::to_string(t.warp_width) +
                   " float32 SIMD lanes";
   t.sources =
-      "detected: cores, caches and memory from sysconf, SIMD width from cpuid; measured once per "
+      "detected: cores, caches, cache line and memory from sysconf, SIMD width from cpuid; measured once per "
       "machine and kept in the cache folder: memory bandwidth (single-thread 64 MiB copy) and "
       "frequency (/proc/cpuinfo); peak FLOP/s estimated as cores x frequency x lanes x 4; L2 "
       "bandwidth estimated as 4x memory bandwidth";
@@ -194,6 +196,10 @@ void validate(const TargetProperties &t) {
   }
   if (!(t.loop_iteration_seconds >= 0) || t.loop_iteration_seconds > 1) {
     bad(t, "loop_iteration_seconds must be in [0, 1]");
+  }
+  const int64_t line = t.cache_line_bytes;
+  if (line != 0 && (line < 4 || line > 4096 || (line & (line - 1)) != 0)) {
+    bad(t, "cache_line_bytes must be 0 or a power of two from 4 to 4096 (is " + std::to_string(line) + ")");
   }
   if (!t.supports(DType::kFloat16) && !t.supports(DType::kBFloat16) && !t.supports(DType::kFloat32)) {
     bad(t, "no dtype has a positive peak_flops");
@@ -261,6 +267,7 @@ TargetProperties target_from_json(const std::string &text) {
   t.loop_iteration_seconds = in.loop_iteration_seconds();
   t.sources = in.sources() ? in.sources()->str() : "";
   t.cuda_compute_capability = in.cuda_compute_capability();
+  t.cache_line_bytes = in.cache_line_bytes();
   validate(t);
   return t;
 }

@@ -41,7 +41,12 @@ struct TargetProperties {
   std::string sources;
   // The CUDA devices this describes (major · 10 + minor); 0: none (schemas/yirage_target.fbs).
   int cuda_compute_capability = 0;
+  // The unit in which memory reaches the cores (a GPU's L1 line, a CPU's cache line), bytes; 0: the
+  // kind's usual (cache_line() gives it).
+  int64_t cache_line_bytes = 0;
 
+  // cache_line_bytes, or 128 on a GPU and 64 on a CPU where it is 0.
+  int64_t cache_line() const { return cache_line_bytes > 0 ? cache_line_bytes : kind == TargetKind::kGpu ? 128 : 64; }
   // Matrix-unit peak for dtype (0 when unsupported).
   double peak_flops(DType dtype) const;
   bool supports(DType dtype) const { return peak_flops(dtype) > 0; }

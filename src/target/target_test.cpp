@@ -33,6 +33,7 @@ TEST(Target, BuiltinDescriptions) {
   EXPECT_EQ(h100.matrix_unit, (std::array<int64_t, 3>{16, 8, 16}));
   EXPECT_DOUBLE_EQ(h100.peak_flops(DType::kFloat16), 7.12e14);
   EXPECT_FALSE(h100.sources.empty());
+  EXPECT_EQ(h100.cache_line(), 128);
   EXPECT_EQ(builtin_target("a100").compute_units, 108);
   EXPECT_EQ(builtin_target("mi300x").warp_width, 64);
   try {
@@ -51,6 +52,7 @@ TEST(Target, HostCpuIsDetected) {
   EXPECT_GT(cpu.memory_bandwidth, 1e8);  // any machine copies faster than 100 MB/s
   EXPECT_GE(cpu.warp_width, 4);
   EXPECT_GT(cpu.shared_memory_per_block, 0);
+  EXPECT_GE(cpu.cache_line_bytes, 32);                // sysconf's L1 line, or 64 where it says nothing
   EXPECT_EQ(&host_cpu_target(), &host_cpu_target());  // detected once
   EXPECT_NO_THROW(validate(cpu));
 }
@@ -131,6 +133,12 @@ TEST(Target, JsonErrors) {
                         "target 't': compute_units must be positive (is 0)");
   YIRAGE_EXPECT_INVALID(target_from_json(minimal + gpu + "}"), "no dtype has a positive peak_flops");
   YIRAGE_EXPECT_INVALID(target_from_json(minimal + flops + "}"), "kind must be Cpu or Gpu");
+  // The cache line: absent means the kind's usual; given, a power of two from 4 to 4096.
+  EXPECT_EQ(target_from_json(minimal + gpu + flops + "}").cache_line(), 128);
+  EXPECT_EQ(target_from_json(minimal + R"(, "kind": "Cpu")" + flops + "}").cache_line(), 64);
+  EXPECT_EQ(target_from_json(minimal + gpu + flops + R"(, "cache_line_bytes": 32})").cache_line(), 32);
+  YIRAGE_EXPECT_INVALID(target_from_json(minimal + gpu + flops + R"(, "cache_line_bytes": 96})"),
+                        "cache_line_bytes must be 0 or a power of two from 4 to 4096 (is 96)");
 }
 
 }  // namespace
