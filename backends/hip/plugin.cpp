@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "entry_guard.hpp"
 #include "generated_kernels.hpp"
 #include "hip_target.hpp"
+#include "mfma_probe.hpp"
 #include "runtime.hpp"
 #include "serialize/kernel_program.hpp"
 #include "util/file_cache.hpp"
@@ -31,6 +33,8 @@ using yirage::hip::Runtime;
 struct Device {
   yirage::hip::RuntimeDevice properties;
   yirage_backend_device_info info{};
+  // Its matrix cores' self-test (mfma_probe.hpp): 0 not run yet, 1 passed, -1 failed (MFMA off).
+  int mfma_probe = 0;
 };
 
 }  // namespace
@@ -44,6 +48,7 @@ struct yirage_backend_instance_s {
   void (*log)(void *, yirage_backend_log_level, const char *) = nullptr;  // the host's; may be NULL
   void *log_user_data = nullptr;
   mutable std::atomic<bool> cache_unwritable_said{false};  // the warning is given once
+  std::mutex mfma_probe_mutex;                             // one self-test at a time (Device::mfma_probe)
 };
 
 struct yirage_backend_buffer_s {
@@ -100,11 +105,13 @@ void log(const yirage_backend_instance *instance, yirage_backend_log_level level
   if (instance->log != nullptr) instance->log(instance->log_user_data, level, message.c_str());
 }
 
-// Which matmuls take gfx90a's matrix cores (MFMA; docs/backends/hip.md, "Matrix cores"). Neither
-// kind has run on an AMD GPU. A µGraph's tile matmuls do by default: a search checks every
-// candidate it times against the reference executor on the device, so a wrong one would be
-// dropped; YIRAGE_HIP_MFMA=0 turns them off. Pre-defined matmuls, which a graph run as it is
-// reaches unchecked, only with YIRAGE_HIP_MFMA=1.
+// Which matmuls may take gfx90a's matrix cores (MFMA; docs/backends/hip.md, "Matrix cores (MFMA)"),
+// once the device passed their self-test (mfma_verified). Neither kind has run on an AMD GPU. A
+// µGraph's tile matmuls do by default: the self-test checks the instructions on the device, the
+// host emulator the code's use of them, and a search also checks every candidate it times against
+// the reference executor on the device; YIRAGE_HIP_MFMA=0 turns them off. Pre-defined matmuls only
+// with YIRAGE_HIP_MFMA=1: nothing measures whether their MFMA kernel (operands straight from
+// memory) beats the float one, and a graph run as it is reaches them unchecked.
 struct MfmaUse {
   bool predefined = false, tiles = false;
 };
@@ -160,9 +167,10 @@ void describe(const Runtime &runtime, Device &d) {
   info.dlpack_device_type = runtime.dlpack_device_type();
 }
 
-yirage::codegen::CudaTarget target_of(const Device &d) {
+// The generator's target for device `d`; mfma_allowed false: no MFMA whatever mfma_use says.
+yirage::codegen::CudaTarget target_of(const Device &d, bool mfma_allowed) {
   const yirage::hip::RuntimeDevice &p = d.properties;
-  const MfmaUse mfma = mfma_use(p);
+  const MfmaUse mfma = mfma_allowed ? mfma_use(p) : MfmaUse{};
   return yirage::hip::hip_target(p.lds_per_block, p.compute_units, p.lds_per_compute_unit, p.wavefront, mfma.predefined,
                                  mfma.tiles);
 }
@@ -191,6 +199,33 @@ std::string code_object_for(const yirage_backend_instance *instance, const std::
     }
   }
   return code;
+}
+
+// Whether device `device`'s matrix cores passed their self-test (mfma_probe.hpp), run the first time
+// a kernel would use them; a failure turns MFMA off on the device for this instance, with a warning.
+bool mfma_failed(yirage_backend_instance *instance, int32_t device) {
+  const std::lock_guard<std::mutex> lock(instance->mfma_probe_mutex);
+  return instance->devices[static_cast<size_t>(device)].mfma_probe < 0;
+}
+bool mfma_verified(yirage_backend_instance *instance, int32_t device) {
+  const std::lock_guard<std::mutex> lock(instance->mfma_probe_mutex);
+  Device &d = instance->devices[static_cast<size_t>(device)];
+  if (d.mfma_probe != 0) return d.mfma_probe > 0;
+  std::string why;
+  try {
+    const yirage::hip::MfmaProbe probe = yirage::hip::mfma_probe();
+    const std::string code = code_object_for(instance, probe.source, d.properties.arch);
+    why = yirage::hip::run_mfma_probe(enter(instance, device), code, probe);
+  } catch (const std::exception &e) {
+    why = e.what();
+  }
+  d.mfma_probe = why.empty() ? 1 : -1;
+  if (!why.empty()) {
+    log(instance, YIRAGE_BACKEND_LOG_WARNING,
+        "hip: device " + std::to_string(device) +
+            "'s matrix cores failed their self-test, so no kernel uses MFMA: " + why);
+  }
+  return d.mfma_probe > 0;
 }
 
 // The runtime YIRAGE_HIP_PLATFORM asks for: HIP (unset, "hip") or the CUDA test mode ("cuda").
@@ -325,8 +360,13 @@ std::shared_ptr<const yirage::cuda::GeneratedKernel> generated(yirage_backend_in
   require(program, "program");
   return instance->generated.get(device, program, size, [&] {
     const yirage::serialize::KernelProgram parsed = yirage::serialize::kernel_program_from_bytes(program, size);
-    return yirage::cuda::GeneratedKernel{yirage::codegen::cuda_source(parsed, target_of(d)), parsed.input_bytes(),
-                                         parsed.output_bytes()};
+    yirage::codegen::CudaKernel kernel =
+        yirage::codegen::cuda_source(parsed, target_of(d, !mfma_failed(instance, device)));
+    // A kernel on the matrix cores waits for their self-test, and is generated without them if it fails.
+    if (kernel.source.find("__builtin_amdgcn_mfma_") != std::string::npos && !mfma_verified(instance, device)) {
+      kernel = yirage::codegen::cuda_source(parsed, target_of(d, false));
+    }
+    return yirage::cuda::GeneratedKernel{kernel, parsed.input_bytes(), parsed.output_bytes()};
   });
 }
 

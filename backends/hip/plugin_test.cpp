@@ -44,6 +44,7 @@ struct FakeStats {
   unsigned grid[3], block, shared_bytes;
   void *last_stream;
   int current_device;
+  int mfma_probes;
 };
 const FakeStats &fake_stats() {
   void *handle = dlopen(fake_runtime().c_str(), RTLD_NOW | RTLD_NOLOAD);
@@ -345,16 +346,37 @@ std::optional<std::string> compiled_source(Session &s, const KernelGraph &graph,
   for (const auto &entry : std::filesystem::directory_iterator(s.cache + "/hip")) {
     if (entry.path().extension() != ".hip") continue;
     std::optional<std::string> source = util::read_cached(entry.path().string());
-    std::filesystem::remove(entry.path());  // the next call finds its own
-    if (source) return source;
+    // Not the matrix cores' self-test (cached too); the next call finds its own.
+    if (!source || source->find("yirage_cuda_kernel(") == std::string::npos) continue;
+    std::filesystem::remove(entry.path());
+    return source;
   }
   why = "no source in the cache";
   return std::nullopt;
 }
 
-// gfx90a's matrix cores (docs/backends/hip.md, "Matrix cores"): a µGraph's tile matmuls by default
-// (a search checks each candidate on the device) and unless YIRAGE_HIP_MFMA=0; pre-defined matmuls
-// only with YIRAGE_HIP_MFMA=1 (a graph run as it is is not checked). Neither has run on an AMD GPU.
+// A µGraph of bfloat16 data with a tile matmul: X·W summed over a loop of two, W's columns split
+// over two blocks (`columns` of them).
+KernelGraph tile_matmul_ugraph(int64_t columns = 64) {
+  KernelGraph g;
+  const TensorId x = g.new_input({16, 64}, DType::kBFloat16), w = g.new_input({64, columns}, DType::kBFloat16);
+  BlockGraphConfig config;
+  config.grid = {2, 1, 1};
+  config.block_threads = 128;
+  config.forloop_range = 2;
+  auto bg = std::make_shared<BlockGraph>(config);
+  const TensorId xt = bg->new_input({16, 64}, DType::kBFloat16, {-1, -1, -1}, 1);
+  const TensorId wt = bg->new_input({64, columns}, DType::kBFloat16, {1, -1, -1}, 0);
+  bg->new_output(bg->accumulate(OpKind::kAccumSum, bg->matmul(xt, wt)), {1, -1, -1}, -1);
+  g.mark_output(g.customized({x, w}, bg)[0]);
+  return g;
+}
+
+// gfx90a's matrix cores (docs/backends/hip.md, "Matrix cores (MFMA)"): a µGraph's tile matmuls by
+// default (a search checks each candidate on the device) and unless YIRAGE_HIP_MFMA=0; pre-defined
+// matmuls only with YIRAGE_HIP_MFMA=1 (a graph run as it is is not checked); either only after the
+// device passed the self-test, once (the fake computes it as working matrix cores would). Neither
+// has run on an AMD GPU.
 TEST(HipPlugin, MfmaWhereTheDefaultOrYirageHipMfmaSays) {
   for (const char *asked : {"", "0", "1"}) {
     std::vector<std::pair<const char *, std::string>> variables = {{"YIRAGE_HIP_LIBRARY", fake_runtime()}};
@@ -371,22 +393,15 @@ TEST(HipPlugin, MfmaWhereTheDefaultOrYirageHipMfmaSays) {
       if (!predefined_source) return why;
       if ((predefined_source->find("__builtin_amdgcn_mfma_f32_16x16x16f16(") != std::string::npos) != predefined)
         failures += setting + ": a pre-defined matmul's MFMA " + (predefined ? "not used\n" : "used\n");
-      // A µGraph: X·W summed over a loop of two, its columns split over two blocks.
-      KernelGraph ugraph;
-      const TensorId x = ugraph.new_input({16, 64}, DType::kBFloat16), w = ugraph.new_input({64, 64}, DType::kBFloat16);
-      BlockGraphConfig config;
-      config.grid = {2, 1, 1};
-      config.block_threads = 128;
-      config.forloop_range = 2;
-      auto bg = std::make_shared<BlockGraph>(config);
-      const TensorId xt = bg->new_input({16, 64}, DType::kBFloat16, {-1, -1, -1}, 1);
-      const TensorId wt = bg->new_input({64, 64}, DType::kBFloat16, {1, -1, -1}, 0);
-      bg->new_output(bg->accumulate(OpKind::kAccumSum, bg->matmul(xt, wt)), {1, -1, -1}, -1);
-      ugraph.mark_output(ugraph.customized({x, w}, bg)[0]);
-      const std::optional<std::string> tile_source = compiled_source(s, ugraph, 2, why);
-      if (!tile_source) return why;
-      if ((tile_source->find("__builtin_amdgcn_mfma_f32_16x16x16bf16_1k(") != std::string::npos) != tiles)
-        failures += setting + ": a µGraph's tile MFMA " + (tiles ? "not used\n" : "used\n");
+      for (int64_t columns : {64, 96}) {
+        const std::optional<std::string> tile_source = compiled_source(s, tile_matmul_ugraph(columns), 2, why);
+        if (!tile_source) return why;
+        if ((tile_source->find("__builtin_amdgcn_mfma_f32_16x16x16bf16_1k(") != std::string::npos) != tiles)
+          failures += setting + ": a µGraph's tile MFMA " + (tiles ? "not used\n" : "used\n");
+      }
+      if (fake_stats().mfma_probes != (tiles ? 1 : 0))
+        failures += setting + ": " + std::to_string(fake_stats().mfma_probes) + " self-tests\n";
+      if (!s.warnings.empty()) failures += setting + ": warnings: " + s.warnings;
       // The device's 16-bit figures follow the tiles: MFMA's 1024 FLOPs per CU and clock.
       yirage_backend_device_info info{};
       info.struct_size = sizeof info;
@@ -399,6 +414,33 @@ TEST(HipPlugin, MfmaWhereTheDefaultOrYirageHipMfmaSays) {
       return failures;
     });
   }
+}
+
+// Matrix cores that get the self-test wrong are not used, by any kernel, and the host is told why.
+TEST(HipPlugin, MfmaIsOffWhereTheSelfTestFails) {
+  in_child({{"YIRAGE_HIP_LIBRARY", fake_runtime()}, {"YIRAGE_HIP_MFMA", "1"}, {"FAKE_HIP_MFMA_WRONG", "1"}},
+           []() -> std::string {
+             Session s;
+             std::string failures, why;
+             for (int64_t columns : {64, 96}) {
+               const std::optional<std::string> source = compiled_source(s, tile_matmul_ugraph(columns), 2, why);
+               if (!source) return why;
+               if (source->find("mfma") != std::string::npos) failures += "MFMA used after a failed self-test\n";
+             }
+             KernelGraph matmul;
+             matmul.mark_output(matmul.matmul(matmul.new_input({77, 104}, DType::kFloat16),
+                                              matmul.new_input({104, 88}, DType::kFloat16)));
+             const std::optional<std::string> source = compiled_source(s, matmul, 2, why);
+             if (!source) return why;
+             if (source->find("mfma") != std::string::npos) failures += "a pre-defined matmul used MFMA\n";
+             if (fake_stats().mfma_probes != 1)
+               failures += std::to_string(fake_stats().mfma_probes) + " self-tests, not one\n";
+             failures += contains(s.warnings,
+                                  "hip: device 0's matrix cores failed their self-test, so no kernel uses MFMA: the "
+                                  "float16 product's element (0, 0) is",
+                                  "warning");
+             return failures;
+           });
 }
 
 }  // namespace

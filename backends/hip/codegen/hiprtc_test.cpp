@@ -19,6 +19,7 @@
 #include "hip/testing/mfma_tile_cases.hpp"
 #include "hip_api.hpp"
 #include "hip_target.hpp"
+#include "mfma_probe.hpp"
 #include "util/error.hpp"
 
 namespace yirage::hip {
@@ -115,6 +116,24 @@ TEST(HipCodegen, MfmaMatmulsCompileForGfx90a) {
   for (const codegen::CudaTarget &target : {hip_target(kLds, 110, kLds, 32, true), hip_target(kLds, 110, kLds, 64)}) {
     EXPECT_EQ(codegen::cuda_source(serialize::make_kernel_program(g, 2), target).source.find("mfma"),
               std::string::npos);
+  }
+}
+
+// The matrix cores' self-test that the plugin runs before any kernel uses them (mfma_probe.hpp).
+TEST(HipCodegen, TheMfmaSelfTestCompilesForGfx90a) {
+  std::string why;
+  const Api *api = Api::load(why);
+  if (api == nullptr) GTEST_SKIP() << "NOT RUN: hiprtc cannot be opened here: " << why;
+  const MfmaProbe probe = mfma_probe();
+  for (const char *builtin : {"__builtin_amdgcn_mfma_f32_16x16x16f16(", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k(",
+                              "__builtin_amdgcn_mfma_f32_16x16x4f32("}) {
+    EXPECT_NE(probe.source.find(builtin), std::string::npos) << builtin;
+  }
+  EXPECT_EQ(probe.expected.size(), 3u * 256);
+  try {
+    EXPECT_GT(api->compile(probe.source, "gfx90a:sramecc+:xnack-").size(), 1000u);
+  } catch (const Error &e) {
+    ADD_FAILURE() << e.what();
   }
 }
 

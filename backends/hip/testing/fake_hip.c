@@ -7,9 +7,12 @@
  *   FAKE_HIP_MEMORY_LIMIT   the largest allocation that succeeds (default 256 MiB; larger:
  *                           hipErrorOutOfMemory), though each device reports 64 GiB
  *   FAKE_HIP_COMPILE_ERROR  set: hiprtc fails every compile with a log naming the first line
+ *   FAKE_HIP_MFMA_WRONG     set: the matrix cores' self-test gets A·Bᵀ (a wrong layout), not A·B
  * The code object is the text "FAKE-CODE-OBJECT <arch>\n" and the source; hipModuleLoadData takes
- * nothing else, hipModuleGetFunction finds a kernel named in it. fake_hip_stats() tells the tests
- * what happened. */
+ * nothing else, hipModuleGetFunction finds a kernel named in it. The one kernel that runs is the
+ * plugin's MFMA self-test (mfma_probe.hpp): its three 16 x 16 products are computed here, as a
+ * device whose matrix cores work would (counted in mfma_probes, not launches). fake_hip_stats()
+ * tells the tests what happened. */
 #define _POSIX_C_SOURCE 200809L
 #include <hip/hip_runtime_api.h>
 #include <hip/hiprtc.h>
@@ -25,6 +28,7 @@ struct fake_hip_stats {
   unsigned grid[3], block, shared_bytes;
   void *last_stream;
   int current_device;
+  int mfma_probes;
 };
 static struct fake_hip_stats stats;
 
@@ -144,13 +148,32 @@ FAKE_EXPORT hipError_t hipModuleGetFunction(hipFunction_t *function, hipModule_t
   *function = (hipFunction_t)m;
   return hipSuccess;
 }
+/* The MFMA self-test's O = A·B (A·Bᵀ with FAKE_HIP_MFMA_WRONG): three 16 x 16 products, row-major. */
+static void run_mfma_probe(void **args) {
+  const float *a = *(const float **)args[0], *b = *(const float **)args[1];
+  float *o = *(float **)args[2];
+  const int wrong = getenv("FAKE_HIP_MFMA_WRONG") != NULL;
+  for (int c = 0; c < 3; ++c) {
+    for (int i = 0; i < 16; ++i) {
+      for (int j = 0; j < 16; ++j) {
+        float sum = 0;
+        for (int k = 0; k < 16; ++k) sum += a[c * 256 + i * 16 + k] * b[c * 256 + (wrong ? j * 16 + k : k * 16 + j)];
+        o[c * 256 + i * 16 + j] = sum;
+      }
+    }
+  }
+  ++stats.mfma_probes;
+}
+
 FAKE_EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                              unsigned by, unsigned bz, unsigned shared, hipStream_t stream, void **args,
                                              void **extra) {
-  (void)f;
-  (void)args;
   (void)extra;
   if (bx * by * bz > 1024 || shared > 64 * 1024) return hipErrorInvalidValue;
+  if (strstr(((struct fake_module *)f)->code, "void __launch_bounds__(64) yirage_mfma_probe(") != NULL) {
+    run_mfma_probe(args);
+    return hipSuccess;
+  }
   ++stats.launches;
   stats.grid[0] = gx;
   stats.grid[1] = gy;
