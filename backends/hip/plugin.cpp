@@ -201,12 +201,15 @@ std::string code_object_for(const yirage_backend_instance *instance, const std::
   return code;
 }
 
-// Whether device `device`'s matrix cores passed their self-test (mfma_probe.hpp), run the first time
-// a kernel would use them; a failure turns MFMA off on the device for this instance, with a warning.
+// Whether device `device`'s matrix cores failed their self-test (false: passed, or not run yet).
 bool mfma_failed(yirage_backend_instance *instance, int32_t device) {
   const std::lock_guard<std::mutex> lock(instance->mfma_probe_mutex);
   return instance->devices[static_cast<size_t>(device)].mfma_probe < 0;
 }
+
+// Whether device `device`'s matrix cores passed their self-test (mfma_probe.hpp), run here the first
+// time a kernel would use them; a failure turns MFMA off on the device for this instance, with a
+// warning.
 bool mfma_verified(yirage_backend_instance *instance, int32_t device) {
   const std::lock_guard<std::mutex> lock(instance->mfma_probe_mutex);
   Device &d = instance->devices[static_cast<size_t>(device)];
