@@ -1,10 +1,11 @@
 """The cost model against the device: for candidates a search measured and saved
 (`yirage superoptimize --candidates DIR`: DIR/N.yrg and DIR/candidates.tsv), the model's estimate
 now (computed here by `yirage-cuda-cost-features`, as the search computes it through the CUDA
-plugin on an H100) against each candidate's measured median; per graph Spearman's rank
-correlation and the estimate's rank of the measured best.
+plugin on an H100, or with --target cpu through the CPU plugin on this host) against each
+candidate's measured median; per graph Spearman's rank correlation and the estimate's rank of
+the measured best.
 
-usage: cost_model.py FEATURES_TOOL DIR [DIR...]   (each DIR one search's saved candidates)
+usage: cost_model.py FEATURES_TOOL [--target cpu] DIR [DIR...]   (each DIR one search's saved candidates)
        FEATURES_TOOL: build/backends/cuda/yirage-cuda-cost-features
                       (ninja -C build backends/cuda/yirage-cuda-cost-features)
 """
@@ -32,8 +33,8 @@ def measured(folder):
     return rows
 
 
-def estimates(tool, paths):
-    out = subprocess.run([tool, *paths], check=True, capture_output=True, text=True).stdout
+def estimates(tool, paths, target):
+    out = subprocess.run([tool, *target, *paths], check=True, capture_output=True, text=True).stdout
     return {r["graph"]: r["seconds"] for r in map(json.loads, out.splitlines())}
 
 
@@ -42,6 +43,8 @@ def main(argv):
         sys.stderr.write(__doc__.split("\n\n")[1] + "\n")
         return 2
     tool, folders = argv[1], argv[2:]
+    target = folders[:2] if folders[:1] == ["--target"] else []
+    folders = folders[len(target):]
     print("| graph | measured | Spearman ρ | estimate's rank of the measured best | estimate's pick / best (measured) |")
     print("|---|---|---|---|---|")
     correlations, in_top8 = [], []
@@ -49,7 +52,7 @@ def main(argv):
         rows = measured(folder)
         if not rows:
             continue
-        estimate = estimates(tool, [r[0] for r in rows])
+        estimate = estimates(tool, [r[0] for r in rows], target)
         e = [estimate[r[0]] for r in rows]
         m = [r[1] for r in rows]
         rho = spearman(e, m)

@@ -1,11 +1,14 @@
-// yirage-cuda-cost-features GRAPH...: for each graph file, the cost model's estimate on an H100 as
-// the search computes it through the CUDA plugin (its loop waits included), kernel by kernel, as
-// one JSON object per line. A study tool (benchmarks/models/cost_model.py): it lets the model be
-// compared with the candidates a search measured on the device, here, without the device.
+// yirage-cuda-cost-features [--target cpu] GRAPH...: for each graph file, the cost model's estimate
+// on an H100 as the search computes it through the CUDA plugin (its loop waits included), or with
+// --target cpu on this host as the CPU plugin's search computes it (the plugin gives no loop waits;
+// its threads are the host's cores, as where nothing restricts them), kernel by kernel, as one JSON
+// object per line. A study tool (benchmarks/models/cost_model.py): it lets the model be compared
+// with the candidates a search measured on the device, here, without the device.
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <string>
 
 #include "cuda/codegen/cuda_source.hpp"
 #include "ir/block_graph.hpp"
@@ -41,11 +44,13 @@ std::optional<int64_t> cuda_loop_waits(const KernelGraph &graph, size_t op) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  targets::TargetProperties h100 = targets::builtin_target("h100");
-  h100.loop_iteration_seconds = codegen::kCudaLoopIterationSeconds;
-  for (int i = 1; i < argc; ++i) {
+  const bool cpu = argc > 2 && std::string(argv[1]) == "--target" && std::string(argv[2]) == "cpu";
+  targets::TargetProperties target = cpu ? targets::host_cpu_target() : targets::builtin_target("h100");
+  if (!cpu) target.loop_iteration_seconds = codegen::kCudaLoopIterationSeconds;
+  const search::LoopWaits waits = cpu ? search::LoopWaits() : cuda_loop_waits;
+  for (int i = cpu ? 3 : 1; i < argc; ++i) {
     try {
-      const search::CostEstimate e = search::estimate_cost(load(argv[i]), h100, cuda_loop_waits);
+      const search::CostEstimate e = search::estimate_cost(load(argv[i]), target, waits);
       std::ostringstream line;
       line.precision(9);
       line << "{\"graph\": \"" << argv[i] << "\", \"seconds\": " << e.seconds << ", \"kernels\": [";
