@@ -106,6 +106,8 @@ static void test_shape_errors_leave_graph_unchanged(void) {
   const int64_t bad_norm[1] = {5};
   const int64_t norm4096[1] = {4096};
   const int64_t sizes_bad[2] = {1, 1};
+  const int64_t reshape_bad[2] = {5, -1};
+  const int64_t not_a_permutation[2] = {1, 1};
   size_t before, n_inputs = 0;
 
   OK(yirage_graph_create(&g));
@@ -152,6 +154,15 @@ static void test_shape_errors_leave_graph_unchanged(void) {
               "cannot be split into 3 equal chunks");
   EXPECT_FAIL(yirage_graph_chunk(g, a, (size_t)-1, 1, parts), YIRAGE_ERROR_INVALID_ARGUMENT,
               "cannot be split into 18446744073709551615 equal chunks");
+  EXPECT_FAIL(yirage_graph_reshape(g, a, 2, reshape_bad, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
+              "reshape: X is [16,4096] (65536 elements), shape [5,-1]: no size of dim 1 makes 65536 elements");
+  EXPECT_FAIL(yirage_graph_reshape(g, a, 7, rank7, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
+              "yirage_graph_reshape: ndim 7 is outside 1..6");
+  EXPECT_FAIL(yirage_graph_permute(g, a, 2, not_a_permutation, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
+              "permute: X is [16,4096], dims [1,1]: dim 1 appears twice: not a permutation");
+  EXPECT_FAIL(yirage_graph_permute(g, a, 2, NULL, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "dims is NULL");
+  EXPECT_FAIL(yirage_graph_transpose(g, a, 0, 2, &out), YIRAGE_ERROR_INVALID_ARGUMENT,
+              "transpose: dim 2 is out of range for a tensor of rank 2");
   EXPECT_FAIL(yirage_graph_clamp(g, a, 1.0, -1.0, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "clamp: bounds");
   EXPECT_FAIL(yirage_graph_clamp(g, a, NAN, 1.0, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "clamp: bounds");
   EXPECT_FAIL(yirage_graph_mul_scalar(g, a, INFINITY, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "mul_scalar: scalar");
@@ -201,6 +212,19 @@ static void test_queries(void) {
   OK(yirage_graph_reduction(g, x, -2, &out));
   OK(yirage_tensor_get_dims(out, YIRAGE_MAX_RANK, dims));
   CHECK(dims[0] == 1 && dims[1] == 6);
+  {
+    const int64_t shape[3] = {2, -1, 3}, order[3] = {2, 0, 1};
+    yirage_tensor *viewed = NULL, *permuted = NULL, *transposed = NULL;
+    OK(yirage_graph_reshape(g, x, 3, shape, &viewed));
+    OK(yirage_tensor_get_dims(viewed, YIRAGE_MAX_RANK, dims));
+    CHECK(dims[0] == 2 && dims[1] == 8 && dims[2] == 3);
+    OK(yirage_graph_permute(g, viewed, 3, order, &permuted));
+    OK(yirage_tensor_get_dims(permuted, YIRAGE_MAX_RANK, dims));
+    CHECK(dims[0] == 3 && dims[1] == 2 && dims[2] == 8);
+    OK(yirage_graph_transpose(g, permuted, -1, 0, &transposed));
+    OK(yirage_tensor_get_dims(transposed, YIRAGE_MAX_RANK, dims));
+    CHECK(dims[0] == 8 && dims[1] == 2 && dims[2] == 3);
+  }
   out = kSentinel;
   EXPECT_FAIL(yirage_graph_get_input(g, 1, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "index 1 is out of range");
   EXPECT_FAIL(yirage_graph_get_output(g, 0, &out), YIRAGE_ERROR_INVALID_ARGUMENT, "index 0 is out of range");

@@ -50,7 +50,7 @@ extern "C" {
  * (libyirage.so.1); it changes only when a change breaks existing callers. The minor version
  * grows when functions, enum values or option-struct fields are appended. */
 #define YIRAGE_ABI_VERSION_MAJOR 1
-#define YIRAGE_ABI_VERSION_MINOR 8
+#define YIRAGE_ABI_VERSION_MINOR 9
 #define YIRAGE_ABI_VERSION ((YIRAGE_ABI_VERSION_MAJOR << 16) | YIRAGE_ABI_VERSION_MINOR)
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A caller that
@@ -264,6 +264,25 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_split(yirage_graph *graph,
 /* Thread safety: [modifies graph]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_chunk(yirage_graph *graph, yirage_tensor *x, size_t n_chunks,
                                                             int32_t dim, yirage_tensor **out_parts);
+
+/* ABI 1.9: views. Kernel tensors are compact row-major, so a view is computed as a compact
+ * tensor (a copy kernel on the backends today).
+ * reshape: x's elements in row-major order under the ndim dims (1 <= ndim <= 6); one entry may
+ * be -1 and is inferred; the element count must not change. */
+/* Thread safety: [modifies graph]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_reshape(yirage_graph *graph, yirage_tensor *x, size_t ndim,
+                                                              const int64_t *dims, yirage_tensor **out_tensor);
+
+/* ABI 1.9: permute: output dim i is x's dim dims[i]; dims (ndim = x's rank entries, each may be
+ * negative) must be a permutation of x's dims. */
+/* Thread safety: [modifies graph]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_permute(yirage_graph *graph, yirage_tensor *x, size_t ndim,
+                                                              const int64_t *dims, yirage_tensor **out_tensor);
+
+/* ABI 1.9: transpose: the permute that swaps dim0 and dim1 (each may be negative). */
+/* Thread safety: [modifies graph]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_transpose(yirage_graph *graph, yirage_tensor *x, int32_t dim0,
+                                                                int32_t dim1, yirage_tensor **out_tensor);
 
 /* Marks a computed tensor (not a graph input) as the graph's next output. A tensor can be
  * marked once. */

@@ -162,6 +162,43 @@ yirage_status yirage_graph_chunk(yirage_graph *graph, yirage_tensor *x, size_t n
   });
 }
 
+namespace {
+
+// `ndim` dims from the caller, checked against kMaxRank before any is read.
+yirage::Dims view_dims(const char *function, size_t ndim, const int64_t *dims) {
+  if (ndim > static_cast<size_t>(yirage::kMaxRank)) {
+    yirage::invalid_argument(std::string(function) + ": ndim " + std::to_string(ndim) + " is outside 1.." +
+                             std::to_string(yirage::kMaxRank));
+  }
+  return dims_from(function, "dims", ndim, dims);
+}
+
+}  // namespace
+
+yirage_status yirage_graph_reshape(yirage_graph *graph, yirage_tensor *x, size_t ndim, const int64_t *dims,
+                                   yirage_tensor **out_tensor) {
+  const char *function = "yirage_graph_reshape";
+  return build_tensor(function, graph, out_tensor, [&](yirage_graph_s &g) {
+    return g.graph.reshape(tensor_id(function, "X", &g, x), view_dims(function, ndim, dims));
+  });
+}
+
+yirage_status yirage_graph_permute(yirage_graph *graph, yirage_tensor *x, size_t ndim, const int64_t *dims,
+                                   yirage_tensor **out_tensor) {
+  const char *function = "yirage_graph_permute";
+  return build_tensor(function, graph, out_tensor, [&](yirage_graph_s &g) {
+    return g.graph.permute(tensor_id(function, "X", &g, x), view_dims(function, ndim, dims));
+  });
+}
+
+yirage_status yirage_graph_transpose(yirage_graph *graph, yirage_tensor *x, int32_t dim0, int32_t dim1,
+                                     yirage_tensor **out_tensor) {
+  const char *function = "yirage_graph_transpose";
+  return build_tensor(function, graph, out_tensor, [&](yirage_graph_s &g) {
+    return g.graph.transpose(tensor_id(function, "X", &g, x), dim0, dim1);
+  });
+}
+
 yirage_status yirage_graph_mark_output(yirage_graph *graph, yirage_tensor *x) {
   const char *function = "yirage_graph_mark_output";
   return guard([&] {

@@ -70,6 +70,8 @@ std::string describe_attributes(const Operator &op) {
     case OpKind::kReductionMax:
     case OpKind::kConcat: return " dim=" + std::to_string(a.dim);
     case OpKind::kSplit: return " dim=" + std::to_string(a.dim) + " sizes=" + to_string(a.sizes);
+    case OpKind::kReshape: return " shape=" + to_string(a.sizes);
+    case OpKind::kPermute: return " dims=" + to_string(a.sizes);
     case OpKind::kClamp: return " lo=" + number(a.lo) + " hi=" + number(a.hi);
     case OpKind::kMulScalar: return " scalar=" + number(a.scalar);
     case OpKind::kRmsNorm:

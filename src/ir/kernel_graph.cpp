@@ -1,6 +1,7 @@
 #include "ir/kernel_graph.hpp"
 
 #include <string>
+#include <utility>
 
 #include "ir/block_graph.hpp"
 #include "util/error.hpp"
@@ -67,6 +68,81 @@ void KernelGraph::mark_output(TensorId x_id) {
     if (id == x_id) invalid_argument("mark_output: the tensor is already an output");
   }
   outputs_.push_back(x_id);
+}
+
+TensorId KernelGraph::reshape(TensorId x_id, const Dims &dims) {
+  const Tensor &x = checked("reshape", "X", x_id);
+  const int64_t count = num_elements(x.dims);
+  const std::string shapes = "reshape: X is " + to_string(x.dims) + " (" + std::to_string(count) +
+                             " elements), shape " + to_string(dims) + ": ";
+  if (dims.empty() || dims.size() > static_cast<size_t>(kMaxRank)) {
+    invalid_argument(shapes + "rank " + std::to_string(dims.size()) + " is outside 1.." + std::to_string(kMaxRank));
+  }
+  Dims out = dims;
+  int inferred = -1;
+  int64_t known = 1;  // the product of the given dims, at most `count`
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == -1 && inferred < 0) {
+      inferred = static_cast<int>(i);
+    } else if (dims[i] < 1) {
+      invalid_argument(shapes + "dim " + std::to_string(i) + " is " + std::to_string(dims[i]) +
+                       " (dims must be >= 1; one may be -1)");
+    } else if (dims[i] > count / known) {
+      invalid_argument(shapes + "it holds more than " + std::to_string(count) + " elements");
+    } else {
+      known *= dims[i];
+    }
+  }
+  if (inferred >= 0) {
+    if (count % known != 0) {
+      invalid_argument(shapes + "no size of dim " + std::to_string(inferred) + " makes " + std::to_string(count) +
+                       " elements");
+    }
+    out[static_cast<size_t>(inferred)] = count / known;
+  } else if (known != count) {
+    invalid_argument(shapes + "it holds " + std::to_string(known) + " elements");
+  }
+  check_dims("reshape", out);
+  OpAttributes attributes;
+  attributes.sizes = out;
+  return append(OpKind::kReshape, {x_id}, attributes, {out}, x.dtype)[0];
+}
+
+TensorId KernelGraph::permute(TensorId x_id, const Dims &dims) {
+  const Tensor &x = checked("permute", "X", x_id);
+  const int rank = static_cast<int>(x.dims.size());
+  const std::string shapes = "permute: X is " + to_string(x.dims) + ", dims " + to_string(dims) + ": ";
+  if (dims.size() != x.dims.size()) {
+    invalid_argument(shapes + "need one entry per dim of X (" + std::to_string(rank) + ")");
+  }
+  Dims order(dims.size());
+  std::vector<bool> seen(dims.size(), false);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < -rank || dims[i] >= rank) {
+      invalid_argument(shapes + "entry " + std::to_string(i) + " (" + std::to_string(dims[i]) + ") is outside " +
+                       std::to_string(-rank) + ".." + std::to_string(rank - 1));
+    }
+    order[i] = dims[i] < 0 ? dims[i] + rank : dims[i];
+    if (seen[static_cast<size_t>(order[i])]) {
+      invalid_argument(shapes + "dim " + std::to_string(order[i]) + " appears twice: not a permutation");
+    }
+    seen[static_cast<size_t>(order[i])] = true;
+  }
+  Dims out(dims.size());
+  for (size_t i = 0; i < order.size(); ++i) out[i] = x.dims[static_cast<size_t>(order[i])];
+  OpAttributes attributes;
+  attributes.sizes = order;
+  return append(OpKind::kPermute, {x_id}, attributes, {out}, x.dtype)[0];
+}
+
+TensorId KernelGraph::transpose(TensorId x_id, int64_t dim0, int64_t dim1) {
+  const Tensor &x = checked("transpose", "X", x_id);
+  const int rank = static_cast<int>(x.dims.size());
+  const int a = normalize_dim("transpose", dim0, rank), b = normalize_dim("transpose", dim1, rank);
+  Dims order(x.dims.size());
+  for (int i = 0; i < rank; ++i) order[static_cast<size_t>(i)] = i;
+  std::swap(order[static_cast<size_t>(a)], order[static_cast<size_t>(b)]);
+  return permute(x_id, order);
 }
 
 std::vector<bool> live_operators(const KernelGraph &graph) {

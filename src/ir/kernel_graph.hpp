@@ -19,6 +19,14 @@ class KernelGraph : public OperatorGraph {
   // the dims and dtype it was built for) and producing one tensor per output saver.
   std::vector<TensorId> customized(const std::vector<TensorId> &inputs, std::shared_ptr<const BlockGraph> block_graph);
   void mark_output(TensorId x);
+
+  // Views. Kernel tensors are compact row-major, so each is computed as a compact tensor (a copy
+  // where a backend cannot alias it). reshape: the same elements in row-major order under new
+  // dims; one dim may be -1 (inferred). permute: output dim i is X's dim dims[i] (a dim may be
+  // negative). transpose: the permute swapping dim0 and dim1.
+  TensorId reshape(TensorId x, const Dims &dims);
+  TensorId permute(TensorId x, const Dims &dims);
+  TensorId transpose(TensorId x, int64_t dim0, int64_t dim1);
 };
 
 // For each operator (by index), whether some graph output depends on it.

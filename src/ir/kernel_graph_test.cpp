@@ -87,6 +87,43 @@ TEST(KernelGraph, ConcatAndSplit) {
   EXPECT_INVALID(g.split(c, 1, {8, 0}), "sizes must be >= 1");
 }
 
+TEST(KernelGraph, ReshapeKeepsTheElementCount) {
+  KernelGraph g;
+  const TensorId x = g.new_input({4, 6}, DType::kFloat16);
+  EXPECT_EQ(g.tensor(g.reshape(x, {2, 3, 4})).dims, (Dims{2, 3, 4}));
+  const TensorId inferred = g.reshape(x, {3, -1});
+  EXPECT_EQ(g.tensor(inferred).dims, (Dims{3, 8}));
+  EXPECT_EQ(g.operators().back().kind, OpKind::kReshape);
+  EXPECT_EQ(g.operators().back().attributes.sizes, (Dims{3, 8}));
+  const size_t ops = g.operators().size();
+  EXPECT_INVALID(g.reshape(x, {5, 5}), "reshape: X is [4,6] (24 elements), shape [5,5]: it holds more than 24");
+  EXPECT_INVALID(g.reshape(x, {5, 4}), "shape [5,4]: it holds 20 elements");
+  EXPECT_INVALID(g.reshape(x, {5, -1}), "shape [5,-1]: no size of dim 1 makes 24 elements");
+  EXPECT_INVALID(g.reshape(x, {-1, -1}), "dim 1 is -1 (dims must be >= 1; one may be -1)");
+  EXPECT_INVALID(g.reshape(x, {24, 0}), "dim 1 is 0");
+  EXPECT_INVALID(g.reshape(x, {}), "rank 0 is outside 1..6");
+  EXPECT_EQ(g.operators().size(), ops);
+}
+
+TEST(KernelGraph, PermuteAndTranspose) {
+  KernelGraph g;
+  const TensorId x = g.new_input({2, 3, 4}, DType::kBFloat16);
+  const TensorId p = g.permute(x, {2, 0, -2});
+  EXPECT_EQ(g.tensor(p).dims, (Dims{4, 2, 3}));
+  EXPECT_EQ(g.operators().back().attributes.sizes, (Dims{2, 0, 1}));
+  const TensorId t = g.transpose(x, -1, 0);
+  EXPECT_EQ(g.tensor(t).dims, (Dims{4, 3, 2}));
+  EXPECT_EQ(g.operators().back().kind, OpKind::kPermute);
+  EXPECT_EQ(g.operators().back().attributes.sizes, (Dims{2, 1, 0}));
+  const size_t ops = g.operators().size();
+  EXPECT_INVALID(g.permute(x, {0, 0, 1}),
+                 "permute: X is [2,3,4], dims [0,0,1]: dim 0 appears twice: not a permutation");
+  EXPECT_INVALID(g.permute(x, {0, 1}), "dims [0,1]: need one entry per dim of X (3)");
+  EXPECT_INVALID(g.permute(x, {0, 1, 3}), "entry 2 (3) is outside -3..2");
+  EXPECT_INVALID(g.transpose(x, 0, 3), "transpose: dim 3 is out of range");
+  EXPECT_EQ(g.operators().size(), ops);
+}
+
 TEST(KernelGraph, FailedBuildsLeaveTheGraphUnchanged) {
   KernelGraph g;
   const TensorId x = g.new_input({4, 4}, DType::kFloat32);

@@ -28,6 +28,8 @@ const char *op_name(OpKind kind) {
     case OpKind::kRmsNorm: return "rms_norm";
     case OpKind::kConcat: return "concat";
     case OpKind::kSplit: return "split";
+    case OpKind::kReshape: return "reshape";
+    case OpKind::kPermute: return "permute";
     case OpKind::kCustomized: return "customized";
     case OpKind::kInputIterator: return "input_iterator";
     case OpKind::kOutputSaver: return "output_saver";
@@ -55,6 +57,10 @@ bool is_binary(OpKind kind) {
 bool is_accumulator(OpKind kind) {
   return static_cast<int32_t>(kind) >= static_cast<int32_t>(OpKind::kAccumSum) &&
          static_cast<int32_t>(kind) <= static_cast<int32_t>(OpKind::kAccumSumToDimx);
+}
+
+bool is_view(OpKind kind) {
+  return kind == OpKind::kReshape || kind == OpKind::kPermute;
 }
 
 }  // namespace yirage

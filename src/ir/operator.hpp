@@ -41,6 +41,10 @@ enum class OpKind : int32_t {
   // Layout.
   kConcat = 70,
   kSplit = 71,
+  // Views (kernel level only): the same elements in another shape or dim order, materialised
+  // compact row-major by the kernel that computes them.
+  kReshape = 72,  // sizes: the new dims (equal element count, row-major order kept)
+  kPermute = 73,  // sizes: the dim order; output dim i is X's dim sizes[i]
   // A fused kernel: a thread-block graph run on a grid (kernel level only).
   kCustomized = 100,
   // Thread-block level only (ARCHITECTURE.md §3).
@@ -61,6 +65,7 @@ const char *op_name(OpKind kind);
 bool is_unary(OpKind kind);        // exp … mul_scalar: one input, same shape out
 bool is_binary(OpKind kind);       // add … max: two inputs, broadcast shape out
 bool is_accumulator(OpKind kind);  // kAccumSum … kAccumSumToDimx
+bool is_view(OpKind kind);         // reshape, permute
 
 // For each grid axis (x, y, z): the tensor dim partitioned across that axis's blocks, or -1.
 using GridMap = std::array<int32_t, 3>;
@@ -76,7 +81,8 @@ struct OpAttributes {
   double hi = 0;      // clamp
   double eps = 0;     // rms_norm
   // split: part sizes; rms_norm: the normalized (trailing) shape; input iterator / output
-  // saver: the dims of the kernel-level tensor read / written; accum_sum_todimx: {dimx}.
+  // saver: the dims of the kernel-level tensor read / written; accum_sum_todimx: {dimx};
+  // reshape: the new dims; permute: the dim order.
   Dims sizes;
   bool has_weight = false;         // rms_norm: inputs[1] is the weight
   GridMap grid_map = kReplicated;  // input iterator: imap; output saver: omap

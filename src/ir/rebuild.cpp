@@ -76,6 +76,11 @@ std::vector<TensorId> add_operator(KernelGraph &graph, const Operator &op, const
       if (!inputs.empty()) invalid_argument("input: an input operator has no operands");
       return {graph.new_input(op.attributes.sizes, op.attributes.dtype)};
     case OpKind::kCustomized: return graph.customized(inputs, op.block_graph);
+    case OpKind::kReshape:
+    case OpKind::kPermute:
+      if (inputs.size() != 1) invalid_argument(std::string(op_name(op.kind)) + ": expected 1 input");
+      return {op.kind == OpKind::kReshape ? graph.reshape(inputs[0], op.attributes.sizes)
+                                          : graph.permute(inputs[0], op.attributes.sizes)};
     default: return add_compute(graph, op, inputs);
   }
 }

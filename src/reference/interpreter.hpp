@@ -92,6 +92,8 @@ class Interpreter {
                        op.attributes.has_weight ? &in(1) : nullptr);
         return;
       case OpKind::kConcat: out = concat(in(0), dims(0), in(1), dims(1), op.attributes.dim); return;
+      case OpKind::kReshape: out = in(0); return;  // row-major order is kept
+      case OpKind::kPermute: out = permute(in(0), dims(0), op.attributes.sizes); return;
       case OpKind::kSplit: {
         std::vector<Buffer<V>> parts = split(in(0), dims(0), op.attributes.dim, op.attributes.sizes);
         for (size_t p = 0; p < parts.size(); ++p) {

@@ -167,6 +167,22 @@ Buffer<V> concat(const Buffer<V> &a, const Dims &a_dims, const Buffer<V> &b, con
   return out;
 }
 
+// Output dim i is x's dim order[i]: out walks x with x's strides taken in that order.
+template <class V>
+Buffer<V> permute(const Buffer<V> &x, const Dims &dims, const Dims &order) {
+  const Dims x_strides = row_major_strides(dims);
+  Dims out_dims(order.size()), strides(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    out_dims[i] = dims[static_cast<size_t>(order[i])];
+    strides[i] = x_strides[static_cast<size_t>(order[i])];
+  }
+  Buffer<V> out(x.size());
+  for_each_broadcast(out_dims, strides, strides, [&](int64_t i, int64_t from, int64_t) {
+    out[static_cast<size_t>(i)] = x[static_cast<size_t>(from)];
+  });
+  return out;
+}
+
 template <class V>
 std::vector<Buffer<V>> split(const Buffer<V> &x, const Dims &dims, int dim, const Dims &sizes) {
   const AxisView v = axis_view(dims, static_cast<size_t>(dim));

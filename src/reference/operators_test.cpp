@@ -87,6 +87,22 @@ TEST(ReferenceOperators, ConcatAndSplitAreInverse) {
   EXPECT_EQ(concat(a, {2, 2}, a, {2, 2}, 0), (Values{1, 2, 3, 4, 1, 2, 3, 4}));
 }
 
+TEST(ReferenceOperators, PermuteReordersDims) {
+  const Values x{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};  // [2,3,2]: x[i][j][k] = 6i + 2j + k
+  EXPECT_EQ(permute(x, {2, 3, 2}, {2, 0, 1}), (Values{0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11}));
+  EXPECT_EQ(permute(x, {2, 3, 2}, {1, 0, 2}), (Values{0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11}));
+  EXPECT_EQ(permute(x, {2, 3, 2}, {0, 1, 2}), x);
+}
+
+// A [T, H·D] projection split into heads: reshape to [T, H, D], then [H, T, D].
+TEST(ReferenceExecutor, ReshapeThenTransposeSplitsHeads) {
+  KernelGraph g;
+  const TensorId x = g.new_input({2, 4}, DType::kFloat32);  // T = 2, H = 2, D = 2
+  g.mark_output(g.transpose(g.reshape(x, {2, 2, 2}), 0, 1));
+  const std::vector<Values> out = evaluate(g, {Values{0, 1, 2, 3, 4, 5, 6, 7}});
+  EXPECT_EQ(out[0], (Values{0, 1, 4, 5, 2, 3, 6, 7}));
+}
+
 TEST(ReferenceExecutor, EvaluatesSoftmaxGraph) {
   KernelGraph g;
   const TensorId x = g.new_input({2, 3}, DType::kFloat32);

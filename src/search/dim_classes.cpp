@@ -63,6 +63,22 @@ DimClasses::DimClasses(const KernelGraph &graph) {
           for (TensorId out : op.outputs) join_aligned(in, out, op.attributes.dim);
         }
         break;
+      case OpKind::kPermute:  // output dim i is the input's dim sizes[i]
+        for (size_t d = 0; d < op.attributes.sizes.size(); ++d) {
+          sets.join(slot(op.inputs[0], static_cast<size_t>(op.attributes.sizes[d])), slot(op.outputs[0], d));
+        }
+        break;
+      case OpKind::kReshape: {  // a dim kept whole: same size, same count of elements before it
+        const Dims &in = graph.tensor(op.inputs[0]).dims, &out = graph.tensor(op.outputs[0]).dims;
+        int64_t before_in = 1;
+        for (size_t i = 0; i < in.size(); before_in *= in[i++]) {
+          int64_t before_out = 1;
+          for (size_t o = 0; o < out.size() && before_out <= before_in; before_out *= out[o++]) {
+            if (before_out == before_in && out[o] == in[i]) sets.join(slot(op.inputs[0], i), slot(op.outputs[0], o));
+          }
+        }
+        break;
+      }
       case OpKind::kCustomized:
         throw Error(ErrorCode::kUnsupported,
                     "superoptimize: the graph already has a customized operator; search the "

@@ -65,6 +65,10 @@ Expr operator_term(const OperatorGraph &graph, const Operator &op, const std::ve
     case OpKind::kAccumSumToDimx: return expr_sum(forloop_range * dims_of(0).back() / at.sizes.at(0), in[0]);
     case OpKind::kConcat: return expr_fn("concat" + std::to_string(at.dim), {in[0], in[1]});
     case OpKind::kSplit: return expr_fn("split" + std::to_string(at.dim) + "_" + std::to_string(output), {in[0]});
+    // Terms forget shapes and layout, so a view is its operand's term; fingerprints, which see
+    // every element's place, tell a wrong permutation from the right one.
+    case OpKind::kReshape:
+    case OpKind::kPermute: return in.at(0);
     case OpKind::kInput:
     case OpKind::kCustomized: break;
   }

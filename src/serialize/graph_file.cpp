@@ -216,14 +216,15 @@ std::vector<uint8_t> graph_to_bytes(const KernelGraph &graph, GraphFormat format
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::Operator>> ops;
   // A file is of the oldest version whose readers know everything in it: version 1 readers know
-  // all but a saver's own dtype (2) and accum_sum_todimx (3).
+  // all but a saver's own dtype (2), accum_sum_todimx (3) and the views reshape and permute (4).
   uint32_t version = 1;
   for (const Operator &op : graph.operators()) {
     ops.push_back(write_operator(b, op, op.kind == OpKind::kInput));
+    if (is_view(op.kind)) version = 4;
     if (op.block_graph) {
       for (const Operator &bop : op.block_graph->operators()) {
         if (retyped_saver(*op.block_graph, bop)) version = std::max(version, 2u);
-        if (bop.kind == OpKind::kAccumSumToDimx) version = 3;
+        if (bop.kind == OpKind::kAccumSumToDimx) version = std::max(version, 3u);
       }
     }
   }

@@ -13,8 +13,9 @@
 
 namespace yirage::serialize {
 
-// 2: an output saver may write a dtype other than its tile's; 3: the accum_sum_todimx operator.
-inline constexpr uint32_t kGraphSchemaVersion = 3;
+// 2: an output saver may write a dtype other than its tile's; 3: the accum_sum_todimx operator;
+// 4: the kernel-level views reshape and permute.
+inline constexpr uint32_t kGraphSchemaVersion = 4;
 
 enum class GraphFormat { kBinary, kJson };
 

@@ -178,13 +178,37 @@ TEST(GraphFile, SumToDimxIsVersionThree) {
   EXPECT_EQ(std::string(plain.begin(), plain.end()).find("schema_version\": 3"), std::string::npos);
 }
 
+// Reshape and permute carry their dims in sizes and make a file version 4; a graph without them
+// is written exactly as before.
+TEST(GraphFile, ViewsAreVersionFour) {
+  auto file = [](const std::string &shape, const std::string &order) {
+    return R"({"schema_version": 4, "operators": [{"kind": "Input", "sizes": [4, 6], "dtype": "BFloat16"},
+      {"kind": "Reshape", "inputs": [0], "sizes": )" +
+           shape + R"(}, {"kind": "Permute", "inputs": [1], "sizes": )" + order + R"(}], "outputs": [2]})";
+  };
+  const KernelGraph g = load(bytes_of(file("[4, 2, 3]", "[1, 0, 2]")));
+  EXPECT_EQ(g.tensor(g.outputs()[0]).dims, (Dims{2, 4, 3}));
+  const std::vector<uint8_t> json = graph_to_bytes(g, GraphFormat::kJson);
+  EXPECT_NE(std::string(json.begin(), json.end()).find("\"schema_version\": 4"), std::string::npos);
+  EXPECT_EQ(graph_to_bytes(load(graph_to_bytes(g, GraphFormat::kBinary)), GraphFormat::kBinary),
+            graph_to_bytes(g, GraphFormat::kBinary));
+  EXPECT_NE(load_message(file("[5, 5]", "[1, 0]")).find("reshape: X is [4,6] (24 elements), shape [5,5]"),
+            std::string::npos);
+  EXPECT_NE(load_message(file("[4, 2, 3]", "[1, 1, 2]")).find("dim 1 appears twice: not a permutation"),
+            std::string::npos);
+  KernelGraph plain;
+  plain.mark_output(plain.unary(OpKind::kExp, plain.new_input({4, 6}, DType::kFloat16)));
+  const std::vector<uint8_t> plain_json = graph_to_bytes(plain, GraphFormat::kJson);
+  EXPECT_EQ(std::string(plain_json.begin(), plain_json.end()).find("schema_version"), std::string::npos);
+}
+
 TEST(GraphFile, NewerSchemaIsAVersionMismatch) {
   try {
-    load(bytes_of(R"({"schema_version": 4, "operators": []})"));
+    load(bytes_of(R"({"schema_version": 5, "operators": []})"));
     FAIL();
   } catch (const Error &e) {
     EXPECT_EQ(e.code(), ErrorCode::kVersionMismatch);
-    EXPECT_STREQ(e.what(), "graph file: schema version 4 is newer than this library's 3");
+    EXPECT_STREQ(e.what(), "graph file: schema version 5 is newer than this library's 4");
   }
 }
 

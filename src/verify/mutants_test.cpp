@@ -7,6 +7,7 @@
 // also an operand replaced by another tile of the same shape.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -270,6 +271,53 @@ TEST(FingerprintMutants, SumToDimxAddsSlicesNotGroups) {
   }
   std::printf("%d valid mutants of the sum_todimx µGraph: %d rejected\n", valid, rejected);
   EXPECT_GE(rejected, 20);
+}
+
+// Views: every permutation of a [3,3,3,3] tensor has its shape, so only the elements' places tell
+// them apart; the fingerprint must accept exactly the permutation of the target (as the reference
+// executor does) and reject the 23 others. Reshapes that keep the shape but move elements too.
+TEST(FingerprintMutants, ViewsRejectWrongPermutationsAndReshapes) {
+  auto permuted = [](const Dims &order) {
+    KernelGraph g;
+    const TensorId x = g.new_input({3, 3, 3, 3}, DType::kFloat16);
+    const TensorId y = g.new_input({3, 3, 3, 3}, DType::kFloat16);
+    g.mark_output(g.binary(OpKind::kMul, g.permute(x, order), y));
+    return g;
+  };
+  const Dims want = {0, 2, 1, 3};
+  const KernelGraph target = permuted(want);
+  Dims order = {0, 1, 2, 3};
+  int rejected = 0;
+  do {
+    const KernelGraph mutant = permuted(order);
+    const bool equivalent = check_equivalence(target, mutant, EquivalenceOptions{3, 5, 1}).equivalent;
+    EXPECT_EQ(equivalent, !reference_differs(target, mutant)) << to_string(order);
+    EXPECT_EQ(equivalent, order == want) << to_string(order);
+    rejected += equivalent ? 0 : 1;
+  } while (std::next_permutation(order.begin(), order.end()));
+  EXPECT_EQ(rejected, 23);
+
+  // [4,6] as [6,4]: reshaped (row-major order kept) or transposed, directly or in two steps.
+  auto viewed = [](auto view) {
+    KernelGraph g;
+    g.mark_output(g.unary(OpKind::kExp, view(g, g.new_input({4, 6}, DType::kFloat32))));
+    return g;
+  };
+  const KernelGraph reshaped = viewed([](KernelGraph &g, TensorId x) { return g.reshape(x, {6, 4}); });
+  const KernelGraph twice = viewed([](KernelGraph &g, TensorId x) {
+    return g.reshape(g.reshape(x, {2, 12}), {6, -1});
+  });
+  const KernelGraph transposed = viewed([](KernelGraph &g, TensorId x) { return g.transpose(x, 0, 1); });
+  const KernelGraph split_heads =  // [4,6] as [4,2,3], heads first, back to [6,4]: another order
+      viewed([](KernelGraph &g, TensorId x) {
+        return g.reshape(g.permute(g.reshape(x, {4, 2, 3}), {1, 0, 2}), {6, 4});
+      });
+  EXPECT_TRUE(check_equivalence(reshaped, twice, EquivalenceOptions{3, 5, 1}).equivalent);
+  for (const KernelGraph *other : {&transposed, &split_heads}) {
+    ASSERT_TRUE(reference_differs(reshaped, *other));
+    EXPECT_FALSE(check_equivalence(reshaped, *other, EquivalenceOptions{3, 5, 1}).equivalent);
+  }
+  EXPECT_FALSE(check_equivalence(transposed, split_heads, EquivalenceOptions{3, 5, 1}).equivalent);
 }
 
 }  // namespace
