@@ -203,6 +203,27 @@ std::vector<OpCase> op_cases() {
                      const TensorId x = g.new_input({variant == 0 ? odd_size(rng, 2, 20) : 1, q + r}, dt);
                      for (TensorId part : g.split(x, 1, {q, r})) g.mark_output(part);
                    }});
+  cases.push_back({op_name(OpKind::kReshape), [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+                     // Variant 0: [p, q·r] as [r, q, p] (elements move between dims); 1: size-1 dims.
+                     const int64_t p = odd_size(rng, 2, 20), q = odd_size(rng, 2, 30), r = odd_size(rng, 2, 30);
+                     if (variant == 0) {
+                       g.mark_output(g.reshape(g.new_input({p, q * r}, dt), {r, q, -1}));
+                     } else {
+                       g.mark_output(g.reshape(g.new_input({1, q}, dt), {q, 1, 1}));
+                     }
+                   }});
+  cases.push_back({op_name(OpKind::kPermute), [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+                     // Variant 0: heads first ([p, q, r] as [q, p, r]) and a rotation of all dims;
+                     // 1: size-1 dims around a transpose.
+                     const int64_t p = odd_size(rng, 2, 20), q = odd_size(rng, 2, 30), r = odd_size(rng, 2, 30);
+                     if (variant == 0) {
+                       const TensorId x = g.new_input({p, q, r}, dt);
+                       g.mark_output(g.permute(x, {1, 0, 2}));
+                       g.mark_output(g.permute(x, {2, 0, 1}));
+                     } else {
+                       g.mark_output(g.transpose(g.new_input({1, q, 1, r}, dt), 1, 3));
+                     }
+                   }});
   return cases;
 }
 

@@ -150,6 +150,22 @@ Block split(const Operator &op, const TensorRef &x, const std::vector<TensorRef>
   return loops;
 }
 
+// A view materialised compact: reshape keeps row-major order (a flat copy); permute walks the
+// output and reads x where output dim i is x's dim order[i].
+Block view(const Operator &op, const TensorRef &x, const TensorRef &o, Sharing sharing) {
+  if (op.kind == OpKind::kReshape) {
+    const Expr e = var("e0");
+    return {loop({num_elements(o.dims)}, {"e0"}, sharing, {store(o.buffer, e, at(x, e))})};
+  }
+  const Dims x_strides = row_major_strides(x.dims);
+  Dims strides(o.dims.size());
+  for (size_t i = 0; i < strides.size(); ++i) strides[i] = x_strides[static_cast<size_t>(op.attributes.sizes[i])];
+  const std::vector<std::string> names = numbered("i", o.dims.size());
+  const std::vector<Expr> v = vars_of(names);
+  return {loop(o.dims, names, sharing,
+               {store(o.buffer, index_of(v, row_major_strides(o.dims)), at(x, index_of(v, strides)))})};
+}
+
 }  // namespace
 
 Expr magnitude(const Expr &v) {
@@ -186,6 +202,8 @@ Block lower_operator(const Operator &op, const std::vector<TensorRef> &in, const
     case OpKind::kRmsNorm: return rms_norm(op, in, out[0], sharing);
     case OpKind::kConcat: return concat(op, in[0], in[1], out[0], sharing);
     case OpKind::kSplit: return split(op, in[0], out, sharing);
+    case OpKind::kReshape:
+    case OpKind::kPermute: return view(op, in[0], out[0], sharing);
     default: break;
   }
   throw Error(ErrorCode::kUnsupported, std::string("codegen: operator ") + op_name(op.kind) + " has no loop form");

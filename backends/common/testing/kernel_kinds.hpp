@@ -117,6 +117,14 @@ inline std::vector<KernelKind> conformance_kernel_kinds() {
   add_kind(out, "split", dt, one_op([&](KernelGraph &g) {
              for (TensorId part : g.split(g.new_input({7, 34}, dt), 1, {13, 21})) g.mark_output(part);
            }));
+  dt = next_dtype();
+  add_kind(out, "reshape", dt, one_op([&](KernelGraph &g) {
+             g.mark_output(g.reshape(g.new_input({7, 34}, dt), {2, 17, 7}));
+           }));
+  dt = next_dtype();
+  add_kind(out, "permute", dt, one_op([&](KernelGraph &g) {
+             g.mark_output(g.permute(g.new_input({3, 7, 13}, dt), {2, 0, 1}));
+           }));
 
   for (const std::string &benchmark : bench::benchmark_names()) {
     for (DType each : kKindDTypes)

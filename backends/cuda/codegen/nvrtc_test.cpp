@@ -153,6 +153,8 @@ TEST_F(CudaCodegen, EveryOperatorKindInEveryDType) {
     g.mark_output(g.rms_norm(x, {5, 7}, 1e-5, std::nullopt));
     g.mark_output(g.concat(x, b, 1));
     for (TensorId part : g.split(x, 2, {3, 4})) g.mark_output(part);
+    g.mark_output(g.reshape(x, {7, -1}));
+    g.mark_output(g.permute(x, {2, 0, 1}));
     // Whole 16-byte groups: elementwise operators on vectors (cuda_elementwise.hpp).
     const TensorId v = g.new_input({3, 40}, dt), w = g.new_input({3, 40}, dt);
     for (OpKind kind : {OpKind::kSilu, OpKind::kSqrt}) g.mark_output(g.unary(kind, v));
