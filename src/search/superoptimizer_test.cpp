@@ -732,6 +732,44 @@ TEST(SubexpressionOracle, ThreadsShareAnswersAndProveEachTermOnce) {
   EXPECT_EQ(s.memo_hits, (kThreads - 1) * static_cast<int64_t>(asked.size()));
 }
 
+// Heads split by views ([T, H·D] as [H, T, D]) before a per-head matmul: the views stay
+// pre-defined kernels ahead of the fused rest, and what comes back computes the graph.
+TEST(Superoptimizer, KeepsViewsAsPredefinedKernels) {
+  KernelGraph g;
+  const TensorId x = g.new_input({16, 64}, DType::kFloat16);
+  const TensorId w = g.new_input({4, 16, 32}, DType::kFloat16);
+  const TensorId heads = g.transpose(g.reshape(x, {16, 4, 16}), 0, 1);
+  g.mark_output(g.unary(OpKind::kExp, g.matmul(heads, w)));
+  SearchOptions o = small_options();
+  o.max_kernel_ops = 3;
+  const SearchResult r = superoptimize(g, o);
+  int fused = 0;
+  for (const SearchCandidate &c : r.candidates) {
+    std::vector<OpKind> kinds;
+    for (const Operator &op : c.graph.operators()) {
+      if (op.kind != OpKind::kInput) kinds.push_back(op.kind);
+    }
+    if (kinds == std::vector<OpKind>{OpKind::kReshape, OpKind::kPermute, OpKind::kCustomized}) {
+      ++fused;
+      expect_same_values(g, c.graph);
+    }
+  }
+  EXPECT_GT(fused, 0);
+}
+
+TEST(DimClasses, ViewsJoinTheDimsTheyKeep) {
+  KernelGraph g;
+  const TensorId x = g.new_input({16, 64}, DType::kFloat16);
+  const TensorId r = g.reshape(x, {16, 4, 16});
+  const TensorId p = g.permute(r, {1, 0, 2});
+  const DimClasses c(g);
+  EXPECT_EQ(c.of(x, 0), c.of(r, 0));  // [16, ·] kept whole
+  EXPECT_NE(c.of(x, 1), c.of(r, 2));  // 64 split in two: neither part is x's dim
+  EXPECT_EQ(c.of(r, 0), c.of(p, 1));
+  EXPECT_EQ(c.of(r, 1), c.of(p, 0));
+  EXPECT_EQ(c.of(r, 2), c.of(p, 2));
+}
+
 TEST(DimClasses, JoinWhatIndexesTheSameValues) {
   KernelGraph g;
   const TensorId x = g.new_input({8, 64}, DType::kFloat16);
