@@ -79,15 +79,8 @@ const yirage_backend_device_info &device_info_of(yirage_backend_instance *instan
     if (!warning.empty() && instance->log) instance->log(YIRAGE_BACKEND_LOG_WARNING, warning);
     instance->pool = std::make_shared<yirage::cpu::ThreadPool>(threads);
     // The device is the cores its threads have: the search's cost model sees as many.
-    yirage::targets::TargetProperties host = yirage::targets::host_cpu_target();
-    if (host.compute_units != threads) {
-      const double share = static_cast<double>(threads) / static_cast<double>(host.compute_units);
-      for (double *flops : {&host.peak_flops_float32, &host.peak_flops_float16, &host.peak_flops_bfloat16,
-                            &host.vector_flops_float32}) {
-        *flops *= share;
-      }
-      host.compute_units = threads;
-    }
+    yirage::targets::TargetProperties host =
+        yirage::targets::cpu_target_on_threads(yirage::targets::host_cpu_target(), threads);
     host.description += ", " + std::to_string(threads) + (threads == 1 ? " thread (" : " threads (") + source + ")";
     yirage_backend_device_info &info = instance->info;
     info.struct_size = sizeof info;

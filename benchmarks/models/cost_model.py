@@ -5,7 +5,7 @@ plugin on an H100, or with --target cpu through the CPU plugin on this host) aga
 candidate's measured median; per graph Spearman's rank correlation and the estimate's rank of
 the measured best.
 
-usage: cost_model.py FEATURES_TOOL [--target cpu] DIR [DIR...]   (each DIR one search's saved candidates)
+usage: cost_model.py FEATURES_TOOL [--target cpu[:THREADS]] DIR [DIR...]   (each DIR one search's saved candidates)
        FEATURES_TOOL: build/backends/cuda/yirage-cuda-cost-features
                       (ninja -C build backends/cuda/yirage-cuda-cost-features)
 """

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 
 #include "ir/block_graph.hpp"
+#include "search/cpu_matmul_cost.hpp"
 
 namespace yirage::search {
 
@@ -24,13 +27,38 @@ double bytes_of(const Tensor &t) {
   return static_cast<double>(num_elements(t.dims)) * static_cast<double>(dtype_size(t.dtype));
 }
 
-// FLOPs of one compute operator, split into matrix-unit and vector work.
-void add_flops(const OperatorGraph &g, const Operator &op, double times, KernelCost &cost) {
+// A core's cycles per second on a CPU target, from its peak (target.cpp: cores × clock × lanes ×
+// 2 FMA units × 2 FLOPs).
+double cpu_cycles_per_second(const targets::TargetProperties &t) {
+  return t.peak_flops_float32 / static_cast<double>(t.compute_units * t.warp_width * 4);
+}
+
+// On a CPU target, a matmul's micro-kernel cycles, and the reads of B beyond `counted` bytes
+// already charged for it (B read in place, once per block of A's rows): to DRAM where B does not
+// fit a core's cache.
+void add_cpu_matmul(const OperatorGraph &g, const Operator &op, double times, double counted,
+                    const targets::TargetProperties &t, KernelCost &cost) {
+  const Tensor &a = g.tensor(op.inputs[0]), &b = g.tensor(op.inputs[1]), &out = g.tensor(op.outputs.at(0));
+  const size_t rank = out.dims.size();
+  const int64_t m = out.dims[rank - 2], n = out.dims[rank - 1], k = a.dims.back();
+  const CpuMatmulCost c = cpu_matmul_cost(num_elements(out.dims) / (m * n), m, n, k, dtype_size(a.dtype),
+                                          dtype_size(b.dtype), dtype_size(out.dtype), t.warp_width);
+  cost.core_cycles += times * c.cycles;
+  const double rereads = std::max(0.0, times * c.b_bytes - counted);
+  (bytes_of(b) <= static_cast<double>(t.shared_memory_per_block) ? cost.l2_bytes : cost.dram_bytes) += rereads;
+}
+
+// FLOPs of one compute operator, split into matrix-unit and vector work. `b_counted`: the bytes
+// of a matmul's B already charged as loads, where B is read in place (else the CPU model takes
+// it as in cache).
+void add_flops(const OperatorGraph &g, const Operator &op, double times, const targets::TargetProperties &t,
+               KernelCost &cost, std::optional<double> b_counted = std::nullopt) {
   const Tensor &out = g.tensor(op.outputs.empty() ? op.inputs.at(0) : op.outputs[0]);
   const auto n = static_cast<double>(num_elements(out.dims));
   if (op.kind == OpKind::kMatmul) {
     const Dims &a = g.tensor(op.inputs[0]).dims;
     cost.matrix_flops += times * 2 * n * static_cast<double>(a.back());
+    if (t.kind == targets::TargetKind::kCpu) add_cpu_matmul(g, op, times, b_counted.value_or(INFINITY), t, cost);
   } else if (is_unary(op.kind) || is_binary(op.kind)) {
     const bool transcendental = op.kind == OpKind::kExp || op.kind == OpKind::kSilu || op.kind == OpKind::kGelu ||
                                 op.kind == OpKind::kSigmoid || op.kind == OpKind::kLog || op.kind == OpKind::kPow;
@@ -56,7 +84,10 @@ double wave_seconds(double dram, double l2, double compute, double blocks, const
 double kernel_seconds(KernelCost &c, const targets::TargetProperties &t, DType dtype) {
   const double dram = c.dram_bytes / t.memory_bandwidth, l2 = c.l2_bytes / t.l2_bandwidth, memory = dram + l2;
   const double peak = t.supports(dtype) ? t.peak_flops(dtype) : t.vector_flops_float32;
-  const double compute = c.matrix_flops / peak + c.vector_flops / t.vector_flops_float32;
+  const double matrix = t.kind == targets::TargetKind::kCpu
+                            ? c.core_cycles / (cpu_cycles_per_second(t) * static_cast<double>(t.compute_units))
+                            : c.matrix_flops / peak;
+  const double compute = matrix + c.vector_flops / t.vector_flops_float32;
   if (c.slots == 0) return std::max(memory, compute) + t.launch_overhead_seconds;
   const auto blocks = static_cast<double>(c.blocks);
   const int64_t full_waves = c.blocks / c.slots, rest = c.blocks % c.slots;
@@ -72,7 +103,7 @@ double kernel_seconds(KernelCost &c, const targets::TargetProperties &t, DType d
   return seconds + t.launch_overhead_seconds;
 }
 
-KernelCost predefined_kernel(const KernelGraph &g, const Operator &op) {
+KernelCost predefined_kernel(const KernelGraph &g, const Operator &op, const targets::TargetProperties &t) {
   KernelCost c;
   c.name = op_name(op.kind);
   std::vector<TensorId> seen;
@@ -82,7 +113,8 @@ KernelCost predefined_kernel(const KernelGraph &g, const Operator &op) {
     c.dram_bytes += bytes_of(g.tensor(in));
   }
   for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));
-  add_flops(g, op, 1, c);
+  add_flops(g, op, 1, t, c,
+            op.kind == OpKind::kMatmul ? std::optional<double>(bytes_of(g.tensor(op.inputs[1]))) : std::nullopt);
   return c;
 }
 
@@ -131,6 +163,14 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
                                                     : iterations;
   c.serial_seconds = static_cast<double>(c.waves) * waits * t.loop_iteration_seconds;
   const auto &ops = bg.operators();
+  // The CPU plugin reads an input tile that only matmuls use in place, from the kernel's tensor
+  // (docs/backends/cpu.md): the bytes of its loads, by tile.
+  std::map<TensorId, double> in_place_loads;
+  auto only_matmuls_read = [&](TensorId tile) {
+    return std::all_of(ops.begin(), ops.end(), [&](const Operator &o) {
+      return o.kind == OpKind::kMatmul || std::find(o.inputs.begin(), o.inputs.end(), tile) == o.inputs.end();
+    });
+  };
   for (size_t i = 0, input = 0; i < ops.size(); ++i) {
     const Operator &bop = ops[i];
     if (bop.kind == OpKind::kInputIterator) {
@@ -145,12 +185,15 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
                            std::ceil(run / line) * line / run;
       const double unique = bytes_of(whole);
       const double rereads = std::max(0.0, loads - unique);
+      if (only_matmuls_read(bop.outputs[0])) in_place_loads[bop.outputs[0]] = loads;
       c.dram_bytes += unique;
       (unique <= static_cast<double>(t.l2_bytes) ? c.l2_bytes : c.dram_bytes) += rereads;
     } else if (bop.kind != OpKind::kOutputSaver) {
       const LoopPhase phase = bg.tensor(bop.outputs.empty() ? bop.inputs[0] : bop.outputs[0]).phase;
       const bool every_iteration = phase == LoopPhase::kPerIteration || is_accumulator(bop.kind);
-      add_flops(bg, bop, blocks * (every_iteration ? iterations : 1), c);
+      std::optional<double> b_counted;
+      if (bop.kind == OpKind::kMatmul && in_place_loads.count(bop.inputs[1])) b_counted = in_place_loads[bop.inputs[1]];
+      add_flops(bg, bop, blocks * (every_iteration ? iterations : 1), t, c, b_counted);
     }
   }
   for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));
@@ -176,7 +219,7 @@ CostEstimate estimate_cost(const KernelGraph &graph, const targets::TargetProper
         return estimate;
       }
     } else {
-      kernel = predefined_kernel(graph, op);
+      kernel = predefined_kernel(graph, op, target);
     }
     // Matrix units run at the rate of the operands' precision, the inputs' (a split loop's chunks
     // write float32 partial sums of 16-bit products: at float32's peak they were estimated

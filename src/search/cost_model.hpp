@@ -25,6 +25,9 @@ struct KernelCost {
   double l2_bytes = 0;      // re-reads served by L2 (tiles read by several blocks)
   double matrix_flops = 0;  // matmul work, at the matrix-unit peak
   double vector_flops = 0;  // everything else, at the vector peak
+  // CPU targets: the matmul micro-kernel's cycles on one core (cpu_matmul_cost.hpp), counted
+  // instead of matrix_flops at the peak.
+  double core_cycles = 0;
   int64_t blocks = 1;
   int64_t slots = 0;  // blocks resident at once on the device; 0 for a library kernel
   int64_t waves = 1;

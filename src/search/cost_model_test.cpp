@@ -6,6 +6,7 @@
 
 #include "benchmark_ugraphs.hpp"
 #include "ir/block_graph.hpp"
+#include "search/cpu_matmul_cost.hpp"
 #include "search/loop_split.hpp"
 
 namespace yirage::search {
@@ -231,6 +232,80 @@ TEST(CostModel, BytesAndFlopsOfAPredefinedMatmul) {
   ASSERT_EQ(e.kernels.size(), 1u);
   EXPECT_DOUBLE_EQ(e.kernels[0].dram_bytes, 2.0 * (64 * 128 + 128 * 32 + 64 * 32));
   EXPECT_DOUBLE_EQ(e.kernels[0].matrix_flops, 2.0 * 64 * 128 * 32);
+}
+
+// A 2-core AVX-512 host with fixed figures (the detected host's vary from machine to machine).
+targets::TargetProperties test_cpu() {
+  targets::TargetProperties cpu = targets::host_cpu_target();
+  cpu.compute_units = 2;
+  cpu.warp_width = 16;
+  cpu.memory_bandwidth = 10e9;
+  cpu.l2_bandwidth = 40e9;
+  cpu.shared_memory_per_block = cpu.shared_memory_per_compute_unit = 2 << 20;
+  cpu.peak_flops_float32 = cpu.peak_flops_float16 = cpu.peak_flops_bfloat16 = cpu.vector_flops_float32 =
+      2 * 2.5e9 * 16 * 4;
+  return cpu;
+}
+
+// LoRA's product X[16,256] · W[256,4096] in float16 on a grid of `grid` column blocks; the loop
+// takes k in `loop` steps (sums accumulated), or with `split_rows` X's rows in `loop` steps, each
+// step reading the block's whole W.
+KernelGraph lora_product(int64_t grid, int64_t loop, bool split_rows) {
+  KernelGraph g;
+  const TensorId x = g.new_input({16, 256}, DType::kFloat16), w = g.new_input({256, 4096}, DType::kFloat16);
+  BlockGraphConfig config;
+  config.grid = {grid, 1, 1};
+  config.forloop_range = loop;
+  auto bg = std::make_shared<BlockGraph>(config);
+  const TensorId xt = bg->new_input({16, 256}, DType::kFloat16, kReplicated, split_rows ? 0 : 1);
+  const GridMap columns = grid > 1 ? GridMap{1, -1, -1} : kReplicated;
+  const TensorId wt = bg->new_input({256, 4096}, DType::kFloat16, columns, split_rows ? -1 : 0);
+  const TensorId product = bg->matmul(xt, wt);
+  if (split_rows) {
+    bg->new_output(product, columns, 0);
+  } else {
+    bg->new_output(bg->accumulate(OpKind::kAccumSum, product), columns, -1);
+  }
+  g.mark_output(g.customized({x, w}, bg)[0]);
+  return g;
+}
+
+// The CPU plugin's micro-kernel makes a product's tile shape matter (the estimates of such
+// candidates were within 1% of each other, all bound by W's bytes): short steps of k pay each
+// block of sums' set-up and store again and again; 8-row steps read W twice, in narrow blocks.
+TEST(CostModel, CpuTileShapesAndLoopsRankApart) {
+  const targets::TargetProperties cpu = test_cpu();
+  const double whole = estimate_cost(lora_product(2, 1, false), cpu).seconds;
+  const double k_steps = estimate_cost(lora_product(2, 16, false), cpu).seconds;
+  const double row_steps = estimate_cost(lora_product(2, 2, true), cpu).seconds;
+  EXPECT_GT(k_steps, 1.05 * whole);
+  EXPECT_GT(row_steps, 1.05 * whole);
+  // One block leaves a core idle.
+  EXPECT_GT(estimate_cost(lora_product(1, 1, false), cpu).seconds, 1.5 * whole);
+}
+
+TEST(CostModel, CpuMatmulCostFollowsThePrintersBlocks) {
+  // 8 rows of a 16-bit B: 32 columns a block, 16 sums' vectors in registers (half a cycle per FMA).
+  const CpuMatmulCost decode = cpu_matmul_cost(1, 8, 4096, 4096, 2, 2, 2, 16);
+  EXPECT_DOUBLE_EQ(decode.cycles, 128.0 * (4096 * (2 * 2 + 8 * (2 + 2 * 0.5)) + 8 * 2 * 3));
+  EXPECT_DOUBLE_EQ(decode.b_bytes, 4096.0 * 4096 * 2);
+  // A float32 B keeps 128 columns: 8 × 8 vectors of sums spill (a cycle per FMA).
+  const CpuMatmulCost wide = cpu_matmul_cost(1, 8, 4096, 4096, 4, 4, 4, 16);
+  EXPECT_DOUBLE_EQ(wide.cycles, 32.0 * (4096 * (8 + 8 * (1 + 8 * 1.0)) + 8 * 8 * 2));
+  // 32 rows: two blocks of rows, B read twice.
+  EXPECT_DOUBLE_EQ(cpu_matmul_cost(1, 32, 4096, 4096, 4, 4, 4, 16).b_bytes, 2 * 4096.0 * 4096 * 4);
+}
+
+TEST(CostModel, CpuKernelLevelMatmulReadsBOncePerBlockOfRows) {
+  KernelGraph g;
+  const TensorId a = g.new_input({32, 256}, DType::kFloat32);
+  const TensorId b = g.new_input({256, 512}, DType::kFloat32);
+  g.mark_output(g.matmul(a, b));
+  const CostEstimate e = estimate_cost(g, test_cpu());
+  ASSERT_EQ(e.kernels.size(), 1u);
+  EXPECT_DOUBLE_EQ(e.kernels[0].dram_bytes, 4.0 * (32 * 256 + 256 * 512 + 32 * 512));
+  EXPECT_DOUBLE_EQ(e.kernels[0].l2_bytes, 4.0 * 256 * 512);  // the second block of 16 rows, from cache
+  EXPECT_GT(e.kernels[0].core_cycles, 0);
 }
 
 }  // namespace

@@ -162,6 +162,17 @@ TargetProperties host_cpu_target_in(const std::string &folder) {
   return t;
 }
 
+TargetProperties cpu_target_on_threads(TargetProperties host, int64_t threads) {
+  if (threads <= 0 || threads == host.compute_units) return host;
+  const double share = static_cast<double>(threads) / static_cast<double>(host.compute_units);
+  for (double *flops :
+       {&host.peak_flops_float32, &host.peak_flops_float16, &host.peak_flops_bfloat16, &host.vector_flops_float32}) {
+    *flops *= share;
+  }
+  host.compute_units = threads;
+  return host;
+}
+
 double TargetProperties::peak_flops(DType dtype) const {
   switch (dtype) {
     case DType::kFloat16: return peak_flops_float16;

@@ -76,6 +76,10 @@ TargetProperties target_from_json(const std::string &text);
 // describes it the same way: the target is part of every search-cache key (result_cache.hpp).
 const TargetProperties &host_cpu_target();
 
+// A CPU target run on `threads` threads (the CPU plugin's count): as many compute units, its
+// FLOP/s scaled to them.
+TargetProperties cpu_target_on_threads(TargetProperties host, int64_t threads);
+
 // The same, the measured figures read from `folder` when a file there has them, else measured
 // and stored there ("": measured and not kept). A file that is damaged, foreign or implausible
 // is measured again and replaced; one that cannot be written is not an error.

@@ -57,6 +57,18 @@ TEST(Target, HostCpuIsDetected) {
   EXPECT_NO_THROW(validate(cpu));
 }
 
+// The CPU plugin's device on fewer threads than cores: as many compute units, FLOP/s in proportion.
+TEST(Target, CpuTargetOnThreads) {
+  TargetProperties cpu = builtin_target("cpu");
+  cpu.compute_units = 4;
+  const TargetProperties two = cpu_target_on_threads(cpu, 2);
+  EXPECT_EQ(two.compute_units, 2);
+  EXPECT_DOUBLE_EQ(two.peak_flops_float32, cpu.peak_flops_float32 / 2);
+  EXPECT_DOUBLE_EQ(two.vector_flops_float32, cpu.vector_flops_float32 / 2);
+  EXPECT_DOUBLE_EQ(two.memory_bandwidth, cpu.memory_bandwidth);
+  EXPECT_EQ(cpu_target_on_threads(cpu, 0).compute_units, 4);  // no count: the cores
+}
+
 // The one file a fresh folder gets from host_cpu_target_in.
 std::string kept_figures(const std::string &folder) {
   std::vector<std::string> files;

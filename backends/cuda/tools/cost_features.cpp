@@ -1,10 +1,11 @@
-// yirage-cuda-cost-features [--target cpu] GRAPH...: for each graph file, the cost model's estimate
-// on an H100 as the search computes it through the CUDA plugin (its loop waits included), or with
-// --target cpu on this host as the CPU plugin's search computes it (the plugin gives no loop waits;
-// its threads are the host's cores, as where nothing restricts them), kernel by kernel, as one JSON
-// object per line. A study tool (benchmarks/models/cost_model.py): it lets the model be compared
+// yirage-cuda-cost-features [--target cpu[:THREADS]] GRAPH...: for each graph file, the cost model's
+// estimate on an H100 as the search computes it through the CUDA plugin (its loop waits
+// included), or with --target cpu on this host as the CPU plugin's search computes it on THREADS
+// threads (default the host's cores; the plugin gives no loop waits), kernel by kernel, as one
+// JSON object per line. A study tool (benchmarks/models/cost_model.py): it lets the model be compared
 // with the candidates a search measured on the device, here, without the device.
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -44,8 +45,10 @@ std::optional<int64_t> cuda_loop_waits(const KernelGraph &graph, size_t op) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  const bool cpu = argc > 2 && std::string(argv[1]) == "--target" && std::string(argv[2]) == "cpu";
-  targets::TargetProperties target = cpu ? targets::host_cpu_target() : targets::builtin_target("h100");
+  const bool cpu = argc > 2 && std::string(argv[1]) == "--target" && std::string(argv[2]).rfind("cpu", 0) == 0;
+  const int64_t threads = cpu && argv[2][3] == ':' ? std::atoll(argv[2] + 4) : 0;
+  targets::TargetProperties target =
+      cpu ? targets::cpu_target_on_threads(targets::host_cpu_target(), threads) : targets::builtin_target("h100");
   if (!cpu) target.loop_iteration_seconds = codegen::kCudaLoopIterationSeconds;
   const search::LoopWaits waits = cpu ? search::LoopWaits() : cuda_loop_waits;
   for (int i = cpu ? 3 : 1; i < argc; ++i) {

@@ -1,0 +1,39 @@
+#include "search/cpu_matmul_cost.hpp"
+
+#include <algorithm>
+
+namespace yirage::search {
+
+namespace {
+
+// print_matmul's block of outputs: 16 rows × 128 columns; a 16-bit B with fewer rows takes
+// 256 / rows columns (32 to 128).
+constexpr int64_t kRows = 16, kCols = 128;
+
+}  // namespace
+
+CpuMatmulCost cpu_matmul_cost(int64_t batches, int64_t m, int64_t n, int64_t k, int64_t a_bytes, int64_t b_bytes,
+                              int64_t out_bytes, int64_t lanes) {
+  const int64_t rows = std::min(m, kRows);
+  const bool narrow_b = b_bytes == 2 && rows < kRows;
+  const int64_t cols = std::min(n, narrow_b ? std::clamp<int64_t>(256 / rows, 32, kCols) : kCols);
+  const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + cols - 1) / cols;
+  const auto tasks = static_cast<double>(batches * row_blocks * col_blocks);
+  const auto vectors = static_cast<double>((cols + lanes - 1) / lanes);  // per row of the block
+  // The sums stay in registers while they fit half of them (32 with AVX-512, 16 below): a vector
+  // FMA issues at two a cycle; beyond that each adds a load and a store in L1, a cycle.
+  const double registers = lanes >= 16 ? 32 : 16;
+  const double fma = static_cast<double>(rows) * vectors <= registers / 2 ? 0.5 : 1.0;
+  // Per step of k: B's row converted into a buffer (a load and a store per vector, twice for
+  // 16-bit), then per row of A a broadcast (converted when 16-bit) and the row's FMAs.
+  const double step =
+      vectors * (b_bytes == 2 ? 2 : 1) + static_cast<double>(rows) * ((a_bytes == 2 ? 2 : 1) + vectors * fma);
+  // Per task: the sums zeroed, then stored (converted when 16-bit).
+  const double task = static_cast<double>(rows) * vectors * (out_bytes == 2 ? 3 : 2);
+  CpuMatmulCost c;
+  c.cycles = tasks * (static_cast<double>(k) * step + task);
+  c.b_bytes = static_cast<double>(batches * row_blocks * k * n * b_bytes);
+  return c;
+}
+
+}  // namespace yirage::search
