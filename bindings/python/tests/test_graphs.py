@@ -113,6 +113,29 @@ def test_concat_split_chunk():
     assert left.dims == (2, 6)
 
 
+def test_views_reshape_permute_transpose():
+    x = rand(4, 6)
+    g = yr.new_kernel_graph()
+    X = g.new_input(x.shape, yr.float32)
+    heads = g.permute(g.reshape(X, (4, 2, -1)), [1, 0, 2])
+    assert heads.dims == (2, 4, 3)
+    g.mark_output(g.exp(heads))
+    g.mark_output(g.transpose(X, 0, -1))
+    with pytest.raises(yr.InvalidArgumentError, match=r"shape \[5,5\]: it holds more than 24 elements"):
+        g.reshape(X, [5, 5])
+    with pytest.raises(yr.InvalidArgumentError, match="dim 0 appears twice: not a permutation"):
+        g.permute(X, (0, 0))
+    with pytest.raises(TypeError, match="dims must be a sequence of ints"):
+        g.permute(X, "01")
+    want_heads = np.exp(x.reshape(4, 2, 3).transpose(1, 0, 2).astype(np.float64))
+    got_heads, got_t = g.run_reference([x])
+    np.testing.assert_allclose(got_heads, want_heads, rtol=1e-6)
+    np.testing.assert_array_equal(got_t, x.T)
+    got_heads, got_t = g(inputs=[x])  # compiled on the CPU plugin
+    np.testing.assert_allclose(got_heads, want_heads, rtol=1e-5)
+    np.testing.assert_array_equal(got_t, x.T)
+
+
 def test_strided_readonly_and_dlpack_inputs():
     base, other = rand(5, 4), rand(5, 4)
     other.flags.writeable = False

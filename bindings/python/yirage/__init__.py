@@ -432,6 +432,18 @@ class KernelGraph(_Graph):
         return [Tensor(self, t) for t in _check(
             _c.yirage_py_chunk(self._live(), _handle(X, "X"), int(chunks), int(dim)))]
 
+    # Views (torch's names; Mirage's kernel graph has none): computed as compact tensors.
+    def reshape(self, X, shape):
+        """X's elements in row-major order under `shape` (one entry may be -1, inferred)."""
+        return self._tensor("reshape", _handle(X, "X"), _dims(shape, "shape"))
+
+    def permute(self, X, dims):
+        """Output dim i is X's dim dims[i] (entries may be negative)."""
+        return self._tensor("permute", _handle(X, "X"), _dims(dims))
+
+    def transpose(self, X, dim0, dim1):
+        return self._tensor("transpose", _handle(X, "X"), int(dim0), int(dim1))
+
     def mark_output(self, A, strides=None):
         """Marks A as an output. `strides` (Mirage's, in elements: None or row-major, or another
         dense layout such as column-major) is the layout the calls return it in: the kernel

@@ -340,6 +340,24 @@ impl KernelGraph {
         Ok(parts.into_iter().map(|raw| Tensor { raw }).collect())
     }
 
+    /// x's elements in row-major order under `shape` (one entry may be -1, inferred).
+    pub fn reshape(&mut self, x: Tensor, shape: &[i64]) -> Result<Tensor> {
+        self.build(|g, out| unsafe {
+            sys::yirage_graph_reshape(g, x.raw, shape.len(), shape.as_ptr(), out)
+        })
+    }
+
+    /// Output dim i is x's dim `dims[i]`.
+    pub fn permute(&mut self, x: Tensor, dims: &[i64]) -> Result<Tensor> {
+        self.build(|g, out| unsafe {
+            sys::yirage_graph_permute(g, x.raw, dims.len(), dims.as_ptr(), out)
+        })
+    }
+
+    pub fn transpose(&mut self, x: Tensor, dim0: i32, dim1: i32) -> Result<Tensor> {
+        self.build(|g, out| unsafe { sys::yirage_graph_transpose(g, x.raw, dim0, dim1, out) })
+    }
+
     pub fn mark_output(&mut self, x: Tensor) -> Result<()> {
         check(unsafe { sys::yirage_graph_mark_output(self.raw, x.raw) })
     }

@@ -116,6 +116,30 @@ fn reference_run_matches_naive_code() {
 }
 
 #[test]
+fn views_reshape_permute_transpose() {
+    let mut g = KernelGraph::new().unwrap();
+    let x = input(&mut g, &[4, 6]);
+    let r = g.reshape(x, &[4, 2, -1]).unwrap();
+    let heads = g.permute(r, &[1, 0, 2]).unwrap(); // [T, H·D] as [H, T, D]
+    assert_eq!(heads.dims().unwrap(), vec![2, 4, 3]);
+    g.mark_output(heads).unwrap();
+    let t = g.transpose(x, 0, -1).unwrap();
+    g.mark_output(t).unwrap();
+    let xv = values(24, 5);
+    let out = g.run_reference(&[HostData::Float32(xv.clone())]).unwrap();
+    let (HostData::Float32(h), HostData::Float32(tr)) = (&out[0], &out[1]) else { panic!("float32") };
+    for i in 0..4 {
+        for j in 0..6 {
+            assert_eq!(h[(j / 3) * 12 + i * 3 + j % 3], xv[i * 6 + j]);
+            assert_eq!(tr[j * 4 + i], xv[i * 6 + j]);
+        }
+    }
+    assert!(g.permute(x, &[1, 1]).unwrap_err().message
+        .contains("dim 1 appears twice: not a permutation"));
+    assert!(g.reshape(x, &[5, 5]).unwrap_err().message.contains("it holds more than 24 elements"));
+}
+
+#[test]
 fn output_written_as_another_dtype() {
     let mut g = KernelGraph::new().unwrap();
     let x = g.new_input(&[4, 64], DType::Float16).unwrap();

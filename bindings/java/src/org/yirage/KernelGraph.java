@@ -74,6 +74,24 @@ public final class KernelGraph extends GraphBuilder {
         return tensors(parts);
     }
 
+    /** x's elements in row-major order under {@code shape} (one entry may be -1, inferred). */
+    public Tensor reshape(Tensor x, long... shape) {
+        long[] out = new long[1];
+        return tensor(YirageNative.yirage_graph_reshape(handle(), Tensor.handleOf(x, "x"), shape, out), out);
+    }
+
+    /** x with its dims reordered: output dim i is x's dim {@code dims[i]}. */
+    public Tensor permute(Tensor x, long... dims) {
+        long[] out = new long[1];
+        return tensor(YirageNative.yirage_graph_permute(handle(), Tensor.handleOf(x, "x"), dims, out), out);
+    }
+
+    /** x with dims {@code dim0} and {@code dim1} swapped. */
+    public Tensor transpose(Tensor x, int dim0, int dim1) {
+        long[] out = new long[1];
+        return tensor(YirageNative.yirage_graph_transpose(handle(), Tensor.handleOf(x, "x"), dim0, dim1, out), out);
+    }
+
     /** The outputs of a customized operator running {@code block} (which may be closed after). */
     public Tensor[] customized(ThreadblockGraph block) {
         long[] count = new long[1];

@@ -299,6 +299,30 @@ class GraphsTest {
     }
 
     @Test
+    void viewsReshapePermuteTranspose() {
+        try (KernelGraph g = new KernelGraph()) {
+            Tensor x = input(g, 4, 6);
+            Tensor heads = g.permute(g.reshape(x, 4, 2, -1), 1, 0, 2);  // [T, H·D] as [H, T, D]
+            assertArrayEquals(new long[] {2, 4, 3}, heads.dims());
+            g.markOutput(heads);
+            g.markOutput(g.transpose(x, 0, -1));
+            float[] xv = values(24, 3);
+            HostTensor[] got = g.runReference(HostTensor.of(xv, 4, 6));
+            float[] h = got[0].toFloatArray(), t = got[1].toFloatArray();
+            for (int i = 0; i < 4; ++i) {
+                for (int j = 0; j < 6; ++j) {
+                    assertEquals(xv[i * 6 + j], h[(j / 3) * 12 + i * 3 + j % 3]);
+                    assertEquals(xv[i * 6 + j], t[j * 4 + i]);
+                }
+            }
+            YirageException.InvalidArgument e =
+                    assertThrows(YirageException.InvalidArgument.class, () -> g.permute(x, 1, 1));
+            assertTrue(e.nativeMessage().contains("dim 1 appears twice: not a permutation"), e.nativeMessage());
+            assertThrows(YirageException.InvalidArgument.class, () -> g.reshape(x, 5, 5));
+        }
+    }
+
+    @Test
     void errors() {
         KernelGraph g = new KernelGraph();
         Tensor a = g.newInput(new long[] {16, 4096}, DType.FLOAT16);
@@ -336,7 +360,7 @@ class GraphsTest {
             assertThrows(YirageException.class, a::dims);
         }
         assertFalse(Yirage.version().isEmpty());
-        assertArrayEquals(new int[] {1, 7}, Yirage.abiVersion());
+        assertArrayEquals(new int[] {1, 9}, Yirage.abiVersion());
         assertThrows(YirageException.NotFound.class, () -> Yirage.target("tpu"));
         assertEquals("h100", Yirage.target("h100").name());
         assertThrows(NullPointerException.class, () -> new KernelGraph().matmul(null, null));
