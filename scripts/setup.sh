@@ -15,6 +15,7 @@ packages=(
   bindgen libopenmpi-dev openmpi-bin
   libclang-rt-14-dev libomp-14-dev hyperfine libdlpack-dev libopenblas0 python3-venv clang-format graphviz
   python3-mesonpy
+  libblis-dev libxsmm-dev
 )
 
 missing=()
