@@ -1,5 +1,6 @@
 #include "ir/kernel_graph.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -143,6 +144,12 @@ TensorId KernelGraph::transpose(TensorId x_id, int64_t dim0, int64_t dim1) {
   for (int i = 0; i < rank; ++i) order[static_cast<size_t>(i)] = i;
   std::swap(order[static_cast<size_t>(a)], order[static_cast<size_t>(b)]);
   return permute(x_id, order);
+}
+
+bool aliases_its_input(const KernelGraph &graph, const Operator &op) {
+  if (op.kind != OpKind::kReshape) return false;
+  const std::vector<TensorId> &outputs = graph.outputs();
+  return std::find(outputs.begin(), outputs.end(), op.outputs.at(0)) == outputs.end();
 }
 
 std::vector<bool> live_operators(const KernelGraph &graph) {

@@ -29,6 +29,10 @@ class KernelGraph : public OperatorGraph {
   TensorId transpose(TensorId x, int64_t dim0, int64_t dim1);
 };
 
+// Whether `op` is a reshape whose result is not a graph output: its bytes are its compact
+// input's, so the runtime lets it alias its input (no kernel) and the cost model charges nothing.
+bool aliases_its_input(const KernelGraph &graph, const Operator &op);
+
 // For each operator (by index), whether some graph output depends on it.
 std::vector<bool> live_operators(const KernelGraph &graph);
 

@@ -102,6 +102,12 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
   std::map<std::vector<uint8_t>, Executable> compiled;
   for (size_t i : serialize::kernel_operators(graph_)) {
     const Operator &op = graph_.operators()[i];
+    // A reshape keeps a compact tensor's bytes as they are: its result aliases its input (no
+    // kernel reads or writes in place). One written into a caller's output is copied.
+    if (aliases_its_input(graph_, op)) {
+      steps_.push_back({nullptr, op.inputs, op.outputs});
+      continue;
+    }
     // Identical operators share an executable: the key is the program without its name.
     serialize::KernelProgram program = serialize::make_kernel_program(graph_, i);
     const std::string name = std::move(program.name);
@@ -120,7 +126,8 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
   }
   const Intermediates &default_stream = *(intermediates_[nullptr] = allocate_intermediates());
   for (const Buffer &b : default_stream.buffers) has_intermediates_ |= b != nullptr;
-  stats_.kernels = static_cast<int>(steps_.size());
+  stats_.kernels = static_cast<int>(
+      std::count_if(steps_.begin(), steps_.end(), [](const Step &step) { return step.executable != nullptr; }));
   stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
@@ -128,6 +135,7 @@ std::unique_ptr<CompiledGraph::Intermediates> CompiledGraph::allocate_intermedia
   auto set = std::make_unique<Intermediates>();
   set->buffers.resize(graph_.num_tensors());
   for (const Step &step : steps_) {
+    if (!step.executable) continue;  // an alias
     for (TensorId id : step.outputs) {
       if (!is_output(graph_, id)) {
         set->buffers[static_cast<size_t>(id)] = allocate_buffer(plugin_, device_, tensor_bytes(graph_.tensor(id)));
@@ -257,6 +265,10 @@ void CompiledGraph::run_buffers(const std::vector<yirage_backend_buffer *> &inpu
   }
   const yirage_backend_api &api = plugin_.api();
   for (const Step &step : steps_) {
+    if (!step.executable) {
+      where[static_cast<size_t>(step.outputs[0])] = where[static_cast<size_t>(step.inputs[0])];
+      continue;
+    }
     std::vector<yirage_backend_buffer *> in, out;
     for (TensorId id : step.inputs) in.push_back(where[static_cast<size_t>(id)]);
     for (TensorId id : step.outputs) out.push_back(where[static_cast<size_t>(id)]);

@@ -83,6 +83,7 @@ class CompiledGraph {
   void synchronize(void *stream) const;
 
  private:
+  // A kernel launch, or (no executable) a reshape whose result is its input's buffer.
   struct Step {
     Executable executable;
     std::vector<TensorId> inputs, outputs;

@@ -661,6 +661,23 @@ TEST(PluginLoading, AsksTheBackendForLoopWaitsWhereItHasAnEstimate) {
 
 // Outputs may not share memory with inputs or with each other (a kernel reads and writes them
 // in no defined order); the check runs before anything is launched.
+// A reshape that is not a graph output launches nothing: its result is its input's buffer (a
+// graph input's, an intermediate's, a graph output's); one that is an output is copied into it.
+TEST(CpuPlugin, ReshapesAliasTheirInput) {
+  auto plugin = cpu_plugin();
+  KernelGraph g;
+  const TensorId x = g.new_input({4, 6}, DType::kFloat32);
+  const TensorId e = g.unary(OpKind::kExp, x);
+  g.mark_output(e);
+  const TensorId heads = g.permute(g.reshape(x, {4, 2, 3}), {1, 0, 2});               // input's buffer
+  g.mark_output(g.unary(OpKind::kNeg, g.reshape(g.reshape(heads, {8, 3}), {3, 8})));  // chained
+  g.mark_output(g.binary(OpKind::kAdd, g.reshape(e, {6, 4}), g.reshape(x, {6, 4})));  // an output's
+  g.mark_output(g.reshape(g.unary(OpKind::kRelu, x), {24}));                          // copied
+  const CompiledGraph compiled(*plugin, 0, g);
+  EXPECT_EQ(compiled.stats().kernels, 6);  // exp, permute, neg, add, relu, the last reshape
+  expect_correct(*plugin, g, "aliased reshapes");
+}
+
 TEST(CpuPlugin, RunRefusesOutputsThatShareMemory) {
   auto plugin = cpu_plugin();
   KernelGraph g;

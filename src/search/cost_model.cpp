@@ -207,7 +207,7 @@ CostEstimate estimate_cost(const KernelGraph &graph, const targets::TargetProper
   CostEstimate estimate;
   for (size_t i = 0; i < graph.operators().size(); ++i) {
     const Operator &op = graph.operators()[i];
-    if (op.kind == OpKind::kInput) continue;
+    if (op.kind == OpKind::kInput || aliases_its_input(graph, op)) continue;  // no kernel runs
     KernelCost kernel;
     if (op.kind == OpKind::kCustomized) {
       std::string infeasible;

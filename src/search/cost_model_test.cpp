@@ -64,6 +64,25 @@ KernelGraph elementwise_kernel(int64_t blocks) {
   return g;
 }
 
+// A reshape the runtime aliases costs nothing; one written as a graph output is a copy kernel, and
+// a permute always is one (a read and a write of the tensor).
+TEST(CostModel, AliasedReshapesAreFree) {
+  const targets::TargetProperties h100 = targets::builtin_target("h100");
+  auto cost = [&](bool reshaped, bool permuted, bool output) {
+    KernelGraph g;
+    TensorId x = g.unary(OpKind::kExp, g.new_input({64, 256}, DType::kFloat16));
+    if (reshaped) x = g.reshape(x, {64, 16, 16});
+    if (permuted) x = g.transpose(x, 0, 1);
+    if (output) g.mark_output(x);
+    if (!output || reshaped || permuted) g.mark_output(g.unary(OpKind::kNeg, x));
+    return estimate_cost(g, h100);
+  };
+  EXPECT_EQ(cost(true, false, false).kernels.size(), 2u);
+  EXPECT_DOUBLE_EQ(cost(true, false, false).seconds, cost(false, false, false).seconds);
+  EXPECT_EQ(cost(true, false, true).kernels.size(), 3u);
+  EXPECT_GT(cost(true, true, false).seconds, cost(false, false, false).seconds);
+}
+
 TEST(CostModel, WaveQuantization) {
   targets::TargetProperties h100 = targets::builtin_target("h100");
   h100.max_blocks_per_compute_unit = 1;
