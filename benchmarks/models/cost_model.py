@@ -5,11 +5,15 @@ plugin on an H100, or with --target cpu through the CPU plugin on this host) aga
 candidate's measured median; per graph Spearman's rank correlation and the estimate's rank of
 the measured best.
 
-usage: cost_model.py FEATURES_TOOL [--target cpu[:THREADS]] DIR [DIR...]   (each DIR one search's saved candidates)
+usage: cost_model.py FEATURES_TOOL [--target cpu[:THREADS]] [--merge] DIR [DIR...]
+       (each DIR one search's saved candidates; --merge: the searches of one graph repeated, DIRs
+       of the same name, taken together: a candidate's median of their medians, by description,
+       with the estimate the searches then saved beside the model's now)
        FEATURES_TOOL: build/backends/cuda/yirage-cuda-cost-features
                       (ninja -C build backends/cuda/yirage-cuda-cost-features)
 """
 
+import hashlib
 import json
 import os
 import statistics
@@ -33,6 +37,47 @@ def measured(folder):
     return rows
 
 
+def saved_estimates(folder):
+    """[the estimate the search saved] of one search's candidates, in measured()'s order."""
+    with open(os.path.join(folder, "candidates.tsv")) as table:
+        next(table)
+        return [float(line.split("\t")[1]) for line in table]
+
+
+def merged(tool, target, folders):
+    """Per graph (folders of one name), Spearman's ρ of the saved and the current estimates
+    against the candidates' median measurement over the searches; a candidate is its graph
+    file's bytes (descriptions repeat)."""
+    groups = {}
+    for folder in folders:
+        groups.setdefault(os.path.basename(os.path.normpath(folder)), []).append(folder)
+    print("| graph | searches | candidates | ρ, estimate then | ρ, estimate now |")
+    print("|---|---|---|---|---|")
+    then_all, now_all = [], []
+    for name, group in sorted(groups.items()):
+        by = {}
+        for folder in group:
+            rows = measured(folder)
+            now = estimates(tool, [r[0] for r in rows], target)
+            for (path, median, _), then in zip(rows, saved_estimates(folder)):
+                with open(path, "rb") as graph:
+                    key = hashlib.sha256(graph.read()).hexdigest()
+                by.setdefault(key, []).append((then, now[path], median))
+        if len(by) < 3:
+            continue
+        cols = [[statistics.median(v[i] for v in runs) for runs in by.values()] for i in range(3)]
+        then, now = spearman(cols[0], cols[2]), spearman(cols[1], cols[2])
+        if then is not None and now is not None:
+            then_all.append(then)
+            now_all.append(now)
+        show = lambda r: "-" if r is None else f"{r:+.2f}"  # noqa: E731
+        print(f"| {name} | {len(group)} | {len(by)} | {show(then)} | {show(now)} |")
+    if now_all:
+        print(f"\nmean ρ over {len(now_all)} graphs: estimate then **{statistics.mean(then_all):.2f}**, "
+              f"now **{statistics.mean(now_all):.2f}**")
+    return 0
+
+
 def estimates(tool, paths, target):
     out = subprocess.run([tool, *target, *paths], check=True, capture_output=True, text=True).stdout
     return {r["graph"]: r["seconds"] for r in map(json.loads, out.splitlines())}
@@ -45,6 +90,8 @@ def main(argv):
     tool, folders = argv[1], argv[2:]
     target = folders[:2] if folders[:1] == ["--target"] else []
     folders = folders[len(target):]
+    if folders[:1] == ["--merge"]:
+        return merged(tool, target, folders[1:])
     print("| graph | measured | Spearman ρ | estimate's rank of the measured best | estimate's pick / best (measured) |")
     print("|---|---|---|---|---|")
     correlations, in_top8 = [], []
