@@ -5,10 +5,13 @@ plugin on an H100, or with --target cpu through the CPU plugin on this host) aga
 candidate's measured median; per graph Spearman's rank correlation and the estimate's rank of
 the measured best.
 
-usage: cost_model.py FEATURES_TOOL [--target cpu[:THREADS]] [--merge] DIR [DIR...]
-       (each DIR one search's saved candidates; --merge: the searches of one graph repeated, DIRs
-       of the same name, taken together: a candidate's median of their medians, by description,
-       with the estimate the searches then saved beside the model's now)
+usage: cost_model.py FEATURES_TOOL [--target cpu[:THREADS]] [--merge] [--require RHO SHARE]
+                     DIR|ARCHIVE [DIR|ARCHIVE...]
+       (each DIR one search's saved candidates; an ARCHIVE, a .tar.gz of such folders, stands for
+       all of them; --merge: the searches of one graph repeated, DIRs of the same name, taken
+       together: a candidate's median of their medians, with the estimate the searches then saved
+       beside the model's now; --require: exit 1 unless the mean ρ is at least RHO and the
+       measured best is among the estimate's top 8 for at least SHARE of the graphs)
        FEATURES_TOOL: build/backends/cuda/yirage-cuda-cost-features
                       (ninja -C build backends/cuda/yirage-cuda-cost-features)
 """
@@ -19,6 +22,8 @@ import os
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -83,15 +88,44 @@ def estimates(tool, paths, target):
     return {r["graph"]: r["seconds"] for r in map(json.loads, out.splitlines())}
 
 
+def searches(paths, scratch):
+    """The search folders named by `paths`: folders as they are, each .tar.gz archive unpacked
+    into `scratch` and replaced by its folders that hold a candidates.tsv, in name order."""
+    folders = []
+    for n, path in enumerate(paths):
+        if not path.endswith(".tar.gz"):
+            folders.append(path)
+            continue
+        into = os.path.join(scratch, str(n))
+        with tarfile.open(path) as archive:
+            for member in archive.getmembers():  # plain files and folders inside `into` only
+                if not (member.isfile() or member.isdir()) or os.path.isabs(member.name) or ".." in member.name:
+                    sys.exit(f"cost_model.py: {path}: refusing {member.name!r}")
+            archive.extractall(into)
+        folders += sorted(root for root, _, files in os.walk(into) if "candidates.tsv" in files)
+    return folders
+
+
 def main(argv):
-    if len(argv) < 3:
+    args = argv[1:]
+    options = {}
+    while len(args) > 1 and args[1] in ("--target", "--merge", "--require"):
+        width = {"--target": 2, "--merge": 1, "--require": 3}[args[1]]
+        options[args[1]] = args[2:1 + width]
+        del args[1:1 + width]
+    if len(args) < 2:
         sys.stderr.write(__doc__.split("\n\n")[1] + "\n")
         return 2
-    tool, folders = argv[1], argv[2:]
-    target = folders[:2] if folders[:1] == ["--target"] else []
-    folders = folders[len(target):]
-    if folders[:1] == ["--merge"]:
-        return merged(tool, target, folders[1:])
+    tool, target = args[0], ["--target", *options["--target"]] if "--target" in options else []
+    with tempfile.TemporaryDirectory() as scratch:
+        folders = searches(args[1:], scratch)
+        if "--merge" in options:
+            return merged(tool, target, folders)
+        return table(tool, target, folders, [float(x) for x in options.get("--require", [])])
+
+
+def table(tool, target, folders, required):
+    """The per-graph table; 1 where `required` (mean ρ, share of graphs) is not met."""
     print("| graph | measured | Spearman ρ | estimate's rank of the measured best | estimate's pick / best (measured) |")
     print("|---|---|---|---|---|")
     correlations, in_top8 = [], []
@@ -115,6 +149,13 @@ def main(argv):
         print(f"\nmean ρ over {len(correlations)} graphs: **{statistics.mean(correlations):.2f}** (median "
               f"{statistics.median(correlations):.2f}); measured best among the estimate's top 8: "
               f"**{sum(in_top8)} of {len(in_top8)}** graphs")
+    if required:
+        rho = statistics.mean(correlations) if correlations else float("nan")
+        share = sum(in_top8) / max(len(in_top8), 1)
+        if not (rho >= required[0] and share >= required[1]):
+            print(f"cost_model.py: required mean ρ >= {required[0]} and a share of {required[1]} of graphs with "
+                  f"the measured best in the top 8; got {rho:.2f} and {share:.2f}")
+            return 1
     return 0
 
 
