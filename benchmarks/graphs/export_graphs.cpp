@@ -1,12 +1,15 @@
 // Writes the six benchmark graphs (float16) as JSON graph files into a folder: <name>.json (the
 // user's unfused graph at b = 1), <name>_fused.json (the hand-fused µGraph at b = 1) and, for the
 // graphs with a batch parameter, <name>_b8.json (the unfused graph at b = 8; the benchmarks run
-// both batches). examples/graphs/ holds its output; a test checks that it is up to date.
+// both batches); and rotary embeddings (rope_graphs.hpp) in float16 and bfloat16: rope.json,
+// rope_bf16.json, rope_q_projection.json, rope_q_projection_bf16.json. examples/graphs/ holds its
+// output; a test checks that it is up to date.
 // Usage: export_graphs FOLDER
 #include <cstdio>
 #include <fstream>
 
 #include "benchmark_ugraphs.hpp"
+#include "rope_graphs.hpp"
 #include "serialize/graph_file.hpp"
 
 namespace {
@@ -35,5 +38,10 @@ int main(int argc, char **argv) {
     if (ok && takes_batch(name)) ok = write_graph(build_unfused(name, 8, f16), folder + "/" + name + "_b8.json");
     if (!ok) return 1;
   }
-  return 0;
+  const auto bf16 = yirage::DType::kBFloat16;
+  const bool ok = write_graph(build_rope(f16), folder + "/rope.json") &&
+                  write_graph(build_rope(bf16), folder + "/rope_bf16.json") &&
+                  write_graph(build_rope_q_projection(f16), folder + "/rope_q_projection.json") &&
+                  write_graph(build_rope_q_projection(bf16), folder + "/rope_q_projection_bf16.json");
+  return ok ? 0 : 1;
 }
