@@ -2,8 +2,9 @@
 // user's unfused graph at b = 1), <name>_fused.json (the hand-fused µGraph at b = 1) and, for the
 // graphs with a batch parameter, <name>_b8.json (the unfused graph at b = 8; the benchmarks run
 // both batches); and rotary embeddings (rope_graphs.hpp) in float16 and bfloat16: rope.json,
-// rope_bf16.json, rope_q_projection.json, rope_q_projection_bf16.json. examples/graphs/ holds its
-// output; a test checks that it is up to date.
+// rope_bf16.json, rope_q_projection[_bf16].json, rope_q_projection_matrix[_bf16].json,
+// rope_attention[_bf16].json.
+// examples/graphs/ holds its output; a test checks that it is up to date.
 // Usage: export_graphs FOLDER
 #include <cstdio>
 #include <fstream>
@@ -42,6 +43,10 @@ int main(int argc, char **argv) {
   const bool ok = write_graph(build_rope(f16), folder + "/rope.json") &&
                   write_graph(build_rope(bf16), folder + "/rope_bf16.json") &&
                   write_graph(build_rope_q_projection(f16), folder + "/rope_q_projection.json") &&
-                  write_graph(build_rope_q_projection(bf16), folder + "/rope_q_projection_bf16.json");
+                  write_graph(build_rope_q_projection(bf16), folder + "/rope_q_projection_bf16.json") &&
+                  write_graph(build_rope_q_projection_matrix(f16), folder + "/rope_q_projection_matrix.json") &&
+                  write_graph(build_rope_q_projection_matrix(bf16), folder + "/rope_q_projection_matrix_bf16.json") &&
+                  write_graph(build_rope_attention(f16), folder + "/rope_attention.json") &&
+                  write_graph(build_rope_attention(bf16), folder + "/rope_attention_bf16.json");
   return ok ? 0 : 1;
 }

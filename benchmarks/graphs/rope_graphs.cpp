@@ -4,7 +4,7 @@ namespace yirage::bench {
 
 namespace {
 
-constexpr int64_t kHeadDim = 128, kQueryHeads = 16, kKvHeads = 8, kHidden = 1024;
+constexpr int64_t kHeadDim = 128, kQueryHeads = 16, kKvHeads = 8, kHidden = 1024, kKeys = 4096;
 
 // x ⊙ cos + (x · R) ⊙ sin; one builder call per statement, as the recorded order is the graph's.
 TensorId rope(KernelGraph &g, TensorId x, TensorId cos, TensorId sin, TensorId r) {
@@ -38,14 +38,25 @@ KernelGraph build_rope_q_projection(DType dtype) {
   return g;
 }
 
-std::vector<double> rope_rotation(int64_t dim) {
-  const int64_t half = dim / 2;
-  std::vector<double> r(static_cast<size_t>(dim * dim), 0.0);
-  for (int64_t j = 0; j < half; ++j) {
-    r[static_cast<size_t>((j + half) * dim + j)] = -1.0;
-    r[static_cast<size_t>(j * dim + j + half)] = 1.0;
-  }
-  return r;
+KernelGraph build_rope_q_projection_matrix(DType dtype) {
+  KernelGraph g;
+  const TensorId x = g.new_input({1, 1, kHidden}, dtype);
+  const TensorId wq = g.new_input({kQueryHeads, kHidden, kHeadDim}, dtype);
+  const TensorId m = g.new_input({1, kHeadDim, kHeadDim}, dtype);
+  g.mark_output(g.matmul(g.matmul(x, wq), m));
+  return g;
+}
+
+KernelGraph build_rope_attention(DType dtype) {
+  KernelGraph g;
+  const TensorId q = g.new_input({kKvHeads, kQueryHeads / kKvHeads, kHeadDim}, dtype);
+  const TensorId m = g.new_input({1, kHeadDim, kHeadDim}, dtype);
+  const TensorId k = g.new_input({kKvHeads, kHeadDim, kKeys}, dtype);
+  const TensorId v = g.new_input({kKvHeads, kKeys, kHeadDim}, dtype);
+  const TensorId e = g.unary(OpKind::kExp, g.matmul(g.matmul(q, m), k));
+  const TensorId p = g.binary(OpKind::kDiv, e, g.reduction(OpKind::kReduction, e, 2));
+  g.mark_output(g.matmul(p, v));
+  return g;
 }
 
 }  // namespace yirage::bench
