@@ -16,15 +16,14 @@ namespace yirage::bench {
 // RoPE of the 16 query heads and 8 key heads of one token, adjacent as a fused QKV projection
 // leaves them: inputs x [24, 128], cos [1, 128], sin [1, 128], R [128, 128]; output [24, 128].
 // (q and k as two inputs and two outputs is the same function in five inputs, one more than the
-// search gives a fused operator: it enumerates nothing for it; docs/ugraphs.md, "Rotary
-// embeddings".)
+// search's default limit for a fused operator; docs/ugraphs.md, "Rotary embeddings".)
 KernelGraph build_rope(DType dtype);
 
 // The query projection before it, per head: x [1, 1, 1024] · Wq [16, 1024, 128] (the [1024, 2048]
 // weight's columns grouped by head, as a loader can store it once; x broadcast over the heads),
 // then RoPE with cos, sin [1, 1, 128] and R [1, 128, 128]. Inputs x, Wq, cos, sin, R; output
-// RoPE(q) [16, 1, 128]. Five inputs: the search fuses RoPE after a pre-defined projection, not
-// the two (docs/ugraphs.md, "Rotary embeddings").
+// RoPE(q) [16, 1, 128]. Five inputs: within the search's default limit of four, RoPE fuses after
+// a pre-defined projection, not with it (docs/ugraphs.md, "Rotary embeddings").
 KernelGraph build_rope_q_projection(DType dtype);
 
 // The same function with RoPE as one rotation: x ⊙ cos + (x · R) ⊙ sin = x · M for the position's
