@@ -23,12 +23,15 @@
 
 namespace yirage::cpu {
 
-// What a generated kernel is given besides its tensors: the plugin's threads (thread_pool.hpp).
-// The prelude's yr_runtime (codegen/cpu_prelude.cpp) has the same layout.
+// What a generated kernel is given besides its tensors: the plugin's threads (thread_pool.hpp)
+// and its float32 small-GEMM, nullptr when there is none (gemm.hpp). The prelude's yr_runtime
+// (codegen/cpu_prelude.cpp) has the same layout.
 struct KernelRuntime {
   void (*parallel_for)(void *pool, int64_t count, int64_t grain,
                        void (*task)(void *context, int64_t begin, int64_t end), void *context);
   void *pool;
+  int (*gemm)(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+              int64_t ldc);
 };
 
 using KernelFunction = int (*)(const void *const *inputs, void *const *outputs, const KernelRuntime *runtime);

@@ -16,6 +16,7 @@
 #include "compiler.hpp"
 #include "cpu/codegen/cpu_source.hpp"
 #include "entry_guard.hpp"
+#include "gemm.hpp"
 #include "serialize/kernel_program.hpp"
 #include "target/target_abi.hpp"
 #include "thread_pool.hpp"
@@ -246,7 +247,8 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     executable->input_bytes = parsed.input_bytes();
     executable->output_bytes = parsed.output_bytes();
     executable->pool = instance->pool;
-    executable->runtime = {yirage::cpu::ThreadPool::parallel_for_entry, executable->pool.get()};
+    executable->runtime = {yirage::cpu::ThreadPool::parallel_for_entry, executable->pool.get(),
+                           yirage::cpu::gemm_function()};
     *out = executable.release();
   });
 }

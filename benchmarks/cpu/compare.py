@@ -6,8 +6,11 @@ build's median over the rounds' medians and their ratio. The same graphs on both
 differs is the code the plugins generate.
 
 With --load PROCS, that many other processes keep cores busy (a shell loop each) all the while.
+With --before-env NAME=VALUE, the before side runs with that setting (one build against itself
+with a feature off, e.g. YIRAGE_CPU_LIBXSMM=0).
 
 usage: compare.py BEFORE_BUILD AFTER_BUILD WORK_DIR [--rounds N] [--load PROCS] [--only GRAPH]
+                  [--before-env NAME=VALUE]
   a build folder holds tools/yirage/yirage and backends/cpu/libyirage-backend-cpu.so
 """
 import argparse
@@ -22,8 +25,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GRAPH_DIR = os.path.join(HERE, "..", "..", "examples", "graphs")
 
 
-def run(build, graph, cache):
+def run(build, graph, cache, extra_env):
     env = dict(os.environ, YIRAGE_BACKEND_PATH=os.path.join(build, "backends", "cpu"), YIRAGE_CACHE_DIR=cache)
+    env.update(extra_env)
     out = subprocess.run([os.path.join(build, "tools", "yirage", "yirage"), "run", graph, "--backend", "cpu",
                           "--repeats", "30"], capture_output=True, text=True, env=env)
     m = re.search(r"median\s+([0-9.]+) (us|ms|s)", out.stdout)
@@ -40,7 +44,8 @@ def rounds(args, graphs, times):
             # Each build its own kernel cache, warmed by the first round; the order turns each round.
             for side in (("before", "after") if r % 2 == 0 else ("after", "before")):
                 build = args.before if side == "before" else args.after
-                times[(g, side)].append(run(build, g[2], os.path.join(args.work, "cache-" + side)))
+                extra_env = dict([args.before_env.split("=", 1)]) if side == "before" and args.before_env else {}
+                times[(g, side)].append(run(build, g[2], os.path.join(args.work, "cache-" + side), extra_env))
         print(f"round {r + 1} of {args.rounds} done", file=sys.stderr, flush=True)
 
 
@@ -52,6 +57,7 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--load", type=int, default=0)
     p.add_argument("--only")
+    p.add_argument("--before-env")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     graphs = []

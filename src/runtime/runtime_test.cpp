@@ -373,6 +373,32 @@ TEST(CpuPlugin, GeneratedSourceIncludesNoHeader) {
   }
 }
 
+// float32 matmuls call the plugin's small-GEMM (libxsmm) where it has one, the loop being their
+// fallback; a float16 tensor's matmul keeps the loop, which converts as it reads. Both run right
+// with YIRAGE_CPU_LIBXSMM=0 as well (FusedBenchmarkUGraphs runs them with it on).
+TEST(CpuPlugin, Float32MatmulsCallTheSmallGemm) {
+  for (DType dt : {DType::kFloat16, DType::kFloat32}) {
+    for (const KernelGraph &g : {bench::build_unfused("lora", 2, dt, 16), bench::build_fused("lora", 2, dt, 16)}) {
+      std::string sources;
+      for (size_t i : serialize::kernel_operators(g))
+        sources += codegen::cpu_source(serialize::make_kernel_program(g, i));
+      EXPECT_EQ(sources.find("yr_gemm(rt, ") != std::string::npos, dt == DType::kFloat32) << dtype_name(dt);
+    }
+  }
+
+  setenv("YIRAGE_CPU_LIBXSMM", "0", 1);
+  auto plugin = cpu_plugin();
+  for (const std::string name : {"lora", "gated_mlp", "gqa"}) {
+    const KernelGraph unfused = bench::build_unfused(name, 2, DType::kFloat32, 16);
+    Measurer measurer(*plugin, 0, unfused, MeasureOptions{});
+    for (const KernelGraph &g : {unfused, bench::build_fused(name, 2, DType::kFloat32, 16)}) {
+      const Measurement m = measurer.measure(g, false);
+      EXPECT_TRUE(m.correct) << name << " with YIRAGE_CPU_LIBXSMM=0: " << m.error;
+    }
+  }
+  unsetenv("YIRAGE_CPU_LIBXSMM");
+}
+
 // The "items, grain" of each shared loop in a CPU kernel's source (yr_parallel_for(rt, N, G, …)).
 std::vector<std::pair<int64_t, int64_t>> shared_loops(const std::string &source) {
   std::vector<std::pair<int64_t, int64_t>> loops;

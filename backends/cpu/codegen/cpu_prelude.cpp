@@ -19,12 +19,19 @@ static inline int64_t yr_min64(int64_t a, int64_t b) { return b < a ? b : a; }
 
 // The plugin's threads (backends/cpu/thread_pool.hpp; KernelRuntime in compiler.hpp has this
 // layout): parallel_for runs task(context, b, e) over ranges covering [0, count), each of at least
-// grain items, on the launching thread and the pool's workers.
+// grain items, on the launching thread and the pool's workers. gemm, where not null, is row-major
+// float32 C = A·B (backends/cpu/gemm.hpp): 1 when done, 0 when the caller must run its own loop.
 typedef void (*yr_task)(void *context, int64_t begin, int64_t end);
 struct yr_runtime {
   void (*parallel_for)(void *pool, int64_t count, int64_t grain, yr_task task, void *context);
   void *pool;
+  int (*gemm)(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+              int64_t ldc);
 };
+static inline bool yr_gemm(const yr_runtime *rt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                           const float *b, int64_t ldb, float *c, int64_t ldc) {
+  return rt != nullptr && rt->gemm != nullptr && rt->gemm(m, n, k, a, lda, b, ldb, c, ldc) != 0;
+}
 // body(begin, end) over [0, count): on this thread alone where there are fewer than 2 × grain
 // items (too little work to wake another thread for) or no runtime, else shared.
 template <class F>

@@ -22,6 +22,12 @@ Overloaded(F...) -> Overloaded<F...>;
 // vectorize (yr_ld_row's rows are converted eight at a time, and count as plain elements).
 constexpr double kFloat16Access = 8;
 
+// Float elements: the arena's tiles, or a tensor stored as float32.
+bool is_float32(const BufferRef &buffer) {
+  return buffer.space == MemorySpace::kShared ||
+         (buffer.space == MemorySpace::kGlobal && buffer.element == DType::kFloat32);
+}
+
 double access_work(const BufferRef &buffer) {
   return buffer.space == MemorySpace::kGlobal && buffer.element == DType::kFloat16 ? kFloat16Access : 0;
 }
@@ -120,7 +126,31 @@ void CppPrinter::print_matmul(const Matmul &mm) {
   const bool narrow_b = dtype_size(b.buffer.element) == 2 && rows < kMatmulRows;
   const int64_t cols = std::min(n, narrow_b ? std::clamp<int64_t>(256 / rows, 32, kMatmulCols) : kMatmulCols);
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + cols - 1) / cols;
+  // Decomposes the output batch index bt into the operands' (broadcast) batch offsets ia and ib.
+  const auto print_batch_offsets = [&] {
+    p_.line("int64_t ia = 0, ib = 0, rest = bt;");
+    for (size_t d = batch_out.size(); d-- > 0;) {
+      p_.line("{ const int64_t c = rest % " + std::to_string(batch_out[d]) +
+              "; rest /= " + std::to_string(batch_out[d]) + "; ia += c * " + std::to_string(sa[d]) + "; ib += c * " +
+              std::to_string(sb[d]) + "; }");
+    }
+    p_.line("(void)rest;");
+  };
+  // float32 operands go to the plugin's small-GEMM (yr_gemm, libxsmm) where it has one: a block's
+  // matmul whole, a kernel-level one per task; the loop below runs where it has none.
+  const bool gemm = is_float32(a.buffer) && is_float32(b.buffer) && is_float32(o.buffer);
+  const std::string sk = std::to_string(k), sa_row = std::to_string(a_row), sb_row = std::to_string(b_row),
+                    sn = std::to_string(n);
   p_.open("");
+  if (gemm && !parallel) {
+    p_.line("bool yr_done = true;");
+    p_.open("for (int64_t bt = 0; yr_done && bt < " + std::to_string(batches) + "; ++bt)");
+    print_batch_offsets();
+    p_.line("yr_done = yr_gemm(rt, " + std::to_string(m) + ", " + sn + ", " + sk + ", " + start_of(a) + " + ia, " +
+            sa_row + ", " + start_of(b) + " + ib, " + sb_row + ", " + start_of(o) + " + bt * " + std::to_string(m * n) +
+            ", " + sn + ");");
+    p_.close();
+  }
   // The tasks: batch × row block × column block, shared at kernel level, one after another inside a block.
   const std::string tasks = std::to_string(batches * row_blocks * col_blocks);
   if (parallel) {
@@ -129,19 +159,13 @@ void CppPrinter::print_matmul(const Matmul &mm) {
             ", [&](int64_t yr_begin, int64_t yr_end)");
     p_.open("for (int64_t yr_t = yr_begin; yr_t < yr_end; ++yr_t)");
   } else {
-    p_.open("");
+    p_.open(gemm ? "if (!yr_done)" : "");
     p_.open("for (int64_t yr_t = 0; yr_t < " + tasks + "; ++yr_t)");
   }
   p_.line("const int64_t bt = yr_t / " + std::to_string(row_blocks * col_blocks) + ", rb = (yr_t / " +
           std::to_string(col_blocks) + ") % " + std::to_string(row_blocks) + ", cb = yr_t % " +
           std::to_string(col_blocks) + ";");
-  // Decompose the output batch index into the operands' (broadcast) batch offsets.
-  p_.line("int64_t ia = 0, ib = 0, rest = bt;");
-  for (size_t d = batch_out.size(); d-- > 0;) {
-    p_.line("{ const int64_t c = rest % " + std::to_string(batch_out[d]) + "; rest /= " + std::to_string(batch_out[d]) +
-            "; ia += c * " + std::to_string(sa[d]) + "; ib += c * " + std::to_string(sb[d]) + "; }");
-  }
-  p_.line("(void)rest;");
+  print_batch_offsets();
   p_.line("const auto *pa = " + start_of(a) + " + ia;");
   p_.line("const auto *pb = " + start_of(b) + " + ib;");
   p_.line("auto *po = " + start_of(o) + " + bt * " + std::to_string(m * n) + ";");
@@ -150,6 +174,10 @@ void CppPrinter::print_matmul(const Matmul &mm) {
                         : "const int64_t mi = yr_min64(" + std::to_string(rows) + ", " + std::to_string(m) + " - i0);");
   p_.line(n % cols == 0 ? "constexpr int64_t nj = " + std::to_string(cols) + ";"
                         : "const int64_t nj = yr_min64(" + std::to_string(cols) + ", " + std::to_string(n) + " - j0);");
+  if (gemm && parallel) {
+    p_.line("if (yr_gemm(rt, mi, nj, " + sk + ", pa + i0 * " + sa_row + ", " + sa_row + ", pb + j0, " + sb_row +
+            ", po + i0 * " + sn + " + j0, " + sn + ")) continue;");
+  }
   p_.line("alignas(64) float acc[" + std::to_string(rows) + "][" + std::to_string(cols) + "] = {};");
   p_.line("alignas(64) float brow[" + std::to_string(cols) + "];");
   p_.open("for (int64_t p = 0; p < " + std::to_string(k) + "; ++p)");

@@ -1,0 +1,20 @@
+// The float32 small-GEMM that the generated kernels' matmuls call through KernelRuntime::gemm:
+// libxsmm's JIT kernels (Debian's libxsmm-dev) where the plugin was built with them. A kernel
+// whose runtime has no gemm, or whose call returns 0, runs its own loop (codegen/cpu_printer.cpp).
+#pragma once
+
+#include <cstdint>
+
+namespace yirage::cpu {
+
+// Row-major C[m,n] = A[m,k] · B[k,n], C overwritten; rows lda, ldb, ldc elements apart. Returns 1
+// when done, 0 when it cannot take the shape (sizes or strides out of range, no JIT kernel), C
+// then untouched. Thread-safe: the plugin's threads call it at once.
+using GemmFunction = int (*)(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
+                             float *c, int64_t ldc);
+
+// The gemm to give the kernels: nullptr where the plugin was built without libxsmm or
+// $YIRAGE_CPU_LIBXSMM is 0 (read on each call; "0" turns it off, anything else leaves it on).
+GemmFunction gemm_function();
+
+}  // namespace yirage::cpu
