@@ -16,6 +16,19 @@ using yirage::capi::require_non_null;
 using yirage::capi::tensor_id;
 namespace capi = yirage::capi;
 
+namespace {
+
+// `ndim` dims from the caller, checked against kMaxRank before any is read.
+yirage::Dims view_dims(const char *function, size_t ndim, const int64_t *dims) {
+  if (ndim > static_cast<size_t>(yirage::kMaxRank)) {
+    yirage::invalid_argument(std::string(function) + ": ndim " + std::to_string(ndim) + " is outside 1.." +
+                             std::to_string(yirage::kMaxRank));
+  }
+  return dims_from(function, "dims", ndim, dims);
+}
+
+}  // namespace
+
 extern "C" {
 
 yirage_status yirage_graph_create(yirage_graph **out_graph) {
@@ -161,19 +174,6 @@ yirage_status yirage_graph_chunk(yirage_graph *graph, yirage_tensor *x, size_t n
     return g.graph.split(x_id, d, yirage::Dims(n_chunks, extent / static_cast<int64_t>(n_chunks)));
   });
 }
-
-namespace {
-
-// `ndim` dims from the caller, checked against kMaxRank before any is read.
-yirage::Dims view_dims(const char *function, size_t ndim, const int64_t *dims) {
-  if (ndim > static_cast<size_t>(yirage::kMaxRank)) {
-    yirage::invalid_argument(std::string(function) + ": ndim " + std::to_string(ndim) + " is outside 1.." +
-                             std::to_string(yirage::kMaxRank));
-  }
-  return dims_from(function, "dims", ndim, dims);
-}
-
-}  // namespace
 
 yirage_status yirage_graph_reshape(yirage_graph *graph, yirage_tensor *x, size_t ndim, const int64_t *dims,
                                    yirage_tensor **out_tensor) {
