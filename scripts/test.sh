@@ -13,7 +13,24 @@
 # Ends with one line "N passed, N failed" counting meson tests over all builds and those checks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh build || exit 1
+
+# Runs a build step quietly; where it fails, shows why (its error lines, else its last lines)
+# and ends with the count line, so that CI's log says what broke.
+quietly() {
+  local log
+  log=$(mktemp)
+  if ! "$@" >"$log" 2>&1; then
+    echo "test.sh: '$*' failed:"
+    grep -E "error|FAILED" "$log" | head -n 30 || tail -n 30 "$log"
+    rm -f "$log"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+  rm -f "$log"
+}
+
+quietly scripts/setup.sh build
+echo "setup: built build"
 # UBSan's null and alignment checks (at every member access and reference) were half of the ASan
 # tree's compile time; ASan itself reports a null dereference, and the fuzz tree keeps both checks.
 asan_flags="-g1 -fno-sanitize=null,alignment"
@@ -22,27 +39,26 @@ if [ ! -f build-asan/build.ninja ]; then
   # are the same.
   # Without the CUDA plugin, which runs nothing without a GPU (its host parts' tests run in the
   # plain tree): a sixth of the tree's compile time.
-  meson setup build-asan --werror -Db_sanitize=address,undefined -Db_lundef=false \
+  quietly meson setup build-asan --werror -Db_sanitize=address,undefined -Db_lundef=false \
     -Doptimization=1 -Ddebug=false -Dc_args="$asan_flags" -Dcpp_args="$asan_flags" \
     -Dbackends=opencl,level_zero,vulkan,hip \
-    -Dtest_cache_dir="$PWD/build/conformance/conformance-cache" >/dev/null || exit 1
+    -Dtest_cache_dir="$PWD/build/conformance/conformance-cache"
 fi
-ninja -C build-asan >/dev/null || exit 1
+quietly ninja -C build-asan
 if [ ! -f build-fuzz/build.ninja ]; then
-  CC=clang-14 CXX=clang++-14 meson setup build-fuzz --werror -Dfuzzing=true -Dtests=false \
+  quietly env CC=clang-14 CXX=clang++-14 meson setup build-fuzz --werror -Dfuzzing=true -Dtests=false \
     -Dfuzz_seconds=30 -Db_sanitize=address,undefined -Db_lundef=false \
-    -Doptimization=1 -Ddebug=false -Dc_args=-gline-tables-only -Dcpp_args=-gline-tables-only \
-    >/dev/null || exit 1
+    -Doptimization=1 -Ddebug=false -Dc_args=-gline-tables-only -Dcpp_args=-gline-tables-only
 fi
-ninja -C build-fuzz fuzzers >/dev/null || exit 1  # only what its tests run (fuzz/meson.build)
+quietly ninja -C build-fuzz fuzzers # only what its tests run (fuzz/meson.build)
 if [ ! -f build-tsan/build.ninja ]; then
   # capi_threads keeps its kernel cache in the tree (capi_tests/threads-cache), not in the plain
   # tree's: on a first run, four threads at a time compile one kernel under TSan too.
-  meson setup build-tsan --werror -Db_sanitize=thread -Db_lundef=false \
-    -Doptimization=1 -Ddebug=false -Dc_args=-g1 -Dcpp_args=-g1 >/dev/null || exit 1
+  quietly meson setup build-tsan --werror -Db_sanitize=thread -Db_lundef=false \
+    -Doptimization=1 -Ddebug=false -Dc_args=-g1 -Dcpp_args=-g1
 fi
 # Only what capi_threads runs: libyirage (through the test), the CPU plugin and the test.
-ninja -C build-tsan capi_tests/threads_test backends/cpu/libyirage-backend-cpu.so >/dev/null || exit 1
+quietly ninja -C build-tsan capi_tests/threads_test backends/cpu/libyirage-backend-cpu.so
 
 # Four frames of allocation stack per heap block, not 30: recording them was a fifth of the
 # search tests' time under ASan. A report that needs more reruns the test with the default.
