@@ -112,6 +112,17 @@ expect 0 '^best: .*, measured [0-9.]+ [mu]?s \([0-9.]+ [mu]?s to [0-9.]+ [mu]?s 
   "$yirage" superoptimize "$small" --budget 60 --top-k 1 --repeats 2 --quiet
 # --top-k profiles that many candidates, more than the search keeps by default (4).
 expect 0 '^  5 +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s' -- "$yirage" superoptimize "$small" --budget 60 --top-k 6 --repeats 2 --quiet
+# --max-inputs: RoPE after the query projection has five inputs; with four a fused operator may
+# read, the projection stays a pre-defined kernel, with five the cheapest estimate fuses both.
+rope_q=$data/../../../examples/graphs/rope_q_projection.json
+expect 0 '^  1 .* ok +1 pre-defined kernel\(s\), then customized grid' -- \
+  "$yirage" superoptimize "$rope_q" --budget 60 --top-k 1 --repeats 2 --quiet -o "$work/rope.yrg"
+expect 0 '^  1 .* ok +customized grid' -- \
+  "$yirage" superoptimize "$rope_q" --max-inputs 5 --budget 60 --top-k 1 --repeats 2 --quiet -o "$work/rope.yrg"
+expect 2 '^yirage: --max-inputs must be a whole number from 1 to 16, not 17' -- \
+  "$yirage" superoptimize "$rope_q" --max-inputs 17
+expect 2 '^yirage: --max-inputs is an option of superoptimize and bench, not run' -- \
+  "$yirage" run "$rope_q" --max-inputs 5
 # --candidates saves every measured candidate and a table of their figures.
 expect 0 "^measured candidates saved in $work/candidates\$" -- \
   "$yirage" superoptimize "$small" --budget 60 --top-k 3 --repeats 2 --quiet --candidates "$work/candidates"

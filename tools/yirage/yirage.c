@@ -60,6 +60,9 @@ static const option_help kOptions[] = {
     {"superoptimize bench", "  --budget SECONDS    search time budget (default 60)\n"},
     {"superoptimize bench", "  --threads N         search threads (default: all cores)\n"},
     {"superoptimize bench", "  --top-k K           candidates profiled on the device (default 4)\n"},
+    {"superoptimize bench",
+     "  --max-inputs N      tensors one fused operator may read, 1..16 (default 4; a graph\n"
+     "                      with more inputs fuses in parts, docs/search.md \"Options\")\n"},
     {"superoptimize run bench", "  --repeats N         timed runs per measurement (default 10)\n"},
     {"run bench",
      "  --cold              run, bench: before each timed run, flush the device's L2 (its size\n"
@@ -123,7 +126,7 @@ typedef struct options {
   size_t num_plugins;
   int32_t device;
   double budget;
-  uint32_t threads, top_k, repeats;
+  uint32_t threads, top_k, repeats, max_inputs; /* max_inputs 0: the library's default */
   int quiet, cold, remeasure, isolated;
 } options;
 
@@ -217,6 +220,9 @@ static void parse(int argc, char **argv, options *o) {
     } else if (!strcmp(a, "--top-k")) {
       TAKES_VALUE();
       o->top_k = count_arg(a, value, 1, 1u << 20);
+    } else if (!strcmp(a, "--max-inputs")) {
+      TAKES_VALUE();
+      o->max_inputs = count_arg(a, value, 1, 16);
     } else if (!strcmp(a, "--repeats")) {
       TAKES_VALUE();
       o->repeats = count_arg(a, value, 1, 1u << 24);
@@ -256,6 +262,8 @@ static void parse(int argc, char **argv, options *o) {
   if (needs_graph && o->isolated) usage_error("--isolated is an option of devices, not %s", o->command);
   if (o->candidates && strcmp(o->command, "superoptimize") != 0)
     usage_error("--candidates is an option of superoptimize, not %s", o->command);
+  if (o->max_inputs && strcmp(o->command, "superoptimize") != 0 && strcmp(o->command, "bench") != 0)
+    usage_error("--max-inputs is an option of superoptimize and bench, not %s", o->command);
 }
 
 static yirage_context *open_context(const options *o) {
@@ -391,6 +399,7 @@ static yirage_search_result *search(const options *o, const yirage_graph *graph,
   so.threads = o->threads;
   so.device = device;
   so.profile_top_k = o->top_k;
+  if (o->max_inputs != 0) so.max_customized_inputs = o->max_inputs;
   so.profile_repeats = o->repeats;
   so.cache_dir = o->cache;
   so.remeasure = o->remeasure;
