@@ -137,8 +137,11 @@ void CppPrinter::print_matmul(const Matmul &mm) {
     p_.line("(void)rest;");
   };
   // float32 operands go to the plugin's small-GEMM (yr_gemm, libxsmm) where it has one: a block's
-  // matmul whole, a kernel-level one per task; the loop below runs where it has none.
-  const bool gemm = is_float32(a.buffer) && is_float32(b.buffer) && is_float32(o.buffer);
+  // matmul whole, a kernel-level one per task; the loop below runs where it has none. A
+  // kernel-level product of fewer rows than a block's (decode: streaming B) keeps the loop, whose
+  // prefetch of B's rows made it 1.2-1.5x faster there (benchmarks/cpu/README.md).
+  const bool gemm =
+      is_float32(a.buffer) && is_float32(b.buffer) && is_float32(o.buffer) && !(parallel && m < kMatmulRows);
   const std::string sk = std::to_string(k), sa_row = std::to_string(a_row), sb_row = std::to_string(b_row),
                     sn = std::to_string(n);
   p_.open("");
