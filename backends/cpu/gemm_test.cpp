@@ -12,6 +12,7 @@
 namespace yirage::cpu {
 namespace {
 
+#if YIRAGE_CPU_HAVE_LIBXSMM
 struct Case {
   int64_t m, n, k, lda, ldb, ldc;
 };
@@ -39,7 +40,6 @@ double gemm_error(GemmFunction gemm, const Case &c) {
   return worst;
 }
 
-#if YIRAGE_CPU_HAVE_LIBXSMM
 TEST(CpuGemm, MatchesALoopWithinFloat32Rounding) {
   unsetenv("YIRAGE_CPU_LIBXSMM");
   const GemmFunction gemm = gemm_function();
