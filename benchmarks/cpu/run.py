@@ -1,12 +1,15 @@
-"""CPU benchmark (issues #5, #51): for the six benchmark graphs, in float16 and float32, time
-yirage's superoptimized kernel (`yirage superoptimize` on the CPU plugin, then `yirage run`) and
-the unfused graph on the CPU plugin (same inputs, checked against the reference executor), and
-numpy on OpenBLAS, all in one run: first on the machine as it is, then again while other
-processes keep cores busy (--load, the "loaded" columns); print the machine's measured memory
-bandwidth, the bandwidth floor of each graph (bytes of its inputs and outputs / bandwidth), the
-ratios and the load average before and after.
+"""CPU benchmark (issues #5, #51): for the six benchmark graphs and three everyday ones
+(benchmarks/cpu/graphs: an elementwise chain, a row softmax, a SwiGLU MLP), in float16 and
+float32, time yirage's superoptimized kernel (`yirage superoptimize` on the CPU plugin, then
+`yirage run`) and the unfused graph on the CPU plugin (same inputs, checked against the reference
+executor), and numpy on OpenBLAS, all in one run: warm (inputs and weights left in the caches by
+the run before) and cold (the caches flushed before each timed run), then again while other
+processes keep cores busy (--load, the "loaded" columns). It prints the machine's measured memory
+bandwidth and float32 matmul peak, each graph's bandwidth floor (bytes of its inputs and outputs
+/ bandwidth), issue #51's goal per row (met or missed, by how much), the ratios and the load
+average before and after.
 
-usage: run.py YIRAGE_CLI GRAPH_DIR WORK_DIR [--budget S] [--only NAME] [--repeats N] [--load PROCS]
+usage: run.py YIRAGE_CLI GRAPH_DIR WORK_DIR [--budget S] [--only NAME] [--repeats N] [--load PROCS] [--opencl]
 Run it through run.sh, which builds first and sets YIRAGE_BACKEND_PATH.
 """
 import argparse
@@ -21,6 +24,12 @@ import time
 import numpy as np
 
 GRAPHS = ["gqa", "qknorm", "rmsnorm_linear", "lora", "gated_mlp", "ntrans"]
+# Everyday graphs of this benchmark's own, in benchmarks/cpu/graphs (examples/graphs is what
+# benchmarks/graphs/export_graphs writes).
+EXTRA_GRAPHS = ["elementwise", "softmax", "swiglu_mlp"]
+# Compute-bound at these sizes: their goal is 2x the time of their matmuls' FLOPs at the measured
+# matmul peak; every other graph's is 1.5x its bandwidth floor.
+ATTENTION = ("gqa", "qknorm")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -62,7 +71,40 @@ def numpy_graph(name, inputs):
     if name == "ntrans":
         h, x, alpha = inputs
         return rms_norm(x + alpha * (rms_norm(h) - x))
+    if name == "elementwise":
+        x, y, z = inputs
+        u = x * y + z
+        return u / (1 + np.exp(-u))
+    if name == "softmax":
+        (x,) = inputs
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+    if name == "swiglu_mlp":
+        x, wg, wu, wd = inputs
+        g = x @ wg
+        return (g / (1 + np.exp(-g)) * (x @ wu)) @ wd
     raise ValueError(name)
+
+
+def attention_flops(shapes):
+    """The multiply-adds of attention's two products (Q·K, then P·V), as FLOPs: q is [b, m, d]
+    and k [b, d, n]."""
+    (b, m, d), (_, _, n) = shapes[0], shapes[1]
+    return 2 * (2 * b * m * n * d)
+
+
+def matmul_peak():
+    """numpy/OpenBLAS's float32 rate on a 2048 x 2048 x 2048 product, best of 5 (FLOP/s)."""
+    rng = np.random.default_rng(1)
+    n = 2048
+    a, b = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
+    a @ b
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - start)
+    return 2 * n ** 3 / best
 
 
 def graph_inputs(path):
@@ -71,12 +113,16 @@ def graph_inputs(path):
     return [op["sizes"] for op in graph["operators"] if op["kind"] == "Input"]
 
 
-def time_numpy(name, shapes, dtype, repeats):
+def time_numpy(name, shapes, dtype, repeats, flush=None):
+    """numpy's median; with `flush` (a buffer), the buffer is written before each timed run,
+    untimed, so that the run starts with the inputs out of the caches (as `yirage run --cold`)."""
     rng = np.random.default_rng(1)
     inputs = [rng.uniform(-1, 1, s).astype(dtype) for s in shapes]
     out = numpy_graph(name, inputs)
     times = []
-    for _ in range(repeats):
+    for i in range(repeats):
+        if flush is not None:
+            flush.fill(i)
         start = time.perf_counter()
         numpy_graph(name, inputs)
         times.append(time.perf_counter() - start)
@@ -101,10 +147,11 @@ def superoptimize(cli, graph, best, budget, cache, backend="cpu"):
     return m.group(1), out.stdout
 
 
-def yirage_run(cli, graph, reference, repeats, backend="cpu"):
-    """`yirage run`'s median (compiled from the warm kernel cache, checked, timed), or None."""
+def yirage_run(cli, graph, reference, repeats, backend="cpu", cold=False):
+    """`yirage run`'s median (compiled from the warm kernel cache, checked, timed), or None;
+    cold: `--cold`, the device's last-level cache flushed before each timed run."""
     out = subprocess.run([cli, "run", graph, "--reference", reference, "--repeats", str(repeats),
-                          "--backend", backend], capture_output=True, text=True)
+                          "--backend", backend] + (["--cold"] if cold else []), capture_output=True, text=True)
     m = re.search(r"median\s+([0-9.]+) (us|ms|s)", out.stdout)
     return seconds_of(*m.groups()) if out.returncode == 0 and m else None
 
@@ -148,9 +195,53 @@ def loadavg():
 
 
 def bandwidth(cli):
+    """The CPU plugin's measured bandwidth (bytes/s), its cache size as it reports it ("L2": the
+    host's last-level cache, what `yirage run --cold` flushes) and `yirage devices`' text."""
     out = subprocess.run([cli, "devices"], capture_output=True, text=True, check=True).stdout
     m = re.search(r"at ([0-9.]+) GB/s", out)
-    return float(m.group(1)) * 1e9, out
+    l2 = re.search(r"L2 ([0-9]+) KiB", out)
+    return float(m.group(1)) * 1e9, int(l2.group(1)) * 1024, out
+
+
+def tuned_coretype():
+    """The OpenBLAS kernel for this host's ISA, to force where OpenBLAS 0.3.21's DYNAMIC_ARCH
+    does not know the processor and falls back to Prescott's SSE3 kernel; None without AVX2."""
+    flags = next((line.split() for line in open("/proc/cpuinfo") if line.startswith("flags")), [])
+    return "SkylakeX" if "avx512f" in flags else "Haswell" if "avx2" in flags else None
+
+
+def in_process(env, task):
+    """A `worker` task in a Python process of its own: OpenBLAS reads OPENBLAS_CORETYPE once,
+    when it loads."""
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", json.dumps(task)],
+                         env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def worker(task):
+    if task["what"] == "peak":
+        rate = matmul_peak()
+        return {"peak": rate, "core": openblas_core()}
+    shapes, flush = task["shapes"], np.empty(task["flush"] // 4, np.float32)
+    return [time_numpy(task["name"], shapes, np.float32, 10)[0],
+            time_numpy(task["name"], shapes, np.float32, 10, flush)[0]]
+
+
+def goal(r, limit, kind, tuned):
+    """Issue #51's goal for a row: yirage at least as fast as numpy f32 (as it runs, and with
+    OpenBLAS's kernel for the ISA forced), and within `limit` (the bound's allowance), warm and
+    cold; "met", or what missed and by how much (yirage / allowed)."""
+    checks = [("numpy f32 warm", r["yirage idle"], r["np32 idle"]),
+              ("numpy f32 cold", r["yirage cold"], r["np32 cold"])]
+    if tuned:
+        checks += [(f"numpy {tuned} warm", r["yirage idle"], r["np32t idle"]),
+                   (f"numpy {tuned} cold", r["yirage cold"], r["np32t cold"])]
+    checks += [(kind + " warm", r["yirage idle"], limit),
+               (kind + " cold", r["yirage cold"], limit)]
+    if any(y is None for _, y, _ in checks):
+        return "not measured"
+    missed = [f"{what} {y / allowed:.2f}x" for what, y, allowed in checks if y > allowed]
+    return "met" if not missed else "missed: " + ", ".join(missed)
 
 
 def fmt(seconds):
@@ -174,21 +265,38 @@ def main():
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     models = models_suite()
-    bw, devices = bandwidth(args.cli)
+    bw, llc, devices = bandwidth(args.cli)
     print(devices.strip())
     np.ones(1) @ np.ones(1)
     print(f"numpy {np.__version__}, BLAS: "
           f"{os.path.realpath('/etc/alternatives/libblas.so.3-x86_64-linux-gnu')}, "
           f"OpenBLAS core {openblas_core()}")
+    print(f"load average before: {' '.join(loadavg())}")
     print(f"memory bandwidth (measured by the CPU plugin, single-thread copy): {bw / 1e9:.1f} GB/s")
-    print(f"load average before: {' '.join(loadavg())}\n")
+    # numpy as it runs (the numpy columns), and with OpenBLAS's kernel for the ISA forced in a
+    # process of its own (the "tuned" columns); the machine's peak is the faster of the two.
+    tuned = tuned_coretype()
+    tuned_env = dict(os.environ, OPENBLAS_CORETYPE=tuned) if tuned else None
+    peak = matmul_peak()
+    print(f"float32 matmul (numpy/OpenBLAS {openblas_core().split()[0]}, 2048 x 2048 x 2048, best of 5): "
+          f"{peak / 1e9:.1f} GFLOP/s")
+    if tuned:
+        t = in_process(tuned_env, {"what": "peak"})
+        print(f"float32 matmul (numpy/OpenBLAS, OPENBLAS_CORETYPE={tuned}: {t['core']}): {t['peak'] / 1e9:.1f} GFLOP/s")
+        peak = max(peak, t["peak"])
+    print(f"float32 matmul peak of this machine (the faster): {peak / 1e9:.1f} GFLOP/s")
+    # numpy's cold runs: twice the cache that `yirage run --cold` flushes, written before each.
+    flush = np.empty(2 * llc // 4, np.float32)
+    print(f"cold: yirage flushes {llc >> 20} MiB (the plugin's cache size) before each timed run, "
+          f"numpy writes {flush.nbytes >> 20} MiB\n")
     rows = []
-    for name in GRAPHS:
+    graphs = [(n, args.graph_dir) for n in GRAPHS] + [(n, os.path.join(HERE, "graphs")) for n in EXTRA_GRAPHS]
+    for name, graph_dir in graphs:
         if args.only and name != args.only:
             continue
         for dtype, np_dtype, fb in [("float16", np.float16, "Float16"),
                                     ("float32", np.float32, "Float32")]:
-            src = os.path.join(args.graph_dir, name + ".json")
+            src = os.path.join(graph_dir, name + ".json")
             graph = os.path.join(args.work, f"{name}_{dtype}.json")
             best = os.path.join(args.work, f"{name}_{dtype}.best.yrg")
             open(graph, "w").write(open(src).read().replace('"Float16"', f'"{fb}"'))
@@ -206,10 +314,22 @@ def main():
                     r["unfused " + column] = yirage_run(args.cli, graph, graph, args.repeats)
                     r["yirage " + column] = yirage_run(args.cli, best, graph, args.repeats) if desc else None
                     r["np32 " + column], out_bytes32 = time_numpy(name, shapes, np.float32, 10)
+            # Cold: the caches flushed before each timed run (idle only).
+            r["unfused cold"] = yirage_run(args.cli, graph, graph, args.repeats, cold=True)
+            r["yirage cold"] = yirage_run(args.cli, best, graph, args.repeats, cold=True) if desc else None
+            r["np32 cold"] = time_numpy(name, shapes, np.float32, 10, flush)[0]
+            if tuned:
+                r["np32t idle"], r["np32t cold"] = in_process(
+                    tuned_env, {"what": "graph", "name": name, "shapes": shapes, "flush": flush.nbytes})
             r["np same"] = r["np32 idle"] if dtype == "float32" else time_numpy(name, shapes, np.float16, 3)[0]
             itemsize = np.dtype(np_dtype).itemsize
             moved = sum(int(np.prod(s)) for s in shapes) * itemsize + out_bytes32 // 4 * itemsize
             r["floor"] = moved / bw
+            if name in ATTENTION:
+                r["limit"], kind = 2 * attention_flops(shapes) / peak, "2x peak"
+            else:
+                r["limit"], kind = 1.5 * r["floor"], "1.5x floor"
+            r["goal"] = goal(r, r["limit"], kind, tuned)
             if args.opencl:
                 # The same graph searched and timed through the OpenCL plugin (idle only).
                 ocl_best = os.path.join(args.work, f"{name}_{dtype}.opencl.best.yrg")
@@ -221,21 +341,38 @@ def main():
                 r["opencl idle"] = yirage_run(args.cli, ocl_best, graph, args.repeats, "opencl") if ocl_desc else None
             rows.append(r)
             print(f"{name} {dtype}: " + ", ".join(f"{k} {fmt(v)} ms" for k, v in r.items()
-                                                  if k not in ("name", "dtype", "desc", "rank", "opencl desc")), flush=True)
+                                                  if k not in ("name", "dtype", "desc", "rank", "opencl desc", "goal"))
+                  + f"; goal {r['goal']}", flush=True)
     print(f"\nload average after: {' '.join(loadavg())}")
     ratio = lambda a, b: f"{a / b:.2f}" if a and b else "-"
-    print("\nms, medians; warm caches (inputs and weights stay in the host's cache between runs). loaded: "
-          f"{args.load} other process(es) busy (a shell loop each) while the same runs are timed.\n")
-    print("| graph | dtype | numpy f32 | numpy same dtype | unfused on cpu plugin | yirage | floor "
-          "| numpy f32 / yirage | unfused / yirage | yirage / floor "
-          "| numpy f32 loaded | unfused loaded | yirage loaded | yirage loaded / idle | numpy f32 loaded / yirage loaded |")
-    print("|---" * 15 + "|")
+    print(f"\nms, medians. warm: inputs and weights stay in the host's caches between runs; cold: the caches "
+          f"flushed before each timed run. limit: the goal's bound, 1.5x the floor, or for {' and '.join(ATTENTION)} "
+          f"2x their matmuls' FLOPs at {peak / 1e9:.1f} GFLOP/s. numpy {tuned}: numpy f32 with "
+          f"OPENBLAS_CORETYPE={tuned}. goal: yirage at most numpy f32 (both) and the limit, "
+          "warm and cold; a miss says yirage / what was allowed."
+          + (f" loaded: {args.load} other process(es) busy (a shell loop each) while the same runs are timed."
+             if args.load else "") + "\n")
+    loaded = ["numpy f32 loaded", "unfused loaded", "yirage loaded", "yirage loaded / idle",
+              "numpy f32 loaded / yirage loaded"] if args.load else []
+    tuned_cols = [f"numpy {tuned}", f"numpy {tuned} cold"] if tuned else []
+    header = ["graph", "dtype", "numpy f32", "numpy f32 cold"] + tuned_cols + ["numpy same dtype", "unfused on cpu plugin",
+              "unfused cold", "yirage", "yirage cold", "floor", "limit", "numpy f32 / yirage",
+              "numpy f32 / yirage, cold", "unfused / yirage", "yirage cold / floor", "goal"] + loaded
+    print("| " + " | ".join(header) + " |")
+    print("|---" * len(header) + "|")
     for r in rows:
-        y, yl = r["yirage idle"], r.get("yirage loaded")
-        print(f"| {r['name']} | {r['dtype']} | {fmt(r['np32 idle'])} | {fmt(r['np same'])} | {fmt(r['unfused idle'])} "
-              f"| {fmt(y)} | {fmt(r['floor'])} | {ratio(r['np32 idle'], y)} | {ratio(r['unfused idle'], y)} "
-              f"| {ratio(y, r['floor'])} | {fmt(r.get('np32 loaded'))} | {fmt(r.get('unfused loaded'))} | {fmt(yl)} "
-              f"| {ratio(yl, y)} | {ratio(r.get('np32 loaded'), yl)} |")
+        y, yc, yl = r["yirage idle"], r["yirage cold"], r.get("yirage loaded")
+        cells = [r["name"], r["dtype"], fmt(r["np32 idle"]), fmt(r["np32 cold"])]
+        if tuned:
+            cells += [fmt(r["np32t idle"]), fmt(r["np32t cold"])]
+        cells += [fmt(r["np same"]),
+                 fmt(r["unfused idle"]), fmt(r["unfused cold"]), fmt(y), fmt(yc), fmt(r["floor"]),
+                 fmt(r["limit"]), ratio(r["np32 idle"], y), ratio(r["np32 cold"], yc),
+                 ratio(r["unfused idle"], y), ratio(yc, r["floor"]), r["goal"]]
+        if args.load:
+            cells += [fmt(r.get("np32 loaded")), fmt(r.get("unfused loaded")), fmt(yl), ratio(yl, y),
+                      ratio(r.get("np32 loaded"), yl)]
+        print("| " + " | ".join(cells) + " |")
     if args.opencl:
         print("\nThe OpenCL plugin on the same CPU (PoCL), idle; ms, medians:\n")
         print("| graph | dtype | cpu plugin: yirage | opencl: unfused | opencl: yirage | opencl / cpu plugin |")
@@ -262,4 +399,7 @@ def main():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--worker"]:
+        print(json.dumps(worker(json.loads(sys.argv[2]))))
+        sys.exit(0)
     sys.exit(main())

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CPU benchmark: yirage's best kernel vs the unfused graph on the CPU plugin vs numpy/OpenBLAS,
-# for the six benchmark graphs in float16 and float32, in one run. Results: README.md here.
+# for the six benchmark graphs and three everyday ones (graphs/ here) in float16 and float32, in
+# one run, warm and cold (caches flushed), each row's goal met or missed. Results: README.md here.
 # Idle, then with other processes keeping cores busy (--load PROCS, default 1; 0: idle only).
 # usage: benchmarks/cpu/run.sh [--budget SECONDS] [--only GRAPH] [--repeats N] [--load PROCS] [--opencl]
 set -euo pipefail
