@@ -320,6 +320,14 @@ void check_sum_to_dimx(Session &s, DType dt, const std::string &name) {
               "accum_sum_todimx against the slices added at kernel level");
 }
 
+// A weighted rms_norm with eps before a product, fused as the search fuses it: the weight's
+// view multiplies X's tiles in the loop, the rms accumulator adds eps.
+void check_weighted_norm_product(Session &s, DType dt, const std::string &name) {
+  s.need_dtype(dt);
+  check_graph(s, bench::build_weighted_norm_product(false, dt), bench::build_weighted_norm_product(true, dt),
+              seed_of(name), "weighted rms_norm (eps 1e-5) then a product, fused, against unfused");
+}
+
 // ---- rows near the limits of a dtype's range ----
 
 // rms_norm of x (`dims`, over the last dim; times a weight where `weighted`) at kernel level, or
@@ -384,6 +392,15 @@ void check_norm_limits(Session &s, DType dt, const std::string &name) {
       std::snprintf(what, sizeof what, "%s, x scaled by %g", cases[c].what, factor);
       check_graph(s, cases[c].reference, cases[c].candidate, what, options);
     }
+  }
+  for (double factor : {wide ? 0x1p100 : 0x1p15, wide ? 0x1p-100 : 0x1p-14}) {
+    runtime::MeasureOptions options = checked_options(seed_of(name + "weighted"));
+    options.input_scales = {factor};  // X; w and W stay in [-1, 1]
+    options.range_checks = false;
+    char what[160];
+    std::snprintf(what, sizeof what, "a weighted norm's µGraph (the rms accumulator with eps), X scaled by %g", factor);
+    check_graph(s, bench::build_weighted_norm_product(false, dt), bench::build_weighted_norm_product(true, dt), what,
+                options);
   }
   for (double factor : {wide ? 0x1p100 : 0x1p15, wide ? 0x1p-100 : 0x1p-14}) {
     runtime::MeasureOptions options = checked_options(seed_of(name + "rmsnorm_linear"));
@@ -516,6 +533,8 @@ void add_kernel_tests(std::vector<TestCase> &tests) {
   for (DType dt : kDTypes) {
     const std::string name = std::string("kernels.sum_to_dimx.") + dtype_name(dt);
     tests.push_back({name, [dt, name](Session &s) { check_sum_to_dimx(s, dt, name); }});
+    const std::string norm = std::string("kernels.weighted_norm_product.") + dtype_name(dt);
+    tests.push_back({norm, [dt, norm](Session &s) { check_weighted_norm_product(s, dt, norm); }});
   }
   for (DType dt : kDTypes) {
     const std::string name = std::string("kernels.rms_norm_limits.") + dtype_name(dt);

@@ -278,18 +278,25 @@ class Lowerer {
       // Σ S / R² over the row; where that leaves float32's range, again with each peak 1 / R
       // multiplied by the scale of the row's largest first (serial loops, each thread of the row
       // runs them): sqrt(Σ S · (scale / R)² / count) / scale.
+      // eps (rms_norm's, where the search put this for one) is added to the mean square, and
+      // to the scaled one times scale², which rms_scale keeps at most 1.
+      const double eps = op.attributes.eps;
       const BufferRef scales = at(l_.layout.running_max[i]);
       const Expr s_at = load(state, element), r_at = load(scales, element), m = var("m");
       rr.value = s_at / (r_at * r_at);
+      Expr scaled_mean = var("squares") / count;
+      if (eps != 0) scaled_mean = scaled_mean + float_const(eps) * var("scale") * var("scale");
       const Block scaled = {
           let_mutable("peak", float_const(0)),
           loop({last}, {"c"}, Sharing::kSerial, {assign("peak", call("yr_max", {var("peak"), float_const(1) / r_at}))}),
-          let("scale", rms_scale(var("peak"), 0.0)),
+          let("scale", rms_scale(var("peak"), eps)),
           let_mutable("squares", float_const(0)),
           loop({last}, {"c"}, Sharing::kSerial,
                {let("m", var("scale") / r_at), assign("squares", var("squares") + s_at * m * m)}),
-          assign("total", call("yr_sqrt", {var("squares") / count}) / var("scale"))};
-      rr.finish.push_back(let("mean", var("total") / count));
+          assign("total", call("yr_sqrt", {scaled_mean}) / var("scale"))};
+      Expr mean = var("total") / count;
+      if (eps != 0) mean = mean + float_const(eps);
+      rr.finish.push_back(let("mean", mean));
       rr.finish.push_back(
           if_then(rms_mean_in_range(var("mean")), {assign("total", call("yr_sqrt", {var("mean")}))}, scaled));
       reads.push_back({max_key(i), false});

@@ -1,6 +1,7 @@
 #include "ir/block_graph.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "util/error.hpp"
@@ -110,7 +111,7 @@ TensorId BlockGraph::new_input(const Dims &dtensor_dims, DType dtype, const Grid
   return id;
 }
 
-TensorId BlockGraph::accumulate(OpKind kind, TensorId x_id) {
+TensorId BlockGraph::accumulate(OpKind kind, TensorId x_id, double eps) {
   if (!is_accumulator(kind) || kind == OpKind::kAccumRescale) {
     invalid_argument(std::string("accumulate: ") + op_name(kind) + " is not a single-input accumulator");
   }
@@ -122,9 +123,17 @@ TensorId BlockGraph::accumulate(OpKind kind, TensorId x_id) {
     invalid_argument(std::string(op_name(kind)) +
                      ": X is an after-loop tensor; accumulators take per-iteration tensors");
   }
+  if (eps != 0 && kind != OpKind::kAccumReduceRms) {
+    invalid_argument(std::string(op_name(kind)) + ": only accum_reduce_rms takes an eps");
+  }
+  if (!std::isfinite(eps) || eps < 0) {
+    invalid_argument(std::string(op_name(kind)) + ": eps " + std::to_string(eps) + " must be finite and >= 0");
+  }
   Dims out = x.dims;
   if (kind != OpKind::kAccumSum && kind != OpKind::kAccumMax) out.back() = 1;
-  return append(kind, {x_id}, {}, {out}, x.dtype, LoopPhase::kAfterLoop)[0];
+  OpAttributes attributes;
+  attributes.eps = eps;
+  return append(kind, {x_id}, attributes, {out}, x.dtype, LoopPhase::kAfterLoop)[0];
 }
 
 TensorId BlockGraph::accumulate_to_dimx(TensorId x_id, int64_t dimx) {

@@ -41,8 +41,10 @@ class BlockGraph : public OperatorGraph {
 
   // A tile of a kernel-level input of dims `dtensor_dims`.
   TensorId new_input(const Dims &dtensor_dims, DType dtype, const GridMap &imap, int32_t fmap);
-  // kAccumSum, kAccumReduceSum, kAccumReduceMean, kAccumReduceRms or kAccumMax.
-  TensorId accumulate(OpKind kind, TensorId x);
+  // kAccumSum, kAccumReduceSum, kAccumReduceMean, kAccumReduceRms or kAccumMax. `eps` (finite,
+  // >= 0; only kAccumReduceRms takes one) is added to the mean square before its root, as
+  // rms_norm adds it: sqrt(Σ x² / n + eps).
+  TensorId accumulate(OpKind kind, TensorId x, double eps = 0);
   // Mirage's "sum_todimx": Σ over iterations, the last dim folded to `dimx` by adding its
   // slices of dimx (kAccumSumToDimx); dimx must divide the last dim.
   TensorId accumulate_to_dimx(TensorId x, int64_t dimx);

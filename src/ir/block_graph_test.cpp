@@ -93,6 +93,20 @@ TEST(BlockGraph, SumToDimxFoldsTheLastDim) {
   EXPECT_EQ(bg.operators().size(), 2u);
 }
 
+// The rms accumulator takes rms_norm's eps (sqrt(Σ x² / n + eps)); no other accumulator takes one,
+// and a refused eps adds nothing.
+TEST(BlockGraph, OnlyTheRmsAccumulatorTakesAnEps) {
+  BlockGraph bg(config(1, 1, 4));
+  const TensorId x = bg.new_input({8, 64}, DType::kFloat16, kReplicated, 1);
+  const TensorId rms = bg.accumulate(OpKind::kAccumReduceRms, x, 1e-6);
+  EXPECT_EQ(bg.tensor(rms).dims, (Dims{8, 1}));
+  EXPECT_EQ(bg.operators().back().attributes.eps, 1e-6);
+  EXPECT_INVALID(bg.accumulate(OpKind::kAccumReduceRms, x, -1e-6), "accum_reduce_rms: eps -0.000001 must be finite");
+  EXPECT_INVALID(bg.accumulate(OpKind::kAccumReduceRms, x, std::nan("")), "must be finite and >= 0");
+  EXPECT_INVALID(bg.accumulate(OpKind::kAccumSum, x, 1e-6), "accum_sum: only accum_reduce_rms takes an eps");
+  EXPECT_EQ(bg.operators().size(), 2u);
+}
+
 // A loop that only adds up its input tiles (a split loop's sum of parts), and ones that do more.
 TEST(BlockGraph, LoopsThatOnlySumTheirInputs) {
   BlockGraph sums(config(1, 1, 4));

@@ -83,6 +83,7 @@ std::string describe_attributes(const Operator &op) {
       return " into " + to_string(a.sizes) + " omap=" + describe_grid_map(a.grid_map) +
              (a.forloop_dim >= 0 ? " loop dim=" + std::to_string(a.forloop_dim) : "");
     case OpKind::kAccumSumToDimx: return " dimx=" + std::to_string(a.sizes.at(0));
+    case OpKind::kAccumReduceRms: return a.eps != 0 ? " eps=" + number(a.eps) : "";
     default: return "";
   }
 }

@@ -106,7 +106,7 @@ std::vector<TensorId> add_operator(BlockGraph &graph, const Operator &op, const 
     default:
       if (is_accumulator(op.kind)) {
         if (inputs.size() != 1) invalid_argument(std::string(op_name(op.kind)) + ": expected 1 input");
-        return {graph.accumulate(op.kind, inputs[0])};
+        return {graph.accumulate(op.kind, inputs[0], at.eps)};
       }
       return add_compute(graph, op, inputs);
   }

@@ -259,7 +259,7 @@ class Interpreter {
     const V count = arith_.constant(static_cast<double>(x_dims.back() * bg.config().forloop_range));
     for (V &s : sums) {
       s = arith_.div(s, count);
-      if (op.kind == OpKind::kAccumReduceRms) s = arith_.sqrt(s);
+      if (op.kind == OpKind::kAccumReduceRms) s = arith_.sqrt(arith_.add(s, arith_.constant(op.attributes.eps)));
     }
     return sums;
   }

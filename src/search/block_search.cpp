@@ -48,6 +48,9 @@ Vocabulary vocabulary_of(const KernelGraph &target) {
     v.accumulators.push_back(OpKind::kAccumReduceRms);
     add_kind(v.binary, OpKind::kDiv);
   }
+  for (const OpAttributes &a : v.rms_norms) {
+    if (std::find(v.rms_eps.begin(), v.rms_eps.end(), a.eps) == v.rms_eps.end()) v.rms_eps.push_back(a.eps);
+  }
   std::sort(v.binary.begin(), v.binary.end());
   return v;
 }
@@ -143,7 +146,17 @@ class StructureSearch {
         for (TensorId w = 0; w < n; ++w) attempt(OpKind::kRmsNorm, {a, w}, at, ops, last);
       }
       if (ta.phase == LoopPhase::kPerIteration) {
-        for (OpKind k : v.accumulators) attempt(k, {a}, {}, ops, last);
+        for (OpKind k : v.accumulators) {
+          if (k != OpKind::kAccumReduceRms) {
+            attempt(k, {a}, {}, ops, last);
+            continue;
+          }
+          for (double eps : v.rms_eps) {
+            OpAttributes at;
+            at.eps = eps;
+            attempt(k, {a}, at, ops, last);
+          }
+        }
       }
     }
   }

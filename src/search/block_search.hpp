@@ -35,6 +35,7 @@ struct Vocabulary {
   std::vector<OpAttributes> rms_norms;  // their normalized rank, eps and weight flag
   bool matmul = false;
   std::vector<OpKind> accumulators;
+  std::vector<double> rms_eps;  // kAccumReduceRms is tried with each norm's eps
 };
 Vocabulary vocabulary_of(const KernelGraph &target);
 

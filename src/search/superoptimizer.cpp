@@ -11,6 +11,7 @@
 #include "search/cost_model.hpp"
 #include "search/dim_classes.hpp"
 #include "search/loop_split.hpp"
+#include "search/norm_weights.hpp"
 #include "search/result_cache.hpp"
 #include "search/terms.hpp"
 #include "util/error.hpp"
@@ -454,7 +455,12 @@ class Superoptimizer {
         ++result_.stats.infeasible;
         return;
       }
-      std::string what = cut.prefix.empty() ? "" : std::to_string(cut.prefix.size()) + " pre-defined kernel(s), then ";
+      size_t views = 0;
+      for (size_t i : cut.prefix) views += is_view(graph_.operators()[i].kind);
+      std::string what;
+      if (cut.prefix.size() > views) what = std::to_string(cut.prefix.size() - views) + " pre-defined kernel(s), ";
+      if (views > 0) what += std::to_string(views) + " view(s), ";
+      if (!what.empty()) what.replace(what.size() - 2, 2, ", then ");
       what += "customized grid " + std::to_string(config.grid[0]) + "x" + std::to_string(config.grid[1]) + "x" +
               std::to_string(config.grid[2]) + " loop " + std::to_string(config.forloop_range) + " (" +
               std::to_string(structure->operators().size()) + " block operators)";
@@ -744,7 +750,9 @@ SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &reques
     result.stats.candidates = static_cast<int64_t>(cached->size());
     result.stats.from_cache = true;
   } else {
-    result = Superoptimizer(graph, options, started).run();
+    // Weighted norms before products are searched as a norm times their weight (norm_weights.hpp).
+    const KernelGraph target = weights_apart(graph);
+    result = Superoptimizer(target, options, started).run();
     // Only a search that ran to the end is the answer to its request.
     if (!options.cache_dir.empty() && result.end == SearchEnd::kComplete) {
       cache_write(options.cache_dir, request, result.candidates, result.stats.seconds);

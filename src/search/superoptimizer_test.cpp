@@ -15,6 +15,7 @@
 #include "benchmark_ugraphs.hpp"
 #include "ir/block_graph.hpp"
 #include "search/dim_classes.hpp"
+#include "search/norm_weights.hpp"
 #include "search/result_cache.hpp"
 #include "search/subexpression.hpp"
 #include "search/terms.hpp"
@@ -768,6 +769,36 @@ TEST(DimClasses, ViewsJoinTheDimsTheyKeep) {
   EXPECT_EQ(c.of(r, 0), c.of(p, 1));
   EXPECT_EQ(c.of(r, 1), c.of(p, 0));
   EXPECT_EQ(c.of(r, 2), c.of(p, 2));
+}
+
+// A model's input norm (a weight, eps 1e-5) before its projection fuses whole: the search sees
+// the weight apart from the norm (weights_apart: w viewed as [1, K], a product after the norm,
+// the same values) and finds the loop over the hidden dim that multiplies X's tiles by w's and
+// divides by an rms accumulator that adds the norm's eps. Without eps in the accumulator the
+// fingerprint refused that µGraph, and without the view the weight's tiles could not meet X's.
+TEST(Superoptimizer, FusesAWeightedNormWithEpsIntoTheProductsLoop) {
+  KernelGraph g;
+  const TensorId x = g.new_input({2, 256}, DType::kFloat16), w = g.new_input({256}, DType::kFloat16);
+  const TensorId p = g.new_input({256, 384}, DType::kFloat16);
+  g.mark_output(g.matmul(g.rms_norm(x, {256}, 1e-5, w), p));
+  const KernelGraph apart = weights_apart(g);
+  std::vector<OpKind> kinds;
+  for (const Operator &op : apart.operators()) kinds.push_back(op.kind);
+  EXPECT_EQ(kinds, (std::vector<OpKind>{OpKind::kInput, OpKind::kInput, OpKind::kInput, OpKind::kReshape,
+                                        OpKind::kRmsNorm, OpKind::kMul, OpKind::kMatmul}));
+  expect_same_values(g, apart);
+  const SearchResult r = superoptimize(g, small_options());
+  bool found = false;
+  for (const SearchCandidate &c : r.candidates) {
+    for (const Operator &op : c.graph.operators()) {
+      if (op.kind != OpKind::kCustomized || op.block_graph->config().forloop_range < 2) continue;
+      for (const Operator &b : op.block_graph->operators()) {
+        found = found || (b.kind == OpKind::kAccumReduceRms && b.attributes.eps == 1e-5);
+      }
+    }
+    expect_same_values(g, c.graph);
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST(DimClasses, JoinWhatIndexesTheSameValues) {
