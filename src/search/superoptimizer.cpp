@@ -124,6 +124,18 @@ std::vector<int64_t> grid_sizes(const SearchOptions &o, int64_t extent, size_t a
       sizes.push_back(blocks);
     }
   }
+  // One and two waves of blocks on a GPU (the powers of two nearest its compute units): a
+  // memory-bound product streams its weights at full rate only with every unit loading, and the
+  // spread above can jump over both (6144 columns: 2048, 64 and 2 blocks on an H100's 132).
+  if (t.kind != targets::TargetKind::kCpu) {
+    int64_t wave = 1;
+    while (wave * 2 <= t.compute_units) wave *= 2;
+    for (int64_t blocks : {wave, 2 * wave}) {
+      if (blocks >= 2 && extent % blocks == 0 && std::find(sizes.begin(), sizes.end(), blocks) == sizes.end()) {
+        sizes.push_back(blocks);
+      }
+    }
+  }
   std::sort(sizes.rbegin(), sizes.rend());
   return sizes;
 }
@@ -256,8 +268,10 @@ struct Task {
 class Superoptimizer {
  public:
   // `started`: when the call began (its budget counts from then).
-  Superoptimizer(const KernelGraph &graph, const SearchOptions &options, Clock::time_point started)
-      : graph_(graph), options_(options), classes_(graph), started_(started) {}
+  // `fusions_only`: only cuts whose pre-defined part is views (whole-graph fusions).
+  Superoptimizer(const KernelGraph &graph, const SearchOptions &options, Clock::time_point started,
+                 bool fusions_only = false)
+      : graph_(graph), options_(options), classes_(graph), fusions_only_(fusions_only), started_(started) {}
 
   SearchResult run() {
     std::optional<std::vector<Expr>> terms = kernel_terms_within(graph_, [this] { return stop_enumerating(); });
@@ -281,6 +295,12 @@ class Superoptimizer {
     context_.should_stop = [this] { return stop_enumerating(); };
 
     cuts_ = cuts_of(graph_, options_.max_kernel_ops - 1, options_.max_customized_inputs);
+    if (fusions_only_) {
+      std::erase_if(cuts_, [this](const Cut &cut) {
+        return std::any_of(cut.prefix.begin(), cut.prefix.end(),
+                           [this](size_t i) { return !is_view(graph_.operators()[i].kind); });
+      });
+    }
     std::vector<Task> fused_tasks, other_tasks;
     for (size_t c = 0; c < cuts_.size(); ++c) {
       for (BlockPlan &p : plans_for(cuts_[c].request, classes_, options_.max_grid_axes)) {
@@ -567,6 +587,7 @@ class Superoptimizer {
   const KernelGraph &graph_;
   const SearchOptions &options_;
   DimClasses classes_;
+  bool fusions_only_;
   std::vector<Expr> terms_;
   std::unique_ptr<SubexpressionOracle> oracle_;
   SearchContext context_;
@@ -701,6 +722,31 @@ void explain_unmeasured(SearchResult &result, const SearchOptions &options) {
 
 }  // namespace
 
+// `other`'s candidates and counts added to `result`'s (candidates by estimate again).
+void merge(SearchResult &result, SearchResult other) {
+  for (SearchCandidate &c : other.candidates) result.candidates.push_back(std::move(c));
+  std::stable_sort(
+      result.candidates.begin(), result.candidates.end(),
+      [](const SearchCandidate &a, const SearchCandidate &b) { return a.estimated_seconds < b.estimated_seconds; });
+  SearchStats &s = result.stats;
+  const SearchStats &o = other.stats;
+  for (auto field : {&SearchStats::states, &SearchStats::pruned_shape, &SearchStats::pruned_abstract,
+                     &SearchStats::pruned_canonical, &SearchStats::pruned_dead, &SearchStats::plans,
+                     &SearchStats::structures, &SearchStats::candidates, &SearchStats::infeasible,
+                     &SearchStats::oracle_queries, &SearchStats::oracle_index_answers, &SearchStats::z3_queries,
+                     &SearchStats::z3_proved, &SearchStats::z3_unknown, &SearchStats::fingerprint_checks,
+                     &SearchStats::fingerprint_rejected, &SearchStats::unbuildable}) {
+    s.*field += o.*field;
+  }
+  s.z3_seconds += o.z3_seconds;
+  s.fingerprint_seconds += o.fingerprint_seconds;
+  if (s.first_fused_seconds < 0 || (o.first_fused_seconds >= 0 && o.first_fused_seconds < s.first_fused_seconds)) {
+    s.first_fused_seconds = o.first_fused_seconds;
+  }
+  s.seconds = std::max(s.seconds, o.seconds);
+  if (result.end == SearchEnd::kComplete) result.end = other.end;
+}
+
 SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &requested) {
   validate(requested);
   if (graph.outputs().empty()) invalid_argument("superoptimize: the graph has no outputs");
@@ -750,9 +796,14 @@ SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &reques
     result.stats.candidates = static_cast<int64_t>(cached->size());
     result.stats.from_cache = true;
   } else {
-    // Weighted norms before products are searched as a norm times their weight (norm_weights.hpp).
-    const KernelGraph target = weights_apart(graph);
-    result = Superoptimizer(target, options, started).run();
+    // Weighted norms before products fuse whole as a norm times their weight (norm_weights.hpp):
+    // that form's whole-graph fusions (first: a few cuts) join the graph's own candidates.
+    const KernelGraph apart = weights_apart(graph);
+    const bool weights_split = apart.operators().size() != graph.operators().size();
+    SearchResult fusions;
+    if (weights_split) fusions = Superoptimizer(apart, options, started, true).run();
+    result = Superoptimizer(graph, options, started).run();
+    if (weights_split) merge(result, std::move(fusions));
     // Only a search that ran to the end is the answer to its request.
     if (!options.cache_dir.empty() && result.end == SearchEnd::kComplete) {
       cache_write(options.cache_dir, request, result.candidates, result.stats.seconds);
