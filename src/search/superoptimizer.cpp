@@ -730,12 +730,12 @@ void merge(SearchResult &result, SearchResult other) {
       [](const SearchCandidate &a, const SearchCandidate &b) { return a.estimated_seconds < b.estimated_seconds; });
   SearchStats &s = result.stats;
   const SearchStats &o = other.stats;
-  for (auto field : {&SearchStats::states, &SearchStats::pruned_shape, &SearchStats::pruned_abstract,
-                     &SearchStats::pruned_canonical, &SearchStats::pruned_dead, &SearchStats::plans,
-                     &SearchStats::structures, &SearchStats::candidates, &SearchStats::infeasible,
-                     &SearchStats::oracle_queries, &SearchStats::oracle_index_answers, &SearchStats::z3_queries,
-                     &SearchStats::z3_proved, &SearchStats::z3_unknown, &SearchStats::fingerprint_checks,
-                     &SearchStats::fingerprint_rejected, &SearchStats::unbuildable}) {
+  for (auto field :
+       {&SearchStats::states, &SearchStats::pruned_shape, &SearchStats::pruned_abstract, &SearchStats::pruned_canonical,
+        &SearchStats::pruned_dead, &SearchStats::plans, &SearchStats::structures, &SearchStats::candidates,
+        &SearchStats::infeasible, &SearchStats::oracle_queries, &SearchStats::oracle_index_answers,
+        &SearchStats::z3_queries, &SearchStats::z3_proved, &SearchStats::z3_unknown, &SearchStats::fingerprint_checks,
+        &SearchStats::fingerprint_rejected, &SearchStats::unbuildable}) {
     s.*field += o.*field;
   }
   s.z3_seconds += o.z3_seconds;
