@@ -126,11 +126,13 @@ std::vector<int64_t> grid_sizes(const SearchOptions &o, int64_t extent, size_t a
   }
   // One and two waves of blocks on a GPU (the powers of two nearest its compute units): a
   // memory-bound product streams its weights at full rate only with every unit loading, and the
-  // spread above can jump over both (6144 columns: 2048, 64 and 2 blocks on an H100's 132).
+  // spread above can jump over both (6144 columns: 2048, 64 and 2 blocks on an H100's 132). And
+  // tiles of 32: the columns one block of CUDA's weight-product kernel streams (16-bit weights,
+  // backends/cuda/codegen/cuda_matmul.hpp), which takes a µGraph of a few rows only at that grid.
   if (t.kind != targets::TargetKind::kCpu) {
     int64_t wave = 1;
     while (wave * 2 <= t.compute_units) wave *= 2;
-    for (int64_t blocks : {wave, 2 * wave}) {
+    for (int64_t blocks : {wave, 2 * wave, extent % 32 == 0 ? extent / 32 : 0}) {
       if (blocks >= 2 && extent % blocks == 0 && std::find(sizes.begin(), sizes.end(), blocks) == sizes.end()) {
         sizes.push_back(blocks);
       }

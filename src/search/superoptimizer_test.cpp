@@ -351,19 +351,19 @@ TEST(Superoptimizer, RanksWithTheBackendsLoopWaits) {
 // Grid sizes: a spread of powers of two per axis plus, where it leaves fewer blocks than compute
 // units, the counts whose tiles are 1, 2 and 4 times as tall as the matrix unit (attention's 256
 // query rows: 256, 32, 2, and 16, 8, 4 blocks of 16, 32, 64 rows on an H100), plus one and two
-// waves of blocks (128 and 256 on the H100's 132 units; a CPU gets no waves).
+// waves of blocks (128 and 256 on the H100's 132 units) and tiles of 32 (a CPU gets neither).
 TEST(Superoptimizer, TriesTilesAsTallAsTheMatrixUnitAndWavesOfBlocks) {
   SearchOptions o = small_options();
   EXPECT_EQ(grid_sizes(o, 256, 1), (std::vector<int64_t>{256, 128, 32, 16, 8, 4, 2}));
   EXPECT_EQ(grid_sizes(o, 64, 1), (std::vector<int64_t>{64, 16, 4, 2})) << "one block of 64 rows: no grid";
   EXPECT_EQ(grid_sizes(o, 4096, 1), (std::vector<int64_t>{4096, 256, 128, 64, 2}))
       << "256 tiles of 16 fill the device, 64 of 64 rows do not";
-  EXPECT_EQ(grid_sizes(o, 6144, 1), (std::vector<int64_t>{2048, 256, 128, 64, 2})) << "a QKV projection's columns";
+  EXPECT_EQ(grid_sizes(o, 6144, 1), (std::vector<int64_t>{2048, 256, 192, 128, 64, 2})) << "a QKV projection's columns";
   EXPECT_EQ(grid_sizes(o, 8, 0), (std::vector<int64_t>{8, 4, 2})) << "8 rows: no tile of 16";
   o.target.matrix_unit = {8, 8, 8};
   EXPECT_EQ(grid_sizes(o, 256, 1), (std::vector<int64_t>{256, 128, 32, 16, 8, 2})) << "32 tiles of 8: already there";
   o.target.matrix_unit = {0, 0, 0};
-  EXPECT_EQ(grid_sizes(o, 256, 1), (std::vector<int64_t>{256, 128, 32, 2})) << "no matrix unit";
+  EXPECT_EQ(grid_sizes(o, 256, 1), (std::vector<int64_t>{256, 128, 32, 8, 2})) << "no matrix unit";
   SearchOptions cpu = o;
   cpu.target = targets::builtin_target("cpu");
   EXPECT_EQ(grid_sizes(cpu, 6144, 1).size(), 3u) << "the spread alone";

@@ -1,10 +1,14 @@
 #include "cuda/codegen/cuda_matmul.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 
+#include "codegen/lower_operator.hpp"
 #include "cuda/codegen/cuda_gemm.hpp"
 #include "cuda/codegen/cuda_mfma.hpp"
 
@@ -25,6 +29,10 @@ struct WeightProducts {
   Dims out_dims;
   DType dtype;
   ProductStore store;
+  // A norm's weight folded into A ([1, k]: A's column q times a_scale[q]), and the rms of A's rows
+  // (before that weight) with this eps, kept in rms_row[] for `store` (a µGraph's norm + product).
+  std::optional<Ref> a_scale;
+  std::optional<double> rms_eps;
 };
 
 // The one product's sum, stored to `o` (batch, m, n).
@@ -271,7 +279,7 @@ VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target) {
   const bool a_groups =
       sa[rank - 1] == 1 && std::all_of(sa.begin(), sa.end() - 1, [&](int64_t x) { return x % group == 0; });
   s.tensor_cores = !s.few_accumulators && group == 8 && target.compute_capability >= 80 && k % 16 == 0 &&
-                   n % s.tile_cols == 0 && a_groups;
+                   n % s.tile_cols == 0 && a_groups && !w.a_scale;
   s.rows = s.tensor_cores ? std::min(m, kMmaRows) : fma_rows;
   s.row_blocks = (m + s.rows - 1) / s.rows;
   s.col_blocks = (n + s.tile_cols - 1) / s.tile_cols;
@@ -281,6 +289,30 @@ VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target) {
   s.warps_per_product = std::clamp<int64_t>(k / (kKLanes * 16), 1, std::max<int64_t>(1, s.block_warps / products));
   s.slice = ((k + s.warps_per_product - 1) / s.warps_per_product + kKLanes - 1) / kKLanes * kKLanes;
   return s;
+}
+
+// rms_row[r] = sqrt(Σ x² / k + eps) over row i0 + r of `a` (rows of `rows` from i0, inside m), a
+// warp per row: its largest magnitude first, then the squares scaled by it (as rms_scale does in
+// the shared lowering, so that no square leaves float32's range and eps · scale² stays <= 1).
+void emit_row_rms(Printer &p, const Ref &a, int64_t rows, int64_t m, int64_t k, const Dims &sa, double eps,
+                  int64_t warps) {
+  const size_t rank = sa.size();
+  const std::string K = std::to_string(k), SK = std::to_string(sa[rank - 1]);
+  p.line("__shared__ float rms_row[" + std::to_string(rows) + "];");
+  p.open("for (int r = warp; r < " + std::to_string(rows) + "; r += " + std::to_string(warps) + ")");
+  p.line("const auto *px = " + a.ptr + " + ia + (i0 + r < " + std::to_string(m) +
+         " ? i0 + r : " + std::to_string(m - 1) + ") * " + std::to_string(sa[rank - 2]) + ";");
+  p.line("float peak = 0.0f, squares = 0.0f;");
+  p.line("for (int64_t c = lane; c < " + K + "; c += 32) peak = yr_max(peak, fabsf(yr_ld(px + c * " + SK + ")));");
+  p.line("for (int off = 16; off > 0; off /= 2) peak = yr_max(peak, __shfl_xor_sync(0xffffffffu, peak, off));");
+  p.line("const float scale = 1.0f / yr_clamp(peak, " + literal(std::max(kRmsPeakFloor, std::sqrt(eps))) + ", " +
+         literal(0x1p126) + ");");
+  p.line("for (int64_t c = lane; c < " + K + "; c += 32) { const float v = yr_ld(px + c * " + SK +
+         ") * scale; squares += v * v; }");
+  p.line("for (int off = 16; off > 0; off /= 2) squares += __shfl_xor_sync(0xffffffffu, squares, off);");
+  p.line("if (lane == 0) rms_row[r] = sqrtf(squares / " + literal(static_cast<double>(k)) + " + " + literal(eps) +
+         " * scale * scale) / scale;");
+  p.close();
 }
 
 // `s`: vector_shape(wp, target), which fits.
@@ -350,9 +382,11 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
     auto fma_row = [&](const std::string &q, const std::string &load) {
       p.line("float bv[" + G + "];");
       p.line(load);
+      if (wp.a_scale) p.line("const float gq = yr_ld(" + wp.a_scale->ptr + " + (" + q + "));");
       p.line("#pragma unroll");
       p.open("for (int r = 0; r < " + C + "; ++r)");
-      p.line("const float av = yr_ld(pa + row[r] + (" + q + ") * " + std::to_string(sa[rank - 1]) + ");");
+      p.line("const float av = yr_ld(pa + row[r] + (" + q + ") * " + std::to_string(sa[rank - 1]) + ")" +
+             (wp.a_scale ? " * gq" : "") + ";");
       p.line("#pragma unroll");
       p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
       p.close();
@@ -416,6 +450,7 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
   } else {
     fma_rows_pass(0, rows, true);
   }
+  if (wp.rms_eps) emit_row_rms(p, a, rows, m, k, sa, *wp.rms_eps, warps);
   emit_matmul_partial_sums(p, products, s.warps_per_product, rows, tile_cols, m, n, wp.store);
   return {s.blocks, warps * 32, s.min_blocks};
 }
@@ -455,7 +490,7 @@ MatmulLaunch predefined_matmul(Printer &before_wait, Printer &p, const Ref &a, c
   // (cuda_mfma.hpp), where it applies.
   if (std::optional<MatmulLaunch> gemm = tiled_gemm(p, a, b, o, dtype, target)) return *gemm;
   if (std::optional<MatmulLaunch> mfma = mfma_matmul(p, a, b, o, dtype, target)) return *mfma;
-  const WeightProducts w{a, {b}, o.dims, dtype, store_to(o, m, n)};
+  const WeightProducts w{a, {b}, o.dims, dtype, store_to(o, m, n), std::nullopt, std::nullopt};
   const VectorShape s = vector_shape(w, target);
   return s.fits ? vector_matmul_kernel(before_wait, p, w, s, target) : matmul_kernel(p, a, b, o);
 }
@@ -476,32 +511,55 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
   std::map<TensorId, const Operator *> epilogue;  // after-loop elementwise result → its operator
   std::vector<size_t> weights;                    // each product's B, a kernel input
   std::vector<const Operator *> savers;
-  std::optional<TensorId> a;
+  std::optional<TensorId> a;      // the products' A: an iterator's tile, or x ⊙ scale
+  std::optional<TensorId> x;      // A's rows: A itself, or the x of x ⊙ scale
+  std::optional<TensorId> scale;  // a [1, k] iterator tile multiplying A's columns (a norm's weight)
+  std::set<TensorId> rms;         // rms accumulators of x (one eps)
+  std::optional<double> rms_eps;
   for (const Operator &op : ops) {
     if (op.kind == OpKind::kInputIterator) {
       const size_t input = iterator.size();  // iterators read the kernel's inputs in order
       iterator[op.outputs[0]] = &op;
       input_of[op.outputs[0]] = input;
+    } else if (op.kind == OpKind::kMul && !a && iterator.count(op.inputs[0]) != 0 &&
+               iterator.count(op.inputs[1]) != 0 && op.inputs[0] != op.inputs[1] &&
+               bg.tensor(op.inputs[1]).dims.size() == 2 && bg.tensor(op.inputs[1]).dims[0] == 1 &&
+               bg.tensor(op.inputs[0]).dims == bg.tensor(op.outputs[0]).dims) {
+      // A = x ⊙ w, w one row of factors (a weighted norm's weight before the products).
+      a = op.outputs[0];
+      x = op.inputs[0];
+      scale = op.inputs[1];
     } else if (op.kind == OpKind::kMatmul) {
       // One A for every product, each B a tile of its own read by this product only.
       const TensorId lhs = op.inputs[0], rhs = op.inputs[1];
-      if (iterator.count(lhs) == 0 || iterator.count(rhs) == 0 || lhs == rhs || (a && *a != lhs) || !used_once(rhs) ||
-          !used_once(op.outputs[0])) {
+      if ((!scale && iterator.count(lhs) == 0) || iterator.count(rhs) == 0 || lhs == rhs || (a && *a != lhs) ||
+          !used_once(rhs) || !used_once(op.outputs[0])) {
         return std::nullopt;
       }
       a = lhs;
+      if (!x) x = lhs;
       product_of[op.outputs[0]] = weights.size();
       weights.push_back(input_of[rhs]);
     } else if (op.kind == OpKind::kAccumSum) {
       const auto product = product_of.find(op.inputs[0]);
       if (product == product_of.end()) return std::nullopt;
       product_of[op.outputs[0]] = product->second;
+    } else if (op.kind == OpKind::kAccumReduceRms) {
+      // The rms of A's rows (before a norm's weight), for the epilogue.
+      if (!x || op.inputs[0] != *x || (rms_eps && *rms_eps != op.attributes.eps)) return std::nullopt;
+      rms_eps = op.attributes.eps;
+      rms.insert(op.outputs[0]);
     } else if (is_unary(op.kind) || is_binary(op.kind)) {
       for (TensorId t : op.inputs) {
         const bool sum = product_of.count(t) != 0 && bg.tensor(t).phase == LoopPhase::kAfterLoop;
-        if ((!sum && epilogue.count(t) == 0) || bg.tensor(t).dims != bg.tensor(op.outputs[0]).dims) return std::nullopt;
+        const Dims &dims = bg.tensor(t).dims, &out_dims = bg.tensor(op.outputs[0]).dims;
+        const bool row_rms = rms.count(t) != 0 && dims == Dims{out_dims[0], 1};
+        if ((!sum && !row_rms && epilogue.count(t) == 0) || (!row_rms && dims != out_dims)) return std::nullopt;
       }
-      epilogue[op.outputs[0]] = &op;
+      if (!is_binary(op.kind) || rms.count(op.inputs[0]) == 0)
+        epilogue[op.outputs[0]] = &op;
+      else
+        return std::nullopt;  // only the sums' values may be divided by (or meet) a row's rms
     } else if (op.kind == OpKind::kOutputSaver) {
       const TensorId t = op.inputs[0];
       const bool sum = product_of.count(t) != 0 && bg.tensor(t).phase == LoopPhase::kAfterLoop;
@@ -511,19 +569,29 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
       return std::nullopt;
     }
   }
-  if (!a || savers.empty() || iterator.size() != weights.size() + 1 ||
-      uses[static_cast<size_t>(*a)] != static_cast<int>(weights.size())) {
+  const auto products = static_cast<int>(weights.size());
+  if (!a || savers.empty() || iterator.size() != weights.size() + (scale ? 2 : 1) ||
+      uses[static_cast<size_t>(*a)] != products ||
+      uses[static_cast<size_t>(*x)] != (scale ? 1 : products) + static_cast<int>(rms.size()) ||
+      (scale && !used_once(*scale))) {
     return std::nullopt;
   }
   // A: all its rows in every block, k along the loop; each B: [k, n] of A's type, its columns
-  // along the grid, k along the loop.
-  const Operator &a_op = *iterator[*a];
+  // along the grid, k along the loop; a scale: [1, k] of A's type, k along the loop.
+  const Operator &a_op = *iterator[*x];
   const Dims &a_dims = a_op.attributes.sizes;
   if (a_dims.size() != 2 || !splits(bg, a_op, -1, 1)) return std::nullopt;
   const int64_t m = a_dims[0], k = a_dims[1];
   Dims b_dims;
+  if (scale) {
+    const Operator &s_op = *iterator[*scale];
+    if (s_op.attributes.dtype != a_op.attributes.dtype || !splits(bg, s_op, -1, 1) ||
+        s_op.attributes.sizes != Dims{1, k}) {
+      return std::nullopt;
+    }
+  }
   for (const auto &[tile, op] : iterator) {
-    if (tile == *a) continue;
+    if (tile == *x || (scale && tile == *scale)) continue;
     if (b_dims.empty()) b_dims = op->attributes.sizes;
     if (op->attributes.dtype != a_op.attributes.dtype || !splits(bg, *op, 1, 0) || op->attributes.sizes != b_dims ||
         b_dims.size() != 2 || b_dims[0] != k) {
@@ -531,7 +599,8 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
     }
   }
   const int64_t n = b_dims[1];
-  WeightProducts w{in[input_of[*a]], {}, {m, n}, a_op.attributes.dtype, {}};
+  WeightProducts w{in[input_of[*x]], {}, {m, n}, a_op.attributes.dtype, {}, std::nullopt, rms_eps};
+  if (scale) w.a_scale = in[input_of[*scale]];
   for (size_t input : weights) w.b.push_back(in[input]);
   for (const Operator *saver : savers) {
     if (saver->attributes.sizes != w.out_dims) return std::nullopt;
@@ -547,6 +616,7 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
       if (const auto found = value.find(t); found != value.end()) return found->second;
       const auto product = product_of.find(t);
       if (product != product_of.end()) return value[t] = sums[product->second];
+      if (rms.count(t) != 0) return value[t] = "rms_row[" + ii + " - i0]";
       const Operator &op = *epilogue.at(t);
       std::vector<std::string> args;
       for (TensorId x : op.inputs) args.push_back(value_of(x));

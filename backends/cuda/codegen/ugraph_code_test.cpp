@@ -104,6 +104,23 @@ TEST(CudaCodegenBlocks, FewRowMatmulsRunTransposedOnTensorCores) {
   EXPECT_NE(lora.find("if (((w0 * 8) + 2 * tig) < 16)"), std::string::npos);
 }
 
+// A weighted norm before a product (x ⊙ w)·W / rms(x), in blocks of 32 weight columns, is the
+// weight-product kernel: its warps stream W with A's columns scaled by w as they are read, each
+// row's rms comes from x itself (its largest magnitude, then the scaled squares), and the sums are
+// divided by it as they are stored. No tile of W goes through shared memory.
+TEST(CudaCodegenBlocks, WeightedNormProductsStreamTheirWeights) {
+  for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
+    const std::string body =
+        kernel_body(customized_source(bench::build_weighted_norm_product(true, dt), kH100SharedBytes));
+    EXPECT_EQ(body.find("yr_cp16"), std::string::npos) << dtype_name(dt);
+    EXPECT_NE(body.find("const float gq = yr_ld(in1 + (q));"), std::string::npos);
+    EXPECT_NE(body.find(" * gq;"), std::string::npos);
+    EXPECT_NE(body.find("rms_row[r] = sqrtf(squares / (256.0f) + (1e-05f) * scale * scale) / scale;"),
+              std::string::npos);
+    EXPECT_NE(body.find("rms_row[ii - i0]"), std::string::npos);
+  }
+}
+
 // Where attention on warpgroup mma is all a loop iteration does (sm_90a), its warps compute and
 // a warpgroup of producers (added to a block whose warps all compute) issues the copies; they
 // meet at two mbarriers per stage, not at a barrier of the block per iteration. The computing
