@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -291,27 +292,53 @@ VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target) {
   return s;
 }
 
-// rms_row[r] = sqrt(Σ x² / k + eps) over row i0 + r of `a` (rows of `rows` from i0, inside m), a
-// warp per row: its largest magnitude first, then the squares scaled by it (as rms_scale does in
-// the shared lowering, so that no square leaves float32's range and eps · scale² stays <= 1).
+// rms_row[r] = sqrt(Σ x² / k + eps) over row i0 + r of `a` (rows of `rows` from i0, inside m),
+// after the products, every thread of the block taking its share of each row's squares. Where a
+// row's mean square leaves float32's range (rms_mean_in_range: squares past float32, or all of
+// them too small), one thread takes that row again, its largest magnitude first and then the
+// squares scaled by it (as rms_scale does in the shared lowering: eps · scale² stays <= 1).
 void emit_row_rms(Printer &p, const Ref &a, int64_t rows, int64_t m, int64_t k, const Dims &sa, double eps,
                   int64_t warps) {
   const size_t rank = sa.size();
-  const std::string K = std::to_string(k), SK = std::to_string(sa[rank - 1]);
-  p.line("__shared__ float rms_row[" + std::to_string(rows) + "];");
-  p.open("for (int r = warp; r < " + std::to_string(rows) + "; r += " + std::to_string(warps) + ")");
-  p.line("const auto *px = " + a.ptr + " + ia + (i0 + r < " + std::to_string(m) +
-         " ? i0 + r : " + std::to_string(m - 1) + ") * " + std::to_string(sa[rank - 2]) + ";");
-  p.line("float peak = 0.0f, squares = 0.0f;");
-  p.line("for (int64_t c = lane; c < " + K + "; c += 32) peak = yr_max(peak, fabsf(yr_ld(px + c * " + SK + ")));");
-  p.line("for (int off = 16; off > 0; off /= 2) peak = yr_max(peak, __shfl_xor_sync(0xffffffffu, peak, off));");
+  const std::string R = std::to_string(rows), K = std::to_string(k), SK = std::to_string(sa[rank - 1]);
+  const std::string row_start = a.ptr + " + ia + (i0 + r < " + std::to_string(m) + " ? i0 + r : " +
+                                std::to_string(m - 1) + ") * " + std::to_string(sa[rank - 2]);
+  p.line("__shared__ float rms_part[" + std::to_string(warps) + "][" + R + "], rms_row[" + R + "];");
+  p.open("");
+  p.line("float squares[" + R + "];");
+  p.line("#pragma unroll");
+  p.line("for (int r = 0; r < " + R + "; ++r) squares[r] = 0.0f;");
+  p.open("for (int64_t c = threadIdx.x; c < " + K + "; c += blockDim.x)");
+  p.line("#pragma unroll");
+  p.line("for (int r = 0; r < " + R + "; ++r) { const float v = yr_ld(" + row_start + " + c * " + SK +
+         "); squares[r] += v * v; }");
+  p.close();
+  p.line("#pragma unroll");
+  p.open("for (int r = 0; r < " + R + "; ++r)");
+  p.line("for (int off = 16; off > 0; off /= 2) squares[r] += __shfl_xor_sync(0xffffffffu, squares[r], off);");
+  p.line("if (lane == 0) rms_part[warp][r] = squares[r];");
+  p.close();
+  p.close();
+  p.line("__syncthreads();");
+  p.open("for (int r = threadIdx.x; r < " + R + "; r += blockDim.x)");
+  p.line("float total = 0.0f;");
+  p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) total += rms_part[w][r];");
+  p.line("const float mean = total / " + literal(static_cast<double>(k)) + " + " + literal(eps) + ";");
+  p.open("if (yr_clamp(mean, " + literal(0x1p-102) + ", " + literal(std::numeric_limits<float>::max()) +
+         ") == mean)");
+  p.line("rms_row[r] = sqrtf(mean);");
+  p.close();
+  p.open("else");
+  p.line("const auto *px = " + row_start + ";");
+  p.line("float peak = 0.0f, scaled = 0.0f;");
+  p.line("for (int64_t c = 0; c < " + K + "; ++c) peak = yr_max(peak, fabsf(yr_ld(px + c * " + SK + ")));");
   p.line("const float scale = 1.0f / yr_clamp(peak, " + literal(std::max(kRmsPeakFloor, std::sqrt(eps))) + ", " +
          literal(0x1p126) + ");");
-  p.line("for (int64_t c = lane; c < " + K + "; c += 32) { const float v = yr_ld(px + c * " + SK +
-         ") * scale; squares += v * v; }");
-  p.line("for (int off = 16; off > 0; off /= 2) squares += __shfl_xor_sync(0xffffffffu, squares, off);");
-  p.line("if (lane == 0) rms_row[r] = sqrtf(squares / " + literal(static_cast<double>(k)) + " + " + literal(eps) +
+  p.line("for (int64_t c = 0; c < " + K + "; ++c) { const float v = yr_ld(px + c * " + SK +
+         ") * scale; scaled += v * v; }");
+  p.line("rms_row[r] = sqrtf(scaled / " + literal(static_cast<double>(k)) + " + " + literal(eps) +
          " * scale * scale) / scale;");
+  p.close();
   p.close();
 }
 

@@ -106,8 +106,9 @@ TEST(CudaCodegenBlocks, FewRowMatmulsRunTransposedOnTensorCores) {
 
 // A weighted norm before a product (x ⊙ w)·W / rms(x), in blocks of 32 weight columns, is the
 // weight-product kernel: its warps stream W with A's columns scaled by w as they are read, each
-// row's rms comes from x itself (its largest magnitude, then the scaled squares), and the sums are
-// divided by it as they are stored. No tile of W goes through shared memory.
+// row's rms comes from x itself (the block's threads share its squares; a row out of float32's
+// range is taken again, scaled by its largest magnitude), and the sums are divided by it as they
+// are stored. No tile of W goes through shared memory.
 TEST(CudaCodegenBlocks, WeightedNormProductsStreamTheirWeights) {
   for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
     const std::string body =
@@ -115,7 +116,8 @@ TEST(CudaCodegenBlocks, WeightedNormProductsStreamTheirWeights) {
     EXPECT_EQ(body.find("yr_cp16"), std::string::npos) << dtype_name(dt);
     EXPECT_NE(body.find("const float gq = yr_ld(in1 + (q));"), std::string::npos);
     EXPECT_NE(body.find(" * gq;"), std::string::npos);
-    EXPECT_NE(body.find("rms_row[r] = sqrtf(squares / (256.0f) + (1e-05f) * scale * scale) / scale;"),
+    EXPECT_NE(body.find("const float mean = total / (256.0f) + (1e-05f);"), std::string::npos);
+    EXPECT_NE(body.find("rms_row[r] = sqrtf(scaled / (256.0f) + (1e-05f) * scale * scale) / scale;"),
               std::string::npos);
     EXPECT_NE(body.find("rms_row[ii - i0]"), std::string::npos);
   }
