@@ -301,8 +301,8 @@ void emit_row_rms(Printer &p, const Ref &a, int64_t rows, int64_t m, int64_t k, 
                   int64_t warps) {
   const size_t rank = sa.size();
   const std::string R = std::to_string(rows), K = std::to_string(k), SK = std::to_string(sa[rank - 1]);
-  const std::string row_start = a.ptr + " + ia + (i0 + r < " + std::to_string(m) + " ? i0 + r : " +
-                                std::to_string(m - 1) + ") * " + std::to_string(sa[rank - 2]);
+  const std::string row_start = a.ptr + " + ia + (i0 + r < " + std::to_string(m) +
+                                " ? i0 + r : " + std::to_string(m - 1) + ") * " + std::to_string(sa[rank - 2]);
   p.line("__shared__ float rms_part[" + std::to_string(warps) + "][" + R + "], rms_row[" + R + "];");
   p.open("");
   p.line("float squares[" + R + "];");
@@ -324,8 +324,7 @@ void emit_row_rms(Printer &p, const Ref &a, int64_t rows, int64_t m, int64_t k, 
   p.line("float total = 0.0f;");
   p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) total += rms_part[w][r];");
   p.line("const float mean = total / " + literal(static_cast<double>(k)) + " + " + literal(eps) + ";");
-  p.open("if (yr_clamp(mean, " + literal(0x1p-102) + ", " + literal(std::numeric_limits<float>::max()) +
-         ") == mean)");
+  p.open("if (yr_clamp(mean, " + literal(0x1p-102) + ", " + literal(std::numeric_limits<float>::max()) + ") == mean)");
   p.line("rms_row[r] = sqrtf(mean);");
   p.close();
   p.open("else");
