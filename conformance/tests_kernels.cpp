@@ -324,8 +324,12 @@ void check_sum_to_dimx(Session &s, DType dt, const std::string &name) {
 // view multiplies X's tiles in the loop, the rms accumulator adds eps.
 void check_weighted_norm_product(Session &s, DType dt, const std::string &name) {
   s.need_dtype(dt);
-  check_graph(s, bench::build_weighted_norm_product(false, dt), bench::build_weighted_norm_product(true, dt),
-              seed_of(name), "weighted rms_norm (eps 1e-5) then a product, fused, against unfused");
+  for (int64_t rows : {3, 8}) {
+    check_graph(
+        s, bench::build_weighted_norm_product(false, dt, rows), bench::build_weighted_norm_product(true, dt, rows),
+        seed_of(name) + static_cast<uint64_t>(rows),
+        "weighted rms_norm (eps 1e-5) then a product, fused, against unfused, " + std::to_string(rows) + " rows");
+  }
 }
 
 // ---- rows near the limits of a dtype's range ----

@@ -135,7 +135,10 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
 // ones, and held the product below the rate at which it streams B. A must be 16-byte aligned (the
 // caller tests it with B). The remainder loop (a slice that is not a multiple of 32) takes k steps
 // of 16 in the natural order.
-void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int64_t slice, int64_t a_row_stride) {
+// `scale` (C text of a pointer, or empty): A's column q times scale[q], applied to A's words as
+// they are loaded (in float, rounded back to A's type for the mma).
+void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int64_t slice, int64_t a_row_stride,
+                            const std::string &scale) {
   const std::string N = std::to_string(n), SL = std::to_string(slice), M = std::to_string(m);
   const std::string AS = std::to_string(a_row_stride);
   const bool upper = rows > 8;  // the mma's rows 8-15 hold A's rows too, else zeros
@@ -165,12 +168,29 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
   p.line("const auto *par = arow + 8 * t, *pau = aup + 8 * t;");
   p.line("uint4 raw[4], next[4], ar = make_uint4(0, 0, 0, 0), au = ar, nr = ar, nu = ar;");
   // The batch from k row `k0` on: B's rows into `b`, A's words into `wr` (row g) and `wu` (g + 8).
+  auto scaled_words = [&](const std::string &words, const std::string &k0) {
+    if (scale.empty()) return;
+    p.open("");
+    p.line("float va[8], vg[8];");
+    p.line("yr_cvt16(pb, " + words + ", va);");
+    p.line("yr_cvt16(pb, yr_raw16(" + scale + " + 8 * t + " + k0 + "), vg);");
+    p.line(words +
+           " = make_uint4(yr_pack2(pb, va[0] * vg[0], va[1] * vg[1]), yr_pack2(pb, va[2] * vg[2], va[3] * vg[3]), "
+           "yr_pack2(pb, va[4] * vg[4], va[5] * vg[5]), yr_pack2(pb, va[6] * vg[6], va[7] * vg[7]));");
+    p.close();
+  };
   auto load_batch = [&](const std::string &k0, const std::string &b, const std::string &wr, const std::string &wu) {
     p.open("if (" + k0 + " + 32 <= p1)");
     p.line("#pragma unroll");
     p.line("for (int u = 0; u < 4; ++u) " + b + "[u] = yr_stream16(pbp + (" + k0 + " + 2 * u) * " + N + ");");
-    p.line("if (a_row) " + wr + " = yr_raw16(par + " + k0 + ");");
-    p.line("if (a_up) " + wu + " = yr_raw16(pau + " + k0 + ");");
+    p.open("if (a_row)");
+    p.line(wr + " = yr_raw16(par + " + k0 + ");");
+    scaled_words(wr, k0);
+    p.close();
+    p.open("if (a_up)");
+    p.line(wu + " = yr_raw16(pau + " + k0 + ");");
+    scaled_words(wu, k0);
+    p.close();
     p.close();
   };
   load_batch("base", "raw", "ar", "au");
@@ -187,10 +207,16 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
   p.line("const uint4 first = yr_stream16(pb + (base + g) * " + N + ");");
   p.line("const uint4 second = base + 8 < p1 ? yr_stream16(pb + (base + 8 + g) * " + N + ") : make_uint4(0, 0, 0, 0);");
   p.line("const bool full = base + 8 < p1;");
-  p.line("const unsigned a0 = a_row ? yr_pair16(arow + base + 2 * t) : 0u;");
-  p.line("const unsigned a1 = a_up ? yr_pair16(aup + base + 2 * t) : 0u;");
-  p.line("const unsigned a2 = a_row && full ? yr_pair16(arow + base + 8 + 2 * t) : 0u;");
-  p.line("const unsigned a3 = a_up && full ? yr_pair16(aup + base + 8 + 2 * t) : 0u;");
+  // A's pair at k (scaled: each of the two times its factor).
+  auto pair = [&](const std::string &row, const std::string &k) {
+    if (scale.empty()) return "yr_pair16(" + row + " + " + k + ")";
+    return "yr_pack2(pb, yr_ld(" + row + " + " + k + ") * yr_ld(" + scale + " + " + k + "), yr_ld(" + row + " + " + k +
+           " + 1) * yr_ld(" + scale + " + " + k + " + 1))";
+  };
+  p.line("const unsigned a0 = a_row ? " + pair("arow", "base + 2 * t") + " : 0u;");
+  p.line("const unsigned a1 = a_up ? " + pair("aup", "base + 2 * t") + " : 0u;");
+  p.line("const unsigned a2 = a_row && full ? " + pair("arow", "base + 8 + 2 * t") + " : 0u;");
+  p.line("const unsigned a3 = a_up && full ? " + pair("aup", "base + 8 + 2 * t") + " : 0u;");
   step("a0", "a1", "a2", "a3", "first", "second");
   p.close();
   for (int half = 0; half < (upper ? 2 : 1); ++half) {
@@ -280,7 +306,7 @@ VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target) {
   const bool a_groups =
       sa[rank - 1] == 1 && std::all_of(sa.begin(), sa.end() - 1, [&](int64_t x) { return x % group == 0; });
   s.tensor_cores = !s.few_accumulators && group == 8 && target.compute_capability >= 80 && k % 16 == 0 &&
-                   n % s.tile_cols == 0 && a_groups && !w.a_scale;
+                   n % s.tile_cols == 0 && a_groups;
   s.rows = s.tensor_cores ? std::min(m, kMmaRows) : fma_rows;
   s.row_blocks = (m + s.rows - 1) / s.rows;
   s.col_blocks = (n + s.tile_cols - 1) / s.tile_cols;
@@ -463,10 +489,12 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
     // Tensor cores need A and B 16-byte aligned; the rare unaligned tensor takes FMA passes of 4
     // rows, so that their accumulators (4 × 8 per lane) do not set the kernel's register count.
     constexpr int64_t kFallbackRows = 4;
-    p.open("if (aligned && (reinterpret_cast<unsigned long long>(" + a.ptr + ") & 15) == 0)");
+    std::string scale_aligned;
+    if (wp.a_scale) scale_aligned = " && (reinterpret_cast<unsigned long long>(" + wp.a_scale->ptr + ") & 15) == 0";
+    p.open("if (aligned && (reinterpret_cast<unsigned long long>(" + a.ptr + ") & 15) == 0" + scale_aligned + ")");
     p.line("const auto *pb = wb + ib + j0;");
     p.line("const auto *pa = " + a.ptr + " + ia;");
-    emit_vector_matmul_mma(p, rows, m, n, slice, sa[rank - 2]);
+    emit_vector_matmul_mma(p, rows, m, n, slice, sa[rank - 2], wp.a_scale ? wp.a_scale->ptr : "");
     p.close();
     p.open("else");
     for (int64_t first = 0; first < rows; first += kFallbackRows) {

@@ -189,8 +189,10 @@ TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
                     pending_);
     expect_compiles(bench::build_row_chain(true, dt), std::string("row chain ") + dtype_name(dt), seen_, pending_);
     expect_compiles(bench::build_sum_to_dimx(true, dt), std::string("sum_todimx ") + dtype_name(dt), seen_, pending_);
-    expect_compiles(bench::build_weighted_norm_product(true, dt),
-                    std::string("weighted norm product ") + dtype_name(dt), seen_, pending_);
+    for (int64_t rows : {3, 8}) {
+      expect_compiles(bench::build_weighted_norm_product(true, dt, rows),
+                      "weighted norm product " + std::to_string(rows) + " " + dtype_name(dt), seen_, pending_);
+    }
   }
   // The benchmark shapes: tiles of whole 16-byte groups, cp.async stages as deep as they fit.
   for (const std::string &name : bench::benchmark_names()) {

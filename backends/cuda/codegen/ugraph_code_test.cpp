@@ -120,6 +120,12 @@ TEST(CudaCodegenBlocks, WeightedNormProductsStreamTheirWeights) {
     EXPECT_NE(body.find("rms_row[r] = sqrtf(scaled / (256.0f) + (1e-05f) * scale * scale) / scale;"),
               std::string::npos);
     EXPECT_NE(body.find("rms_row[ii - i0]"), std::string::npos);
+    // 8 rows: on tensor cores, A's words scaled as they are loaded.
+    const std::string mma =
+        kernel_body(customized_source(bench::build_weighted_norm_product(true, dt, 8), kH100SharedBytes));
+    EXPECT_NE(mma.find("yr_mma16("), std::string::npos);
+    EXPECT_NE(mma.find("yr_cvt16(pb, yr_raw16(in1 + 8 * t + base + 32), vg);"), std::string::npos);
+    EXPECT_NE(mma.find("yr_pack2(pb, yr_ld(arow + base + 2 * t) * yr_ld(in1 + base + 2 * t)"), std::string::npos);
   }
 }
 
