@@ -56,6 +56,27 @@ def test_unary(name):
     np.testing.assert_allclose(out, UNARY[name](x.astype(np.float64)), rtol=1e-6, atol=1e-7)
 
 
+def test_cpu_exp_over_float32s_range():
+    """The CPU plugin's exp is a polynomial that vectorizes (backends/cpu/codegen/cpu_prelude.cpp),
+    not libm's: within 4e-7 of exp over float32's normal results, subnormal results within a few
+    of their units, and NaN, infinities, overflow and underflow as exp."""
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, 1.0, -1.0, 88.72, 88.7228, 88.723, 89.0,
+                        -87.3, -100.0, -103.9, -104.0, -110.0], np.float32)
+    x = np.concatenate([special, RNG.uniform(-103.0, 88.7, 200000).astype(np.float32)])[None, :]
+    g = yr.new_kernel_graph()
+    g.mark_output(g.exp(g.new_input(x.shape, yr.float32)))
+    (out,) = g.compile(device=yr.default_context().device("cpu", 0))([x])
+    out, x = out[0], x[0]
+    with np.errstate(over="ignore"):
+        want = np.exp(x.astype(np.float64))
+    assert np.isnan(out[0]) and out[1] == np.inf and out[2] == 0.0
+    normal = np.isfinite(want) & (want > 1.18e-38) & (want < 3.4e38)
+    assert np.max(np.abs(out[normal] - want[normal]) / want[normal]) < 4e-7
+    tiny = want <= 1.18e-38
+    assert np.max(np.abs(out[tiny] - want[tiny])) < 5e-45
+    assert np.all(out[x >= 88.723] == np.inf) and np.all(out[x <= -104.0] == 0.0)
+
+
 BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
           "pow": np.power, "max": np.maximum}
 
