@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "codegen/lower_operator.hpp"
 #include "cuda/codegen/cuda_gemm.hpp"
@@ -183,14 +184,17 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
     p.open("if (" + k0 + " + 32 <= p1)");
     p.line("#pragma unroll");
     p.line("for (int u = 0; u < 4; ++u) " + b + "[u] = yr_stream16(pbp + (" + k0 + " + 2 * u) * " + N + ");");
-    p.open("if (a_row)");
-    p.line(wr + " = yr_raw16(par + " + k0 + ");");
-    scaled_words(wr, k0);
-    p.close();
-    p.open("if (a_up)");
-    p.line(wu + " = yr_raw16(pau + " + k0 + ");");
-    scaled_words(wu, k0);
-    p.close();
+    for (const auto &[valid, words, pointer] :
+         {std::tuple<std::string, std::string, std::string>{"a_row", wr, "par"}, {"a_up", wu, "pau"}}) {
+      if (scale.empty()) {
+        p.line("if (" + valid + ") " + words + " = yr_raw16(" + pointer + " + " + k0 + ");");
+        continue;
+      }
+      p.open("if (" + valid + ")");
+      p.line(words + " = yr_raw16(" + pointer + " + " + k0 + ");");
+      scaled_words(words, k0);
+      p.close();
+    }
     p.close();
   };
   load_batch("base", "raw", "ar", "au");
