@@ -579,7 +579,7 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
       const size_t input = iterator.size();  // iterators read the kernel's inputs in order
       iterator[op.outputs[0]] = &op;
       input_of[op.outputs[0]] = input;
-    } else if (op.kind == OpKind::kMul && !a && iterator.count(op.inputs[0]) != 0 &&
+    } else if (op.kind == OpKind::kMul && !a && (!x || *x == op.inputs[0]) && iterator.count(op.inputs[0]) != 0 &&
                iterator.count(op.inputs[1]) != 0 && op.inputs[0] != op.inputs[1] &&
                bg.tensor(op.inputs[1]).dims.size() == 2 && bg.tensor(op.inputs[1]).dims[0] == 1 &&
                bg.tensor(op.inputs[0]).dims == bg.tensor(op.outputs[0]).dims) {
@@ -590,8 +590,8 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
     } else if (op.kind == OpKind::kMatmul) {
       // One A for every product, each B a tile of its own read by this product only.
       const TensorId lhs = op.inputs[0], rhs = op.inputs[1];
-      if ((!scale && iterator.count(lhs) == 0) || iterator.count(rhs) == 0 || lhs == rhs || (a && *a != lhs) ||
-          !used_once(rhs) || !used_once(op.outputs[0])) {
+      if ((!scale && (iterator.count(lhs) == 0 || (x && *x != lhs))) || iterator.count(rhs) == 0 || lhs == rhs ||
+          (a && *a != lhs) || !used_once(rhs) || !used_once(op.outputs[0])) {
         return std::nullopt;
       }
       a = lhs;
@@ -603,7 +603,8 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
       if (product == product_of.end()) return std::nullopt;
       product_of[op.outputs[0]] = product->second;
     } else if (op.kind == OpKind::kAccumReduceRms) {
-      // The rms of A's rows (before a norm's weight), for the epilogue.
+      // The rms of A's rows (before a norm's weight), for the epilogue; it may come first.
+      if (!x && iterator.count(op.inputs[0]) != 0) x = op.inputs[0];
       if (!x || op.inputs[0] != *x || (rms_eps && *rms_eps != op.attributes.eps)) return std::nullopt;
       rms_eps = op.attributes.eps;
       rms.insert(op.outputs[0]);
@@ -629,7 +630,7 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
   }
   const auto products = static_cast<int>(weights.size());
   if (!a || savers.empty() || iterator.size() != weights.size() + (scale ? 2 : 1) ||
-      uses[static_cast<size_t>(*a)] != products ||
+      uses[static_cast<size_t>(*a)] != products + (scale ? 0 : static_cast<int>(rms.size())) ||
       uses[static_cast<size_t>(*x)] != (scale ? 1 : products) + static_cast<int>(rms.size()) ||
       (scale && !used_once(*scale))) {
     return std::nullopt;

@@ -129,6 +129,28 @@ TEST(CudaCodegenBlocks, WeightedNormProductsStreamTheirWeights) {
   }
 }
 
+// The search orders a norm's µGraph by its terms, so the rms accumulator may come before the
+// product (rmsnorm_linear: no weight, eps 0); the weight-product kernel takes it either way.
+TEST(CudaCodegenBlocks, NormProductsStreamWithTheRmsAccumulatorFirst) {
+  KernelGraph g;
+  const TensorId x = g.new_input({2, 256}, DType::kFloat16), w = g.new_input({256, 96}, DType::kFloat16);
+  BlockGraphConfig config;
+  config.grid = {3, 1, 1};
+  config.block_threads = 128;
+  config.forloop_range = 8;
+  auto bg = std::make_shared<BlockGraph>(config);
+  const TensorId xt = bg->new_input({2, 256}, DType::kFloat16, kReplicated, 1);
+  const TensorId wt = bg->new_input({256, 96}, DType::kFloat16, {1, -1, -1}, 0);
+  const TensorId rms = bg->accumulate(OpKind::kAccumReduceRms, xt);
+  const TensorId product = bg->accumulate(OpKind::kAccumSum, bg->matmul(xt, wt));
+  bg->new_output(bg->binary(OpKind::kDiv, product, rms), {1, -1, -1}, -1);
+  g.mark_output(g.customized({x, w}, bg)[0]);
+  const std::string body = kernel_body(customized_source(g, kH100SharedBytes));
+  EXPECT_EQ(body.find("yr_cp16"), std::string::npos);
+  EXPECT_NE(body.find("const float mean = total / (256.0f) + (0.0f);"), std::string::npos);
+  EXPECT_NE(body.find("sum0 / rms_row[ii - i0]"), std::string::npos);
+}
+
 // Where attention on warpgroup mma is all a loop iteration does (sm_90a), its warps compute and
 // a warpgroup of producers (added to a block whose warps all compute) issues the copies; they
 // meet at two mbarriers per stage, not at a barrier of the block per iteration. The computing
