@@ -270,10 +270,16 @@ struct Task {
 class Superoptimizer {
  public:
   // `started`: when the call began (its budget counts from then).
-  // `fusions_only`: only cuts whose pre-defined part is views (whole-graph fusions).
+  // `fusions_only`: only cuts whose pre-defined part is views (whole-graph fusions). `before`:
+  // the progress of an earlier pass of the same call, which this one's reports continue.
   Superoptimizer(const KernelGraph &graph, const SearchOptions &options, Clock::time_point started,
-                 bool fusions_only = false)
-      : graph_(graph), options_(options), classes_(graph), fusions_only_(fusions_only), started_(started) {}
+                 bool fusions_only = false, const SearchProgress &before = {})
+      : graph_(graph),
+        options_(options),
+        classes_(graph),
+        fusions_only_(fusions_only),
+        progress_(before),
+        started_(started) {}
 
   SearchResult run() {
     std::optional<std::vector<Expr>> terms = kernel_terms_within(graph_, [this] { return stop_enumerating(); });
@@ -804,7 +810,9 @@ SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &reques
     const bool weights_split = apart.operators().size() != graph.operators().size();
     SearchResult fusions;
     if (weights_split) fusions = Superoptimizer(apart, options, started, true).run();
-    result = Superoptimizer(graph, options, started).run();
+    result = Superoptimizer(graph, options, started, false,
+                            SearchProgress{fusions.stats.states, fusions.stats.candidates, 0})
+                 .run();
     if (weights_split) merge(result, std::move(fusions));
     // Only a search that ran to the end is the answer to its request.
     if (!options.cache_dir.empty() && result.end == SearchEnd::kComplete) {

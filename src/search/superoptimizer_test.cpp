@@ -792,7 +792,16 @@ TEST(Superoptimizer, FusesAWeightedNormWithEpsIntoTheProductsLoop) {
   EXPECT_EQ(kinds, (std::vector<OpKind>{OpKind::kInput, OpKind::kInput, OpKind::kInput, OpKind::kReshape,
                                         OpKind::kRmsNorm, OpKind::kMul, OpKind::kMatmul}));
   expect_same_values(g, apart);
-  const SearchResult r = superoptimize(g, small_options());
+  SearchOptions o = small_options();
+  SearchProgress last;
+  bool monotonic = true;
+  o.progress = [&](const SearchProgress &p) {  // the two passes report as one search
+    monotonic = monotonic && p.states >= last.states && p.candidates >= last.candidates;
+    last = p;
+  };
+  const SearchResult r = superoptimize(g, o);
+  EXPECT_TRUE(monotonic);
+  EXPECT_EQ(last.states, r.stats.states);
   bool found = false;
   for (const SearchCandidate &c : r.candidates) {
     for (const Operator &op : c.graph.operators()) {
