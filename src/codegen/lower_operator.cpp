@@ -84,8 +84,6 @@ Block normalize_row(const Operator &op, const std::vector<TensorRef> &in, const 
   Expr mean = total / count;
   if (eps != 0) mean = mean + float_const(eps);
   const Block plain = {let("inv", call("yr_rsqrt", {var("mean")})), stores(x * var("inv"))};
-  Expr scaled_mean = var("squares") / count;
-  if (eps != 0) scaled_mean = scaled_mean + float_const(eps) * scale * scale;
   const Block scaled = {
       let_mutable("peak", float_const(0)),
       loop({cols}, {"c"}, Sharing::kSerial, {assign("peak", call("yr_max", {var("peak"), magnitude(x)}))}),
@@ -93,7 +91,7 @@ Block normalize_row(const Operator &op, const std::vector<TensorRef> &in, const 
       let_mutable("squares", float_const(0)),
       loop({cols}, {"c"}, Sharing::kSerial,
            {let("v", x * scale), assign("squares", var("squares") + var("v") * var("v"))}),
-      let("norm", call("yr_sqrt", {scaled_mean})),
+      let("norm", call("yr_sqrt", {rms_scaled_mean(var("squares"), cols, eps, scale)})),
       stores((x * scale) / var("norm"))};
   return {let("mean", mean), if_then(rms_mean_in_range(var("mean")), plain, scaled)};
 }
@@ -180,10 +178,14 @@ Expr rms_scale(const Expr &peak, double eps) {
   return float_const(1) / rms_peak(peak, eps);
 }
 
-Expr rms_scaled_inverse(const Expr &squares, int64_t count, double eps, const Expr &scale) {
+Expr rms_scaled_mean(const Expr &squares, int64_t count, double eps, const Expr &scale) {
   Expr mean = squares / float_const(static_cast<double>(count));
   if (eps != 0) mean = mean + float_const(eps) * scale * scale;
-  return call("yr_rsqrt", {mean});
+  return mean;
+}
+
+Expr rms_scaled_inverse(const Expr &squares, int64_t count, double eps, const Expr &scale) {
+  return call("yr_rsqrt", {rms_scaled_mean(squares, count, eps, scale)});
 }
 
 Expr rms_mean_in_range(const Expr &mean) {

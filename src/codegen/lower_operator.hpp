@@ -38,7 +38,10 @@ Expr rms_peak(const Expr &peak, double eps);
 // 1 / rms_peak(peak, eps): the scaled row's largest magnitude is at most 1 (4 above 2^126), the
 // scale and eps · scale² are normal floats, and where eps outweighs the row the scaled eps does too.
 Expr rms_scale(const Expr &peak, double eps);
-// 1 / sqrt(squares / count + eps · scale²), `squares` the sum of the `count` scaled squares.
+// squares / count + eps · scale², `squares` the sum of the `count` scaled squares: the mean square
+// plus eps, both times scale².
+Expr rms_scaled_mean(const Expr &squares, int64_t count, double eps, const Expr &scale);
+// 1 / sqrt(rms_scaled_mean(…)).
 Expr rms_scaled_inverse(const Expr &squares, int64_t count, double eps, const Expr &scale);
 // Whether a mean of squares (plus eps) computed in float32 is right to float32's precision: at
 // least 2^-102 (squares below 2^-126 lose bits; the sum's absolute error stays below 2^-24 of it)

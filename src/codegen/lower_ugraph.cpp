@@ -284,8 +284,7 @@ class Lowerer {
       const BufferRef scales = at(l_.layout.running_max[i]);
       const Expr s_at = load(state, element), r_at = load(scales, element), m = var("m");
       rr.value = s_at / (r_at * r_at);
-      Expr scaled_mean = var("squares") / count;
-      if (eps != 0) scaled_mean = scaled_mean + float_const(eps) * var("scale") * var("scale");
+      const int64_t n = last * bg_.config().forloop_range;
       const Block scaled = {
           let_mutable("peak", float_const(0)),
           loop({last}, {"c"}, Sharing::kSerial, {assign("peak", call("yr_max", {var("peak"), float_const(1) / r_at}))}),
@@ -293,7 +292,7 @@ class Lowerer {
           let_mutable("squares", float_const(0)),
           loop({last}, {"c"}, Sharing::kSerial,
                {let("m", var("scale") / r_at), assign("squares", var("squares") + s_at * m * m)}),
-          assign("total", call("yr_sqrt", {scaled_mean}) / var("scale"))};
+          assign("total", call("yr_sqrt", {rms_scaled_mean(var("squares"), n, eps, var("scale"))}) / var("scale"))};
       Expr mean = var("total") / count;
       if (eps != 0) mean = mean + float_const(eps);
       rr.finish.push_back(let("mean", mean));

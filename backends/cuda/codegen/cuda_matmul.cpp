@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -12,6 +11,7 @@
 
 #include "codegen/lower_operator.hpp"
 #include "cuda/codegen/cuda_gemm.hpp"
+#include "cuda/codegen/cuda_loops.hpp"
 #include "cuda/codegen/cuda_mfma.hpp"
 
 namespace yirage::codegen::cuda {
@@ -345,7 +345,7 @@ void emit_row_rms(Printer &p, const Ref &a, int64_t rows, int64_t m, int64_t k, 
   p.close();
   p.line("#pragma unroll");
   p.open("for (int r = 0; r < " + R + "; ++r)");
-  p.line("for (int off = 16; off > 0; off /= 2) squares[r] += __shfl_xor_sync(0xffffffffu, squares[r], off);");
+  p.line(warp_reduce("squares[r]", false));
   p.line("if (lane == 0) rms_part[warp][r] = squares[r];");
   p.close();
   p.close();
@@ -353,20 +353,20 @@ void emit_row_rms(Printer &p, const Ref &a, int64_t rows, int64_t m, int64_t k, 
   p.open("for (int r = threadIdx.x; r < " + R + "; r += blockDim.x)");
   p.line("float total = 0.0f;");
   p.line("for (int w = 0; w < " + std::to_string(warps) + "; ++w) total += rms_part[w][r];");
-  p.line("const float mean = total / " + literal(static_cast<double>(k)) + " + " + literal(eps) + ";");
-  p.open("if (yr_clamp(mean, " + literal(0x1p-102) + ", " + literal(std::numeric_limits<float>::max()) + ") == mean)");
+  Expr mean = var("total") / float_const(static_cast<double>(k));
+  if (eps != 0) mean = mean + float_const(eps);
+  p.line("const float mean = " + c_text(mean) + ";");
+  p.open("if (" + c_text(rms_mean_in_range(var("mean"))) + ")");
   p.line("rms_row[r] = sqrtf(mean);");
   p.close();
   p.open("else");
   p.line("const auto *px = " + row_start + ";");
   p.line("float peak = 0.0f, scaled = 0.0f;");
   p.line("for (int64_t c = 0; c < " + K + "; ++c) peak = yr_max(peak, fabsf(yr_ld(px + c * " + SK + ")));");
-  p.line("const float scale = 1.0f / yr_clamp(peak, " + literal(std::max(kRmsPeakFloor, std::sqrt(eps))) + ", " +
-         literal(0x1p126) + ");");
+  p.line(rms_scale("peak", eps));
   p.line("for (int64_t c = 0; c < " + K + "; ++c) { const float v = yr_ld(px + c * " + SK +
          ") * scale; scaled += v * v; }");
-  p.line("rms_row[r] = sqrtf(scaled / " + literal(static_cast<double>(k)) + " + " + literal(eps) +
-         " * scale * scale) / scale;");
+  p.line("rms_row[r] = sqrtf(" + c_text(rms_scaled_mean(var("scaled"), k, eps, var("scale"))) + ") / scale;");
   p.close();
   p.close();
 }
