@@ -269,15 +269,18 @@ struct Task {
 
 class Superoptimizer {
  public:
-  // `started`: when the call began (its budget counts from then).
+  // `started`: when the call began (its budget counts from then). `fingerprints`: the check
+  // against the user's graph, shared by the call's passes (its fingerprints are computed once).
   // `fusions_only`: only cuts whose pre-defined part is views (whole-graph fusions). `before`:
   // the progress of an earlier pass of the same call, which this one's reports continue.
   Superoptimizer(const KernelGraph &graph, const SearchOptions &options, Clock::time_point started,
-                 bool fusions_only = false, const SearchProgress &before = {})
+                 const verify::FingerprintCheck &fingerprints, bool fusions_only = false,
+                 const SearchProgress &before = {})
       : graph_(graph),
         options_(options),
         classes_(graph),
         fusions_only_(fusions_only),
+        fingerprint_(fingerprints),
         progress_(before),
         started_(started) {}
 
@@ -315,8 +318,6 @@ class Superoptimizer {
         (cuts_[c].prefix.empty() ? fused_tasks : other_tasks).push_back({c, std::move(p)});
       }
     }
-    const verify::EquivalenceOptions eq{options_.verify_trials, options_.seed, options_.threads};
-    fingerprint_ = std::make_unique<verify::FingerprintCheck>(graph_, eq);
     // Whole-graph fusions first, so the time to the first fused candidate is not spent on cuts.
     verify(enumerate(fused_tasks));
     verify(enumerate(other_tasks));
@@ -551,7 +552,7 @@ class Superoptimizer {
   // Fingerprints `f` and keeps it if it passes and the backend can build it.
   void admit(Found &f) {
     if (rejected_.count(f.structure.get())) return;  // a wrong structure is wrong at every size
-    const verify::EquivalenceResult r = fingerprint_->check(f.graph);
+    const verify::EquivalenceResult r = fingerprint_.check(f.graph);
     ++result_.stats.fingerprint_checks;
     result_.stats.fingerprint_seconds += r.seconds;
     if (!r.equivalent) {
@@ -600,7 +601,7 @@ class Superoptimizer {
   std::unique_ptr<SubexpressionOracle> oracle_;
   SearchContext context_;
   std::vector<Cut> cuts_;
-  std::unique_ptr<verify::FingerprintCheck> fingerprint_;
+  const verify::FingerprintCheck &fingerprint_;
   std::set<const BlockGraph *> rejected_;
   std::set<size_t> kernel_counts_;  // of the candidates verified
   BlockSearchStats block_stats_;
@@ -808,9 +809,10 @@ SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &reques
     // that form's whole-graph fusions (first: a few cuts) join the graph's own candidates.
     const KernelGraph apart = weights_apart(graph);
     const bool weights_split = apart.operators().size() != graph.operators().size();
+    const verify::FingerprintCheck fingerprints(graph, {options.verify_trials, options.seed, options.threads});
     SearchResult fusions;
-    if (weights_split) fusions = Superoptimizer(apart, options, started, true).run();
-    result = Superoptimizer(graph, options, started, false,
+    if (weights_split) fusions = Superoptimizer(apart, options, started, fingerprints, true).run();
+    result = Superoptimizer(graph, options, started, fingerprints, false,
                             SearchProgress{fusions.stats.states, fusions.stats.candidates, 0})
                  .run();
     if (weights_split) merge(result, std::move(fusions));
