@@ -324,11 +324,34 @@ void check_sum_to_dimx(Session &s, DType dt, const std::string &name) {
 // view multiplies X's tiles in the loop, the rms accumulator adds eps.
 void check_weighted_norm_product(Session &s, DType dt, const std::string &name) {
   s.need_dtype(dt);
-  for (int64_t rows : {3, 8}) {
-    check_graph(
-        s, bench::build_weighted_norm_product(false, dt, rows), bench::build_weighted_norm_product(true, dt, rows),
-        seed_of(name) + static_cast<uint64_t>(rows),
-        "weighted rms_norm (eps 1e-5) then a product, fused, against unfused, " + std::to_string(rows) + " rows");
+  for (const auto &[rows, k] : {std::pair<int64_t, int64_t>{3, 256}, {8, 256}, {1, 2048}}) {
+    check_graph(s, bench::build_weighted_norm_product(false, dt, rows, k),
+                bench::build_weighted_norm_product(true, dt, rows, k), seed_of(name) + static_cast<uint64_t>(rows),
+                "weighted rms_norm (eps 1e-5) then a product, fused, against unfused, " + std::to_string(rows) +
+                    " rows, k = " + std::to_string(k));
+  }
+}
+
+// Products of a few rows by weights (FMAs at 1 and 3 rows, the tensor cores at 12; a partial last
+// column tile), each compiled once and run three times: the CUDA backend splits the first's k
+// over blocks, whose counters must be back at zero after every run.
+void check_decode_products(Session &s, DType dt, const std::string &name) {
+  s.need_dtype(dt);
+  struct Shape {
+    int64_t m, k, n;
+  };
+  for (const Shape &shape : {Shape{1, 2048, 520}, Shape{3, 1536, 264}, Shape{12, 1024, 512}}) {
+    KernelGraph g;
+    g.mark_output(g.matmul(g.new_input({shape.m, shape.k}, dt), g.new_input({shape.k, shape.n}, dt)));
+    need_support(s, g);
+    const std::string what = std::to_string(shape.m) + " x " + std::to_string(shape.k) + " by " +
+                             std::to_string(shape.k) + " x " + std::to_string(shape.n);
+    const runtime::CompiledGraph compiled(s.plugin(), s.device(), g);
+    runtime::Measurer measurer(s.plugin(), s.device(), g, checked_options(seed_of(name + what)));
+    for (int run = 0; run < 3; ++run) {
+      const runtime::Measurement m = measurer.measure(compiled, false);
+      expect(m.correct, what + ", run " + std::to_string(run + 1) + ": " + m.error);
+    }
   }
 }
 
@@ -402,9 +425,13 @@ void check_norm_limits(Session &s, DType dt, const std::string &name) {
     options.input_scales = {factor};  // X; w and W stay in [-1, 1]
     options.range_checks = false;
     char what[160];
-    std::snprintf(what, sizeof what, "a weighted norm's µGraph (the rms accumulator with eps), X scaled by %g", factor);
-    check_graph(s, bench::build_weighted_norm_product(false, dt), bench::build_weighted_norm_product(true, dt), what,
-                options);
+    for (const auto &[rows, k] : {std::pair<int64_t, int64_t>{3, 256}, {1, 2048}}) {
+      std::snprintf(what, sizeof what,
+                    "a weighted norm's µGraph (the rms accumulator with eps), %lld row(s) by k = %lld, X scaled by %g",
+                    static_cast<long long>(rows), static_cast<long long>(k), factor);
+      check_graph(s, bench::build_weighted_norm_product(false, dt, rows, k),
+                  bench::build_weighted_norm_product(true, dt, rows, k), what, options);
+    }
   }
   for (double factor : {wide ? 0x1p100 : 0x1p15, wide ? 0x1p-100 : 0x1p-14}) {
     runtime::MeasureOptions options = checked_options(seed_of(name + "rmsnorm_linear"));
@@ -453,7 +480,8 @@ void concurrent_compiles(Session &s) {
 }
 
 // One compiled graph run from two threads at once, many times, on separate inputs and outputs
-// and the default stream: one kernel, then three whose intermediates the runs must not share.
+// and the default stream: one kernel, then three whose intermediates the runs must not share,
+// then a product split over blocks whose workspace they share in the stream's order.
 void concurrent_launches(Session &s) {
   s.need_dtype(DType::kFloat32);
   KernelGraph one, three;
@@ -461,7 +489,11 @@ void concurrent_launches(Session &s) {
   const TensorId x = three.new_input({17, 333}, DType::kFloat32);
   const TensorId normed = three.rms_norm(three.unary(OpKind::kExp, x), {333}, 1e-6, std::nullopt);
   three.mark_output(three.binary(OpKind::kMul, normed, x));
-  for (const KernelGraph *g : {&one, &three}) {
+  // A product whose k the CUDA backend splits over blocks: the runs share the stream's workspace.
+  KernelGraph product;
+  product.mark_output(
+      product.matmul(product.new_input({1, 2048}, DType::kFloat32), product.new_input({2048, 520}, DType::kFloat32)));
+  for (const KernelGraph *g : {&one, &three, &product}) {
     const runtime::CompiledGraph compiled(s.plugin(), s.device(), *g);
     on_two_threads([&](int i) {
       runtime::Measurer measurer(compiled.plugin(), compiled.device(), *g, checked_options(21 + i));
@@ -539,6 +571,8 @@ void add_kernel_tests(std::vector<TestCase> &tests) {
     tests.push_back({name, [dt, name](Session &s) { check_sum_to_dimx(s, dt, name); }});
     const std::string norm = std::string("kernels.weighted_norm_product.") + dtype_name(dt);
     tests.push_back({norm, [dt, norm](Session &s) { check_weighted_norm_product(s, dt, norm); }});
+    const std::string decode = std::string("kernels.decode_products.") + dtype_name(dt);
+    tests.push_back({decode, [dt, decode](Session &s) { check_decode_products(s, dt, decode); }});
   }
   for (DType dt : kDTypes) {
     const std::string name = std::string("kernels.rms_norm_limits.") + dtype_name(dt);

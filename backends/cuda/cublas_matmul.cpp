@@ -122,26 +122,11 @@ void CublasMatmul::run(int algorithm, CUdeviceptr a, CUdeviceptr b, CUdeviceptr 
 
 void CublasMatmul::launch(const Driver &driver, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream) {
   const size_t bytes = workspace_bytes(chosen_);
-  CUdeviceptr workspace = 0;
-  if (bytes > 0) {
-    const std::lock_guard<std::mutex> lock(workspaces_mutex_);
-    CUdeviceptr &mine = workspaces_[stream];
-    if (mine == 0) {
-      const CUresult r = driver.cuMemAlloc(&mine, bytes);
-      if (r != CUDA_SUCCESS) {
-        workspaces_.erase(stream);
-        driver.check(r, "cuMemAlloc of a cuBLASLt workspace of " + std::to_string(bytes) + " bytes");
-      }
-    }
-    workspace = mine;
-  }
-  run(chosen_, a, b, c, workspace, stream);
+  run(chosen_, a, b, c, bytes > 0 ? workspaces_.get(driver, stream, bytes) : 0, stream);
 }
 
 void CublasMatmul::free_workspaces(const Driver &driver) {
-  const std::lock_guard<std::mutex> lock(workspaces_mutex_);
-  for (const auto &[stream, workspace] : workspaces_) driver.cuMemFree(workspace);
-  workspaces_.clear();
+  workspaces_.free_all(driver);
 }
 
 }  // namespace yirage::cuda

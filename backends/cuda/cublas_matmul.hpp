@@ -12,6 +12,7 @@
 
 #include "driver.hpp"
 #include "serialize/kernel_program.hpp"
+#include "stream_workspaces.hpp"
 
 namespace yirage::cuda {
 
@@ -55,8 +56,7 @@ class CublasMatmul {
   std::vector<cublasLtMatmulHeuristicResult_t> found_;
   std::string shape_;
   int chosen_ = -1;
-  std::mutex workspaces_mutex_;
-  std::map<CUstream, CUdeviceptr> workspaces_;  // by stream
+  StreamWorkspaces workspaces_{"a cuBLASLt workspace", false};
 };
 
 }  // namespace yirage::cuda

@@ -19,6 +19,7 @@
 #include "driver.hpp"
 #include "generated_kernels.hpp"
 #include "serialize/kernel_program.hpp"
+#include "stream_workspaces.hpp"
 #include "target/target_abi.hpp"
 #include "util/file_cache.hpp"
 #include "yirage_backend.h"
@@ -68,6 +69,8 @@ struct yirage_backend_executable_s {
   // A matmul that cuBLASLt runs faster than the generated kernel (on 16-byte aligned operands;
   // others take the generated kernel).
   std::unique_ptr<yirage::cuda::CublasMatmul> cublas;
+  // The generated kernel's workspace per stream (launch.workspace_bytes > 0).
+  yirage::cuda::StreamWorkspaces workspaces{"a generated kernel's workspace", true};
 };
 
 struct yirage_backend_timer_s {
@@ -167,6 +170,8 @@ yirage::codegen::CudaTarget target_of(const Device &d) {
                                      d.info.target.shared_memory_per_compute_unit};
   target.attention_offset_slack =
       yirage::codegen::attention_offset_slack_from(std::getenv("YIRAGE_CUDA_ATTENTION_SLACK"));
+  const char *k_split = std::getenv("YIRAGE_CUDA_K_SPLIT");
+  target.k_split = k_split == nullptr || std::string(k_split) != "0";
   return target;
 }
 
@@ -405,11 +410,16 @@ void spread_dependent_blocks(const Driver &driver, const Device &d, yirage_backe
 }
 
 // The generated kernel on `stream` (its operands' pointers in order).
-void launch_generated(const Driver &driver, const yirage_backend_executable_s &executable,
-                      std::vector<CUdeviceptr> &pointers, CUstream stream) {
+void launch_generated(const Driver &driver, yirage_backend_executable_s &executable, std::vector<CUdeviceptr> &pointers,
+                      CUstream stream) {
+  const auto &l = executable.launch;
+  CUdeviceptr workspace = 0;
+  if (l.workspace_bytes > 0) {
+    workspace = executable.workspaces.get(driver, stream, static_cast<size_t>(l.workspace_bytes));
+  }
   std::vector<void *> args;
   for (CUdeviceptr &p : pointers) args.push_back(&p);
-  const auto &l = executable.launch;
+  if (l.workspace_bytes > 0) args.push_back(&workspace);
   if (l.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
     // Programmatic dependent launch: the kernel may start while the previous kernel in the
     // stream runs; it reads and writes no memory before griddepcontrol.wait returns (it may
@@ -583,6 +593,7 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
       choose_matmul(driver, *executable, program, size);
     } catch (...) {
       if (executable->cublas) executable->cublas->free_workspaces(driver);
+      executable->workspaces.free_all(driver);
       driver.cuModuleUnload(executable->module);
       throw;
     }
@@ -595,6 +606,7 @@ void executable_release(yirage_backend_executable *executable) {
   const Driver &driver = *executable->instance->driver;
   driver.cuCtxSetCurrent(executable->instance->devices[static_cast<size_t>(executable->device)].context);
   if (executable->cublas) executable->cublas->free_workspaces(driver);
+  executable->workspaces.free_all(driver);
   driver.cuModuleUnload(executable->module);
   delete executable;
 }

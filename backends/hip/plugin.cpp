@@ -369,6 +369,8 @@ std::shared_ptr<const yirage::cuda::GeneratedKernel> generated(yirage_backend_in
     if (kernel.source.find("__builtin_amdgcn_mfma_") != std::string::npos && !mfma_verified(instance, device)) {
       kernel = yirage::codegen::cuda_source(parsed, target_of(d, false));
     }
+    // HIP targets never split a weight product's k over blocks (CudaTarget::k_split_blocks).
+    if (kernel.workspace_bytes != 0) throw Error(ErrorCode::kInternal, "hip: a generated kernel asks for a workspace");
     return yirage::cuda::GeneratedKernel{kernel, parsed.input_bytes(), parsed.output_bytes()};
   });
 }

@@ -138,9 +138,9 @@ MatmulLaunch matmul_kernel(Printer &p, const Ref &a, const Ref &b, const Ref &o)
 // of 16 in the natural order.
 // `scale` (C text of a pointer, or empty): A's column q times scale[q], applied to A's words as
 // they are loaded (in float, rounded back to A's type for the mma).
-void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int64_t slice, int64_t a_row_stride,
+void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int64_t a_row_stride,
                             const std::string &scale) {
-  const std::string N = std::to_string(n), SL = std::to_string(slice), M = std::to_string(m);
+  const std::string N = std::to_string(n), M = std::to_string(m);
   const std::string AS = std::to_string(a_row_stride);
   const bool upper = rows > 8;  // the mma's rows 8-15 hold A's rows too, else zeros
   p.line("const int g = kl, t = gl;  // the mma fragment's row and k pair / column group");
@@ -164,7 +164,7 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
   };
   // B's rows and A's words of the next batch are loaded before this batch is computed: A (X,
   // read by every block from L2) is as far from its first use as B.
-  p.line("int64_t base = kw * " + SL + ";");
+  p.line("int64_t base = k0;");
   p.line("const auto *pbp = pb + (8 * (g >> 1) + (g & 1)) * " + N + ";  // B rows in the batch's k order");
   p.line("const auto *par = arow + 8 * t, *pau = aup + 8 * t;");
   p.line("uint4 raw[4], next[4], ar = make_uint4(0, 0, 0, 0), au = ar, nr = ar, nu = ar;");
@@ -262,13 +262,25 @@ constexpr int64_t kGroupLanes = 4, kKLanes = 32 / kGroupLanes, kMmaRows = 16;
 // of the warp's slice: no one fraction suited every weight product, while 32 rows came out best
 // or close to it for each (docs/backends/cuda.md, "Why the generator does what it does").
 constexpr int64_t kBPrefetchRows = 32;
+// k split over blocks (one row of A by at least kMinSplitK rows of B, on CUDA targets whose
+// multiprocessors are known): each column tile's blocks take chunks of k, write their float sums
+// to the launch's workspace, and the tile's last block to finish adds them up (in the chunks'
+// order) and stores the outputs. A tile's k is split in two, four, … while there are fewer than
+// kSplitBlocksPerSm blocks per multiprocessor and each chunk keeps at least kMinSplitRows rows:
+// a grid of one or two blocks per multiprocessor left some streaming twice the columns of others
+// (docs/backends/cuda.md, "Why the generator does what it does").
+constexpr int64_t kSplitBlocksPerSm = 3, kMaxSplits = 16, kMinSplitRows = 128, kMinSplitK = 2048;
 // The shape of a vector matmul: {} (fits false) where B's rows are not compact 16-byte groups.
 struct VectorShape {
   bool fits = false;
-  int64_t group = 0, rows = 0, tile_cols = 0, row_blocks = 0, col_blocks = 0, blocks = 0;
+  // A lane's 16 bytes of columns (`group` elements); `group_lanes` lanes across a warp's columns
+  // (4 or 8; 4 on the tensor cores), the other 32 / group_lanes across its k rows.
+  int64_t group = 0, group_lanes = kGroupLanes, rows = 0, tile_cols = 0, row_blocks = 0, col_blocks = 0;
+  int64_t tiles = 0, k_splits = 1, blocks = 0;  // blocks = tiles (columns, rows, batches) × k_splits
   bool few_accumulators = false, tensor_cores = false;
   int64_t block_warps = 16, min_blocks = 1;  // warps per block; __launch_bounds__'s blocks per SM
   int64_t warps_per_product = 0, slice = 0;  // a product's warps each take a slice of k rows
+  int64_t k_lanes() const { return 32 / group_lanes; }
 };
 // The warps per block and blocks per SM: the most warps (16, 8 or 4) with which the whole grid is
 // resident at once, every block streaming its columns from the start; a grid past one wave left
@@ -277,18 +289,23 @@ struct VectorShape {
 // warps fit an SM: 32 with few accumulators (64 registers), 16 on the tensor cores (128). Many
 // FMA accumulators keep 16 warps, one block per SM, and so does a device whose multiprocessors
 // are unknown.
+int64_t warp_slots(const VectorShape &s) {
+  return s.few_accumulators ? 32 : 16;
+}
 void block_warps(VectorShape &s, int64_t multiprocessors) {
-  const int64_t warp_slots = s.few_accumulators ? 32 : 16;
-  s.min_blocks = warp_slots / s.block_warps;
+  const int64_t slots = warp_slots(s);
+  s.min_blocks = slots / s.block_warps;
   if (!(s.few_accumulators || s.tensor_cores) || multiprocessors <= 0) return;
   for (int64_t warps : {16, 8, 4}) {
     s.block_warps = warps;
-    s.min_blocks = warp_slots / warps;
+    s.min_blocks = slots / warps;
     if (s.blocks <= multiprocessors * s.min_blocks) return;
   }
 }
 
-VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target) {
+// `tile_cols`: the columns a tile must have (a µGraph's, from its grid), or 0 (the generator's
+// choice: 8 lanes of columns on the FMA path where k is split over blocks, else 4).
+VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target, int64_t tile_cols = 0) {
   const Dims &od = w.out_dims;
   const size_t rank = od.size();
   const int64_t m = w.a.dims[rank - 2], k = w.a.dims[rank - 1], n = w.b[0].dims[rank - 1];
@@ -302,7 +319,6 @@ VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target) {
   if (n % group != 0 || sb[rank - 1] != 1 || sb[rank - 2] != n || products > 16) return s;
   s.fits = true;
   const int64_t fma_rows = std::min(m, kMatmulRows);
-  s.tile_cols = kGroupLanes * group;
   s.few_accumulators = fma_rows * group <= 32;
   // Many rows of 16-bit data on sm_80+: the products on tensor cores (emit_vector_matmul_mma)
   // where every warp step is whole (k a multiple of 16, whole column tiles) and A's rows are
@@ -310,15 +326,46 @@ VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target) {
   const bool a_groups =
       sa[rank - 1] == 1 && std::all_of(sa.begin(), sa.end() - 1, [&](int64_t x) { return x % group == 0; });
   s.tensor_cores = !s.few_accumulators && group == 8 && target.compute_capability >= 80 && k % 16 == 0 &&
-                   n % s.tile_cols == 0 && a_groups;
+                   n % (kGroupLanes * group) == 0 && a_groups;
   s.rows = s.tensor_cores ? std::min(m, kMmaRows) : fma_rows;
-  s.row_blocks = (m + s.rows - 1) / s.rows;
-  s.col_blocks = (n + s.tile_cols - 1) / s.tile_cols;
-  s.blocks = std::max<int64_t>(1, num_elements(batch_out) * s.row_blocks * s.col_blocks);
+  // One row by a long k on CUDA: 8 lanes of columns (each warp step reads 128 bytes of a row of B,
+  // not 64), and k split over blocks where that leaves too few tiles. Measured slower at 4, 8 and
+  // 16 rows and at k = 1024 (docs/backends/cuda.md).
+  const bool split = target.k_split_blocks() && s.rows == 1 && !s.tensor_cores && k >= kMinSplitK;
+  // The tiles and the blocks per tile with `lanes` lanes of columns: k halved while the tiles give
+  // fewer than kSplitBlocksPerSm blocks per multiprocessor and the grid stays resident at once
+  // with the fewest warps per block that block_warps takes (4), each chunk keeping kMinSplitRows.
+  const int64_t resident = target.multiprocessors * (s.few_accumulators ? warp_slots(s) / 4 : 1);
+  int64_t splits = 1;
+  auto tile_with = [&](int64_t lanes) {
+    s.group_lanes = lanes;
+    s.tile_cols = lanes * group;
+    s.row_blocks = (m + s.rows - 1) / s.rows;
+    s.col_blocks = (n + s.tile_cols - 1) / s.tile_cols;
+    s.tiles = std::max<int64_t>(1, num_elements(batch_out) * s.row_blocks * s.col_blocks);
+    splits = 1;
+    while (split && splits < kMaxSplits && s.tiles * splits < kSplitBlocksPerSm * target.multiprocessors &&
+           s.tiles * splits * 2 <= resident && k / (2 * splits) >= kMinSplitRows) {
+      splits *= 2;
+    }
+  };
+  if (tile_cols != 0) {  // a µGraph's tiles: 4 lanes, or 8 where k may be split
+    const int64_t lanes = tile_cols / group;
+    if (tile_cols % group != 0 || (lanes != kGroupLanes && (lanes != 2 * kGroupLanes || !split))) return VectorShape{};
+    tile_with(lanes);
+  } else {
+    tile_with(split ? 2 * kGroupLanes : kGroupLanes);
+  }
+  s.blocks = s.tiles * splits;
   block_warps(s, target.multiprocessors);
-  // Several products share the block's warps.
-  s.warps_per_product = std::clamp<int64_t>(k / (kKLanes * 16), 1, std::max<int64_t>(1, s.block_warps / products));
-  s.slice = ((k + s.warps_per_product - 1) / s.warps_per_product + kKLanes - 1) / kKLanes * kKLanes;
+  // Several products share the block's warps, each warp a slice of its chunk of k (at least 16
+  // rows per k lane), in whole steps of the k lanes; the chunks that those slices make may be
+  // fewer than `splits`.
+  const int64_t chunk = (k + splits - 1) / splits, lanes = s.k_lanes();
+  s.warps_per_product = std::clamp<int64_t>(chunk / (lanes * 16), 1, std::max<int64_t>(1, s.block_warps / products));
+  s.slice = ((chunk + s.warps_per_product - 1) / s.warps_per_product + lanes - 1) / lanes * lanes;
+  s.k_splits = (k + s.slice * s.warps_per_product - 1) / (s.slice * s.warps_per_product);
+  s.blocks = s.tiles * s.k_splits;
   return s;
 }
 
@@ -371,6 +418,62 @@ void emit_row_rms(Printer &p, const Ref &a, int64_t rows, int64_t m, int64_t k, 
   p.close();
 }
 
+// The end of a vector matmul whose k is split over s.k_splits blocks per tile, after every warp
+// stored its partial sums in partial[warp][row][column] (as emit_matmul_partial_sums reads
+// them). The launch's workspace `yr_ws` (zeros before the first launch) holds a counter per tile
+// (counter_bytes), then each tile's chunks' sums: the block adds its warps' sums of each product
+// into its chunk's, counts itself in, and the tile's last block (the counter at k_splits − 1)
+// sets the counter back to zero, runs `last` (the rms of A's rows, where the store needs it) and
+// stores each output from the chunks' sums, added in the chunks' order.
+void emit_split_sums(Printer &p, const VectorShape &s, int64_t products, int64_t counter_bytes, int64_t m, int64_t n,
+                     const ProductStore &store, const std::function<void()> &last) {
+  const int64_t part = products * s.rows * s.tile_cols;  // one chunk's sums
+  const std::string TC = std::to_string(s.tile_cols), RT = std::to_string(s.rows * s.tile_cols);
+  const std::string PART = std::to_string(part), S = std::to_string(s.k_splits);
+  const std::string sums_at = "reinterpret_cast<float *>(yr_ws + " + std::to_string(counter_bytes) + ") + tile * " +
+                              std::to_string(s.k_splits * part);
+  p.line("const int64_t tile = blockIdx.x % " + std::to_string(s.tiles) + ";");
+  p.line("__syncthreads();");
+  p.open("");
+  p.line("float *chunk = " + sums_at + " + ks * " + PART + ";");
+  p.open("for (int t = threadIdx.x; t < " + PART + "; t += blockDim.x)");
+  p.line("const int q = t / " + RT + ", rc = t % " + RT + ";");
+  p.line("float sum = 0.0f;");
+  p.line("#pragma unroll");
+  p.line("for (int w = 0; w < " + std::to_string(s.warps_per_product) + "; ++w) sum += partial[q * " +
+         std::to_string(s.warps_per_product) + " + w][rc / " + TC + "][rc % " + TC + "];");
+  p.line("chunk[t] = sum;");
+  p.close();
+  p.close();
+  p.line("__threadfence();");
+  p.line("__syncthreads();");
+  p.line("__shared__ bool last_block;");
+  p.open("if (threadIdx.x == 0)");
+  p.line("unsigned *count = reinterpret_cast<unsigned *>(yr_ws) + tile;");
+  p.line("last_block = atomicAdd(count, 1u) == " + S + "u - 1u;");
+  p.line("if (last_block) *count = 0u;  // for the next launch");
+  p.close();
+  p.line("__syncthreads();");
+  p.line("if (!last_block) return;");
+  p.line("__threadfence();");
+  last();
+  p.line("__syncthreads();  // what `last` put in shared memory");
+  p.open("for (int t = threadIdx.x; t < " + RT + "; t += blockDim.x)");
+  p.line("const int64_t r = t / " + TC + ", jj = cb * " + TC + " + t % " + TC + ", ii = rb * " +
+         std::to_string(s.rows) + " + r;");
+  p.line("if (jj >= " + std::to_string(n) + " || ii >= " + std::to_string(m) + ") continue;");
+  p.line("const float *chunks = " + sums_at + " + t;");
+  std::vector<std::string> sums;
+  for (int64_t q = 0; q < products; ++q) {
+    sums.push_back("sum" + std::to_string(q));
+    p.line("float " + sums.back() + " = 0.0f;");
+    p.line("for (int c = 0; c < " + S + "; ++c) " + sums.back() + " += __ldcg(chunks + c * " + PART + " + " +
+           std::to_string(q * s.rows * s.tile_cols) + ");");
+  }
+  store(p, sums, "ii", "jj");
+  p.close();
+}
+
 // `s`: vector_shape(wp, target), which fits.
 MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const WeightProducts &wp, const VectorShape &s,
                                   const CudaTarget &target) {
@@ -385,28 +488,37 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
   const int64_t warps = products * s.warps_per_product;
   const std::string R = std::to_string(rows), G = std::to_string(group), N = std::to_string(n);
   const std::string SL = std::to_string(slice), K = std::to_string(k), WP = std::to_string(s.warps_per_product);
+  const int64_t group_lanes = s.group_lanes, k_lanes = s.k_lanes();
   p.line("__shared__ float partial[" + std::to_string(warps) + "][" + R + "][" + std::to_string(tile_cols) + "];");
   Printer &w = before_wait;
   w.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
-  w.line("const int gl = lane % " + std::to_string(kGroupLanes) + ", kl = lane / " + std::to_string(kGroupLanes) + ";");
-  // Warp `warp` computes product warp / WP over slice kw of k: its weights are `wb`.
+  w.line("const int gl = lane % " + std::to_string(group_lanes) + ", kl = lane / " + std::to_string(group_lanes) + ";");
+  // Warp `warp` computes product warp / WP over slice kw of k (of the block's chunk ks, where k
+  // is split over blocks): its weights are `wb`, its rows from k0 on.
   w.line("const int kw = warp % " + WP + ";");
+  if (s.k_splits > 1) {
+    w.line("const int64_t ks = blockIdx.x / " + std::to_string(s.tiles) + ";");
+    w.line("const int64_t k0 = (ks * " + WP + " + kw) * " + SL + ";");
+  } else {
+    w.line("const int64_t k0 = kw * " + SL + ";");
+  }
   std::string weights = wp.b.back().ptr;
   for (size_t q = wp.b.size() - 1; q-- > 0;) {
     weights = "warp < " + std::to_string(static_cast<int64_t>(q + 1) * s.warps_per_product) + " ? " + wp.b[q].ptr +
               " : " + weights;
   }
   w.line("const auto *wb = " + weights + ";");
-  emit_matmul_block_origin(w, "cb", s.col_blocks, "rb", s.row_blocks, batch_out, sa, sb);
+  emit_matmul_block_origin(w, "cb", s.col_blocks, "rb", s.row_blocks, batch_out, sa, sb,
+                           s.k_splits > 1 ? "blockIdx.x % " + std::to_string(s.tiles) : "blockIdx.x");
   w.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
-  w.line("const int64_t p1 = kw * " + SL + " + " + SL + " < " + K + " ? kw * " + SL + " + " + SL + " : " + K + ";");
+  w.line("const int64_t p1 = k0 + " + SL + " < " + K + " ? k0 + " + SL + " : " + K + ";");
   // Only a kernel that waits for the previous one has anything to overlap the prefetch with.
   const int64_t prefetch_rows = target.dependent_launch() ? std::min(slice, kBPrefetchRows) : 0;
-  if (prefetch_rows >= kKLanes) {
+  if (prefetch_rows >= k_lanes) {
     w.open("if (j0 < " + N + ")");
-    w.line("const int64_t pend = kw * " + SL + " + " + std::to_string(prefetch_rows) + " < p1 ? kw * " + SL + " + " +
+    w.line("const int64_t pend = k0 + " + std::to_string(prefetch_rows) + " < p1 ? k0 + " +
            std::to_string(prefetch_rows) + " : p1;");
-    w.line("for (int64_t q = kw * " + SL + " + kl; q < pend; q += " + std::to_string(kKLanes) +
+    w.line("for (int64_t q = k0 + kl; q < pend; q += " + std::to_string(k_lanes) +
            ") asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"(wb + ib + j0 + q * " + N + "));");
     w.close();
   }
@@ -414,7 +526,7 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
   // its base's.
   p.line("const bool aligned = (reinterpret_cast<unsigned long long>(wb) & 15) == 0;");
   const int64_t batch = s.few_accumulators ? 2 : 4;
-  const std::string U = std::to_string(batch), KL = std::to_string(kKLanes);
+  const std::string U = std::to_string(batch), KL = std::to_string(k_lanes);
   // FMAs for `count` of the block's rows from `first` on, into partial[warp][first…]: the lanes'
   // sums, then the k lanes of a group meet (lanes gl, gl + 4, …: xor offsets 4, 8, 16 keep gl).
   // `pipelined`: an aligned B's rows are loaded U at a time, the next batch's loads issued before
@@ -447,10 +559,10 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
       p.line("for (int c = 0; c < " + G + "; ++c) acc[r][c] += av * bv[c];");
       p.close();
     };
-    p.line("int64_t q = kw * " + SL + " + kl;");
+    p.line("int64_t q = k0 + kl;");
     if (pipelined) {
       p.open("if (aligned)");
-      const std::string last = std::to_string((batch - 1) * kKLanes), step = std::to_string(batch * kKLanes);
+      const std::string last = std::to_string((batch - 1) * k_lanes), step = std::to_string(batch * k_lanes);
       p.line("uint4 raw[" + U + "], next[" + U + "];");
       p.line("#pragma unroll");
       p.line("for (int u = 0; u < " + U + "; ++u) raw[u] = q + " + last + " < p1 ? yr_stream16(pb + (q + u * " + KL +
@@ -480,7 +592,7 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
     p.close();
     p.line("#pragma unroll");
     p.line("for (int r = 0; r < " + C + "; ++r) for (int c = 0; c < " + G + "; ++c)");
-    p.line("  for (int off = " + std::to_string(kGroupLanes) +
+    p.line("  for (int off = " + std::to_string(group_lanes) +
            "; off < 32; off *= 2) acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], off);");
     p.open("if (kl == 0)");
     p.line("#pragma unroll");
@@ -498,7 +610,7 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
     p.open("if (aligned && (reinterpret_cast<unsigned long long>(" + a.ptr + ") & 15) == 0" + scale_aligned + ")");
     p.line("const auto *pb = wb + ib + j0;");
     p.line("const auto *pa = " + a.ptr + " + ia;");
-    emit_vector_matmul_mma(p, rows, m, n, slice, sa[rank - 2], wp.a_scale ? wp.a_scale->ptr : "");
+    emit_vector_matmul_mma(p, rows, m, n, sa[rank - 2], wp.a_scale ? wp.a_scale->ptr : "");
     p.close();
     p.open("else");
     for (int64_t first = 0; first < rows; first += kFallbackRows) {
@@ -508,9 +620,18 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
   } else {
     fma_rows_pass(0, rows, true);
   }
-  if (wp.rms_eps) emit_row_rms(p, a, rows, m, k, sa, *wp.rms_eps, warps);
-  emit_matmul_partial_sums(p, products, s.warps_per_product, rows, tile_cols, m, n, wp.store);
-  return {s.blocks, warps * 32, s.min_blocks};
+  if (s.k_splits == 1) {
+    if (wp.rms_eps) emit_row_rms(p, a, rows, m, k, sa, *wp.rms_eps, warps);
+    emit_matmul_partial_sums(p, products, s.warps_per_product, rows, tile_cols, m, n, wp.store);
+    return {s.blocks, warps * 32, s.min_blocks};
+  }
+  const int64_t counter_bytes = (s.tiles * 4 + 255) / 256 * 256;
+  emit_split_sums(p, s, products, counter_bytes, m, n, wp.store, [&] {
+    if (wp.rms_eps) emit_row_rms(p, a, rows, m, k, sa, *wp.rms_eps, warps);
+  });
+  MatmulLaunch launch{s.blocks, warps * 32, s.min_blocks};
+  launch.workspace_bytes = counter_bytes + s.tiles * s.k_splits * products * rows * tile_cols * 4;
+  return launch;
 }
 
 // Whether input iterator or output saver `op` splits dim `grid_dim` over the grid's x axis and
@@ -526,8 +647,9 @@ bool splits(const BlockGraph &bg, const Operator &op, int32_t grid_dim, int32_t 
 }  // namespace
 
 void emit_matmul_block_origin(Printer &p, const std::string &first, int64_t first_count, const std::string &second,
-                              int64_t second_count, const Dims &batch_out, const Dims &sa, const Dims &sb) {
-  p.line("int64_t block = blockIdx.x;");
+                              int64_t second_count, const Dims &batch_out, const Dims &sa, const Dims &sb,
+                              const std::string &block_index) {
+  p.line("int64_t block = " + block_index + ";");
   p.line("const int64_t " + first + " = block % " + std::to_string(first_count) +
          "; block /= " + std::to_string(first_count) + ";");
   p.line("const int64_t " + second + " = block % " + std::to_string(second_count) + ", bt = block / " +
@@ -664,9 +786,12 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
   for (const Operator *saver : savers) {
     if (saver->attributes.sizes != w.out_dims) return std::nullopt;
   }
-  // One block per column tile of the weight product: the µGraph's grid.
-  const VectorShape s = vector_shape(w, target);
-  if (!s.fits || s.row_blocks != 1 || n % s.tile_cols != 0 || s.col_blocks != bg.config().grid[0]) return std::nullopt;
+  // The µGraph's grid: one column tile of the weight product per block (each split over blocks
+  // along k where vector_shape splits it).
+  const int64_t grid = bg.config().grid[0];
+  if (n % grid != 0) return std::nullopt;
+  const VectorShape s = vector_shape(w, target, n / grid);
+  if (!s.fits || s.row_blocks != 1 || s.col_blocks != grid) return std::nullopt;
   // Each output element: the epilogue's values from the products' sums, in registers.
   w.store = [&](Printer &q, const std::vector<std::string> &sums, const std::string &ii, const std::string &jj) {
     std::map<TensorId, std::string> value;

@@ -19,13 +19,16 @@ struct MatmulLaunch {
   int64_t blocks, threads;
   int64_t min_blocks_per_sm = 1;  // for __launch_bounds__: caps registers so that many fit an SM
   int64_t shared_bytes = 0;       // dynamic shared memory per block
+  int64_t workspace_bytes = 0;    // CudaKernel::workspace_bytes
 };
 
 // The block's place in a pre-defined matmul's grid of blockIdx.x: `first` (fastest, of
 // `first_count`), `second` (of `second_count`) and the batch `bt`, with ia / ib the batch offsets
-// into A and B (sa / sb: their strides as matmul_operand_strides gives them).
+// into A and B (sa / sb: their strides as matmul_operand_strides gives them). `block_index`: the
+// block's index in that grid (C text).
 void emit_matmul_block_origin(Printer &p, const std::string &first, int64_t first_count, const std::string &second,
-                              int64_t second_count, const Dims &batch_out, const Dims &sa, const Dims &sb);
+                              int64_t second_count, const Dims &batch_out, const Dims &sa, const Dims &sb,
+                              const std::string &block_index = "blockIdx.x");
 
 // A pre-defined matmul o = a·b of `dtype` elements. What it puts in `before_wait` runs before
 // griddepcontrol.wait and touches no memory but L2 prefetches of b.

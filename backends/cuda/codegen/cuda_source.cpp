@@ -86,6 +86,8 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
     kernel.any_block_threads = false;  // one k slice per warp
     kernel.grid = {matmul->blocks, 1, 1};
     kernel.shared_bytes = matmul->shared_bytes;
+    kernel.workspace_bytes = matmul->workspace_bytes;
+    if (kernel.workspace_bytes > 0) params += ", unsigned char *__restrict__ yr_ws";
     // Exactly block_threads threads: tell ptxas, so their registers never stop a block of that
     // size (or min_blocks_per_sm of them per SM) from launching.
     launch_bounds = "__launch_bounds__(" + std::to_string(matmul->threads) + ", " +

@@ -42,6 +42,11 @@ struct CudaKernel {
   // model (yirage_backend_kernel_estimate::loop_waits): 1 where the loop is streamed (a µGraph
   // generated as weight products); -1 where this generator has nothing to add to the model's count.
   int64_t loop_waits = -1;
+  // Device memory the kernel needs besides its operands (a weight product's k split over blocks:
+  // cuda_matmul.cpp), passed as its last parameter `yr_ws`: all zeros before the kernel's first
+  // launch on a stream, and each launch leaves it so; a stream's launches may share one, launches
+  // on two streams at once may not. 0: no such parameter.
+  int64_t workspace_bytes = 0;
 };
 
 // The serial time of one for-loop iteration of a µGraph block with this generator's code (tile
@@ -82,6 +87,11 @@ struct CudaTarget {
   bool mfma_tiles = false;
   // Programmatic dependent launch (sm_90 and newer): griddepcontrol in the kernel.
   bool dependent_launch() const { return compute_capability >= 90; }
+  // Weight products with k split over blocks, their sums met in a workspace (CudaKernel::
+  // workspace_bytes): on CUDA, where the multiprocessors are known (their count sets the split).
+  // The plugin turns it off where YIRAGE_CUDA_K_SPLIT=0 (a switch for measurements).
+  bool k_split = true;
+  bool k_split_blocks() const { return k_split && dialect == CudaDialect::kCuda && multiprocessors > 0; }
   // Warpgroup mma (wgmma, sm_90a: the arch-specific features of compute capability 9.0 only).
   bool warpgroup_mma() const { return compute_capability == 90; }
 };

@@ -50,12 +50,13 @@ TEST(CudaCodegenKernels, WeightProductsStreamTheirWeights) {
   EXPECT_EQ(one_wave.block_threads, 256);
   EXPECT_NE(one_wave.source.find("__launch_bounds__(256, 2)"), std::string::npos);
   // 8 warps, k slices of 4096 / 8 = 512 rows: 32 of each prefetched.
-  EXPECT_NE(one_wave.source.find("kw * 512 + 32 < p1"), std::string::npos);
+  EXPECT_NE(one_wave.source.find("const int64_t k0 = kw * 512;"), std::string::npos);
+  EXPECT_NE(one_wave.source.find("k0 + 32 < p1"), std::string::npos);
   const codegen::CudaKernel two_rows_h100 = unfused_matmul("rmsnorm_linear", h100_device());
   const size_t prefetch = two_rows_h100.source.find("prefetch.global.L2");
   EXPECT_LT(prefetch, two_rows_h100.source.find("griddepcontrol.wait"));
-  // 16 warps, k slices of 4096 / 16 = 256 rows: 32 of each prefetched.
-  EXPECT_NE(two_rows_h100.source.find("kw * 256 + 32 < p1"), std::string::npos);
+  // 16 warps, k slices of 4096 / 16 = 256 rows.
+  EXPECT_NE(two_rows_h100.source.find("const int64_t k0 = kw * 256;"), std::string::npos);
   EXPECT_NE(unfused_matmul("gated_mlp", h100_device()).source.find("prefetch.global.L2"), std::string::npos);
   // Before sm_90 no kernel waits for the previous one: nothing to prefetch during.
   EXPECT_EQ(unfused_matmul("gated_mlp", 80).source.find("prefetch.global.L2"), std::string::npos);
@@ -67,18 +68,21 @@ TEST(CudaCodegenKernels, WeightProductsStreamTheirWeights) {
   EXPECT_EQ(turing.source.find("yr_raw16(pb"), std::string::npos);
 }
 
-// Wide weight products take fewer warps per block, so that the whole grid is resident at once on
-// the H100's 132 multiprocessors: 16 warps while it fits two per multiprocessor (64 registers a
-// lane with few accumulators), then 8 (four per multiprocessor), then 4. On the tensor cores (128
-// registers) one block of 16 warps, two of 8, four of 4.
-TEST(CudaCodegenKernels, WideWeightProductsFitOneWave) {
+// On the H100 (132 multiprocessors) a product of one row by k >= 2048 takes tiles of 8 lanes of
+// columns (64 of 16-bit data), and its k is split over blocks until there are three blocks per
+// multiprocessor, while the grid stays resident with 4 warps a block (8 blocks per
+// multiprocessor) and each chunk keeps 128 rows; other products (more rows, a shorter k) keep
+// tiles of 4 lanes (32) and k whole. Then the warps per block are the most with which the grid is
+// resident (16, 8 or 4; on the tensor cores at one, two or four blocks per multiprocessor).
+TEST(CudaCodegenKernels, WeightProductsSplitKOverBlocks) {
   struct Case {
-    int64_t m, k, n, blocks, threads, per_sm;
+    int64_t m, k, n, blocks, threads, per_sm, splits;
   };
-  for (const Case &c :
-       {Case{1, 4096, 6144, 192, 512, 2}, Case{1, 8192, 10240, 320, 256, 4}, Case{1, 3584, 18944, 592, 128, 8},
-        Case{1, 4096, 40960, 1280, 128, 8}, Case{8, 3584, 3584, 112, 512, 1}, Case{8, 28672, 8192, 256, 256, 2},
-        Case{8, 5120, 10240, 320, 128, 4}}) {
+  for (const Case &c : {Case{1, 4096, 6144, 768, 128, 8, 8}, Case{1, 8192, 10240, 640, 128, 8, 4},
+                        Case{1, 3584, 18944, 592, 128, 8, 2}, Case{1, 4096, 40960, 640, 128, 8, 1},
+                        Case{8, 3584, 3584, 112, 512, 1, 1}, Case{8, 28672, 8192, 256, 256, 2, 1},
+                        Case{8, 5120, 10240, 320, 128, 4, 1}, Case{16, 4096, 6144, 192, 256, 2, 1},
+                        Case{1, 1024, 4096, 128, 256, 2, 1}, Case{1, 2048, 520, 144, 64, 2, 16}}) {
     KernelGraph g;
     g.mark_output(g.matmul(g.new_input({c.m, c.k}, DType::kBFloat16), g.new_input({c.k, c.n}, DType::kBFloat16)));
     const codegen::CudaKernel kernel =
@@ -90,9 +94,45 @@ TEST(CudaCodegenKernels, WideWeightProductsFitOneWave) {
         kernel.source.find("__launch_bounds__(" + std::to_string(c.threads) + ", " + std::to_string(c.per_sm) + ")"),
         std::string::npos)
         << shape;
-    // Each warp's slice of k: k over the block's warps, in whole steps of the 8 k lanes.
-    const int64_t slice = (c.k / (c.threads / 32) + 7) / 8 * 8;
-    EXPECT_NE(kernel.source.find("kw * " + std::to_string(slice) + " + "), std::string::npos) << shape;
+    // Each warp's slice of its block's chunk of k, in whole steps of the k lanes.
+    const bool wide = c.m == 1 && c.k >= 2048;
+    const int64_t warps = c.threads / 32, lanes = wide ? 4 : 8;
+    const int64_t slice = (c.k / c.splits / warps + lanes - 1) / lanes * lanes;
+    const int64_t tiles = c.blocks / c.splits, tile_cols = wide ? 64 : 32;
+    EXPECT_EQ(tiles, (c.n + tile_cols - 1) / tile_cols * ((c.m + 15) / 16)) << shape;
+    if (c.splits == 1) {
+      EXPECT_NE(kernel.source.find("const int64_t k0 = kw * " + std::to_string(slice) + ";"), std::string::npos)
+          << shape;
+      EXPECT_EQ(kernel.workspace_bytes, 0) << shape;
+      EXPECT_EQ(kernel.source.find("yr_ws"), std::string::npos) << shape;
+      continue;
+    }
+    EXPECT_NE(kernel.source.find("const int64_t ks = blockIdx.x / " + std::to_string(tiles) + ";"), std::string::npos)
+        << shape;
+    EXPECT_NE(kernel.source.find("const int64_t k0 = (ks * " + std::to_string(warps) + " + kw) * " +
+                                 std::to_string(slice) + ";"),
+              std::string::npos)
+        << shape;
+    // The workspace: a counter per tile (in whole 256 bytes), then each tile's chunks' sums.
+    EXPECT_EQ(kernel.workspace_bytes, (tiles * 4 + 255) / 256 * 256 + tiles * c.splits * tile_cols * 4) << shape;
+    EXPECT_NE(kernel.source.find("unsigned char *__restrict__ yr_ws)"), std::string::npos) << shape;
+    EXPECT_NE(kernel.source.find("last_block = atomicAdd(count, 1u) == " + std::to_string(c.splits) + "u - 1u;"),
+              std::string::npos)
+        << shape;
+    EXPECT_NE(kernel.source.find("if (last_block) *count = 0u;"), std::string::npos) << shape;
+    EXPECT_NE(kernel.source.find("for (int c = 0; c < " + std::to_string(c.splits) + "; ++c) sum0 += __ldcg(chunks"),
+              std::string::npos)
+        << shape;
+  }
+  // Without the multiprocessors (or with YIRAGE_CUDA_K_SPLIT=0, or in HIP) nothing is split.
+  for (codegen::CudaTarget target : {h100_like(90), h100_device()}) {
+    target.k_split = target.multiprocessors == 0;
+    KernelGraph g;
+    g.mark_output(g.matmul(g.new_input({1, 4096}, DType::kFloat16), g.new_input({4096, 6144}, DType::kFloat16)));
+    const codegen::CudaKernel kernel =
+        codegen::cuda_source(serialize::make_kernel_program(g, g.operators().size() - 1), target);
+    EXPECT_EQ(kernel.workspace_bytes, 0);
+    EXPECT_EQ(kernel.grid[0], 6144 / 32);
   }
 }
 
