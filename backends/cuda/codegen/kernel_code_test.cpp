@@ -78,11 +78,11 @@ TEST(CudaCodegenKernels, WeightProductsSplitKOverBlocks) {
   struct Case {
     int64_t m, k, n, blocks, threads, per_sm, splits;
   };
-  for (const Case &c : {Case{1, 4096, 6144, 768, 128, 8, 8}, Case{1, 8192, 10240, 640, 128, 8, 4},
-                        Case{1, 3584, 18944, 592, 128, 8, 2}, Case{1, 4096, 40960, 640, 128, 8, 1},
-                        Case{8, 3584, 3584, 112, 512, 1, 1}, Case{8, 28672, 8192, 256, 256, 2, 1},
-                        Case{8, 5120, 10240, 320, 128, 4, 1}, Case{16, 4096, 6144, 192, 256, 2, 1},
-                        Case{1, 1024, 4096, 128, 256, 2, 1}, Case{1, 2048, 520, 144, 64, 2, 16}}) {
+  for (const Case &c :
+       {Case{1, 4096, 6144, 768, 128, 8, 8}, Case{1, 8192, 10240, 640, 128, 8, 4}, Case{1, 3584, 18944, 592, 128, 8, 2},
+        Case{1, 4096, 40960, 640, 128, 8, 1}, Case{8, 3584, 3584, 112, 512, 1, 1}, Case{8, 28672, 8192, 256, 256, 2, 1},
+        Case{8, 5120, 10240, 320, 128, 4, 1}, Case{16, 4096, 6144, 192, 256, 2, 1}, Case{1, 1024, 4096, 128, 256, 2, 1},
+        Case{1, 2048, 520, 144, 64, 2, 16}}) {
     KernelGraph g;
     g.mark_output(g.matmul(g.new_input({c.m, c.k}, DType::kBFloat16), g.new_input({c.k, c.n}, DType::kBFloat16)));
     const codegen::CudaKernel kernel =
