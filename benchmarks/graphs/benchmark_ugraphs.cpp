@@ -241,23 +241,23 @@ KernelGraph build_row_chain(bool fused, DType dtype) {
   return g;
 }
 
-KernelGraph build_weighted_norm_product(bool fused, DType dtype, int64_t rows, int64_t k) {
+KernelGraph build_weighted_norm_product(bool fused, DType dtype, int64_t rows) {
   constexpr double kEps = 1e-5;
   KernelGraph g;
-  const TensorId x = g.new_input({rows, k}, dtype), w = g.new_input({k}, dtype);
-  const TensorId wp = g.new_input({k, 96}, dtype);
+  const TensorId x = g.new_input({rows, 256}, dtype), w = g.new_input({256}, dtype);
+  const TensorId wp = g.new_input({256, 96}, dtype);
   if (!fused) {
-    g.mark_output(g.matmul(g.rms_norm(x, {k}, kEps, w), wp));
+    g.mark_output(g.matmul(g.rms_norm(x, {256}, kEps, w), wp));
     return g;
   }
   auto bg = std::make_shared<BlockGraph>(config(3, 1, 8));
-  const TensorId xt = bg->new_input({rows, k}, dtype, kReplicated, 1);
-  const TensorId wt = bg->new_input({1, k}, dtype, kReplicated, 1);
-  const TensorId pt = bg->new_input({k, 96}, dtype, kX1, 0);
+  const TensorId xt = bg->new_input({rows, 256}, dtype, kReplicated, 1);
+  const TensorId wt = bg->new_input({1, 256}, dtype, kReplicated, 1);
+  const TensorId pt = bg->new_input({256, 96}, dtype, kX1, 0);
   const TensorId product = bg->accumulate(OpKind::kAccumSum, bg->matmul(bg->binary(OpKind::kMul, xt, wt), pt));
   const TensorId rms = bg->accumulate(OpKind::kAccumReduceRms, xt, kEps);
   bg->new_output(bg->binary(OpKind::kDiv, product, rms), kX1, -1);
-  g.mark_output(g.customized({x, g.reshape(w, {1, k}), wp}, bg)[0]);
+  g.mark_output(g.customized({x, g.reshape(w, {1, 256}), wp}, bg)[0]);
   return g;
 }
 

@@ -46,10 +46,10 @@ KernelGraph build_row_chain(bool fused, DType dtype);
 KernelGraph build_sum_to_dimx(bool fused, DType dtype);
 
 // Not a benchmark: a decoder's input norm and projection as models have them, rms_norm(X, w)
-// with eps 1e-5 and a weight, then ·W (X [rows, k], W [k, 96]). `fused`: w viewed as [1, k],
-// then one µGraph of 3 blocks of 32 columns looping over 8 tiles of k / 8 of the hidden dim,
-// which computes (X ⊙ w)·W / rms(X), the rms accumulator adding eps (the form the search finds).
-// CUDA runs 3 rows on FMAs, 8 on tensor cores, and one row by k >= 2048 with k split over blocks.
-KernelGraph build_weighted_norm_product(bool fused, DType dtype, int64_t rows = 3, int64_t k = 256);
+// with eps 1e-5 and a weight, then ·W (X [rows, 256], W [256, 96]). `fused`: w viewed as
+// [1, 256], then one µGraph of 3 blocks of 32 columns looping over 8 tiles of 32 of the hidden
+// dim, which computes (X ⊙ w)·W / rms(X), the rms accumulator adding eps (the form the search
+// finds). CUDA runs 3 rows on FMAs, 8 on tensor cores.
+KernelGraph build_weighted_norm_product(bool fused, DType dtype, int64_t rows = 3);
 
 }  // namespace yirage::bench

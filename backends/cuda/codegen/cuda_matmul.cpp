@@ -13,6 +13,7 @@
 #include "cuda/codegen/cuda_gemm.hpp"
 #include "cuda/codegen/cuda_loops.hpp"
 #include "cuda/codegen/cuda_mfma.hpp"
+#include "util/error.hpp"
 
 namespace yirage::codegen::cuda {
 namespace {
@@ -303,8 +304,8 @@ void block_warps(VectorShape &s, int64_t multiprocessors) {
   }
 }
 
-// `tile_cols`: the columns a tile must have (a µGraph's, from its grid), or 0 (the generator's
-// choice: 8 lanes of columns on the FMA path where k is split over blocks, else 4).
+// `tile_cols`: the columns a tile must have (a µGraph's, from its grid: 4 lanes' worth, else no
+// fit), or 0 (the generator's choice: 8 lanes where k is split over blocks, else 4).
 VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target, int64_t tile_cols = 0) {
   const Dims &od = w.out_dims;
   const size_t rank = od.size();
@@ -328,10 +329,11 @@ VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target, int6
   s.tensor_cores = !s.few_accumulators && group == 8 && target.compute_capability >= 80 && k % 16 == 0 &&
                    n % (kGroupLanes * group) == 0 && a_groups;
   s.rows = s.tensor_cores ? std::min(m, kMmaRows) : fma_rows;
-  // One row by a long k on CUDA: 8 lanes of columns (each warp step reads 128 bytes of a row of B,
-  // not 64), and k split over blocks where that leaves too few tiles. Measured slower at 4, 8 and
-  // 16 rows and at k = 1024 (docs/backends/cuda.md).
-  const bool split = target.k_split_blocks() && s.rows == 1 && !s.tensor_cores && k >= kMinSplitK;
+  // A pre-defined product of one row by a long k on CUDA: 8 lanes of columns (each warp step reads
+  // 128 bytes of a row of B, not 64), and k split over blocks where that leaves too few tiles.
+  // Measured slower at 4, 8 and 16 rows, at k = 1024, and for µGraphs (a weighted norm's product,
+  // whose rms the last block then computed: docs/backends/cuda.md).
+  const bool split = tile_cols == 0 && target.k_split_blocks() && s.rows == 1 && !s.tensor_cores && k >= kMinSplitK;
   // The tiles and the blocks per tile with `lanes` lanes of columns: k halved while the tiles give
   // fewer than kSplitBlocksPerSm blocks per multiprocessor and the grid stays resident at once
   // with the fewest warps per block that block_warps takes (4), each chunk keeping kMinSplitRows.
@@ -349,13 +351,8 @@ VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target, int6
       splits *= 2;
     }
   };
-  if (tile_cols != 0) {  // a µGraph's tiles: 4 lanes, or 8 where k may be split
-    const int64_t lanes = tile_cols / group;
-    if (tile_cols % group != 0 || (lanes != kGroupLanes && (lanes != 2 * kGroupLanes || !split))) return VectorShape{};
-    tile_with(lanes);
-  } else {
-    tile_with(split ? 2 * kGroupLanes : kGroupLanes);
-  }
+  if (tile_cols != 0 && tile_cols != kGroupLanes * group) return VectorShape{};  // a µGraph's: 4 lanes
+  tile_with(split ? 2 * kGroupLanes : kGroupLanes);
   s.blocks = s.tiles * splits;
   block_warps(s, target.multiprocessors);
   // Several products share the block's warps, each warp a slice of its chunk of k (at least 16
@@ -423,10 +420,10 @@ void emit_row_rms(Printer &p, const Ref &a, int64_t rows, int64_t m, int64_t k, 
 // them). The launch's workspace `yr_ws` (zeros before the first launch) holds a counter per tile
 // (counter_bytes), then each tile's chunks' sums: the block adds its warps' sums of each product
 // into its chunk's, counts itself in, and the tile's last block (the counter at k_splits − 1)
-// sets the counter back to zero, runs `last` (the rms of A's rows, where the store needs it) and
-// stores each output from the chunks' sums, added in the chunks' order.
+// sets the counter back to zero and stores each output from the chunks' sums, added in the
+// chunks' order.
 void emit_split_sums(Printer &p, const VectorShape &s, int64_t products, int64_t counter_bytes, int64_t m, int64_t n,
-                     const ProductStore &store, const std::function<void()> &last) {
+                     const ProductStore &store) {
   const int64_t part = products * s.rows * s.tile_cols;  // one chunk's sums
   const std::string TC = std::to_string(s.tile_cols), RT = std::to_string(s.rows * s.tile_cols);
   const std::string PART = std::to_string(part), S = std::to_string(s.k_splits);
@@ -456,8 +453,6 @@ void emit_split_sums(Printer &p, const VectorShape &s, int64_t products, int64_t
   p.line("__syncthreads();");
   p.line("if (!last_block) return;");
   p.line("__threadfence();");
-  last();
-  p.line("__syncthreads();  // what `last` put in shared memory");
   p.open("for (int t = threadIdx.x; t < " + RT + "; t += blockDim.x)");
   p.line("const int64_t r = t / " + TC + ", jj = cb * " + TC + " + t % " + TC + ", ii = rb * " +
          std::to_string(s.rows) + " + r;");
@@ -625,10 +620,9 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
     emit_matmul_partial_sums(p, products, s.warps_per_product, rows, tile_cols, m, n, wp.store);
     return {s.blocks, warps * 32, s.min_blocks};
   }
+  if (wp.rms_eps) throw Error(ErrorCode::kInternal, "cuda: a weight product with a row rms split over blocks");
   const int64_t counter_bytes = (s.tiles * 4 + 255) / 256 * 256;
-  emit_split_sums(p, s, products, counter_bytes, m, n, wp.store, [&] {
-    if (wp.rms_eps) emit_row_rms(p, a, rows, m, k, sa, *wp.rms_eps, warps);
-  });
+  emit_split_sums(p, s, products, counter_bytes, m, n, wp.store);
   MatmulLaunch launch{s.blocks, warps * 32, s.min_blocks};
   launch.workspace_bytes = counter_bytes + s.tiles * s.k_splits * products * rows * tile_cols * 4;
   return launch;
@@ -786,8 +780,7 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
   for (const Operator *saver : savers) {
     if (saver->attributes.sizes != w.out_dims) return std::nullopt;
   }
-  // The µGraph's grid: one column tile of the weight product per block (each split over blocks
-  // along k where vector_shape splits it).
+  // The µGraph's grid: one column tile of the weight product per block.
   const int64_t grid = bg.config().grid[0];
   if (n % grid != 0) return std::nullopt;
   const VectorShape s = vector_shape(w, target, n / grid);
