@@ -253,7 +253,7 @@ void emit_vector_matmul_mma(Printer &p, int64_t rows, int64_t m, int64_t n, int6
 // Every row block reads all of B, so the rows per block decide how often B is read: 8 with FMAs
 // (a lane's accumulators are rows × 8 columns), 16 on the tensor cores, whose m16 tiles take rows
 // 8-15 at no cost (rmsnorm_linear at b = 8, 16 rows, read its 50 MB of weights twice with 8).
-constexpr int64_t kGroupLanes = 4, kKLanes = 32 / kGroupLanes, kMmaRows = 16;
+constexpr int64_t kGroupLanes = 4, kMmaRows = 16;
 // `before_wait` receives what runs before griddepcontrol.wait: the block's coordinates and L2
 // prefetches of the first kBPrefetchRows of each warp's rows of B (2 KB per warp: 32 rows of its
 // 64-byte column strip), so that a kernel launched while the previous one still runs
