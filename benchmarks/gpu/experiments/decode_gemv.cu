@@ -9,18 +9,31 @@
 // build: nvcc -O3 -arch=sm_90 -o decode_gemv decode_gemv.cu
 // run:   ./decode_gemv M K N   (M 1 or 8), e.g. ./decode_gemv 1 4096 6144
 #include <cuda_fp16.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+#include "harness.cuh"  // ld_stream
 
-__device__ __forceinline__ uint4 ld_stream(const void *p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
+// acc[r][c] += x[r][q] · (row q of W: the 8 halves in `raw`), for the M rows of x.
+template <int M>
+__device__ __forceinline__ void add_row(float (&acc)[M][8], const uint4 &raw, const half *x, int K, int q) {
+  const half2 *h = reinterpret_cast<const half2 *>(&raw);
+  float b[8];
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const float2 f = __half22float2(h[c]);
+    b[2 * c] = f.x;
+    b[2 * c + 1] = f.y;
+  }
+#pragma unroll
+  for (int r = 0; r < M; ++r) {
+    const float a = __half2float(x[r * K + q]);
+#pragma unroll
+    for (int c = 0; c < 8; ++c) acc[r][c] += a * b[c];
+  }
 }
 
 // LN: lanes across columns (8 cols each), KL = 32/LN lanes across k. WARPS per block. U loads in flight per lane.
@@ -59,40 +72,9 @@ __global__ void __launch_bounds__(WARPS * 32)
 #pragma unroll
     for (int u = 0; u < U; ++u) raw[u] = ld_stream(pw + (size_t)(q + u * step) * N);
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const half2 *h = reinterpret_cast<const half2 *>(&raw[u]);
-      float b[8];
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        float2 f = __half22float2(h[c]);
-        b[2 * c] = f.x;
-        b[2 * c + 1] = f.y;
-      }
-#pragma unroll
-      for (int r = 0; r < M; ++r) {
-        const float a = __half2float(x[r * K + q + u * step]);
-#pragma unroll
-        for (int c = 0; c < 8; ++c) acc[r][c] += a * b[c];
-      }
-    }
+    for (int u = 0; u < U; ++u) add_row<M>(acc, raw[u], x, K, q + u * step);
   }
-  for (; q < qend; q += step) {
-    uint4 raw = ld_stream(pw + (size_t)q * N);
-    const half2 *h = reinterpret_cast<const half2 *>(&raw);
-    float b[8];
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      float2 f = __half22float2(h[c]);
-      b[2 * c] = f.x;
-      b[2 * c + 1] = f.y;
-    }
-#pragma unroll
-    for (int r = 0; r < M; ++r) {
-      const float a = __half2float(x[r * K + q]);
-#pragma unroll
-      for (int c = 0; c < 8; ++c) acc[r][c] += a * b[c];
-    }
-  }
+  for (; q < qend; q += step) add_row<M>(acc, ld_stream(pw + (size_t)q * N), x, K, q);
 #pragma unroll
   for (int r = 0; r < M; ++r)
 #pragma unroll

@@ -1,4 +1,4 @@
-// What lora_one_kernel.cu and ntrans_one_kernel.cu share: the timing the way
+// What lora_one_kernel.cu, ntrans_one_kernel.cu and decode_gemv.cu share: the timing the way
 // benchmarks/gpu/bench.py times kernels (CUDA events around each launch after a 256 MB memset
 // that flushes L2 and leaves it dirty, as triton.testing.do_bench does; FLUSH=kernel: a fill
 // kernel instead of cudaMemsetAsync, as PyTorch's zero_; median of REPS, default 200) and sm_90
@@ -10,6 +10,15 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
+
+// A 16-byte load that bypasses L1 (weights streamed once).
+__device__ __forceinline__ uint4 ld_stream(const void *p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
 
 __device__ __forceinline__ unsigned smem_addr(const void *p) {
   return (unsigned)__cvta_generic_to_shared(p);

@@ -21,13 +21,6 @@
 #endif
 constexpr int COLS = 4096;
 
-__device__ __forceinline__ uint4 ld_stream(const void *p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
 __device__ __forceinline__ void unpack(uint4 w, float *v) {
   const unsigned words[4] = {w.x, w.y, w.z, w.w};
   for (int c = 0; c < 4; ++c) {
