@@ -334,25 +334,21 @@ VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target, int6
   // Measured slower at 4, 8 and 16 rows, at k = 1024, and for µGraphs (a weighted norm's product,
   // whose rms the last block then computed: docs/backends/cuda.md).
   const bool split = tile_cols == 0 && target.k_split_blocks() && s.rows == 1 && !s.tensor_cores && k >= kMinSplitK;
-  // The tiles and the blocks per tile with `lanes` lanes of columns: k halved while the tiles give
-  // fewer than kSplitBlocksPerSm blocks per multiprocessor and the grid stays resident at once
-  // with the fewest warps per block that block_warps takes (4), each chunk keeping kMinSplitRows.
+  if (tile_cols != 0 && tile_cols != kGroupLanes * group) return VectorShape{};  // a µGraph's: 4 lanes
+  s.group_lanes = split ? 2 * kGroupLanes : kGroupLanes;
+  s.tile_cols = s.group_lanes * group;
+  s.row_blocks = (m + s.rows - 1) / s.rows;
+  s.col_blocks = (n + s.tile_cols - 1) / s.tile_cols;
+  s.tiles = std::max<int64_t>(1, num_elements(batch_out) * s.row_blocks * s.col_blocks);
+  // k halved while the tiles give fewer than kSplitBlocksPerSm blocks per multiprocessor and the
+  // grid stays resident at once with the fewest warps per block that block_warps takes (4), each
+  // chunk keeping kMinSplitRows.
   const int64_t resident = target.multiprocessors * (s.few_accumulators ? warp_slots(s) / 4 : 1);
   int64_t splits = 1;
-  auto tile_with = [&](int64_t lanes) {
-    s.group_lanes = lanes;
-    s.tile_cols = lanes * group;
-    s.row_blocks = (m + s.rows - 1) / s.rows;
-    s.col_blocks = (n + s.tile_cols - 1) / s.tile_cols;
-    s.tiles = std::max<int64_t>(1, num_elements(batch_out) * s.row_blocks * s.col_blocks);
-    splits = 1;
-    while (split && splits < kMaxSplits && s.tiles * splits < kSplitBlocksPerSm * target.multiprocessors &&
-           s.tiles * splits * 2 <= resident && k / (2 * splits) >= kMinSplitRows) {
-      splits *= 2;
-    }
-  };
-  if (tile_cols != 0 && tile_cols != kGroupLanes * group) return VectorShape{};  // a µGraph's: 4 lanes
-  tile_with(split ? 2 * kGroupLanes : kGroupLanes);
+  while (split && splits < kMaxSplits && s.tiles * splits < kSplitBlocksPerSm * target.multiprocessors &&
+         s.tiles * splits * 2 <= resident && k / (2 * splits) >= kMinSplitRows) {
+    splits *= 2;
+  }
   s.blocks = s.tiles * splits;
   block_warps(s, target.multiprocessors);
   // Several products share the block's warps, each warp a slice of its chunk of k (at least 16
