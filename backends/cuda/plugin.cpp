@@ -413,13 +413,13 @@ void spread_dependent_blocks(const Driver &driver, const Device &d, yirage_backe
 void launch_generated(const Driver &driver, yirage_backend_executable_s &executable, std::vector<CUdeviceptr> &pointers,
                       CUstream stream) {
   const auto &l = executable.launch;
-  CUdeviceptr workspace = 0;
-  if (l.workspace_bytes > 0) {
-    workspace = executable.workspaces.get(driver, stream, static_cast<size_t>(l.workspace_bytes));
-  }
   std::vector<void *> args;
   for (CUdeviceptr &p : pointers) args.push_back(&p);
-  if (l.workspace_bytes > 0) args.push_back(&workspace);
+  CUdeviceptr workspace = 0;  // the last parameter, where the kernel has one
+  if (l.workspace_bytes > 0) {
+    workspace = executable.workspaces.get(driver, stream, static_cast<size_t>(l.workspace_bytes));
+    args.push_back(&workspace);
+  }
   if (l.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
     // Programmatic dependent launch: the kernel may start while the previous kernel in the
     // stream runs; it reads and writes no memory before griddepcontrol.wait returns (it may

@@ -304,9 +304,9 @@ void block_warps(VectorShape &s, int64_t multiprocessors) {
   }
 }
 
-// `tile_cols`: the columns a tile must have (a µGraph's, from its grid: 4 lanes' worth, else no
-// fit), or 0 (the generator's choice: 8 lanes where k is split over blocks, else 4).
-VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target, int64_t tile_cols = 0) {
+// `may_split`: whether k may be split over blocks (a pre-defined product's; a µGraph's grid fixes
+// its tiles of 4 lanes, each a block).
+VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target, bool may_split) {
   const Dims &od = w.out_dims;
   const size_t rank = od.size();
   const int64_t m = w.a.dims[rank - 2], k = w.a.dims[rank - 1], n = w.b[0].dims[rank - 1];
@@ -333,8 +333,7 @@ VectorShape vector_shape(const WeightProducts &w, const CudaTarget &target, int6
   // 128 bytes of a row of B, not 64), and k split over blocks where that leaves too few tiles.
   // Measured slower at 4, 8 and 16 rows, at k = 1024, and for µGraphs (a weighted norm's product,
   // whose rms the last block then computed: docs/backends/cuda.md).
-  const bool split = tile_cols == 0 && target.k_split_blocks() && s.rows == 1 && !s.tensor_cores && k >= kMinSplitK;
-  if (tile_cols != 0 && tile_cols != kGroupLanes * group) return VectorShape{};  // a µGraph's: 4 lanes
+  const bool split = may_split && target.k_split_blocks() && s.rows == 1 && !s.tensor_cores && k >= kMinSplitK;
   s.group_lanes = split ? 2 * kGroupLanes : kGroupLanes;
   s.tile_cols = s.group_lanes * group;
   s.row_blocks = (m + s.rows - 1) / s.rows;
@@ -411,13 +410,12 @@ void emit_row_rms(Printer &p, const Ref &a, int64_t rows, int64_t m, int64_t k, 
   p.close();
 }
 
-// The end of a vector matmul whose k is split over s.k_splits blocks per tile, after every warp
-// stored its partial sums in partial[warp][row][column] (as emit_matmul_partial_sums reads
-// them). The launch's workspace `yr_ws` (zeros before the first launch) holds a counter per tile
-// (counter_bytes), then each tile's chunks' sums: the block adds its warps' sums of each product
-// into its chunk's, counts itself in, and the tile's last block (the counter at k_splits − 1)
-// sets the counter back to zero and stores each output from the chunks' sums, added in the
-// chunks' order.
+// The end of a vector matmul whose k is split over s.k_splits blocks per tile (the block's chunk
+// `ks` of tile `tile`), after every warp stored its partial sums in partial[warp][row][column] (as
+// emit_matmul_partial_sums reads them). The launch's workspace `yr_ws` (zeros before the first launch) holds a counter
+// per tile (counter_bytes), then each tile's chunks' sums: the block adds its warps' sums of each product into its
+// chunk's, counts itself in, and the tile's last block (the counter at k_splits − 1) sets the counter back to zero and
+// stores each output from the chunks' sums, added in the chunks' order.
 void emit_split_sums(Printer &p, const VectorShape &s, int64_t products, int64_t counter_bytes, int64_t m, int64_t n,
                      const ProductStore &store) {
   const int64_t part = products * s.rows * s.tile_cols;  // one chunk's sums
@@ -425,7 +423,6 @@ void emit_split_sums(Printer &p, const VectorShape &s, int64_t products, int64_t
   const std::string PART = std::to_string(part), S = std::to_string(s.k_splits);
   const std::string sums_at = "reinterpret_cast<float *>(yr_ws + " + std::to_string(counter_bytes) + ") + tile * " +
                               std::to_string(s.k_splits * part);
-  p.line("const int64_t tile = blockIdx.x % " + std::to_string(s.tiles) + ";");
   p.line("__syncthreads();");
   p.open("");
   p.line("float *chunk = " + sums_at + " + ks * " + PART + ";");
@@ -489,6 +486,7 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
   w.line("const int kw = warp % " + WP + ";");
   if (s.k_splits > 1) {
     w.line("const int64_t ks = blockIdx.x / " + std::to_string(s.tiles) + ";");
+    w.line("const int64_t tile = blockIdx.x % " + std::to_string(s.tiles) + ";");
     w.line("const int64_t k0 = (ks * " + WP + " + kw) * " + SL + ";");
   } else {
     w.line("const int64_t k0 = kw * " + SL + ";");
@@ -500,7 +498,7 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
   }
   w.line("const auto *wb = " + weights + ";");
   emit_matmul_block_origin(w, "cb", s.col_blocks, "rb", s.row_blocks, batch_out, sa, sb,
-                           s.k_splits > 1 ? "blockIdx.x % " + std::to_string(s.tiles) : "blockIdx.x");
+                           s.k_splits > 1 ? "tile" : "blockIdx.x");
   w.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
   w.line("const int64_t p1 = k0 + " + SL + " < " + K + " ? k0 + " + SL + " : " + K + ";");
   // Only a kernel that waits for the previous one has anything to overlap the prefetch with.
@@ -661,7 +659,7 @@ MatmulLaunch predefined_matmul(Printer &before_wait, Printer &p, const Ref &a, c
   if (std::optional<MatmulLaunch> gemm = tiled_gemm(p, a, b, o, dtype, target)) return *gemm;
   if (std::optional<MatmulLaunch> mfma = mfma_matmul(p, a, b, o, dtype, target)) return *mfma;
   const WeightProducts w{a, {b}, o.dims, dtype, store_to(o, m, n), std::nullopt, std::nullopt};
-  const VectorShape s = vector_shape(w, target);
+  const VectorShape s = vector_shape(w, target, true);
   return s.fits ? vector_matmul_kernel(before_wait, p, w, s, target) : matmul_kernel(p, a, b, o);
 }
 
@@ -776,11 +774,9 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
   for (const Operator *saver : savers) {
     if (saver->attributes.sizes != w.out_dims) return std::nullopt;
   }
-  // The µGraph's grid: one column tile of the weight product per block.
-  const int64_t grid = bg.config().grid[0];
-  if (n % grid != 0) return std::nullopt;
-  const VectorShape s = vector_shape(w, target, n / grid);
-  if (!s.fits || s.row_blocks != 1 || s.col_blocks != grid) return std::nullopt;
+  // One block per column tile of the weight product: the µGraph's grid.
+  const VectorShape s = vector_shape(w, target, false);
+  if (!s.fits || s.row_blocks != 1 || n % s.tile_cols != 0 || s.col_blocks != bg.config().grid[0]) return std::nullopt;
   // Each output element: the epilogue's values from the products' sums, in registers.
   w.store = [&](Printer &q, const std::vector<std::string> &sums, const std::string &ii, const std::string &jj) {
     std::map<TensorId, std::string> value;
