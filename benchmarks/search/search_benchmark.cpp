@@ -1,11 +1,12 @@
 // Superoptimizes one benchmark graph and prints one line of results (benchmarks/search/run.sh
 // runs it per graph and target and collects the table in benchmarks/search/README.md).
 //
-//   search_benchmark NAME [--target cpu|h100|…] [--b N] [--scale S] [--budget SECONDS]
+//   search_benchmark NAME|GRAPH_FILE [--target cpu|h100|…] [--b N] [--scale S] [--budget SECONDS]
 //                         [--threads N] [--no-pruning] [--compare-pruning] [--max-block-ops N] [--max-kernel-ops N]
 //                         [--as-cuda-plugin] [--max-candidates N]
 //
-// --as-cuda-plugin ranks candidates as a search through the CUDA plugin on an H100 does, without
+// A GRAPH_FILE (.json or .yrg, e.g. one of benchmarks/models/suite.py's graphs) is searched as it
+// is (--b and --scale do not apply). --as-cuda-plugin ranks candidates as a search through the CUDA plugin on an H100 does, without
 // the device: the plugin's loop_iteration_seconds (1 µs) and its code generator's loop waits
 // (yirage_backend_kernel_estimate), the target otherwise h100's description.
 #include <sys/resource.h>
@@ -13,6 +14,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -51,6 +54,13 @@ int compare_pruning(const std::string &name, const KernelGraph &graph, search::S
       found[0].size(), found[1].size(), lost, results[0].stats.seconds, results[1].stats.seconds,
       complete ? "both complete" : "a search hit the budget");
   return lost == 0 && complete ? 0 : 1;
+}
+
+KernelGraph read_graph_file(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) invalid_argument("cannot open " + path);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return serialize::graph_from_bytes(bytes.data(), bytes.size());
 }
 
 }  // namespace
@@ -118,7 +128,8 @@ int main(int argc, char **argv) {
       });
       options.loop_waits_source = "cuda code generator";
     }
-    const KernelGraph graph = bench::build_unfused(name, b, DType::kFloat16, scale);
+    const bool is_file = name.ends_with(".json") || name.ends_with(".yrg");
+    const KernelGraph graph = is_file ? read_graph_file(name) : bench::build_unfused(name, b, DType::kFloat16, scale);
     if (compare) return compare_pruning(name, graph, options);
     const search::SearchResult r = search::superoptimize(graph, options);
     const search::SearchStats &s = r.stats;

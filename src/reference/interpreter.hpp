@@ -27,7 +27,8 @@ class Interpreter {
 
   // Evaluates `graph` on `inputs` (one compact row-major buffer per graph input) and returns one
   // buffer per graph output. Only operators that feed an output run. Where `every` is given, it
-  // receives every tensor's buffer, indexed by TensorId (empty for those that did not run).
+  // receives every computed tensor's buffer, indexed by TensorId (empty for the graph's inputs,
+  // which are read where they are, never copied, and for tensors that did not run).
   std::vector<Buffer<V>> run(const KernelGraph &graph, const std::vector<Buffer<V>> &inputs,
                              std::vector<Buffer<V>> *every = nullptr) const {
     if (inputs.size() != graph.inputs().size()) {
@@ -35,13 +36,14 @@ class Interpreter {
                        std::to_string(inputs.size()) + " were given");
     }
     std::vector<Buffer<V>> values(graph.num_tensors());
+    std::vector<const Buffer<V> *> reads = addresses(values);
     for (size_t i = 0; i < inputs.size(); ++i) {
       const TensorId id = graph.inputs()[i];
       if (static_cast<int64_t>(inputs[i].size()) != num_elements(graph.tensor(id).dims)) {
         invalid_argument("interpreter: input " + std::to_string(i) + " has " + std::to_string(inputs[i].size()) +
                          " elements, expected " + std::to_string(num_elements(graph.tensor(id).dims)));
       }
-      values[static_cast<size_t>(id)] = inputs[i];
+      reads[static_cast<size_t>(id)] = &inputs[i];
     }
     const std::vector<bool> live = live_operators(graph);
     const auto &ops = graph.operators();
@@ -49,14 +51,14 @@ class Interpreter {
       const Operator &op = ops[index];
       if (!live[index] || op.kind == OpKind::kInput) continue;
       if (op.kind == OpKind::kCustomized) {
-        run_customized(graph, op, values);
+        run_customized(graph, op, reads, values);
       } else {
-        compute(graph, op, values, threads_);
+        compute(graph, op, reads, values, threads_);
       }
     }
     std::vector<Buffer<V>> outputs;
     outputs.reserve(graph.outputs().size());
-    for (TensorId id : graph.outputs()) outputs.push_back(values[static_cast<size_t>(id)]);
+    for (TensorId id : graph.outputs()) outputs.push_back(*reads[static_cast<size_t>(id)]);
     if (every) *every = std::move(values);
     return outputs;
   }
@@ -68,10 +70,20 @@ class Interpreter {
     Buffer<V> running_max;
   };
 
+  // Where each tensor's buffer is read: values[id], or the caller's buffer for a graph input.
+  static std::vector<const Buffer<V> *> addresses(const std::vector<Buffer<V>> &values) {
+    std::vector<const Buffer<V> *> reads;
+    reads.reserve(values.size());
+    for (const Buffer<V> &v : values) reads.push_back(&v);
+    return reads;
+  }
+
   // Evaluates a compute operator (the same at kernel and block level) with up to `threads`
-  // threads (blocks of a customized operator already run concurrently, so they pass 1).
-  void compute(const OperatorGraph &graph, const Operator &op, std::vector<Buffer<V>> &values, int threads = 1) const {
-    auto in = [&](size_t k) -> const Buffer<V> & { return values[static_cast<size_t>(op.inputs[k])]; };
+  // threads (blocks of a customized operator already run concurrently, so they pass 1). Reads
+  // its inputs through `reads`, writes its outputs into `values`.
+  void compute(const OperatorGraph &graph, const Operator &op, const std::vector<const Buffer<V> *> &reads,
+               std::vector<Buffer<V>> &values, int threads = 1) const {
+    auto in = [&](size_t k) -> const Buffer<V> & { return *reads[static_cast<size_t>(op.inputs[k])]; };
     auto dims = [&](size_t k) -> const Dims & { return graph.tensor(op.inputs[k]).dims; };
     Buffer<V> &out = values[static_cast<size_t>(op.outputs.at(0))];
     const Dims &out_dims = graph.tensor(op.outputs[0]).dims;
@@ -105,10 +117,11 @@ class Interpreter {
     }
   }
 
-  void run_customized(const KernelGraph &graph, const Operator &op, std::vector<Buffer<V>> &values) const {
+  void run_customized(const KernelGraph &graph, const Operator &op, const std::vector<const Buffer<V> *> &reads,
+                      std::vector<Buffer<V>> &values) const {
     const BlockGraph &bg = *op.block_graph;
     std::vector<const Buffer<V> *> inputs;
-    for (TensorId id : op.inputs) inputs.push_back(&values[static_cast<size_t>(id)]);
+    for (TensorId id : op.inputs) inputs.push_back(reads[static_cast<size_t>(id)]);
     std::vector<Buffer<V> *> outputs;
     for (TensorId id : op.outputs) {
       Buffer<V> &out = values[static_cast<size_t>(id)];
@@ -148,6 +161,7 @@ class Interpreter {
                  const std::vector<const Buffer<V> *> &inputs, const std::vector<Buffer<V> *> &outputs) const {
     const auto &ops = bg.operators();
     std::vector<Buffer<V>> values(bg.num_tensors());
+    const std::vector<const Buffer<V> *> reads = addresses(values);  // a block's tensors are all its own
     std::vector<Accumulator> accumulators(ops.size());
     const int64_t iterations = bg.config().forloop_range;
     size_t input_index = 0, output_index = 0;
@@ -175,7 +189,7 @@ class Interpreter {
         } else {
           const LoopPhase phase = phase_of(op.outputs[0]);
           if (phase == LoopPhase::kPerIteration || (phase == LoopPhase::kInvariant && it == 0)) {
-            compute(bg, op, values);
+            compute(bg, op, reads, values);
           }
         }
       }
@@ -187,7 +201,7 @@ class Interpreter {
       } else if (op.kind == OpKind::kOutputSaver) {
         if (phase_of(op.inputs[0]) != LoopPhase::kPerIteration) save(bg, op, values, block, 0, *outputs[io_index[i]]);
       } else if (op.kind != OpKind::kInputIterator && phase_of(op.outputs[0]) == LoopPhase::kAfterLoop) {
-        compute(bg, op, values);
+        compute(bg, op, reads, values);
       }
     }
   }

@@ -3,6 +3,7 @@
 // fingerprints share one definition of each operator.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "ir/operator.hpp"
@@ -198,15 +199,29 @@ std::vector<Buffer<V>> split(const Buffer<V> &x, const Dims &dims, int dim, cons
   return parts;
 }
 
+// Calls visit(tile_offset, tensor_offset, length) for each run of the tile of `tile_dims` at
+// `offsets` in a row-major tensor of `dims` along its last dim: the tile's rows, copied whole.
+template <class Visit>
+void for_each_tile_row(const Dims &dims, const Dims &offsets, const Dims &tile_dims, Visit visit) {
+  const Dims strides = row_major_strides(dims);
+  int64_t base = 0;
+  for (size_t d = 0; d < dims.size(); ++d) base += offsets[d] * strides[d];
+  if (dims.empty()) {
+    visit(int64_t{0}, base, int64_t{1});
+    return;
+  }
+  const int64_t length = tile_dims.back();
+  const Dims rows(tile_dims.begin(), tile_dims.end() - 1), row_strides(strides.begin(), strides.end() - 1);
+  for_each_broadcast(rows, row_strides, row_strides,
+                     [&](int64_t r, int64_t offset, int64_t) { visit(r * length, base + offset, length); });
+}
+
 // Copies the tile of `tile_dims` starting at `offsets` out of a tensor of `dims`.
 template <class V>
 Buffer<V> read_tile(const Buffer<V> &x, const Dims &dims, const Dims &offsets, const Dims &tile_dims) {
   Buffer<V> tile(static_cast<size_t>(num_elements(tile_dims)));
-  const Dims strides = row_major_strides(dims);
-  int64_t base = 0;
-  for (size_t d = 0; d < dims.size(); ++d) base += offsets[d] * strides[d];
-  for_each_broadcast(tile_dims, strides, strides, [&](int64_t i, int64_t offset, int64_t) {
-    tile[static_cast<size_t>(i)] = x[static_cast<size_t>(base + offset)];
+  for_each_tile_row(dims, offsets, tile_dims, [&](int64_t at, int64_t from, int64_t length) {
+    std::copy_n(x.begin() + from, length, tile.begin() + at);
   });
   return tile;
 }
@@ -214,11 +229,8 @@ Buffer<V> read_tile(const Buffer<V> &x, const Dims &dims, const Dims &offsets, c
 // Writes `tile` of `tile_dims` into a tensor of `dims` starting at `offsets`.
 template <class V>
 void write_tile(Buffer<V> &x, const Dims &dims, const Dims &offsets, const Buffer<V> &tile, const Dims &tile_dims) {
-  const Dims strides = row_major_strides(dims);
-  int64_t base = 0;
-  for (size_t d = 0; d < dims.size(); ++d) base += offsets[d] * strides[d];
-  for_each_broadcast(tile_dims, strides, strides, [&](int64_t i, int64_t offset, int64_t) {
-    x[static_cast<size_t>(base + offset)] = tile[static_cast<size_t>(i)];
+  for_each_tile_row(dims, offsets, tile_dims, [&](int64_t from, int64_t at, int64_t length) {
+    std::copy_n(tile.begin() + from, length, x.begin() + at);
   });
 }
 

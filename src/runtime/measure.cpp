@@ -4,10 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <random>
 
 #include "runtime/host_tensor.hpp"
 #include "serialize/graph_file.hpp"
+#include "util/counter_random.hpp"
 
 namespace yirage::runtime {
 
@@ -184,21 +184,27 @@ void Measurer::prepare() {
   // on U(-1, 1)), at most kMaxHalvings times; then the overflow note explains the failures.
   std::vector<reference::Values> values;
   for (int halvings = 0;; ++halvings) {
-    std::mt19937_64 rng(options_.seed);
-    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
     const double range = std::ldexp(1.0, -halvings);
     values.clear();
     inputs->bytes.clear();
     for (size_t k = 0; k < reference_.inputs().size(); ++k) {
       const Tensor &t = reference_.tensor(reference_.inputs()[k]);
       const double factor = k < options_.input_scales.size() ? options_.input_scales[k] : 1.0;
-      reference::Values v(static_cast<size_t>(num_elements(t.dims)));
-      for (double &x : v) x = uniform(rng) * range * factor;
+      const int64_t n = num_elements(t.dims);
+      reference::Values v(static_cast<size_t>(n));
       std::vector<uint8_t> bytes(tensor_bytes(t));
-      std::vector<int64_t> shape = t.dims;
-      const DLTensor view = host_view(bytes, shape, t.dtype);
-      write_host_tensor(view, t.dtype, v);
-      values.push_back(read_host_tensor(view, t.dtype));  // exactly what the kernel reads
+      const uint64_t key = random_key(options_.seed, k);
+      const size_t size = dtype_size(t.dtype);
+      // Each value rounded to the dtype, and read back: exactly what the kernel reads.
+      fill_in_chunks(n, options_.reference_threads > 0 ? options_.reference_threads : default_thread_count(),
+                     [&](int64_t first, int64_t last) {
+                       for (auto e = static_cast<size_t>(first); e < static_cast<size_t>(last); ++e) {
+                         const double x = symmetric_unit(counter_random(key, e)) * range * factor;
+                         store_element(t.dtype, &bytes[e * size], x);
+                         v[e] = load_element(t.dtype, &bytes[e * size]);
+                       }
+                     });
+      values.push_back(std::move(v));
       inputs->bytes.push_back(std::move(bytes));
     }
     inputs->largest.clear();

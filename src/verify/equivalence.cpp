@@ -1,9 +1,9 @@
 #include "verify/equivalence.hpp"
 
 #include <chrono>
-#include <random>
 
 #include "reference/interpreter.hpp"
+#include "util/counter_random.hpp"
 #include "util/error.hpp"
 #include "util/parallel.hpp"
 #include "verify/field_arithmetic.hpp"
@@ -89,10 +89,15 @@ const FingerprintCheck::Trial &FingerprintCheck::reference_trial(int trial) cons
   while (trials_.size() <= static_cast<size_t>(trial)) {
     const uint64_t trial_seed = options_.seed * 0x100000001b3ull + static_cast<uint64_t>(trials_.size());
     auto t = std::make_unique<Trial>(Trial{FieldArithmetic(trial_seed), {}, {}});
-    std::mt19937_64 rng(trial_seed);
-    for (TensorId id : reference_.inputs()) {
-      reference::Buffer<FieldValue> values(static_cast<size_t>(num_elements(reference_.tensor(id).dims)));
-      for (FieldValue &v : values) v = t->field.random(rng);
+    for (size_t k = 0; k < reference_.inputs().size(); ++k) {
+      const int64_t n = num_elements(reference_.tensor(reference_.inputs()[k]).dims);
+      reference::Buffer<FieldValue> values(static_cast<size_t>(n));
+      const uint64_t key = random_key(trial_seed, k);
+      fill_in_chunks(n, options_.threads, [&](int64_t first, int64_t last) {
+        for (int64_t e = first; e < last; ++e) {
+          values[static_cast<size_t>(e)] = t->field.random(key, static_cast<uint64_t>(e));
+        }
+      });
       t->inputs.push_back(std::move(values));
     }
     const reference::Interpreter<FieldArithmetic> interpreter(t->field, options_.threads);

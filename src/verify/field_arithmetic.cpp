@@ -34,13 +34,6 @@ uint64_t inverse(uint64_t a, uint64_t modulus) {
   return power(a, modulus - 2, modulus);
 }
 
-uint64_t mix(uint64_t x) {  // splitmix64's finalizer: a good 64-bit mixing function
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 bool known(uint32_t q) {
   return q != F::kUnknownQ;
 }
@@ -59,13 +52,9 @@ uint64_t power_of_two(int64_t e, uint64_t modulus) {
 
 }  // namespace
 
-FieldArithmetic::FieldArithmetic(uint64_t seed) : key_(mix(seed ^ 0x6a09e667f3bcc908ull)) {
-  max_p_ = 1 + mix(key_ + 1) % (P - 1);
-  max_q_ = 1 + mix(key_ + 2) % (Q - 1);
-}
-
-FieldValue FieldArithmetic::random(std::mt19937_64 &rng) const {
-  return {static_cast<uint32_t>(rng() % P), static_cast<uint32_t>(rng() % Q)};
+FieldArithmetic::FieldArithmetic(uint64_t seed) : key_(mix64(seed ^ 0x6a09e667f3bcc908ull)) {
+  max_p_ = 1 + mix64(key_ + 1) % (P - 1);
+  max_q_ = 1 + mix64(key_ + 2) % (Q - 1);
 }
 
 FieldValue FieldArithmetic::constant(double c) const {
@@ -148,7 +137,7 @@ FieldValue FieldArithmetic::max(Value a, Value b) const {
 }
 
 FieldValue FieldArithmetic::opaque(uint64_t tag, Value a, Value b) const {
-  const uint64_t h = mix(key_ ^ mix(tag ^ mix((uint64_t{a.p} << 32 | a.q) ^ mix(uint64_t{b.p} << 32 | b.q))));
+  const uint64_t h = mix64(key_ ^ mix64(tag ^ mix64((uint64_t{a.p} << 32 | a.q) ^ mix64(uint64_t{b.p} << 32 | b.q))));
   return {static_cast<uint32_t>(h % P), static_cast<uint32_t>((h >> 32) % Q)};
 }
 
@@ -166,8 +155,8 @@ FieldValue FieldArithmetic::unary(OpKind kind, const OpAttributes &attributes, V
     case OpKind::kLog: return opaque(static_cast<uint64_t>(kind), x, zero());
     case OpKind::kClamp: {
       // The bounds are part of the function: clamp(x, 0, 1) and clamp(x, 0, 2) differ.
-      const uint64_t tag = mix(std::bit_cast<uint64_t>(attributes.lo)) ^ std::bit_cast<uint64_t>(attributes.hi);
-      return opaque(static_cast<uint64_t>(kind) ^ mix(tag), x, zero());
+      const uint64_t tag = mix64(std::bit_cast<uint64_t>(attributes.lo)) ^ std::bit_cast<uint64_t>(attributes.hi);
+      return opaque(static_cast<uint64_t>(kind) ^ mix64(tag), x, zero());
     }
     default: break;
   }

@@ -14,9 +14,9 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
 
 #include "ir/operator.hpp"
+#include "util/counter_random.hpp"
 
 namespace yirage::verify {
 
@@ -38,8 +38,11 @@ class FieldArithmetic {
   // `seed` fixes the random functions and the max coefficient of one trial.
   explicit FieldArithmetic(uint64_t seed);
 
-  // A uniformly random value.
-  Value random(std::mt19937_64 &rng) const;
+  // Value `index` of the random stream `key` (util/counter_random.hpp): uniform over the field.
+  Value random(uint64_t key, uint64_t index) const {
+    return {static_cast<uint32_t>(below(counter_random(key, 2 * index), P)),
+            static_cast<uint32_t>(below(counter_random(key, 2 * index + 1), Q))};
+  }
 
   // The exact image of a finite double (every double is m·2^e with integer m).
   Value constant(double c) const;
