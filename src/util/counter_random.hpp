@@ -46,8 +46,7 @@ template <class Fill>
 void fill_in_chunks(int64_t n, int threads, Fill fill) {
   constexpr int64_t kChunk = int64_t{1} << 16;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-  parallel_for(chunks, chunks > 1 ? threads : 1,
-               [&](int64_t c) { fill(c * kChunk, std::min(n, (c + 1) * kChunk)); });
+  parallel_for(chunks, chunks > 1 ? threads : 1, [&](int64_t c) { fill(c * kChunk, std::min(n, (c + 1) * kChunk)); });
 }
 
 }  // namespace yirage

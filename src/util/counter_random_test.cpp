@@ -15,7 +15,8 @@ TEST(CounterRandom, FilledInParallelAsInOneThread) {
     std::vector<uint64_t> one(static_cast<size_t>(n)), many(static_cast<size_t>(n));
     std::vector<int> writes(static_cast<size_t>(n), 0);
     fill_in_chunks(n, 1, [&](int64_t first, int64_t last) {
-      for (int64_t i = first; i < last; ++i) one[static_cast<size_t>(i)] = counter_random(key, static_cast<uint64_t>(i));
+      for (int64_t i = first; i < last; ++i)
+        one[static_cast<size_t>(i)] = counter_random(key, static_cast<uint64_t>(i));
     });
     fill_in_chunks(n, 3, [&](int64_t first, int64_t last) {
       for (int64_t i = first; i < last; ++i) {
