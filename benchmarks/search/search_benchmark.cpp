@@ -5,10 +5,11 @@
 //                         [--threads N] [--no-pruning] [--compare-pruning] [--max-block-ops N] [--max-kernel-ops N]
 //                         [--as-cuda-plugin] [--max-candidates N]
 //
-// A GRAPH_FILE (.json or .yrg, e.g. one of benchmarks/models/suite.py's graphs) is searched as it
-// is (--b and --scale do not apply). --as-cuda-plugin ranks candidates as a search through the CUDA plugin on an H100
-// does, without the device: the plugin's loop_iteration_seconds (1 µs) and its code generator's loop waits
-// (yirage_backend_kernel_estimate), the target otherwise h100's description.
+// A GRAPH_FILE (.json or .yrg, e.g. one of benchmarks/models/suite.py's graphs) is searched as
+// it is (--b and --scale do not apply). --as-cuda-plugin ranks candidates as a search through the
+// CUDA plugin on an H100 does, without the device: the plugin's loop_iteration_seconds (1 µs) and
+// its code generator's loop waits (yirage_backend_kernel_estimate), the target otherwise h100's
+// description.
 #include <sys/resource.h>
 
 #include <cstdio>
