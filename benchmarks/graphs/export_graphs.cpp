@@ -3,13 +3,15 @@
 // graphs with a batch parameter, <name>_b8.json (the unfused graph at b = 8; the benchmarks run
 // both batches); and rotary embeddings (rope_graphs.hpp) in float16 and bfloat16: rope.json,
 // rope_bf16.json, rope_q_projection[_bf16].json, rope_q_projection_matrix[_bf16].json,
-// rope_attention[_bf16].json.
+// rope_attention[_bf16].json; and a decoder layer (decoder_layer.hpp): decoder_layer.json,
+// decoder_layer_bf16.json.
 // examples/graphs/ holds its output; a test checks that it is up to date.
 // Usage: export_graphs FOLDER
 #include <cstdio>
 #include <fstream>
 
 #include "benchmark_ugraphs.hpp"
+#include "decoder_layer.hpp"
 #include "rope_graphs.hpp"
 #include "serialize/graph_file.hpp"
 
@@ -47,6 +49,8 @@ int main(int argc, char **argv) {
                   write_graph(build_rope_q_projection_matrix(f16), folder + "/rope_q_projection_matrix.json") &&
                   write_graph(build_rope_q_projection_matrix(bf16), folder + "/rope_q_projection_matrix_bf16.json") &&
                   write_graph(build_rope_attention(f16), folder + "/rope_attention.json") &&
-                  write_graph(build_rope_attention(bf16), folder + "/rope_attention_bf16.json");
+                  write_graph(build_rope_attention(bf16), folder + "/rope_attention_bf16.json") &&
+                  write_graph(build_decoder_layer(f16), folder + "/decoder_layer.json") &&
+                  write_graph(build_decoder_layer(bf16), folder + "/decoder_layer_bf16.json");
   return ok ? 0 : 1;
 }

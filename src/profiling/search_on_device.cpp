@@ -52,15 +52,19 @@ void profile_on_device(search::SearchOptions &options, const runtime::Plugin &pl
   // On a GPU each timed run starts from a flushed L2, as the benchmarks time; a CPU's last-level
   // cache costs more to flush than most runs take.
   if (target.kind == targets::TargetKind::kGpu) measure.flush_bytes = target.l2_bytes;
-  // One measurer for the whole search: the reference runs once, on the first candidate.
-  auto measurer = std::make_shared<runtime::Measurer>(plugin, device, reference, measure);
-  options.measure = [measurer](const KernelGraph &candidate, runtime::Measurer::Deadline deadline) {
-    const runtime::Measurement m = measurer->measure(candidate, true, deadline);
-    return search::Measured{m.correct, m.median_seconds, m.max_relative_error, m.error,
-                            search::Spread{m.min_seconds, m.max_seconds, m.samples}};
-  };
-  // Candidates the backend cannot build take no place (SearchOptions::buildable).
+  // One measurer per reference (the whole graph, or a segment of it searched on its own): its
+  // reference runs once, on the first candidate.
   const runtime::Plugin *p = &plugin;
+  options.measure_for = [p, device, measure](const KernelGraph &against) -> search::SearchOptions::Measure {
+    auto measurer = std::make_shared<runtime::Measurer>(*p, device, against, measure);
+    return [measurer](const KernelGraph &candidate, runtime::Measurer::Deadline deadline) {
+      const runtime::Measurement m = measurer->measure(candidate, true, deadline);
+      return search::Measured{m.correct, m.median_seconds, m.max_relative_error, m.error,
+                              search::Spread{m.min_seconds, m.max_seconds, m.samples}};
+    };
+  };
+  options.measure = options.measure_for(reference);
+  // Candidates the backend cannot build take no place (SearchOptions::buildable).
   options.buildable = [p, device](const KernelGraph &candidate) {
     try {
       runtime::check_buildable(*p, device, candidate);

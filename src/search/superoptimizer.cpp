@@ -13,6 +13,7 @@
 #include "search/loop_split.hpp"
 #include "search/norm_weights.hpp"
 #include "search/result_cache.hpp"
+#include "search/segments.hpp"
 #include "search/terms.hpp"
 #include "util/error.hpp"
 #include "util/parallel.hpp"
@@ -69,6 +70,8 @@ void validate(const SearchOptions &o) {
   }
   if (o.fixed_forloop && *o.fixed_forloop < 1) bad("fixed_forloop must be positive");
   if (o.profile_top_k < 1) bad("profile_top_k must be at least 1");
+  if (o.segment_above_ops < 0) bad("segment_above_ops must be 0 (never in segments) or positive");
+  if (o.max_segment_ops < 1) bad("max_segment_ops must be at least 1");
 }
 
 namespace {
@@ -731,14 +734,7 @@ void explain_unmeasured(SearchResult &result, const SearchOptions &options) {
 
 }  // namespace
 
-// `other`'s candidates and counts added to `result`'s (candidates by estimate again).
-void merge(SearchResult &result, SearchResult other) {
-  for (SearchCandidate &c : other.candidates) result.candidates.push_back(std::move(c));
-  std::stable_sort(
-      result.candidates.begin(), result.candidates.end(),
-      [](const SearchCandidate &a, const SearchCandidate &b) { return a.estimated_seconds < b.estimated_seconds; });
-  SearchStats &s = result.stats;
-  const SearchStats &o = other.stats;
+void add_counts(SearchStats &s, const SearchStats &o) {
   for (auto field :
        {&SearchStats::states, &SearchStats::pruned_shape, &SearchStats::pruned_abstract, &SearchStats::pruned_canonical,
         &SearchStats::pruned_dead, &SearchStats::plans, &SearchStats::structures, &SearchStats::candidates,
@@ -752,13 +748,24 @@ void merge(SearchResult &result, SearchResult other) {
   if (s.first_fused_seconds < 0 || (o.first_fused_seconds >= 0 && o.first_fused_seconds < s.first_fused_seconds)) {
     s.first_fused_seconds = o.first_fused_seconds;
   }
-  s.seconds = std::max(s.seconds, o.seconds);
+}
+
+// `other`'s candidates and counts added to `result`'s (candidates by estimate again).
+void merge(SearchResult &result, SearchResult other) {
+  for (SearchCandidate &c : other.candidates) result.candidates.push_back(std::move(c));
+  std::stable_sort(
+      result.candidates.begin(), result.candidates.end(),
+      [](const SearchCandidate &a, const SearchCandidate &b) { return a.estimated_seconds < b.estimated_seconds; });
+  add_counts(result.stats, other.stats);
+  result.stats.seconds = std::max(result.stats.seconds, other.stats.seconds);
   if (result.end == SearchEnd::kComplete) result.end = other.end;
 }
 
 SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &requested) {
   validate(requested);
   if (graph.outputs().empty()) invalid_argument("superoptimize: the graph has no outputs");
+  const std::vector<Segment> segments = plan_segments(graph, requested.segment_above_ops, requested.max_segment_ops);
+  if (segments.size() > 1) return superoptimize_in_segments(graph, requested, segments);
   // Profiling takes the cheapest verified candidates: the search keeps at least as many, and half
   // as many again to replace those that do not run (profile).
   SearchOptions options = requested;

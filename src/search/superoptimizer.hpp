@@ -83,8 +83,16 @@ struct SearchOptions {
   // itself is the result when no fused candidate beats it, or when the search verified none (it
   // is measured then too). Null: no profiling.
   // `deadline`: when the budget ends; a measurement makes fewer timed runs to end near it.
-  std::function<Measured(const KernelGraph &, std::chrono::steady_clock::time_point deadline)> measure;
+  using Measure = std::function<Measured(const KernelGraph &, std::chrono::steady_clock::time_point deadline)>;
+  Measure measure;
+  // A `measure` against another reference graph: a segment of the input graph, searched on its
+  // own (segments.hpp), is profiled with it. Null: segments are searched without profiling.
+  std::function<Measure(const KernelGraph &reference)> measure_for;
   int profile_top_k = 4;
+  // A graph of more than `segment_above_ops` operators (views not counted) is searched in
+  // segments of at most `max_segment_ops` (segments.hpp); 0: never in segments.
+  int segment_above_ops = 12;
+  int max_segment_ops = 6;
   // The backend's word on whether it can build a candidate's kernels: called on each candidate
   // that passes its fingerprints, before it takes a place; false drops it (stats.unbuildable). The shared-memory limit
   // the search checks is an estimate (BlockGraph::shared_memory_bytes); the backend's code generator knows what a
@@ -155,6 +163,10 @@ struct SearchResult {
 };
 
 SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &options);
+
+// `other`'s counts added to `s`'s (states, prunings, checks, Z3 and fingerprint seconds), the
+// earlier first fusion kept; seconds are left as they are.
+void add_counts(SearchStats &s, const SearchStats &other);
 
 // The block counts the search tries on grid axis `axis` (0-2) over `extent` elements, largest
 // first: options.fixed_grid's or options.grid_candidates' that divide it, else up to three
