@@ -13,7 +13,8 @@ Each graph is one piece of a decoder layer of one model, at one token count and 
 - `oproj`: the output projection plus the residual, a[T, heads*d] @ Wo + r[T,H];
 - `mlp_up`: the post-attention RMSNorm (with its weight) and the gated MLP's up half,
   act(n Wg) * (n Wu) with n = rms_norm(x) (SiLU; GELU for Gemma, erf form where Gemma uses tanh);
-- `down`: the MLP's down-projection plus the residual, h[T,I] @ Wd + r[T,H].
+- `down`: the MLP's down-projection plus the residual, h[T,I] @ Wd + r[T,H];
+- `layer_L4096`: a whole decoder layer at decode over 4096 cached positions (LAYERS below).
 Weights are stored [in, out] (x @ W). Biases (Qwen 2.5's Q/K/V) and Gemma 2's soft-capping are
 left out; everything else is the config's own sizes, never rounded.
 """
@@ -213,6 +214,42 @@ class NumpyOps:
         return 0.5 * a * (1 + erf)
 
 
+# Whole decoder layers (benchmarks/graphs/decoder_layer.hpp): Qwen3-0.6B's at decode over 4096
+# cached keys and values, as examples/graphs/ holds it, timed on its first output (the layer's
+# result; the token's key and value, its other two, are left to the caller's cache).
+LAYERS = [("qwen3_0.6b", "f16"), ("qwen3_0.6b", "bf16")]
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "graphs")
+
+
+def layer_graph(model, dtype):
+    """(JSON, inputs [(shape, scale)], reference) of a decoder layer, the inputs in the order of
+    decoder_layer.hpp: x, w_in, Wqkv, w_q, w_k, M, K, V, Wo, w_post, Wg, Wu, Wd."""
+    m = MODELS[model]
+    h, heads, kv, d, inter, eps = m["hidden"], m["heads"], m["kv_heads"], m["head_dim"], m["intermediate"], m["eps"]
+    name = "decoder_layer.json" if dtype == "f16" else f"decoder_layer_{dtype}.json"
+    g = json.load(open(os.path.join(EXAMPLES, name)))
+    g["outputs"] = g["outputs"][:1]
+    scales = [1, 1, 1 / math.sqrt(h), 1, 1, 1 / math.sqrt(d), 1, 1, 1 / math.sqrt(heads * d), 1,
+              1 / math.sqrt(h), 1 / math.sqrt(h), 1 / math.sqrt(inter)]
+    inputs = [(op["sizes"], scale) for op, scale in zip(g["operators"], scales)]
+    assert all(op["kind"] == "Input" for op in g["operators"][:len(scales)])
+
+    def reference(o, x, w_in, wqkv, w_q, w_k, rope, k_cache, v_cache, wo, w_post, wg, wu, wd):
+        n = o.rms_norm(x, eps) * w_in
+        qkv = n @ wqkv
+        q, k, v = qkv[:, :heads * d], qkv[:, heads * d:(heads + kv) * d], qkv[:, (heads + kv) * d:]
+        q = ((o.rms_norm(q.reshape(heads, d), eps) * w_q) @ rope / math.sqrt(d)).reshape(kv, heads // kv, d)
+        k = (o.rms_norm(k.reshape(kv, d), eps) * w_k) @ rope
+        e_cache = o.exp(q @ k_cache)
+        e_new = o.exp(q @ k.reshape(kv, d, 1))
+        a = (e_cache @ v_cache + e_new * v.reshape(kv, 1, d)) / (o.sum_last(e_cache) + e_new)
+        r = x + a.reshape(1, heads * d) @ wo
+        p = o.rms_norm(r, eps) * w_post
+        return r + (o.activation(m["act"], p @ wg) * (p @ wu)) @ wd
+
+    return g, inputs, reference
+
+
 def graphs():
     """Every graph of the suite: {name: dict(json=..., inputs=[(shape, scale)], dtype=...,
     reference=..., model=..., piece=..., tokens=..., source=...)}."""
@@ -226,6 +263,12 @@ def graphs():
         out[graph_name(model, piece, tokens, dtype)] = dict(
             json=g.json(output), inputs=g.inputs, dtype=dtype, reference=reference, model=model, piece=piece,
             tokens=tokens, source=f"{m['source']} ({config})")
+    for model, dtype in LAYERS:
+        g, inputs, reference = layer_graph(model, dtype)
+        m = MODELS[model]
+        out[graph_name(model, "layer_L4096", 1, dtype)] = dict(
+            json=g, inputs=inputs, dtype=dtype, reference=reference, model=model, piece="layer_L4096", tokens=1,
+            source=f"{m['source']} (the whole decoder layer: examples/graphs/decoder_layer*.json)")
     return out
 
 
