@@ -174,6 +174,13 @@ def floor_seconds(g, device):
             s = list(shapes[op["inputs"][0]])
             s[op["dim"]] = 1
             shapes.append(s)
+        elif op["kind"] == "Reshape":
+            shapes.append(op["sizes"])
+        elif op["kind"] == "Split":  # one tensor per part
+            for size in op["sizes"]:
+                s = list(shapes[op["inputs"][0]])
+                s[op["dim"]] = size
+                shapes.append(s)
         else:
             shapes.append(max((shapes[i] for i in op["inputs"]), key=math.prod))
     elements = sum(math.prod(s) for s, _ in g["inputs"]) + math.prod(shapes[g["json"]["outputs"][0]])
