@@ -501,6 +501,34 @@ void concurrent_launches(Session &s) {
   }
 }
 
+// Recordings (plugin ABI 1.3): a graph of several kernels timed, so run again and again on the
+// same buffers, is recorded and replayed; the measurer checks a replay as it checks the first
+// run. A stream recording_begin did not give is refused, the out-parameter untouched.
+void recordings(Session &s) {
+  if (!s.plugin().records()) not_supported("the plugin does not record launches (optional, ABI 1.3)");
+  s.need_dtype(DType::kFloat32);
+  KernelGraph g;
+  const TensorId x = g.new_input({17, 333}, DType::kFloat32);
+  const TensorId normed = g.rms_norm(g.unary(OpKind::kExp, x), {333}, 1e-6, std::nullopt);
+  g.mark_output(g.binary(OpKind::kMul, normed, x));
+  const runtime::CompiledGraph compiled(s.plugin(), s.device(), g);
+  expect(compiled.stats().kernels >= 2, "the graph compiled into one kernel: nothing to record");
+  runtime::Measurer measurer(s.plugin(), s.device(), g, checked_options(31));
+  const runtime::Measurement m = measurer.measure(compiled, true);
+  expect(m.correct, m.error);
+  expect(compiled.recordings() == 1,
+         "timed runs on one buffer set left " + std::to_string(compiled.recordings()) + " recordings, not 1");
+  const yirage_backend_api &api = s.api();
+  int not_a_stream = 0;
+  yirage_backend_recording *untouched = reinterpret_cast<yirage_backend_recording *>(&not_a_stream);
+  yirage_backend_recording *out = untouched;
+  yirage_backend_error error = new_error();
+  expect(api.recording_end(s.instance(), s.device(), &not_a_stream, &out, &error) == YIRAGE_ERROR_INVALID_ARGUMENT,
+         "recording_end accepted a stream recording_begin did not give");
+  expect(out == untouched, "recording_end wrote its out-parameter on failure");
+  api.recording_release(nullptr);
+}
+
 void timers(Session &s) {
   s.need_dtype(DType::kFloat32);
   KernelGraph g;
@@ -576,6 +604,7 @@ void add_kernel_tests(std::vector<TestCase> &tests) {
   }
   tests.push_back({"concurrency.compiles", concurrent_compiles});
   tests.push_back({"concurrency.launches", concurrent_launches});
+  tests.push_back({"recordings.replay", recordings});
   tests.push_back({"timers.elapsed", timers});
 }
 

@@ -49,7 +49,7 @@ extern "C" {
 
 /* This header's ABI version. The minor grows when entries or fields are appended. */
 #define YIRAGE_BACKEND_ABI_MAJOR 1
-#define YIRAGE_BACKEND_ABI_MINOR 2
+#define YIRAGE_BACKEND_ABI_MINOR 3
 /* The oldest minor this host accepts. */
 #define YIRAGE_BACKEND_ABI_MINOR_REQUIRED 0
 
@@ -67,6 +67,7 @@ typedef struct yirage_backend_instance_s yirage_backend_instance;
 typedef struct yirage_backend_buffer_s yirage_backend_buffer;
 typedef struct yirage_backend_executable_s yirage_backend_executable;
 typedef struct yirage_backend_timer_s yirage_backend_timer;
+typedef struct yirage_backend_recording_s yirage_backend_recording;
 
 /* The error channel. `message` holds the build log when compile fails. */
 typedef struct yirage_backend_error {
@@ -193,6 +194,23 @@ typedef struct yirage_backend_api {
    * tensors). The value a DLPack tensor of this device holds in its data field for the buffer's
    * first byte (a host pointer, a CUdeviceptr, …); valid until the buffer is released. */
   yirage_status (*buffer_native)(yirage_backend_buffer *buffer, void **out_native, yirage_backend_error *error);
+
+  /* ABI 1.3. Optional, all four or none (NULL: the host launches a graph's kernels one by one
+   * on every run). A recording holds launches, made once, that it replays in one submission
+   * (CUDA: a CUDA graph), for graphs of several kernels run again and again on the same buffers.
+   * recording_begin gives the stream to launch on until recording_end; launches there are
+   * recorded, not run, and take the memory that launches on `stream` take (workspaces). The
+   * recording replays only on `stream`, and holds the addresses of the buffers it was recorded
+   * with: the host replays it only while those are the run's buffers. Nothing else may be
+   * enqueued on the recording stream. YIRAGE_ERROR_UNSUPPORTED from recording_begin: this device
+   * or driver cannot record; recording_end fails with the reason where a launch could not be
+   * recorded (the host then runs without one). */
+  yirage_status (*recording_begin)(yirage_backend_instance *instance, int32_t device, void *stream,
+                                   void **out_recording_stream, yirage_backend_error *error);
+  yirage_status (*recording_end)(yirage_backend_instance *instance, int32_t device, void *recording_stream,
+                                 yirage_backend_recording **out_recording, yirage_backend_error *error);
+  yirage_status (*recording_replay)(yirage_backend_recording *recording, yirage_backend_error *error);
+  void (*recording_release)(yirage_backend_recording *recording);
 } yirage_backend_api;
 
 /* The entry symbol's type: returns the plugin's table (static storage), whatever the host's

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct yirage_backend_instance_s {
   std::once_flag info_once;
   yirage_backend_device_info info{};
   std::shared_ptr<yirage::cpu::ThreadPool> pool;  // made with the device's info; executables share it
+  // Recordings being made (their recording streams are their addresses).
+  std::mutex recording_mutex;
+  std::set<const void *> recording;
 };
 
 struct yirage_backend_buffer_s {
@@ -40,10 +44,21 @@ struct yirage_backend_buffer_s {
 };
 
 struct yirage_backend_executable_s {
+  yirage_backend_instance_s *instance;
   std::unique_ptr<yirage::cpu::LoadedKernel> kernel;
   std::vector<size_t> input_bytes, output_bytes;
   std::shared_ptr<yirage::cpu::ThreadPool> pool;
   yirage::cpu::KernelRuntime runtime;
+};
+
+// Launches recorded (plugin ABI 1.3) and run in order at each replay: each kernel with its
+// operands' addresses (the host's buffer wrappers do not outlive the run that recorded them).
+struct yirage_backend_recording_s {
+  struct Launch {
+    yirage_backend_executable *executable;
+    std::vector<void *> in, out;
+  };
+  std::vector<Launch> launches;
 };
 
 struct yirage_backend_timer_s {
@@ -243,6 +258,7 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     const std::string source = yirage::codegen::cpu_source(parsed);
     device_info_of(instance);  // makes the thread pool
     auto executable = std::make_unique<yirage_backend_executable_s>();
+    executable->instance = instance;
     executable->kernel = instance->compiler.compile(source, yirage::codegen::kCpuKernelSymbol, level).kernel;
     executable->input_bytes = parsed.input_bytes();
     executable->output_bytes = parsed.output_bytes();
@@ -263,20 +279,69 @@ std::vector<void *> data_of(yirage_backend_buffer *const *buffers, size_t n) {
   return pointers;
 }
 
+void run_kernel(yirage_backend_executable_s &executable, const std::vector<void *> &in,
+                const std::vector<void *> &out) {
+  const int failed = executable.kernel->function()(in.data(), out.data(), &executable.runtime);
+  if (failed != 0) throw Error(ErrorCode::kOutOfMemory, "cpu: a kernel thread could not allocate its tiles");
+}
+
 yirage_status launch(yirage_backend_executable *executable, void *stream, yirage_backend_buffer *const *inputs,
                      size_t num_inputs, yirage_backend_buffer *const *outputs, size_t num_outputs,
                      yirage_backend_error *error) {
   return protect(error, [&] {
     require(executable, "executable");
-    if (stream != nullptr) invalid("launch: the CPU backend has no streams; pass NULL");
     yirage::backend::check_launch_buffers("cpu", "input", inputs, num_inputs, executable->input_bytes);
     yirage::backend::check_launch_buffers("cpu", "output", outputs, num_outputs, executable->output_bytes);
-    const std::vector<void *> in = data_of(inputs, num_inputs), out = data_of(outputs, num_outputs);
-    const int failed = executable->kernel->function()(in.data(), out.data(), &executable->runtime);
-    if (failed != 0) {
-      throw Error(ErrorCode::kOutOfMemory, "cpu: a kernel thread could not allocate its tiles");
+    std::vector<void *> in = data_of(inputs, num_inputs), out = data_of(outputs, num_outputs);
+    if (stream != nullptr) {  // a recording's stream: recorded, not run
+      yirage_backend_instance_s &instance = *executable->instance;
+      const std::lock_guard<std::mutex> lock(instance.recording_mutex);
+      if (instance.recording.count(stream) == 0) {
+        invalid("launch: the CPU backend has no streams; pass NULL (or a stream recording_begin gave)");
+      }
+      static_cast<yirage_backend_recording_s *>(stream)->launches.push_back(
+          {executable, std::move(in), std::move(out)});
+      return;
     }
+    run_kernel(*executable, in, out);
   });
+}
+
+yirage_status recording_begin(yirage_backend_instance *instance, int32_t device, void *stream,
+                              void **out_recording_stream, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(instance, "instance");
+    require(out_recording_stream, "out_recording_stream");
+    check_device(device);
+    if (stream != nullptr) invalid("recording_begin: the CPU backend has no streams; pass NULL");
+    auto recording = std::make_unique<yirage_backend_recording_s>();
+    const std::lock_guard<std::mutex> lock(instance->recording_mutex);
+    instance->recording.insert(recording.get());
+    *out_recording_stream = recording.release();
+  });
+}
+
+yirage_status recording_end(yirage_backend_instance *instance, int32_t device, void *recording_stream,
+                            yirage_backend_recording **out_recording, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(instance, "instance");
+    require(out_recording, "out_recording");
+    check_device(device);
+    const std::lock_guard<std::mutex> lock(instance->recording_mutex);
+    if (instance->recording.erase(recording_stream) == 0) invalid("recording_end: not a stream recording_begin gave");
+    *out_recording = static_cast<yirage_backend_recording_s *>(recording_stream);
+  });
+}
+
+yirage_status recording_replay(yirage_backend_recording *recording, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(recording, "recording");
+    for (const yirage_backend_recording_s::Launch &l : recording->launches) run_kernel(*l.executable, l.in, l.out);
+  });
+}
+
+void recording_release(yirage_backend_recording *recording) {
+  delete recording;
 }
 
 yirage_status synchronize(yirage_backend_instance *instance, int32_t device, void *stream,
@@ -349,6 +414,10 @@ const yirage_backend_api kApi = {
     timer_elapsed,
     nullptr,  // estimate: a CPU's target has no per-iteration cost to refine
     buffer_native,
+    recording_begin,
+    recording_end,
+    recording_replay,
+    recording_release,
 };
 
 }  // namespace

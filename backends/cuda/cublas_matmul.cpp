@@ -120,9 +120,10 @@ void CublasMatmul::run(int algorithm, CUdeviceptr a, CUdeviceptr b, CUdeviceptr 
       "cublasLtMatmul " + shape_);
 }
 
-void CublasMatmul::launch(const Driver &driver, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream) {
+void CublasMatmul::launch(const Driver &driver, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream,
+                          CUstream memory) {
   const size_t bytes = workspace_bytes(chosen_);
-  run(chosen_, a, b, c, bytes > 0 ? workspaces_.get(driver, stream, bytes) : 0, stream);
+  run(chosen_, a, b, c, bytes > 0 ? workspaces_.get(driver, memory, bytes) : 0, stream);
 }
 
 void CublasMatmul::free_workspaces(const Driver &driver) {

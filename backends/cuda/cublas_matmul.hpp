@@ -41,7 +41,9 @@ class CublasMatmul {
   // streams at once must not share one), allocated at its first launch on that stream.
   void choose(int algorithm) { chosen_ = algorithm; }
   int chosen() const { return chosen_; }
-  void launch(const Driver &driver, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream);
+  // `memory`: the stream whose workspace the launch takes (`stream` itself, or the stream a
+  // recording made on `stream` will replay on).
+  void launch(const Driver &driver, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream, CUstream memory);
   // Frees the workspaces; the plan's device context must be current.
   void free_workspaces(const Driver &driver);
 

@@ -4,9 +4,41 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 namespace yirage::cuda {
+
+namespace {
+
+// The CUDA graph entries, all or none (Driver::graphs).
+void resolve_graphs(void *handle, Driver &driver) {
+  Driver found;
+  bool all = true;
+  auto resolve = [&](auto &entry, const char *symbol) {
+    entry = reinterpret_cast<std::remove_reference_t<decltype(entry)>>(dlsym(handle, symbol));
+    all = all && entry != nullptr;
+  };
+  resolve(found.cuStreamCreate, "cuStreamCreate");
+  resolve(found.cuStreamDestroy, "cuStreamDestroy_v2");
+  resolve(found.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+  resolve(found.cuStreamEndCapture, "cuStreamEndCapture");
+  resolve(found.cuGraphInstantiate, "cuGraphInstantiateWithFlags");
+  resolve(found.cuGraphDestroy, "cuGraphDestroy");
+  resolve(found.cuGraphLaunch, "cuGraphLaunch");
+  resolve(found.cuGraphExecDestroy, "cuGraphExecDestroy");
+  if (!all) return;
+  driver.cuStreamCreate = found.cuStreamCreate;
+  driver.cuStreamDestroy = found.cuStreamDestroy;
+  driver.cuStreamBeginCapture = found.cuStreamBeginCapture;
+  driver.cuStreamEndCapture = found.cuStreamEndCapture;
+  driver.cuGraphInstantiate = found.cuGraphInstantiate;
+  driver.cuGraphDestroy = found.cuGraphDestroy;
+  driver.cuGraphLaunch = found.cuGraphLaunch;
+  driver.cuGraphExecDestroy = found.cuGraphExecDestroy;
+}
+
+}  // namespace
 
 const Driver *Driver::load(std::string &why) {
   static Driver driver;
@@ -29,6 +61,7 @@ const Driver *Driver::load(std::string &why) {
     driver.cuEventElapsedTime = reinterpret_cast<decltype(driver.cuEventElapsedTime)>(elapsed);
     if (elapsed == nullptr && failure.empty()) failure = "cuda: the driver lacks cuEventElapsedTime";
     driver.cuLaunchKernelEx = reinterpret_cast<decltype(driver.cuLaunchKernelEx)>(dlsym(handle, "cuLaunchKernelEx"));
+    resolve_graphs(handle, driver);
   });
   why = failure;
   return failure.empty() ? &driver : nullptr;

@@ -81,6 +81,19 @@ struct Driver {
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent) = nullptr;
   // Drivers of CUDA 12 and newer; nullptr before (launches then go through cuLaunchKernel).
   decltype(&::cuLaunchKernelEx) cuLaunchKernelEx = nullptr;
+  // CUDA graphs, for recordings (plugin ABI 1.3): all set, or all nullptr where the driver
+  // lacks one (recording_begin then says so).
+  decltype(&::cuStreamCreate) cuStreamCreate = nullptr;
+  decltype(&::cuStreamDestroy) cuStreamDestroy = nullptr;
+  decltype(&::cuStreamBeginCapture) cuStreamBeginCapture = nullptr;
+  decltype(&::cuStreamEndCapture) cuStreamEndCapture = nullptr;
+  decltype(&::cuGraphInstantiate) cuGraphInstantiate = nullptr;
+  decltype(&::cuGraphDestroy) cuGraphDestroy = nullptr;
+  decltype(&::cuGraphLaunch) cuGraphLaunch = nullptr;
+  decltype(&::cuGraphExecDestroy) cuGraphExecDestroy = nullptr;
+  bool graphs() const {
+    return cuGraphExecDestroy != nullptr;
+  }
 
   // Opens libcuda.so.1 (once per process); nullptr with `why` set when it cannot.
   static const Driver *load(std::string &why);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -49,6 +50,19 @@ struct yirage_backend_instance_s {
   void (*log)(void *, yirage_backend_log_level, const char *) = nullptr;  // the host's; may be NULL
   void *log_user_data = nullptr;
   mutable std::atomic<bool> cache_unwritable_said{false};  // the warning is given once
+  // Recordings being made: their recording streams, each with the stream the recording will
+  // replay on, whose workspaces its launches take.
+  std::mutex recording_mutex;
+  std::map<CUstream, CUstream> replays_on;
+  std::atomic<int> recording{0};  // replays_on.size(), read without the lock on every launch
+
+  // The stream whose workspaces a launch on `stream` takes.
+  CUstream memory_of(CUstream stream) {
+    if (recording.load(std::memory_order_acquire) == 0) return stream;
+    const std::lock_guard<std::mutex> lock(recording_mutex);
+    const auto found = replays_on.find(stream);
+    return found == replays_on.end() ? stream : found->second;
+  }
 };
 
 struct yirage_backend_buffer_s {
@@ -71,6 +85,14 @@ struct yirage_backend_executable_s {
   std::unique_ptr<yirage::cuda::CublasMatmul> cublas;
   // The generated kernel's workspace per stream (launch.workspace_bytes > 0).
   yirage::cuda::StreamWorkspaces workspaces{"a generated kernel's workspace", true};
+};
+
+// Launches recorded into a CUDA graph, replayed on the stream they were recorded for.
+struct yirage_backend_recording_s {
+  yirage_backend_instance_s *instance;
+  int32_t device;
+  CUstream stream;
+  CUgraphExec exec;
 };
 
 struct yirage_backend_timer_s {
@@ -411,13 +433,13 @@ void spread_dependent_blocks(const Driver &driver, const Device &d, yirage_backe
 
 // The generated kernel on `stream` (its operands' pointers in order).
 void launch_generated(const Driver &driver, yirage_backend_executable_s &executable, std::vector<CUdeviceptr> &pointers,
-                      CUstream stream) {
+                      CUstream stream, CUstream memory) {
   const auto &l = executable.launch;
   std::vector<void *> args;
   for (CUdeviceptr &p : pointers) args.push_back(&p);
   CUdeviceptr workspace = 0;  // the last parameter, where the kernel has one
   if (l.workspace_bytes > 0) {
-    workspace = executable.workspaces.get(driver, stream, static_cast<size_t>(l.workspace_bytes));
+    workspace = executable.workspaces.get(driver, memory, static_cast<size_t>(l.workspace_bytes));
     args.push_back(&workspace);
   }
   if (l.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
@@ -448,15 +470,16 @@ void launch_generated(const Driver &driver, yirage_backend_executable_s &executa
 }
 
 // Enqueues the executable on `stream`: cuBLASLt's matmul where it was chosen and the operands
-// are aligned for it, else the generated kernel.
+// are aligned for it, else the generated kernel. Workspaces are `memory`'s (the stream itself,
+// or where a recording made on it will replay).
 void launch_on(const Driver &driver, yirage_backend_executable_s &executable, std::vector<CUdeviceptr> &pointers,
-               CUstream stream) {
+               CUstream stream, CUstream memory) {
   yirage::cuda::CublasMatmul *cublas = executable.cublas.get();
   if (cublas != nullptr && std::all_of(pointers.begin(), pointers.end(), yirage::cuda::CublasMatmul::aligned)) {
-    cublas->launch(driver, pointers[0], pointers[1], pointers[2], stream);
+    cublas->launch(driver, pointers[0], pointers[1], pointers[2], stream, memory);
     return;
   }
-  launch_generated(driver, executable, pointers, stream);
+  launch_generated(driver, executable, pointers, stream, memory);
 }
 
 // Device seconds of a launch of `run` on the default stream, as a layer's weights are read: the
@@ -531,7 +554,7 @@ void choose_matmul(const Driver &driver, yirage_backend_executable_s &executable
   const CUdeviceptr lines = scratch.allocate(l2);
   const auto flush = [&] { driver.check(driver.cuMemsetD32Async(lines, 0, l2 / 4, nullptr), "cuMemsetD32Async"); };
   double best = seconds_per_launch(
-      driver, [&] { launch_generated(driver, executable, operands, nullptr); }, flush);
+      driver, [&] { launch_generated(driver, executable, operands, nullptr, nullptr); }, flush);
   std::string report = plan->shape() + ": generated " + std::to_string(best * 1e6) + " us";
   int chosen = -1;
   for (int a = 0; a < plan->algorithms(); ++a) {
@@ -631,8 +654,75 @@ yirage_status launch(yirage_backend_executable *executable, void *stream, yirage
     collect("input", inputs, num_inputs, executable->generated->input_bytes, executable->device, pointers);
     collect("output", outputs, num_outputs, executable->generated->output_bytes, executable->device, pointers);
     const Driver &driver = enter(executable->instance, executable->device);
-    launch_on(driver, *executable, pointers, static_cast<CUstream>(stream));
+    const auto on = static_cast<CUstream>(stream);
+    launch_on(driver, *executable, pointers, on, executable->instance->memory_of(on));
   });
+}
+
+yirage_status recording_begin(yirage_backend_instance *instance, int32_t device, void *stream,
+                              void **out_recording_stream, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(out_recording_stream, "out_recording_stream");
+    const Driver &driver = enter(instance, device);
+    if (!driver.graphs()) {
+      throw Error(ErrorCode::kUnsupported,
+                  "cuda: recording_begin: the driver has no CUDA graphs (cuStreamBeginCapture_v2, "
+                  "cuGraphInstantiateWithFlags…)");
+    }
+    CUstream recording = nullptr;
+    driver.check(driver.cuStreamCreate(&recording, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    // Relaxed: other threads may allocate meanwhile, as the first launch on a stream does.
+    const CUresult began = driver.cuStreamBeginCapture(recording, CU_STREAM_CAPTURE_MODE_RELAXED);
+    if (began != CUDA_SUCCESS) driver.cuStreamDestroy(recording);
+    driver.check(began, "cuStreamBeginCapture");
+    const std::lock_guard<std::mutex> lock(instance->recording_mutex);
+    instance->replays_on[recording] = static_cast<CUstream>(stream);
+    instance->recording.store(static_cast<int>(instance->replays_on.size()), std::memory_order_release);
+    *out_recording_stream = recording;
+  });
+}
+
+yirage_status recording_end(yirage_backend_instance *instance, int32_t device, void *recording_stream,
+                            yirage_backend_recording **out_recording, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(out_recording, "out_recording");
+    const Driver &driver = enter(instance, device);
+    const auto recording = static_cast<CUstream>(recording_stream);
+    CUstream replay_on = nullptr;
+    {
+      const std::lock_guard<std::mutex> lock(instance->recording_mutex);
+      const auto found = instance->replays_on.find(recording);
+      if (found == instance->replays_on.end()) invalid("recording_end: not a stream recording_begin gave");
+      replay_on = found->second;
+      instance->replays_on.erase(found);
+      instance->recording.store(static_cast<int>(instance->replays_on.size()), std::memory_order_release);
+    }
+    CUgraph graph = nullptr;
+    const CUresult ended = driver.cuStreamEndCapture(recording, &graph);
+    driver.cuStreamDestroy(recording);
+    driver.check(ended, "cuStreamEndCapture (a launch could not be recorded)");
+    CUgraphExec exec = nullptr;
+    const CUresult made = driver.cuGraphInstantiate(&exec, graph, 0);
+    driver.cuGraphDestroy(graph);
+    driver.check(made, "cuGraphInstantiate");
+    *out_recording = new yirage_backend_recording_s{instance, device, replay_on, exec};
+  });
+}
+
+yirage_status recording_replay(yirage_backend_recording *recording, yirage_backend_error *error) {
+  return protect(error, [&] {
+    require(recording, "recording");
+    const Driver &driver = enter(recording->instance, recording->device);
+    driver.check(driver.cuGraphLaunch(recording->exec, recording->stream), "cuGraphLaunch");
+  });
+}
+
+void recording_release(yirage_backend_recording *recording) {
+  if (recording == nullptr) return;
+  const Driver &driver = *recording->instance->driver;
+  driver.cuCtxSetCurrent(recording->instance->devices[static_cast<size_t>(recording->device)].context);
+  driver.cuGraphExecDestroy(recording->exec);
+  delete recording;
 }
 
 yirage_status synchronize(yirage_backend_instance *instance, int32_t device, void *stream,
@@ -717,6 +807,10 @@ const yirage_backend_api kApi = {
     timer_elapsed,
     estimate,
     buffer_native,
+    recording_begin,
+    recording_end,
+    recording_replay,
+    recording_release,
 };
 
 }  // namespace

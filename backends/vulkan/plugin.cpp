@@ -531,6 +531,10 @@ const yirage_backend_api kApi = {
     timer_elapsed,
     nullptr,  // estimate: the plain generated code has no pipelined loop to describe
     buffer_native,
+    nullptr,  // recording_begin (ABI 1.3, optional): kernels are launched one by one
+    nullptr,  // recording_end
+    nullptr,  // recording_replay
+    nullptr,  // recording_release
 };
 
 }  // namespace

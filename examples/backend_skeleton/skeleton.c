@@ -253,6 +253,10 @@ static const yirage_backend_api skeleton_api = {
     skeleton_timer_elapsed,
     NULL, /* estimate (ABI 1.1, optional): the search's cost model then ranks candidates alone */
     NULL, /* buffer_native (ABI 1.2, optional): without it, yirage_buffer_to_dlpack is UNSUPPORTED */
+    NULL, /* recording_begin (ABI 1.3, optional, all four or none): without them, the host launches */
+    NULL, /* recording_end      a graph's kernels one by one on every run */
+    NULL, /* recording_replay */
+    NULL, /* recording_release */
 };
 
 /* The one exported symbol. Return the table whatever the host's version: the host decides

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -11,6 +12,9 @@
 
 namespace yirage::runtime {
 namespace {
+
+// Buffer sets recorded per compiled graph; a new one beyond them drops them all.
+constexpr size_t kMaxRecordings = 8;
 
 bool is_output(const KernelGraph &graph, TensorId id) {
   for (TensorId out : graph.outputs()) {
@@ -126,8 +130,12 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
   }
   const Intermediates &default_stream = *(intermediates_[nullptr] = allocate_intermediates());
   for (const Buffer &b : default_stream.buffers) has_intermediates_ |= b != nullptr;
+  // Recorded where the plugin records and a run launches several kernels; YIRAGE_RECORDINGS=0
+  // launches them one by one (for comparisons).
+  const char *recordings = std::getenv("YIRAGE_RECORDINGS");
   stats_.kernels = static_cast<int>(
       std::count_if(steps_.begin(), steps_.end(), [](const Step &step) { return step.executable != nullptr; }));
+  records_ = stats_.kernels >= 2 && plugin_.records() && (recordings == nullptr || std::string(recordings) != "0");
   stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
@@ -263,6 +271,11 @@ void CompiledGraph::run_buffers(const std::vector<yirage_backend_buffer *> &inpu
   for (size_t o = 0; o < outputs.size(); ++o) {
     where[static_cast<size_t>(graph_.outputs()[o])] = outputs[o];
   }
+  if (records_ && !recording_failed_ && run_recorded(where, inputs, outputs, stream)) return;
+  launch_steps(where, stream);
+}
+
+void CompiledGraph::launch_steps(std::vector<yirage_backend_buffer *> &where, void *stream) const {
   const yirage_backend_api &api = plugin_.api();
   for (const Step &step : steps_) {
     if (!step.executable) {
@@ -276,6 +289,76 @@ void CompiledGraph::run_buffers(const std::vector<yirage_backend_buffer *> &inpu
                  static_cast<yirage_backend_buffer *const *>(in.data()), in.size(),
                  static_cast<yirage_backend_buffer *const *>(out.data()), out.size());
   }
+}
+
+bool CompiledGraph::run_recorded(std::vector<yirage_backend_buffer *> &where,
+                                 const std::vector<yirage_backend_buffer *> &inputs,
+                                 const std::vector<yirage_backend_buffer *> &outputs, void *stream) const {
+  const yirage_backend_api &api = plugin_.api();
+  RecordingKey key{stream, {}};
+  for (const std::vector<yirage_backend_buffer *> *buffers : {&inputs, &outputs}) {
+    for (yirage_backend_buffer *b : *buffers) {
+      void *native = nullptr;
+      plugin_.call("buffer_native", api.buffer_native, b, &native);
+      key.addresses.push_back(native);
+    }
+  }
+  Recording replay;  // shared: a replay may outlive the map's entry (cleared by another thread)
+  {
+    const std::lock_guard<std::mutex> lock(recordings_mutex_);
+    auto found = recordings_.find(key);
+    if (found == recordings_.end()) {
+      // A few buffer sets per stream are kept; a new one beyond them replaces them all.
+      if (recordings_.size() >= kMaxRecordings) recordings_.clear();
+      found = recordings_.emplace(key, Recorded{}).first;
+    }
+    Recorded &r = found->second;
+    if (r.recording) {
+      replay = r.recording;
+    } else if (++r.runs < 2) {
+      return false;  // a first run with these buffers: launched as it is
+    }
+  }
+  if (!replay) {
+    // The second run with these buffers: recorded, then replayed. A failure anywhere leaves
+    // this graph launching kernel by kernel (nothing recorded has run).
+    void *recording_stream = nullptr;
+    yirage_backend_recording *made = nullptr;
+    try {
+      plugin_.call("recording_begin", api.recording_begin, plugin_.instance(), device_, stream, &recording_stream);
+    } catch (const Error &) {
+      recording_failed_ = true;
+      return false;
+    }
+    try {
+      launch_steps(where, recording_stream);
+    } catch (const Error &) {
+      yirage_backend_error ignored{sizeof ignored, YIRAGE_OK, 0, {0}};
+      if (api.recording_end(plugin_.instance(), device_, recording_stream, &made, &ignored) == YIRAGE_OK) {
+        api.recording_release(made);
+      }
+      recording_failed_ = true;
+      return false;
+    }
+    try {
+      plugin_.call("recording_end", api.recording_end, plugin_.instance(), device_, recording_stream, &made);
+    } catch (const Error &) {
+      recording_failed_ = true;
+      return false;
+    }
+    replay = Recording(made, api.recording_release);
+    const std::lock_guard<std::mutex> lock(recordings_mutex_);
+    Recorded &r = recordings_[key];
+    if (!r.recording) r.recording = replay;
+  }
+  plugin_.call("recording_replay", api.recording_replay, replay.get());
+  return true;
+}
+
+size_t CompiledGraph::recordings() const {
+  const std::lock_guard<std::mutex> lock(recordings_mutex_);
+  return static_cast<size_t>(std::count_if(recordings_.begin(), recordings_.end(),
+                                           [](const auto &r) { return r.second.recording != nullptr; }));
 }
 
 void CompiledGraph::synchronize(void *stream) const {

@@ -7,6 +7,7 @@
 // caller's tensors.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -81,6 +82,8 @@ class CompiledGraph {
   void run_buffers(const std::vector<yirage_backend_buffer *> &inputs,
                    const std::vector<yirage_backend_buffer *> &outputs, void *stream) const;
   void synchronize(void *stream) const;
+  // Recordings held (plugin ABI 1.3): one per stream and buffer set run at least twice.
+  size_t recordings() const;
 
  private:
   // A kernel launch, or (no executable) a reshape whose result is its input's buffer.
@@ -111,6 +114,24 @@ class CompiledGraph {
   std::unique_ptr<Intermediates> allocate_intermediates() const;
   Intermediates &intermediates_of(void *stream) const;
 
+  // Recordings (plugin ABI 1.3): a graph of several kernels run twice on one stream with the
+  // same buffers is recorded at its second run and replayed in one submission from then on.
+  using Recording = std::shared_ptr<yirage_backend_recording>;  // released through the plugin
+  struct RecordingKey {
+    void *stream;
+    std::vector<void *> addresses;  // the inputs' and outputs' native addresses
+    auto operator<=>(const RecordingKey &) const = default;
+  };
+  struct Recorded {
+    int runs = 0;         // runs seen with this key
+    Recording recording;  // from the second
+  };
+  // Enqueues the steps on `stream` with the tensors' buffers `where` (by TensorId).
+  void launch_steps(std::vector<yirage_backend_buffer *> &where, void *stream) const;
+  // The run through a recording where one is, or is made now; false: launch the steps.
+  bool run_recorded(std::vector<yirage_backend_buffer *> &where, const std::vector<yirage_backend_buffer *> &inputs,
+                    const std::vector<yirage_backend_buffer *> &outputs, void *stream) const;
+
   const Plugin &plugin_;
   int32_t device_;
   KernelGraph graph_;
@@ -118,6 +139,10 @@ class CompiledGraph {
   bool has_intermediates_ = false;
   mutable std::mutex streams_mutex_;                                        // guards intermediates_
   mutable std::map<void *, std::unique_ptr<Intermediates>> intermediates_;  // by stream
+  bool records_ = false;  // the plugin records, there are several launches, not switched off
+  mutable std::atomic<bool> recording_failed_{false};  // one recording failed: launch from then on
+  mutable std::mutex recordings_mutex_;                // guards recordings_
+  mutable std::map<RecordingKey, Recorded> recordings_;
   CompileStats stats_;
 };
 

@@ -400,27 +400,33 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time, std::opt
     for (size_t i = 0; i < in.size() && options_.check_inputs_unchanged; ++i) {
       expect_bytes(plugin_, in[i], 0, inputs_->bytes[i], "input " + std::to_string(i));
     }
+    // The outputs against the reference: "" or why not; `run` names the run checked.
+    const auto check_outputs = [&](const std::string &run) -> std::string {
+      for (size_t o = 0; o < out.size(); ++o) {
+        const Tensor &t = g.tensor(g.outputs()[o]);
+        const reference::Values got = read_output(plugin_, g, o, out[o]);
+        if (got.size() != inputs_->expected[o].size()) {
+          invalid_argument("measure: output " + std::to_string(o) + " has " + std::to_string(got.size()) +
+                           " elements, the reference's " + std::to_string(inputs_->expected[o].size()));
+        }
+        std::string why;
+        const double error = relative_error(got, inputs_->expected[o], why);
+        m.max_relative_error = std::max(m.max_relative_error, error);
+        if (!(error <= relative_tolerance(t.dtype))) {
+          char text[160];
+          std::snprintf(text, sizeof text, "output %zu: relative error %.3g exceeds %.1g (%s)", o, error,
+                        relative_tolerance(t.dtype), dtype_name(t.dtype));
+          // Any failed check, not only an infinite error: a sum that overflows float16 and then
+          // divides gives zeros, a finite error (unfused attention's Σ exp).
+          return run + (why.empty() ? text : std::string(text) + ": " + why) + overflow_note(g);
+        }
+      }
+      return "";
+    };
     m.max_relative_error = 0;
-    for (size_t o = 0; o < out.size(); ++o) {
-      const Tensor &t = g.tensor(g.outputs()[o]);
-      const reference::Values got = read_output(plugin_, g, o, out[o]);
-      if (got.size() != inputs_->expected[o].size()) {
-        invalid_argument("measure: output " + std::to_string(o) + " has " + std::to_string(got.size()) +
-                         " elements, the reference's " + std::to_string(inputs_->expected[o].size()));
-      }
-      std::string why;
-      const double error = relative_error(got, inputs_->expected[o], why);
-      m.max_relative_error = std::max(m.max_relative_error, error);
-      if (!(error <= relative_tolerance(t.dtype))) {
-        char text[160];
-        std::snprintf(text, sizeof text, "output %zu: relative error %.3g exceeds %.1g (%s)", o, error,
-                      relative_tolerance(t.dtype), dtype_name(t.dtype));
-        m.error = why.empty() ? text : std::string(text) + ": " + why;
-        // Any failed check, not only an infinite error: a sum that overflows float16 and then
-        // divides gives zeros, a finite error (unfused attention's Σ exp).
-        m.error += overflow_note(g);
-        return m;
-      }
+    if (std::string failed = check_outputs(""); !failed.empty()) {
+      m.error = std::move(failed);
+      return m;
     }
     if (std::string failed = range_check_error(compiled, out, m); !failed.empty()) {
       m.error = std::move(failed);
@@ -456,6 +462,20 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time, std::opt
       double s = 0;
       plugin_.call("timer_elapsed", api.timer_elapsed, start.get(), stop.get(), &s);
       seconds.push_back(s);
+    }
+    if (compiled.recordings() > 0) {
+      // The timed runs replayed a recording of the kernels (CompiledGraph::run_buffers): one
+      // more, on poisoned outputs, is checked like the first.
+      for (size_t o = 0; o < out.size(); ++o) {
+        const std::vector<uint8_t> poison(tensor_bytes(g.tensor(g.outputs()[o])), 0xFF);
+        plugin_.call("buffer_write", api.buffer_write, out[o], size_t{0}, static_cast<const void *>(poison.data()),
+                     poison.size());
+      }
+      compiled.run_buffers(in, out, nullptr);
+      compiled.synchronize(nullptr);
+      if (std::string failed = check_outputs("a replay of the recorded kernels: "); !failed.empty()) {
+        throw Error(ErrorCode::kBackend, failed);
+      }
     }
     std::sort(seconds.begin(), seconds.end());
     m.median_seconds = seconds[seconds.size() / 2];

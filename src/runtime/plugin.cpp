@@ -79,6 +79,13 @@ decltype(yirage_backend_api::buffer_native) Plugin::buffer_native_entry() const 
   return listed ? api_->buffer_native : nullptr;
 }
 
+bool Plugin::records() const {
+  const bool listed =
+      api_->abi_minor >= 3 && api_->struct_size >= offsetof(yirage_backend_api, recording_release) + sizeof(void *);
+  return listed && api_->recording_begin != nullptr && api_->recording_end != nullptr &&
+         api_->recording_replay != nullptr && api_->recording_release != nullptr && buffer_native_entry() != nullptr;
+}
+
 namespace {
 
 // A plugin's log lines, printed as the host's own (util/log.hpp).

@@ -53,6 +53,9 @@ class Plugin {
   decltype(yirage_backend_api::estimate) estimate_entry() const;
   // The optional buffer_native entry (ABI 1.2), the same way.
   decltype(yirage_backend_api::buffer_native) buffer_native_entry() const;
+  // Whether the plugin records launches (ABI 1.3: its four recording entries, all set, with
+  // buffer_native, which keys the recordings).
+  bool records() const;
 
   // Calls fn(args…, &error) and throws on failure; `what` names the step in the message.
   template <class Fn, class... Args>

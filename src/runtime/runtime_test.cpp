@@ -704,6 +704,60 @@ TEST(CpuPlugin, ReshapesAliasTheirInput) {
   expect_correct(*plugin, g, "aliased reshapes");
 }
 
+// A graph of several kernels run twice on one buffer set is recorded and replayed from then on
+// (plugin ABI 1.3); a replay reads the buffers' contents as they are then, and other buffers get
+// launches (then a recording) of their own. YIRAGE_RECORDINGS=0 records nothing.
+TEST(CpuPlugin, RecordsAGraphRunTwiceOnTheSameBuffers) {
+  auto plugin = cpu_plugin();
+  ASSERT_TRUE(plugin->records());
+  KernelGraph g;
+  const TensorId x = g.new_input({4, 8}, DType::kFloat32);
+  g.mark_output(g.binary(OpKind::kAdd, g.unary(OpKind::kExp, x), x));  // two kernels
+  int64_t shape[] = {4, 8};
+  auto tensor = [&](std::vector<float> &memory) {
+    DLTensor t{};
+    t.data = memory.data();
+    t.device = {kDLCPU, 0};
+    t.ndim = 2;
+    t.dtype = dtype_to_dlpack(DType::kFloat32);
+    t.shape = shape;
+    return t;
+  };
+  std::vector<float> x_a(32, 0.5f), y_a(32), x_b(32, 1.0f), y_b(32);
+  const DLTensor in_a = tensor(x_a), out_a = tensor(y_a), in_b = tensor(x_b), out_b = tensor(y_b);
+  const CompiledGraph compiled(*plugin, 0, g);
+  ASSERT_EQ(compiled.stats().kernels, 2);
+  auto run = [&](const DLTensor &in, const DLTensor &out, std::vector<float> &y, float value) {
+    std::fill(y.begin(), y.end(), -1.0f);  // poisoned
+    compiled.run({&in}, {&out}, nullptr);
+    for (float v : y) ASSERT_FLOAT_EQ(v, std::exp(value) + value);
+  };
+  run(in_a, out_a, y_a, 0.5f);
+  EXPECT_EQ(compiled.recordings(), 0u);
+  run(in_a, out_a, y_a, 0.5f);  // recorded, then replayed
+  EXPECT_EQ(compiled.recordings(), 1u);
+  std::fill(x_a.begin(), x_a.end(), 0.25f);
+  run(in_a, out_a, y_a, 0.25f);  // replayed on the new contents
+  run(in_b, out_b, y_b, 1.0f);   // other buffers: launched
+  for (float v : y_a) ASSERT_FLOAT_EQ(v, std::exp(0.25f) + 0.25f);
+  EXPECT_EQ(compiled.recordings(), 1u);
+  run(in_b, out_b, y_b, 1.0f);
+  EXPECT_EQ(compiled.recordings(), 2u);
+  run(in_a, out_a, y_a, 0.25f);
+
+  setenv("YIRAGE_RECORDINGS", "0", 1);
+  const CompiledGraph unrecorded(*plugin, 0, g);
+  unsetenv("YIRAGE_RECORDINGS");
+  for (int i = 0; i < 3; ++i) unrecorded.run({&in_b}, {&out_b}, nullptr);
+  EXPECT_EQ(unrecorded.recordings(), 0u);
+  // One kernel: nothing to record.
+  KernelGraph one;
+  one.mark_output(one.unary(OpKind::kExp, one.new_input({4, 8}, DType::kFloat32)));
+  const CompiledGraph single(*plugin, 0, one);
+  for (int i = 0; i < 3; ++i) single.run({&in_b}, {&out_b}, nullptr);
+  EXPECT_EQ(single.recordings(), 0u);
+}
+
 TEST(CpuPlugin, RunRefusesOutputsThatShareMemory) {
   auto plugin = cpu_plugin();
   KernelGraph g;
