@@ -9,7 +9,9 @@ usage: run.py bench LIBYIRAGE CUDA_PLUGIN OUT [GRAPH...]   times the graphs OUT/
        run.py report OUT                                  the tables, from OUT/samples*.json and
                                                           the searches' logs OUT/<graph>.search.txt
 
-Environment: YIRAGE_BENCH_ROUNDS (turning rounds per graph, default 3).
+Environment: YIRAGE_BENCH_ROUNDS (turning rounds per graph, default 3); YIRAGE_BENCH_CUDA_GRAPHS=1
+also times torch.compile(mode="reduce-overhead") (PyTorch's CUDA graphs; a column of its own,
+"compile_ro", reported in a table of its own).
 """
 
 import math
@@ -70,12 +72,19 @@ def bench(library, plugin, out, wanted):
         torch._dynamo.reset()
         compiled = torch.compile(eager)
         compiled(*inputs)
-        measured = harness.measure(y, flush, inputs, expected, kernels, {"eager": eager, "compile": compiled}, rounds)
+        fns = {"eager": eager, "compile": compiled}
+        if os.environ.get("YIRAGE_BENCH_CUDA_GRAPHS") == "1":
+            torch._dynamo.reset()
+            graphed = torch.compile(eager, mode="reduce-overhead")
+            for _ in range(3):  # recorded at the first calls, replayed after
+                graphed(*inputs)
+            fns["compile_ro"] = graphed
+        measured = harness.measure(y, flush, inputs, expected, kernels, fns, rounds)
         for kernel in kernels.values():
             y.lib.yirage_kernel_release(kernel)
         run["rows"][name] = measured
-        medians = {c: statistics.median(t for r in measured["do_bench"][c] for t in r) for c in COLUMNS}
-        print(f"{name}: " + ", ".join(f"{c} {medians[c]:.1f}" for c in COLUMNS) + " µs", flush=True)
+        medians = {c: statistics.median(t for r in samples for t in r) for c, samples in measured["do_bench"].items()}
+        print(f"{name}: " + ", ".join(f"{c} {t:.1f}" for c, t in medians.items()) + " µs", flush=True)
         del inputs, expected
         torch.cuda.empty_cache()
         with open(os.path.join(out, f"samples.{os.getpid()}.json"), "w") as f:  # after each graph: a
@@ -187,6 +196,21 @@ def floor_seconds(g, device):
     return max(elements * 2 / bandwidth, matmul_flops / flops)
 
 
+def graphed_table(runs, names):
+    """yirage beside torch.compile(mode="reduce-overhead") for the graphs timed with it."""
+    rows = []
+    for name in names:
+        measured = [r["rows"][name] for r in runs if name in r["rows"] and "compile_ro" in r["rows"][name].get("do_bench", {})]
+        if measured:
+            t = {c: statistics.median(x for m in measured for r in m["do_bench"][c] for x in r)
+                 for c in ("yirage", "compile_ro")}
+            rows.append(f"| {name} | {t['yirage']:.1f} | {t['compile_ro']:.1f} | {t['compile_ro'] / t['yirage']:.2f}x |")
+    if rows:
+        print('\ntorch.compile with mode="reduce-overhead" (PyTorch\'s CUDA graphs), µs:\n')
+        print("| graph | yirage | torch.compile (CUDA graphs) | vs it |\n|---|---|---|---|")
+        print("\n".join(rows))
+
+
 def report(out):
     import json
 
@@ -230,6 +254,7 @@ def report(out):
         print(f"| {name} | {t['yirage']:.1f} | {t['unfused']:.1f} | {t['eager']:.1f} | {t['compile']:.1f} | "
               f"{'-' if floor is None else f'{floor * 1e6:.1f}'} | {t['compile'] / t['yirage']:.2f}x | "
               f"{t['unfused'] / t['yirage']:.2f}x | {error:.1e} | {ranges} | {best or '-'} |")
+    graphed_table(runs, names)
     timed = len(speedups)
     at_least = sum(s >= 1 for s in speedups)
     geomean = math.exp(statistics.mean(math.log(s) for s in speedups)) if speedups else float("nan")
