@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,11 @@ class Interpreter {
  public:
   using V = typename A::Value;
 
-  // `threads`: how many threads may run the blocks of a customized operator at once.
-  Interpreter(const A &arith, int threads) : arith_(arith), threads_(threads) {}
+  // `threads`: how many threads may run the blocks of a customized operator at once. `stop`
+  // (may be null) is asked before every operator and block; true ends the run with
+  // Error(kTimeout).
+  Interpreter(const A &arith, int threads, std::function<bool()> stop = nullptr)
+      : arith_(arith), threads_(threads), stop_(std::move(stop)) {}
 
   // Evaluates `graph` on `inputs` (one compact row-major buffer per graph input) and returns one
   // buffer per graph output. Only operators that feed an output run. Where `every` is given, it
@@ -50,6 +54,7 @@ class Interpreter {
     for (size_t index = 0; index < ops.size(); ++index) {
       const Operator &op = ops[index];
       if (!live[index] || op.kind == OpKind::kInput) continue;
+      check_stop();
       if (op.kind == OpKind::kCustomized) {
         run_customized(graph, op, reads, values);
       } else {
@@ -132,6 +137,7 @@ class Interpreter {
     // Blocks write disjoint tiles of the outputs, so they can run concurrently.
     parallel_for(grid[0] * grid[1] * grid[2], threads_, [&](int64_t b) {
       const std::array<int64_t, 3> block = {b % grid[0], (b / grid[0]) % grid[1], b / (grid[0] * grid[1])};
+      check_stop();
       run_block(bg, block, inputs, outputs);
     });
   }
@@ -291,8 +297,13 @@ class Interpreter {
     return out;
   }
 
+  void check_stop() const {
+    if (stop_ && stop_()) throw Error(ErrorCode::kTimeout, "interpreter: stopped before the end");
+  }
+
   const A &arith_;
   int threads_;
+  std::function<bool()> stop_;
 };
 
 }  // namespace yirage::reference

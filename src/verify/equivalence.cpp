@@ -58,14 +58,14 @@ FingerprintCheck::FingerprintCheck(const KernelGraph &reference, const Equivalen
 
 FingerprintCheck::~FingerprintCheck() = default;
 
-EquivalenceResult FingerprintCheck::check(const KernelGraph &candidate) const {
+EquivalenceResult FingerprintCheck::check(const KernelGraph &candidate, const std::function<bool()> &stop) const {
   const auto started = std::chrono::steady_clock::now();
   check_same_inputs(reference_, candidate);
   EquivalenceResult result;
   result.reason = output_mismatch(reference_, candidate);
   for (int trial = 0; result.reason.empty() && trial < options_.trials; ++trial) {
-    const Trial &t = reference_trial(trial);
-    const reference::Interpreter<FieldArithmetic> interpreter(t.field, options_.threads);
+    const Trial &t = reference_trial(trial, stop);
+    const reference::Interpreter<FieldArithmetic> interpreter(t.field, options_.threads, stop);
     const auto out = interpreter.run(candidate, t.inputs);
     ++result.trials;
     for (size_t o = 0; o < out.size() && result.reason.empty(); ++o) {
@@ -84,7 +84,7 @@ EquivalenceResult FingerprintCheck::check(const KernelGraph &candidate) const {
 }
 
 // Trials are computed on first use (a difference in trial 0 never pays for trial 1).
-const FingerprintCheck::Trial &FingerprintCheck::reference_trial(int trial) const {
+const FingerprintCheck::Trial &FingerprintCheck::reference_trial(int trial, const std::function<bool()> &stop) const {
   std::lock_guard lock(mutex_);
   while (trials_.size() <= static_cast<size_t>(trial)) {
     const uint64_t trial_seed = options_.seed * 0x100000001b3ull + static_cast<uint64_t>(trials_.size());
@@ -100,7 +100,7 @@ const FingerprintCheck::Trial &FingerprintCheck::reference_trial(int trial) cons
       });
       t->inputs.push_back(std::move(values));
     }
-    const reference::Interpreter<FieldArithmetic> interpreter(t->field, options_.threads);
+    const reference::Interpreter<FieldArithmetic> interpreter(t->field, options_.threads, stop);
     t->outputs = interpreter.run(reference_, t->inputs);
     trials_.push_back(std::move(t));
   }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,12 +42,14 @@ class FingerprintCheck {
   FingerprintCheck(const FingerprintCheck &) = delete;
   FingerprintCheck &operator=(const FingerprintCheck &) = delete;
 
-  // Throws what check_equivalence throws. Safe to call from several threads.
-  EquivalenceResult check(const KernelGraph &candidate) const;
+  // Throws what check_equivalence throws. Safe to call from several threads. `stop` (may be
+  // null) is asked before every operator and block of the evaluations; true ends the check with
+  // Error(kTimeout).
+  EquivalenceResult check(const KernelGraph &candidate, const std::function<bool()> &stop = nullptr) const;
 
  private:
   struct Trial;
-  const Trial &reference_trial(int trial) const;
+  const Trial &reference_trial(int trial, const std::function<bool()> &stop) const;
 
   const KernelGraph &reference_;
   EquivalenceOptions options_;

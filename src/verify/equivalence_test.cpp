@@ -145,6 +145,24 @@ TEST(Fingerprint, RefusesWhatItCannotCheck) {
   EXPECT_THROW(check_equivalence(nested, nested, zero), Error);
 }
 
+// A check asked to stop ends with kTimeout before it decides, and the next one runs whole.
+TEST(Fingerprint, StopsWhenAsked) {
+  const auto product =
+      graph_of([](KernelGraph &g, TensorId a, TensorId, TensorId, TensorId d) { return g.matmul(a, d); });
+  const FingerprintCheck check(product, options());
+  int asked = 0;
+  try {
+    check.check(product, [&] { return ++asked > 1; });
+    ADD_FAILURE() << "the check ran to the end";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::kTimeout);
+  }
+  EXPECT_GE(asked, 2);
+  const EquivalenceResult whole = check.check(product, [] { return false; });
+  EXPECT_TRUE(whole.equivalent) << whole.reason;
+  EXPECT_EQ(whole.trials, 3);
+}
+
 TEST(FieldArithmetic, ConstantsAreExact) {
   const FieldArithmetic f(1);
   EXPECT_EQ(f.mul(f.constant(0.125), f.constant(8)), f.constant(1));
