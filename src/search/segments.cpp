@@ -280,12 +280,12 @@ SearchResult superoptimize_in_segments(const KernelGraph &graph, const SearchOpt
         throw Error(ErrorCode::kInternal,
                     "superoptimize: the segments' answers joined differ from the input graph (" + r->reason + ")");
       }
-      result.candidates.insert(result.candidates.begin(),
-                               SearchCandidate{std::move(joined), estimate, r->trials, std::move(description)});
+      result.candidates.push_back(SearchCandidate{std::move(joined), estimate, r->trials, std::move(description)});
     }
   }
   if (options.measure) {
-    // The input graph first (it is the answer whatever the time), then the joined graph.
+    // The input graph first (it is the answer whatever the time), then the joined graph, which
+    // is dropped where its run fails or is wrong.
     for (SearchCandidate &c : result.candidates) {
       ProfileRecord record{c.description, c.estimated_seconds, options.measure(c.graph, deadline)};
       if (record.measured.correct) {
@@ -296,6 +296,7 @@ SearchResult superoptimize_in_segments(const KernelGraph &graph, const SearchOpt
       }
       result.profiled.push_back(std::move(record));
     }
+    if (result.candidates.size() == 2 && result.candidates.back().measured_seconds < 0) result.candidates.pop_back();
     std::stable_sort(result.candidates.begin(), result.candidates.end(),
                      [](const SearchCandidate &a, const SearchCandidate &b) {
                        const bool am = a.measured_seconds >= 0, bm = b.measured_seconds >= 0;
@@ -303,6 +304,9 @@ SearchResult superoptimize_in_segments(const KernelGraph &graph, const SearchOpt
                      });
   } else {
     for (SearchCandidate &c : result.candidates) c.not_measured = "the search had no device to profile on";
+    std::stable_sort(
+        result.candidates.begin(), result.candidates.end(),
+        [](const SearchCandidate &a, const SearchCandidate &b) { return a.estimated_seconds < b.estimated_seconds; });
   }
   result.stats.seconds = since(started);
   return result;
