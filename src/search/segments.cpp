@@ -4,12 +4,14 @@
 #include <chrono>
 #include <limits>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "ir/rebuild.hpp"
 #include "search/cost_model.hpp"
 #include "serialize/graph_file.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 #include "verify/equivalence.hpp"
 
 namespace yirage::search {
@@ -25,6 +27,9 @@ using Clock = std::chrono::steady_clock;
 // fuses a segment's last operators into one customized operator, which rarely computes several
 // results of different shapes.
 constexpr int64_t kCutBytes = 16384, kOutputBytes = 16384, kNormFactor = 16;
+// A segment reading more tensors than a customized operator may, and one more for a pre-defined
+// operator before it, costs this much per tensor beyond.
+constexpr int64_t kInputBytes = 16384;
 
 // Where every segment's search must end, as a share of the whole budget: the rest is for
 // fingerprinting and measuring the joined graph beside the input graph.
@@ -47,7 +52,7 @@ double since(Clock::time_point start) {
 
 }  // namespace
 
-std::vector<Segment> plan_segments(const KernelGraph &graph, int segment_above_ops, int max_ops) {
+std::vector<Segment> plan_segments(const KernelGraph &graph, int segment_above_ops, int max_ops, int max_inputs) {
   if (max_ops < 1) invalid_argument("plan_segments: max_ops must be at least 1");
   const auto &all = graph.operators();
   Segment ops;
@@ -78,6 +83,16 @@ std::vector<Segment> plan_segments(const KernelGraph &graph, int segment_above_o
     crossing[static_cast<size_t>(last_read[t])] -= bytes;
   }
   for (size_t p = 1; p < n; ++p) crossing[p] += crossing[p - 1];
+  // The tensors ops[i..j) read and do not compute (graph inputs too).
+  auto reads = [&](size_t i, size_t j) {
+    std::set<TensorId> outside;
+    for (size_t p = i; p < j; ++p) {
+      for (TensorId t : all[ops[p]].inputs) {
+        if (produced[static_cast<size_t>(t)] < static_cast<int64_t>(i)) outside.insert(t);
+      }
+    }
+    return static_cast<int64_t>(outside.size());
+  };
   // The results of ops[i..j) that ops[j..] read or the graph returns.
   auto results = [&](size_t i, size_t j) {
     int64_t count = 0;
@@ -96,8 +111,9 @@ std::vector<Segment> plan_segments(const KernelGraph &graph, int segment_above_o
     for (size_t i = j; i-- > 0;) {
       ops_in += weight(all[ops[i]]);
       if (ops_in > max_ops) break;
-      const int64_t c =
-          cost[i] + (i == 0 ? 0 : crossing[i - 1] + kCutBytes) + kOutputBytes * std::max<int64_t>(0, results(i, j) - 1);
+      const int64_t c = cost[i] + (i == 0 ? 0 : crossing[i - 1] + kCutBytes) +
+                        kOutputBytes * std::max<int64_t>(0, results(i, j) - 1) +
+                        kInputBytes * std::max<int64_t>(0, reads(i, j) - (max_inputs + 1));
       if (c < cost[j]) {
         cost[j] = c;
         from[j] = static_cast<int64_t>(i);
@@ -246,6 +262,12 @@ SearchResult superoptimize_in_segments(const KernelGraph &graph, const SearchOpt
       }
     }
     weights_left -= w;
+    std::string ops;
+    for (size_t k : segments[i]) ops += std::string(ops.empty() ? "" : " ") + op_name(graph.operators()[k].kind);
+    util::log_line(util::LogLevel::kDebug, "search: segment " + std::to_string(i + 1) + " (" + ops + "; " +
+                                               std::to_string(parts[i].inputs.size()) + " inputs, " +
+                                               std::to_string(parts[i].outputs.size()) +
+                                               " outputs): " + answer.description);
     answers.push_back(std::move(answer));
     found.push_back(found_one);
   }

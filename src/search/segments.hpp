@@ -19,9 +19,10 @@ namespace yirage::search {
 using Segment = std::vector<size_t>;
 
 // The graph's operators in consecutive segments of at most `max_ops` operators each (views
-// count as none), cut where the fewest bytes cross (then into the fewest segments); one
-// segment when the graph has at most `segment_above_ops` operators.
-std::vector<Segment> plan_segments(const KernelGraph &graph, int segment_above_ops, int max_ops);
+// count as none), cut where the fewest bytes cross (then into the fewest segments, each
+// reading at most `max_inputs` + 1 tensors where it can); one segment when the graph has at most
+// `segment_above_ops` operators.
+std::vector<Segment> plan_segments(const KernelGraph &graph, int segment_above_ops, int max_ops, int max_inputs = 4);
 
 // A segment as a graph of its own: its inputs are the tensors it reads that it does not compute
 // (graph inputs or earlier segments' results), in the order it first reads them; its outputs

@@ -783,7 +783,8 @@ void merge(SearchResult &result, SearchResult other) {
 SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &requested) {
   validate(requested);
   if (graph.outputs().empty()) invalid_argument("superoptimize: the graph has no outputs");
-  const std::vector<Segment> segments = plan_segments(graph, requested.segment_above_ops, requested.max_segment_ops);
+  const std::vector<Segment> segments =
+      plan_segments(graph, requested.segment_above_ops, requested.max_segment_ops, requested.max_customized_inputs);
   if (segments.size() > 1) return superoptimize_in_segments(graph, requested, segments);
   // Profiling takes the cheapest verified candidates: the search keeps at least as many, and half
   // as many again to replace those that do not run (profile).
