@@ -511,13 +511,21 @@ void recordings(Session &s) {
   const TensorId x = g.new_input({17, 333}, DType::kFloat32);
   const TensorId normed = g.rms_norm(g.unary(OpKind::kExp, x), {333}, 1e-6, std::nullopt);
   g.mark_output(g.binary(OpKind::kMul, normed, x));
-  const runtime::CompiledGraph compiled(s.plugin(), s.device(), g);
-  expect(compiled.stats().kernels >= 2, "the graph compiled into one kernel: nothing to record");
-  runtime::Measurer measurer(s.plugin(), s.device(), g, checked_options(31));
-  const runtime::Measurement m = measurer.measure(compiled, true);
-  expect(m.correct, m.error);
-  expect(compiled.recordings() == 1,
-         "timed runs on one buffer set left " + std::to_string(compiled.recordings()) + " recordings, not 1");
+  // A product whose k the CUDA backend splits over blocks (its kernel takes a workspace, which a
+  // recording must take from the stream it replays on), then another kernel.
+  KernelGraph product;
+  const TensorId p =
+      product.matmul(product.new_input({1, 2048}, DType::kFloat32), product.new_input({2048, 520}, DType::kFloat32));
+  product.mark_output(product.unary(OpKind::kExp, product.mul_scalar(p, 0.01)));
+  for (const KernelGraph *graph : {&g, &product}) {
+    const runtime::CompiledGraph compiled(s.plugin(), s.device(), *graph);
+    expect(compiled.stats().kernels >= 2, "the graph compiled into one kernel: nothing to record");
+    runtime::Measurer measurer(s.plugin(), s.device(), *graph, checked_options(31));
+    const runtime::Measurement m = measurer.measure(compiled, true);
+    expect(m.correct, m.error);
+    expect(compiled.recordings() == 1,
+           "timed runs on one buffer set left " + std::to_string(compiled.recordings()) + " recordings, not 1");
+  }
   const yirage_backend_api &api = s.api();
   int not_a_stream = 0;
   yirage_backend_recording *untouched = reinterpret_cast<yirage_backend_recording *>(&not_a_stream);
