@@ -9,6 +9,7 @@
 #include "ir/block_graph.hpp"
 #include "runtime/host_tensor.hpp"
 #include "serialize/kernel_program.hpp"
+#include "util/log.hpp"
 
 namespace yirage::runtime {
 namespace {
@@ -324,27 +325,30 @@ bool CompiledGraph::run_recorded(std::vector<yirage_backend_buffer *> &where,
     // this graph launching kernel by kernel (nothing recorded has run).
     void *recording_stream = nullptr;
     yirage_backend_recording *made = nullptr;
+    const auto give_up = [&](const Error &e) {
+      recording_failed_ = true;
+      util::log_line(util::LogLevel::kInfo,
+                     std::string("yirage: this graph's kernels are launched one by one: ") + e.what());
+      return false;
+    };
     try {
       plugin_.call("recording_begin", api.recording_begin, plugin_.instance(), device_, stream, &recording_stream);
-    } catch (const Error &) {
-      recording_failed_ = true;
-      return false;
+    } catch (const Error &e) {
+      return give_up(e);
     }
     try {
       launch_steps(where, recording_stream);
-    } catch (const Error &) {
+    } catch (const Error &e) {
       yirage_backend_error ignored{sizeof ignored, YIRAGE_OK, 0, {0}};
       if (api.recording_end(plugin_.instance(), device_, recording_stream, &made, &ignored) == YIRAGE_OK) {
         api.recording_release(made);
       }
-      recording_failed_ = true;
-      return false;
+      return give_up(e);
     }
     try {
       plugin_.call("recording_end", api.recording_end, plugin_.instance(), device_, recording_stream, &made);
-    } catch (const Error &) {
-      recording_failed_ = true;
-      return false;
+    } catch (const Error &e) {
+      return give_up(e);
     }
     replay = Recording(made, api.recording_release);
     const std::lock_guard<std::mutex> lock(recordings_mutex_);
