@@ -136,7 +136,7 @@ struct SearchStats {
   int64_t plans = 0;                 // grid/loop class assignments searched
   int64_t structures = 0;            // complete µGraph structures found
   int64_t candidates = 0;            // complete candidates (structures × sizes) that built
-  int64_t infeasible = 0;            // candidates the cost model ruled out
+  int64_t infeasible = 0;            // candidates the cost model ruled out (or put past 10x the input graph)
   int64_t oracle_queries = 0;        // subexpression questions (memo hits included)
   int64_t oracle_index_answers = 0;  // settled by the subterm index
   int64_t z3_queries = 0;

@@ -8,9 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-__device__ __forceinline__ unsigned smem_addr(const void *p) {
-  return (unsigned)__cvta_generic_to_shared(p);
-}
+
+#include "harness.cuh"  // smem_addr, ld_stream
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
@@ -19,13 +18,6 @@ __device__ __forceinline__ float ld_remote(const float *p, unsigned rank) {
   float v;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
   asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(r) : "memory");
-  return v;
-}
-__device__ __forceinline__ uint4 ldb(const __half *p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
   return v;
 }
 template <int GL, int W, int S, int R, int U>
@@ -46,16 +38,16 @@ __global__ void __launch_bounds__(W * 32, 1)
   int q = q0 + kl;
 #pragma unroll
   for (int u = 0; u < U; ++u) {
-    r1[u] = ldb(B1 + j0 + (size_t)(q + u * KL) * n);
-    r2[u] = ldb(B2 + j0 + (size_t)(q + u * KL) * n);
+    r1[u] = ld_stream(B1 + j0 + (size_t)(q + u * KL) * n);
+    r2[u] = ld_stream(B2 + j0 + (size_t)(q + u * KL) * n);
   }
   for (; q < q1; q += U * KL) {
     const bool more = q + U * KL < q1;
 #pragma unroll
     for (int u = 0; u < U; ++u)
       if (more) {
-        n1[u] = ldb(B1 + j0 + (size_t)(q + (U + u) * KL) * n);
-        n2[u] = ldb(B2 + j0 + (size_t)(q + (U + u) * KL) * n);
+        n1[u] = ld_stream(B1 + j0 + (size_t)(q + (U + u) * KL) * n);
+        n2[u] = ld_stream(B2 + j0 + (size_t)(q + (U + u) * KL) * n);
       }
 #pragma unroll
     for (int u = 0; u < U; ++u) {

@@ -1,8 +1,9 @@
-// What lora_one_kernel.cu, ntrans_one_kernel.cu and decode_gemv.cu share: the timing the way
-// benchmarks/gpu/bench.py times kernels (CUDA events around each launch after a 256 MB memset
-// that flushes L2 and leaves it dirty, as triton.testing.do_bench does; FLUSH=kernel: a fill
-// kernel instead of cudaMemsetAsync, as PyTorch's zero_; median of REPS, default 200) and sm_90
-// bulk copies (the TMA unit) counted on an mbarrier.
+// What the experiments share (lora_one_kernel.cu, ntrans_one_kernel.cu and decode_gemv.cu all
+// of it, gated_one_kernel.cu the loads): the timing the way benchmarks/gpu/bench.py times kernels
+// (CUDA events around each launch after a 256 MB memset that flushes L2 and leaves it dirty, as
+// triton.testing.do_bench does; FLUSH=kernel: a fill kernel instead of cudaMemsetAsync, as
+// PyTorch's zero_; median of REPS, default 200), streamed 16-byte loads, and sm_90 bulk copies
+// (the TMA unit) counted on an mbarrier.
 #pragma once
 #include <cuda_fp16.h>
 #include <stdint.h>
