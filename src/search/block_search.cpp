@@ -73,26 +73,34 @@ bool commutative(OpKind k) {
 class StructureSearch {
  public:
   StructureSearch(const SearchContext &context, const CustomizedRequest &request, const BlockPlan &plan,
-                  const BlockGraphConfig &config, BlockSearchStats &stats)
-      : ctx_(context), request_(request), plan_(plan), graph_(config), stats_(stats) {}
+                  const BlockGraphConfig &config, const Subtree &subtree, BlockSearchStats &stats)
+      : ctx_(context), request_(request), plan_(plan), graph_(config), subtree_(subtree), stats_(stats) {}
 
-  std::vector<std::shared_ptr<const BlockGraph>> run() {
+  SubtreeFound run() {
+    found_.complete = search();
+    if (stopped_) found_.complete = false;
+    return std::move(found_);
+  }
+
+ private:
+  // False where the inputs cannot be tiled for the plan (nothing to search: complete).
+  bool search() {
     const DimClasses &classes = *ctx_.classes;
     for (TensorId t : request_.inputs) {
       GridMap imap = kReplicated;
       for (size_t a = 0; a < plan_.grid_classes.size(); ++a) {
         const int d = classes.dim_in(t, plan_.grid_classes[a]);
-        if (d == -2) return {};  // two dims of one class: no single imap
+        if (d == -2) return true;  // two dims of one class: no single imap
         imap[a] = d;
       }
       const int fmap = plan_.loop_class < 0 ? -1 : classes.dim_in(t, plan_.loop_class);
-      if (fmap == -2) return {};
+      if (fmap == -2) return true;
       const Tensor &kt = ctx_.target->tensor(t);
       try {
         graph_.new_input(kt.dims, kt.dtype, imap, fmap);
       } catch (const Error &) {
-        ++stats_.pruned_shape;
-        return {};
+        if (subtree_.root.empty()) ++stats_.pruned_shape;
+        return true;
       }
       terms_.push_back((*ctx_.target_terms)[static_cast<size_t>(t)]);
     }
@@ -101,14 +109,25 @@ class StructureSearch {
     }
     for (const Expr &t : terms_) known_.push_back(t->text);
     expand(0, -1);
-    return std::move(found_);
+    return true;
   }
 
- private:
+  // Above the subtree's root: only the way down is walked, nothing is counted or kept.
+  bool on_the_way() const { return path_.size() < subtree_.root.size(); }
+  // At the subtree's depth: the next level is listed, not explored.
+  bool at_depth() const {
+    return subtree_.depth >= 0 && path_.size() == subtree_.root.size() + static_cast<size_t>(subtree_.depth);
+  }
+
   void expand(int ops, TensorId last) {
-    if (ctx_.should_stop()) return;
-    try_emit();
+    if (left_) return;
+    if (ctx_.should_stop()) {
+      stopped_ = true;
+      return;
+    }
+    if (!on_the_way()) try_emit();
     if (ops >= ctx_.max_block_ops) return;
+    int32_t children = 0;  // operators added here so far: the next one's ordinal
     const TensorId n = static_cast<TensorId>(graph_.num_tensors());
     const Vocabulary &v = ctx_.vocabulary;
     auto tensor = [&](TensorId t) -> const Tensor & { return graph_.tensor(t); };
@@ -118,52 +137,60 @@ class StructureSearch {
         for (TensorId b = 0; b < n; ++b) {
           const Dims db = tensor(b).dims;
           if (db.size() == ta.dims.size() && db[db.size() - 2] == ta.dims.back()) {
-            attempt(OpKind::kMatmul, {a, b}, {}, ops, last);
+            attempt(OpKind::kMatmul, {a, b}, {}, ops, last, children);
           }
         }
       }
-      for (OpKind k : v.unary) attempt(k, {a}, {}, ops, last);
-      for (const OpAttributes &at : v.clamps) attempt(OpKind::kClamp, {a}, at, ops, last);
-      for (const OpAttributes &at : v.scalars) attempt(OpKind::kMulScalar, {a}, at, ops, last);
+      for (OpKind k : v.unary) attempt(k, {a}, {}, ops, last, children);
+      for (const OpAttributes &at : v.clamps) attempt(OpKind::kClamp, {a}, at, ops, last, children);
+      for (const OpAttributes &at : v.scalars) attempt(OpKind::kMulScalar, {a}, at, ops, last, children);
       for (OpKind k : v.binary) {
-        for (TensorId b = commutative(k) ? a : 0; b < n; ++b) attempt(k, {a, b}, {}, ops, last);
+        for (TensorId b = commutative(k) ? a : 0; b < n; ++b) attempt(k, {a, b}, {}, ops, last, children);
       }
       for (OpKind k : v.reductions) {
         for (size_t d = 0; d < ta.dims.size(); ++d) {
           if (ta.dims[d] == 1) continue;
           OpAttributes at;
           at.dim = static_cast<int>(d);
-          attempt(k, {a}, at, ops, last);
+          attempt(k, {a}, at, ops, last, children);
         }
       }
       for (OpAttributes at : v.rms_norms) {
         if (at.sizes.size() > ta.dims.size()) continue;
         at.sizes.assign(ta.dims.end() - static_cast<long>(at.sizes.size()), ta.dims.end());
         if (!at.has_weight) {
-          attempt(OpKind::kRmsNorm, {a}, at, ops, last);
+          attempt(OpKind::kRmsNorm, {a}, at, ops, last, children);
           continue;
         }
-        for (TensorId w = 0; w < n; ++w) attempt(OpKind::kRmsNorm, {a, w}, at, ops, last);
+        for (TensorId w = 0; w < n; ++w) attempt(OpKind::kRmsNorm, {a, w}, at, ops, last, children);
       }
       if (ta.phase == LoopPhase::kPerIteration) {
         for (OpKind k : v.accumulators) {
           if (k != OpKind::kAccumReduceRms) {
-            attempt(k, {a}, {}, ops, last);
+            attempt(k, {a}, {}, ops, last, children);
             continue;
           }
           for (double eps : v.rms_eps) {
             OpAttributes at;
             at.eps = eps;
-            attempt(k, {a}, at, ops, last);
+            attempt(k, {a}, at, ops, last, children);
           }
         }
       }
     }
   }
 
-  // Adds one operator if it passes every rule, explores below it, and takes it back.
-  void attempt(OpKind kind, std::vector<TensorId> inputs, const OpAttributes &attributes, int ops, TensorId last) {
-    if (ctx_.should_stop()) return;
+  // Adds one operator if it passes every rule, explores below it (or lists it, at the subtree's
+  // depth; or, above the root, goes down only to the root), and takes it back. `children`: the
+  // operators added at this node so far.
+  void attempt(OpKind kind, std::vector<TensorId> inputs, const OpAttributes &attributes, int ops, TensorId last,
+               int32_t &children) {
+    if (left_) return;
+    if (ctx_.should_stop()) {
+      stopped_ = true;
+      return;
+    }
+    const bool counted = !on_the_way();
     Operator op{kind, inputs, {}, attributes, nullptr};
     std::vector<Expr> in;
     for (TensorId t : inputs) in.push_back(terms_[static_cast<size_t>(t)]);
@@ -171,7 +198,7 @@ class StructureSearch {
     try {
       term = operator_term(graph_, op, in, graph_.config().forloop_range);
     } catch (const Error &) {
-      ++stats_.pruned_shape;
+      stats_.pruned_shape += counted;
       return;
     }
     // Canonical order: an operator either reads the previous one's result or sorts after it;
@@ -179,11 +206,11 @@ class StructureSearch {
     const bool reads_last = std::find(inputs.begin(), inputs.end(), last) != inputs.end();
     if ((!reads_last && last >= 0 && term->text <= known_[static_cast<size_t>(last)]) ||
         std::find(known_.begin(), known_.end(), term->text) != known_.end()) {
-      ++stats_.pruned_canonical;
+      stats_.pruned_canonical += counted;
       return;
     }
     if (ctx_.oracle && !ctx_.oracle->occurs(term)) {
-      ++stats_.pruned_abstract;
+      stats_.pruned_abstract += counted;
       return;
     }
     const auto checkpoint = graph_.checkpoint();
@@ -191,16 +218,34 @@ class StructureSearch {
     try {
       out = add_operator(graph_, op, inputs);
     } catch (const Error &) {
-      ++stats_.pruned_shape;
+      stats_.pruned_shape += counted;
       return;
     }
-    ++stats_.states;
+    const int32_t ordinal = children++;
+    const size_t level = path_.size();
+    path_.push_back(ordinal);
+    if (!counted) {
+      // Above the root: only its next step is explored, and after it nothing more.
+      if (ordinal == subtree_.root[level]) {
+        descend(ops, out[0], term);
+        left_ = true;
+      }
+    } else if (at_depth()) {
+      found_.beyond.push_back(path_);
+    } else {
+      ++stats_.states;
+      descend(ops, out[0], term);
+    }
+    path_.pop_back();
+    graph_.rollback(checkpoint);
+  }
+
+  void descend(int ops, TensorId result, const Expr &term) {
     terms_.push_back(term);
     known_.push_back(term->text);
-    expand(ops + 1, out[0]);
+    expand(ops + 1, result);
     terms_.pop_back();
     known_.pop_back();
-    graph_.rollback(checkpoint);
   }
 
   // If every wanted term is a savable tile and nothing computed goes unused, records the graph.
@@ -223,7 +268,7 @@ class StructureSearch {
     const auto checkpoint = graph_.checkpoint();
     try {
       for (size_t o = 0; o < tiles.size(); ++o) save(tiles[o], request_.outputs[o]);
-      found_.push_back(std::make_shared<BlockGraph>(graph_));
+      found_.structures.push_back({path_, std::make_shared<BlockGraph>(graph_)});
       ++stats_.structures;
     } catch (const Error &) {
       ++stats_.pruned_shape;
@@ -258,11 +303,15 @@ class StructureSearch {
   const CustomizedRequest &request_;
   const BlockPlan &plan_;
   BlockGraph graph_;
+  const Subtree &subtree_;
   BlockSearchStats &stats_;
+  SearchPath path_;      // the node being explored
+  bool left_ = false;    // the subtree is done: the walk above it only unwinds
+  bool stopped_ = false;  // should_stop ended it
   std::vector<Expr> terms_;         // per tensor of graph_
   std::vector<std::string> known_;  // their texts
   std::vector<std::string> wanted_;
-  std::vector<std::shared_ptr<const BlockGraph>> found_;
+  SubtreeFound found_;
 };
 
 }  // namespace
@@ -272,7 +321,17 @@ std::vector<std::shared_ptr<const BlockGraph>> search_block_graphs(const SearchC
                                                                    const BlockPlan &plan,
                                                                    const BlockGraphConfig &config,
                                                                    BlockSearchStats &stats) {
-  return StructureSearch(context, request, plan, config, stats).run();
+  std::vector<std::shared_ptr<const BlockGraph>> graphs;
+  for (KeyedStructure &s : search_block_subtree(context, request, plan, config, Subtree{}, stats).structures) {
+    graphs.push_back(std::move(s.graph));
+  }
+  return graphs;
+}
+
+SubtreeFound search_block_subtree(const SearchContext &context, const CustomizedRequest &request,
+                                  const BlockPlan &plan, const BlockGraphConfig &config, const Subtree &subtree,
+                                  BlockSearchStats &stats) {
+  return StructureSearch(context, request, plan, config, subtree, stats).run();
 }
 
 }  // namespace yirage::search

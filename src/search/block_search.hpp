@@ -61,6 +61,35 @@ struct CustomizedRequest {
   std::vector<TensorId> outputs;
 };
 
+// A node of the depth-first search tree of one plan: from the root (the inputs alone), the
+// ordinal of the operator added at each level among those that passed every rule there. Paths
+// compare in depth-first order (a node before its subtree, std::vector's `<`).
+using SearchPath = std::vector<int32_t>;
+
+struct KeyedStructure {
+  SearchPath node;  // where it was complete
+  std::shared_ptr<const BlockGraph> graph;
+};
+
+// Part of the search tree (shards.hpp): the subtree under `root`, `depth` levels deep
+// (-1: all of it; 0: only the root). The nodes one level past `depth` are listed, not explored.
+struct Subtree {
+  SearchPath root;
+  int depth = -1;
+};
+
+struct SubtreeFound {
+  std::vector<KeyedStructure> structures;  // in depth-first order
+  std::vector<SearchPath> beyond;          // the nodes past the depth, in order
+  bool complete = false;                   // false: stopped (SearchContext::should_stop)
+};
+
+// The block graphs of `subtree` for `plan` under `config`; counts only the subtree's own states.
+// A root that does not exist finds nothing (complete).
+SubtreeFound search_block_subtree(const SearchContext &context, const CustomizedRequest &request,
+                                  const BlockPlan &plan, const BlockGraphConfig &config, const Subtree &subtree,
+                                  BlockSearchStats &stats);
+
 // Every complete block graph for `plan` under `config`, in a deterministic order.
 std::vector<std::shared_ptr<const BlockGraph>> search_block_graphs(const SearchContext &context,
                                                                    const CustomizedRequest &request,

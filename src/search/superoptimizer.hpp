@@ -7,10 +7,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "ir/block_graph.hpp"
 #include "ir/kernel_graph.hpp"
 #include "search/cost_model.hpp"
 #include "target/target.hpp"
@@ -164,6 +166,13 @@ struct SearchResult {
 
 SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &options);
 
+// What superoptimize does after choosing not to search in segments, its budget counting from
+// `started`; with `given` (a sharded search's structures, per pass of search_pass.hpp's
+// pass_forms, per task), nothing is enumerated and the cache is neither read nor written.
+SearchResult superoptimize_from(const KernelGraph &graph, const SearchOptions &options,
+                                const std::vector<std::vector<std::vector<std::shared_ptr<const BlockGraph>>>> *given,
+                                std::chrono::steady_clock::time_point started);
+
 // `other`'s counts added to `s`'s (states, prunings, checks, Z3 and fingerprint seconds), the
 // earlier first fusion kept; seconds are left as they are.
 void add_counts(SearchStats &s, const SearchStats &other);
@@ -173,5 +182,10 @@ void add_counts(SearchStats &s, const SearchStats &other);
 // powers of two spread from the most that fill the device to 2, and the count whose tiles are as
 // tall as the target's matrix unit where that leaves fewer blocks than compute units.
 std::vector<int64_t> grid_sizes(const SearchOptions &options, int64_t extent, size_t axis);
+
+// The for-loop ranges the search tries over `extent` elements: options.fixed_forloop's or
+// options.forloop_candidates' that divide it, else up to three powers of two leaving tiles of at
+// least 16 elements.
+std::vector<int64_t> loop_sizes(const SearchOptions &options, int64_t extent);
 
 }  // namespace yirage::search
