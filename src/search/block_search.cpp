@@ -231,6 +231,7 @@ class StructureSearch {
         left_ = true;
       }
     } else if (at_depth()) {
+      ++stats_.states;
       found_.beyond.push_back(path_);
     } else {
       ++stats_.states;

@@ -84,7 +84,9 @@ struct SubtreeFound {
   bool complete = false;                   // false: stopped (SearchContext::should_stop)
 };
 
-// The block graphs of `subtree` for `plan` under `config`; counts only the subtree's own states.
+// The block graphs of `subtree` for `plan` under `config`. Counts what is tried at the subtree's
+// nodes (a node listed past the depth is a state; the root's own state is its parent's), so that
+// subtrees that partition the tree add up to the whole tree's counts.
 // A root that does not exist finds nothing (complete).
 SubtreeFound search_block_subtree(const SearchContext &context, const CustomizedRequest &request,
                                   const BlockPlan &plan, const BlockGraphConfig &config, const Subtree &subtree,

@@ -16,7 +16,6 @@ namespace yirage::search {
 
 namespace {
 
-// Appends every property and option as text: readable when debugging, and exact.
 // The enumeration's revision, part of every request: a result cached by a search that tried
 // other candidates (other grid sizes, no split loops) answers another question. Raised whenever
 // what the search enumerates or keeps changes (3: configurations first, and split loops summed on
@@ -24,11 +23,12 @@ namespace {
 // one wait for a loop that only sums its tiles).
 constexpr int kSearchRevision = 4;
 
-std::string request_text(const SearchOptions &o) {
+}  // namespace
+
+std::string target_request_text(const targets::TargetProperties &t) {
   std::ostringstream s;
   s.precision(17);
   s << "yirage " << YIRAGE_VERSION_STRING << " search revision " << kSearchRevision << '\n';
-  const targets::TargetProperties &t = o.target;
   s << "target " << t.name << ' ' << static_cast<int>(t.kind) << ' ' << t.compute_units << ' '
     << t.max_threads_per_block << ' ' << t.max_blocks_per_compute_unit << ' ' << t.threads_per_compute_unit << ' '
     << t.shared_memory_per_block << ' ' << t.shared_memory_per_compute_unit << ' ' << t.warp_width << ' '
@@ -36,6 +36,16 @@ std::string request_text(const SearchOptions &o) {
     << t.peak_flops_float16 << ' ' << t.peak_flops_bfloat16 << ' ' << t.peak_flops_float32 << ' '
     << t.vector_flops_float32 << ' ' << t.matrix_unit[0] << ' ' << t.matrix_unit[1] << ' ' << t.matrix_unit[2] << ' '
     << t.launch_overhead_seconds << ' ' << t.loop_iteration_seconds << '\n';
+  return s.str();
+}
+
+namespace {
+
+// Every property and option as text: readable when debugging, and exact.
+std::string request_text(const SearchOptions &o) {
+  std::ostringstream s;
+  s.precision(17);
+  s << target_request_text(o.target);
   s << "loop waits from " << (o.loop_waits ? o.loop_waits_source : "the cost model") << '\n';
   s << "options " << o.seed << ' ' << o.max_kernel_ops << ' ' << o.max_block_ops << ' ' << o.max_grid_axes << ' '
     << o.max_customized_inputs << ' ' << o.max_candidates << ' ' << o.verify_trials << ' ' << o.z3_rlimit << ' '

@@ -15,6 +15,10 @@
 
 namespace yirage::search {
 
+// The yirage version, the search's revision and every property of the target, as text: the
+// part of a request that says which search answered it on what.
+std::string target_request_text(const targets::TargetProperties &target);
+
 // The canonical bytes of a request.
 std::vector<uint8_t> cache_request(const KernelGraph &graph, const SearchOptions &options);
 

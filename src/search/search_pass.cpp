@@ -201,11 +201,24 @@ class SearchPass::Impl {
 
   size_t num_tasks() const { return tasks_.size(); }
 
-  SubtreeFound subtree(size_t task, const Subtree &subtree, BlockSearchStats &stats) {
+  SubtreeFound subtree(size_t task, const Subtree &subtree, BlockSearchStats &stats,
+                       const std::function<bool()> &stop) const {
     const std::optional<std::vector<std::vector<int64_t>>> sizes = sizes_of(tasks_.at(task));
     if (!sizes) return SubtreeFound{{}, {}, true};
-    return search_block_subtree(context_, cuts_[tasks_[task].cut].request, tasks_[task].plan,
+    SearchContext context = context_;
+    if (stop) context.should_stop = stop;
+    return search_block_subtree(context, cuts_[tasks_[task].cut].request, tasks_[task].plan,
                                 structure_config(tasks_[task], *sizes), subtree, stats);
+  }
+
+  KernelGraph structure_graph(size_t task, std::shared_ptr<const BlockGraph> structure) const {
+    KernelGraph g;
+    std::vector<TensorId> in;
+    for (TensorId t : cuts_[tasks_.at(task).cut].request.inputs) {
+      in.push_back(g.new_input(graph_.tensor(t).dims, graph_.tensor(t).dtype));
+    }
+    for (TensorId o : g.customized(in, std::move(structure))) g.mark_output(o);
+    return g;
   }
 
   SearchResult run(const TaskStructures *given) {
@@ -609,8 +622,13 @@ size_t SearchPass::num_tasks() const {
   return impl_->num_tasks();
 }
 
-SubtreeFound SearchPass::subtree(size_t task, const Subtree &subtree, BlockSearchStats &stats) {
-  return impl_->subtree(task, subtree, stats);
+SubtreeFound SearchPass::subtree(size_t task, const Subtree &subtree, BlockSearchStats &stats,
+                                 const std::function<bool()> &stop) const {
+  return impl_->subtree(task, subtree, stats, stop);
+}
+
+KernelGraph SearchPass::structure_graph(size_t task, std::shared_ptr<const BlockGraph> structure) const {
+  return impl_->structure_graph(task, std::move(structure));
 }
 
 SearchResult SearchPass::run(const TaskStructures *given) {

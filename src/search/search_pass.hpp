@@ -49,8 +49,13 @@ class SearchPass {
   // terms are too long to search (kernel_terms_within): the pass finds nothing.
   bool prepare();
   size_t num_tasks() const;
-  // Part of task `task`'s structure search (after prepare).
-  SubtreeFound subtree(size_t task, const Subtree &subtree, BlockSearchStats &stats);
+  // Part of task `task`'s structure search (after prepare); `stop` (null: the pass's budget)
+  // ends it early. Safe to call from several threads.
+  SubtreeFound subtree(size_t task, const Subtree &subtree, BlockSearchStats &stats,
+                       const std::function<bool()> &stop = nullptr) const;
+  // A kernel graph holding `structure` of task `task` as its one customized operator, reading
+  // the task's inputs: how a structure travels in a file (shards.hpp).
+  KernelGraph structure_graph(size_t task, std::shared_ptr<const BlockGraph> structure) const;
   // Searches (prepare included), builds every structure at every size, verifies the cheapest.
   // With `given`, the structures are those, one list per task, and nothing is enumerated.
   SearchResult run(const TaskStructures *given = nullptr);
