@@ -306,9 +306,9 @@ class StructureSearch {
   BlockGraph graph_;
   const Subtree &subtree_;
   BlockSearchStats &stats_;
-  SearchPath path_;      // the node being explored
-  bool left_ = false;    // the subtree is done: the walk above it only unwinds
-  bool stopped_ = false;  // should_stop ended it
+  SearchPath path_;                 // the node being explored
+  bool left_ = false;               // the subtree is done: the walk above it only unwinds
+  bool stopped_ = false;            // should_stop ended it
   std::vector<Expr> terms_;         // per tensor of graph_
   std::vector<std::string> known_;  // their texts
   std::vector<std::string> wanted_;
@@ -329,9 +329,8 @@ std::vector<std::shared_ptr<const BlockGraph>> search_block_graphs(const SearchC
   return graphs;
 }
 
-SubtreeFound search_block_subtree(const SearchContext &context, const CustomizedRequest &request,
-                                  const BlockPlan &plan, const BlockGraphConfig &config, const Subtree &subtree,
-                                  BlockSearchStats &stats) {
+SubtreeFound search_block_subtree(const SearchContext &context, const CustomizedRequest &request, const BlockPlan &plan,
+                                  const BlockGraphConfig &config, const Subtree &subtree, BlockSearchStats &stats) {
   return StructureSearch(context, request, plan, config, subtree, stats).run();
 }
 

@@ -88,9 +88,8 @@ struct SubtreeFound {
 // nodes (a node listed past the depth is a state; the root's own state is its parent's), so that
 // subtrees that partition the tree add up to the whole tree's counts.
 // A root that does not exist finds nothing (complete).
-SubtreeFound search_block_subtree(const SearchContext &context, const CustomizedRequest &request,
-                                  const BlockPlan &plan, const BlockGraphConfig &config, const Subtree &subtree,
-                                  BlockSearchStats &stats);
+SubtreeFound search_block_subtree(const SearchContext &context, const CustomizedRequest &request, const BlockPlan &plan,
+                                  const BlockGraphConfig &config, const Subtree &subtree, BlockSearchStats &stats);
 
 // Every complete block graph for `plan` under `config`, in a deterministic order.
 std::vector<std::shared_ptr<const BlockGraph>> search_block_graphs(const SearchContext &context,

@@ -228,7 +228,7 @@ class SearchPass::Impl {
     }
     if (given_ && given_->size() != tasks_.size()) {
       throw Error(ErrorCode::kInternal, "superoptimize: " + std::to_string(given_->size()) + " tasks' structures for " +
-                     std::to_string(tasks_.size()) + " tasks");
+                                            std::to_string(tasks_.size()) + " tasks");
     }
     verify(enumerate(0, fused_tasks_));
     verify(enumerate(fused_tasks_, tasks_.size()));
@@ -357,9 +357,9 @@ class SearchPass::Impl {
     const std::optional<std::vector<std::vector<int64_t>>> found_sizes = sizes_of(task);
     if (!found_sizes) return {};
     const std::vector<std::vector<int64_t>> &sizes = *found_sizes;
-    const auto structures = given_ ? (*given_)[index]
-                                   : search_block_graphs(context_, cut.request, task.plan,
-                                                         structure_config(task, sizes), stats);
+    const auto structures =
+        given_ ? (*given_)[index]
+               : search_block_graphs(context_, cut.request, task.plan, structure_config(task, sizes), stats);
     std::vector<Found> found;
     std::vector<size_t> pick(sizes.size(), 0);
     for (;;) {
@@ -588,8 +588,8 @@ SearchResult run_passes(const KernelGraph &graph, const SearchOptions &options, 
                         const std::vector<TaskStructures> *given) {
   const std::vector<PassForm> forms = pass_forms(graph);
   if (given && given->size() != forms.size()) {
-    throw Error(ErrorCode::kInternal, "superoptimize: structures for " + std::to_string(given->size()) + " passes, not " +
-                   std::to_string(forms.size()));
+    throw Error(ErrorCode::kInternal, "superoptimize: structures for " + std::to_string(given->size()) +
+                                          " passes, not " + std::to_string(forms.size()));
   }
   const verify::FingerprintCheck fingerprints(graph, {options.verify_trials, options.seed, options.threads});
   SearchResult result;

@@ -32,8 +32,7 @@ std::vector<uint8_t> plan_request(const KernelGraph &graph, const SearchOptions 
   std::vector<uint8_t> bytes = serialize::graph_to_bytes(graph, serialize::GraphFormat::kBinary);
   std::ostringstream s;
   s << target_request_text(o.target) << "sharded plan " << o.max_kernel_ops << ' ' << o.max_block_ops << ' '
-    << o.max_grid_axes << ' ' << o.max_customized_inputs << ' ' << o.z3_rlimit << ' ' << o.abstract_pruning
-    << " grid";
+    << o.max_grid_axes << ' ' << o.max_customized_inputs << ' ' << o.z3_rlimit << ' ' << o.abstract_pruning << " grid";
   for (int64_t g : o.grid_candidates) s << ' ' << g;
   s << " loop";
   for (int64_t f : o.forloop_candidates) s << ' ' << f;
@@ -91,8 +90,8 @@ class ShardedSearch::Impl {
     const auto started = Clock::now();
     std::deque<WorkUnit> frontier;
     for (size_t p = 0; p < forms_.size(); ++p) {
-      passes_.push_back(std::make_unique<SearchPass>(forms_[p].graph, options_, started, *fingerprints_,
-                                                     forms_[p].fusions_only));
+      passes_.push_back(
+          std::make_unique<SearchPass>(forms_[p].graph, options_, started, *fingerprints_, forms_[p].fusions_only));
       if (!passes_[p]->prepare() && since(started) >= 0.8 * options_.time_budget_seconds) out_of_time();
       shallow_.emplace_back(passes_[p]->num_tasks());
       for (size_t t = 0; t < passes_[p]->num_tasks(); ++t) {
@@ -218,8 +217,8 @@ class ShardedSearch::Impl {
       const WorkUnit &w = units_[u.unit];
       std::vector<flatbuffers::Offset<fb::ShardStructure>> structures;
       for (const KeyedStructure &s : u.structures) {
-        const auto graph =
-            serialize::graph_to_bytes(passes_[w.pass]->structure_graph(w.task, s.graph), serialize::GraphFormat::kBinary);
+        const auto graph = serialize::graph_to_bytes(passes_[w.pass]->structure_graph(w.task, s.graph),
+                                                     serialize::GraphFormat::kBinary);
         structures.push_back(
             fb::CreateShardStructure(builder, builder.CreateVector(s.node), builder.CreateVector(graph)));
       }

@@ -283,7 +283,8 @@ SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &reques
 }
 
 SearchResult superoptimize_from(const KernelGraph &graph, const SearchOptions &requested,
-                                const std::vector<TaskStructures> *given, std::chrono::steady_clock::time_point started) {
+                                const std::vector<TaskStructures> *given,
+                                std::chrono::steady_clock::time_point started) {
   // Profiling takes the cheapest verified candidates: the search keeps at least as many, and half
   // as many again to replace those that do not run (profile).
   SearchOptions options = requested;
