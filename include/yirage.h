@@ -50,7 +50,7 @@ extern "C" {
  * (libyirage.so.1); it changes only when a change breaks existing callers. The minor version
  * grows when functions, enum values or option-struct fields are appended. */
 #define YIRAGE_ABI_VERSION_MAJOR 1
-#define YIRAGE_ABI_VERSION_MINOR 9
+#define YIRAGE_ABI_VERSION_MINOR 10
 #define YIRAGE_ABI_VERSION ((YIRAGE_ABI_VERSION_MAJOR << 16) | YIRAGE_ABI_VERSION_MINOR)
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A caller that
@@ -1077,6 +1077,84 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_num_profiled(const
 /* Thread safety: [reads result]. */
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_result_profiled(const yirage_search_result *result, size_t index,
                                                                        yirage_search_profile_record *out_record);
+
+/* ---------------------------------------------------------------------------------------------
+ * ABI 1.10: searches in shards (docs/distributed.md)
+ *
+ * The search's enumeration split into work units that any process can run: a plan lists them,
+ * each process runs some and returns their partial result as bytes (a search cache file with
+ * units), and the plan that gathers the partials merges them into exactly the answer that
+ * yirage_superoptimize gives in one process with the same options (merge_options' profiling
+ * included). Planning is deterministic: processes that plan the same graph with the same target,
+ * options and min_units get the same units, and a partial result of another plan is refused.
+ * libyirage itself uses no distributed engine: yirage-mpi hands units out over MPI; Ray or Dask
+ * users do it from Python.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct yirage_search_plan_s yirage_search_plan;
+
+/* Plans a sharded search of `graph` with `options` (as yirage_superoptimize takes them; the
+ * target is the options' or their device's), splitting the work into at least `min_units` (>= 1)
+ * units where the search has that many (a small search may have fewer; its smallest subtrees are
+ * searched while planning). The plan copies the graph and options; the progress callback, its
+ * user data and the cancel flag must outlive it. The budget counts from each call that runs: a
+ * plan made after the budget ran out gives YIRAGE_ERROR_TIMEOUT. A graph that
+ * yirage_superoptimize searches in segments gives YIRAGE_ERROR_UNSUPPORTED. The caller owns
+ * *out_plan. */
+/* Thread safety: [reads graph]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_plan_create(const yirage_graph *graph,
+                                                                   const yirage_search_options *options,
+                                                                   uint32_t min_units, yirage_search_plan **out_plan);
+
+/* Thread safety: [modifies plan] (destroys it). NULL and dead handles are ignored. */
+YIRAGE_API void yirage_search_plan_release(yirage_search_plan *plan);
+
+/* The number of work units (0 where planning searched everything). */
+/* Thread safety: [reads plan]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_plan_num_units(const yirage_search_plan *plan,
+                                                                      size_t *out_count);
+
+/* A name of the plan: 32 hexadecimal digits of a hash of its request (the graph, the target,
+ * the options that change the units, min_units, the yirage version), and a NUL. Equal plans have
+ * equal ids; use it to name checkpoint files. */
+/* Thread safety: [reads plan]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_plan_id(const yirage_search_plan *plan, char out_id[33]);
+
+/* Runs units `units[0..n_units)` (indices below yirage_search_plan_num_units; repeats run once)
+ * on the plan's threads and returns their partial result (*out_partial, owned by the caller):
+ * YIRAGE_SUCCESS when every unit ran to its end. When the budget (counted from this call) runs
+ * out or the cancel flag is set, YIRAGE_ERROR_TIMEOUT or YIRAGE_ERROR_CANCELLED, and the partial
+ * holds the units that finished. An index out of range gives YIRAGE_ERROR_INVALID_ARGUMENT and
+ * runs nothing. The progress callback reports states and structures found by this call. */
+/* Thread safety: [reads plan]; several threads may run units of one plan at once. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_plan_run_units(const yirage_search_plan *plan,
+                                                                      const uint32_t *units, size_t n_units,
+                                                                      yirage_blob **out_partial);
+
+/* Adds a partial result's units to the plan (a unit it already has counts once) and sets
+ * *out_new_units (may be NULL) to how many were new. Nothing in the bytes is trusted: malformed
+ * bytes give YIRAGE_ERROR_CORRUPT_DATA, a partial result of another plan
+ * YIRAGE_ERROR_INVALID_ARGUMENT; either way the plan is unchanged. */
+/* Thread safety: [modifies plan]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_plan_add_partial(yirage_search_plan *plan, const void *data,
+                                                                        size_t size, size_t *out_new_units);
+
+/* Whether unit `unit`'s result has been added (*out_done 1) or not (0). */
+/* Thread safety: [reads plan]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_plan_unit_done(const yirage_search_plan *plan, size_t unit,
+                                                                      int32_t *out_done);
+
+/* The answer of the units added so far, as yirage_superoptimize gives it with `options`:
+ * every structure is built at every size and verified by fingerprints against the graph, and
+ * with a device the cheapest are profiled; the budget counts from this call. `options` must plan
+ * the same units as the plan's (YIRAGE_ERROR_INVALID_ARGUMENT otherwise); its device, profiling
+ * and verification options may differ. Units not added make the result incomplete: the call
+ * gives YIRAGE_ERROR_TIMEOUT and sets *out_result, as a search stopped by its budget does. The
+ * caller owns *out_result. */
+/* Thread safety: [reads plan]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_search_plan_merge(const yirage_search_plan *plan,
+                                                                  const yirage_search_options *options,
+                                                                  yirage_search_result **out_result);
 
 /* ---------------------------------------------------------------------------------------------
  * The reference executor: the semantic oracle. Evaluates the graph in float64 on host memory.

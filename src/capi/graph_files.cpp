@@ -14,10 +14,6 @@
 #include "ir/dot.hpp"
 #include "serialize/graph_file.hpp"
 
-struct yirage_blob_s {
-  std::vector<uint8_t> bytes;
-};
-
 namespace {
 
 using yirage::capi::adopt_graph;

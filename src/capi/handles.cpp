@@ -69,4 +69,11 @@ yirage_graph *adopt_graph(KernelGraph &&graph) {
   return handle.release();
 }
 
+yirage_blob *adopt_blob(std::vector<uint8_t> &&bytes) {
+  auto blob = std::make_unique<yirage_blob_s>();
+  blob->bytes = std::move(bytes);
+  register_handle(blob.get(), HandleKind::kBlob);
+  return blob.release();
+}
+
 }  // namespace yirage::capi

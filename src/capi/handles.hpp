@@ -23,7 +23,18 @@ struct yirage_tensor_s {
 
 namespace yirage::capi {
 
-enum class HandleKind { kGraph, kBlockGraph, kTensor, kBlob, kSearchResult, kContext, kDevice, kKernel, kBuffer };
+enum class HandleKind {
+  kGraph,
+  kBlockGraph,
+  kTensor,
+  kBlob,
+  kSearchResult,
+  kContext,
+  kDevice,
+  kKernel,
+  kBuffer,
+  kSearchPlan
+};
 
 // What both graph handles hold: the graph, and one tensor handle per graph tensor, indexed by
 // TensorId (always as long as graph.num_tensors()).
@@ -36,6 +47,10 @@ struct GraphHolder {
 };
 
 }  // namespace yirage::capi
+
+struct yirage_blob_s {
+  std::vector<uint8_t> bytes;
+};
 
 struct yirage_graph_s : yirage::capi::GraphHolder<yirage::KernelGraph> {
   static constexpr auto kKind = yirage::capi::HandleKind::kGraph;
@@ -105,6 +120,9 @@ void adopt_new_tensors(Holder &holder, const OperatorGraph::Checkpoint &checkpoi
 
 // Hands a graph out as a new handle with one handle per tensor; the caller owns it.
 yirage_graph *adopt_graph(KernelGraph &&graph);
+
+// Hands bytes out as a new blob; the caller owns it.
+yirage_blob *adopt_blob(std::vector<uint8_t> &&bytes);
 
 // Unregisters a graph handle and its tensors, then deletes it. Ignores NULL and dead handles.
 template <class Holder>

@@ -10,10 +10,7 @@
 #include "capi/targets.hpp"
 #include "profiling/search_on_device.hpp"
 
-struct yirage_search_result_s {
-  static constexpr auto kKind = yirage::capi::HandleKind::kSearchResult;
-  yirage::search::SearchResult result;
-};
+#include "capi/search_handles.hpp"
 
 namespace {
 
@@ -49,8 +46,13 @@ std::vector<int64_t> copy_array(const char *function, const char *name, const in
   return {data, data + count};
 }
 
-yirage::search::SearchOptions from_c(const char *function, const yirage_search_options &in,
-                                     const yirage::KernelGraph &reference) {
+}  // namespace
+
+namespace yirage::capi {
+
+yirage::search::SearchOptions search_options_from_c(const char *function, const yirage_search_options &in,
+                                                    const yirage::KernelGraph &reference) {
+  require_struct_size(function, "options", in.struct_size, kOptionsSizeV1);
   yirage::search::SearchOptions o;
   const yirage_device_s *device =
       in.struct_size >= kOptionsSizeV1_1 && in.device ? &yirage::capi::checked_device(function, in.device) : nullptr;
@@ -101,7 +103,25 @@ yirage::search::SearchOptions from_c(const char *function, const yirage_search_o
   return o;
 }
 
-}  // namespace
+void hand_out_result(const char *function, yirage::search::SearchResult &&result, yirage_search_result **out) {
+  auto handle = std::make_unique<yirage_search_result_s>();
+  handle->result = std::move(result);
+  const yirage::search::SearchEnd end = handle->result.end;
+  const size_t found = handle->result.candidates.size();
+  register_handle(handle.get(), HandleKind::kSearchResult);
+  *out = handle.release();
+  if (end == yirage::search::SearchEnd::kTimeout) {
+    throw yirage::Error(yirage::ErrorCode::kTimeout, std::string(function) + ": the time budget ran out; " +
+                                                         std::to_string(found) +
+                                                         " verified candidate(s) in the result");
+  }
+  if (end == yirage::search::SearchEnd::kCancelled) {
+    throw yirage::Error(yirage::ErrorCode::kCancelled, std::string(function) + ": cancelled; " + std::to_string(found) +
+                                                           " verified candidate(s) in the result");
+  }
+}
+
+}  // namespace yirage::capi
 
 extern "C" {
 
@@ -131,24 +151,8 @@ yirage_status yirage_superoptimize(const yirage_graph *graph, const yirage_searc
     const yirage_graph_s &g = yirage::capi::checked_graph(function, graph);
     require_non_null(function, "options", options);
     require_non_null(function, "out_result", out_result);
-    yirage::capi::require_struct_size(function, "options", options->struct_size, kOptionsSizeV1);
-    const yirage::search::SearchOptions o = from_c(function, *options, g.graph);
-    auto handle = std::make_unique<yirage_search_result_s>();
-    handle->result = yirage::search::superoptimize(g.graph, o);
-    const yirage::search::SearchEnd end = handle->result.end;
-    const size_t found = handle->result.candidates.size();
-    yirage::capi::register_handle(handle.get(), yirage::capi::HandleKind::kSearchResult);
-    *out_result = handle.release();
-    if (end == yirage::search::SearchEnd::kTimeout) {
-      throw yirage::Error(yirage::ErrorCode::kTimeout, std::string(function) + ": the time budget ran out; " +
-                                                           std::to_string(found) +
-                                                           " verified candidate(s) in the result");
-    }
-    if (end == yirage::search::SearchEnd::kCancelled) {
-      throw yirage::Error(
-          yirage::ErrorCode::kCancelled,
-          std::string(function) + ": cancelled; " + std::to_string(found) + " verified candidate(s) in the result");
-    }
+    const yirage::search::SearchOptions o = yirage::capi::search_options_from_c(function, *options, g.graph);
+    yirage::capi::hand_out_result(function, yirage::search::superoptimize(g.graph, o), out_result);
   });
 }
 
