@@ -121,52 +121,178 @@ static Py_ssize_t yirage_py_int64s(PyObject *seq, int64_t *out, const char *what
   return n;
 }
 
-/* [status, search result]; also for TIMEOUT, which still carries what was verified. `grids`,
- * `loops`: block counts per axis and for-loop ranges to try (None: the target's); `fixed`: one
- * grid (3 ints) or None; profile_repeats 0: the default. */
-PyObject *yirage_py_superoptimize(const yirage_graph *graph, const yirage_device *device,
+/* A search's options and the storage they point into. */
+typedef struct yirage_py_search_request {
+  yirage_search_options options;
+  yirage_target_properties target;
+  int64_t grids[64], loops[64];
+} yirage_py_search_request;
+
+/* Fills r->options: -1 with a Python error set, else a status (an unknown `target`, a built-in
+ * target's name or NULL for the device's or the host's, gives NOT_FOUND). `grids`, `loops`:
+ * block counts per axis and for-loop ranges to try (None: the target's); `fixed`: one grid (3
+ * ints) or None; profile_repeats 0: the default. `progress` (None: none) must outlive the
+ * options' use. */
+static int yirage_py_search_request_fill(yirage_py_search_request *r, const yirage_device *device,
+                                         const char *target, double time_budget, uint32_t profile_top_k,
+                                         uint32_t threads, const char *cache_dir, int remeasure, PyObject *progress,
+                                         PyObject *grids, PyObject *loops, PyObject *fixed,
+                                         uint32_t profile_repeats) {
+  int64_t fixed_values[64];
+  Py_ssize_t n_grids, n_loops, n_fixed;
+  yirage_search_options_init(&r->options);
+  n_grids = yirage_py_int64s(grids, r->grids, "grid candidates");
+  n_loops = n_grids < 0 ? -1 : yirage_py_int64s(loops, r->loops, "for-loop ranges");
+  n_fixed = n_loops < 0 ? -1 : yirage_py_int64s(fixed, fixed_values, "fixed grid");
+  if (n_fixed < 0) return -1;
+  if (fixed != Py_None && n_fixed != 3) {
+    PyErr_SetString(PyExc_ValueError, "a fixed grid has 3 dims");
+    return -1;
+  }
+  if (progress != Py_None && !PyCallable_Check(progress)) {
+    PyErr_SetString(PyExc_TypeError, "progress must be callable");
+    return -1;
+  }
+  if (target != NULL) {
+    yirage_status status;
+    memset(&r->target, 0, sizeof r->target);
+    r->target.struct_size = sizeof r->target;
+    status = yirage_target_builtin(target, &r->target);
+    if (status != YIRAGE_OK) return (int)status;
+    r->options.target = &r->target;
+  }
+  r->options.grid_candidates = n_grids > 0 ? r->grids : NULL;
+  r->options.num_grid_candidates = (size_t)n_grids;
+  r->options.forloop_candidates = n_loops > 0 ? r->loops : NULL;
+  r->options.num_forloop_candidates = (size_t)n_loops;
+  if (n_fixed == 3) memcpy(r->options.fixed_grid, fixed_values, sizeof r->options.fixed_grid);
+  if (profile_repeats > 0) r->options.profile_repeats = profile_repeats;
+  r->options.device = device;
+  r->options.time_budget_seconds = time_budget;
+  r->options.profile_top_k = profile_top_k;
+  r->options.threads = threads;
+  r->options.cache_dir = cache_dir;
+  r->options.remeasure = remeasure;
+  if (progress != Py_None) {
+    r->options.progress = yirage_py_progress;
+    r->options.progress_user_data = progress;
+  }
+  return YIRAGE_OK;
+}
+
+/* [status, search result]; also for TIMEOUT, which still carries what was verified. The options
+ * as yirage_py_search_request_fill takes them. */
+PyObject *yirage_py_superoptimize(const yirage_graph *graph, const yirage_device *device, const char *target,
                                   double time_budget, uint32_t profile_top_k, uint32_t threads,
                                   const char *cache_dir, int remeasure, PyObject *progress,
                                   PyObject *grids, PyObject *loops, PyObject *fixed,
                                   uint32_t profile_repeats) {
-  yirage_search_options options;
+  yirage_py_search_request r;
   yirage_search_result *result = NULL;
+  int status = yirage_py_search_request_fill(&r, device, target, time_budget, profile_top_k, threads, cache_dir,
+                                             remeasure, progress, grids, loops, fixed, profile_repeats);
+  if (status < 0) return NULL;
+  if (status != YIRAGE_OK) return yirage_py_result((yirage_status)status, NULL);
+  Py_BEGIN_ALLOW_THREADS
+  status = yirage_superoptimize(graph, &r.options, &result);
+  Py_END_ALLOW_THREADS
+  return yirage_py_result((yirage_status)status, result != NULL
+      ? yirage_py_handle(result, SWIGTYPE_p_yirage_search_result_s) : NULL);
+}
+
+/* Searches in shards. [status, plan]: the options as yirage_py_superoptimize takes them (no
+ * progress: the plan would keep it). */
+PyObject *yirage_py_search_plan_create(const yirage_graph *graph, uint32_t min_units, const yirage_device *device,
+                                       const char *target, double time_budget, uint32_t threads,
+                                       PyObject *grids, PyObject *loops, PyObject *fixed) {
+  yirage_py_search_request r;
+  yirage_search_plan *plan = NULL;
+  int status = yirage_py_search_request_fill(&r, device, target, time_budget, 4, threads, NULL, 0, Py_None, grids,
+                                             loops, fixed, 0);
+  if (status < 0) return NULL;
+  if (status != YIRAGE_OK) return yirage_py_result((yirage_status)status, NULL);
+  Py_BEGIN_ALLOW_THREADS
+  status = yirage_search_plan_create(graph, &r.options, min_units, &plan);
+  Py_END_ALLOW_THREADS
+  return yirage_py_result((yirage_status)status, status == YIRAGE_OK
+      ? yirage_py_handle(plan, SWIGTYPE_p_yirage_search_plan_s) : NULL);
+}
+
+/* [status, str]: the plan's 32 hexadecimal digits. */
+PyObject *yirage_py_search_plan_id(const yirage_search_plan *plan) {
+  char id[33];
+  yirage_status status = yirage_search_plan_id(plan, id);
+  return yirage_py_result(status, status == YIRAGE_OK ? PyUnicode_FromString(id) : NULL);
+}
+
+/* [status, bytes]: the partial result of units `units` (a sequence of ints); also for TIMEOUT and
+ * CANCELLED, with the units that finished. */
+PyObject *yirage_py_search_plan_run_units(const yirage_search_plan *plan, PyObject *units) {
+  Py_ssize_t n, i;
+  uint32_t *wanted;
+  yirage_blob *blob = NULL;
   yirage_status status;
-  int64_t grid_values[64], loop_values[64], fixed_values[64];
-  Py_ssize_t n_grids, n_loops, n_fixed;
-  yirage_search_options_init(&options);
-  n_grids = yirage_py_int64s(grids, grid_values, "grid candidates");
-  n_loops = n_grids < 0 ? -1 : yirage_py_int64s(loops, loop_values, "for-loop ranges");
-  n_fixed = n_loops < 0 ? -1 : yirage_py_int64s(fixed, fixed_values, "fixed grid");
-  if (n_fixed < 0) return NULL;
-  if (fixed != Py_None && n_fixed != 3) {
-    PyErr_SetString(PyExc_ValueError, "a fixed grid has 3 dims");
+  PyObject *bytes = NULL;
+  if (!PySequence_Check(units)) {
+    PyErr_SetString(PyExc_TypeError, "units must be a sequence of ints");
     return NULL;
   }
-  options.grid_candidates = n_grids > 0 ? grid_values : NULL;
-  options.num_grid_candidates = (size_t)n_grids;
-  options.forloop_candidates = n_loops > 0 ? loop_values : NULL;
-  options.num_forloop_candidates = (size_t)n_loops;
-  if (n_fixed == 3) memcpy(options.fixed_grid, fixed_values, sizeof options.fixed_grid);
-  if (profile_repeats > 0) options.profile_repeats = profile_repeats;
-  options.device = device;
-  options.time_budget_seconds = time_budget;
-  options.profile_top_k = profile_top_k;
-  options.threads = threads;
-  options.cache_dir = cache_dir;
-  options.remeasure = remeasure;
-  if (progress != Py_None) {
-    if (!PyCallable_Check(progress)) {
-      PyErr_SetString(PyExc_TypeError, "progress must be callable");
+  n = PySequence_Size(units);
+  if (n < 0) return NULL;
+  wanted = (uint32_t *)malloc(sizeof *wanted * (size_t)(n > 0 ? n : 1));
+  if (wanted == NULL) return PyErr_NoMemory();
+  for (i = 0; i < n; ++i) {
+    PyObject *item = PySequence_GetItem(units, i);
+    unsigned long long value = item ? PyLong_AsUnsignedLongLong(item) : 0;
+    Py_XDECREF(item);
+    if (PyErr_Occurred() || value > 0xffffffffull) {
+      free(wanted);
+      PyErr_Clear();
+      PyErr_SetString(PyExc_ValueError, "units must be ints from 0 to 2**32 - 1");
       return NULL;
     }
-    options.progress = yirage_py_progress;
-    options.progress_user_data = progress;
+    wanted[i] = (uint32_t)value;
   }
   Py_BEGIN_ALLOW_THREADS
-  status = yirage_superoptimize(graph, &options, &result);
+  status = yirage_search_plan_run_units(plan, wanted, (size_t)n, &blob);
   Py_END_ALLOW_THREADS
-  return yirage_py_result(status, result != NULL
+  free(wanted);
+  if (blob != NULL) {
+    bytes = PyBytes_FromStringAndSize((const char *)yirage_blob_data(blob), (Py_ssize_t)yirage_blob_size(blob));
+    yirage_blob_release(blob);
+    if (bytes == NULL) return NULL;
+  }
+  return yirage_py_result(status, bytes);
+}
+
+/* [status, units new to the plan]; `data`: any bytes-like object. */
+PyObject *yirage_py_search_plan_add_partial(yirage_search_plan *plan, PyObject *data) {
+  Py_buffer view;
+  size_t added = 0;
+  yirage_status status;
+  if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) != 0) return NULL;
+  Py_BEGIN_ALLOW_THREADS
+  status = yirage_search_plan_add_partial(plan, view.buf, (size_t)view.len, &added);
+  Py_END_ALLOW_THREADS
+  PyBuffer_Release(&view);
+  return yirage_py_result(status, status == YIRAGE_OK ? PyLong_FromSize_t(added) : NULL);
+}
+
+/* [status, search result]; also for TIMEOUT (units missing), as yirage_py_superoptimize. */
+PyObject *yirage_py_search_plan_merge(const yirage_search_plan *plan, const yirage_device *device,
+                                      const char *target, double time_budget, uint32_t profile_top_k,
+                                      uint32_t threads, PyObject *progress, PyObject *grids, PyObject *loops,
+                                      PyObject *fixed, uint32_t profile_repeats) {
+  yirage_py_search_request r;
+  yirage_search_result *result = NULL;
+  int status = yirage_py_search_request_fill(&r, device, target, time_budget, profile_top_k, threads, NULL, 0,
+                                             progress, grids, loops, fixed, profile_repeats);
+  if (status < 0) return NULL;
+  if (status != YIRAGE_OK) return yirage_py_result((yirage_status)status, NULL);
+  Py_BEGIN_ALLOW_THREADS
+  status = yirage_search_plan_merge(plan, &r.options, &result);
+  Py_END_ALLOW_THREADS
+  return yirage_py_result((yirage_status)status, result != NULL
       ? yirage_py_handle(result, SWIGTYPE_p_yirage_search_result_s) : NULL);
 }
 

@@ -26,6 +26,7 @@
 
 %apply size_t *OUTPUT { size_t *out_count, size_t *out_ndim };
 %apply int64_t *OUTPUT { int64_t *out_bytes };
+%apply int32_t *OUTPUT { int32_t *out_done };
 %typemap(in, numinputs=0) yirage_dtype *out_dtype (yirage_dtype temp) "$1 = &temp;";
 %typemap(argout) yirage_dtype *out_dtype {
   $result = SWIG_Python_AppendOutput($result, PyLong_FromLong((long)*$1));
@@ -84,6 +85,11 @@
 %ignore yirage_buffer_read;
 %ignore yirage_buffer_to_dlpack;
 %ignore yirage_kernel_run_host;
+%ignore yirage_search_plan_create;
+%ignore yirage_search_plan_id;
+%ignore yirage_search_plan_run_units;
+%ignore yirage_search_plan_add_partial;
+%ignore yirage_search_plan_merge;
 
 %include "python_helpers.i"
 %include "runtime_helpers.i"

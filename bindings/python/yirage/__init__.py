@@ -54,7 +54,7 @@ __all__ = [
     "VersionMismatchError", "CorruptDataError", "CancelledError", "TimeoutError_", "InternalError",
     "KernelGraph", "ThreadblockGraph", "Tensor", "EquivalenceResult", "new_kernel_graph",
     "new_threadblock_graph", "load", "from_bytes", "target", "version", "abi_version",
-    "Context", "Device", "DeviceTensor", "Kernel", "SearchReport", "default_context",
+    "Context", "Device", "DeviceTensor", "Kernel", "SearchReport", "SearchPlan", "default_context",
     "get_available_backends",
     "devices", "search_cache_dir",
 ]
@@ -1340,6 +1340,22 @@ _MIRAGE_NO_EFFECT = {
 }
 
 
+def _search_grids(griddims, franges):
+    """Mirage's griddims and franges as the search's (fixed grid, grid candidates, loop
+    candidates), each None where free: one grid is the only one tried; several, each value a block
+    count to try on any axis. franges: the for-loop ranges to try."""
+    fixed = grids = None
+    if griddims is not None:
+        shapes = [tuple(int(v) for v in g) + (1,) * (3 - len(tuple(g))) for g in griddims]
+        if len(shapes) == 1:
+            fixed = shapes[0]
+        else:
+            grids = sorted({v for shape in shapes for v in shape if v > 1})
+    # (yirage's candidates are loop ranges of 2 or more: a 1, Mirage's "no loop", is dropped.)
+    loops = None if franges is None else [int(f) for f in franges if int(f) != 1]
+    return fixed, grids, loops
+
+
 def _superoptimize(graph, backend=None, device=None, time_budget=60, top_k=4, threads=0,
                    cache_dir=None, progress=None, context=None, remeasure=False, *,
                    griddims=None, franges=None, blockdims=None, imaps=None, omaps=None, fmaps=None,
@@ -1363,23 +1379,13 @@ def _superoptimize(graph, backend=None, device=None, time_budget=60, top_k=4, th
     elif cache_dir is False:
         cache_dir = None
     dev = _device_for(context, backend, device)
-    # Mirage's griddims: one grid is the only one tried; several, each value a block count to try
-    # on any axis. franges: the for-loop ranges to try.
-    fixed = grids = None
-    if griddims is not None:
-        shapes = [tuple(int(v) for v in g) + (1,) * (3 - len(tuple(g))) for g in griddims]
-        if len(shapes) == 1:
-            fixed = shapes[0]
-        else:
-            grids = sorted({v for shape in shapes for v in shape if v > 1})
-    # (yirage's candidates are loop ranges of 2 or more: a 1, Mirage's "no loop", is dropped.)
-    loops = None if franges is None else [int(f) for f in franges if int(f) != 1]
+    fixed, grids, loops = _search_grids(griddims, franges)
     bar = None
     if progress is None and (sys.stderr.isatty() or verbose):
         progress = bar = _ProgressBar(float(time_budget))
     try:
         status, handle = _c.yirage_py_superoptimize(
-            graph._live(), dev._handle, float(time_budget), int(top_k), int(threads),
+            graph._live(), dev._handle, None, float(time_budget), int(top_k), int(threads),
             None if cache_dir is None else _path(cache_dir, "superoptimize(): cache_dir"), 1 if remeasure else 0,
             progress,
             grids, loops, fixed, int(profile_iters) if profile_iters is not None else 0)
@@ -1450,6 +1456,192 @@ KernelGraph.compile.__doc__ = """This graph compiled as it is for a device (the 
     yirage.default_device()): a callable yirage.Kernel. Mirage's compile options (target_cc,
     num_warp_groups, pipeline_stages, profiling, enable_online_softmax, file_id) have no effect;
     async_=True raises UnsupportedError."""
+
+
+def _search_device(target, context, backend, device):
+    """Where a search runs: nowhere (None) for a built-in `target` with neither a backend nor a
+    device, else as superoptimize's (_device_for)."""
+    if target is not None and backend is None and device is None:
+        return None
+    return _device_for(context, backend, device)
+
+
+def _search(graph, target=None, backend=None, device=None, time_budget=60, top_k=4, threads=0,
+            cache_dir=False, progress=None, context=None, remeasure=False, *, griddims=None,
+            franges=None, profile_iters=None):
+    dev = _search_device(target, context, backend, device)
+    fixed, grids, loops = _search_grids(griddims, franges)
+    if cache_dir is None:
+        cache_dir = search_cache_dir()
+    status, handle = _c.yirage_py_superoptimize(
+        graph._live(), None if dev is None else dev._handle, None if target is None else str(target),
+        float(time_budget), int(top_k), int(threads),
+        None if cache_dir is False else _path(cache_dir, "search(): cache_dir"), 1 if remeasure else 0,
+        progress, grids, loops, fixed, int(profile_iters) if profile_iters is not None else 0)
+    if status not in (_c.YIRAGE_OK, _c.YIRAGE_ERROR_TIMEOUT) or handle is None:
+        _check([status])
+    return SearchReport(handle, status)
+
+
+KernelGraph.search = _search
+KernelGraph.search.__doc__ = """The superoptimizer's search alone: a SearchReport (.candidates
+    best first, .stats, .profiled, .timed_out when the budget ran out) instead of a compiled kernel.
+    With a built-in `target` ("h100", "a100", "mi300x", "cpu"; yirage.target lists its properties)
+    and neither a backend nor a device, candidates are estimated for that target and nothing is
+    measured, so no such hardware is needed; otherwise it runs where superoptimize would and
+    profiles the `top_k` cheapest there (a target then replaces the device's properties). Other
+    keywords as superoptimize's; searches are not cached unless `cache_dir` is given (None:
+    search_cache_dir())."""
+
+
+class SearchPlan:
+    """A search split into work units that any process can run (searches in shards,
+    docs/python.md): the pattern for Ray, Dask or a multiprocessing pool.
+
+        plan = yirage.SearchPlan(graph, min_units=8, target="h100", time_budget=300)
+        partial = plan.run_units([0, 3, 6])      # bytes; in any process with the same plan
+        plan.add_partial(partial)                # in the process that gathers
+        report = plan.merge()                    # == graph.search(target="h100", ...)
+
+    Planning is deterministic: a process that plans the same graph with the same options and
+    min_units gets the same units and the same .id, so workers rebuild the plan (a plan is not
+    pickled) and only the graph (KernelGraph.to_bytes), the options, unit indices and partial
+    results travel. A partial result is checked on arrival; one of another plan raises
+    InvalidArgumentError, malformed bytes CorruptDataError.
+
+    The options are KernelGraph.search's: `target` (a built-in target's name; with neither a
+    backend nor a device nothing is measured), backend / device / context (where the merge
+    profiles; also the target when `target` is None), time_budget (seconds, counted from each call
+    that runs units, and from merge), threads, griddims and franges. `min_units` (>= 1): the least
+    units wanted; a small search may have fewer, and 0 where planning searched everything."""
+
+    _release_handle = staticmethod(_ext.yirage_search_plan_release)
+
+    def __init__(self, graph, min_units=1, *, target=None, backend=None, device=None, time_budget=60,
+                 threads=0, griddims=None, franges=None, context=None):
+        self._handle = None
+        if not isinstance(graph, KernelGraph):
+            raise TypeError(f"SearchPlan(): graph must be a yirage.KernelGraph, not {type(graph).__name__}")
+        min_units = operator.index(min_units)
+        if not 1 <= min_units < 2**32:
+            raise InvalidArgumentError(f"SearchPlan(): min_units must be from 1 to 2**32 - 1, not {min_units}")
+        self.graph = graph
+        self.device = _search_device(target, context, backend, device)
+        self._target = None if target is None else str(target)
+        self._time_budget, self._threads = float(time_budget), int(threads)
+        self._fixed, self._grids, self._loops = _search_grids(griddims, franges)
+        self._handle = _check(_c.yirage_py_search_plan_create(
+            graph._live(), min_units, None if self.device is None else self.device._handle, self._target,
+            self._time_budget, self._threads, self._grids, self._loops, self._fixed))
+
+    def release(self):
+        if getattr(self, "_handle", None) is not None:
+            self._release_handle(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def __reduce__(self):
+        raise TypeError("a yirage.SearchPlan is not pickled: build it again in the worker from the same "
+                        "graph and options (planning is deterministic, the plan ids are equal)")
+
+    def _live(self):
+        if self._handle is None:
+            raise InvalidArgumentError("this SearchPlan has been released")
+        return self._handle
+
+    @property
+    def num_units(self):
+        """The number of work units (0 where planning searched everything)."""
+        return _check(_c.yirage_search_plan_num_units(self._live()))
+
+    def __len__(self):
+        return self.num_units
+
+    @property
+    def id(self):
+        """32 hexadecimal digits naming the plan (its graph, target, options, min_units and the
+        yirage version): equal plans have equal ids; name checkpoint files with it."""
+        return _check(_c.yirage_py_search_plan_id(self._live()))
+
+    def __repr__(self):
+        return f"yirage.SearchPlan({self.id}, {self.num_units} units)"
+
+    def run_units(self, units):
+        """Runs units (indices below num_units; repeats run once) on the plan's threads and
+        returns their partial result as bytes, for add_partial in any process with the same plan.
+        Where the budget (counted from this call) runs out, it still returns bytes, holding only
+        the units that finished: the gathering plan's unit_done / missing_units say which to run
+        again. An index out of range raises InvalidArgumentError and runs nothing."""
+        units = [operator.index(u) for u in units]
+        if any(u < 0 for u in units):
+            raise InvalidArgumentError(f"run_units(): unit indices must be >= 0, not {min(units)}")
+        status, partial = _c.yirage_py_search_plan_run_units(self._live(), units)
+        if status in (_c.YIRAGE_ERROR_TIMEOUT, _c.YIRAGE_ERROR_CANCELLED) and partial is not None:
+            return partial
+        _check([status])
+        return partial
+
+    def add_partial(self, data):
+        """Adds a partial result's units (bytes from run_units; a unit added before counts once)
+        and returns how many were new. Nothing in the bytes is trusted: a partial result of
+        another plan raises InvalidArgumentError, malformed bytes CorruptDataError; either way
+        the plan is unchanged."""
+        return _check(_c.yirage_py_search_plan_add_partial(self._live(), data))
+
+    def unit_done(self, unit):
+        """Whether unit `unit`'s result has been added."""
+        unit = operator.index(unit)
+        if unit < 0:
+            raise InvalidArgumentError(f"unit_done(): unit {unit} of a plan of {self.num_units} units")
+        return bool(_check(_c.yirage_search_plan_unit_done(self._live(), unit)))
+
+    def missing_units(self):
+        """The units whose results have not been added, in order."""
+        return [u for u in range(self.num_units) if not self.unit_done(u)]
+
+    def _merge(self, device, top_k, profile_iters, progress):
+        status, handle = _c.yirage_py_search_plan_merge(
+            self._live(), None if device is None else device._handle, self._target, self._time_budget,
+            int(top_k), self._threads, progress, self._grids, self._loops, self._fixed,
+            int(profile_iters) if profile_iters is not None else 0)
+        if status not in (_c.YIRAGE_OK, _c.YIRAGE_ERROR_TIMEOUT) or handle is None:
+            _check([status])
+        return SearchReport(handle, status)
+
+    def merge(self, *, backend=None, device=None, context=None, top_k=4, profile_iters=None, progress=None):
+        """The answer of the units added so far, as KernelGraph.search gives it with the plan's
+        options: a SearchReport whose candidates are verified against the graph here. With units
+        missing the report is incomplete and its .timed_out is set (missing_units lists them), as
+        a search stopped by its budget. It profiles the `top_k` cheapest where the plan's device
+        is, or on backend / device when given (a device whose properties differ from the plan's
+        target, with no `target` in the plan, raises InvalidArgumentError)."""
+        dev = self.device if backend is None and device is None else _device_for(context, backend, device)
+        return self._merge(dev, top_k, profile_iters, progress)
+
+    def kernel(self, *, backend=None, device=None, context=None, top_k=4, profile_iters=None, progress=None):
+        """merge() profiled on a device (backend / device, else the plan's, else
+        yirage.default_device()), then the fastest correct candidate compiled: the yirage.Kernel
+        that KernelGraph.superoptimize returns, its report in .search. Raises NotFoundError where
+        no correct candidate was found."""
+        if backend is None and device is None:
+            dev = self.device if self.device is not None else default_device()
+        else:
+            dev = _device_for(context, backend, device)
+        report = self._merge(dev, top_k, profile_iters, progress)
+        if not report.candidates:
+            why = "; ".join(f"{r['description']}: {r['error']}" for r in report.profiled)
+            raise NotFoundError("SearchPlan.kernel(): no correct candidate was found" +
+                                (" (units missing or the budget ran out)" if report.timed_out else "") +
+                                (f" ({why})" if why else ""))
+        return Kernel(report.candidates[0][0], dev, report, self.graph._layouts)
 
 
 def new_kernel_graph():
