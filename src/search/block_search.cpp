@@ -223,6 +223,7 @@ class StructureSearch {
     }
     const int32_t ordinal = children++;
     const size_t level = path_.size();
+    const bool listed = counted && at_depth();  // at this node: its children are listed
     path_.push_back(ordinal);
     if (!counted) {
       // Above the root: only its next step is explored, and after it nothing more.
@@ -230,7 +231,7 @@ class StructureSearch {
         descend(ops, out[0], term);
         left_ = true;
       }
-    } else if (at_depth()) {
+    } else if (listed) {
       ++stats_.states;
       found_.beyond.push_back(path_);
     } else {

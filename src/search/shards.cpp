@@ -98,8 +98,10 @@ class ShardedSearch::Impl {
         frontier.push_back({static_cast<uint32_t>(p), static_cast<uint32_t>(t), {}});
       }
     }
-    // Breadth first: a node taken apart leaves its structures here and its children as units.
-    for (size_t expanded = 0; !frontier.empty() && frontier.size() < min_units_ && expanded < 16 * size_t{min_units_};
+    // Breadth first: a node taken apart leaves its structures here and its children as units. At
+    // most 2 * min_units nodes are taken apart, so planning stays cheap where the tree is a few
+    // long chains (fewer units then).
+    for (size_t expanded = 0; !frontier.empty() && frontier.size() < min_units_ && expanded < 2 * size_t{min_units_};
          ++expanded) {
       const WorkUnit node = std::move(frontier.front());
       frontier.pop_front();

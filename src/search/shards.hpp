@@ -5,7 +5,8 @@
 //
 // A plan lists the units: the tasks of every pass (search_pass.hpp: a cut of the graph and a
 // grid/loop plan) and, within them, subtrees of the thread-block structure search, split breadth
-// first until there are at least `min_units` (one huge task does not stall a run). Planning is
+// first until there are at least `min_units` (one huge task does not stall a run) or 2 * min_units
+// nodes were split (a tree of long chains gives fewer units). Planning is
 // deterministic, so every process that plans the same graph with the same options gets the same
 // units; the plan's request bytes name it, and a partial result of another plan is refused.
 // Merging takes each unit's structures in depth-first order, builds them at every size, verifies
