@@ -29,9 +29,9 @@
 
 /* Messages: control (hello, requests) to rank 0 on one tag; a request's partial result and the
  * reply to it on tags of the asking thread. */
-enum { TAG_JOB = 1, TAG_CONTROL = 2, TAG_PARTIAL = 10000, TAG_REPLY = 20000, MAX_THREADS = 4096 };
+enum { TAG_JOB = 1, TAG_CONTROL = 2, TAG_PLAN_ID = 3, TAG_PARTIAL = 10000, TAG_REPLY = 20000, MAX_THREADS = 4096 };
 enum { MSG_HELLO = 1, MSG_REQUEST = 2 };
-enum { DEFAULT_UNITS = 256 };
+enum { DEFAULT_UNITS = 2048 };
 
 /* What rank 0 sends each rank before a search (all ranks run the same build: the structs travel
  * as bytes). stop 1: no search, finish. */
@@ -39,8 +39,7 @@ typedef struct job {
   int32_t stop;
   uint32_t min_units, threads;
   uint64_t graph_size;
-  double seconds;   /* the enumeration's time left when sent */
-  char plan_id[33]; /* rank 0's: every rank must plan the same */
+  double seconds; /* the enumeration's time left when sent */
   yirage_search_options options;
   yirage_target_properties target;
   int64_t grids[64], loops[64];
@@ -51,6 +50,8 @@ typedef int64_t control[7];
 
 static int rank = 0, ranks = 1;
 static int workers_released = 0;
+/* Rank 0 sent a job the other ranks are still working on: an exit now must end them too. */
+static int workers_busy = 0;
 
 static double now(void) {
   return MPI_Wtime();
@@ -86,6 +87,7 @@ typedef struct dispatch {
   size_t units, next, running, done, from_checkpoint, run_here, max_units;
   int stopping; /* no more units handed out: the budget, --max-units or every unit is done */
   int32_t cancel;
+  char plan_id[33];
   double started, deadline;
   yirage_search_progress progress;
 } dispatch;
@@ -180,8 +182,22 @@ static void *dispatcher(void *arg) {
   while (hellos < ranks - 1 || stopped < threads) {
     control m;
     MPI_Status status;
-    MPI_Recv(m, 7, MPI_INT64_T, MPI_ANY_SOURCE, TAG_CONTROL, MPI_COMM_WORLD, &status);
+    /* Polled with pauses: a blocking receive spins (Open MPI's), taking a core from the units. */
+    for (int arrived = 0;;) {
+      MPI_Iprobe(MPI_ANY_SOURCE, TAG_CONTROL, MPI_COMM_WORLD, &arrived, &status);
+      if (arrived) break;
+      const struct timespec pause = {0, 200 * 1000};
+      nanosleep(&pause, NULL);
+    }
+    MPI_Recv(m, 7, MPI_INT64_T, status.MPI_SOURCE, TAG_CONTROL, MPI_COMM_WORLD, &status);
     if (m[0] == MSG_HELLO) {
+      char id[33];
+      MPI_Recv(id, 33, MPI_CHAR, status.MPI_SOURCE, TAG_PLAN_ID, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (strcmp(id, d.plan_id) != 0) {
+        cli_fail("rank %d planned other units than rank 0 (every rank must run the same build of yirage)",
+                 status.MPI_SOURCE);
+        MPI_Abort(MPI_COMM_WORLD, EXIT_WORK_FAILED);
+      }
       ++hellos;
       threads += m[1];
       continue;
@@ -299,6 +315,7 @@ static void release_workers(void) {
 }
 
 static void finish_mpi(void) {
+  if (rank == 0 && workers_busy) MPI_Abort(MPI_COMM_WORLD, EXIT_WORK_FAILED);
   if (rank == 0) release_workers();
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -330,21 +347,7 @@ static yirage_status sharded_superoptimize(const options *o, const yirage_graph 
   j.options.cache_dir = NULL;
   j.options.time_budget_seconds = so->time_budget_seconds;
   j.min_units = o->units ? o->units : DEFAULT_UNITS;
-  const yirage_status planned = yirage_search_plan_create(graph, &j.options, j.min_units, &d.plan);
-  if (planned != YIRAGE_OK) return planned;
-  cli_check(yirage_search_plan_id(d.plan, j.plan_id), "naming the plan");
-  cli_check(yirage_search_plan_num_units(d.plan, &d.units), "counting units");
-  d.state = calloc(d.units + 1, 1);
-  if (o->checkpoint) {
-    static char folder[4096];
-    snprintf(folder, sizeof folder, "%s/%s", o->checkpoint, j.plan_id);
-    mkdir_p(folder);
-    d.folder = folder;
-    resume();
-  }
-  if (d.done == d.units) d.stopping = 1;
-
-  /* Every other rank: the job, then the graph. */
+  /* Every other rank gets the job and the graph first: all ranks plan at once. */
   yirage_blob *graph_bytes = NULL;
   cli_check(yirage_graph_serialize(graph, YIRAGE_GRAPH_FORMAT_BINARY, &graph_bytes), "sending the graph");
   j.graph_size = yirage_blob_size(graph_bytes);
@@ -357,6 +360,20 @@ static yirage_status sharded_superoptimize(const options *o, const yirage_graph 
     MPI_Send(yirage_blob_data(graph_bytes), (int)j.graph_size, MPI_BYTE, r, TAG_JOB, MPI_COMM_WORLD);
   }
   yirage_blob_release(graph_bytes);
+  workers_busy = 1;
+  const yirage_status planned = yirage_search_plan_create(graph, &j.options, j.min_units, &d.plan);
+  if (planned != YIRAGE_OK) return planned;
+  cli_check(yirage_search_plan_id(d.plan, d.plan_id), "naming the plan");
+  cli_check(yirage_search_plan_num_units(d.plan, &d.units), "counting units");
+  d.state = calloc(d.units + 1, 1);
+  if (o->checkpoint) {
+    static char folder[4096];
+    snprintf(folder, sizeof folder, "%s/%s", o->checkpoint, d.plan_id);
+    mkdir_p(folder);
+    d.folder = folder;
+    resume();
+  }
+  if (d.done == d.units) d.stopping = 1;
 
   pthread_t messenger, local[MAX_THREADS];
   if (ranks > 1) pthread_create(&messenger, NULL, dispatcher, NULL);
@@ -381,6 +398,7 @@ static yirage_status sharded_superoptimize(const options *o, const yirage_graph 
   pthread_mutex_unlock(&d.mutex);
   for (int t = 0; t < threads; ++t) pthread_join(local[t], NULL);
   if (ranks > 1) pthread_join(messenger, NULL);
+  workers_busy = 0;
 
   fprintf(stderr, "%s: %zu work units: %zu from the checkpoint, %zu run now on %d rank(s); %zu not run\n", "yirage-mpi",
           d.units, d.from_checkpoint, d.run_here, ranks, d.units - d.done);
@@ -464,15 +482,15 @@ static int work(void) {
     j.options.device = NULL;
     if (yirage_graph_deserialize(bytes, j.graph_size, &graph) != YIRAGE_OK ||
         yirage_search_plan_create(graph, &j.options, j.min_units, &plan) != YIRAGE_OK ||
-        yirage_search_plan_id(plan, id) != YIRAGE_OK || strcmp(id, j.plan_id) != 0) {
-      cli_fail("rank %d cannot plan rank 0's search (%s): every rank must run the same build", rank,
-               plan ? "it planned other units" : yirage_last_error_message());
+        yirage_search_plan_id(plan, id) != YIRAGE_OK) {
+      cli_fail("rank %d cannot plan rank 0's search: %s", rank, yirage_last_error_message());
       MPI_Abort(MPI_COMM_WORLD, EXIT_WORK_FAILED);
     }
     free(bytes);
     const int threads = thread_count(j.threads);
     control hello = {MSG_HELLO, threads, 0, 0, 0, 0, 0};
     MPI_Send(hello, 7, MPI_INT64_T, 0, TAG_CONTROL, MPI_COMM_WORLD);
+    MPI_Send(id, 33, MPI_CHAR, 0, TAG_PLAN_ID, MPI_COMM_WORLD);
     pthread_t pool[MAX_THREADS];
     worker_state states[MAX_THREADS];
     for (int t = 0; t < threads; ++t) {

@@ -20,6 +20,7 @@ typedef struct options {
   int32_t device;
   double budget;
   uint32_t threads, top_k, repeats, max_inputs; /* max_inputs 0: the library's default */
+  uint32_t max_block_ops, max_kernel_ops;       /* 0: the library's defaults */
   uint32_t units;                               /* yirage-mpi: work units to plan (0: its default) */
   uint32_t max_units;                           /* yirage-mpi: stop after this many units (0: no limit) */
   int quiet, cold, remeasure, isolated;
