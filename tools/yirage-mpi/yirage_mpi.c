@@ -121,15 +121,17 @@ static void write_checkpoint(size_t unit, const void *bytes, size_t size) {
   }
 }
 
-/* A unit came back (under d.mutex): finished with its partial result's bytes, or not. */
+/* A unit came back: finished with its partial result's bytes, or not. Its result is checked and
+ * kept outside d.mutex, so that the queue keeps answering meanwhile. */
 static void unit_returned(int64_t unit, int finished, const void *bytes, size_t size, int64_t states,
                           int64_t structures) {
-  if (unit < 0 || (size_t)unit >= d.units || d.state[unit] != UNIT_RUNNING) {
+  pthread_mutex_lock(&d.mutex);
+  const int known = unit >= 0 && (size_t)unit < d.units && d.state[unit] == UNIT_RUNNING;
+  pthread_mutex_unlock(&d.mutex);
+  if (!known) {
     cli_fail("a rank returned unit %lld, which it was not running", (long long)unit);
     MPI_Abort(MPI_COMM_WORLD, EXIT_WORK_FAILED);
   }
-  --d.running;
-  d.state[unit] = UNIT_TODO;
   if (finished) {
     size_t added = 0;
     /* Another rank's bytes are checked like any partial result's. */
@@ -138,7 +140,11 @@ static void unit_returned(int64_t unit, int finished, const void *bytes, size_t 
       MPI_Abort(MPI_COMM_WORLD, EXIT_WORK_FAILED);
     }
     if (d.folder) write_checkpoint((size_t)unit, bytes, size);
-    d.state[unit] = UNIT_DONE;
+  }
+  pthread_mutex_lock(&d.mutex);
+  --d.running;
+  d.state[unit] = finished ? UNIT_DONE : UNIT_TODO;
+  if (finished) {
     ++d.done;
     ++d.run_here;
     d.progress.states += states;
@@ -149,14 +155,21 @@ static void unit_returned(int64_t unit, int finished, const void *bytes, size_t 
   }
   if (d.done == d.units) d.stopping = 1;
   pthread_cond_broadcast(&d.changed);
+  pthread_mutex_unlock(&d.mutex);
+}
+
+/* The next unit to run, or -1. */
+static int64_t next_unit(void) {
+  pthread_mutex_lock(&d.mutex);
+  const int64_t unit = take_unit();
+  pthread_mutex_unlock(&d.mutex);
+  return unit;
 }
 
 /* Rank 0's own threads: units straight from the queue. */
 static void *local_worker(void *arg) {
   (void)arg;
-  pthread_mutex_lock(&d.mutex);
-  for (int64_t unit; (unit = take_unit()) >= 0;) {
-    pthread_mutex_unlock(&d.mutex);
+  for (int64_t unit; (unit = next_unit()) >= 0;) {
     const uint32_t u = (uint32_t)unit;
     yirage_blob *partial = NULL;
     unit_states = unit_structures = 0;
@@ -165,12 +178,10 @@ static void *local_worker(void *arg) {
       cli_fail("running unit %u: %s", u, yirage_last_error_message());
       MPI_Abort(MPI_COMM_WORLD, EXIT_WORK_FAILED);
     }
-    pthread_mutex_lock(&d.mutex);
     unit_returned(unit, status == YIRAGE_OK, yirage_blob_data(partial), yirage_blob_size(partial), unit_states,
                   unit_structures);
     yirage_blob_release(partial);
   }
-  pthread_mutex_unlock(&d.mutex);
   return NULL;
 }
 
@@ -212,13 +223,12 @@ static void *dispatcher(void *arg) {
       MPI_Recv(bytes, (int)m[4], MPI_BYTE, status.MPI_SOURCE, TAG_PARTIAL + (int)m[1], MPI_COMM_WORLD,
                MPI_STATUS_IGNORE);
     }
-    pthread_mutex_lock(&d.mutex);
-    if (m[2] >= 0) unit_returned(m[2], (int)m[3], bytes, (size_t)m[4], m[5], m[6]);
-    int64_t next = take_unit();
-    pthread_mutex_unlock(&d.mutex);
-    free(bytes);
+    /* The next unit first: the asking thread works while its result is checked and kept. */
+    int64_t next = next_unit();
     if (next < 0) ++stopped;
     MPI_Send(&next, 1, MPI_INT64_T, status.MPI_SOURCE, TAG_REPLY + (int)m[1], MPI_COMM_WORLD);
+    if (m[2] >= 0) unit_returned(m[2], (int)m[3], bytes, (size_t)m[4], m[5], m[6]);
+    free(bytes);
   }
   return NULL;
 }
