@@ -34,4 +34,16 @@ struct DecoderLayerShape {
 // Wg [hidden, intermediate], Wu [hidden, intermediate], Wd [intermediate, hidden].
 KernelGraph build_decoder_layer(DType dtype, const DecoderLayerShape &shape = {});
 
+// The same operators at small sizes, quick to fingerprint (tests).
+inline DecoderLayerShape small_decoder_layer_shape() {
+  DecoderLayerShape shape;
+  shape.hidden = 64;
+  shape.query_heads = 4;
+  shape.kv_heads = 2;
+  shape.head_dim = 16;
+  shape.intermediate = 128;
+  shape.cached = 64;
+  return shape;
+}
+
 }  // namespace yirage::bench

@@ -14,14 +14,7 @@ namespace {
 
 // The decoder layer at small sizes: the same operators, quick to fingerprint.
 KernelGraph small_layer() {
-  bench::DecoderLayerShape shape;
-  shape.hidden = 64;
-  shape.query_heads = 4;
-  shape.kv_heads = 2;
-  shape.head_dim = 16;
-  shape.intermediate = 128;
-  shape.cached = 64;
-  return bench::build_decoder_layer(DType::kFloat16, shape);
+  return bench::build_decoder_layer(DType::kFloat16, bench::small_decoder_layer_shape());
 }
 
 size_t compute_ops(const KernelGraph &g) {

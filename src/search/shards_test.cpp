@@ -143,14 +143,7 @@ TEST(Sharded, RefusesForeignAndMalformedPartialResults) {
 }
 
 TEST(Sharded, RefusesGraphsSearchedInSegments) {
-  bench::DecoderLayerShape shape;
-  shape.hidden = 64;
-  shape.query_heads = 4;
-  shape.kv_heads = 2;
-  shape.head_dim = 16;
-  shape.intermediate = 128;
-  shape.cached = 64;
-  const KernelGraph layer = bench::build_decoder_layer(DType::kFloat16, shape);
+  const KernelGraph layer = bench::build_decoder_layer(DType::kFloat16, bench::small_decoder_layer_shape());
   try {
     ShardedSearch plan(layer, options_for(), 8);
     FAIL() << "planned a graph searched in segments";

@@ -307,7 +307,28 @@ def _handle(x, role="tensor"):
     return x._handle
 
 
-class _Graph:
+class _Owned:
+    """A C handle the object owns (`_handle`), released by release(), at the end of a `with`
+    block, or when the object is collected; `_release_handle` is the C function that frees it."""
+
+    _handle = None
+
+    def release(self):
+        if self._handle is not None:
+            self._release_handle(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+class _Graph(_Owned):
     """What kernel graphs and thread-block graphs share: the compute operators."""
 
     _prefix = None  # "yirage_graph_" or "yirage_block_graph_"
@@ -391,20 +412,6 @@ class KernelGraph(_Graph):
         self._handle = handle if handle is not None else _check(_c.yirage_graph_create())
         self._block_inputs = None
         self._layouts = _KernelLayouts()
-
-    def release(self):
-        if self._handle is not None:
-            self._release_handle(self._handle)
-            self._handle = None
-
-    def __del__(self):
-        self.release()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.release()
 
     def new_input(self, dims, strides=None, dtype=float16):
         """A new input of `dims` (Mirage's order: dims, strides, dtype). `strides` (Mirage's
@@ -666,14 +673,6 @@ class ThreadblockGraph(_Graph):
         self._grid, self._forloop_range, self._reduction_dimx = grid, int(forloop_range), reduction_dimx
         self._dtensors = []
         self._tiles = {}  # pointer key -> _Tile
-
-    def release(self):
-        if self._handle is not None:
-            self._release_handle(self._handle)
-            self._handle = None
-
-    def __del__(self):
-        self.release()
 
     def _tensor(self, name, *args):
         t = super()._tensor(name, *args)
@@ -1494,7 +1493,7 @@ KernelGraph.search.__doc__ = """The superoptimizer's search alone: a SearchRepor
     search_cache_dir())."""
 
 
-class SearchPlan:
+class SearchPlan(_Owned):
     """A search split into work units that any process can run (searches in shards,
     docs/python.md): the pattern for Ray, Dask or a multiprocessing pool.
 
@@ -1533,20 +1532,6 @@ class SearchPlan:
         self._handle = _check(_c.yirage_py_search_plan_create(
             graph._live(), min_units, None if self.device is None else self.device._handle, self._target,
             self._time_budget, self._threads, self._grids, self._loops, self._fixed))
-
-    def release(self):
-        if getattr(self, "_handle", None) is not None:
-            self._release_handle(self._handle)
-            self._handle = None
-
-    def __del__(self):
-        self.release()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.release()
 
     def __reduce__(self):
         raise TypeError("a yirage.SearchPlan is not pickled: build it again in the worker from the same "
