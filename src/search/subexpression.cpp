@@ -174,15 +174,23 @@ bool SubexpressionOracle::in_index(const Expr &term) const {
   return false;
 }
 
+std::optional<bool> SubexpressionOracle::remembered(const Expr &term) {
+  MemoShard &shard = memo_[std::hash<std::string>{}(term->text) % memo_.size()];
+  std::lock_guard lock(shard.mutex);
+  const auto it = shard.answers.find(term->text);
+  if (it == shard.answers.end()) return std::nullopt;
+  memo_hits_.fetch_add(1, std::memory_order_relaxed);
+  return it->second;
+}
+
 bool SubexpressionOracle::occurs(const Expr &term) {
+  queries_.fetch_add(1, std::memory_order_relaxed);
+  // Most questions were asked before: answered from the memo's shard, without the oracle's lock
+  // (one lock for every question made the search's threads wait on each other).
+  if (const std::optional<bool> known = remembered(term)) return *known;
   std::unique_lock lock(mutex_);
-  ++stats_.queries;
   answered_.wait(lock, [&] { return !proving_.count(term->text); });
-  auto memo = memo_.find(term->text);
-  if (memo != memo_.end()) {
-    ++stats_.memo_hits;
-    return memo->second;
-  }
+  if (const std::optional<bool> known = remembered(term)) return *known;  // answered meanwhile
   bool answer;
   if (in_index(term)) {
     ++stats_.index_yes;
@@ -203,7 +211,9 @@ bool SubexpressionOracle::occurs(const Expr &term) {
       }
     }
   }
-  memo_.emplace(term->text, answer);
+  MemoShard &shard = memo_[std::hash<std::string>{}(term->text) % memo_.size()];
+  std::lock_guard shard_lock(shard.mutex);
+  shard.answers.emplace(term->text, answer);
   return answer;
 }
 
@@ -255,7 +265,10 @@ bool SubexpressionOracle::ask_z3(const Expr &term, std::unique_lock<std::mutex> 
 
 OracleStats SubexpressionOracle::stats() const {
   std::lock_guard lock(mutex_);
-  return stats_;
+  OracleStats s = stats_;
+  s.queries = queries_.load(std::memory_order_relaxed);
+  s.memo_hits = memo_hits_.load(std::memory_order_relaxed);
+  return s;
 }
 
 }  // namespace yirage::search

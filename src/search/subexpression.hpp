@@ -16,11 +16,14 @@
 // answer instead of proving it again.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -60,6 +63,7 @@ class SubexpressionOracle {
   struct Z3State;
   bool in_index(const Expr &term) const;
   bool ask_z3(const Expr &term, std::unique_lock<std::mutex> &lock);  // lock held on entry and exit
+  std::optional<bool> remembered(const Expr &term);                   // the memo's answer, if any
 
   std::set<std::string> index_;
   std::map<std::string, std::vector<int64_t>> summed_;  // Σ's argument text -> sizes summed
@@ -69,7 +73,13 @@ class SubexpressionOracle {
   bool z3_usable_ = true;  // no root deeper than kMaxZ3Depth
   mutable std::mutex mutex_;
   std::condition_variable answered_;  // a Z3 query finished
-  std::unordered_map<std::string, bool> memo_;
+  // Answers given, in shards by the term's hash, each with its lock: the lock-free path of occurs.
+  struct MemoShard {
+    std::mutex mutex;
+    std::unordered_map<std::string, bool> answers;
+  };
+  std::array<MemoShard, 64> memo_;
+  std::atomic<int64_t> queries_{0}, memo_hits_{0};
   std::set<std::string> proving_;  // terms Z3 is working on
   OracleStats stats_;
   std::vector<std::unique_ptr<Z3State>> idle_z3_;  // contexts no query is using
