@@ -422,6 +422,8 @@ static yirage_status sharded_superoptimize(const options *o, const yirage_graph 
   const double left = so->time_budget_seconds - (now() - d.started);
   merge.time_budget_seconds = left > 1e-3 ? left : 1e-3;
   merge.progress = NULL;
+  /* Every other rank waits now: the merge's builds and fingerprints take all of rank 0's cores. */
+  merge.threads = 0;
   const yirage_status status = yirage_search_plan_merge(d.plan, &merge, out);
   yirage_search_plan_release(d.plan);
   free(d.state);
