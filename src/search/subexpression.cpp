@@ -185,36 +185,42 @@ std::optional<bool> SubexpressionOracle::remembered(const Expr &term) {
 
 bool SubexpressionOracle::occurs(const Expr &term) {
   queries_.fetch_add(1, std::memory_order_relaxed);
-  // Most questions were asked before: answered from the memo's shard, without the oracle's lock
-  // (one lock for every question made the search's threads wait on each other).
+  // The memo's shards and the index (built once, then only read) answer without the oracle's
+  // lock; only Z3's questions take it. With one lock around every question, a process's search
+  // threads took turns: one rank of 2 threads searched no faster than one thread.
   if (const std::optional<bool> known = remembered(term)) return *known;
-  std::unique_lock lock(mutex_);
-  answered_.wait(lock, [&] { return !proving_.count(term->text); });
-  if (const std::optional<bool> known = remembered(term)) return *known;  // answered meanwhile
-  bool answer;
+  bool answer = false;
+  const auto foreign = [&] {  // reads an input the target does not read
+    const std::vector<int64_t> read = expr_variables(term);
+    return std::any_of(read.begin(), read.end(), [&](int64_t v) { return !variables_.count(v); });
+  };
   if (in_index(term)) {
-    ++stats_.index_yes;
+    index_yes_.fetch_add(1, std::memory_order_relaxed);
     answer = true;
-  } else {
-    bool foreign = false;
-    for (int64_t v : expr_variables(term)) foreign = foreign || !variables_.count(v);
-    if (foreign) {
-      ++stats_.index_no;
-      answer = false;
+  } else if (foreign()) {
+    index_no_.fetch_add(1, std::memory_order_relaxed);
+  } else if (z3_rlimit_ > 0) {
+    std::map<std::string, int> depth;
+    std::unique_lock lock(mutex_);
+    if (!z3_usable_ || expr_depth(term, depth) > kMaxZ3Depth) {
+      ++stats_.z3_unknown;  // too deep to ask Z3: unknown, as when Z3 gives up
     } else {
-      std::map<std::string, int> depth;
-      if (z3_rlimit_ > 0 && (!z3_usable_ || expr_depth(term, depth) > kMaxZ3Depth)) {
-        ++stats_.z3_unknown;  // too deep to ask Z3: unknown, as when Z3 gives up
-        answer = false;
-      } else {
-        answer = z3_rlimit_ > 0 && ask_z3(term, lock);
-      }
+      answered_.wait(lock, [&] { return !proving_.count(term->text); });
+      if (const std::optional<bool> known = remembered(term)) return *known;  // proved meanwhile
+      answer = ask_z3(term, lock);
     }
+    // Remembered before the lock goes: a thread that waited for this proof then finds it.
+    remember(term, answer);
+    return answer;
   }
-  MemoShard &shard = memo_[std::hash<std::string>{}(term->text) % memo_.size()];
-  std::lock_guard shard_lock(shard.mutex);
-  shard.answers.emplace(term->text, answer);
+  remember(term, answer);
   return answer;
+}
+
+void SubexpressionOracle::remember(const Expr &term, bool answer) {
+  MemoShard &shard = memo_[std::hash<std::string>{}(term->text) % memo_.size()];
+  std::lock_guard lock(shard.mutex);
+  shard.answers.emplace(term->text, answer);
 }
 
 bool SubexpressionOracle::ask_z3(const Expr &term, std::unique_lock<std::mutex> &lock) {
@@ -268,6 +274,8 @@ OracleStats SubexpressionOracle::stats() const {
   OracleStats s = stats_;
   s.queries = queries_.load(std::memory_order_relaxed);
   s.memo_hits = memo_hits_.load(std::memory_order_relaxed);
+  s.index_yes = index_yes_.load(std::memory_order_relaxed);
+  s.index_no = index_no_.load(std::memory_order_relaxed);
   return s;
 }
 

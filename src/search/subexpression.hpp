@@ -64,6 +64,7 @@ class SubexpressionOracle {
   bool in_index(const Expr &term) const;
   bool ask_z3(const Expr &term, std::unique_lock<std::mutex> &lock);  // lock held on entry and exit
   std::optional<bool> remembered(const Expr &term);                   // the memo's answer, if any
+  void remember(const Expr &term, bool answer);
 
   std::set<std::string> index_;
   std::map<std::string, std::vector<int64_t>> summed_;  // Σ's argument text -> sizes summed
@@ -79,7 +80,7 @@ class SubexpressionOracle {
     std::unordered_map<std::string, bool> answers;
   };
   std::array<MemoShard, 64> memo_;
-  std::atomic<int64_t> queries_{0}, memo_hits_{0};
+  std::atomic<int64_t> queries_{0}, memo_hits_{0}, index_yes_{0}, index_no_{0};
   std::set<std::string> proving_;  // terms Z3 is working on
   OracleStats stats_;
   std::vector<std::unique_ptr<Z3State>> idle_z3_;  // contexts no query is using
