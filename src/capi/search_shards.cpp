@@ -87,25 +87,13 @@ yirage_status yirage_search_plan_run_units(const yirage_search_plan *plan, const
     const yirage_search_plan_s &p = checked_plan(function, plan);
     if (n_units > 0) require_non_null(function, "units", units);
     require_non_null(function, "out_partial", out_partial);
-    const std::vector<uint32_t> wanted(units, units + n_units);
-    for (uint32_t u : wanted) {
-      if (u >= p.search->num_units()) {
-        yirage::invalid_argument(std::string(function) + ": unit " + std::to_string(u) + " of a plan of " +
-                                 std::to_string(p.search->num_units()) + " units");
-      }
-    }
-    const yirage::search::ShardResult shard = p.search->run(wanted);
-    std::vector<uint32_t> distinct = wanted;
-    std::sort(distinct.begin(), distinct.end());
-    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-    const size_t finished = shard.units.size();
+    // run checks every index (invalid_argument) before anything runs.
+    const yirage::search::ShardResult shard = p.search->run(std::vector<uint32_t>(units, units + n_units));
     *out_partial = yirage::capi::adopt_blob(p.search->to_bytes(shard));
-    if (finished < distinct.size()) {
-      // The plan's options say which: its cancel flag, else its budget.
+    if (!shard.complete) {
       throw yirage::Error(yirage::ErrorCode::kTimeout,
                           std::string(function) + ": stopped (the budget ran out or the search was cancelled); " +
-                              std::to_string(finished) + " of " + std::to_string(distinct.size()) +
-                              " units finished and are in the partial result");
+                              std::to_string(shard.units.size()) + " finished unit(s) in the partial result");
     }
   });
 }
@@ -131,10 +119,7 @@ yirage_status yirage_search_plan_unit_done(const yirage_search_plan *plan, size_
   return guard([&] {
     const yirage_search_plan_s &p = checked_plan(function, plan);
     require_non_null(function, "out_done", out_done);
-    if (unit >= p.search->num_units()) {
-      yirage::invalid_argument(std::string(function) + ": unit " + std::to_string(unit) + " of a plan of " +
-                               std::to_string(p.search->num_units()) + " units");
-    }
+    p.search->unit(unit);  // invalid_argument past the plan's units
     std::lock_guard lock(p.mutex);
     *out_done = p.done.count(static_cast<uint32_t>(unit)) ? 1 : 0;
   });

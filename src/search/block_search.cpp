@@ -77,30 +77,30 @@ class StructureSearch {
       : ctx_(context), request_(request), plan_(plan), graph_(config), subtree_(subtree), stats_(stats) {}
 
   SubtreeFound run() {
-    found_.complete = search();
-    if (stopped_) found_.complete = false;
+    search();
+    found_.complete = !stopped_;
     return std::move(found_);
   }
 
  private:
-  // False where the inputs cannot be tiled for the plan (nothing to search: complete).
-  bool search() {
+  // Nothing to search where the inputs cannot be tiled for the plan.
+  void search() {
     const DimClasses &classes = *ctx_.classes;
     for (TensorId t : request_.inputs) {
       GridMap imap = kReplicated;
       for (size_t a = 0; a < plan_.grid_classes.size(); ++a) {
         const int d = classes.dim_in(t, plan_.grid_classes[a]);
-        if (d == -2) return true;  // two dims of one class: no single imap
+        if (d == -2) return;  // two dims of one class: no single imap
         imap[a] = d;
       }
       const int fmap = plan_.loop_class < 0 ? -1 : classes.dim_in(t, plan_.loop_class);
-      if (fmap == -2) return true;
+      if (fmap == -2) return;
       const Tensor &kt = ctx_.target->tensor(t);
       try {
         graph_.new_input(kt.dims, kt.dtype, imap, fmap);
       } catch (const Error &) {
         if (subtree_.root.empty()) ++stats_.pruned_shape;
-        return true;
+        return;
       }
       terms_.push_back((*ctx_.target_terms)[static_cast<size_t>(t)]);
     }
@@ -109,7 +109,6 @@ class StructureSearch {
     }
     for (const Expr &t : terms_) known_.push_back(t->text);
     expand(0, -1);
-    return true;
   }
 
   // Above the subtree's root: only the way down is walked, nothing is counted or kept.

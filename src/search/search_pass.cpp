@@ -21,10 +21,6 @@ namespace {
 
 using Clock = SearchPass::Clock;
 
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
 // A fused candidate's loop is also tried split over 2, 4, ... this many blocks (loop_split.hpp);
 // beyond kFewLoopParts only for long loops on grids that stay within a few waves.
 constexpr int64_t kMaxLoopParts = 128;
@@ -248,7 +244,7 @@ class SearchPass::Impl {
       end_.compare_exchange_strong(complete, SearchEnd::kCancelled);
       return true;
     }
-    if (since(started_) >= fraction * options_.time_budget_seconds) {
+    if (seconds_since(started_) >= fraction * options_.time_budget_seconds) {
       end_.compare_exchange_strong(complete, SearchEnd::kTimeout);
       return true;
     }
@@ -313,7 +309,7 @@ class SearchPass::Impl {
     std::lock_guard lock(mutex_);
     progress_.states += states;
     progress_.candidates += static_cast<int64_t>(candidates);
-    progress_.seconds = since(started_);
+    progress_.seconds = seconds_since(started_);
     if (options_.progress) options_.progress(progress_);
   }
 
@@ -508,7 +504,7 @@ class SearchPass::Impl {
       return;
     }
     if (f.fully_fused && result_.stats.first_fused_seconds < 0) {
-      result_.stats.first_fused_seconds = since(started_);
+      result_.stats.first_fused_seconds = seconds_since(started_);
     }
     kernel_counts_.insert(kernel_count(f.graph));
     result_.candidates.push_back(SearchCandidate{std::move(f.graph), f.seconds, r.trials, std::move(f.description)});
@@ -516,12 +512,7 @@ class SearchPass::Impl {
 
   void finish_stats() {
     SearchStats &s = result_.stats;
-    s.states = block_stats_.states;
-    s.pruned_shape = block_stats_.pruned_shape;
-    s.pruned_abstract = block_stats_.pruned_abstract;
-    s.pruned_canonical = block_stats_.pruned_canonical;
-    s.pruned_dead = block_stats_.pruned_dead;
-    s.structures = block_stats_.structures;
+    add_block_counts(s, block_stats_);
     if (oracle_) {
       const OracleStats o = oracle_->stats();
       s.oracle_queries = o.queries;
@@ -531,7 +522,7 @@ class SearchPass::Impl {
       s.z3_unknown = o.z3_unknown;
       s.z3_seconds = o.z3_seconds;
     }
-    s.seconds = since(started_);
+    s.seconds = seconds_since(started_);
     result_.end = end_;
   }
 

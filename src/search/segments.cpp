@@ -46,10 +46,6 @@ bool same_graph(const KernelGraph &a, const KernelGraph &b) {
          serialize::graph_to_bytes(b, serialize::GraphFormat::kBinary);
 }
 
-double since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 }  // namespace
 
 std::vector<Segment> plan_segments(const KernelGraph &graph, int segment_above_ops, int max_ops, int max_inputs) {
@@ -220,7 +216,7 @@ SearchResult superoptimize_in_segments(const KernelGraph &graph, const SearchOpt
     bool found_one = false;
     // This segment's share of what is left of the segments' part of the budget; none left, or
     // cancelled: the segment stays as it is.
-    const double share = (options.time_budget_seconds * kSegmentsShare - since(started)) * w / weights_left;
+    const double share = (options.time_budget_seconds * kSegmentsShare - seconds_since(started)) * w / weights_left;
     const bool cancelled = result.end == SearchEnd::kCancelled || (options.cancelled && options.cancelled());
     if (cancelled) result.end = SearchEnd::kCancelled;
     if (!cancelled && share < kLeastSegmentSeconds && result.end == SearchEnd::kComplete)
@@ -330,7 +326,7 @@ SearchResult superoptimize_in_segments(const KernelGraph &graph, const SearchOpt
         result.candidates.begin(), result.candidates.end(),
         [](const SearchCandidate &a, const SearchCandidate &b) { return a.estimated_seconds < b.estimated_seconds; });
   }
-  result.stats.seconds = since(started);
+  result.stats.seconds = seconds_since(started);
   return result;
 }
 

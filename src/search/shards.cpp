@@ -21,10 +21,6 @@ namespace {
 
 using Clock = ShardedSearch::Clock;
 
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
 // The plan's request: the graph, the target, the options the enumeration reads and min_units.
 // Profiling, verification and the cost model's loop waits are the merge's business: a rank with
 // no device plans the same units as the one that profiles.
@@ -48,15 +44,6 @@ std::vector<uint8_t> plan_request(const KernelGraph &graph, const SearchOptions 
 constexpr int64_t BlockSearchStats::*kCounts[] = {
     &BlockSearchStats::states,           &BlockSearchStats::pruned_shape, &BlockSearchStats::pruned_abstract,
     &BlockSearchStats::pruned_canonical, &BlockSearchStats::pruned_dead,  &BlockSearchStats::structures};
-
-void add_block_stats(SearchStats &s, const BlockSearchStats &b) {
-  s.states += b.states;
-  s.pruned_shape += b.pruned_shape;
-  s.pruned_abstract += b.pruned_abstract;
-  s.pruned_canonical += b.pruned_canonical;
-  s.pruned_dead += b.pruned_dead;
-  s.structures += b.structures;
-}
 
 bool starts_with(const SearchPath &path, const SearchPath &prefix) {
   return path.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), path.begin());
@@ -92,7 +79,7 @@ class ShardedSearch::Impl {
     for (size_t p = 0; p < forms_.size(); ++p) {
       passes_.push_back(
           std::make_unique<SearchPass>(forms_[p].graph, options_, started, *fingerprints_, forms_[p].fusions_only));
-      if (!passes_[p]->prepare() && since(started) >= 0.8 * options_.time_budget_seconds) out_of_time();
+      if (!passes_[p]->prepare() && seconds_since(started) >= 0.8 * options_.time_budget_seconds) out_of_time();
       shallow_.emplace_back(passes_[p]->num_tasks());
       for (size_t t = 0; t < passes_[p]->num_tasks(); ++t) {
         frontier.push_back({static_cast<uint32_t>(p), static_cast<uint32_t>(t), {}});
@@ -134,7 +121,7 @@ class ShardedSearch::Impl {
     for (uint32_t u : todo) unit(u);  // every index is checked before anything runs
     const auto started = Clock::now();
     auto stop = [&] {
-      return (options_.cancelled && options_.cancelled()) || since(started) >= options_.time_budget_seconds;
+      return (options_.cancelled && options_.cancelled()) || seconds_since(started) >= options_.time_budget_seconds;
     };
     std::vector<std::optional<UnitResult>> results(todo.size());
     std::mutex mutex;
@@ -153,7 +140,7 @@ class ShardedSearch::Impl {
       if (options_.progress) {
         progress.states += r.stats.states;
         progress.candidates += r.stats.structures;
-        progress.seconds = since(started);
+        progress.seconds = seconds_since(started);
         options_.progress(progress);
       }
       results[static_cast<size_t>(k)] = std::move(r);
@@ -162,6 +149,7 @@ class ShardedSearch::Impl {
     for (auto &r : results) {
       if (r) shard.units.push_back(std::move(*r));
     }
+    shard.complete = shard.units.size() == todo.size();
     return shard;
   }
 
@@ -205,7 +193,7 @@ class ShardedSearch::Impl {
       }
     }
     SearchResult result = superoptimize_from(graph_, options, &given, started);
-    add_block_stats(result.stats, units_stats);
+    add_block_counts(result.stats, units_stats);
     if (missing > 0 && result.end == SearchEnd::kComplete) result.end = SearchEnd::kTimeout;
     return result;
   }

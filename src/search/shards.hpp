@@ -43,6 +43,7 @@ struct UnitResult {
 struct ShardResult {
   std::vector<uint8_t> plan;  // ShardedSearch::request of the plan
   std::vector<UnitResult> units;
+  bool complete = true;  // every unit asked for ran to its end (run's answer)
 };
 
 class ShardedSearch {

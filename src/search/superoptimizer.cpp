@@ -57,10 +57,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
 // Powers of two p dividing `extent` with 2 <= p <= limit; at most `count` of them, spread over
 // the range (largest first).
 std::vector<int64_t> spread_powers(int64_t extent, int64_t limit, size_t count) {
@@ -257,6 +253,15 @@ void explain_unmeasured(SearchResult &result, const SearchOptions &options) {
 
 }  // namespace
 
+void add_block_counts(SearchStats &s, const BlockSearchStats &b) {
+  s.states += b.states;
+  s.pruned_shape += b.pruned_shape;
+  s.pruned_abstract += b.pruned_abstract;
+  s.pruned_canonical += b.pruned_canonical;
+  s.pruned_dead += b.pruned_dead;
+  s.structures += b.structures;
+}
+
 void add_counts(SearchStats &s, const SearchStats &o) {
   for (auto field :
        {&SearchStats::states, &SearchStats::pruned_shape, &SearchStats::pruned_abstract, &SearchStats::pruned_canonical,
@@ -309,7 +314,7 @@ SearchResult superoptimize_from(const KernelGraph &graph, const SearchOptions &r
         result.stats.from_cache = true;
         result.end = SearchEnd::kComplete;
         explain_unmeasured(result, options);
-        result.stats.seconds = since(started);
+        result.stats.seconds = seconds_since(started);
         return result;
       }
     }
@@ -344,7 +349,7 @@ SearchResult superoptimize_from(const KernelGraph &graph, const SearchOptions &r
     cache_write(options.cache_dir, measured, result.candidates, result.stats.seconds);
   }
   explain_unmeasured(result, options);
-  result.stats.seconds = since(started);
+  result.stats.seconds = seconds_since(started);
   return result;
 }
 

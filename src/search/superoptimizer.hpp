@@ -173,6 +173,15 @@ SearchResult superoptimize_from(const KernelGraph &graph, const SearchOptions &o
                                 const std::vector<std::vector<std::vector<std::shared_ptr<const BlockGraph>>>> *given,
                                 std::chrono::steady_clock::time_point started);
 
+// Seconds from `start` to now.
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The structure search's counts (block_search.hpp) added to `s`'s.
+struct BlockSearchStats;
+void add_block_counts(SearchStats &s, const BlockSearchStats &b);
+
 // `other`'s counts added to `s`'s (states, prunings, checks, Z3 and fingerprint seconds), the
 // earlier first fusion kept; seconds are left as they are.
 void add_counts(SearchStats &s, const SearchStats &other);
