@@ -47,7 +47,7 @@ fi
 quietly ninja -C build-asan
 if [ ! -f build-fuzz/build.ninja ]; then
   quietly env CC=clang-14 CXX=clang++-14 meson setup build-fuzz --werror -Dfuzzing=true -Dtests=false \
-    -Dfuzz_seconds=20 -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dfuzz_seconds=12 -Db_sanitize=address,undefined -Db_lundef=false \
     -Doptimization=1 -Ddebug=false -Dc_args=-gline-tables-only -Dcpp_args=-gline-tables-only
 fi
 quietly ninja -C build-fuzz fuzzers # only what its tests run (fuzz/meson.build)

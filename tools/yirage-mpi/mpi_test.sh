@@ -40,8 +40,21 @@ for graph in rmsnorm_linear gqa; do
   done
 done
 
-# Stopped by --max-units, then resumed: the finished units are not run again.
+# --trace: a plan row per rank, a row per unit (each run once, by a rank of the job), the merge.
 graph=$graphs/rmsnorm_linear.json
+mpi 2 "$graph" "${search[@]}" --units 16 --trace "$work/trace.tsv" > /dev/null 2> "$work/trace.err" ||
+  fail "--trace: $(cat "$work/trace.err")"
+units=$(grep -o '^yirage-mpi: [0-9]* work units' "$work/trace.err" | grep -o '[0-9][0-9]*')
+awk -F'\t' -v units="${units:-0}" '
+  NR == 1 { ok = $0 == "event\tunit\trank\tthread\tstart_s\tend_s\tran_s\tstates"; next }
+  $1 == "plan" { plans[$3]++; ok = ok && $6 >= 0 }
+  $1 == "unit" { seen[$2]++; ok = ok && ($3 == 0 || $3 == 1) && $6 >= $5 && $7 >= 0 && $7 <= $6 - $5 + 0.01 }
+  $1 == "merge" { merges++ }
+  END { for (u = 0; u < units; ++u) ok = ok && seen[u] == 1
+        exit !(ok && units > 0 && length(seen) == units && plans[0] == 1 && plans[1] == 1 && merges == 1) }' \
+  "$work/trace.tsv" || fail "--trace: unexpected rows: $(head -5 "$work/trace.tsv")"
+
+# Stopped by --max-units, then resumed: the finished units are not run again.
 mpi 2 "$graph" "${search[@]}" --units 16 --checkpoint "$work/ck" --max-units 3 > /dev/null 2> "$work/stop.err" &&
   fail "--max-units: exit status 0 for an unfinished search"
 grep -q 'stopped after [0-9]* units (--max-units)' "$work/stop.err" || fail "--max-units: $(cat "$work/stop.err")"

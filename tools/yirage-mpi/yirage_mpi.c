@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <mpi.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +46,10 @@ typedef struct job {
   int64_t grids[64], loops[64];
 } job;
 
-/* A control message: {type, thread, unit (-1: none), finished, partial bytes, states, structures}. */
-typedef int64_t control[7];
+/* A control message: {type, thread, unit (-1: none), finished, partial bytes, states, structures,
+ * microseconds the unit ran}. */
+enum { CONTROL_FIELDS = 8 };
+typedef int64_t control[CONTROL_FIELDS];
 
 static int rank = 0, ranks = 1;
 static int workers_released = 0;
@@ -55,6 +58,19 @@ static int workers_busy = 0;
 
 static double now(void) {
   return MPI_Wtime();
+}
+
+/* Waits for a message with pauses of `pause_us`: Open MPI's blocking receive spins, and a rank
+ * spinning while it waits for the next job takes a core from rank 0's merge (or, oversubscribed,
+ * from the units). Returns the message's status. */
+static MPI_Status wait_for(int source, int tag, long pause_us) {
+  MPI_Status status;
+  for (int arrived = 0;;) {
+    MPI_Iprobe(source, tag, MPI_COMM_WORLD, &arrived, &status);
+    if (arrived) return status;
+    const struct timespec pause = {0, pause_us * 1000};
+    nanosleep(&pause, NULL);
+  }
 }
 
 /* ---- what a unit reports: states and structures, per thread ---- */
@@ -90,12 +106,17 @@ typedef struct dispatch {
   char plan_id[33];
   double started, deadline;
   yirage_search_progress progress;
+  /* --trace (seconds since started): per unit, who ran it last and when; per rank, when its plan
+   * was ready. */
+  double *given_at, *returned_at, *ran_seconds, *planned_at;
+  int32_t *ran_rank, *ran_thread;
+  int64_t *ran_states;
 } dispatch;
 
 static dispatch d;
 
-/* The next unit to run, or -1 (under d.mutex). */
-static int64_t take_unit(void) {
+/* The next unit to run for thread `thread` of rank `from`, or -1 (under d.mutex). */
+static int64_t take_unit(int from, int thread) {
   if (d.stopping) return -1;
   while (d.next < d.units && d.state[d.next] != UNIT_TODO) ++d.next;
   if (d.next == d.units) {
@@ -104,9 +125,13 @@ static int64_t take_unit(void) {
     }
     if (d.next == d.units) return -1;
   }
-  d.state[d.next] = UNIT_RUNNING;
+  const size_t unit = d.next;
+  d.state[unit] = UNIT_RUNNING;
   ++d.running;
-  return (int64_t)d.next;
+  d.given_at[unit] = now() - d.started;
+  d.ran_rank[unit] = from;
+  d.ran_thread[unit] = thread;
+  return (int64_t)unit;
 }
 
 static void write_checkpoint(size_t unit, const void *bytes, size_t size) {
@@ -124,7 +149,7 @@ static void write_checkpoint(size_t unit, const void *bytes, size_t size) {
 /* A unit came back: finished with its partial result's bytes, or not. Its result is checked and
  * kept outside d.mutex, so that the queue keeps answering meanwhile. */
 static void unit_returned(int64_t unit, int finished, const void *bytes, size_t size, int64_t states,
-                          int64_t structures) {
+                          int64_t structures, double ran_seconds) {
   pthread_mutex_lock(&d.mutex);
   const int known = unit >= 0 && (size_t)unit < d.units && d.state[unit] == UNIT_RUNNING;
   pthread_mutex_unlock(&d.mutex);
@@ -147,6 +172,9 @@ static void unit_returned(int64_t unit, int finished, const void *bytes, size_t 
   if (finished) {
     ++d.done;
     ++d.run_here;
+    d.returned_at[unit] = now() - d.started;
+    d.ran_seconds[unit] = ran_seconds;
+    d.ran_states[unit] = states;
     d.progress.states += states;
     d.progress.candidates += structures;
     d.progress.seconds = now() - d.started;
@@ -158,28 +186,29 @@ static void unit_returned(int64_t unit, int finished, const void *bytes, size_t 
   pthread_mutex_unlock(&d.mutex);
 }
 
-/* The next unit to run, or -1. */
-static int64_t next_unit(void) {
+/* The next unit to run for thread `thread` of rank `from`, or -1. */
+static int64_t next_unit(int from, int thread) {
   pthread_mutex_lock(&d.mutex);
-  const int64_t unit = take_unit();
+  const int64_t unit = take_unit(from, thread);
   pthread_mutex_unlock(&d.mutex);
   return unit;
 }
 
 /* Rank 0's own threads: units straight from the queue. */
 static void *local_worker(void *arg) {
-  (void)arg;
-  for (int64_t unit; (unit = next_unit()) >= 0;) {
+  const int thread = (int)(intptr_t)arg;
+  for (int64_t unit; (unit = next_unit(0, thread)) >= 0;) {
     const uint32_t u = (uint32_t)unit;
     yirage_blob *partial = NULL;
     unit_states = unit_structures = 0;
+    const double began = now();
     const yirage_status status = yirage_search_plan_run_units(d.plan, &u, 1, &partial);
     if (status != YIRAGE_OK && status != YIRAGE_ERROR_TIMEOUT) {
       cli_fail("running unit %u: %s", u, yirage_last_error_message());
       MPI_Abort(MPI_COMM_WORLD, EXIT_WORK_FAILED);
     }
     unit_returned(unit, status == YIRAGE_OK, yirage_blob_data(partial), yirage_blob_size(partial), unit_states,
-                  unit_structures);
+                  unit_structures, now() - began);
     yirage_blob_release(partial);
   }
   return NULL;
@@ -192,15 +221,8 @@ static void *dispatcher(void *arg) {
   int64_t threads = 0, stopped = 0;
   while (hellos < ranks - 1 || stopped < threads) {
     control m;
-    MPI_Status status;
-    /* Polled with pauses: a blocking receive spins (Open MPI's), taking a core from the units. */
-    for (int arrived = 0;;) {
-      MPI_Iprobe(MPI_ANY_SOURCE, TAG_CONTROL, MPI_COMM_WORLD, &arrived, &status);
-      if (arrived) break;
-      const struct timespec pause = {0, 200 * 1000};
-      nanosleep(&pause, NULL);
-    }
-    MPI_Recv(m, 7, MPI_INT64_T, status.MPI_SOURCE, TAG_CONTROL, MPI_COMM_WORLD, &status);
+    MPI_Status status = wait_for(MPI_ANY_SOURCE, TAG_CONTROL, 200);
+    MPI_Recv(m, CONTROL_FIELDS, MPI_INT64_T, status.MPI_SOURCE, TAG_CONTROL, MPI_COMM_WORLD, &status);
     if (m[0] == MSG_HELLO) {
       char id[33];
       MPI_Recv(id, 33, MPI_CHAR, status.MPI_SOURCE, TAG_PLAN_ID, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -211,6 +233,7 @@ static void *dispatcher(void *arg) {
       }
       ++hellos;
       threads += m[1];
+      d.planned_at[status.MPI_SOURCE] = now() - d.started;
       continue;
     }
     void *bytes = NULL;
@@ -224,13 +247,32 @@ static void *dispatcher(void *arg) {
                MPI_STATUS_IGNORE);
     }
     /* The next unit first: the asking thread works while its result is checked and kept. */
-    int64_t next = next_unit();
+    int64_t next = next_unit(status.MPI_SOURCE, (int)m[1]);
     if (next < 0) ++stopped;
     MPI_Send(&next, 1, MPI_INT64_T, status.MPI_SOURCE, TAG_REPLY + (int)m[1], MPI_COMM_WORLD);
-    if (m[2] >= 0) unit_returned(m[2], (int)m[3], bytes, (size_t)m[4], m[5], m[6]);
+    if (m[2] >= 0) unit_returned(m[2], (int)m[3], bytes, (size_t)m[4], m[5], m[6], (double)m[7] * 1e-6);
     free(bytes);
   }
   return NULL;
+}
+
+/* --trace: a row per rank's plan, per unit run in this job (the checkpoint's are not) and for the
+ * merge. */
+static void write_trace(const char *path, double merge_started, double merge_ended) {
+  FILE *f = fopen(path, "w");
+  if (f == NULL) {
+    cli_fail("cannot write the trace %s: %s", path, strerror(errno));
+    return;
+  }
+  fprintf(f, "event\tunit\trank\tthread\tstart_s\tend_s\tran_s\tstates\n");
+  for (int r = 0; r < ranks; ++r) fprintf(f, "plan\t-\t%d\t-\t0\t%.4f\t-\t-\n", r, d.planned_at[r]);
+  for (size_t u = 0; u < d.units; ++u) {
+    if (d.returned_at[u] <= 0) continue;
+    fprintf(f, "unit\t%zu\t%d\t%d\t%.4f\t%.4f\t%.4f\t%lld\n", u, d.ran_rank[u], d.ran_thread[u], d.given_at[u],
+            d.returned_at[u], d.ran_seconds[u], (long long)d.ran_states[u]);
+  }
+  fprintf(f, "merge\t-\t0\t-\t%.4f\t%.4f\t-\t-\n", merge_started, merge_ended);
+  if (fclose(f) != 0) cli_fail("cannot write the trace %s: %s", path, strerror(errno));
 }
 
 static void mkdir_p(const char *path) {
@@ -376,6 +418,19 @@ static yirage_status sharded_superoptimize(const options *o, const yirage_graph 
   cli_check(yirage_search_plan_id(d.plan, d.plan_id), "naming the plan");
   cli_check(yirage_search_plan_num_units(d.plan, &d.units), "counting units");
   d.state = calloc(d.units + 1, 1);
+  d.given_at = calloc(d.units + 1, sizeof *d.given_at);
+  d.returned_at = calloc(d.units + 1, sizeof *d.returned_at);
+  d.ran_seconds = calloc(d.units + 1, sizeof *d.ran_seconds);
+  d.ran_rank = calloc(d.units + 1, sizeof *d.ran_rank);
+  d.ran_thread = calloc(d.units + 1, sizeof *d.ran_thread);
+  d.ran_states = calloc(d.units + 1, sizeof *d.ran_states);
+  d.planned_at = calloc((size_t)ranks, sizeof *d.planned_at);
+  if (!d.state || !d.given_at || !d.returned_at || !d.ran_seconds || !d.ran_rank || !d.ran_thread || !d.ran_states ||
+      !d.planned_at) {
+    cli_fail("out of memory for %zu work units", d.units);
+    exit(EXIT_WORK_FAILED);
+  }
+  d.planned_at[0] = now() - d.started;
   if (o->checkpoint) {
     static char folder[4096];
     snprintf(folder, sizeof folder, "%s/%s", o->checkpoint, d.plan_id);
@@ -388,7 +443,7 @@ static yirage_status sharded_superoptimize(const options *o, const yirage_graph 
   pthread_t messenger, local[MAX_THREADS];
   if (ranks > 1) pthread_create(&messenger, NULL, dispatcher, NULL);
   const int threads = thread_count(so->threads);
-  for (int t = 0; t < threads; ++t) pthread_create(&local[t], NULL, local_worker, NULL);
+  for (int t = 0; t < threads; ++t) pthread_create(&local[t], NULL, local_worker, (void *)(intptr_t)t);
   /* Until every unit is done or the budget's enumeration share is spent, and nothing runs. */
   pthread_mutex_lock(&d.mutex);
   while (!(d.stopping && d.running == 0)) {
@@ -424,9 +479,18 @@ static yirage_status sharded_superoptimize(const options *o, const yirage_graph 
   merge.progress = NULL;
   /* Every other rank waits now: the merge's builds and fingerprints take all of rank 0's cores. */
   merge.threads = 0;
+  const double merge_started = now() - d.started;
   const yirage_status status = yirage_search_plan_merge(d.plan, &merge, out);
+  if (o->trace) write_trace(o->trace, merge_started, now() - d.started);
   yirage_search_plan_release(d.plan);
   free(d.state);
+  free(d.given_at);
+  free(d.returned_at);
+  free(d.ran_seconds);
+  free(d.ran_rank);
+  free(d.ran_thread);
+  free(d.ran_states);
+  free(d.planned_at);
   return status;
 }
 
@@ -441,10 +505,10 @@ typedef struct worker_state {
 
 static void *remote_worker(void *arg) {
   const worker_state *w = (const worker_state *)arg;
-  control m = {MSG_REQUEST, w->thread, -1, 0, 0, 0, 0};
+  control m = {MSG_REQUEST, w->thread, -1, 0, 0, 0, 0, 0};
   yirage_blob *partial = NULL;
   for (;;) {
-    MPI_Send(m, 7, MPI_INT64_T, 0, TAG_CONTROL, MPI_COMM_WORLD);
+    MPI_Send(m, CONTROL_FIELDS, MPI_INT64_T, 0, TAG_CONTROL, MPI_COMM_WORLD);
     if (m[4] > 0) {
       MPI_Send(yirage_blob_data(partial), (int)m[4], MPI_BYTE, 0, TAG_PARTIAL + w->thread, MPI_COMM_WORLD);
     }
@@ -455,6 +519,7 @@ static void *remote_worker(void *arg) {
     if (unit < 0) break;
     const uint32_t u = (uint32_t)unit;
     unit_states = unit_structures = 0;
+    const double began = now();
     const yirage_status status = yirage_search_plan_run_units(w->plan, &u, 1, &partial);
     if (status != YIRAGE_OK && status != YIRAGE_ERROR_TIMEOUT) {
       cli_fail("rank %d: running unit %u: %s", rank, u, yirage_last_error_message());
@@ -465,6 +530,7 @@ static void *remote_worker(void *arg) {
     m[4] = status == YIRAGE_OK ? (int64_t)yirage_blob_size(partial) : 0;
     m[5] = unit_states;
     m[6] = unit_structures;
+    m[7] = (int64_t)((now() - began) * 1e6);
   }
   __atomic_add_fetch(&threads_finished, 1, __ATOMIC_RELAXED);
   return NULL;
@@ -474,6 +540,7 @@ static void *remote_worker(void *arg) {
 static int work(void) {
   for (;;) {
     job j;
+    wait_for(0, TAG_JOB, 2000);
     MPI_Recv(&j, sizeof j, MPI_BYTE, 0, TAG_JOB, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (j.stop) return 0;
     const double deadline = now() + j.seconds;
@@ -500,8 +567,8 @@ static int work(void) {
     }
     free(bytes);
     const int threads = thread_count(j.threads);
-    control hello = {MSG_HELLO, threads, 0, 0, 0, 0, 0};
-    MPI_Send(hello, 7, MPI_INT64_T, 0, TAG_CONTROL, MPI_COMM_WORLD);
+    control hello = {MSG_HELLO, threads, 0, 0, 0, 0, 0, 0};
+    MPI_Send(hello, CONTROL_FIELDS, MPI_INT64_T, 0, TAG_CONTROL, MPI_COMM_WORLD);
     MPI_Send(id, 33, MPI_CHAR, 0, TAG_PLAN_ID, MPI_COMM_WORLD);
     pthread_t pool[MAX_THREADS];
     worker_state states[MAX_THREADS];

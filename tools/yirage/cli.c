@@ -71,8 +71,10 @@ static const option_help kOptions[] = {
     {"sharded",
      "  --checkpoint DIR    keep each finished work unit in DIR/<plan id>/; a run with the same\n"
      "                      graph and options resumes from it, redoing no finished unit\n"
-     "  --units N           plan at least N work units (default 256)\n"
-     "  --max-units N       stop after N units have finished (checkpointed) in this run\n"},
+     "  --units N           plan at least N work units (default 2048)\n"
+     "  --max-units N       stop after N units have finished (checkpointed) in this run\n"
+     "  --trace FILE        write where and when each unit ran, and each rank's planning and\n"
+     "                      rank 0's merge, to FILE (tab-separated, seconds since the start)\n"},
     {"superoptimize bench", "  --threads N         search threads (default: all cores)\n"},
     {"superoptimize bench", "  --top-k K           candidates profiled on the device (default 4)\n"},
     {"superoptimize bench",
@@ -252,6 +254,9 @@ static void parse(int argc, char **argv, options *o) {
     } else if (!strcmp(a, "--units") && engine.superoptimize) {
       TAKES_VALUE();
       o->units = count_arg(a, value, 1, 1u << 24);
+    } else if (!strcmp(a, "--trace") && engine.superoptimize) {
+      TAKES_VALUE();
+      o->trace = value;
     } else if (!strcmp(a, "--max-units") && engine.superoptimize) {
       TAKES_VALUE();
       o->max_units = count_arg(a, value, 1, 1u << 30);

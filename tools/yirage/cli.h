@@ -15,6 +15,7 @@ typedef struct options {
   const char *command, *graph, *backend, *output, *cache, *reference, *format, *candidates;
   const char *target;     /* superoptimize for this built-in target without a device; NULL: the device's */
   const char *checkpoint; /* yirage-mpi: the folder of finished work units; NULL: none */
+  const char *trace;      /* yirage-mpi: where each unit ran and when (a TSV file); NULL: none */
   const char *plugins[16];
   size_t num_plugins;
   int32_t device;
