@@ -113,9 +113,9 @@ class StructureSearch {
 
   // Above the subtree's root: only the way down is walked, nothing is counted or kept.
   bool on_the_way() const { return path_.size() < subtree_.root.size(); }
-  // The context's should_stop, asked at the first of every 64 calls: a clock read at every
+  // The context's should_stop, asked at the first of every 8 calls: a clock read at every
   // attempt was a twentieth of the search's time.
-  bool should_stop() { return (stop_asks_++ & 63) == 0 && ctx_.should_stop(); }
+  bool should_stop() { return (stop_asks_++ & 7) == 0 && ctx_.should_stop(); }
   // At the subtree's depth: the next level is listed, not explored.
   bool at_depth() const {
     return subtree_.depth >= 0 && path_.size() == subtree_.root.size() + static_cast<size_t>(subtree_.depth);

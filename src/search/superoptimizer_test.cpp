@@ -253,12 +253,13 @@ TEST(Superoptimizer, TermsOfEndlessChainsAreRefusedQuickly) {
   const std::vector<Expr> plain = kernel_terms(g);
   ASSERT_EQ(terms->size(), plain.size());
   for (size_t i = 0; i < plain.size(); ++i) EXPECT_EQ((*terms)[i]->text, plain[i]->text);
-  // The search on the chain ends at once, as out of time.
+  // The search on the chain ends at once, as out of time: 1.06 s under AddressSanitizer, up to
+  // 1.76 s on a loaded CI machine (two more busy processes on its two cores).
   SearchOptions o = small_options();
   o.time_budget_seconds = 1;
   const SearchResult r = superoptimize(chain, o);
   EXPECT_EQ(r.end, SearchEnd::kTimeout);
-  EXPECT_LT(r.stats.seconds, 1.5);
+  EXPECT_LT(r.stats.seconds, 2.5);
 }
 
 TEST(Superoptimizer, AnswersWithTheInputGraphWhenItVerifiedNothing) {
