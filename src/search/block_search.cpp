@@ -107,7 +107,6 @@ class StructureSearch {
     for (TensorId w : request_.outputs) {
       wanted_.push_back((*ctx_.target_terms)[static_cast<size_t>(w)]->text);
     }
-    for (const Expr &t : terms_) known_.push_back(t->text);
     expand(0, -1);
   }
 
@@ -206,8 +205,7 @@ class StructureSearch {
     // Canonical order: an operator either reads the previous one's result or sorts after it;
     // and nothing is computed twice.
     const bool reads_last = std::find(inputs.begin(), inputs.end(), last) != inputs.end();
-    if ((!reads_last && last >= 0 && term->text <= known_[static_cast<size_t>(last)]) ||
-        std::find(known_.begin(), known_.end(), term->text) != known_.end()) {
+    if ((!reads_last && last >= 0 && term->text <= terms_[static_cast<size_t>(last)]->text) || known(term->text) >= 0) {
       stats_.pruned_canonical += counted;
       return;
     }
@@ -244,21 +242,27 @@ class StructureSearch {
     graph_.rollback(checkpoint);
   }
 
+  // The first tensor of graph_ whose term has this text, or -1.
+  TensorId known(const std::string &text) const {
+    for (size_t t = 0; t < terms_.size(); ++t) {
+      if (terms_[t]->text == text) return static_cast<TensorId>(t);
+    }
+    return -1;
+  }
+
   void descend(int ops, TensorId result, const Expr &term) {
     terms_.push_back(term);
-    known_.push_back(term->text);
     expand(ops + 1, result);
     terms_.pop_back();
-    known_.pop_back();
   }
 
   // If every wanted term is a savable tile and nothing computed goes unused, records the graph.
   void try_emit() {
     std::vector<TensorId> tiles;
     for (const std::string &w : wanted_) {
-      auto it = std::find(known_.begin(), known_.end(), w);
-      if (it == known_.end()) return;
-      tiles.push_back(static_cast<TensorId>(it - known_.begin()));
+      const TensorId t = known(w);
+      if (t < 0) return;
+      tiles.push_back(t);
     }
     std::vector<bool> used(graph_.num_tensors(), false);
     for (const Operator &op : graph_.operators()) {
@@ -309,12 +313,11 @@ class StructureSearch {
   BlockGraph graph_;
   const Subtree &subtree_;
   BlockSearchStats &stats_;
-  SearchPath path_;                 // the node being explored
-  bool left_ = false;               // the subtree is done: the walk above it only unwinds
-  bool stopped_ = false;            // should_stop ended it
-  uint32_t stop_asks_ = 0;          // should_stop's calls
-  std::vector<Expr> terms_;         // per tensor of graph_
-  std::vector<std::string> known_;  // their texts
+  SearchPath path_;          // the node being explored
+  bool left_ = false;        // the subtree is done: the walk above it only unwinds
+  bool stopped_ = false;     // should_stop ended it
+  uint32_t stop_asks_ = 0;   // should_stop's calls
+  std::vector<Expr> terms_;  // per tensor of graph_
   std::vector<std::string> wanted_;
   SubtreeFound found_;
 };
