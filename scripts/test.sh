@@ -8,7 +8,7 @@
 # third of the compile time of -O2 -g, which made the ASan build alone 14 of CI's 33 minutes on
 # two cores (their tests run no slower).
 # Then checks the Python package as a user gets it (scripts/check_python_install.sh: `pip install .`
-# into a fresh venv with the CPU and OpenCL plugins, `meson devenv`; a minute and a half, most of it
+# into a fresh venv with the CPU and OpenCL plugins, `meson devenv`; about a minute, most of it
 # building the wheel).
 # Ends with one line "N passed, N failed" counting meson tests over all builds and those checks.
 set -uo pipefail
