@@ -18,16 +18,24 @@ Expr make(ExprOp op, int64_t size, std::string name, std::vector<Expr> args) {
     case ExprOp::kVar: node->text = "x" + std::to_string(size); break;
     case ExprOp::kConst: node->text = "c" + node->name; break;
     default: {
+      // One allocation: terms are built at every attempt of the search, most of them to be
+      // looked up and dropped.
       static const char *const names[] = {"", "", "add", "mul", "div", "neg", "sum", "rms", ""};
-      node->text = op == ExprOp::kFn ? node->name : names[static_cast<int>(op)];
-      node->text += '(';
-      if (op == ExprOp::kSum || op == ExprOp::kRms || (op == ExprOp::kFn && size > 0)) {
-        node->text += std::to_string(size) + ',';
-      }
+      const std::string head = op == ExprOp::kFn ? node->name : names[static_cast<int>(op)];
+      const bool sized = op == ExprOp::kSum || op == ExprOp::kRms || (op == ExprOp::kFn && size > 0);
+      const std::string count = sized ? std::to_string(size) + ',' : std::string();
+      size_t length = head.size() + count.size() + 2 + node->args.size();
+      for (const Expr &a : node->args) length += a->text.size();
+      std::string &text = node->text;
+      text.reserve(length);
+      text += head;
+      text += '(';
+      text += count;
       for (size_t i = 0; i < node->args.size(); ++i) {
-        node->text += (i ? "," : "") + node->args[i]->text;
+        if (i) text += ',';
+        text += node->args[i]->text;
       }
-      node->text += ')';
+      text += ')';
     }
   }
   return node;

@@ -192,9 +192,11 @@ class StructureSearch {
       return;
     }
     const bool counted = !on_the_way();
-    Operator op{kind, inputs, {}, attributes, nullptr};
+    Operator op{kind, std::move(inputs), {}, attributes, nullptr};
+    const std::vector<TensorId> &ins = op.inputs;
     std::vector<Expr> in;
-    for (TensorId t : inputs) in.push_back(terms_[static_cast<size_t>(t)]);
+    in.reserve(ins.size());
+    for (TensorId t : ins) in.push_back(terms_[static_cast<size_t>(t)]);
     Expr term;
     try {
       term = operator_term(graph_, op, in, graph_.config().forloop_range);
@@ -204,7 +206,7 @@ class StructureSearch {
     }
     // Canonical order: an operator either reads the previous one's result or sorts after it;
     // and nothing is computed twice.
-    const bool reads_last = std::find(inputs.begin(), inputs.end(), last) != inputs.end();
+    const bool reads_last = std::find(ins.begin(), ins.end(), last) != ins.end();
     if ((!reads_last && last >= 0 && term->text <= terms_[static_cast<size_t>(last)]->text) || known(term->text) >= 0) {
       stats_.pruned_canonical += counted;
       return;
@@ -216,7 +218,7 @@ class StructureSearch {
     const auto checkpoint = graph_.checkpoint();
     std::vector<TensorId> out;
     try {
-      out = add_operator(graph_, op, inputs);
+      out = add_operator(graph_, op, ins);
     } catch (const Error &) {
       stats_.pruned_shape += counted;
       return;
