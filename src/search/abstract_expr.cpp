@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <string_view>
 
 namespace yirage::search {
 
@@ -21,7 +22,7 @@ Expr make(ExprOp op, int64_t size, std::string name, std::vector<Expr> args) {
       // One allocation: terms are built at every attempt of the search, most of them to be
       // looked up and dropped.
       static const char *const names[] = {"", "", "add", "mul", "div", "neg", "sum", "rms", ""};
-      const std::string head = op == ExprOp::kFn ? node->name : names[static_cast<int>(op)];
+      const std::string_view head = op == ExprOp::kFn ? std::string_view(node->name) : names[static_cast<int>(op)];
       const bool sized = op == ExprOp::kSum || op == ExprOp::kRms || (op == ExprOp::kFn && size > 0);
       const std::string count = sized ? std::to_string(size) + ',' : std::string();
       size_t length = head.size() + count.size() + 2 + node->args.size();

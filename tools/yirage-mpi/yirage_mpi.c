@@ -93,6 +93,14 @@ static int thread_count(uint32_t requested) {
 
 enum { UNIT_TODO = 0, UNIT_RUNNING = 1, UNIT_DONE = 2 };
 
+/* Who ran a unit last and when (seconds since the search started), for --trace; returned 0: not
+ * finished in this run. */
+typedef struct unit_record {
+  double given, returned, ran;
+  int32_t rank, thread;
+  int64_t states;
+} unit_record;
+
 typedef struct dispatch {
   pthread_mutex_t mutex;
   pthread_cond_t changed;
@@ -106,11 +114,8 @@ typedef struct dispatch {
   char plan_id[33];
   double started, deadline;
   yirage_search_progress progress;
-  /* --trace (seconds since started): per unit, who ran it last and when; per rank, when its plan
-   * was ready. */
-  double *given_at, *returned_at, *ran_seconds, *planned_at;
-  int32_t *ran_rank, *ran_thread;
-  int64_t *ran_states;
+  unit_record *record; /* per unit */
+  double *planned_at;  /* per rank: when its plan was ready (seconds since started) */
 } dispatch;
 
 static dispatch d;
@@ -128,9 +133,9 @@ static int64_t take_unit(int from, int thread) {
   const size_t unit = d.next;
   d.state[unit] = UNIT_RUNNING;
   ++d.running;
-  d.given_at[unit] = now() - d.started;
-  d.ran_rank[unit] = from;
-  d.ran_thread[unit] = thread;
+  d.record[unit].given = now() - d.started;
+  d.record[unit].rank = from;
+  d.record[unit].thread = thread;
   return (int64_t)unit;
 }
 
@@ -172,9 +177,9 @@ static void unit_returned(int64_t unit, int finished, const void *bytes, size_t 
   if (finished) {
     ++d.done;
     ++d.run_here;
-    d.returned_at[unit] = now() - d.started;
-    d.ran_seconds[unit] = ran_seconds;
-    d.ran_states[unit] = states;
+    d.record[unit].returned = now() - d.started;
+    d.record[unit].ran = ran_seconds;
+    d.record[unit].states = states;
     d.progress.states += states;
     d.progress.candidates += structures;
     d.progress.seconds = now() - d.started;
@@ -194,21 +199,29 @@ static int64_t next_unit(int from, int thread) {
   return unit;
 }
 
+/* Runs one unit: YIRAGE_OK (finished) or YIRAGE_ERROR_TIMEOUT (stopped by the budget); anything
+ * else ends the job. `seconds`: how long it ran here. */
+static yirage_status run_unit(const yirage_search_plan *plan, uint32_t u, yirage_blob **partial, double *seconds) {
+  unit_states = unit_structures = 0;
+  const double began = now();
+  const yirage_status status = yirage_search_plan_run_units(plan, &u, 1, partial);
+  if (status != YIRAGE_OK && status != YIRAGE_ERROR_TIMEOUT) {
+    cli_fail("rank %d: running unit %u: %s", rank, u, yirage_last_error_message());
+    MPI_Abort(MPI_COMM_WORLD, EXIT_WORK_FAILED);
+  }
+  *seconds = now() - began;
+  return status;
+}
+
 /* Rank 0's own threads: units straight from the queue. */
 static void *local_worker(void *arg) {
   const int thread = (int)(intptr_t)arg;
   for (int64_t unit; (unit = next_unit(0, thread)) >= 0;) {
-    const uint32_t u = (uint32_t)unit;
     yirage_blob *partial = NULL;
-    unit_states = unit_structures = 0;
-    const double began = now();
-    const yirage_status status = yirage_search_plan_run_units(d.plan, &u, 1, &partial);
-    if (status != YIRAGE_OK && status != YIRAGE_ERROR_TIMEOUT) {
-      cli_fail("running unit %u: %s", u, yirage_last_error_message());
-      MPI_Abort(MPI_COMM_WORLD, EXIT_WORK_FAILED);
-    }
+    double seconds = 0;
+    const yirage_status status = run_unit(d.plan, (uint32_t)unit, &partial, &seconds);
     unit_returned(unit, status == YIRAGE_OK, yirage_blob_data(partial), yirage_blob_size(partial), unit_states,
-                  unit_structures, now() - began);
+                  unit_structures, seconds);
     yirage_blob_release(partial);
   }
   return NULL;
@@ -267,9 +280,10 @@ static void write_trace(const char *path, double merge_started, double merge_end
   fprintf(f, "event\tunit\trank\tthread\tstart_s\tend_s\tran_s\tstates\n");
   for (int r = 0; r < ranks; ++r) fprintf(f, "plan\t-\t%d\t-\t0\t%.4f\t-\t-\n", r, d.planned_at[r]);
   for (size_t u = 0; u < d.units; ++u) {
-    if (d.returned_at[u] <= 0) continue;
-    fprintf(f, "unit\t%zu\t%d\t%d\t%.4f\t%.4f\t%.4f\t%lld\n", u, d.ran_rank[u], d.ran_thread[u], d.given_at[u],
-            d.returned_at[u], d.ran_seconds[u], (long long)d.ran_states[u]);
+    const unit_record *r = &d.record[u];
+    if (r->returned <= 0) continue;
+    fprintf(f, "unit\t%zu\t%d\t%d\t%.4f\t%.4f\t%.4f\t%lld\n", u, r->rank, r->thread, r->given, r->returned, r->ran,
+            (long long)r->states);
   }
   fprintf(f, "merge\t-\t0\t-\t%.4f\t%.4f\t-\t-\n", merge_started, merge_ended);
   if (fclose(f) != 0) cli_fail("cannot write the trace %s: %s", path, strerror(errno));
@@ -418,15 +432,9 @@ static yirage_status sharded_superoptimize(const options *o, const yirage_graph 
   cli_check(yirage_search_plan_id(d.plan, d.plan_id), "naming the plan");
   cli_check(yirage_search_plan_num_units(d.plan, &d.units), "counting units");
   d.state = calloc(d.units + 1, 1);
-  d.given_at = calloc(d.units + 1, sizeof *d.given_at);
-  d.returned_at = calloc(d.units + 1, sizeof *d.returned_at);
-  d.ran_seconds = calloc(d.units + 1, sizeof *d.ran_seconds);
-  d.ran_rank = calloc(d.units + 1, sizeof *d.ran_rank);
-  d.ran_thread = calloc(d.units + 1, sizeof *d.ran_thread);
-  d.ran_states = calloc(d.units + 1, sizeof *d.ran_states);
+  d.record = calloc(d.units + 1, sizeof *d.record);
   d.planned_at = calloc((size_t)ranks, sizeof *d.planned_at);
-  if (!d.state || !d.given_at || !d.returned_at || !d.ran_seconds || !d.ran_rank || !d.ran_thread || !d.ran_states ||
-      !d.planned_at) {
+  if (!d.state || !d.record || !d.planned_at) {
     cli_fail("out of memory for %zu work units", d.units);
     exit(EXIT_WORK_FAILED);
   }
@@ -484,12 +492,7 @@ static yirage_status sharded_superoptimize(const options *o, const yirage_graph 
   if (o->trace) write_trace(o->trace, merge_started, now() - d.started);
   yirage_search_plan_release(d.plan);
   free(d.state);
-  free(d.given_at);
-  free(d.returned_at);
-  free(d.ran_seconds);
-  free(d.ran_rank);
-  free(d.ran_thread);
-  free(d.ran_states);
+  free(d.record);
   free(d.planned_at);
   return status;
 }
@@ -517,20 +520,14 @@ static void *remote_worker(void *arg) {
     int64_t unit = -1;
     MPI_Recv(&unit, 1, MPI_INT64_T, 0, TAG_REPLY + w->thread, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (unit < 0) break;
-    const uint32_t u = (uint32_t)unit;
-    unit_states = unit_structures = 0;
-    const double began = now();
-    const yirage_status status = yirage_search_plan_run_units(w->plan, &u, 1, &partial);
-    if (status != YIRAGE_OK && status != YIRAGE_ERROR_TIMEOUT) {
-      cli_fail("rank %d: running unit %u: %s", rank, u, yirage_last_error_message());
-      MPI_Abort(MPI_COMM_WORLD, EXIT_WORK_FAILED);
-    }
+    double seconds = 0;
+    const yirage_status status = run_unit(w->plan, (uint32_t)unit, &partial, &seconds);
     m[2] = unit;
     m[3] = status == YIRAGE_OK;
     m[4] = status == YIRAGE_OK ? (int64_t)yirage_blob_size(partial) : 0;
     m[5] = unit_states;
     m[6] = unit_structures;
-    m[7] = (int64_t)((now() - began) * 1e6);
+    m[7] = (int64_t)(seconds * 1e6);
   }
   __atomic_add_fetch(&threads_finished, 1, __ATOMIC_RELAXED);
   return NULL;
