@@ -174,20 +174,29 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
   for (size_t i = 0, input = 0; i < ops.size(); ++i) {
     const Operator &bop = ops[i];
     if (bop.kind == OpKind::kInputIterator) {
-      // Every block loads its tiles; each kernel input comes from DRAM once, and the rest of the
-      // loads are re-reads that L2 serves when the input fits in it.
+      // Every block loads its tiles; each kernel input comes from DRAM once, and the other loads
+      // are re-reads that L2 serves when the input fits in it.
       const Tensor &tile = bg.tensor(bop.outputs[0]);
       const Tensor &whole = g.tensor(op.inputs[input++]);
-      // Memory reaches the cores in whole cache lines: a tile whose rows are shorter than a line
-      // (a few columns of a weight) moves whole lines all the same.
-      const double run = contiguous_run_bytes(tile, whole), line = static_cast<double>(t.cache_line());
-      const double loads = bytes_of(tile) * blocks * (tile.phase == LoopPhase::kPerIteration ? iterations : 1) *
-                           std::ceil(run / line) * line / run;
-      const double unique = bytes_of(whole);
-      const double rereads = std::max(0.0, loads - unique);
+      // Memory moves in units: device memory in its access units, L2 to the cores in cache lines.
+      // A tile whose rows are shorter (a few columns of a weight) moves whole units all the same:
+      // each of its rows takes whole access units from DRAM and the rest of its lines from L2.
+      const double run = contiguous_run_bytes(tile, whole);
+      const auto rounded = [run](int64_t unit) {
+        const auto u = static_cast<double>(unit);
+        return std::ceil(run / u) * u / run;
+      };
+      const double exact = bytes_of(tile) * blocks * (tile.phase == LoopPhase::kPerIteration ? iterations : 1);
+      const double loads = exact * rounded(t.cache_line()), from_memory = rounded(t.memory_access());
+      const double unique = bytes_of(whole), rereads = std::max(0.0, exact - unique);
       if (only_matmuls_read(bop.outputs[0])) in_place_loads[bop.outputs[0]] = loads;
-      c.dram_bytes += unique;
-      (unique <= static_cast<double>(t.l2_bytes) ? c.l2_bytes : c.dram_bytes) += rereads;
+      c.dram_bytes += unique * from_memory;
+      if (unique <= static_cast<double>(t.l2_bytes)) {
+        c.l2_bytes += rereads;
+      } else {
+        c.dram_bytes += rereads * from_memory;
+      }
+      c.l2_bytes += loads - exact * from_memory;
     } else if (bop.kind != OpKind::kOutputSaver) {
       const LoopPhase phase = bg.tensor(bop.outputs.empty() ? bop.inputs[0] : bop.outputs[0]).phase;
       const bool every_iteration = phase == LoopPhase::kPerIteration || is_accumulator(bop.kind);

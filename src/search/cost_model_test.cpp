@@ -214,15 +214,22 @@ KernelGraph sliced_exp(bool columns) {
 }
 
 // Memory reaches the cores in whole cache lines: slices of 64-byte rows on a GPU of 128-byte lines
-// move twice their bytes, whole rows their own; with 64-byte lines both move the same.
+// move twice their bytes, whole rows their own; with 64-byte lines both move the same. Device
+// memory moves its access units (64 bytes on the H100): the 64-byte rows take their own bytes from
+// it and the rest of their lines from L2, and twice their bytes from it where its unit is the line.
 TEST(CostModel, ShortRowsMoveWholeCacheLines) {
   targets::TargetProperties h100 = targets::builtin_target("h100");
+  const double bytes = 1024.0 * 2048 * 2;
   const KernelCost rows = estimate_cost(sliced_exp(false), h100).kernels.at(0),
                    columns = estimate_cost(sliced_exp(true), h100).kernels.at(0);
-  EXPECT_DOUBLE_EQ(rows.dram_bytes + rows.l2_bytes, 2.0 * 1024 * 2048 * 2);
-  EXPECT_DOUBLE_EQ(columns.dram_bytes + columns.l2_bytes, 3.0 * 1024 * 2048 * 2);  // reads twice over
+  EXPECT_DOUBLE_EQ(rows.dram_bytes + rows.l2_bytes, 2 * bytes);
+  EXPECT_DOUBLE_EQ(columns.dram_bytes + columns.l2_bytes, 3 * bytes);  // reads twice over
+  EXPECT_DOUBLE_EQ(columns.dram_bytes, 2 * bytes);                     // its input once, its output
   EXPECT_GT(columns.seconds, rows.seconds);
+  h100.memory_access_bytes = 128;
+  EXPECT_DOUBLE_EQ(estimate_cost(sliced_exp(true), h100).kernels.at(0).dram_bytes, 3 * bytes);
   h100.cache_line_bytes = 64;
+  h100.memory_access_bytes = 0;
   EXPECT_DOUBLE_EQ(estimate_cost(sliced_exp(true), h100).seconds, estimate_cost(sliced_exp(false), h100).seconds);
 }
 

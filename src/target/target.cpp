@@ -212,6 +212,10 @@ void validate(const TargetProperties &t) {
   if (line != 0 && (line < 4 || line > 4096 || (line & (line - 1)) != 0)) {
     bad(t, "cache_line_bytes must be 0 or a power of two from 4 to 4096 (is " + std::to_string(line) + ")");
   }
+  const int64_t access = t.memory_access_bytes;
+  if (access != 0 && (access < 4 || access > 4096 || (access & (access - 1)) != 0)) {
+    bad(t, "memory_access_bytes must be 0 or a power of two from 4 to 4096 (is " + std::to_string(access) + ")");
+  }
   if (!t.supports(DType::kFloat16) && !t.supports(DType::kBFloat16) && !t.supports(DType::kFloat32)) {
     bad(t, "no dtype has a positive peak_flops");
   }
@@ -279,6 +283,7 @@ TargetProperties target_from_json(const std::string &text) {
   t.sources = in.sources() ? in.sources()->str() : "";
   t.cuda_compute_capability = in.cuda_compute_capability();
   t.cache_line_bytes = in.cache_line_bytes();
+  t.memory_access_bytes = in.memory_access_bytes();
   validate(t);
   return t;
 }

@@ -3,6 +3,7 @@
 // library; "cpu" is detected from the host; any other description can be loaded from JSON.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -44,9 +45,18 @@ struct TargetProperties {
   // The unit in which memory reaches the cores (a GPU's L1 line, a CPU's cache line), bytes; 0: the
   // kind's usual (cache_line() gives it).
   int64_t cache_line_bytes = 0;
+  // The smallest transfer between device memory and the last cache level, bytes; 0: the kind's
+  // usual (memory_access() gives it).
+  int64_t memory_access_bytes = 0;
 
   // cache_line_bytes, or 128 on a GPU and 64 on a CPU where it is 0.
   int64_t cache_line() const { return cache_line_bytes > 0 ? cache_line_bytes : kind == TargetKind::kGpu ? 128 : 64; }
+  // memory_access_bytes, or 64 on a GPU (HBM's and GDDR's 64-byte bursts) and the cache line on a
+  // CPU where it is 0; never more than the cache line.
+  int64_t memory_access() const {
+    const int64_t access = memory_access_bytes > 0 ? memory_access_bytes : kind == TargetKind::kGpu ? 64 : cache_line();
+    return std::min(access, cache_line());
+  }
   // Matrix-unit peak for dtype (0 when unsupported).
   double peak_flops(DType dtype) const;
   bool supports(DType dtype) const { return peak_flops(dtype) > 0; }

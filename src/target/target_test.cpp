@@ -34,6 +34,7 @@ TEST(Target, BuiltinDescriptions) {
   EXPECT_DOUBLE_EQ(h100.peak_flops(DType::kFloat16), 7.12e14);
   EXPECT_FALSE(h100.sources.empty());
   EXPECT_EQ(h100.cache_line(), 128);
+  EXPECT_EQ(h100.memory_access(), 64);
   EXPECT_EQ(builtin_target("a100").compute_units, 108);
   EXPECT_EQ(builtin_target("mi300x").warp_width, 64);
   try {
@@ -151,6 +152,15 @@ TEST(Target, JsonErrors) {
   EXPECT_EQ(target_from_json(minimal + gpu + flops + R"(, "cache_line_bytes": 32})").cache_line(), 32);
   YIRAGE_EXPECT_INVALID(target_from_json(minimal + gpu + flops + R"(, "cache_line_bytes": 96})"),
                         "cache_line_bytes must be 0 or a power of two from 4 to 4096 (is 96)");
+  // Device memory's access unit: absent means 64 on a GPU and the cache line on a CPU; never more
+  // than the line; given, a power of two from 4 to 4096.
+  EXPECT_EQ(target_from_json(minimal + gpu + flops + "}").memory_access(), 64);
+  EXPECT_EQ(target_from_json(minimal + R"(, "kind": "Cpu", "cache_line_bytes": 128)" + flops + "}").memory_access(),
+            128);
+  EXPECT_EQ(target_from_json(minimal + gpu + flops + R"(, "memory_access_bytes": 32})").memory_access(), 32);
+  EXPECT_EQ(target_from_json(minimal + gpu + flops + R"(, "memory_access_bytes": 256})").memory_access(), 128);
+  YIRAGE_EXPECT_INVALID(target_from_json(minimal + gpu + flops + R"(, "memory_access_bytes": 48})"),
+                        "memory_access_bytes must be 0 or a power of two from 4 to 4096 (is 48)");
 }
 
 }  // namespace
