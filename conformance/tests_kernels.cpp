@@ -136,6 +136,21 @@ std::vector<OpCase> op_cases() {
                        g.mark_output(g.binary(kind, a, b));
                      }
                    }});
+  cases.push_back({"elementwise_broadcast_vectors", [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+                     // Broadcast operands against rows of whole 16-byte groups, which backends may
+                     // still load as vectors: a row's scalar (softmax's division by its sum) and
+                     // rows of a tensor repeated over the batch; variant 1: both at once, a
+                     // column against a row.
+                     const int64_t rows = odd_size(rng, 3, 40), cols = 8 * odd_size(rng, 3, 90);
+                     const TensorId column = g.new_input({rows, 1}, dt), row = g.new_input({1, cols}, dt);
+                     if (variant == 1) {
+                       for (OpKind kind : {OpKind::kAdd, OpKind::kDiv}) g.mark_output(g.binary(kind, column, row));
+                       return;
+                     }
+                     const TensorId a = g.new_input({rows, cols}, dt);
+                     for (OpKind kind : {OpKind::kDiv, OpKind::kSub}) g.mark_output(g.binary(kind, a, column));
+                     for (OpKind kind : {OpKind::kAdd, OpKind::kMax}) g.mark_output(g.binary(kind, row, a));
+                   }});
   cases.push_back({op_name(OpKind::kMatmul), [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
                      // Batch broadcast, odd sizes, n beyond a typical 128-wide tile.
                      const int64_t m = odd_size(rng, 2, 40), k = odd_size(rng, 2, 90), n = odd_size(rng, 129, 300);
@@ -181,6 +196,20 @@ std::vector<OpCase> op_cases() {
                    }});
   cases.push_back({op_name(OpKind::kReduction), reduction_case(OpKind::kReduction)});
   cases.push_back({op_name(OpKind::kReductionMax), reduction_case(OpKind::kReductionMax)});
+  cases.push_back({"reduction_layouts", [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
+                     // Sums and maxima over layouts that backends may reduce in different ways:
+                     // variant 0 a few long contiguous rows (a block per row) and rows of whole
+                     // 16-byte groups (vectors); variant 1 an outer dim under many contiguous
+                     // outputs (a thread per output).
+                     const bool rows = variant == 0;
+                     const TensorId x = rows ? g.new_input({odd_size(rng, 2, 5), odd_size(rng, 2100, 5000)}, dt)
+                                             : g.new_input({2, odd_size(rng, 3, 40), odd_size(rng, 33, 200)}, dt);
+                     const TensorId v = g.new_input({odd_size(rng, 3, 40), 8 * odd_size(rng, 3, 90)}, dt);
+                     for (OpKind kind : {OpKind::kReduction, OpKind::kReductionMax}) {
+                       g.mark_output(g.reduction(kind, x, 1));
+                       if (rows) g.mark_output(g.reduction(kind, v, 1));
+                     }
+                   }});
   cases.push_back({op_name(OpKind::kRmsNorm), [](KernelGraph &g, DType dt, int variant, std::mt19937_64 &rng) {
                      const int64_t n = odd_size(rng, 3, 300);
                      if (variant == 0) {

@@ -90,22 +90,94 @@ int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &
   return std::clamp<int64_t>(rows, 1, int64_t{1} << 20);
 }
 
-// A pre-defined reduction: one warp per output element, its lanes striding along the reduced
-// dim, combined with shuffles. Returns the number of blocks.
-int64_t reduction_kernel(Printer &p, const Operator &op, const Ref &x, const Ref &o) {
+namespace {
+
+// The statements adding (or maxing) into float `acc` the elements of a contiguous run of `extent`
+// `type` elements at `base`, strided over `threads` consecutive threads from thread `index`: in
+// 16-byte vectors where the run is whole vectors and `base` is 16-byte aligned (checked at run
+// time), else one element at a time.
+void reduce_run(Printer &p, const std::string &base, int64_t extent, DType dtype, const std::string &index,
+                const std::string &threads, bool is_max) {
+  const int64_t lanes = 16 / static_cast<int64_t>(dtype_size(dtype));
+  const std::string type = element_type(dtype);
+  const auto add = [is_max](const std::string &v) { return reduce_into("acc", v, is_max); };
+  if (extent % lanes == 0) {
+    p.open("if ((reinterpret_cast<unsigned long long>(" + base + ") & 15) == 0)");
+    p.open("for (int64_t v = " + index + "; v < " + std::to_string(extent / lanes) + "; v += " + threads + ")");
+    p.line("const uint4 raw = reinterpret_cast<const uint4 *>(" + base + ")[v];");
+    p.line("const " + type + " *e = reinterpret_cast<const " + type + " *>(&raw);");
+    p.line("#pragma unroll");
+    p.line("for (int l = 0; l < " + std::to_string(lanes) + "; ++l) " + add("yr_ld(e + l)"));
+    p.close();
+    p.close();
+    p.open("else");
+  }
+  p.line("for (int64_t e = " + index + "; e < " + std::to_string(extent) + "; e += " + threads + ") " +
+         add("yr_ld(" + base + " + e)"));
+  if (extent % lanes == 0) p.close();
+}
+
+}  // namespace
+
+// A pre-defined reduction. Along a contiguous dim (inner 1): a block per output where the dim is
+// long (kBlockRun elements and more: a warp per output left an H100 mostly idle on 256 rows of
+// 32768), else a warp per output, reading 16-byte vectors where it can. Along another dim: a
+// thread per output where outputs next to each other are (inner 32 and more: a warp's loads
+// coalesce), else a warp per output with its lanes striding along the dim. Partial results
+// combine through shuffles (and shared memory across a block's warps). Returns the number of
+// blocks; `per_block` is set where the kernel needs exactly kThreads threads a block.
+int64_t reduction_kernel(Printer &p, const Operator &op, const Ref &x, const Ref &o, DType dtype, bool &per_block) {
   const AxisView v = axis_view(x.dims, static_cast<size_t>(op.attributes.dim));
   const bool is_max = op.kind == OpKind::kReductionMax;
   const int64_t outputs = v.outer * v.inner;
+  const std::string extent = std::to_string(v.extent), count = std::to_string(outputs);
+  per_block = false;
+  if (v.inner == 1 && v.extent >= kBlockRun) {
+    per_block = true;
+    const std::string W = std::to_string(kThreads / 32);
+    p.line("__shared__ float partial[" + W + "];");
+    p.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
+    p.open("for (int64_t r = blockIdx.x; r < " + count + "; r += gridDim.x)");
+    p.line("const auto *row = " + x.ptr + " + r * " + extent + ";");
+    p.line(std::string("float acc = ") + reduce_identity(is_max) + ";");
+    reduce_run(p, "row", v.extent, dtype, "threadIdx.x", "blockDim.x", is_max);
+    p.line(warp_reduce("acc", is_max));
+    p.line("if (lane == 0) partial[warp] = acc;");
+    p.line("__syncthreads();");
+    p.open("if (threadIdx.x == 0)");
+    p.line("for (int w = 1; w < " + W + "; ++w) " + reduce_into("acc", "partial[w]", is_max));
+    p.line("yr_st(" + o.ptr + " + r, acc);");
+    p.close();
+    p.line("__syncthreads();  // partial is written again next");
+    p.close();
+    return std::clamp<int64_t>(outputs, 1, int64_t{1} << 20);
+  }
+  if (v.inner >= 32) {
+    p.open("for (int64_t w = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; w < " + count +
+           "; w += static_cast<int64_t>(gridDim.x) * blockDim.x)");
+    p.line("const auto *base = " + x.ptr + " + w / " + std::to_string(v.inner) + " * " +
+           std::to_string(v.extent * v.inner) + " + w % " + std::to_string(v.inner) + ";");
+    p.line(std::string("float acc = ") + reduce_identity(is_max) + ";");
+    p.line("for (int64_t e = 0; e < " + extent + "; ++e) " +
+           reduce_into("acc", "yr_ld(base + e * " + std::to_string(v.inner) + ")", is_max));
+    p.line("yr_st(" + o.ptr + " + w, acc);");
+    p.close();
+    return std::clamp<int64_t>((outputs + kThreads - 1) / kThreads, 1, int64_t{1} << 20);
+  }
   p.line("const int lane = threadIdx.x & 31;");
   p.line("const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);");
-  p.open("for (int64_t w = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; w < " +
-         std::to_string(outputs) + "; w += warps)");
-  p.line("const int64_t outer = w / " + std::to_string(v.inner) + ", inner = w % " + std::to_string(v.inner) + ";");
-  p.line("const auto *base = " + x.ptr + " + outer * " + std::to_string(v.extent * v.inner) + " + inner;");
-  p.line(std::string("float acc = ") + (is_max ? "-INFINITY" : "0.0f") + ";");
-  const std::string value = "yr_ld(base + e * " + std::to_string(v.inner) + ")";
-  p.line("for (int64_t e = lane; e < " + std::to_string(v.extent) + "; e += 32) " +
-         (is_max ? "acc = yr_max(acc, " + value + ");" : "acc += " + value + ";"));
+  p.open("for (int64_t w = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; w < " + count +
+         "; w += warps)");
+  p.line(std::string("float acc = ") + reduce_identity(is_max) + ";");
+  if (v.inner == 1) {
+    p.line("const auto *row = " + x.ptr + " + w * " + extent + ";");
+    reduce_run(p, "row", v.extent, dtype, "lane", "32", is_max);
+  } else {
+    p.line("const int64_t outer = w / " + std::to_string(v.inner) + ", inner = w % " + std::to_string(v.inner) + ";");
+    p.line("const auto *base = " + x.ptr + " + outer * " + std::to_string(v.extent * v.inner) + " + inner;");
+    p.line("for (int64_t e = lane; e < " + extent + "; e += 32) " +
+           reduce_into("acc", "yr_ld(base + e * " + std::to_string(v.inner) + ")", is_max));
+  }
   p.line(warp_reduce("acc", is_max));
   p.line("if (lane == 0) yr_st(" + o.ptr + " + w, acc);");
   p.close();

@@ -134,7 +134,9 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
     kernel.any_block_threads = false;  // one partial sum per warp of kThreads
   } else if (op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax) {
     kernel.block_threads = kThreads;
-    kernel.grid = {cuda::reduction_kernel(body, op, in[0], out[0]), 1, 1};
+    bool per_block = false;
+    kernel.grid = {cuda::reduction_kernel(body, op, in[0], out[0], g.tensor(g.inputs()[0]).dtype, per_block), 1, 1};
+    kernel.any_block_threads = !per_block;
   } else {
     std::vector<DType> dtypes;
     for (TensorId id : g.inputs()) dtypes.push_back(g.tensor(id).dtype);

@@ -160,6 +160,19 @@ TEST_F(CudaCodegen, EveryOperatorKindInEveryDType) {
     for (OpKind kind : {OpKind::kSilu, OpKind::kSqrt}) g.mark_output(g.unary(kind, v));
     g.mark_output(g.clamp(v, -0.25, 0.5));
     for (OpKind kind : {OpKind::kMul, OpKind::kPow}) g.mark_output(g.binary(kind, v, w));
+    // Broadcast operands on vectors: a row's scalar (softmax's division by its sum), rows of
+    // another tensor, both at once.
+    const TensorId sum = g.new_input({3, 1}, dt), row = g.new_input({1, 40}, dt);
+    g.mark_output(g.binary(OpKind::kDiv, v, sum));
+    g.mark_output(g.binary(OpKind::kAdd, row, w));
+    g.mark_output(g.binary(OpKind::kMul, sum, row));
+    // Reductions: a block per output (a long contiguous dim), a warp per output on vectors, a
+    // thread per output (an outer dim over 32 and more contiguous outputs).
+    const TensorId long_rows = g.new_input({3, 2 * 2048}, dt), wide = g.new_input({3, 9, 64}, dt);
+    g.mark_output(g.reduction(OpKind::kReduction, long_rows, 1));
+    g.mark_output(g.reduction(OpKind::kReductionMax, long_rows, 1));
+    g.mark_output(g.reduction(OpKind::kReduction, v, 1));
+    g.mark_output(g.reduction(OpKind::kReductionMax, wide, 1));
     expect_compiles(g, dtype_name(dt), seen_, pending_);
   }
 }
