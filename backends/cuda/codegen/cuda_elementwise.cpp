@@ -70,7 +70,8 @@ int64_t vector_elementwise_kernel(Printer &p, const Operator &op, const std::vec
   std::string aligned;
   for (size_t i = 0; i < in.size(); ++i) {
     vin.push_back({global_buffer("v" + in[i].buffer.name, dtypes[i]), {lanes}, {}});
-    if (kinds[i] != Operand::kRowScalar) aligned += "reinterpret_cast<unsigned long long>(" + in[i].buffer.name + ") | ";
+    if (kinds[i] != Operand::kRowScalar)
+      aligned += "reinterpret_cast<unsigned long long>(" + in[i].buffer.name + ") | ";
   }
   const TensorRef vout{global_buffer("v" + out.buffer.name, dtypes.back()), {lanes}, {}};
   aligned += "reinterpret_cast<unsigned long long>(" + out.buffer.name + ")";
