@@ -128,6 +128,9 @@ SubexpressionOracle::SubexpressionOracle(const std::vector<Expr> &target_terms, 
     if (!index_.insert(e->text).second) return;
     if (e->op == ExprOp::kVar) variables_.insert(e->size);
     if (e->op == ExprOp::kSum) summed_[e->args[0]->text].push_back(e->size);
+    if (e->op == ExprOp::kDiv && e->args[0]->op == ExprOp::kSum) {
+      divided_sums_[{e->args[0]->args[0]->text, e->args[1]->text}].push_back(e->args[0]->size);
+    }
     // a+c occurs in a+b+c: every sub-multiset of at least two arguments of add and mul.
     const size_t n = e->args.size();
     if ((e->op == ExprOp::kAdd || e->op == ExprOp::kMul) && n >= 3 && n <= 10) {
@@ -163,15 +166,25 @@ SubexpressionOracle::SubexpressionOracle(const std::vector<Expr> &target_terms, 
 
 SubexpressionOracle::~SubexpressionOracle() = default;
 
+// A term of the target, or a partial sum of one: Σ_m e where the target sums e over a multiple
+// of m, and (Σ_m e)/b where it has (Σ_n e)/b (a for-loop's share of a normalized product,
+// rms_norm(x)·W = (Σ x·W)/rms(x), before the loop adds the shares up: Z3 would need a sum over
+// the loop, which the query lacks, to see it).
 bool SubexpressionOracle::in_index(const Expr &term) const {
   if (index_.count(term->text)) return true;
-  if (term->op != ExprOp::kSum) return false;
-  auto sizes = summed_.find(term->args[0]->text);
-  if (sizes == summed_.end()) return false;
-  for (int64_t n : sizes->second) {
-    if (n % term->size == 0) return true;
+  const std::vector<int64_t> *sizes = nullptr;
+  int64_t m = 0;
+  if (term->op == ExprOp::kSum) {
+    const auto found = summed_.find(term->args[0]->text);
+    if (found != summed_.end()) sizes = &found->second;
+    m = term->size;
+  } else if (term->op == ExprOp::kDiv && term->args[0]->op == ExprOp::kSum) {
+    const auto found = divided_sums_.find({term->args[0]->args[0]->text, term->args[1]->text});
+    if (found != divided_sums_.end()) sizes = &found->second;
+    m = term->args[0]->size;
   }
-  return false;
+  if (sizes == nullptr) return false;
+  return std::any_of(sizes->begin(), sizes->end(), [m](int64_t n) { return n % m == 0; });
 }
 
 std::optional<bool> SubexpressionOracle::remembered(const Expr &term) {

@@ -68,6 +68,8 @@ class SubexpressionOracle {
 
   std::set<std::string> index_;
   std::map<std::string, std::vector<int64_t>> summed_;  // Σ's argument text -> sizes summed
+  // (Σ's argument, divisor) texts of a quotient of a sum -> sizes summed: (Σ_n e)/b.
+  std::map<std::pair<std::string, std::string>, std::vector<int64_t>> divided_sums_;
   std::set<int64_t> variables_;
   std::vector<Expr> roots_;  // the maximal target terms, each once, for Z3
   int z3_rlimit_;

@@ -698,6 +698,20 @@ TEST(SubexpressionOracle, AnswersFromTheIndexAndFromZ3) {
   EXPECT_EQ(oracle.stats().memo_hits, 1);
 }
 
+// A for-loop's share of a normalized product, (Σ_256 x·w)/rms(x) where the target has
+// (Σ_4096 x·w)/rms(x), is a subexpression by the index, without Z3; the same share over another
+// norm is not.
+TEST(SubexpressionOracle, KnowsALoopsShareOfANormalizedProduct) {
+  const Expr x = expr_var(0), w = expr_var(1);
+  const Expr norm = expr_rms(4096, x);
+  const Expr product = expr_div(expr_sum(4096, expr_mul({x, w})), norm);
+  SubexpressionOracle oracle({expr_fn("silu", {product})}, 10000);
+  EXPECT_TRUE(oracle.occurs(expr_div(expr_sum(256, expr_mul({x, w})), norm)));
+  EXPECT_EQ(oracle.stats().index_yes, 1);
+  EXPECT_FALSE(oracle.occurs(expr_div(expr_sum(256, expr_mul({x, w})), expr_rms(2048, x))));
+  EXPECT_FALSE(oracle.occurs(expr_div(expr_sum(3, expr_mul({x, w})), norm)));  // 3 does not divide 4096
+}
+
 // Threads share one oracle: their Z3 queries run at once, on contexts of their own, and a term
 // one thread is proving is not proved again by another, which waits for that answer.
 TEST(SubexpressionOracle, ThreadsShareAnswersAndProveEachTermOnce) {
@@ -814,6 +828,31 @@ TEST(Superoptimizer, FusesAWeightedNormWithEpsIntoTheProductsLoop) {
     expect_same_values(g, c.graph);
   }
   EXPECT_TRUE(found);
+}
+
+// A gated MLP after rms_norm (every decoder layer's MLP up half; 3584 = 7 · 512 columns, as Llama
+// 3's 14336 = 7 · 2048): with the norm as a kernel of its own, the two products' loop over the
+// hidden dim is found. Its shares are quotients by the norm's rms, which the index knows; before
+// it did, Z3 did not prove them within its limit and nothing looped was found.
+TEST(Superoptimizer, LoopsTheGatedProductsOfANormalizedRow) {
+  KernelGraph g;
+  const int64_t h = 1024, f = 3584;
+  const TensorId x = g.new_input({1, h}, DType::kFloat16), wn = g.new_input({h}, DType::kFloat16);
+  const TensorId gate = g.new_input({h, f}, DType::kFloat16), up = g.new_input({h, f}, DType::kFloat16);
+  const TensorId n = g.rms_norm(x, {h}, 1e-5, wn);
+  g.mark_output(g.binary(OpKind::kMul, g.unary(OpKind::kSilu, g.matmul(n, gate)), g.matmul(n, up)));
+  SearchOptions o = small_options();
+  o.fixed_forloop = 8;  // at this size whole tiles fit too, and rank first
+  const SearchResult r = superoptimize(g, o);
+  bool looped = false;
+  for (const SearchCandidate &c : r.candidates) {
+    bool norm_first = false;
+    for (const Operator &op : c.graph.operators()) {
+      norm_first = norm_first || op.kind == OpKind::kRmsNorm;
+      looped = looped || (norm_first && op.kind == OpKind::kCustomized && op.block_graph->config().forloop_range >= 2);
+    }
+  }
+  EXPECT_TRUE(looped);
 }
 
 TEST(DimClasses, JoinWhatIndexesTheSameValues) {
