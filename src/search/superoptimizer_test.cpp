@@ -175,6 +175,27 @@ TEST(Superoptimizer, GivesAFailedCandidatesProfilingPlaceToTheNext) {
   EXPECT_EQ(r.profiled[2].measured.spread.samples, 7);
 }
 
+// A candidate replaces the input graph only where it is faster beyond the noise: its median
+// below the input graph's fastest timed run. 5% ahead within a spread of -10%..+20% is not.
+TEST(Superoptimizer, KeepsTheInputGraphUnlessACandidateIsFasterBeyondTheNoise) {
+  const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  for (const double candidate : {0.95e-5, 0.85e-5}) {
+    SearchOptions o = small_options();
+    o.profile_top_k = 2;
+    bool first = true;
+    o.measure = [&](const KernelGraph &, Deadline) {
+      const double t = first ? 1e-5 : candidate;
+      first = false;
+      return Measured{true, t, 0, "", Spread{0.9 * t, 1.2 * t, 10}};
+    };
+    const SearchResult r = superoptimize(g, o);
+    ASSERT_GE(r.candidates.size(), 2u);
+    const bool input_first = r.candidates[0].description == "the input graph, unchanged";
+    EXPECT_EQ(input_first, candidate > 0.9e-5) << candidate;
+    EXPECT_DOUBLE_EQ(r.candidates[input_first ? 1 : 0].measured_seconds, candidate);
+  }
+}
+
 // Candidates left unmeasured say why: not among the top-k by estimate.
 TEST(Superoptimizer, SaysWhyACandidateWasNotMeasured) {
   const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
