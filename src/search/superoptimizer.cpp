@@ -238,8 +238,8 @@ bool profile(SearchResult &result, const SearchOptions &options, Clock::time_poi
   });
   // The input graph stays the answer unless a candidate is faster beyond the noise: its median
   // below the input graph's fastest timed run. A lead within the spread of the timed runs is
-  // noise as often as not (on an H200, candidates 1% ahead in the search measured 0.5-1.4%
-  // behind the input graph in the benchmark), and the user's own graph is never a wrong answer.
+  // noise as often as not (such leads reversed when the same graphs were benchmarked:
+  // benchmarks/models/RESULTS.md), and the user's own graph is never a wrong answer.
   if (input.measured_seconds >= 0) {
     const bool beaten = !correct.empty() &&
                         (input.spread.min_seconds < 0 || correct.front().measured_seconds < input.spread.min_seconds);

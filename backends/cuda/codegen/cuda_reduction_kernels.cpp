@@ -120,8 +120,8 @@ void reduce_run(Printer &p, const std::string &base, int64_t extent, DType dtype
 }  // namespace
 
 // A pre-defined reduction. Along a contiguous dim (inner 1): a block per output where the dim is
-// long (kBlockRun elements and more: a warp per output left an H100 mostly idle on 256 rows of
-// 32768), else a warp per output, reading 16-byte vectors where it can. Along another dim: a
+// long (kBlockRun elements and more: a warp per output leaves most of a GPU idle on a few hundred
+// long rows), else a warp per output, reading 16-byte vectors where it can. Along another dim: a
 // thread per output where outputs next to each other are (inner 32 and more: a warp's loads
 // coalesce), else a warp per output with its lanes striding along the dim. Partial results
 // combine through shuffles (and shared memory across a block's warps). Returns the number of
