@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <optional>
+#include <utility>
 
 namespace yirage::search {
 
@@ -18,6 +20,17 @@ int expr_depth(const Expr &e, std::map<std::string, int> &memo) {
   for (const Expr &a : e->args) deepest = std::max(deepest, expr_depth(a, memo));
   memo.emplace(e->text, deepest + 1);
   return deepest + 1;
+}
+
+// A sum Σ_n e, or a quotient (Σ_n e)/b, as its (argument, divisor) texts (divisor "" for a plain
+// sum) and n: what partial sums of the target are indexed by.
+using SumKey = std::pair<std::pair<std::string, std::string>, int64_t>;
+std::optional<SumKey> sum_key(const Expr &e) {
+  if (e->op == ExprOp::kSum) return SumKey{{e->args[0]->text, ""}, e->size};
+  if (e->op == ExprOp::kDiv && e->args[0]->op == ExprOp::kSum) {
+    return SumKey{{e->args[0]->args[0]->text, e->args[1]->text}, e->args[0]->size};
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -127,10 +140,7 @@ SubexpressionOracle::SubexpressionOracle(const std::vector<Expr> &target_terms, 
   std::function<void(const Expr &)> index = [&](const Expr &e) {
     if (!index_.insert(e->text).second) return;
     if (e->op == ExprOp::kVar) variables_.insert(e->size);
-    if (e->op == ExprOp::kSum) summed_[e->args[0]->text].push_back(e->size);
-    if (e->op == ExprOp::kDiv && e->args[0]->op == ExprOp::kSum) {
-      divided_sums_[{e->args[0]->args[0]->text, e->args[1]->text}].push_back(e->args[0]->size);
-    }
+    if (const std::optional<SumKey> key = sum_key(e)) summed_[key->first].push_back(key->second);
     // a+c occurs in a+b+c: every sub-multiset of at least two arguments of add and mul.
     const size_t n = e->args.size();
     if ((e->op == ExprOp::kAdd || e->op == ExprOp::kMul) && n >= 3 && n <= 10) {
@@ -172,19 +182,12 @@ SubexpressionOracle::~SubexpressionOracle() = default;
 // the loop, which the query lacks, to see it).
 bool SubexpressionOracle::in_index(const Expr &term) const {
   if (index_.count(term->text)) return true;
-  const std::vector<int64_t> *sizes = nullptr;
-  int64_t m = 0;
-  if (term->op == ExprOp::kSum) {
-    const auto found = summed_.find(term->args[0]->text);
-    if (found != summed_.end()) sizes = &found->second;
-    m = term->size;
-  } else if (term->op == ExprOp::kDiv && term->args[0]->op == ExprOp::kSum) {
-    const auto found = divided_sums_.find({term->args[0]->args[0]->text, term->args[1]->text});
-    if (found != divided_sums_.end()) sizes = &found->second;
-    m = term->args[0]->size;
-  }
-  if (sizes == nullptr) return false;
-  return std::any_of(sizes->begin(), sizes->end(), [m](int64_t n) { return n % m == 0; });
+  const std::optional<SumKey> key = sum_key(term);
+  if (!key) return false;
+  const auto sizes = summed_.find(key->first);
+  if (sizes == summed_.end()) return false;
+  const int64_t m = key->second;
+  return std::any_of(sizes->second.begin(), sizes->second.end(), [m](int64_t n) { return n % m == 0; });
 }
 
 std::optional<bool> SubexpressionOracle::remembered(const Expr &term) {

@@ -27,6 +27,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "search/abstract_expr.hpp"
@@ -67,9 +68,9 @@ class SubexpressionOracle {
   void remember(const Expr &term, bool answer);
 
   std::set<std::string> index_;
-  std::map<std::string, std::vector<int64_t>> summed_;  // Σ's argument text -> sizes summed
-  // (Σ's argument, divisor) texts of a quotient of a sum -> sizes summed: (Σ_n e)/b.
-  std::map<std::pair<std::string, std::string>, std::vector<int64_t>> divided_sums_;
+  // (Σ's argument, divisor) texts -> sizes summed, of every Σ_n e (divisor "") and every
+  // quotient (Σ_n e)/b of the target's terms.
+  std::map<std::pair<std::string, std::string>, std::vector<int64_t>> summed_;
   std::set<int64_t> variables_;
   std::vector<Expr> roots_;  // the maximal target terms, each once, for Z3
   int z3_rlimit_;

@@ -27,6 +27,11 @@ namespace fbt = yirage::fb::target;
   invalid_argument("target '" + t.name + "': " + what);
 }
 
+// A size in which memory moves (a cache line, an access unit): a power of two from 4 to 4096.
+bool plausible_unit(int64_t bytes) {
+  return bytes >= 4 && bytes <= 4096 && (bytes & (bytes - 1)) == 0;
+}
+
 // Bytes per second of a single-threaded copy of 64 MiB (read + write), best of three.
 double measure_copy_bandwidth() {
   const size_t bytes = size_t{64} << 20;
@@ -121,7 +126,7 @@ TargetProperties host_cpu_target_in(const std::string &folder) {
   t.memory_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
   t.l2_bytes = cache_bytes(_SC_LEVEL3_CACHE_SIZE, l2);
   const int64_t line = cache_bytes(_SC_LEVEL1_DCACHE_LINESIZE, 64);
-  t.cache_line_bytes = line >= 4 && line <= 4096 && (line & (line - 1)) == 0 ? line : 64;
+  t.cache_line_bytes = plausible_unit(line) ? line : 64;
 
   // The measured figures are kept per machine: the file's name hashes what identifies it, so
   // that machines sharing a home folder keep their own.
@@ -208,13 +213,11 @@ void validate(const TargetProperties &t) {
   if (!(t.loop_iteration_seconds >= 0) || t.loop_iteration_seconds > 1) {
     bad(t, "loop_iteration_seconds must be in [0, 1]");
   }
-  const int64_t line = t.cache_line_bytes;
-  if (line != 0 && (line < 4 || line > 4096 || (line & (line - 1)) != 0)) {
-    bad(t, "cache_line_bytes must be 0 or a power of two from 4 to 4096 (is " + std::to_string(line) + ")");
-  }
-  const int64_t access = t.memory_access_bytes;
-  if (access != 0 && (access < 4 || access > 4096 || (access & (access - 1)) != 0)) {
-    bad(t, "memory_access_bytes must be 0 or a power of two from 4 to 4096 (is " + std::to_string(access) + ")");
+  for (const auto &[field, bytes] : {std::pair<const char *, int64_t>{"cache_line_bytes", t.cache_line_bytes},
+                                     {"memory_access_bytes", t.memory_access_bytes}}) {
+    if (bytes != 0 && !plausible_unit(bytes)) {
+      bad(t, std::string(field) + " must be 0 or a power of two from 4 to 4096 (is " + std::to_string(bytes) + ")");
+    }
   }
   if (!t.supports(DType::kFloat16) && !t.supports(DType::kBFloat16) && !t.supports(DType::kFloat32)) {
     bad(t, "no dtype has a positive peak_flops");
