@@ -45,12 +45,14 @@ if [ ! -f build-asan/build.ninja ]; then
     -Dtest_cache_dir="$PWD/build/conformance/conformance-cache"
 fi
 quietly ninja -C build-asan
+echo "setup: built build-asan"
 if [ ! -f build-fuzz/build.ninja ]; then
   quietly env CC=clang-14 CXX=clang++-14 meson setup build-fuzz --werror -Dfuzzing=true -Dtests=false \
     -Dfuzz_seconds=12 -Db_sanitize=address,undefined -Db_lundef=false \
     -Doptimization=1 -Ddebug=false -Dc_args=-gline-tables-only -Dcpp_args=-gline-tables-only
 fi
 quietly ninja -C build-fuzz fuzzers # only what its tests run (fuzz/meson.build)
+echo "setup: built build-fuzz"
 if [ ! -f build-tsan/build.ninja ]; then
   # capi_threads keeps its kernel cache in the tree (capi_tests/threads-cache), not in the plain
   # tree's: on a first run, four threads at a time compile one kernel under TSan too.
@@ -59,6 +61,7 @@ if [ ! -f build-tsan/build.ninja ]; then
 fi
 # Only what capi_threads runs: libyirage (through the test), the CPU plugin and the test.
 quietly ninja -C build-tsan capi_tests/threads_test backends/cpu/libyirage-backend-cpu.so
+echo "setup: built build-tsan"
 
 # Four frames of allocation stack per heap block, not 30: recording them was a fifth of the
 # search tests' time under ASan. A report that needs more reruns the test with the default.
