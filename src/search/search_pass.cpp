@@ -143,14 +143,16 @@ struct Task {
 class SearchPass::Impl {
  public:
   Impl(const KernelGraph &graph, const SearchOptions &options, Clock::time_point started,
-       const verify::FingerprintCheck &fingerprints, bool fusions_only, const SearchProgress &before)
+       const verify::FingerprintCheck &fingerprints, bool fusions_only, const SearchProgress &before,
+       double enumeration_share)
       : graph_(graph),
         options_(options),
         classes_(graph),
         fusions_only_(fusions_only),
         fingerprint_(fingerprints),
         progress_(before),
-        started_(started) {}
+        started_(started),
+        enumeration_share_(enumeration_share) {}
 
   bool prepare() {
     if (prepared_) return !tasks_.empty() || !terms_.empty();
@@ -254,9 +256,15 @@ class SearchPass::Impl {
   // kSearchShareWithProfiling of it; enumeration leaves a fifth of that to verification.
   double search_share() const { return options_.measure ? kSearchShareWithProfiling : 1.0; }
   bool stopped() { return past(search_share()); }
-  bool stop_enumerating() { return past(0.8 * search_share()); }
+  bool stop_enumerating() { return past(0.8 * search_share() * enumeration_share_); }
 
   // Tasks [begin, end): their structures at every size, by estimate (configurations first).
+  // In two rounds: every task up to kFirstRoundStates states, then again from the start, with
+  // no limit, those that reached it. One task's tree may hold most of a search's states and
+  // none of its candidates, and taken in turn it kept the budget from the tasks after it
+  // (docs/search.md, "Time budget"). A complete search finds what one round finds: a task's
+  // second round replaces its first, states and all; one the budget stopped keeps whichever
+  // round went further.
   std::vector<Found> enumerate(size_t begin, size_t end) {
     const size_t n = end - begin;
     std::vector<std::vector<Found>> per_task(n);
@@ -265,7 +273,22 @@ class SearchPass::Impl {
     parallel_for(static_cast<int64_t>(n), threads, [&](int64_t k) {
       if (stop_enumerating()) return;
       const size_t i = static_cast<size_t>(k);
-      per_task[i] = run_task(begin + i, stats[i]);
+      per_task[i] = run_task(begin + i, stats[i], kFirstRoundStates);
+      if (stats[i].states < kFirstRoundStates) report(stats[i].states, per_task[i].size());
+    });
+    std::vector<size_t> unfinished;
+    for (size_t i = 0; i < n; ++i) {
+      if (stats[i].states >= kFirstRoundStates) unfinished.push_back(i);
+    }
+    parallel_for(static_cast<int64_t>(unfinished.size()), threads, [&](int64_t k) {
+      if (stop_enumerating()) return;
+      const size_t i = unfinished[static_cast<size_t>(k)];
+      BlockSearchStats whole;
+      std::vector<Found> found = run_task(begin + i, whole, 0);
+      if (whole.states >= stats[i].states) {
+        per_task[i] = std::move(found);
+        stats[i] = whole;
+      }
       report(stats[i].states, per_task[i].size());
     });
     std::vector<Found> all;
@@ -347,15 +370,19 @@ class SearchPass::Impl {
 
   // Searches structures at one size (or takes the given ones), then builds every structure at
   // every size.
-  std::vector<Found> run_task(size_t index, BlockSearchStats &stats) {
+  // Task `index`'s structures at every size; `max_states` > 0 stops its search there (or just
+  // past it: the stop is asked every few states).
+  std::vector<Found> run_task(size_t index, BlockSearchStats &stats, int64_t max_states) {
     const Task &task = tasks_[index];
     const Cut &cut = cuts_[task.cut];
     const std::optional<std::vector<std::vector<int64_t>>> found_sizes = sizes_of(task);
     if (!found_sizes) return {};
     const std::vector<std::vector<int64_t>> &sizes = *found_sizes;
+    SearchContext context = context_;
+    if (max_states > 0) context.should_stop = [&] { return stats.states >= max_states || stop_enumerating(); };
     const auto structures =
         given_ ? (*given_)[index]
-               : search_block_graphs(context_, cut.request, task.plan, structure_config(task, sizes), stats);
+               : search_block_graphs(context, cut.request, task.plan, structure_config(task, sizes), stats);
     std::vector<Found> found;
     std::vector<size_t> pick(sizes.size(), 0);
     for (;;) {
@@ -547,6 +574,7 @@ class SearchPass::Impl {
   SearchProgress progress_;
   std::atomic<SearchEnd> end_{SearchEnd::kComplete};
   const Clock::time_point started_;
+  const double enumeration_share_;  // of the enumeration's time: by its end this pass stops enumerating
   std::mutex mutex_;
 };
 
@@ -585,8 +613,11 @@ SearchResult run_passes(const KernelGraph &graph, const SearchOptions &options, 
   const verify::FingerprintCheck fingerprints(graph, {options.verify_trials, options.seed, options.threads});
   SearchResult result;
   for (size_t p = 0; p < forms.size(); ++p) {
+    // Pass p of n stops enumerating at (p + 1) / n of the enumeration's time: a pass done early
+    // leaves its time to the next.
+    const double share = static_cast<double>(p + 1) / static_cast<double>(forms.size());
     SearchResult found = SearchPass(forms[p].graph, options, started, fingerprints, forms[p].fusions_only,
-                                    SearchProgress{result.stats.states, result.stats.candidates, 0})
+                                    SearchProgress{result.stats.states, result.stats.candidates, 0}, share)
                              .run(given ? &(*given)[p] : nullptr);
     if (p == 0) {
       result = std::move(found);
@@ -600,8 +631,9 @@ SearchResult run_passes(const KernelGraph &graph, const SearchOptions &options, 
 }
 
 SearchPass::SearchPass(const KernelGraph &graph, const SearchOptions &options, Clock::time_point started,
-                       const verify::FingerprintCheck &fingerprints, bool fusions_only, const SearchProgress &before)
-    : impl_(std::make_unique<Impl>(graph, options, started, fingerprints, fusions_only, before)) {}
+                       const verify::FingerprintCheck &fingerprints, bool fusions_only, const SearchProgress &before,
+                       double enumeration_share)
+    : impl_(std::make_unique<Impl>(graph, options, started, fingerprints, fusions_only, before, enumeration_share)) {}
 
 SearchPass::~SearchPass() = default;
 

@@ -19,6 +19,10 @@ namespace yirage::search {
 // the budget and profiling the rest.
 constexpr double kSearchShareWithProfiling = 0.75;
 
+// The states each task of a pass may take in the enumeration's first round (SearchPass's
+// enumerate); those that reach it are searched again, in full, after every task's first round.
+inline constexpr int64_t kFirstRoundStates = 4096;
+
 inline size_t kernel_count(const KernelGraph &g) {
   return g.operators().size() - g.inputs().size();
 }
@@ -38,9 +42,12 @@ class SearchPass {
   // against the user's graph, shared by the call's passes (its fingerprints are computed once).
   // `fusions_only`: only cuts whose pre-defined part is views (whole-graph fusions). `before`:
   // the progress of an earlier pass of the same call, which this one's reports continue.
+  // `enumeration_share`: the part of the enumeration's time (the budget less what verification
+  // and profiling keep) by whose end this pass stops enumerating; a call of several passes gives
+  // each its turn (run_passes), so that one pass's long search does not leave the next none.
   SearchPass(const KernelGraph &graph, const SearchOptions &options, Clock::time_point started,
-             const verify::FingerprintCheck &fingerprints, bool fusions_only = false,
-             const SearchProgress &before = {});
+             const verify::FingerprintCheck &fingerprints, bool fusions_only = false, const SearchProgress &before = {},
+             double enumeration_share = 1);
   ~SearchPass();
   SearchPass(const SearchPass &) = delete;
   SearchPass &operator=(const SearchPass &) = delete;

@@ -17,6 +17,7 @@
 #include "search/dim_classes.hpp"
 #include "search/norm_weights.hpp"
 #include "search/result_cache.hpp"
+#include "search/search_pass.hpp"
 #include "search/subexpression.hpp"
 #include "search/terms.hpp"
 #include "serialize/graph_file.hpp"
@@ -281,6 +282,23 @@ TEST(Superoptimizer, TermsOfEndlessChainsAreRefusedQuickly) {
   const SearchResult r = superoptimize(chain, o);
   EXPECT_EQ(r.end, SearchEnd::kTimeout);
   EXPECT_LT(r.stats.seconds, 2.5);
+}
+
+// A pass stops enumerating at its share of the enumeration's time (run_passes gives pass p of n
+// (p + 1) / n of it, so that a long first pass leaves the next one time): with a share too small
+// for anything, the pass finds nothing and says it ran out of time; with the whole, it finds
+// candidates in the same budget.
+TEST(Superoptimizer, APassStopsEnumeratingAtItsShareOfTheTime) {
+  const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  const SearchOptions o = small_options();
+  const verify::FingerprintCheck fingerprints(g, {o.verify_trials, o.seed, o.threads});
+  const SearchResult none = SearchPass(g, o, std::chrono::steady_clock::now(), fingerprints, false, {}, 1e-12).run();
+  EXPECT_EQ(none.end, SearchEnd::kTimeout);
+  EXPECT_TRUE(none.candidates.empty());
+  EXPECT_EQ(none.stats.states, 0);
+  const SearchResult whole = SearchPass(g, o, std::chrono::steady_clock::now(), fingerprints, false, {}, 1).run();
+  EXPECT_EQ(whole.end, SearchEnd::kComplete);
+  EXPECT_FALSE(whole.candidates.empty());
 }
 
 TEST(Superoptimizer, AnswersWithTheInputGraphWhenItVerifiedNothing) {
