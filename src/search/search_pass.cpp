@@ -281,8 +281,11 @@ class SearchPass::Impl {
       if (stats[i].states >= kFirstRoundStates) unfinished.push_back(i);
     }
     parallel_for(static_cast<int64_t>(unfinished.size()), threads, [&](int64_t k) {
-      if (stop_enumerating()) return;
       const size_t i = unfinished[static_cast<size_t>(k)];
+      if (stop_enumerating()) {
+        report(stats[i].states, per_task[i].size());  // its first round's
+        return;
+      }
       BlockSearchStats whole;
       std::vector<Found> found = run_task(begin + i, whole, 0);
       if (whole.states >= stats[i].states) {
@@ -369,9 +372,8 @@ class SearchPass::Impl {
   }
 
   // Searches structures at one size (or takes the given ones), then builds every structure at
-  // every size.
-  // Task `index`'s structures at every size; `max_states` > 0 stops its search there (or just
-  // past it: the stop is asked every few states).
+  // every size. `max_states` > 0 stops the structure search there (or just past it: the stop is
+  // asked every few states).
   std::vector<Found> run_task(size_t index, BlockSearchStats &stats, int64_t max_states) {
     const Task &task = tasks_[index];
     const Cut &cut = cuts_[task.cut];
