@@ -21,6 +21,10 @@ namespace {
 
 using Clock = SearchPass::Clock;
 
+// The states each task of a pass may take in the enumeration's first round (enumerate); those
+// that reach it are searched again, in full, after every task's first round.
+constexpr int64_t kFirstRoundStates = 4096;
+
 // A fused candidate's loop is also tried split over 2, 4, ... this many blocks (loop_split.hpp);
 // beyond kFewLoopParts only for long loops on grids that stay within a few waves.
 constexpr int64_t kMaxLoopParts = 128;

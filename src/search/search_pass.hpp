@@ -19,10 +19,6 @@ namespace yirage::search {
 // the budget and profiling the rest.
 constexpr double kSearchShareWithProfiling = 0.75;
 
-// The states each task of a pass may take in the enumeration's first round (SearchPass's
-// enumerate); those that reach it are searched again, in full, after every task's first round.
-inline constexpr int64_t kFirstRoundStates = 4096;
-
 inline size_t kernel_count(const KernelGraph &g) {
   return g.operators().size() - g.inputs().size();
 }
