@@ -366,8 +366,6 @@ PyObject *yirage_py_compile(const yirage_graph *graph, const yirage_device *devi
       ? yirage_py_handle(kernel, SWIGTYPE_p_yirage_kernel_s) : NULL);
 }
 
-/* [status, None]: runs on the tensors of two sequences of DLPack capsules, then waits. `stream`
- * is the backend's native stream as an integer (0: its default). */
 /* How yirage_py_run runs: on the caller's device tensors (and waits where asked), or on host
  * tensors through device memory of yirage's (yirage_kernel_run_host, which waits). */
 enum { YIRAGE_PY_RUN = 0, YIRAGE_PY_RUN_SYNC = 1, YIRAGE_PY_RUN_HOST = 2 };
@@ -417,72 +415,230 @@ PyObject *yirage_py_kernel_run(const yirage_kernel *kernel, PyObject *inputs, Py
   return yirage_py_result(status, NULL);
 }
 
-/* The raw form of a tensor, for callers that read it without DLPack (PyTorch's __dlpack__
- * costs about 3 µs a tensor): a tuple (pointer, dims, strides or None for compact row-major,
- * DLPack type code, bits, device id), on a device of `device_type`. Fills `t`, its shape and
- * strides in `room` (2 × 8). */
-static int yirage_py_raw_tensor(PyObject *item, int device_type, DLTensor *t, int64_t *room) {
-  unsigned long long pointer;
-  PyObject *dims, *strides;
-  int code, bits, device;
-  Py_ssize_t rank, i;
-  if (!PyArg_ParseTuple(item, "KOOiii", &pointer, &dims, &strides, &code, &bits, &device)) return -1;
-  rank = PySequence_Size(dims);
-  if (rank < 0 || rank > 8 || (strides != Py_None && PySequence_Size(strides) != rank)) {
-    PyErr_SetString(PyExc_ValueError, "a raw tensor has at most 8 dims and one stride per dim");
+/* PyTorch tensors on a GPU, read in C without DLPack (`__dlpack__` costs about 3 µs a tensor, and
+ * the same reads in Python a few more: docs/python.md, "Cheap calls"). `spec`, made once per
+ * kernel by Kernel._torch_spec: (torch.Tensor, {torch.dtype: (DLPack code, bits)}, torch.empty,
+ * ((dims, torch.dtype) of each output), {device index: (kwargs of torch.empty for each output)},
+ * the current-stream function of a device index, torch.device). */
+enum { YIRAGE_PY_TORCH_TYPE, YIRAGE_PY_TORCH_DTYPES, YIRAGE_PY_TORCH_EMPTY, YIRAGE_PY_TORCH_OUTPUTS,
+       YIRAGE_PY_TORCH_PLACES, YIRAGE_PY_TORCH_STREAM, YIRAGE_PY_TORCH_DEVICE, YIRAGE_PY_TORCH_SPEC_SIZE };
+enum { YIRAGE_PY_TORCH_MAX_TENSORS = 16 };
+
+static PyObject *yirage_py_name(PyObject **cache, const char *name) {
+  if (*cache == NULL) *cache = PyUnicode_InternFromString(name);
+  return *cache;
+}
+
+/* An int from `object.name()`; -1 with an exception where it fails. */
+static long long yirage_py_call_int(PyObject *object, PyObject **cache, const char *name) {
+  PyObject *name_object = yirage_py_name(cache, name), *r;
+  long long value;
+  if (name_object == NULL) return -1;
+  r = PyObject_CallMethodObjArgs(object, name_object, NULL);
+  if (r == NULL) return -1;
+  value = PyLong_AsLongLong(r);
+  Py_DECREF(r);
+  return value;
+}
+
+/* Reads the ints of a tuple (torch.Size or a stride tuple) into `room`; its length, or -1. */
+static Py_ssize_t yirage_py_tuple_ints(PyObject *tuple, int64_t *room) {
+  Py_ssize_t n, i;
+  if (!PyTuple_Check(tuple)) {
+    PyErr_SetString(PyExc_TypeError, "a PyTorch shape or stride must be a tuple");
     return -1;
   }
-  for (i = 0; i < rank; ++i) {
-    PyObject *d = PySequence_GetItem(dims, i), *st = strides == Py_None ? NULL : PySequence_GetItem(strides, i);
-    room[i] = d ? PyLong_AsLongLong(d) : -1;
-    room[8 + i] = st ? PyLong_AsLongLong(st) : -1;
-    Py_XDECREF(d);
-    Py_XDECREF(st);
-    if (PyErr_Occurred()) return -1;
+  n = PyTuple_GET_SIZE(tuple);
+  if (n > YIRAGE_MAX_RANK) return n; /* the run refuses it, naming the rank */
+  for (i = 0; i < n; ++i) {
+    room[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(tuple, i));
+    if (room[i] == -1 && PyErr_Occurred()) return -1;
   }
+  return n;
+}
+
+/* Fills `t` (shape and strides in `room`, 2 × YIRAGE_MAX_RANK) from PyTorch tensor `x` on a device
+ * of `device_type`, and `*device` with its index: 1, or 0 where `x` is not a plain torch.Tensor on
+ * a GPU of a dtype yirage has (the DLPack path takes it), or -1 with an exception. */
+static int yirage_py_torch_tensor(PyObject *x, PyObject *spec, int device_type, DLTensor *t, int64_t *room,
+                                  long long *device) {
+  static PyObject *dtype_name, *get_device_name, *data_ptr_name, *shape_name, *contiguous_name, *stride_name;
+  PyObject *dtype, *dl, *shape, *strides;
+  long long pointer;
+  Py_ssize_t ndim, ndim_strides;
+  int contiguous;
+  if ((PyObject *)Py_TYPE(x) != PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_TYPE)) return 0;
+  if (yirage_py_name(&dtype_name, "dtype") == NULL || (dtype = PyObject_GetAttr(x, dtype_name)) == NULL) return -1;
+  dl = PyDict_GetItemWithError(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_DTYPES), dtype);
+  Py_DECREF(dtype);
+  if (dl == NULL) return PyErr_Occurred() ? -1 : 0;
+  *device = yirage_py_call_int(x, &get_device_name, "get_device");
+  if (*device < 0) return PyErr_Occurred() ? -1 : 0; /* a host tensor */
+  pointer = yirage_py_call_int(x, &data_ptr_name, "data_ptr");
+  if (pointer == -1 && PyErr_Occurred()) return -1;
+  if (yirage_py_name(&shape_name, "shape") == NULL || (shape = PyObject_GetAttr(x, shape_name)) == NULL) return -1;
+  ndim = yirage_py_tuple_ints(shape, room);
+  Py_DECREF(shape);
+  if (ndim < 0) return -1;
+  if (ndim > YIRAGE_MAX_RANK) return 0; /* the DLPack path's checks name the rank */
   memset(t, 0, sizeof *t);
+  t->shape = room;
+  contiguous = (int)yirage_py_call_int(x, &contiguous_name, "is_contiguous");
+  if (contiguous == -1 && PyErr_Occurred()) return -1;
+  if (!contiguous) {
+    if (yirage_py_name(&stride_name, "stride") == NULL ||
+        (strides = PyObject_CallMethodObjArgs(x, stride_name, NULL)) == NULL)
+      return -1;
+    ndim_strides = yirage_py_tuple_ints(strides, room + YIRAGE_MAX_RANK);
+    Py_DECREF(strides);
+    if (ndim_strides < 0) return -1;
+    if (ndim_strides != ndim) return 0;
+    t->strides = room + YIRAGE_MAX_RANK;
+  }
   t->data = (void *)(uintptr_t)pointer;
   t->device.device_type = (DLDeviceType)device_type;
-  t->device.device_id = device;
-  t->ndim = (int32_t)rank;
-  t->dtype.code = (uint8_t)code;
-  t->dtype.bits = (uint8_t)bits;
+  t->device.device_id = (int32_t)*device;
+  t->ndim = (int32_t)ndim;
+  t->dtype.code = (uint8_t)PyLong_AsLong(PyTuple_GET_ITEM(dl, 0));
+  t->dtype.bits = (uint8_t)PyLong_AsLong(PyTuple_GET_ITEM(dl, 1));
   t->dtype.lanes = 1;
-  t->shape = room;
-  t->strides = strides == Py_None ? NULL : room + 8;
-  return 0;
+  return 1;
 }
 
-/* [status]: yirage_py_kernel_run on raw tensors (yirage_py_raw_tensor; at most 16 each). */
-PyObject *yirage_py_kernel_run_raw(const yirage_kernel *kernel, PyObject *inputs, PyObject *outputs,
-                                   int device_type, unsigned long long stream, int synchronize) {
-  DLTensor tensors[32], *ins[16], *outs[16];
-  int64_t room[32][16];
+/* torch.empty's keyword arguments for each output on device index `device`, made at the first
+ * call there and kept in the spec's places (borrowed), or NULL with an exception. */
+static PyObject *yirage_py_torch_places(PyObject *spec, long long device) {
+  PyObject *places = PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_PLACES), *key, *kwargs, *where;
+  PyObject *outputs = PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_OUTPUTS);
+  Py_ssize_t i, n = PyTuple_GET_SIZE(outputs);
+  if ((key = PyLong_FromLongLong(device)) == NULL) return NULL;
+  kwargs = PyDict_GetItemWithError(places, key);
+  if (kwargs != NULL || PyErr_Occurred()) {
+    Py_DECREF(key);
+    return kwargs;
+  }
+  where = PyObject_CallFunction(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_DEVICE), "sL", "cuda", device);
+  kwargs = where ? PyTuple_New(n) : NULL;
+  for (i = 0; kwargs != NULL && i < n; ++i) {
+    PyObject *one = Py_BuildValue("{s:O,s:O}", "dtype", PyTuple_GET_ITEM(PyTuple_GET_ITEM(outputs, i), 1),
+                                  "device", where);
+    if (one == NULL) Py_CLEAR(kwargs);
+    else PyTuple_SET_ITEM(kwargs, i, one);
+  }
+  Py_XDECREF(where);
+  if (kwargs != NULL && PyDict_SetItem(places, key, kwargs) != 0) Py_CLEAR(kwargs);
+  Py_DECREF(key);
+  Py_XDECREF(kwargs); /* the dict holds it */
+  return kwargs;
+}
+
+/* New outputs from torch.empty on device index `device`, their DLTensors in `t` (shapes in
+ * `room`), compact and of the kernel's own dims and dtypes; a new list, or NULL. */
+static PyObject *yirage_py_torch_new_outputs(PyObject *spec, long long device, int device_type, DLTensor *t,
+                                             int64_t (*room)[2 * YIRAGE_MAX_RANK]) {
+  static PyObject *data_ptr_name;
+  PyObject *outputs = PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_OUTPUTS);
+  PyObject *kwargs = yirage_py_torch_places(spec, device), *list;
+  const Py_ssize_t n = PyTuple_GET_SIZE(outputs);
+  Py_ssize_t i;
+  if (kwargs == NULL || (list = PyList_New(n)) == NULL) return NULL;
+  for (i = 0; i < n; ++i) {
+    PyObject *dims = PyTuple_GET_ITEM(PyTuple_GET_ITEM(outputs, i), 0);
+    PyObject *args = PyTuple_Pack(1, dims), *o;
+    PyObject *dl = PyDict_GetItem(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_DTYPES),
+                                  PyTuple_GET_ITEM(PyTuple_GET_ITEM(outputs, i), 1));
+    long long pointer;
+    o = args ? PyObject_Call(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_EMPTY), args, PyTuple_GET_ITEM(kwargs, i)) : NULL;
+    Py_XDECREF(args);
+    if (o == NULL) break;
+    PyList_SET_ITEM(list, i, o);
+    pointer = yirage_py_call_int(o, &data_ptr_name, "data_ptr");
+    if ((pointer == -1 && PyErr_Occurred()) || dl == NULL) break;
+    memset(&t[i], 0, sizeof t[i]);
+    t[i].ndim = (int32_t)yirage_py_tuple_ints(dims, room[i]);
+    if (t[i].ndim < 0) break;
+    t[i].data = (void *)(uintptr_t)pointer;
+    t[i].device.device_type = (DLDeviceType)device_type;
+    t[i].device.device_id = (int32_t)device;
+    t[i].shape = room[i];
+    t[i].dtype.code = (uint8_t)PyLong_AsLong(PyTuple_GET_ITEM(dl, 0));
+    t[i].dtype.bits = (uint8_t)PyLong_AsLong(PyTuple_GET_ITEM(dl, 1));
+    t[i].dtype.lanes = 1;
+  }
+  if (i < n) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "an output's dtype is not in the spec");
+    Py_DECREF(list);
+    return NULL;
+  }
+  return list;
+}
+
+/* [status, outputs]: the kernel run on PyTorch tensors on a GPU (`outputs` None: new ones from
+ * torch.empty; `stream` None: PyTorch's current stream on the inputs' device; waited for where
+ * `synchronize`), or None where a tensor is not for this path (a subclass, a host tensor, a
+ * dtype yirage has not, more than 16): the caller then takes the DLPack path. */
+PyObject *yirage_py_torch_run(const yirage_kernel *kernel, PyObject *spec, PyObject *inputs, PyObject *outputs,
+                              PyObject *stream, int device_type, int synchronize) {
+  DLTensor tensors[2 * YIRAGE_PY_TORCH_MAX_TENSORS], *ins[YIRAGE_PY_TORCH_MAX_TENSORS];
+  DLTensor *outs[YIRAGE_PY_TORCH_MAX_TENSORS];
+  int64_t room[2 * YIRAGE_PY_TORCH_MAX_TENSORS][2 * YIRAGE_MAX_RANK];
+  PyObject *in_fast = NULL, *out_fast = NULL, *made = NULL, *r = NULL;
   Py_ssize_t n_in, n_out, i;
+  long long device = -1, on = 0;
+  unsigned long long handle = 0;
   yirage_status status;
-  if (!PySequence_Check(inputs) || !PySequence_Check(outputs)) {
-    PyErr_SetString(PyExc_TypeError, "inputs and outputs must be sequences of raw tensors");
+  if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != YIRAGE_PY_TORCH_SPEC_SIZE) {
+    PyErr_SetString(PyExc_TypeError, "spec must be Kernel._torch_spec's tuple");
     return NULL;
   }
-  n_in = PySequence_Size(inputs);
-  n_out = PySequence_Size(outputs);
-  if (n_in > 16 || n_out > 16) {
-    PyErr_SetString(PyExc_ValueError, "at most 16 raw inputs and outputs");
-    return NULL;
+  if ((in_fast = PySequence_Fast(inputs, "inputs must be a sequence")) == NULL) return NULL;
+  n_in = PySequence_Fast_GET_SIZE(in_fast);
+  n_out = PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_OUTPUTS));
+  if (outputs != Py_None) {
+    if ((out_fast = PySequence_Fast(outputs, "outputs must be a sequence")) == NULL) goto done;
+    n_out = PySequence_Fast_GET_SIZE(out_fast);
   }
+  if (n_in < 1 || n_in > YIRAGE_PY_TORCH_MAX_TENSORS || n_out > YIRAGE_PY_TORCH_MAX_TENSORS) goto other_path;
   for (i = 0; i < n_in + n_out; ++i) {
-    PyObject *item = i < n_in ? PySequence_GetItem(inputs, i) : PySequence_GetItem(outputs, i - n_in);
-    const int bad = item == NULL || yirage_py_raw_tensor(item, device_type, &tensors[i], room[i]) != 0;
-    Py_XDECREF(item); /* the caller's sequences keep the tuples alive */
-    if (bad) return NULL;
-    if (i < n_in) ins[i] = &tensors[i];
-    else outs[i - n_in] = &tensors[i];
+    int read;
+    if (i >= n_in && out_fast == NULL) break;
+    read = yirage_py_torch_tensor(i < n_in ? PySequence_Fast_GET_ITEM(in_fast, i)
+                                           : PySequence_Fast_GET_ITEM(out_fast, i - n_in),
+                                  spec, device_type, &tensors[i], room[i], i == 0 ? &device : &on);
+    if (read < 0) goto done;
+    if (read == 0) goto other_path;
   }
-  status = yirage_py_run(kernel, ins, (size_t)n_in, outs, (size_t)n_out, stream, synchronize);
-  return yirage_py_result(status, NULL);
+  for (i = 0; i < n_in; ++i) ins[i] = &tensors[i];
+  for (i = 0; i < n_out; ++i) outs[i] = &tensors[n_in + i];
+  if (out_fast == NULL) {
+    made = yirage_py_torch_new_outputs(spec, device, device_type, &tensors[n_in], &room[n_in]);
+    if (made == NULL) goto done;
+  }
+  if (stream == Py_None) {
+    PyObject *current = PyObject_CallFunction(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_STREAM), "L", device);
+    if (current == NULL) goto done;
+    handle = PyLong_AsUnsignedLongLong(current);
+    Py_DECREF(current);
+  } else {
+    handle = PyLong_AsUnsignedLongLong(stream);
+  }
+  if (handle == (unsigned long long)-1 && PyErr_Occurred()) goto done;
+  status = yirage_py_run(kernel, ins, (size_t)n_in, outs, (size_t)n_out, handle,
+                         synchronize ? YIRAGE_PY_RUN_SYNC : YIRAGE_PY_RUN);
+  if (made == NULL) made = PySequence_List(out_fast); /* the given outputs */
+  r = made ? yirage_py_result(status, status == YIRAGE_OK ? made : NULL) : NULL;
+  if (r != NULL && status == YIRAGE_OK) made = NULL; /* the result holds it */
+  goto done;
+other_path:
+  Py_INCREF(Py_None);
+  r = Py_None;
+done:
+  Py_XDECREF(made);
+  Py_XDECREF(in_fast);
+  Py_XDECREF(out_fast);
+  return r;
 }
 
-/* [status]: waits for the kernel's work on `stream` (the GIL released). */
 /* Device buffers (yirage_buffer) for callers whose tensors are on the host. */
 
 /* [status, buffer] */
@@ -529,6 +685,7 @@ PyObject *yirage_py_buffer_dlpack(const yirage_buffer *buffer, PyObject *dims, i
   return capsule ? yirage_py_result(status, capsule) : NULL;
 }
 
+/* [status]: waits for the kernel's work on `stream` (the GIL released). */
 PyObject *yirage_py_kernel_synchronize(const yirage_kernel *kernel, unsigned long long stream) {
   yirage_status status;
   Py_BEGIN_ALLOW_THREADS

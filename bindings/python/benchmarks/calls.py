@@ -10,9 +10,11 @@ tensors; on the CPU numpy arrays. Printed, each the median of 5 rounds of N call
 - call, no wait: k(inputs) in chunks of 50, the synchronize after each chunk not timed (the
   host's cost a call);
 - call + synchronize: k(inputs, synchronize=True), each waited for;
-- and its parts: the outputs allocated, the tensors read (PyTorch's pointers, shapes and strides
-  on a GPU; DLPack capsules on the host), the stream looked up, the C run alone (no wait), and a
-  synchronize alone;
+- and its parts: the outputs allocated (torch.empty as the call makes them, on a GPU); on a GPU
+  the C path alone with outputs given (PyTorch's tensors read in C, then the run:
+  yirage_py_torch_run); DLPack capsules made (the host's path; on a GPU for comparison); the
+  stream looked up; the C run alone on capsules made before (no wait); a synchronize alone; and on
+  a GPU an empty kernel's launch through the driver (ctypes), the floor of any launch from Python;
 - PyTorch's own op of the same kind (x @ w), without and with a synchronize, for scale.
 """
 import argparse
@@ -47,6 +49,22 @@ def per_call(fn, calls, after=None, chunk=50):
     return statistics.median(rounds)
 
 
+def empty_launch(torch, stream):
+    """A launch of an empty kernel through the CUDA driver (ctypes, which adds about half a µs):
+    the floor of any launch from Python on this host."""
+    import ctypes
+    cuda = ctypes.CDLL("libcuda.so.1")
+    ptx = b".version 7.0\n.target sm_50\n.address_size 64\n.visible .entry empty()\n{\n ret;\n}\n"
+    module, function = ctypes.c_void_p(), ctypes.c_void_p()
+    torch.cuda.synchronize()  # PyTorch's context current on this thread
+    assert cuda.cuModuleLoadData(ctypes.byref(module), ptx) == 0, "cuModuleLoadData"
+    assert cuda.cuModuleGetFunction(ctypes.byref(function), module, b"empty") == 0, "cuModuleGetFunction"
+    launch = cuda.cuLaunchKernel
+    launch.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+    on = ctypes.c_void_p(stream)
+    return lambda: launch(function, 1, 1, 1, 32, 1, 1, 0, on, None, None)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default=None)
@@ -72,35 +90,39 @@ def main():
         torch_op = lambda: x @ w  # noqa: E731
     ins = [x, w]
     (out,) = k(ins)
+    caps = ([t.__dlpack__() for t in ins], [out.__dlpack__()])  # read by yirage, not consumed
     if device.is_host:
-        stream, caps = 0, ([t.__dlpack__() for t in ins], [out.__dlpack__()])
+        stream = 0
         read = ("  DLPack capsules (3 tensors)", lambda: ([t.__dlpack__() for t in ins], [out.__dlpack__()]))
         look = ("  stream (none on the host)", lambda: 0)
-        c_run = lambda: yr._c.yirage_py_kernel_run(k._handle, *caps, 0, 0)  # noqa: E731
+        c_path = None
+        allocate = lambda: yr._numpy_outputs(k._outputs)  # noqa: E731
     else:
-        # PyTorch tensors take the raw path (Kernel._torch_call): no DLPack capsules.
+        # PyTorch tensors take the C path (Kernel._torch_call): read in C, no DLPack capsules.
         stream = yr._torch_stream(torch, 0)
-        raw = (yr._torch_raw(torch, ins), yr._torch_raw(torch, [out]))
-        read = ("  raw tensors read (3 tensors)", lambda: (yr._torch_raw(torch, ins), yr._torch_raw(torch, [out])))
+        spec = k._torch_spec
+        read = ("  DLPack capsules instead (3 tensors)", lambda: ([t.__dlpack__() for t in ins], [out.__dlpack__()]))
         look = ("  stream looked up", lambda: yr._torch_stream(torch, 0))
-        c_run = lambda: yr._c.yirage_py_kernel_run_raw(  # noqa: E731
-            k._handle, *raw, k._device_type, stream, 0)
+        c_path = ("  the C path alone, outputs given, no wait", lambda: yr._c.yirage_py_torch_run(
+            k._handle, spec, ins, [out], stream, k._device_type, 0))
+        # torch.empty as the C path calls it: the outputs' dims, and keyword arguments kept for device 0.
+        allocate = lambda: [spec[2](dims, **kw) for (dims, _), kw in zip(spec[3], spec[4][0])]  # noqa: E731
+    c_run = lambda: yr._c.yirage_py_kernel_run(k._handle, *caps, stream, 0)  # noqa: E731
     rows = [
         ("kernel alone (Kernel.measure, median)", k.measure(warmup=20, repeats=200)["median_seconds"] * 1e6),
         ("call, no wait", per_call(lambda: k(ins), a.calls, sync)),
         ("call, outputs given, no wait", per_call(lambda: k(ins, outputs=[out]), a.calls, sync)),
         ("call + synchronize", per_call(lambda: k(ins, synchronize=True), a.calls)),
-        ("  outputs allocated (as the call does)", per_call(
-            lambda: yr._numpy_outputs(k._outputs) if device.is_host
-            else k._new_torch_outputs(torch, 0), a.calls)),
+        ("  outputs allocated (as the call does)", per_call(allocate, a.calls)),
         (read[0], per_call(read[1], a.calls)),
         (look[0], per_call(look[1], a.calls)),
-        ("  C run alone, no wait", per_call(c_run, a.calls, sync)),
+        ("  C run alone on DLPack capsules made before, no wait", per_call(c_run, a.calls, sync)),
         ("  synchronize alone", per_call(lambda: k.synchronize(stream), a.calls)),
     ]
+    if c_path is not None:
+        rows.insert(5, (c_path[0], per_call(c_path[1], a.calls, sync)))
+        rows.append(("  an empty kernel's cuLaunchKernel (ctypes)", per_call(empty_launch(torch, stream), a.calls, sync)))
     if torch_op is not None:
-        rows.append(("  torch.empty(..., device=) for scale", per_call(
-            lambda: torch.empty((8, 256), dtype=torch.float16, device=x.device), a.calls)))
         rows.append(("PyTorch x @ w, no wait", per_call(torch_op, a.calls, sync)))
         rows.append(("PyTorch x @ w + synchronize", per_call(lambda: (torch_op(), sync()), a.calls)))
     what = k.search.candidates[0][1]["description"] if a.superoptimize else "compiled as it is"

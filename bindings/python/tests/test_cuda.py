@@ -50,8 +50,8 @@ def test_superoptimize_and_run_on_torch_tensors():
         k([x.cpu(), w])  # a host tensor for a CUDA kernel
 
 
-def test_raw_path_checks_strides_and_reads_compact_tensors():
-    # Torch tensors are read without DLPack: a compact one passes no strides, a strided one is
+def test_c_path_checks_strides_and_reads_compact_tensors():
+    # Torch tensors are read in C without DLPack: a compact one passes no strides, a strided one is
     # refused, as DLPack's would be, and outputs allocated by the call are compact.
     device = cuda_device()
     g = yr.new_kernel_graph()

@@ -905,19 +905,17 @@ def _device_outputs(shapes, inputs, library, device):
                            f"numpy or yirage.DeviceTensor inputs")
 
 
-def _torch_raw(torch, tensors):
-    """Raw forms (yirage_py_kernel_run_raw) of PyTorch tensors on a GPU, or None where one is not
-    a plain torch.Tensor on one, or of a dtype yirage has not: those take the DLPack path."""
-    dlpack = _torch_tables(torch)[1]
-    raw = []
-    for x in tensors:
-        if type(x) is not torch.Tensor:
-            return None
-        dl, device = dlpack.get(x.dtype), x.get_device()
-        if dl is None or device < 0:
-            return None
-        raw.append((x.data_ptr(), x.shape, None if x.is_contiguous() else x.stride(), dl[0], dl[1], device))
-    return raw
+def _torch_spec(torch, shapes):
+    """What yirage_py_torch_run needs of PyTorch to run a kernel of outputs `shapes` ((dims,
+    yirage dtype) each) on PyTorch GPU tensors, read once: its tensor type and dtypes,
+    torch.empty, the outputs' dims and dtypes, a place for torch.empty's keyword arguments on each
+    device, the current-stream function and torch.device."""
+    by_name, dlpack = _torch_tables(torch)
+    current = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if current is None:
+        current = lambda device: torch.cuda.current_stream(device).cuda_stream  # noqa: E731
+    outputs = tuple((tuple(dims), by_name[d.name]) for dims, d in shapes)
+    return (torch.Tensor, dlpack, torch.empty, outputs, {}, current, torch.device)
 
 
 def _torch_stream(torch, device):
@@ -1106,6 +1104,7 @@ class Kernel:
         self._outputs = [(tuple(t.dims), t.dtype) for t in graph.outputs]
         self._host = device.is_host
         self._device_type = device.info["dlpack_device_type"]
+        self._torch_spec = None  # _torch_spec's, at the first call on PyTorch tensors
 
     def __del__(self):
         if getattr(self, "_handle", None) is not None:
@@ -1179,44 +1178,18 @@ class Kernel:
         return outputs
 
     def _torch_call(self, inputs, outputs, stream, synchronize):
-        """The call on PyTorch GPU tensors without DLPack (their pointers, shapes and strides
-        read directly: yirage checks them as it checks DLPack's), or None for other inputs."""
-        torch = _sys.modules.get("torch")
-        if torch is None or not inputs or len(inputs) > 16 or len(self._outputs) > 16:
-            return None
-        raw_in = _torch_raw(torch, inputs)
-        if raw_in is None:
-            return None
-        device = raw_in[0][5]
-        if outputs is None:
-            outputs = self._new_torch_outputs(torch, device)
-            # New, compact and of the kernel's own shapes and dtypes: only their pointers to read.
-            raw_out = [(o.data_ptr(), dims, None, dl[0], dl[1], device)
-                       for o, (dims, dl) in zip(outputs, self._torch_raw_spec)]
-        else:
-            outputs = list(outputs)
-            raw_out = _torch_raw(torch, outputs)
-            if raw_out is None or len(outputs) > 16:
-                return None
-        if stream is None:
-            stream = _torch_stream(torch, device)
-        _check(_c.yirage_py_kernel_run_raw(self._handle, raw_in, raw_out, self._device_type, int(stream),
-                                           1 if synchronize else 0))
-        return outputs
-
-    def _new_torch_outputs(self, torch, device):
-        """New PyTorch outputs on CUDA device `device` (an index): torch.empty on a torch.device
-        kept from the last call, the dtypes worked out on the first (1-3 µs less a call than
-        Tensor.new_empty on an H200 host: docs/python.md, "Cheap calls")."""
-        spec = self.__dict__.get("_torch_spec")
+        """The call on PyTorch GPU tensors, read in C without DLPack (yirage checks them as it
+        checks DLPack's), or None where they are not for that path (a subclass such as
+        Parameter, a host tensor, a dtype yirage has not, more than 16 tensors)."""
+        spec = self._torch_spec
         if spec is None:
-            by_name, dlpack = _torch_tables(torch)
-            spec = self._torch_spec = [(dims, by_name[d.name]) for dims, d in self._outputs]
-            self._torch_raw_spec = [(tuple(dims), dlpack[dt]) for dims, dt in spec]
-        where = self.__dict__.get("_torch_device")
-        if where is None or where.index != device:
-            where = self._torch_device = torch.device("cuda", device)
-        return [torch.empty(dims, dtype=dt, device=where) for dims, dt in spec]
+            torch = _sys.modules.get("torch")
+            if torch is None or self._host:
+                return None
+            spec = self._torch_spec = _torch_spec(torch, self._outputs)
+        done = _c.yirage_py_torch_run(self._handle, spec, inputs, outputs, stream, self._device_type,
+                                      1 if synchronize else 0)
+        return None if done is None else _check(done)
 
     def synchronize(self, stream=0):
         """Waits until this kernel's work queued on `stream` (an integer handle) has finished."""
