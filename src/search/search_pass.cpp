@@ -1,6 +1,7 @@
 #include "search/search_pass.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -24,6 +25,8 @@ using Clock = SearchPass::Clock;
 // The states each task of a pass may take in the enumeration's first round (enumerate); those
 // that reach it are searched again, in full, after every task's first round.
 constexpr int64_t kFirstRoundStates = 4096;
+// Subtrees per search thread that a second round splits each task into (enumerate).
+constexpr size_t kSubtreesPerThread = 8;
 
 // A fused candidate's loop is also tried split over 2, 4, ... this many blocks (loop_split.hpp);
 // beyond kFewLoopParts only for long loops on grids that stay within a few waves.
@@ -268,7 +271,8 @@ class SearchPass::Impl {
   // none of its candidates, and taken in turn it kept the budget from the tasks after it
   // (docs/search.md, "Time budget"). A complete search finds what one round finds: a task's
   // second round replaces its first, states and all; one the budget stopped keeps whichever
-  // round went further.
+  // round went further. On several threads the second round splits each task's tree
+  // (second_round_in_subtrees).
   std::vector<Found> enumerate(size_t begin, size_t end) {
     const size_t n = end - begin;
     std::vector<std::vector<Found>> per_task(n);
@@ -284,20 +288,22 @@ class SearchPass::Impl {
     for (size_t i = 0; i < n; ++i) {
       if (stats[i].states >= kFirstRoundStates) unfinished.push_back(i);
     }
-    parallel_for(static_cast<int64_t>(unfinished.size()), threads, [&](int64_t k) {
-      const size_t i = unfinished[static_cast<size_t>(k)];
-      if (stop_enumerating()) {
-        report(stats[i].states, per_task[i].size());  // its first round's
-        return;
-      }
-      BlockSearchStats whole;
-      std::vector<Found> found = run_task(begin + i, whole, 0);
-      if (whole.states >= stats[i].states) {
-        per_task[i] = std::move(found);
-        stats[i] = whole;
-      }
-      report(stats[i].states, per_task[i].size());
-    });
+    if (threads > 1 && !given_) {
+      second_round_in_subtrees(begin, unfinished, threads, per_task, stats);
+    } else {
+      parallel_for(static_cast<int64_t>(unfinished.size()), threads, [&](int64_t k) {
+        const size_t i = unfinished[static_cast<size_t>(k)];
+        if (!stop_enumerating()) {
+          BlockSearchStats whole;
+          std::vector<Found> found = run_task(begin + i, whole, 0);
+          if (whole.states >= stats[i].states) {
+            per_task[i] = std::move(found);
+            stats[i] = whole;
+          }
+        }
+        report(stats[i].states, per_task[i].size());  // the first round's where it did not run
+      });
+    }
     std::vector<Found> all;
     for (size_t k = 0; k < n; ++k) {
       block_stats_.add(stats[k]);
@@ -306,6 +312,71 @@ class SearchPass::Impl {
     result_.stats.plans += static_cast<int64_t>(n);
     std::stable_sort(all.begin(), all.end(), [](const Found &a, const Found &b) { return a.seconds < b.seconds; });
     return configurations_first(std::move(all));
+  }
+
+  // The second round of tasks begin + `unfinished` on `threads` threads. Each task's tree is
+  // split breadth first into subtrees, as a sharded search splits it (shards.hpp), until it has
+  // kSubtreesPerThread per thread; the threads take the subtrees in turn, so a task holding most
+  // of the states no longer runs on one thread while the others wait. A task's structures are
+  // its subtrees' in depth-first order: what the whole tree gives, states and all.
+  void second_round_in_subtrees(size_t begin, const std::vector<size_t> &unfinished, int threads,
+                                std::vector<std::vector<Found>> &per_task, std::vector<BlockSearchStats> &stats) {
+    struct Split {
+      std::vector<KeyedStructure> structures;  // of the nodes taken apart, then of every subtree
+      std::vector<SearchPath> subtrees;
+      BlockSearchStats stats;
+      bool complete = true;
+    };
+    const auto stop = [this] { return stop_enumerating(); };
+    const size_t wanted = kSubtreesPerThread * static_cast<size_t>(threads);
+    std::vector<Split> splits(unfinished.size());
+    parallel_for(static_cast<int64_t>(unfinished.size()), threads, [&](int64_t k) {
+      Split &split = splits[static_cast<size_t>(k)];
+      std::deque<SearchPath> frontier{SearchPath{}};
+      for (size_t taken = 0; !frontier.empty() && frontier.size() < wanted && taken < 2 * wanted; ++taken) {
+        SubtreeFound found =
+            subtree(begin + unfinished[static_cast<size_t>(k)], Subtree{frontier.front(), 0}, split.stats, stop);
+        frontier.pop_front();
+        for (KeyedStructure &s : found.structures) split.structures.push_back(std::move(s));
+        for (SearchPath &child : found.beyond) frontier.push_back(std::move(child));
+        if (!found.complete) {
+          split.complete = false;
+          return;
+        }
+      }
+      split.subtrees.assign(frontier.begin(), frontier.end());
+    });
+    std::vector<std::pair<size_t, size_t>> jobs;  // (split, subtree)
+    for (size_t k = 0; k < splits.size(); ++k) {
+      for (size_t t = 0; t < splits[k].subtrees.size(); ++t) jobs.emplace_back(k, t);
+    }
+    std::vector<SubtreeFound> done(jobs.size());
+    std::vector<BlockSearchStats> job_stats(jobs.size());
+    parallel_for(static_cast<int64_t>(jobs.size()), threads, [&](int64_t j) {
+      const auto [k, t] = jobs[static_cast<size_t>(j)];
+      if (stop_enumerating()) return;  // not complete: its split keeps the first round
+      done[static_cast<size_t>(j)] =
+          subtree(begin + unfinished[k], Subtree{splits[k].subtrees[t], -1}, job_stats[static_cast<size_t>(j)], stop);
+    });
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      Split &split = splits[jobs[j].first];
+      split.complete = split.complete && done[j].complete;
+      split.stats.add(job_stats[j]);
+      for (KeyedStructure &s : done[j].structures) split.structures.push_back(std::move(s));
+    }
+    parallel_for(static_cast<int64_t>(splits.size()), threads, [&](int64_t k) {
+      Split &split = splits[static_cast<size_t>(k)];
+      const size_t i = unfinished[static_cast<size_t>(k)];
+      if (split.stats.states >= stats[i].states) {
+        std::stable_sort(split.structures.begin(), split.structures.end(),
+                         [](const KeyedStructure &a, const KeyedStructure &b) { return a.node < b.node; });
+        std::vector<std::shared_ptr<const BlockGraph>> structures;
+        for (KeyedStructure &s : split.structures) structures.push_back(std::move(s.graph));
+        per_task[i] = at_every_size(begin + i, structures);
+        stats[i] = split.stats;
+      }
+      report(stats[i].states, per_task[i].size());
+    });
   }
 
   // The kernels' grids and loop ranges: what structures found for the same sizes share.
@@ -380,15 +451,22 @@ class SearchPass::Impl {
   // asked every few states).
   std::vector<Found> run_task(size_t index, BlockSearchStats &stats, int64_t max_states) {
     const Task &task = tasks_[index];
+    const std::optional<std::vector<std::vector<int64_t>>> sizes = sizes_of(task);
+    if (!sizes) return {};
+    if (given_) return at_every_size(index, (*given_)[index]);
+    SearchContext context = context_;
+    if (max_states > 0) context.should_stop = [&] { return stats.states >= max_states || stop_enumerating(); };
+    return at_every_size(
+        index, search_block_graphs(context, cuts_[task.cut].request, task.plan, structure_config(task, *sizes), stats));
+  }
+
+  // Task `index`'s structures built at every size its plan allows.
+  std::vector<Found> at_every_size(size_t index, const std::vector<std::shared_ptr<const BlockGraph>> &structures) {
+    const Task &task = tasks_[index];
     const Cut &cut = cuts_[task.cut];
     const std::optional<std::vector<std::vector<int64_t>>> found_sizes = sizes_of(task);
     if (!found_sizes) return {};
     const std::vector<std::vector<int64_t>> &sizes = *found_sizes;
-    SearchContext context = context_;
-    if (max_states > 0) context.should_stop = [&] { return stats.states >= max_states || stop_enumerating(); };
-    const auto structures =
-        given_ ? (*given_)[index]
-               : search_block_graphs(context, cut.request, task.plan, structure_config(task, sizes), stats);
     std::vector<Found> found;
     std::vector<size_t> pick(sizes.size(), 0);
     for (;;) {

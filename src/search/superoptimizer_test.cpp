@@ -411,6 +411,32 @@ TEST(Superoptimizer, TriesTilesAsTallAsTheMatrixUnitAndWavesOfBlocks) {
   EXPECT_EQ(grid_sizes(o, 256, 1), (std::vector<int64_t>{16}));
 }
 
+// On several threads a task's second round is split into subtrees that the threads take in
+// turn (enumerate); the answer is the one thread's, candidate for candidate, states and all.
+// gqa has tasks past the first round's kFirstRoundStates.
+TEST(Superoptimizer, FindsTheSameOnOneThreadAndOnSeveral) {
+  const KernelGraph g = bench::build_unfused("gqa", 1, DType::kFloat16, 16);
+  SearchOptions o = small_options();
+  o.max_candidates = 8;
+  o.threads = 1;
+  const SearchResult one = superoptimize(g, o);
+  o.threads = 3;
+  const SearchResult three = superoptimize(g, o);
+  EXPECT_EQ(one.end, SearchEnd::kComplete);
+  EXPECT_EQ(three.end, SearchEnd::kComplete);
+  EXPECT_GT(one.stats.states, 10 * 4096) << "a search big enough for second rounds";
+  EXPECT_EQ(three.stats.states, one.stats.states);
+  EXPECT_EQ(three.stats.structures, one.stats.structures);
+  EXPECT_EQ(three.stats.candidates, one.stats.candidates);
+  EXPECT_EQ(three.stats.pruned_canonical, one.stats.pruned_canonical);
+  ASSERT_EQ(three.candidates.size(), one.candidates.size());
+  for (size_t c = 0; c < one.candidates.size(); ++c) {
+    EXPECT_EQ(bytes_of(three.candidates[c].graph), bytes_of(one.candidates[c].graph)) << c;
+    EXPECT_EQ(three.candidates[c].estimated_seconds, one.candidates[c].estimated_seconds) << c;
+    EXPECT_EQ(three.candidates[c].description, one.candidates[c].description) << c;
+  }
+}
+
 // Several structures of one configuration (attention's three forms of Σ E) estimate the same:
 // the places go to different grids and loops first, so that profiling compares those.
 TEST(Superoptimizer, VerifiesDifferentConfigurationsFirst) {

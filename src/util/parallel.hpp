@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <mutex>
@@ -15,9 +16,11 @@ inline int default_thread_count() {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-// Calls body(i) for i in [0, n) on up to `threads` threads (the calling thread included), each
-// taking a contiguous range. The first exception thrown by any call is rethrown here after all
-// threads have finished.
+// Calls body(i) for i in [0, n) on up to `threads` threads (the calling thread included). Each
+// thread takes the next index not yet taken, so items of very different cost (a search's tasks:
+// one may hold most of its states) keep every thread busy until the last ones. After a call
+// throws no thread takes a new index; the first exception is rethrown here once all threads
+// have finished.
 template <class Body>
 void parallel_for(int64_t n, int threads, Body body) {
   const int64_t workers = std::clamp<int64_t>(threads, 1, std::max<int64_t>(n, 1));
@@ -25,20 +28,25 @@ void parallel_for(int64_t n, int threads, Body body) {
     for (int64_t i = 0; i < n; ++i) body(i);
     return;
   }
+  std::atomic<int64_t> next{0};
   std::exception_ptr error;
   std::mutex error_mutex;
-  auto run = [&](int64_t w) {
+  auto run = [&] {
     try {
-      for (int64_t i = n * w / workers; i < n * (w + 1) / workers; ++i) body(i);
+      for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
+           i = next.fetch_add(1, std::memory_order_relaxed)) {
+        body(i);
+      }
     } catch (...) {
+      next.store(n, std::memory_order_relaxed);
       std::lock_guard lock(error_mutex);
       if (!error) error = std::current_exception();
     }
   };
   std::vector<std::thread> pool;
   pool.reserve(static_cast<size_t>(workers - 1));
-  for (int64_t w = 1; w < workers; ++w) pool.emplace_back(run, w);
-  run(0);
+  for (int64_t w = 1; w < workers; ++w) pool.emplace_back(run);
+  run();
   for (std::thread &t : pool) t.join();
   if (error) std::rethrow_exception(error);
 }
