@@ -112,9 +112,13 @@ class StructureSearch {
 
   // Above the subtree's root: only the way down is walked, nothing is counted or kept.
   bool on_the_way() const { return path_.size() < subtree_.root.size(); }
-  // The context's should_stop, asked at the first of every 8 calls: a clock read at every
-  // attempt was a twentieth of the search's time.
-  bool should_stop() { return (stop_asks_++ & 7) == 0 && ctx_.should_stop(); }
+  // Whether the search has stopped: the context's should_stop is asked at the first of every 8
+  // calls (a clock read at every attempt was a twentieth of the search's time), and once it says
+  // stop, every call after says so too.
+  bool should_stop() {
+    if (!stopped_ && (stop_asks_++ & 7) == 0 && ctx_.should_stop()) stopped_ = true;
+    return stopped_;
+  }
   // At the subtree's depth: the next level is listed, not explored.
   bool at_depth() const {
     return subtree_.depth >= 0 && path_.size() == subtree_.root.size() + static_cast<size_t>(subtree_.depth);
@@ -122,10 +126,7 @@ class StructureSearch {
 
   void expand(int ops, TensorId last) {
     if (left_) return;
-    if (should_stop()) {
-      stopped_ = true;
-      return;
-    }
+    if (should_stop()) return;
     if (!on_the_way()) try_emit();
     if (ops >= ctx_.max_block_ops) return;
     int32_t children = 0;  // operators added here so far: the next one's ordinal
@@ -187,10 +188,7 @@ class StructureSearch {
   void attempt(OpKind kind, std::vector<TensorId> inputs, const OpAttributes &attributes, int ops, TensorId last,
                int32_t &children) {
     if (left_) return;
-    if (should_stop()) {
-      stopped_ = true;
-      return;
-    }
+    if (should_stop()) return;
     const bool counted = !on_the_way();
     Operator op{kind, std::move(inputs), {}, attributes, nullptr};
     const std::vector<TensorId> &ins = op.inputs;
