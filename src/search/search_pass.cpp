@@ -325,7 +325,6 @@ class SearchPass::Impl {
       std::vector<KeyedStructure> structures;  // of the nodes taken apart, then of every subtree
       std::vector<SearchPath> subtrees;
       BlockSearchStats stats;
-      bool complete = true;
     };
     const auto stop = [this] { return stop_enumerating(); };
     const size_t wanted = kSubtreesPerThread * static_cast<size_t>(threads);
@@ -339,10 +338,7 @@ class SearchPass::Impl {
         frontier.pop_front();
         for (KeyedStructure &s : found.structures) split.structures.push_back(std::move(s));
         for (SearchPath &child : found.beyond) frontier.push_back(std::move(child));
-        if (!found.complete) {
-          split.complete = false;
-          return;
-        }
+        if (!found.complete) return;  // stopped: no subtrees, the states so far
       }
       split.subtrees.assign(frontier.begin(), frontier.end());
     });
@@ -354,20 +350,19 @@ class SearchPass::Impl {
     std::vector<BlockSearchStats> job_stats(jobs.size());
     parallel_for(static_cast<int64_t>(jobs.size()), threads, [&](int64_t j) {
       const auto [k, t] = jobs[static_cast<size_t>(j)];
-      if (stop_enumerating()) return;  // not complete: its split keeps the first round
+      if (stop_enumerating()) return;
       done[static_cast<size_t>(j)] =
           subtree(begin + unfinished[k], Subtree{splits[k].subtrees[t], -1}, job_stats[static_cast<size_t>(j)], stop);
     });
     for (size_t j = 0; j < jobs.size(); ++j) {
       Split &split = splits[jobs[j].first];
-      split.complete = split.complete && done[j].complete;
       split.stats.add(job_stats[j]);
       for (KeyedStructure &s : done[j].structures) split.structures.push_back(std::move(s));
     }
     parallel_for(static_cast<int64_t>(splits.size()), threads, [&](int64_t k) {
       Split &split = splits[static_cast<size_t>(k)];
       const size_t i = unfinished[static_cast<size_t>(k)];
-      if (split.stats.states >= stats[i].states) {
+      if (split.stats.states >= stats[i].states) {  // stopped by the budget: the round that went further
         std::stable_sort(split.structures.begin(), split.structures.end(),
                          [](const KeyedStructure &a, const KeyedStructure &b) { return a.node < b.node; });
         std::vector<std::shared_ptr<const BlockGraph>> structures;

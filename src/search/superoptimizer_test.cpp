@@ -417,7 +417,7 @@ TEST(Superoptimizer, TriesTilesAsTallAsTheMatrixUnitAndWavesOfBlocks) {
 TEST(Superoptimizer, FindsTheSameOnOneThreadAndOnSeveral) {
   const KernelGraph g = bench::build_unfused("gqa", 1, DType::kFloat16, 16);
   SearchOptions o = small_options();
-  o.max_candidates = 8;
+  o.max_candidates = 4;
   o.threads = 1;
   const SearchResult one = superoptimize(g, o);
   o.threads = 3;
