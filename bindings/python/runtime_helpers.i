@@ -457,17 +457,40 @@ static Py_ssize_t yirage_py_tuple_ints(PyObject *tuple, int64_t *room) {
   return n;
 }
 
+/* `t`'s DLPack dtype from the spec's (code, bits); -1 with TypeError for anything else. */
+static int yirage_py_torch_dtype(PyObject *dl, DLTensor *t) {
+  long code, bits;
+  if (!PyTuple_Check(dl) || PyTuple_GET_SIZE(dl) != 2) {
+    PyErr_SetString(PyExc_TypeError, "a spec dtype must be a (DLPack code, bits) tuple");
+    return -1;
+  }
+  code = PyLong_AsLong(PyTuple_GET_ITEM(dl, 0));
+  bits = PyLong_AsLong(PyTuple_GET_ITEM(dl, 1));
+  if (PyErr_Occurred()) return -1;
+  t->dtype.code = (uint8_t)code;
+  t->dtype.bits = (uint8_t)bits;
+  t->dtype.lanes = 1;
+  return 0;
+}
+
 /* Fills `t` (shape and strides in `room`, 2 × YIRAGE_MAX_RANK) from PyTorch tensor `x` on a device
  * of `device_type`, and `*device` with its index: 1, or 0 where `x` is not a plain torch.Tensor on
- * a GPU of a dtype yirage has (the DLPack path takes it), or -1 with an exception. */
+ * a CUDA (or ROCm) GPU of a dtype yirage has (the DLPack path takes it), or -1 with an exception. */
 static int yirage_py_torch_tensor(PyObject *x, PyObject *spec, int device_type, DLTensor *t, int64_t *room,
                                   long long *device) {
-  static PyObject *dtype_name, *get_device_name, *data_ptr_name, *shape_name, *contiguous_name, *stride_name;
-  PyObject *dtype, *dl, *shape, *strides;
+  static PyObject *is_cuda_name, *dtype_name, *get_device_name, *data_ptr_name, *shape_name, *contiguous_name,
+      *stride_name;
+  PyObject *is_cuda, *dtype, *dl, *shape, *strides;
   long long pointer;
   Py_ssize_t ndim, ndim_strides;
-  int contiguous;
+  int contiguous, on_gpu;
   if ((PyObject *)Py_TYPE(x) != PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_TYPE)) return 0;
+  /* Not an XPU or MPS tensor, which have device indices too. */
+  if (yirage_py_name(&is_cuda_name, "is_cuda") == NULL || (is_cuda = PyObject_GetAttr(x, is_cuda_name)) == NULL)
+    return -1;
+  on_gpu = PyObject_IsTrue(is_cuda);
+  Py_DECREF(is_cuda);
+  if (on_gpu <= 0) return on_gpu;
   if (yirage_py_name(&dtype_name, "dtype") == NULL || (dtype = PyObject_GetAttr(x, dtype_name)) == NULL) return -1;
   dl = PyDict_GetItemWithError(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_DTYPES), dtype);
   Py_DECREF(dtype);
@@ -499,10 +522,7 @@ static int yirage_py_torch_tensor(PyObject *x, PyObject *spec, int device_type, 
   t->device.device_type = (DLDeviceType)device_type;
   t->device.device_id = (int32_t)*device;
   t->ndim = (int32_t)ndim;
-  t->dtype.code = (uint8_t)PyLong_AsLong(PyTuple_GET_ITEM(dl, 0));
-  t->dtype.bits = (uint8_t)PyLong_AsLong(PyTuple_GET_ITEM(dl, 1));
-  t->dtype.lanes = 1;
-  return 1;
+  return yirage_py_torch_dtype(dl, t) == 0 ? 1 : -1;
 }
 
 /* torch.empty's keyword arguments for each output on device index `device`, made at the first
@@ -556,14 +576,15 @@ static PyObject *yirage_py_torch_new_outputs(PyObject *spec, long long device, i
     if ((pointer == -1 && PyErr_Occurred()) || dl == NULL) break;
     memset(&t[i], 0, sizeof t[i]);
     t[i].ndim = (int32_t)yirage_py_tuple_ints(dims, room[i]);
-    if (t[i].ndim < 0) break;
+    if (t[i].ndim < 0 || yirage_py_torch_dtype(dl, &t[i]) != 0) break;
+    if (t[i].ndim > YIRAGE_MAX_RANK) {
+      PyErr_SetString(PyExc_ValueError, "an output of the spec has more dims than yirage allows");
+      break;
+    }
     t[i].data = (void *)(uintptr_t)pointer;
     t[i].device.device_type = (DLDeviceType)device_type;
     t[i].device.device_id = (int32_t)device;
     t[i].shape = room[i];
-    t[i].dtype.code = (uint8_t)PyLong_AsLong(PyTuple_GET_ITEM(dl, 0));
-    t[i].dtype.bits = (uint8_t)PyLong_AsLong(PyTuple_GET_ITEM(dl, 1));
-    t[i].dtype.lanes = 1;
   }
   if (i < n) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "an output's dtype is not in the spec");
@@ -575,8 +596,9 @@ static PyObject *yirage_py_torch_new_outputs(PyObject *spec, long long device, i
 
 /* [status, outputs]: the kernel run on PyTorch tensors on a GPU (`outputs` None: new ones from
  * torch.empty; `stream` None: PyTorch's current stream on the inputs' device; waited for where
- * `synchronize`), or None where a tensor is not for this path (a subclass, a host tensor, a
- * dtype yirage has not, more than 16): the caller then takes the DLPack path. */
+ * `synchronize`), or None where a tensor is not for this path (a subclass, a host tensor, one on
+ * another kind of device such as XPU, a dtype yirage has not, more than 16): the caller then
+ * takes the DLPack path. */
 PyObject *yirage_py_torch_run(const yirage_kernel *kernel, PyObject *spec, PyObject *inputs, PyObject *outputs,
                               PyObject *stream, int device_type, int synchronize) {
   DLTensor tensors[2 * YIRAGE_PY_TORCH_MAX_TENSORS], *ins[YIRAGE_PY_TORCH_MAX_TENSORS];
@@ -587,9 +609,19 @@ PyObject *yirage_py_torch_run(const yirage_kernel *kernel, PyObject *spec, PyObj
   long long device = -1, on = 0;
   unsigned long long handle = 0;
   yirage_status status;
-  if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != YIRAGE_PY_TORCH_SPEC_SIZE) {
+  if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != YIRAGE_PY_TORCH_SPEC_SIZE ||
+      !PyDict_Check(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_DTYPES)) ||
+      !PyTuple_Check(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_OUTPUTS)) ||
+      !PyDict_Check(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_PLACES))) {
     PyErr_SetString(PyExc_TypeError, "spec must be Kernel._torch_spec's tuple");
     return NULL;
+  }
+  for (i = 0; i < PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_OUTPUTS)); ++i) {
+    PyObject *o = PyTuple_GET_ITEM(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_OUTPUTS), i);
+    if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(o, 0))) {
+      PyErr_SetString(PyExc_TypeError, "spec must be Kernel._torch_spec's tuple: outputs are (dims, dtype)");
+      return NULL;
+    }
   }
   if ((in_fast = PySequence_Fast(inputs, "inputs must be a sequence")) == NULL) return NULL;
   n_in = PySequence_Fast_GET_SIZE(in_fast);
@@ -620,7 +652,10 @@ PyObject *yirage_py_torch_run(const yirage_kernel *kernel, PyObject *spec, PyObj
     handle = PyLong_AsUnsignedLongLong(current);
     Py_DECREF(current);
   } else {
-    handle = PyLong_AsUnsignedLongLong(stream);
+    PyObject *index = PyNumber_Index(stream); /* an int, or anything with __index__ */
+    if (index == NULL) goto done;
+    handle = PyLong_AsUnsignedLongLong(index);
+    Py_DECREF(index);
   }
   if (handle == (unsigned long long)-1 && PyErr_Occurred()) goto done;
   status = yirage_py_run(kernel, ins, (size_t)n_in, outs, (size_t)n_out, handle,

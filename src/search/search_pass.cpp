@@ -344,6 +344,7 @@ class SearchPass::Impl {
     });
     std::vector<std::pair<size_t, size_t>> jobs;  // (split, subtree)
     for (size_t k = 0; k < splits.size(); ++k) {
+      report(splits[k].stats.states, 0);  // the nodes taken apart
       for (size_t t = 0; t < splits[k].subtrees.size(); ++t) jobs.emplace_back(k, t);
     }
     std::vector<SubtreeFound> done(jobs.size());
@@ -353,6 +354,7 @@ class SearchPass::Impl {
       if (stop_enumerating()) return;
       done[static_cast<size_t>(j)] =
           subtree(begin + unfinished[k], Subtree{splits[k].subtrees[t], -1}, job_stats[static_cast<size_t>(j)], stop);
+      report(job_stats[static_cast<size_t>(j)].states, 0);  // progress while a big task runs
     });
     for (size_t j = 0; j < jobs.size(); ++j) {
       Split &split = splits[jobs[j].first];
@@ -370,7 +372,7 @@ class SearchPass::Impl {
         per_task[i] = at_every_size(begin + i, structures);
         stats[i] = split.stats;
       }
-      report(stats[i].states, per_task[i].size());
+      report(0, per_task[i].size());  // its states were reported as its subtrees ended
     });
   }
 

@@ -29,8 +29,8 @@ class Device:
 class Tensor:
     """PyTorch's tensor as yirage_py_torch_run reads it, over a numpy array."""
 
-    def __init__(self, array, dtype, device=0):
-        self.array, self.dtype, self.device_index = array, dtype, device
+    def __init__(self, array, dtype, device=0, is_cuda=True):
+        self.array, self.dtype, self.device_index, self.is_cuda = array, dtype, device, is_cuda
 
     def get_device(self):
         return self.device_index
@@ -114,9 +114,10 @@ def test_the_current_stream_of_the_inputs_device(kernel):
     yr._check(run(kernel, spec_of(kernel, lambda device: asked.append(device) or 0),
                   [Tensor(x, FLOAT16), Tensor(w, FLOAT16)], stream=0))
     assert asked == [0]  # a given stream is not looked up
+    yr._check(run(kernel, spec_of(kernel), [Tensor(x, FLOAT16), Tensor(w, FLOAT16)], stream=np.uint64(0)))
 
 
-@pytest.mark.parametrize("case", ["subclass", "host tensor", "other dtype", "17 inputs", "no inputs",
+@pytest.mark.parametrize("case", ["subclass", "host tensor", "xpu tensor", "other dtype", "17 inputs", "no inputs",
                                   "subclass output", "rank 7"])
 def test_tensors_not_for_this_path_go_to_dlpack(kernel, case):
     x, w = inputs()
@@ -124,7 +125,9 @@ def test_tensors_not_for_this_path_go_to_dlpack(kernel, case):
     if case == "subclass":
         ins[1] = Parameter(w, FLOAT16)
     elif case == "host tensor":
-        ins[0] = Tensor(x, FLOAT16, device=-1)
+        ins[0] = Tensor(x, FLOAT16, device=-1, is_cuda=False)
+    elif case == "xpu tensor":  # a device index, but not a CUDA device
+        ins[1] = Tensor(w, FLOAT16, device=0, is_cuda=False)
     elif case == "other dtype":
         ins[0] = Tensor(x.astype(np.int8), INT8)
     elif case == "17 inputs":
@@ -167,6 +170,14 @@ def test_a_failing_read_raises_its_own_error(kernel):
         run(kernel, spec[:3], [Tensor(x, FLOAT16), Tensor(w, FLOAT16)])
     with pytest.raises(TypeError, match="inputs must be a sequence"):
         run(kernel, spec_of(kernel), 5)
+    bad = list(spec_of(kernel))
+    bad[3] = (((8, 96),),)  # an output without its dtype
+    with pytest.raises(TypeError, match="outputs are"):
+        run(kernel, tuple(bad), [Tensor(x, FLOAT16), Tensor(w, FLOAT16)])
+    bad = list(spec_of(kernel))
+    bad[1] = {FLOAT16: "float16"}
+    with pytest.raises(TypeError, match="DLPack code"):
+        run(kernel, tuple(bad), [Tensor(x, FLOAT16), Tensor(w, FLOAT16)])
     spec = spec_of(kernel, lambda device: "not a stream")
     with pytest.raises(TypeError):
         run(kernel, spec, [Tensor(x, FLOAT16), Tensor(w, FLOAT16)])
@@ -177,9 +188,10 @@ def test_calls_keep_no_references(kernel):
     spec = spec_of(kernel)
     ins = [Tensor(x, FLOAT16), Tensor(w, FLOAT16)]
     out = Tensor(np.empty((8, 96), np.float16), FLOAT16)
-    counted = [spec, spec[3][0][0], ins[0], out, FLOAT16, Tensor.__init__]
+    counted = [spec, spec[3][0][0], ins, ins[0], out, FLOAT16, Tensor.__init__]
     yr._check(run(kernel, spec, ins))  # the first call fills the places
     made.clear()
+    counted += [spec[4][0], spec[4][0][0]["device"]]  # torch.empty's keyword arguments, kept
     before = [sys.getrefcount(o) for o in counted]
     for _ in range(50):
         yr._check(run(kernel, spec, ins))

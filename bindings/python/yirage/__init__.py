@@ -879,6 +879,7 @@ def _torch_outputs(torch, shapes, like):
 
 
 _RUN_HOST = 2  # yirage_py_kernel_run's mode for host tensors on any device
+_TORCH_GPU_DEVICE_TYPES = (2, 10)  # DLPack's kDLCUDA and kDLROCM: PyTorch's "cuda" devices
 
 
 def _on_host(tensors):
@@ -1184,7 +1185,7 @@ class Kernel:
         spec = self._torch_spec
         if spec is None:
             torch = _sys.modules.get("torch")
-            if torch is None or self._host:
+            if torch is None or self._device_type not in _TORCH_GPU_DEVICE_TYPES:
                 return None
             spec = self._torch_spec = _torch_spec(torch, self._outputs)
         done = _c.yirage_py_torch_run(self._handle, spec, inputs, outputs, stream, self._device_type,
