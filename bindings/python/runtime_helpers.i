@@ -103,21 +103,27 @@ PyObject *yirage_py_device_info(const yirage_device *device) {
       (int)info.dlpack_device_id));
 }
 
-/* Up to 64 ints of a Python sequence (None: none) into `out`; their count, or -1 with an error. */
-static Py_ssize_t yirage_py_int64s(PyObject *seq, int64_t *out, const char *what) {
+/* Up to `capacity` ints of a Python sequence (None: none) into `out`; their count, or -1 with an
+ * error. Tuples (a torch.Size among them) are read without the sequence protocol. */
+static Py_ssize_t yirage_py_int64s(PyObject *seq, int64_t *out, Py_ssize_t capacity, const char *what) {
+  PyObject *fast;
   Py_ssize_t n, i;
   if (seq == Py_None) return 0;
-  n = PySequence_Size(seq);
-  if (n < 0 || n > 64) {
-    if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: at most 64 values", what);
-    return -1;
+  fast = PyTuple_Check(seq) ? (Py_INCREF(seq), seq) : PySequence_Fast(seq, "expected a sequence of ints");
+  if (fast == NULL) return -1;
+  n = PySequence_Fast_GET_SIZE(fast);
+  if (n > capacity) {
+    PyErr_Format(PyExc_ValueError, "%s: at most %zd values", what, capacity);
+    n = -1;
   }
   for (i = 0; i < n; ++i) {
-    PyObject *item = PySequence_GetItem(seq, i);
-    out[i] = item ? PyLong_AsLongLong(item) : -1;
-    Py_XDECREF(item);
-    if (PyErr_Occurred()) return -1;
+    out[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, i));
+    if (out[i] == -1 && PyErr_Occurred()) {
+      n = -1;
+      break;
+    }
   }
+  Py_DECREF(fast);
   return n;
 }
 
@@ -141,9 +147,9 @@ static int yirage_py_search_request_fill(yirage_py_search_request *r, const yira
   int64_t fixed_values[64];
   Py_ssize_t n_grids, n_loops, n_fixed;
   yirage_search_options_init(&r->options);
-  n_grids = yirage_py_int64s(grids, r->grids, "grid candidates");
-  n_loops = n_grids < 0 ? -1 : yirage_py_int64s(loops, r->loops, "for-loop ranges");
-  n_fixed = n_loops < 0 ? -1 : yirage_py_int64s(fixed, fixed_values, "fixed grid");
+  n_grids = yirage_py_int64s(grids, r->grids, 64, "grid candidates");
+  n_loops = n_grids < 0 ? -1 : yirage_py_int64s(loops, r->loops, 64, "for-loop ranges");
+  n_fixed = n_loops < 0 ? -1 : yirage_py_int64s(fixed, fixed_values, 64, "fixed grid");
   if (n_fixed < 0) return -1;
   if (fixed != Py_None && n_fixed != 3) {
     PyErr_SetString(PyExc_ValueError, "a fixed grid has 3 dims");
@@ -417,7 +423,7 @@ PyObject *yirage_py_kernel_run(const yirage_kernel *kernel, PyObject *inputs, Py
 
 /* PyTorch tensors on a GPU, read in C without DLPack (`__dlpack__` costs about 3 µs a tensor, and
  * the same reads in Python a few more: docs/python.md, "Cheap calls"). `spec`, made once per
- * kernel by Kernel._torch_spec: (torch.Tensor, {torch.dtype: (DLPack code, bits)}, torch.empty,
+ * kernel by _make_torch_spec: (torch.Tensor, {torch.dtype: (DLPack code, bits)}, torch.empty,
  * ((dims, torch.dtype) of each output), {device index: (kwargs of torch.empty for each output)},
  * the current-stream function of a device index, torch.device). */
 enum { YIRAGE_PY_TORCH_TYPE, YIRAGE_PY_TORCH_DTYPES, YIRAGE_PY_TORCH_EMPTY, YIRAGE_PY_TORCH_OUTPUTS,
@@ -439,22 +445,6 @@ static long long yirage_py_call_int(PyObject *object, PyObject **cache, const ch
   value = PyLong_AsLongLong(r);
   Py_DECREF(r);
   return value;
-}
-
-/* Reads the ints of a tuple (torch.Size or a stride tuple) into `room`; its length, or -1. */
-static Py_ssize_t yirage_py_tuple_ints(PyObject *tuple, int64_t *room) {
-  Py_ssize_t n, i;
-  if (!PyTuple_Check(tuple)) {
-    PyErr_SetString(PyExc_TypeError, "a PyTorch shape or stride must be a tuple");
-    return -1;
-  }
-  n = PyTuple_GET_SIZE(tuple);
-  if (n > YIRAGE_MAX_RANK) return n; /* the run refuses it, naming the rank */
-  for (i = 0; i < n; ++i) {
-    room[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(tuple, i));
-    if (room[i] == -1 && PyErr_Occurred()) return -1;
-  }
-  return n;
 }
 
 /* `t`'s DLPack dtype from the spec's (code, bits); -1 with TypeError for anything else. */
@@ -500,10 +490,13 @@ static int yirage_py_torch_tensor(PyObject *x, PyObject *spec, int device_type, 
   pointer = yirage_py_call_int(x, &data_ptr_name, "data_ptr");
   if (pointer == -1 && PyErr_Occurred()) return -1;
   if (yirage_py_name(&shape_name, "shape") == NULL || (shape = PyObject_GetAttr(x, shape_name)) == NULL) return -1;
-  ndim = yirage_py_tuple_ints(shape, room);
+  if (PyTuple_Check(shape) && PyTuple_GET_SIZE(shape) > YIRAGE_MAX_RANK) {
+    Py_DECREF(shape);
+    return 0; /* a rank yirage has not: the DLPack path's checks name it */
+  }
+  ndim = yirage_py_int64s(shape, room, YIRAGE_MAX_RANK, "a PyTorch shape");
   Py_DECREF(shape);
   if (ndim < 0) return -1;
-  if (ndim > YIRAGE_MAX_RANK) return 0; /* the DLPack path's checks name the rank */
   memset(t, 0, sizeof *t);
   t->shape = room;
   contiguous = (int)yirage_py_call_int(x, &contiguous_name, "is_contiguous");
@@ -512,7 +505,7 @@ static int yirage_py_torch_tensor(PyObject *x, PyObject *spec, int device_type, 
     if (yirage_py_name(&stride_name, "stride") == NULL ||
         (strides = PyObject_CallMethodObjArgs(x, stride_name, NULL)) == NULL)
       return -1;
-    ndim_strides = yirage_py_tuple_ints(strides, room + YIRAGE_MAX_RANK);
+    ndim_strides = yirage_py_int64s(strides, room + YIRAGE_MAX_RANK, YIRAGE_MAX_RANK, "a PyTorch stride");
     Py_DECREF(strides);
     if (ndim_strides < 0) return -1;
     if (ndim_strides != ndim) return 0;
@@ -575,12 +568,8 @@ static PyObject *yirage_py_torch_new_outputs(PyObject *spec, long long device, i
     pointer = yirage_py_call_int(o, &data_ptr_name, "data_ptr");
     if ((pointer == -1 && PyErr_Occurred()) || dl == NULL) break;
     memset(&t[i], 0, sizeof t[i]);
-    t[i].ndim = (int32_t)yirage_py_tuple_ints(dims, room[i]);
+    t[i].ndim = (int32_t)yirage_py_int64s(dims, room[i], YIRAGE_MAX_RANK, "an output's dims");
     if (t[i].ndim < 0 || yirage_py_torch_dtype(dl, &t[i]) != 0) break;
-    if (t[i].ndim > YIRAGE_MAX_RANK) {
-      PyErr_SetString(PyExc_ValueError, "an output of the spec has more dims than yirage allows");
-      break;
-    }
     t[i].data = (void *)(uintptr_t)pointer;
     t[i].device.device_type = (DLDeviceType)device_type;
     t[i].device.device_id = (int32_t)device;
@@ -711,7 +700,7 @@ PyObject *yirage_py_buffer_dlpack(const yirage_buffer *buffer, PyObject *dims, i
   DLManagedTensor *managed = NULL;
   yirage_status status;
   PyObject *capsule;
-  const Py_ssize_t ndim = yirage_py_int64s(dims, shape, "dims");
+  const Py_ssize_t ndim = yirage_py_int64s(dims, shape, 64, "dims");
   if (ndim < 0) return NULL;
   status = yirage_buffer_to_dlpack(buffer, shape, (int32_t)ndim, (yirage_dtype)dtype, &managed);
   if (status != YIRAGE_OK) return yirage_py_result(status, NULL);

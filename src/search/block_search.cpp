@@ -336,6 +336,15 @@ std::vector<std::shared_ptr<const BlockGraph>> search_block_graphs(const SearchC
   return graphs;
 }
 
+std::vector<std::shared_ptr<const BlockGraph>> in_depth_first_order(std::vector<KeyedStructure> structures) {
+  std::stable_sort(structures.begin(), structures.end(),
+                   [](const KeyedStructure &a, const KeyedStructure &b) { return a.node < b.node; });
+  std::vector<std::shared_ptr<const BlockGraph>> graphs;
+  graphs.reserve(structures.size());
+  for (KeyedStructure &s : structures) graphs.push_back(std::move(s.graph));
+  return graphs;
+}
+
 SubtreeFound search_block_subtree(const SearchContext &context, const CustomizedRequest &request, const BlockPlan &plan,
                                   const BlockGraphConfig &config, const Subtree &subtree, BlockSearchStats &stats) {
   return StructureSearch(context, request, plan, config, subtree, stats).run();

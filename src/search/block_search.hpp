@@ -84,6 +84,10 @@ struct SubtreeFound {
   bool complete = false;                   // false: stopped (SearchContext::should_stop)
 };
 
+// The graphs of structures found in subtrees of one tree, in the order one search of the whole
+// tree gives them: depth first by node.
+std::vector<std::shared_ptr<const BlockGraph>> in_depth_first_order(std::vector<KeyedStructure> structures);
+
 // The block graphs of `subtree` for `plan` under `config`. Counts what is tried at the subtree's
 // nodes (a node listed past the depth is a state; the root's own state is its parent's), so that
 // subtrees that partition the tree add up to the whole tree's counts.

@@ -365,11 +365,7 @@ class SearchPass::Impl {
       Split &split = splits[static_cast<size_t>(k)];
       const size_t i = unfinished[static_cast<size_t>(k)];
       if (split.stats.states >= stats[i].states) {  // stopped by the budget: the round that went further
-        std::stable_sort(split.structures.begin(), split.structures.end(),
-                         [](const KeyedStructure &a, const KeyedStructure &b) { return a.node < b.node; });
-        std::vector<std::shared_ptr<const BlockGraph>> structures;
-        for (KeyedStructure &s : split.structures) structures.push_back(std::move(s.graph));
-        per_task[i] = at_every_size(begin + i, structures);
+        per_task[i] = at_every_size(begin + i, in_depth_first_order(std::move(split.structures)));
         stats[i] = split.stats;
       }
       report(0, per_task[i].size());  // its states were reported as its subtrees ended

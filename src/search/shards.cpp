@@ -184,13 +184,7 @@ class ShardedSearch::Impl {
     // In the one-process search's order: depth first within each task.
     std::vector<TaskStructures> given(keyed.size());
     for (size_t p = 0; p < keyed.size(); ++p) {
-      for (auto &list : keyed[p]) {
-        std::stable_sort(list.begin(), list.end(),
-                         [](const KeyedStructure &a, const KeyedStructure &b) { return a.node < b.node; });
-        std::vector<std::shared_ptr<const BlockGraph>> graphs;
-        for (KeyedStructure &s : list) graphs.push_back(std::move(s.graph));
-        given[p].push_back(std::move(graphs));
-      }
+      for (auto &list : keyed[p]) given[p].push_back(in_depth_first_order(std::move(list)));
     }
     SearchResult result = superoptimize_from(graph_, options, &given, started);
     add_block_counts(result.stats, units_stats);
