@@ -117,7 +117,8 @@ static void test_errors(void) {
   options.forloop_range = 4;
   OK(yirage_block_graph_create(&options, &bg));
   EXPECT_INVALID(yirage_block_graph_new_input(bg, x, split_x, -1, &xt),
-                 "dim 0 of [12,64] (12) is not divisible by grid.x = 5");
+                 "dim 0 of [12,64] (12) cannot be split into 5 parts (grid.x = 5): parts of 3 would leave the last "
+                 "ones empty");
   EXPECT_INVALID(yirage_block_graph_new_input(bg, x, bad_y, -1, &xt), "imap.y = 0 but grid.y has one block");
   EXPECT_INVALID(yirage_block_graph_new_input(bg, x, NULL, -1, &xt), "imap is NULL");
   OK(yirage_block_graph_new_input(bg, x, replicated, 1, &xt));

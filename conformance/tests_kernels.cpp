@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "benchmark_ugraphs.hpp"
+#include "ragged_graphs.hpp"
 #include "runtime/measure.hpp"
 #include "search/loop_split.hpp"
 #include "serialize/kernel_program.hpp"
@@ -349,6 +350,17 @@ void check_sum_to_dimx(Session &s, DType dt, const std::string &name) {
               "accum_sum_todimx against the slices added at kernel level");
 }
 
+// µGraphs with ragged tiles (grids and loops that do not divide their dims; ragged_graphs.hpp)
+// against their unfused graphs: the absent elements past each dim must be read as zero, never
+// saved, and count for nothing in every reduction.
+void check_ragged_tiles(Session &s, DType dt, const std::string &name) {
+  s.need_dtype(dt);
+  for (const std::string &graph : bench::ragged_names()) {
+    check_graph(s, bench::build_ragged(graph, false, dt), bench::build_ragged(graph, true, dt), seed_of(name + graph),
+                "ragged tiles, " + graph);
+  }
+}
+
 // A weighted rms_norm with eps before a product, fused as the search fuses it: the weight's
 // view multiplies X's tiles in the loop, the rms accumulator adds eps.
 void check_weighted_norm_product(Session &s, DType dt, const std::string &name) {
@@ -630,6 +642,8 @@ void add_kernel_tests(std::vector<TestCase> &tests) {
   for (DType dt : kDTypes) {
     const std::string name = std::string("kernels.sum_to_dimx.") + dtype_name(dt);
     tests.push_back({name, [dt, name](Session &s) { check_sum_to_dimx(s, dt, name); }});
+    const std::string ragged = std::string("kernels.ragged_tiles.") + dtype_name(dt);
+    tests.push_back({ragged, [dt, ragged](Session &s) { check_ragged_tiles(s, dt, ragged); }});
     const std::string norm = std::string("kernels.weighted_norm_product.") + dtype_name(dt);
     tests.push_back({norm, [dt, norm](Session &s) { check_weighted_norm_product(s, dt, norm); }});
     const std::string decode = std::string("kernels.decode_products.") + dtype_name(dt);

@@ -1,6 +1,7 @@
 // Each hand-written fused µGraph computes what its unfused kernel graph computes: both run on
 // the reference executor (float64) on the same random inputs, at reduced and at benchmark shapes.
 #include "benchmark_ugraphs.hpp"
+#include "ragged_graphs.hpp"
 
 #include <gtest/gtest.h>
 
@@ -62,6 +63,30 @@ TEST_P(FusedBenchmark, FingerprintEquivalentToUnfused) {
 
 INSTANTIATE_TEST_SUITE_P(Benchmarks, FusedBenchmark, ::testing::ValuesIn(benchmark_names()),
                          [](const auto &info) { return info.param; });
+
+// µGraphs with ragged tiles (ragged_graphs.hpp) against their unfused graphs: on the float64
+// reference, and by fingerprint where the unfused graph has no constant the fingerprint's
+// arithmetic cannot take exactly (row_statistics multiplies by 1/61).
+class RaggedGraph : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RaggedGraph, MatchesUnfused) {
+  const KernelGraph unfused = build_ragged(GetParam(), false, DType::kFloat32);
+  const KernelGraph fused = build_ragged(GetParam(), true, DType::kFloat32);
+  ASSERT_EQ(unfused.tensor(unfused.outputs()[0]).dims, fused.tensor(fused.outputs()[0]).dims);
+  const std::vector<Values> inputs = testing::random_inputs(unfused, 99, -2, 2);
+  EXPECT_LT(testing::relative_error(reference::evaluate(fused, inputs)[0], reference::evaluate(unfused, inputs)[0]),
+            1e-12);
+  if (GetParam() != "row_statistics") {
+    const verify::EquivalenceResult r = verify::check_equivalence(unfused, fused, {3, 1, 1});
+    EXPECT_TRUE(r.equivalent) << r.reason;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, RaggedGraph, ::testing::ValuesIn(ragged_names()));
+
+TEST(RaggedGraph, UnknownName) {
+  EXPECT_THROW(build_ragged("nothing", true, DType::kFloat32), Error);
+}
 
 TEST(FusedBenchmark, SharedMemoryFootprintsAreModest) {
   for (const std::string &name : benchmark_names()) {

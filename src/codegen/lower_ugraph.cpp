@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "codegen/lower_operator.hpp"
+#include "ir/ragged_tiles.hpp"
 #include "util/error.hpp"
 
 namespace yirage::codegen {
@@ -29,7 +30,8 @@ std::string output_name(size_t i) {
 
 class Lowerer {
  public:
-  Lowerer(const BlockGraph &bg, const UGraphLowering &l) : bg_(bg), l_(l) {}
+  Lowerer(const BlockGraph &bg, const UGraphLowering &l)
+      : bg_(bg), l_(l), ragged_(has_ragged_tiles(bg) ? ragged_dims(bg) : std::vector<RaggedDims>{}) {}
 
   LoweredUGraph lower() {
     const auto &ops = bg_.operators();
@@ -39,6 +41,7 @@ class Lowerer {
       const Operator &op = ops[i];
       if (is_accumulator(op.kind)) {
         out.start.push_back(start_accumulator(i));
+        fill_absent(i, out.loop);
         out.loop.push_back(update_accumulator(i));
         if (has_state(bg_, l_, i)) out.after.push_back(finish_accumulator(i));
       } else if (op.kind == OpKind::kInputIterator) {
@@ -52,6 +55,7 @@ class Lowerer {
         std::vector<Step> &steps = p == LoopPhase::kInvariant      ? out.invariant
                                    : p == LoopPhase::kPerIteration ? out.loop
                                                                    : out.after;
+        fill_absent(i, steps);
         steps.push_back(compute(i));
       }
     }
@@ -74,6 +78,7 @@ class Lowerer {
                    tile_base(bg_, op, dims_of(t), invariant ? int_const(0) : var("it"))};
     copy.tile = tile(t);
     copy.vector = vector_group(bg_, op, dims_of(t), op.attributes.dtype, l_.vector_bytes);
+    bound(copy, t, invariant ? int_const(0) : var("it"));
     Step s{StepKind::kLoadTile, i, input, {Stmt{copy}}, {}, {{t, copy.vector == 1}}};
     return s;
   }
@@ -88,7 +93,50 @@ class Lowerer {
                    tile_base(bg_, op, dims_of(t), per_iteration ? var("it") : int_const(0))};
     copy.tile = tile(t);
     copy.vector = vector_group(bg_, op, dims_of(t), dtype, l_.vector_bytes);
+    bound(copy, t, per_iteration ? var("it") : int_const(0));
     return Step{StepKind::kSaveTile, i, output, {Stmt{copy}}, {{t, copy.vector == 1}}, {}};
+  }
+
+  // Where a ragged split's tile starts in this block and iteration `it`.
+  static Expr ragged_start(const RaggedSplit &r, const Expr &it) {
+    static const char *block_vars[3] = {"bx", "by", "bz"};
+    Expr start = r.looped ? it * int_const(r.tile) : int_const(0);
+    if (r.grid_axis >= 0) start = std::move(start) + var(block_vars[r.grid_axis]) * int_const(r.block_stride);
+    return start;
+  }
+
+  // A copy of ragged tile `t`: its elements inside the tensor along each ragged dim.
+  void bound(TileCopy &copy, TensorId t, const Expr &it) const {
+    if (ragged_.empty()) return;
+    const RaggedDims &dims = ragged_[static_cast<size_t>(t)];
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d]) copy.inside.push_back({d, int_const(dims[d]->extent) - ragged_start(*dims[d], it)});
+    }
+    if (!copy.inside.empty()) copy.vector = 1;
+  }
+
+  // Steps setting the absent elements operator i reads to its identity (ragged_tiles.hpp).
+  void fill_absent(size_t i, std::vector<Step> &steps) const {
+    if (ragged_.empty()) return;
+    const Operator &op = bg_.operators()[i];
+    for (const AbsentFill &f : absent_fills(bg_, op, ragged_)) {
+      const TensorId t = op.inputs[f.input];
+      const TensorRef x = tile(t);
+      const std::vector<std::string> names = numbered("z", x.dims.size());
+      const std::vector<Expr> v = vars_of(names);
+      Block body;
+      for (size_t d : f.dims) {
+        const RaggedSplit &r = *ragged_[static_cast<size_t>(t)][d];
+        const Expr past = binary(">=", v[d] + ragged_start(r, var("it")), int_const(r.extent));
+        body.push_back(if_then(past, {store(x.buffer, x.index(v), float_const(f.value))}));
+      }
+      steps.push_back(Step{StepKind::kFillAbsent,
+                           i,
+                           0,
+                           {loop(x.dims, names, Sharing::kThreads, std::move(body))},
+                           {{t, true}},
+                           {{t, true}}});
+    }
   }
 
   Step compute(size_t i) {
@@ -271,7 +319,8 @@ class Lowerer {
     rr.rows = num_elements(x_dims) / last;
     rr.cols = last;
     rr.value = load(state, element);
-    const Expr count = float_const(static_cast<double>(last * bg_.config().forloop_range));
+    const int64_t n = ragged_.empty() ? last * bg_.config().forloop_range : accumulated_count(bg_, op, ragged_);
+    const Expr count = float_const(static_cast<double>(n));
     std::vector<Access> reads = {{state_key(i), false}};
     if (op.kind == OpKind::kAccumReduceMean) rr.finish.push_back(assign("total", var("total") / count));
     if (op.kind == OpKind::kAccumReduceRms) {
@@ -284,7 +333,6 @@ class Lowerer {
       const BufferRef scales = at(l_.layout.running_max[i]);
       const Expr s_at = load(state, element), r_at = load(scales, element), m = var("m");
       rr.value = s_at / (r_at * r_at);
-      const int64_t n = last * bg_.config().forloop_range;
       const Block scaled = {
           let_mutable("peak", float_const(0)),
           loop({last}, {"c"}, Sharing::kSerial, {assign("peak", call("yr_max", {var("peak"), float_const(1) / r_at}))}),
@@ -328,6 +376,7 @@ class Lowerer {
 
   const BlockGraph &bg_;
   const UGraphLowering &l_;
+  const std::vector<RaggedDims> ragged_;
 };
 
 }  // namespace
@@ -387,6 +436,24 @@ bool has_state(const BlockGraph &bg, const UGraphLowering &l, size_t op) {
 
 int64_t accumulator_key(const BlockGraph &bg, const UGraphLowering &l, size_t op) {
   return has_state(bg, l, op) ? state_key(op) : bg.operators()[op].outputs[0];
+}
+
+void refuse_ragged_tiles(const BlockGraph &bg) {
+  size_t input = 0;
+  for (const Operator &op : bg.operators()) {
+    if (op.kind != OpKind::kInputIterator) continue;
+    const Dims &tile = bg.tensor(op.outputs[0]).dims;
+    for (size_t d = 0; d < tile.size(); ++d) {
+      // Parts that divide a dim are all whole; parts that do not leave the last one short.
+      if (op.attributes.sizes[d] % tile[d] != 0) {
+        throw Error(ErrorCode::kUnsupported, "codegen: ragged edge tiles (dim " + std::to_string(d) + " of input " +
+                                                 std::to_string(input) + ": tiles of " + std::to_string(tile[d]) +
+                                                 " over " + std::to_string(op.attributes.sizes[d]) +
+                                                 " elements) are generated only by the CPU backend so far");
+      }
+    }
+    ++input;
+  }
 }
 
 LoweredUGraph lower_ugraph(const BlockGraph &bg, const UGraphLowering &lowering) {

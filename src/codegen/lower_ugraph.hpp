@@ -23,7 +23,17 @@
 
 namespace yirage::codegen {
 
-enum class StepKind { kStartAccumulator, kLoadTile, kCompute, kUpdateAccumulator, kFinishAccumulator, kSaveTile };
+// kFillAbsent: before an operator that reduces a ragged tile (ir/ragged_tiles.hpp), the tile's
+// elements past the tensor set to the operator's identity, in place; `op` is that operator.
+enum class StepKind {
+  kStartAccumulator,
+  kLoadTile,
+  kCompute,
+  kUpdateAccumulator,
+  kFinishAccumulator,
+  kSaveTile,
+  kFillAbsent
+};
 
 // An array a step reads or writes, and whether each thread touches only the elements it owns in
 // a block-wide loop (element e by thread e % threads), so that a barrier is needed only where
@@ -69,6 +79,10 @@ struct LoweredUGraph {
 // (the chain's values stay in registers, no tile, no barrier between). `keep(op)` may keep an
 // operator's result stored all the same.
 std::vector<bool> inlined_tensors(const BlockGraph &bg, const std::function<bool(const Operator &)> &keep = nullptr);
+
+// Throws Error(kUnsupported) where `bg` has ragged tiles: for the generators that do not yet
+// bound their copies and fill absent elements (all but the CPU's, which prints lower_ugraph's).
+void refuse_ragged_tiles(const BlockGraph &bg);
 
 // Throws Error(kUnsupported) where the layout exceeds lowering.max_shared_bytes.
 LoweredUGraph lower_ugraph(const BlockGraph &bg, const UGraphLowering &lowering);

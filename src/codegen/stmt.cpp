@@ -134,8 +134,15 @@ Block expand(const TileCopy &c) {
   const std::vector<std::string> names = numbered("t", c.tile.dims.size());
   const std::vector<Expr> v = vars_of(names);
   const Expr at_tensor = c.tensor.index(v), at_tile = c.tile.index(v);
-  Stmt copy = c.load ? store(c.tile.buffer, at_tile, load(c.tensor.buffer, at_tensor))
-                     : store(c.tensor.buffer, at_tensor, load(c.tile.buffer, at_tile));
+  Stmt copy;
+  if (c.load) {
+    Expr value = load(c.tensor.buffer, at_tensor);
+    for (const TileBound &b : c.inside) value = select(binary("<", v[b.dim], b.inside), value, float_const(0));
+    copy = store(c.tile.buffer, at_tile, value);
+  } else {
+    copy = store(c.tensor.buffer, at_tensor, load(c.tile.buffer, at_tile));
+    for (const TileBound &b : c.inside) copy = if_then(binary("<", v[b.dim], b.inside), {copy});
+  }
   return {loop(c.tile.dims, names, Sharing::kThreads, {std::move(copy)})};
 }
 

@@ -99,11 +99,21 @@ struct RowReduce {
 // loop indices). `vector` elements in a row are consecutive in both and start at multiples of
 // `vector` in both wherever the parameter's start is 16-byte aligned (1: no such grouping): a
 // target may move them as one access.
+//
+// A ragged tile (ir/ragged_tiles.hpp) has `inside`: for each dim along which it may overrun the
+// tensor, how many of its elements from the tile's start lie inside (an expression of the block
+// and loop indices; it may exceed the tile). A load sets the elements past that to zero; a store
+// skips them.
+struct TileBound {
+  size_t dim;
+  Expr inside;
+};
 struct TileCopy {
   bool load = true;  // into the tile; else from it
   TensorRef tensor;
   TensorRef tile;
   int64_t vector = 1;
+  std::vector<TileBound> inside;
 };
 
 struct Stmt {

@@ -1,5 +1,7 @@
 #include "codegen/ugraph_layout.hpp"
 
+#include "ir/ragged_tiles.hpp"
+
 #include <numeric>
 
 #include "util/error.hpp"
@@ -78,7 +80,7 @@ std::vector<std::pair<Expr, int64_t>> tile_base_terms(const BlockGraph &bg, cons
     const int32_t d = op.attributes.grid_map[a];
     if (d < 0) continue;
     const auto du = static_cast<size_t>(d);
-    const int64_t part = op.kind == OpKind::kOutputSaver ? tile_dims[du] : full[du] / bg.config().grid[a];
+    const int64_t part = op.kind == OpKind::kOutputSaver ? tile_dims[du] : block_stride(bg, op, du);
     terms.emplace_back(var(block_vars[a]), part * strides[du]);
   }
   if (op.attributes.forloop_dim >= 0) {

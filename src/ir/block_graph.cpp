@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "ir/ragged_tiles.hpp"
 #include "util/error.hpp"
 
 namespace yirage {
@@ -75,28 +76,34 @@ TensorId BlockGraph::new_input(const Dims &dtensor_dims, DType dtype, const Grid
                      " is not a yirage_dtype");
   }
   check_grid_map(op, "imap", imap, dtensor_dims, false);
-  Dims tile = dtensor_dims;
-  for (size_t a = 0; a < 3; ++a) {
-    if (imap[a] < 0) continue;
-    int64_t &extent = tile[static_cast<size_t>(imap[a])];
-    if (extent % config_.grid[a] != 0) {
-      invalid_argument(std::string(op) + ": dim " + std::to_string(imap[a]) + " of " + to_string(dtensor_dims) + " (" +
-                       std::to_string(extent) + ") is not divisible by grid." + axis_name(a) + " = " +
-                       std::to_string(config_.grid[a]));
-    }
-    extent /= config_.grid[a];
-  }
   if (fmap < -1 || fmap >= static_cast<int32_t>(dtensor_dims.size())) {
     invalid_argument(std::string(op) + ": fmap " + std::to_string(fmap) + " is not -1 or a dim of " +
                      to_string(dtensor_dims));
   }
-  if (fmap >= 0) {
-    int64_t &extent = tile[static_cast<size_t>(fmap)];
-    if (extent % config_.forloop_range != 0) {
-      invalid_argument(std::string(op) + ": the tile's dim " + std::to_string(fmap) + " (" + std::to_string(extent) +
-                       ") is not divisible by forloop_range " + std::to_string(config_.forloop_range));
+  // Each dim is cut into the parts of the grid axis and the loop that split it: ceil(extent /
+  // parts) elements each, the last part ragged where they do not divide (ragged_tiles.hpp), but
+  // never empty.
+  Dims tile = dtensor_dims;
+  for (size_t d = 0; d < tile.size(); ++d) {
+    int64_t parts = 1;
+    std::string by;
+    for (size_t a = 0; a < 3; ++a) {
+      if (imap[a] != static_cast<int32_t>(d)) continue;
+      parts *= config_.grid[a];
+      by = "grid." + axis_name(a) + " = " + std::to_string(config_.grid[a]);
     }
-    extent /= config_.forloop_range;
+    if (fmap == static_cast<int32_t>(d)) {
+      parts *= config_.forloop_range;
+      by += (by.empty() ? "" : " and ") + std::string("forloop_range ") + std::to_string(config_.forloop_range);
+    }
+    if (parts == 1) continue;
+    const int64_t extent = dtensor_dims[d];
+    tile[d] = (extent + parts - 1) / parts;
+    if ((parts - 1) * tile[d] >= extent) {
+      invalid_argument(std::string(op) + ": dim " + std::to_string(d) + " of " + to_string(dtensor_dims) + " (" +
+                       std::to_string(extent) + ") cannot be split into " + std::to_string(parts) + " parts (" + by +
+                       "): parts of " + std::to_string(tile[d]) + " would leave the last ones empty");
+    }
   }
   OpAttributes attributes;
   attributes.sizes = dtensor_dims;
@@ -204,6 +211,25 @@ void BlockGraph::new_output(TensorId s_id, const GridMap &omap, int32_t forloop_
     if (omap[a] >= 0) scale(omap[a], config_.grid[a]);
   }
   if (forloop_dim >= 0) scale(forloop_dim, config_.forloop_range);
+  // A ragged tile's dim is saved into the extent it was read from, laid out as it was read.
+  if (has_ragged_tiles(*this)) {
+    const RaggedDims ragged = ragged_dims(*this)[static_cast<size_t>(s_id)];
+    for (size_t d = 0; d < ragged.size(); ++d) {
+      if (!ragged[d]) continue;
+      int32_t axis = -1;
+      for (size_t a = 0; a < 3; ++a) {
+        if (omap[a] == static_cast<int32_t>(d)) axis = static_cast<int32_t>(a);
+      }
+      const RaggedSplit &r = *ragged[d];
+      const bool looped = forloop_dim == static_cast<int32_t>(d);
+      if (r.grid_axis != axis || r.looped != looped || (axis >= 0 && r.block_stride != r.tile)) {
+        invalid_argument(std::string(op) + ": dim " + std::to_string(d) + " of the tile " + to_string(s.dims) +
+                         " is ragged (tiles of " + std::to_string(r.tile) + " over " + std::to_string(r.extent) +
+                         "), and this omap and forloop_dim would not lay its tiles out as they were read");
+      }
+      out[d] = r.extent;
+    }
+  }
   check_dims(op, out);
   OpAttributes attributes;
   attributes.sizes = out;

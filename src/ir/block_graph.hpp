@@ -3,8 +3,10 @@
 // It runs on a grid of grid.x · grid.y · grid.z blocks, each with block_threads threads, for
 // forloop_range iterations. Input iterators give each block, in each iteration, one tile of a
 // kernel-level input: for every grid axis with more than one block, imap names the tensor dim
-// split evenly across that axis's blocks (-1: every block gets the whole dim), and fmap names
-// the dim split evenly across iterations (-1: the same tile every iteration). Compute operators
+// split across that axis's blocks (-1: every block gets the whole dim), and fmap names the dim
+// split across iterations (-1: the same tile every iteration). A dim cut into parts is cut into
+// tiles of ceil(extent / parts); where that overruns the dim, the last tiles are ragged
+// (ragged_tiles.hpp: their elements past the dim are absent), but no part may be empty. Compute operators
 // work on tiles; accumulators combine a per-iteration tile over all iterations; output savers
 // write a tile per block (omap: for every grid axis with more than one block, the output dim the
 // blocks are laid out along, distinct per axis so that tiles never overlap).

@@ -51,10 +51,14 @@ TEST(BlockGraph, InputTilesFollowImapAndFmap) {
 
 TEST(BlockGraph, InputErrors) {
   BlockGraph bg(config(3, 1, 4));
-  EXPECT_INVALID(bg.new_input({16, 64}, DType::kFloat16, {0, -1, -1}, -1),
-                 "block new_input: dim 0 of [16,64] (16) is not divisible by grid.x = 3");
+  // Parts that do not divide a dim are ragged (below), but never empty.
+  EXPECT_INVALID(bg.new_input({4, 64}, DType::kFloat16, {0, -1, -1}, -1),
+                 "block new_input: dim 0 of [4,64] (4) cannot be split into 3 parts (grid.x = 3): parts of 2 would "
+                 "leave the last ones empty");
   EXPECT_INVALID(bg.new_input({12, 6}, DType::kFloat16, {0, -1, -1}, 1),
-                 "the tile's dim 1 (6) is not divisible by forloop_range 4");
+                 "dim 1 of [12,6] (6) cannot be split into 4 parts (forloop_range 4): parts of 2");
+  EXPECT_INVALID(bg.new_input({12, 10}, DType::kFloat16, {1, -1, -1}, 1),
+                 "dim 1 of [12,10] (10) cannot be split into 12 parts (grid.x = 3 and forloop_range 4)");
   EXPECT_INVALID(bg.new_input({12, 8}, DType::kFloat16, {0, 1, -1}, -1), "imap.y = 1 but grid.y has one block");
   EXPECT_INVALID(bg.new_input({12, 8}, DType::kFloat16, {2, -1, -1}, -1), "imap.x = 2 is not -1 or a dim of [12,8]");
   EXPECT_INVALID(bg.new_input({12, 8}, DType::kFloat16, {0, -1, -1}, 5), "fmap 5");
@@ -289,6 +293,29 @@ TEST(BlockGraphSemantics, PerIterationOutputsTileTheLoop) {
     fused.mark_output(fused.customized({x}, bg)[0]);
   }
   expect_same_function(plain, fused);
+}
+
+// Ragged tiles: what they compute is tested on benchmarks/graphs/ragged_graphs.hpp's graphs
+// (benchmark_ugraphs_test.cpp and the conformance suite); here, what they refuse.
+TEST(BlockGraph, RaggedTilesRefuseWhatTheyCannotDo) {
+  {  // a norm over a ragged dim: its count would differ between tiles
+    BlockGraph bg(config(1, 1, 4));
+    const TensorId xt = bg.new_input({4, 61}, DType::kFloat32, kReplicated, 1);
+    EXPECT_INVALID(bg.new_output(bg.rms_norm(xt, {16}, 0, std::nullopt), kReplicated, 1),
+                   "rms_norm: it normalizes over dim 1, which is ragged (tiles of 16 over 61 elements)");
+  }
+  {  // a mean over a last dim the blocks split raggedly
+    BlockGraph bg(config(2, 1, 1));
+    const TensorId xt = bg.new_input({4, 61}, DType::kFloat32, {1, -1, -1}, -1);
+    EXPECT_INVALID(bg.new_output(bg.accumulate(OpKind::kAccumReduceMean, xt), {1, -1, -1}, -1),
+                   "accum_reduce_mean: its last dim is ragged across the blocks");
+  }
+  {  // an after-loop tile of a dim both the grid and the loop split, saved block by block
+    BlockGraph bg(config(2, 1, 4));
+    const TensorId xt = bg.new_input({4, 61}, DType::kFloat32, {1, -1, -1}, 1);
+    EXPECT_INVALID(bg.new_output(bg.accumulate(OpKind::kAccumSum, xt), {1, -1, -1}, -1),
+                   "block new_output: dim 1 of the tile [4,8] is ragged (tiles of 8 over 61)");
+  }
 }
 
 }  // namespace

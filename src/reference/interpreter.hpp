@@ -12,6 +12,7 @@
 
 #include "ir/block_graph.hpp"
 #include "ir/kernel_graph.hpp"
+#include "ir/ragged_tiles.hpp"
 #include "reference/operators.hpp"
 #include "util/error.hpp"
 #include "util/parallel.hpp"
@@ -134,11 +135,12 @@ class Interpreter {
       outputs.push_back(&out);
     }
     const auto &grid = bg.config().grid;
+    const std::vector<RaggedDims> ragged = has_ragged_tiles(bg) ? ragged_dims(bg) : std::vector<RaggedDims>{};
     // Blocks write disjoint tiles of the outputs, so they can run concurrently.
     parallel_for(grid[0] * grid[1] * grid[2], threads_, [&](int64_t b) {
       const std::array<int64_t, 3> block = {b % grid[0], (b / grid[0]) % grid[1], b / (grid[0] * grid[1])};
       check_stop();
-      run_block(bg, block, inputs, outputs);
+      run_block(bg, ragged, block, inputs, outputs);
     });
   }
 
@@ -146,15 +148,10 @@ class Interpreter {
   static Dims tile_offsets(const BlockGraph &bg, const Operator &op, const Dims &tile_dims,
                            const std::array<int64_t, 3> &block, int64_t iteration) {
     Dims offsets(tile_dims.size(), 0);
-    const Dims &full = op.attributes.sizes;
     for (size_t a = 0; a < 3; ++a) {
       const int32_t d = op.attributes.grid_map[a];
       if (d < 0) continue;
-      // Savers lay tiles side by side; iterators split the dim evenly (the same thing, but an
-      // iterator's tile may also be split across iterations).
-      const int64_t part = op.kind == OpKind::kOutputSaver ? tile_dims[static_cast<size_t>(d)]
-                                                           : full[static_cast<size_t>(d)] / bg.config().grid[a];
-      offsets[static_cast<size_t>(d)] += block[a] * part;
+      offsets[static_cast<size_t>(d)] += block[a] * block_stride(bg, op, static_cast<size_t>(d));
     }
     if (op.attributes.forloop_dim >= 0) {
       const auto f = static_cast<size_t>(op.attributes.forloop_dim);
@@ -163,7 +160,46 @@ class Interpreter {
     return offsets;
   }
 
-  void run_block(const BlockGraph &bg, const std::array<int64_t, 3> &block,
+  // The part of a tile at `offsets` that lies inside a kernel tensor of `full` dims.
+  static Dims present_dims(const Dims &full, const Dims &offsets, const Dims &tile_dims) {
+    Dims present(tile_dims.size());
+    for (size_t d = 0; d < tile_dims.size(); ++d) present[d] = std::min(tile_dims[d], full[d] - offsets[d]);
+    return present;
+  }
+
+  // A tile of a kernel input, its absent elements (past the tensor) zero.
+  Buffer<V> load(const Buffer<V> &x, const Dims &full, const Dims &offsets, const Dims &tile_dims) const {
+    const Dims present = present_dims(full, offsets, tile_dims);
+    if (present == tile_dims) return read_tile(x, full, offsets, tile_dims);
+    Buffer<V> tile(static_cast<size_t>(num_elements(tile_dims)), arith_.zero());
+    write_tile(tile, tile_dims, Dims(tile_dims.size(), 0), read_tile(x, full, offsets, present), present);
+    return tile;
+  }
+
+  // Sets the absent elements `op` reads to its identity (ragged_tiles.hpp): no other reader of
+  // a tile looks at them, so the tile is changed in place.
+  void fill_absent(const BlockGraph &bg, const std::vector<RaggedDims> &ragged, const Operator &op,
+                   const std::array<int64_t, 3> &block, int64_t iteration, std::vector<Buffer<V>> &values) const {
+    if (ragged.empty()) return;
+    for (const AbsentFill &f : absent_fills(bg, op, ragged)) {
+      const TensorId t = op.inputs[f.input];
+      const Dims &dims = bg.tensor(t).dims;
+      const Dims strides = row_major_strides(dims);
+      const V value = f.value == 0 ? arith_.zero() : arith_.max_identity();
+      Buffer<V> &x = values[static_cast<size_t>(t)];
+      for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+        for (size_t d : f.dims) {
+          const int64_t at = (i / strides[d]) % dims[d];
+          if (at >= present_length(*ragged[static_cast<size_t>(t)][d], block, iteration)) {
+            x[static_cast<size_t>(i)] = value;
+            break;
+          }
+        }
+      }
+    }
+  }
+
+  void run_block(const BlockGraph &bg, const std::vector<RaggedDims> &ragged, const std::array<int64_t, 3> &block,
                  const std::vector<const Buffer<V> *> &inputs, const std::vector<Buffer<V> *> &outputs) const {
     const auto &ops = bg.operators();
     std::vector<Buffer<V>> values(bg.num_tensors());
@@ -185,9 +221,10 @@ class Interpreter {
         if (op.kind == OpKind::kInputIterator) {
           if (it > 0 && phase_of(op.outputs[0]) == LoopPhase::kInvariant) continue;
           const Dims &tile_dims = bg.tensor(op.outputs[0]).dims;
-          values[static_cast<size_t>(op.outputs[0])] = read_tile(*inputs[io_index[i]], op.attributes.sizes,
-                                                                 tile_offsets(bg, op, tile_dims, block, it), tile_dims);
+          values[static_cast<size_t>(op.outputs[0])] =
+              load(*inputs[io_index[i]], op.attributes.sizes, tile_offsets(bg, op, tile_dims, block, it), tile_dims);
         } else if (is_accumulator(op.kind)) {
+          fill_absent(bg, ragged, op, block, it, values);
           update_accumulator(bg, op, values, accumulators[i]);
         } else if (op.kind == OpKind::kOutputSaver) {
           if (phase_of(op.inputs[0]) == LoopPhase::kPerIteration)
@@ -195,6 +232,7 @@ class Interpreter {
         } else {
           const LoopPhase phase = phase_of(op.outputs[0]);
           if (phase == LoopPhase::kPerIteration || (phase == LoopPhase::kInvariant && it == 0)) {
+            fill_absent(bg, ragged, op, block, it, values);
             compute(bg, op, reads, values);
           }
         }
@@ -203,10 +241,11 @@ class Interpreter {
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operator &op = ops[i];
       if (is_accumulator(op.kind)) {
-        values[static_cast<size_t>(op.outputs[0])] = finish_accumulator(bg, op, accumulators[i]);
+        values[static_cast<size_t>(op.outputs[0])] = finish_accumulator(bg, ragged, op, accumulators[i]);
       } else if (op.kind == OpKind::kOutputSaver) {
         if (phase_of(op.inputs[0]) != LoopPhase::kPerIteration) save(bg, op, values, block, 0, *outputs[io_index[i]]);
       } else if (op.kind != OpKind::kInputIterator && phase_of(op.outputs[0]) == LoopPhase::kAfterLoop) {
+        fill_absent(bg, ragged, op, block, 0, values);
         compute(bg, op, reads, values);
       }
     }
@@ -215,8 +254,15 @@ class Interpreter {
   void save(const BlockGraph &bg, const Operator &op, const std::vector<Buffer<V>> &values,
             const std::array<int64_t, 3> &block, int64_t iteration, Buffer<V> &out) const {
     const Dims &tile_dims = bg.tensor(op.inputs[0]).dims;
-    write_tile(out, op.attributes.sizes, tile_offsets(bg, op, tile_dims, block, iteration),
-               values[static_cast<size_t>(op.inputs[0])], tile_dims);
+    const Dims offsets = tile_offsets(bg, op, tile_dims, block, iteration);
+    const Dims present = present_dims(op.attributes.sizes, offsets, tile_dims);
+    const Buffer<V> &tile = values[static_cast<size_t>(op.inputs[0])];
+    if (present == tile_dims) {
+      write_tile(out, op.attributes.sizes, offsets, tile, tile_dims);
+    } else {  // absent elements are not saved
+      write_tile(out, op.attributes.sizes, offsets, read_tile(tile, tile_dims, Dims(tile_dims.size(), 0), present),
+                 present);
+    }
   }
 
   void start_accumulator(const BlockGraph &bg, const Operator &op, Accumulator &acc) const {
@@ -268,7 +314,8 @@ class Interpreter {
     }
   }
 
-  Buffer<V> finish_accumulator(const BlockGraph &bg, const Operator &op, Accumulator &acc) const {
+  Buffer<V> finish_accumulator(const BlockGraph &bg, const std::vector<RaggedDims> &ragged, const Operator &op,
+                               Accumulator &acc) const {
     if (op.kind == OpKind::kAccumSum || op.kind == OpKind::kAccumMax || op.kind == OpKind::kAccumRescale) {
       return std::move(acc.value);
     }
@@ -276,7 +323,8 @@ class Interpreter {
     if (op.kind == OpKind::kAccumSumToDimx) return fold_last_dim(acc.value, x_dims.back(), op.attributes.sizes.at(0));
     Buffer<V> sums = reduce(arith_, OpKind::kReduction, acc.value, x_dims, static_cast<int>(x_dims.size()) - 1);
     if (op.kind == OpKind::kAccumReduceSum) return sums;
-    const V count = arith_.constant(static_cast<double>(x_dims.back() * bg.config().forloop_range));
+    const int64_t n = ragged.empty() ? x_dims.back() * bg.config().forloop_range : accumulated_count(bg, op, ragged);
+    const V count = arith_.constant(static_cast<double>(n));
     for (V &s : sums) {
       s = arith_.div(s, count);
       if (op.kind == OpKind::kAccumReduceRms) s = arith_.sqrt(arith_.add(s, arith_.constant(op.attributes.eps)));

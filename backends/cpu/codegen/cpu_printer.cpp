@@ -224,8 +224,26 @@ void CppPrinter::print_copy(const TileCopy &c) {
     p_.open("for (int64_t " + names[d] + " = 0; " + names[d] + " < " + std::to_string(outer[d]) + "; ++" + names[d] +
             ")");
   }
-  p_.line(c.load ? "yr_ld_row(" + tile_at + ", " + tensor_at + ", " + n + ");"
-                 : "yr_st_row(" + tensor_at + ", " + tile_at + ", " + n + ");");
+  if (c.inside.empty()) {
+    p_.line(c.load ? "yr_ld_row(" + tile_at + ", " + tensor_at + ", " + n + ");"
+                   : "yr_st_row(" + tensor_at + ", " + tile_at + ", " + n + ");");
+  } else {
+    // A ragged tile: a row past the tensor copies nothing, a row's end past it is cut; a load
+    // sets the rest of the row to zero.
+    std::string length = n;
+    for (const TileBound &b : c.inside) {
+      const std::string inside = "(" + text(b.inside) + ")";
+      if (b.dim + 1 == dims.size()) {
+        length = "(" + inside + " < " + length + " ? " + inside + " : " + length + ")";
+      } else {
+        length = "(" + names[b.dim] + " < " + inside + " ? " + length + " : int64_t{0})";
+      }
+    }
+    p_.line("const int64_t yr_len = " + length + ";");
+    p_.line(c.load ? "yr_ld_row(" + tile_at + ", " + tensor_at + ", yr_len);"
+                   : "yr_st_row(" + tensor_at + ", " + tile_at + ", yr_len);");
+    if (c.load) p_.line("for (int64_t j = yr_len; j < " + n + "; ++j) yr_st(" + tile_at + " + j, 0.0f);");
+  }
   for (size_t d = 0; d < outer.size(); ++d) p_.close();
   p_.close();
 }

@@ -1,5 +1,6 @@
 #include "cpu/codegen/cpu_source.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "codegen/lower_operator.hpp"
@@ -7,6 +8,7 @@
 #include "cpu/codegen/cpu_prelude.hpp"
 #include "cpu/codegen/cpu_printer.hpp"
 #include "ir/block_graph.hpp"
+#include "ir/ragged_tiles.hpp"
 #include "util/error.hpp"
 
 namespace yirage::codegen {
@@ -14,14 +16,20 @@ namespace {
 
 // The input tiles read only by matmuls: not copied, but read in place from the kernel input
 // through a strided view (the micro-kernel converts each row segment once anyway), which saves a
-// pass over the tile, usually the big weight tile. Per input tensor id: its view.
+// pass over the tile, usually the big weight tile. Per input tensor id: its view. A ragged tile
+// is copied (its absent elements must read as zero, not past the tensor).
 std::map<TensorId, TensorRef> matmul_views(const BlockGraph &bg) {
   std::map<TensorId, TensorRef> views;
+  const std::vector<RaggedDims> ragged = has_ragged_tiles(bg) ? ragged_dims(bg) : std::vector<RaggedDims>{};
   size_t input = 0;
   for (const Operator &op : bg.operators()) {
     if (op.kind != OpKind::kInputIterator) continue;
     const size_t index = input++;
     const TensorId id = op.outputs[0];
+    if (!ragged.empty()) {
+      const RaggedDims &dims = ragged[static_cast<size_t>(id)];
+      if (std::any_of(dims.begin(), dims.end(), [](const auto &s) { return s.has_value(); })) continue;
+    }
     bool only_matmuls = true, used = false;
     for (const Operator &consumer : bg.operators()) {
       for (TensorId in : consumer.inputs) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "codegen/lower_operator.hpp"
+#include "codegen/lower_ugraph.hpp"
 #include "codegen/ugraph_layout.hpp"
 #include "cuda/codegen/cuda_elementwise.hpp"
 #include "cuda/codegen/cuda_matmul.hpp"
@@ -75,6 +76,7 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
   // Matmuls (pre-defined, and µGraphs that are only weight products) have kernels of their own.
   std::optional<MatmulLaunch> matmul;
   if (op.kind == OpKind::kCustomized) {
+    refuse_ragged_tiles(*op.block_graph);
     matmul = cuda::ugraph_weight_products(before_wait, body, *op.block_graph, in, out, target);
   } else if (op.kind == OpKind::kMatmul) {
     matmul = cuda::predefined_matmul(before_wait, body, in[0], in[1], out[0], g.tensor(g.inputs()[1]).dtype, target);

@@ -10,6 +10,7 @@
 #include "cuda/codegen/cuda_rows.hpp"
 #include "cuda/codegen/cuda_tile_matmul.hpp"
 #include "cuda/codegen/cuda_ugraph_plan.hpp"
+#include "util/error.hpp"
 
 namespace yirage::codegen::cuda {
 namespace {
@@ -79,6 +80,7 @@ class UGraphEmitter : public UGraphWalker {
         if (att && att->saves(step.op)) return;  // attention wrote the sums to the output
         break;
       case StepKind::kFinishAccumulator: break;
+      case StepKind::kFillAbsent: throw Error(ErrorCode::kInternal, "cuda: ragged tiles reached the generator");
     }
     UGraphWalker::run(step);
   }

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "codegen/lower_operator.hpp"
+#include "codegen/lower_ugraph.hpp"
 #include "common/codegen/workgroup_printer.hpp"
 #include "ir/block_graph.hpp"
 #include "util/error.hpp"
@@ -76,6 +77,7 @@ VulkanKernel glsl_source(const serialize::KernelProgram &program, const VulkanTa
   Printer body(1);
   if (op.kind == OpKind::kCustomized) {
     const BlockGraph &bg = *op.block_graph;
+    refuse_ragged_tiles(bg);
     // The µGraph's thread count in whole warps, at least the default (as on CUDA and OpenCL).
     const int64_t own = (bg.config().block_threads + 31) / 32 * 32;
     kernel.local_size =
