@@ -296,9 +296,10 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mark_output(yirage_graph *
  * (docs/ugraphs.md has the full semantics). It runs on a grid of grid[0]·grid[1]·grid[2] blocks
  * (axes x, y, z), each with block_threads threads, for forloop_range iterations:
  *  - an input iterator gives each block, in each iteration, a tile of a kernel-graph tensor:
- *    imap[axis] names the tensor dim split evenly across that axis's blocks (-1: every block gets
- *    the whole dim; axes with one block must be -1), fmap the dim split evenly across iterations
- *    (-1: the same tile every iteration);
+ *    imap[axis] names the tensor dim split across that axis's blocks (-1: every block gets the
+ *    whole dim; axes with one block must be -1), fmap the dim split across iterations (-1: the
+ *    same tile every iteration); a dim cut into p parts gets tiles of ceil(extent / p), the last
+ *    ones ragged where p does not divide it (docs/ugraphs.md, "Edge tiles"; no part may be empty);
  *  - the compute builders below work on tiles, like their kernel-graph namesakes;
  *  - accumulators combine a per-iteration tile over all iterations into an after-loop tile;
  *  - an output saver writes a tile per block to a new kernel-graph tensor: omap[axis] names the

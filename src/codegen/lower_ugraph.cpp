@@ -115,10 +115,12 @@ class Lowerer {
     if (!copy.inside.empty()) copy.vector = 1;
   }
 
-  // Steps setting the absent elements operator i reads to its identity (ragged_tiles.hpp).
+  // Steps setting the absent elements operator i reads to its identity (ragged_tiles.hpp). A
+  // matmul stops its sums at k_inside instead (compute).
   void fill_absent(size_t i, std::vector<Step> &steps) const {
     if (ragged_.empty()) return;
     const Operator &op = bg_.operators()[i];
+    if (op.kind == OpKind::kMatmul) return;
     for (const AbsentFill &f : absent_fills(bg_, op, ragged_)) {
       const TensorId t = op.inputs[f.input];
       const TensorRef x = tile(t);
@@ -139,6 +141,14 @@ class Lowerer {
     }
   }
 
+  // A matmul over a ragged k: its sums stop at the tensor's end.
+  void bound_k(const Operator &op, Matmul &m) const {
+    if (ragged_.empty()) return;
+    const RaggedDims &a = ragged_[static_cast<size_t>(op.inputs[0])], &b = ragged_[static_cast<size_t>(op.inputs[1])];
+    const std::optional<RaggedSplit> &k = a.back() ? a.back() : b[b.size() - 2];
+    if (k) m.k_inside = int_const(k->extent) - ragged_start(*k, var("it"));
+  }
+
   Step compute(size_t i) {
     const Operator &op = bg_.operators()[i];
     Step s{StepKind::kCompute, i, 0, {}, compute_reads(bg_, l_, op), {}};
@@ -150,6 +160,7 @@ class Lowerer {
       for (TensorId t : op.inputs) in.push_back(tile(t));
       for (TensorId t : op.outputs) out.push_back(tile(t));
       s.body = lower_operator(op, in, out, Sharing::kThreads);
+      if (op.kind == OpKind::kMatmul) bound_k(op, std::get<Matmul>(s.body.at(0).node));
       // Row reductions hand a row to several threads.
       same_index = !(op.kind == OpKind::kRmsNorm || op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax);
     }

@@ -114,9 +114,10 @@ Block expand(const Matmul &m) {
   vb[rank - 2] = var("p");  // B[…, p, j]
   Block body;
   body.push_back(let_mutable("acc", float_const(0)));
-  body.push_back(loop({k}, {"p"}, Sharing::kSerial,
-                      {assign("acc", var("acc") + load(m.a.buffer, m.a.base + index_of(va, sa)) *
-                                                      load(m.b.buffer, m.b.base + index_of(vb, sb)))}));
+  Stmt add = assign("acc", var("acc") + load(m.a.buffer, m.a.base + index_of(va, sa)) *
+                                            load(m.b.buffer, m.b.base + index_of(vb, sb)));
+  if (m.k_inside) add = if_then(binary("<", var("p"), *m.k_inside), {add});
+  body.push_back(loop({k}, {"p"}, Sharing::kSerial, {std::move(add)}));
   body.push_back(store(m.o.buffer, m.o.index(vars_of(names)), var("acc")));
   return {loop(m.o.dims, names, m.sharing, std::move(body))};
 }

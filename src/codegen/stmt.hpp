@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -82,6 +83,10 @@ struct TensorRef {
 struct Matmul {
   TensorRef a, b, o;
   Sharing sharing = Sharing::kGrid;  // kGrid at kernel level, kThreads inside a block
+  // A ragged k (ir/ragged_tiles.hpp): the elements of k inside the tensor, an expression of the
+  // block and loop indices (it may exceed k); the sum stops there, which is what setting the
+  // absent ones to zero would give.
+  std::optional<Expr> k_inside;
 };
 
 // For each of `rows` rows: total = Σ (or max) over c < cols of `value` (an expression of the

@@ -7,11 +7,13 @@
 #include <set>
 
 #include "ir/block_graph.hpp"
+#include "ir/ragged_tiles.hpp"
 #include "ir/rebuild.hpp"
 #include "search/cost_model.hpp"
 #include "search/dim_classes.hpp"
 #include "search/loop_split.hpp"
 #include "search/norm_weights.hpp"
+#include "search/padded_form.hpp"
 #include "search/terms.hpp"
 #include "util/error.hpp"
 #include "util/parallel.hpp"
@@ -151,10 +153,12 @@ class SearchPass::Impl {
  public:
   Impl(const KernelGraph &graph, const SearchOptions &options, Clock::time_point started,
        const verify::FingerprintCheck &fingerprints, bool fusions_only, const SearchProgress &before,
-       double enumeration_share)
-      : graph_(graph),
+       double enumeration_share, const KernelGraph *twin)
+      : graph_(twin ? *twin : graph),
+        real_(graph),
+        padded_(twin != nullptr),
         options_(options),
-        classes_(graph),
+        classes_(graph_),
         fusions_only_(fusions_only),
         fingerprint_(fingerprints),
         progress_(before),
@@ -172,7 +176,7 @@ class SearchPass::Impl {
       return false;
     }
     terms_ = std::move(*terms);
-    input_estimate_ = estimate_cost(graph_, options_.target, options_.loop_waits).seconds;
+    input_estimate_ = estimate_cost(real_, options_.target, options_.loop_waits).seconds;
     if (options_.abstract_pruning) {
       oracle_ = std::make_unique<SubexpressionOracle>(terms_, options_.z3_rlimit);
     }
@@ -488,14 +492,22 @@ class SearchPass::Impl {
   void instantiate(const Cut &cut, const std::shared_ptr<const BlockGraph> &structure, const BlockGraphConfig &config,
                    std::vector<Found> &out) {
     try {
-      auto block = std::make_shared<BlockGraph>(rebuild(*structure, config));
+      // On the graph itself: the twin's operators are its operators, dims apart.
+      std::shared_ptr<BlockGraph> block;
+      if (padded_) {
+        std::vector<Dims> dims;
+        for (TensorId t : cut.request.inputs) dims.push_back(real_.tensor(t).dims);
+        block = std::make_shared<BlockGraph>(on_dims(*structure, config, dims));
+      } else {
+        block = std::make_shared<BlockGraph>(rebuild(*structure, config));
+      }
       KernelGraph g;
-      std::vector<TensorId> ids(graph_.num_tensors(), -1);
-      for (TensorId t : graph_.inputs()) {
-        ids[static_cast<size_t>(t)] = g.new_input(graph_.tensor(t).dims, graph_.tensor(t).dtype);
+      std::vector<TensorId> ids(real_.num_tensors(), -1);
+      for (TensorId t : real_.inputs()) {
+        ids[static_cast<size_t>(t)] = g.new_input(real_.tensor(t).dims, real_.tensor(t).dtype);
       }
       for (size_t i : cut.prefix) {
-        const Operator &op = graph_.operators()[i];
+        const Operator &op = real_.operators()[i];
         std::vector<TensorId> in;
         for (TensorId t : op.inputs) in.push_back(ids[static_cast<size_t>(t)]);
         const auto outs = add_operator(g, op, in);
@@ -507,7 +519,7 @@ class SearchPass::Impl {
       for (size_t o = 0; o < outs.size(); ++o) {
         ids[static_cast<size_t>(cut.request.outputs[o])] = outs[o];
       }
-      for (TensorId o : graph_.outputs()) g.mark_output(ids[static_cast<size_t>(o)]);
+      for (TensorId o : real_.outputs()) g.mark_output(ids[static_cast<size_t>(o)]);
       const CostEstimate cost = estimate_cost(g, options_.target, options_.loop_waits);
       if (!cost.feasible) {
         std::lock_guard lock(mutex_);
@@ -548,8 +560,9 @@ class SearchPass::Impl {
       }
       out.push_back(Found{std::move(g), cost.seconds, std::move(what), structure, cut.prefix.empty()});
     } catch (const Error &e) {
-      // These sizes do not divide the tensors or overflow shared memory: not a candidate. A
-      // backend's failure (its estimate) ends the search.
+      // These sizes cut a dim into empty parts or overflow shared memory, or a ragged tile meets
+      // what it cannot do (ragged_tiles.hpp): not a candidate. A backend's failure (its
+      // estimate) ends the search.
       if (e.code() == ErrorCode::kBackend) throw;
     }
   }
@@ -588,6 +601,12 @@ class SearchPass::Impl {
       ++result_.stats.infeasible;
       return;
     }
+    // Ragged tiles only some backends build: asked first, before the fingerprint's cost.
+    const bool ragged = padded_ && has_ragged(f.graph);
+    if (ragged && !builds(options_, f.graph)) {
+      ++result_.stats.unbuildable;
+      return;
+    }
     verify::EquivalenceResult r;
     try {
       r = fingerprint_.check(f.graph, [this] { return stopped(); });
@@ -603,7 +622,7 @@ class SearchPass::Impl {
       return;
     }
     // Only this size is refused: the same structure with smaller tiles may build.
-    if (!builds(options_, f.graph)) {
+    if (!ragged && !builds(options_, f.graph)) {
       ++result_.stats.unbuildable;
       return;
     }
@@ -630,7 +649,15 @@ class SearchPass::Impl {
     result_.end = end_;
   }
 
-  const KernelGraph &graph_;
+  static bool has_ragged(const KernelGraph &g) {
+    return std::any_of(g.operators().begin(), g.operators().end(), [](const Operator &op) {
+      return op.kind == OpKind::kCustomized && has_ragged_tiles(*op.block_graph);
+    });
+  }
+
+  const KernelGraph &graph_;  // what is searched: the graph, or its twin
+  const KernelGraph &real_;   // what candidates are built on: the graph
+  const bool padded_;
   const SearchOptions &options_;
   DimClasses classes_;
   bool fusions_only_;
@@ -675,8 +702,9 @@ std::vector<PassForm> pass_forms(const KernelGraph &graph) {
   // that form's whole-graph fusions join the graph's own candidates.
   std::vector<PassForm> forms;
   KernelGraph apart = weights_apart(graph);
-  if (apart.operators().size() != graph.operators().size()) forms.push_back({std::move(apart), true});
-  forms.push_back({graph, false});
+  if (apart.operators().size() != graph.operators().size()) forms.push_back({std::move(apart), true, std::nullopt});
+  forms.push_back({graph, false, std::nullopt});
+  for (PassForm &f : forms) f.twin = padded_twin(f.graph);
   return forms;
 }
 
@@ -694,7 +722,8 @@ SearchResult run_passes(const KernelGraph &graph, const SearchOptions &options, 
     // leaves its time to the next.
     const double share = static_cast<double>(p + 1) / static_cast<double>(forms.size());
     SearchResult found = SearchPass(forms[p].graph, options, started, fingerprints, forms[p].fusions_only,
-                                    SearchProgress{result.stats.states, result.stats.candidates, 0}, share)
+                                    SearchProgress{result.stats.states, result.stats.candidates, 0}, share,
+                                    forms[p].twin ? &*forms[p].twin : nullptr)
                              .run(given ? &(*given)[p] : nullptr);
     if (p == 0) {
       result = std::move(found);
@@ -709,8 +738,9 @@ SearchResult run_passes(const KernelGraph &graph, const SearchOptions &options, 
 
 SearchPass::SearchPass(const KernelGraph &graph, const SearchOptions &options, Clock::time_point started,
                        const verify::FingerprintCheck &fingerprints, bool fusions_only, const SearchProgress &before,
-                       double enumeration_share)
-    : impl_(std::make_unique<Impl>(graph, options, started, fingerprints, fusions_only, before, enumeration_share)) {}
+                       double enumeration_share, const KernelGraph *twin)
+    : impl_(std::make_unique<Impl>(graph, options, started, fingerprints, fusions_only, before, enumeration_share,
+                                   twin)) {}
 
 SearchPass::~SearchPass() = default;
 

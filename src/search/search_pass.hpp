@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "search/block_search.hpp"
@@ -41,9 +42,11 @@ class SearchPass {
   // `enumeration_share`: the part of the enumeration's time (the budget less what verification
   // and profiling keep) by whose end this pass stops enumerating; a call of several passes gives
   // each its turn (run_passes), so that one pass's long search does not leave the next none.
+  // `twin`: where given, the pass searches it instead of `graph` and builds what it finds on
+  // `graph` (padded_form.hpp); it must be padded_twin(graph).
   SearchPass(const KernelGraph &graph, const SearchOptions &options, Clock::time_point started,
              const verify::FingerprintCheck &fingerprints, bool fusions_only = false, const SearchProgress &before = {},
-             double enumeration_share = 1);
+             double enumeration_share = 1, const KernelGraph *twin = nullptr);
   ~SearchPass();
   SearchPass(const SearchPass &) = delete;
   SearchPass &operator=(const SearchPass &) = delete;
@@ -73,6 +76,7 @@ class SearchPass {
 struct PassForm {
   KernelGraph graph;
   bool fusions_only = false;
+  std::optional<KernelGraph> twin;  // padded_twin(graph): searched in its place, if any
 };
 std::vector<PassForm> pass_forms(const KernelGraph &graph);
 

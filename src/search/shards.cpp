@@ -77,8 +77,9 @@ class ShardedSearch::Impl {
     const auto started = Clock::now();
     std::deque<WorkUnit> frontier;
     for (size_t p = 0; p < forms_.size(); ++p) {
-      passes_.push_back(
-          std::make_unique<SearchPass>(forms_[p].graph, options_, started, *fingerprints_, forms_[p].fusions_only));
+      passes_.push_back(std::make_unique<SearchPass>(forms_[p].graph, options_, started, *fingerprints_,
+                                                     forms_[p].fusions_only, SearchProgress{}, 1,
+                                                     forms_[p].twin ? &*forms_[p].twin : nullptr));
       if (!passes_[p]->prepare() && seconds_since(started) >= 0.8 * options_.time_budget_seconds) out_of_time();
       shallow_.emplace_back(passes_[p]->num_tasks());
       for (size_t t = 0; t < passes_[p]->num_tasks(); ++t) {

@@ -14,6 +14,7 @@
 
 #include "benchmark_ugraphs.hpp"
 #include "ir/block_graph.hpp"
+#include "ir/ragged_tiles.hpp"
 #include "search/dim_classes.hpp"
 #include "search/norm_weights.hpp"
 #include "search/result_cache.hpp"
@@ -322,6 +323,59 @@ TEST(Superoptimizer, AnswersWithTheInputGraphWhenItVerifiedNothing) {
 
 // The backend decides what it can build: a candidate it refuses never takes a place, and the
 // places go to the next cheapest, as if the refused one had not been found.
+// Dims no power of two divides (251 keys; a hidden size of 251) fuse as 256 would: the search
+// explores the graph with them rounded up and builds its structures on the graph itself, with
+// ragged last tiles (padded_form.hpp). A backend that cannot build ragged tiles is asked before
+// their fingerprints are computed.
+KernelGraph attention_over(int64_t keys) {
+  KernelGraph g;
+  const TensorId q = g.new_input({2, 16, 8}, DType::kFloat16);
+  const TensorId k = g.new_input({2, 8, keys}, DType::kFloat16);
+  const TensorId v = g.new_input({2, keys, 8}, DType::kFloat16);
+  const TensorId e = g.unary(OpKind::kExp, g.matmul(q, k));
+  g.mark_output(g.matmul(g.binary(OpKind::kDiv, e, g.reduction(OpKind::kReduction, e, 2)), v));
+  return g;
+}
+
+KernelGraph norm_product_over(int64_t hidden) {
+  KernelGraph g;
+  const TensorId x = g.new_input({2, hidden}, DType::kFloat16);
+  const TensorId w = g.new_input({hidden, 64}, DType::kFloat16);
+  g.mark_output(g.matmul(g.rms_norm(x, {hidden}, 0, std::nullopt), w));
+  return g;
+}
+
+bool fused_with_ragged_tiles(const KernelGraph &g) {
+  return single_customized(g) && has_ragged_tiles(*g.operators().back().block_graph);
+}
+
+TEST(Superoptimizer, FusesDimsThatNoPowerOfTwoDivides) {
+  for (const KernelGraph &g : {attention_over(251), norm_product_over(251)}) {
+    // A loop of 16 (over the 251: attention's head dim is 8), on a CPU: such small graphs
+    // otherwise rank best without a loop.
+    SearchOptions looped = small_options();
+    looped.target = targets::builtin_target("cpu");
+    looped.fixed_forloop = 16;
+    const SearchResult r = superoptimize(g, looped);
+    EXPECT_EQ(r.end, SearchEnd::kComplete);
+    bool ragged = false;
+    for (const SearchCandidate &c : r.candidates) {
+      EXPECT_EQ(c.verified_trials, 2);
+      expect_same_values(g, c.graph);
+      ragged = ragged || fused_with_ragged_tiles(c.graph);
+    }
+    std::string found;
+    for (const SearchCandidate &c : r.candidates) found += "\n  " + c.description;
+    EXPECT_TRUE(ragged) << "no fused candidate with ragged tiles among:" << found;
+
+    SearchOptions o = looped;
+    o.buildable = [](const KernelGraph &c) { return !fused_with_ragged_tiles(c); };
+    const SearchResult refused = superoptimize(g, o);
+    EXPECT_GT(refused.stats.unbuildable, 0);
+    for (const SearchCandidate &c : refused.candidates) EXPECT_FALSE(fused_with_ragged_tiles(c.graph));
+  }
+}
+
 TEST(Superoptimizer, KeepsOnlyCandidatesTheBackendCanBuild) {
   const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
   SearchOptions o = small_options();

@@ -142,9 +142,14 @@ void CppPrinter::print_matmul(const Matmul &mm) {
   // prefetch of B's rows made it 1.2-1.5x faster there (benchmarks/cpu/README.md).
   const bool gemm =
       is_float32(a.buffer) && is_float32(b.buffer) && is_float32(o.buffer) && !(parallel && m < kMatmulRows);
-  const std::string sk = std::to_string(k), sa_row = std::to_string(a_row), sb_row = std::to_string(b_row),
-                    sn = std::to_string(n);
+  // A ragged k (ir/ragged_tiles.hpp) ends where the tensor does.
+  const std::string sk = mm.k_inside ? "yr_k" : std::to_string(k), sa_row = std::to_string(a_row),
+                    sb_row = std::to_string(b_row), sn = std::to_string(n);
   p_.open("");
+  if (mm.k_inside) {
+    const std::string inside = "(" + text(*mm.k_inside) + ")";
+    p_.line("const int64_t yr_k = yr_min64(" + std::to_string(k) + ", " + inside + ");");
+  }
   if (gemm && !parallel) {
     p_.line("bool yr_done = true;");
     p_.open("for (int64_t bt = 0; yr_done && bt < " + std::to_string(batches) + "; ++bt)");
@@ -183,7 +188,7 @@ void CppPrinter::print_matmul(const Matmul &mm) {
   }
   p_.line("alignas(64) float acc[" + std::to_string(rows) + "][" + std::to_string(cols) + "] = {};");
   p_.line("alignas(64) float brow[" + std::to_string(cols) + "];");
-  p_.open("for (int64_t p = 0; p < " + std::to_string(k) + "; ++p)");
+  p_.open("for (int64_t p = 0; p < " + sk + "; ++p)");
   // B's block row 16 steps of k ahead is asked for now: consecutive steps read a row's length
   // apart, across pages, where the hardware prefetcher does not follow (benchmarks/cpu/README.md).
   // Not for a tile in the arena, which the block keeps in its cache.

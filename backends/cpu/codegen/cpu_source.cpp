@@ -1,6 +1,5 @@
 #include "cpu/codegen/cpu_source.hpp"
 
-#include <algorithm>
 #include <map>
 
 #include "codegen/lower_operator.hpp"
@@ -16,8 +15,7 @@ namespace {
 
 // The input tiles read only by matmuls: not copied, but read in place from the kernel input
 // through a strided view (the micro-kernel converts each row segment once anyway), which saves a
-// pass over the tile, usually the big weight tile. Per input tensor id: its view. A ragged tile
-// is copied (its absent elements must read as zero, not past the tensor).
+// pass over the tile, usually the big weight tile. Per input tensor id: its view.
 std::map<TensorId, TensorRef> matmul_views(const BlockGraph &bg) {
   std::map<TensorId, TensorRef> views;
   const std::vector<RaggedDims> ragged = has_ragged_tiles(bg) ? ragged_dims(bg) : std::vector<RaggedDims>{};
@@ -26,16 +24,23 @@ std::map<TensorId, TensorRef> matmul_views(const BlockGraph &bg) {
     if (op.kind != OpKind::kInputIterator) continue;
     const size_t index = input++;
     const TensorId id = op.outputs[0];
-    if (!ragged.empty()) {
-      const RaggedDims &dims = ragged[static_cast<size_t>(id)];
-      if (std::any_of(dims.begin(), dims.end(), [](const auto &s) { return s.has_value(); })) continue;
-    }
+    // Ragged only along k, which the matmuls stop at the tensor's end, a tile is read in place;
+    // ragged along its rows or columns, a view would read past the tensor.
+    const RaggedDims none;
+    const RaggedDims &split = ragged.empty() ? none : ragged[static_cast<size_t>(id)];
+    auto ragged_but = [&](size_t k) {
+      for (size_t d = 0; d < split.size(); ++d) {
+        if (split[d] && d != k) return true;
+      }
+      return false;
+    };
     bool only_matmuls = true, used = false;
     for (const Operator &consumer : bg.operators()) {
-      for (TensorId in : consumer.inputs) {
-        if (in != id) continue;
+      for (size_t i = 0; i < consumer.inputs.size(); ++i) {
+        if (consumer.inputs[i] != id) continue;
         used = true;
-        only_matmuls = only_matmuls && consumer.kind == OpKind::kMatmul;
+        const size_t rank = bg.tensor(id).dims.size();
+        only_matmuls = only_matmuls && consumer.kind == OpKind::kMatmul && !ragged_but(i == 0 ? rank - 1 : rank - 2);
       }
     }
     if (!used || !only_matmuls) continue;
