@@ -51,7 +51,9 @@ struct Kernels {
 Kernels generate(int64_t local_bytes) {
   Kernels out;
   out.target = intel_gpu(local_bytes);
-  for (const testing::KernelKind &kind : testing::conformance_kernel_kinds()) {
+  std::vector<testing::KernelKind> kinds = testing::conformance_kernel_kinds();
+  for (testing::KernelKind &ragged : testing::ragged_kernel_kinds()) kinds.push_back(std::move(ragged));
+  for (const testing::KernelKind &kind : kinds) {
     try {
       out.kernels.push_back({kind.name, codegen::opencl_source(kind.program, out.target).source});
     } catch (const Error &e) {

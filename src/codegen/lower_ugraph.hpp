@@ -81,7 +81,8 @@ struct LoweredUGraph {
 std::vector<bool> inlined_tensors(const BlockGraph &bg, const std::function<bool(const Operator &)> &keep = nullptr);
 
 // Throws Error(kUnsupported) where `bg` has ragged tiles: for the generators that do not yet
-// bound their copies and fill absent elements (all but the CPU's, which prints lower_ugraph's).
+// bound their copies and fill absent elements (CUDA's and HIP's; the CPU, OpenCL and Vulkan
+// printers print lower_ugraph's steps, which do).
 void refuse_ragged_tiles(const BlockGraph &bg);
 
 // Throws Error(kUnsupported) where the layout exceeds lowering.max_shared_bytes.

@@ -123,7 +123,10 @@ void WorkgroupPrinter::print_matmul(const Matmul &mm) {
   for (int64_t r = 0; r < tile.rows; ++r) {
     for (int64_t c = 0; c < tile.cols; ++c) p_.line("float " + acc(r, c) + " = 0.0f;");
   }
-  p_.open("for (int p = 0; p < " + std::to_string(k) + "; ++p)");
+  // A ragged k (ir/ragged_tiles.hpp) ends where the tensor does.
+  const std::string end =
+      mm.k_inside ? "p < " + std::to_string(k) + " && p < (" + text(*mm.k_inside) + ")" : "p < " + std::to_string(k);
+  p_.open("for (int p = 0; " + end + "; ++p)");
   for (int64_t r = 0; r < tile.rows; ++r) {
     p_.line("const float a" + std::to_string(r) + " = " + text(load(a.buffer, at(a, sa, row(r), var("p")))) + ";");
   }

@@ -16,6 +16,7 @@
 
 #include "benchmark_ugraphs.hpp"
 #include "ir/block_graph.hpp"
+#include "ragged_graphs.hpp"
 #include "search/loop_split.hpp"
 #include "serialize/kernel_program.hpp"
 
@@ -167,6 +168,18 @@ inline std::vector<KernelKind> conformance_kernel_kinds() {
   add_kind(out, "sum_to_dimx", dt, bench::build_sum_to_dimx(true, dt));
   dt = next_dtype();
   add_kind(out, "rms_norm_limits.block", dt, block_rms_norm(dt));
+  return out;
+}
+
+// conformance's ragged_tiles (benchmarks/graphs/ragged_graphs.hpp), each graph in one dtype, the
+// three taking turns: for the generators that build ragged tiles (not CUDA's and HIP's).
+inline std::vector<KernelKind> ragged_kernel_kinds() {
+  std::vector<KernelKind> out;
+  size_t turn = 0;
+  for (const std::string &graph : bench::ragged_names()) {
+    const DType dt = kKindDTypes[turn++ % 3];
+    add_kind(out, "ragged_tiles." + graph, dt, bench::build_ragged(graph, true, dt));
+  }
   return out;
 }
 

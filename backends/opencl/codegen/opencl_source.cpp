@@ -83,7 +83,6 @@ OpenclKernel opencl_source(const serialize::KernelProgram &program, const Opencl
   Printer body(1);
   if (op.kind == OpKind::kCustomized) {
     const BlockGraph &bg = *op.block_graph;
-    refuse_ragged_tiles(bg);
     // The µGraph's thread count, in whole warps, is a cost-model figure; as on CUDA a block gets
     // at least the default so that its elementwise loops are not latency-bound.
     const int64_t own = (bg.config().block_threads + 31) / 32 * 32;

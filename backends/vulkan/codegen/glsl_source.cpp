@@ -77,7 +77,6 @@ VulkanKernel glsl_source(const serialize::KernelProgram &program, const VulkanTa
   Printer body(1);
   if (op.kind == OpKind::kCustomized) {
     const BlockGraph &bg = *op.block_graph;
-    refuse_ragged_tiles(bg);
     // The µGraph's thread count in whole warps, at least the default (as on CUDA and OpenCL).
     const int64_t own = (bg.config().block_threads + 31) / 32 * 32;
     kernel.local_size =
