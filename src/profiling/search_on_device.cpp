@@ -6,6 +6,7 @@
 
 #include "ir/block_graph.hpp"
 #include "runtime/compiled_graph.hpp"
+#include "search/padded_form.hpp"
 #include "util/error.hpp"
 
 namespace yirage::profiling {
@@ -73,6 +74,9 @@ void profile_on_device(search::SearchOptions &options, const runtime::Plugin &pl
       return false;
     }
   };
+  // Whether it builds ragged tiles, asked once, in the graph's dtype.
+  options.ragged_tiles = reference.inputs().empty() ||
+                         options.buildable(search::ragged_probe(reference.tensor(reference.inputs()[0]).dtype));
   options.measured_by = measured_by(plugin, device);
   if (plugin.estimate_entry() != nullptr) {
     options.loop_waits_source = plugin.name() + " " + plugin.version();

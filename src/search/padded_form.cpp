@@ -75,6 +75,18 @@ std::optional<KernelGraph> padded_twin(const KernelGraph &graph) {
   return twin;
 }
 
+KernelGraph ragged_probe(DType dtype) {
+  KernelGraph g;
+  const TensorId x = g.new_input({2, 3}, dtype);
+  BlockGraphConfig config;
+  config.grid = {2, 1, 1};
+  config.block_threads = 32;
+  auto bg = std::make_shared<BlockGraph>(config);  // tiles of 2 columns, the second block's ragged
+  bg->new_output(bg->unary(OpKind::kExp, bg->new_input({2, 3}, dtype, {1, -1, -1}, -1)), {1, -1, -1}, -1);
+  g.mark_output(g.customized({x}, bg)[0]);
+  return g;
+}
+
 BlockGraph on_dims(const BlockGraph &structure, const BlockGraphConfig &config, const std::vector<Dims> &input_dims) {
   BlockGraph bg(config);
   size_t input = 0;

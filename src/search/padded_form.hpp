@@ -18,6 +18,10 @@ namespace yirage::search {
 // or the dims that would need it pass through a reshape, split or concat, whose sizes are fixed).
 std::optional<KernelGraph> padded_twin(const KernelGraph &graph);
 
+// A small graph whose one customized operator has ragged tiles, in `dtype`: what a backend is
+// asked to build to learn whether it builds ragged tiles (SearchOptions::ragged_tiles).
+KernelGraph ragged_probe(DType dtype);
+
 // `structure` (a µGraph found on the twin) rebuilt under `config`, its input iterators reading
 // tensors of `input_dims` (one per iterator, in order): tiles ragged where the dims are not
 // the twin's; block-level rms_norms normalize their tiles' trailing dims.

@@ -55,6 +55,7 @@ std::string request_text(const SearchOptions &o) {
   for (int64_t f : o.forloop_candidates) s << ' ' << f;
   if (o.fixed_grid) s << " fixed_grid " << (*o.fixed_grid)[0] << 'x' << (*o.fixed_grid)[1] << 'x' << (*o.fixed_grid)[2];
   if (o.fixed_forloop) s << " fixed_forloop " << *o.fixed_forloop;
+  s << (o.ragged_tiles ? " ragged tiles" : " no ragged tiles");
   s << '\n';
   return s.str();
 }

@@ -697,20 +697,23 @@ void merge(SearchResult &result, SearchResult other) {
 
 }  // namespace
 
-std::vector<PassForm> pass_forms(const KernelGraph &graph) {
+std::vector<PassForm> pass_forms(const KernelGraph &graph, bool twins) {
   // Weighted norms before products fuse whole as a norm times their weight (norm_weights.hpp):
   // that form's whole-graph fusions join the graph's own candidates.
   std::vector<PassForm> forms;
   KernelGraph apart = weights_apart(graph);
   if (apart.operators().size() != graph.operators().size()) forms.push_back({std::move(apart), true, std::nullopt});
   forms.push_back({graph, false, std::nullopt});
-  for (PassForm &f : forms) f.twin = padded_twin(f.graph);
+  if (twins) {
+    for (PassForm &f : forms) f.twin = padded_twin(f.graph);
+  }
   return forms;
 }
 
 SearchResult run_passes(const KernelGraph &graph, const SearchOptions &options, Clock::time_point started,
                         const std::vector<TaskStructures> *given) {
-  const std::vector<PassForm> forms = pass_forms(graph);
+  // A sharded search's structures (`given`) were found on the twins: its units know no device.
+  const std::vector<PassForm> forms = pass_forms(graph, options.ragged_tiles || given != nullptr);
   if (given && given->size() != forms.size()) {
     throw Error(ErrorCode::kInternal, "superoptimize: structures for " + std::to_string(given->size()) +
                                           " passes, not " + std::to_string(forms.size()));

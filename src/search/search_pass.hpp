@@ -78,7 +78,8 @@ struct PassForm {
   bool fusions_only = false;
   std::optional<KernelGraph> twin;  // padded_twin(graph): searched in its place, if any
 };
-std::vector<PassForm> pass_forms(const KernelGraph &graph);
+// `twins`: each form with its padded twin, where it has one.
+std::vector<PassForm> pass_forms(const KernelGraph &graph, bool twins);
 
 // Runs a pass over each form, verifying against `graph`, and merges what they found. `given`:
 // structures per form (run's `given`).

@@ -70,8 +70,11 @@ class ShardedSearch::Impl {
     options_.measure_for = nullptr;
     options_.buildable = nullptr;
     options_.loop_waits = nullptr;
+    // Nor do they know whether the backend builds ragged tiles: they search the twins, and the
+    // merge offers what it builds on them to the backend (run_passes with `given`).
+    options_.ragged_tiles = true;
     request_ = plan_request(graph_, options_, min_units_);
-    forms_ = pass_forms(graph_);
+    forms_ = pass_forms(graph_, true);
     fingerprints_ = std::make_unique<verify::FingerprintCheck>(
         graph_, verify::EquivalenceOptions{options_.verify_trials, options_.seed, options_.threads});
     const auto started = Clock::now();

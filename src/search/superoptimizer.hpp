@@ -101,6 +101,12 @@ struct SearchOptions {
   // µGraph really needs (the CUDA one keeps tiles in float32 with load stages beside them, or attention's in
   // registers). Null: every candidate is taken as buildable.
   std::function<bool(const KernelGraph &)> buildable;
+  // Whether the backend builds µGraphs with ragged tiles (ir/ragged_tiles.hpp): where it does, dims
+  // no power of two divides are searched on a padded twin of the graph (padded_form.hpp); where it
+  // does not, they are split only where a size happens to divide them. profile_on_device asks the
+  // plugin (ragged_probe); part of the result cache's key. A sharded search's units know no
+  // device and always search the twins; its merge offers the backend what it builds on them.
+  bool ragged_tiles = true;
   // The backend's count of how often a customized kernel's blocks wait for their tiles over the
   // for-loop, for the cost model (runtime::backend_loop_waits): called on every candidate while
   // the search enumerates, from its threads. Null: the cost model counts. `loop_waits_source`

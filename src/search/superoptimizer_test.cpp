@@ -326,7 +326,7 @@ TEST(Superoptimizer, AnswersWithTheInputGraphWhenItVerifiedNothing) {
 // Dims no power of two divides (251 keys; a hidden size of 251) fuse as 256 would: the search
 // explores the graph with them rounded up and builds its structures on the graph itself, with
 // ragged last tiles (padded_form.hpp). A backend that cannot build ragged tiles is asked before
-// their fingerprints are computed.
+// their fingerprints are computed, and where it is known not to, the twin is not searched.
 KernelGraph attention_over(int64_t keys) {
   KernelGraph g;
   const TensorId q = g.new_input({2, 16, 8}, DType::kFloat16);
@@ -373,6 +373,13 @@ TEST(Superoptimizer, FusesDimsThatNoPowerOfTwoDivides) {
     const SearchResult refused = superoptimize(g, o);
     EXPECT_GT(refused.stats.unbuildable, 0);
     for (const SearchCandidate &c : refused.candidates) EXPECT_FALSE(fused_with_ragged_tiles(c.graph));
+
+    // A backend known not to build them (profile_on_device asks it): no twin is searched.
+    o.ragged_tiles = false;
+    const SearchResult without = superoptimize(g, o);
+    EXPECT_EQ(without.stats.unbuildable, 0);
+    EXPECT_LT(without.stats.states, refused.stats.states);
+    for (const SearchCandidate &c : without.candidates) EXPECT_FALSE(fused_with_ragged_tiles(c.graph));
   }
 }
 
