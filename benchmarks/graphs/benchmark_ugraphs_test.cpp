@@ -9,6 +9,7 @@
 #include <random>
 
 #include "ir/block_graph.hpp"
+#include "ir/ragged_tiles.hpp"
 #include "reference/executor.hpp"
 #include "testing/test_support.hpp"
 #include "util/error.hpp"
@@ -83,6 +84,17 @@ TEST_P(RaggedGraph, MatchesUnfused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, RaggedGraph, ::testing::ValuesIn(ragged_names()));
+
+// The same online softmax where the blocks and the loop divide the dims.
+TEST(RaggedGraph, OnlineSoftmaxWithoutRaggedTiles) {
+  const KernelGraph unfused = build_online_softmax(16, 64, false, DType::kFloat32);
+  const KernelGraph fused = build_online_softmax(16, 64, true, DType::kFloat32);
+  EXPECT_FALSE(has_ragged_tiles(*fused.operators().back().block_graph));
+  const std::vector<Values> inputs = testing::random_inputs(unfused, 99, -2, 2);
+  EXPECT_LT(testing::relative_error(reference::evaluate(fused, inputs)[0], reference::evaluate(unfused, inputs)[0]),
+            1e-12);
+  EXPECT_TRUE(verify::check_equivalence(unfused, fused, {3, 1, 1}).equivalent);
+}
 
 TEST(RaggedGraph, UnknownName) {
   EXPECT_THROW(build_ragged("nothing", true, DType::kFloat32), Error);

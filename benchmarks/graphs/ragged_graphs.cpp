@@ -18,17 +18,19 @@ std::shared_ptr<BlockGraph> blocks(int64_t grid, int64_t loop) {
   return std::make_shared<BlockGraph>(c);
 }
 
-KernelGraph attention(bool fused, DType dt) {
+}  // namespace
+
+KernelGraph build_online_softmax(int64_t rows, int64_t keys, bool fused, DType dt) {
   KernelGraph g;
-  const TensorId q = g.new_input({15, 8}, dt), k = g.new_input({8, 61}, dt), v = g.new_input({61, 8}, dt);
+  const TensorId q = g.new_input({rows, 8}, dt), k = g.new_input({8, keys}, dt), v = g.new_input({keys, 8}, dt);
   if (!fused) {
     g.mark_output(g.matmul(g.softmax(g.matmul(q, k), -1), v));
     return g;
   }
   auto bg = blocks(2, 4);
-  const TensorId qt = bg->new_input({15, 8}, dt, {0, -1, -1}, -1);
-  const TensorId kt = bg->new_input({8, 61}, dt, kWhole, 1);
-  const TensorId vt = bg->new_input({61, 8}, dt, kWhole, 0);
+  const TensorId qt = bg->new_input({rows, 8}, dt, {0, -1, -1}, -1);
+  const TensorId kt = bg->new_input({8, keys}, dt, kWhole, 1);
+  const TensorId vt = bg->new_input({keys, 8}, dt, kWhole, 0);
   const TensorId s = bg->matmul(qt, kt);
   const TensorId m = bg->reduction(OpKind::kReductionMax, s, -1);
   const TensorId p = bg->unary(OpKind::kExp, bg->binary(OpKind::kSub, s, m));
@@ -38,6 +40,8 @@ KernelGraph attention(bool fused, DType dt) {
   g.mark_output(g.customized({q, k, v}, bg)[0]);
   return g;
 }
+
+namespace {
 
 KernelGraph norm_product(bool fused, DType dt) {
   KernelGraph g;
@@ -104,7 +108,7 @@ const std::vector<std::string> &ragged_names() {
 }
 
 KernelGraph build_ragged(const std::string &name, bool fused, DType dtype) {
-  if (name == "attention") return attention(fused, dtype);
+  if (name == "attention") return build_online_softmax(15, 61, fused, dtype);
   if (name == "norm_product") return norm_product(fused, dtype);
   if (name == "row_statistics") return row_statistics(fused, dtype);
   if (name == "tiled_exp") return tiled_exp(fused, dtype);

@@ -23,4 +23,9 @@ namespace yirage::bench {
 const std::vector<std::string> &ragged_names();
 KernelGraph build_ragged(const std::string &name, bool fused, DType dtype);
 
+// softmax(Q·K)·V, Q [rows, 8], K [8, keys], V [keys, 8]: unfused with the max subtracted, or
+// fused with online softmax (the rescale accumulator), the rows over 2 blocks and the keys over
+// 4 iterations. "attention" is (15, 61); (16, 64) divides evenly.
+KernelGraph build_online_softmax(int64_t rows, int64_t keys, bool fused, DType dtype);
+
 }  // namespace yirage::bench

@@ -207,35 +207,6 @@ void expect_same_function(const KernelGraph &a, const KernelGraph &b) {
   EXPECT_TRUE(r.equivalent) << r.reason;
 }
 
-TEST(BlockGraphSemantics, OnlineSoftmaxWithRescale) {
-  // softmax(Q·K)·V, unfused with max subtraction, fused with the rescale accumulator.
-  KernelGraph plain;
-  {
-    const TensorId q = plain.new_input({16, 8}, DType::kFloat32);
-    const TensorId k = plain.new_input({8, 64}, DType::kFloat32);
-    const TensorId v = plain.new_input({64, 8}, DType::kFloat32);
-    plain.mark_output(plain.matmul(plain.softmax(plain.matmul(q, k), -1), v));
-  }
-  KernelGraph fused;
-  {
-    const TensorId q = fused.new_input({16, 8}, DType::kFloat32);
-    const TensorId k = fused.new_input({8, 64}, DType::kFloat32);
-    const TensorId v = fused.new_input({64, 8}, DType::kFloat32);
-    auto bg = std::make_shared<BlockGraph>(config(2, 1, 4));
-    const TensorId qt = bg->new_input({16, 8}, DType::kFloat32, {0, -1, -1}, -1);
-    const TensorId kt = bg->new_input({8, 64}, DType::kFloat32, kReplicated, 1);
-    const TensorId vt = bg->new_input({64, 8}, DType::kFloat32, kReplicated, 0);
-    const TensorId s = bg->matmul(qt, kt);
-    const TensorId m = bg->reduction(OpKind::kReductionMax, s, -1);
-    const TensorId p = bg->unary(OpKind::kExp, bg->binary(OpKind::kSub, s, m));
-    const TensorId o = bg->accumulate_rescale(bg->matmul(p, vt), m);
-    const TensorId l = bg->accumulate_rescale(bg->reduction(OpKind::kReduction, p, -1), m);
-    bg->new_output(bg->binary(OpKind::kDiv, o, l), {0, -1, -1}, -1);
-    fused.mark_output(fused.customized({q, k, v}, bg)[0]);
-  }
-  expect_same_function(plain, fused);
-}
-
 TEST(BlockGraphSemantics, MaxAndMeanAccumulators) {
   // Row max and row mean of X [8, 64] over 4 iterations of 16 columns, as one output [8, 2].
   KernelGraph plain;
