@@ -160,7 +160,14 @@ class Interpreter {
     return offsets;
   }
 
-  // The part of a tile at `offsets` that lies inside a kernel tensor of `full` dims.
+  // Whether a tile at `offsets` lies wholly inside a kernel tensor of `full` dims (every tile but
+  // the ragged ones: ragged_tiles.hpp), and the part of it that does.
+  static bool whole(const Dims &full, const Dims &offsets, const Dims &tile_dims) {
+    for (size_t d = 0; d < tile_dims.size(); ++d) {
+      if (offsets[d] + tile_dims[d] > full[d]) return false;
+    }
+    return true;
+  }
   static Dims present_dims(const Dims &full, const Dims &offsets, const Dims &tile_dims) {
     Dims present(tile_dims.size());
     for (size_t d = 0; d < tile_dims.size(); ++d) present[d] = std::min(tile_dims[d], full[d] - offsets[d]);
@@ -169,8 +176,8 @@ class Interpreter {
 
   // A tile of a kernel input, its absent elements (past the tensor) zero.
   Buffer<V> load(const Buffer<V> &x, const Dims &full, const Dims &offsets, const Dims &tile_dims) const {
+    if (whole(full, offsets, tile_dims)) return read_tile(x, full, offsets, tile_dims);
     const Dims present = present_dims(full, offsets, tile_dims);
-    if (present == tile_dims) return read_tile(x, full, offsets, tile_dims);
     Buffer<V> tile(static_cast<size_t>(num_elements(tile_dims)), arith_.zero());
     write_tile(tile, tile_dims, Dims(tile_dims.size(), 0), read_tile(x, full, offsets, present), present);
     return tile;
@@ -255,11 +262,11 @@ class Interpreter {
             const std::array<int64_t, 3> &block, int64_t iteration, Buffer<V> &out) const {
     const Dims &tile_dims = bg.tensor(op.inputs[0]).dims;
     const Dims offsets = tile_offsets(bg, op, tile_dims, block, iteration);
-    const Dims present = present_dims(op.attributes.sizes, offsets, tile_dims);
     const Buffer<V> &tile = values[static_cast<size_t>(op.inputs[0])];
-    if (present == tile_dims) {
+    if (whole(op.attributes.sizes, offsets, tile_dims)) {
       write_tile(out, op.attributes.sizes, offsets, tile, tile_dims);
     } else {  // absent elements are not saved
+      const Dims present = present_dims(op.attributes.sizes, offsets, tile_dims);
       write_tile(out, op.attributes.sizes, offsets, read_tile(tile, tile_dims, Dims(tile_dims.size(), 0), present),
                  present);
     }

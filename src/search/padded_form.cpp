@@ -41,9 +41,19 @@ std::vector<TensorId> replay(const Graph &from, Graph &to, Adjust adjust) {
   return ids;
 }
 
+bool rounded(int64_t extent) {
+  return extent >= kSmallestRounded && extent % kRoundedFactor != 0;
+}
+
 }  // namespace
 
 std::optional<KernelGraph> padded_twin(const KernelGraph &graph) {
+  // Most graphs have no such dim: said before their dim classes are built.
+  bool any_dim = false;
+  for (size_t t = 0; t < graph.num_tensors() && !any_dim; ++t) {
+    for (int64_t e : graph.tensor(static_cast<TensorId>(t)).dims) any_dim = any_dim || rounded(e);
+  }
+  if (!any_dim) return std::nullopt;
   const DimClasses classes(graph);
   std::set<int> fixed;  // classes whose sizes an operator's attributes spell out
   for (const Operator &op : graph.operators()) {
@@ -59,7 +69,7 @@ std::optional<KernelGraph> padded_twin(const KernelGraph &graph) {
   bool any = false;
   for (int c = 0; c < classes.count(); ++c) {
     const int64_t e = classes.extent(c);
-    const bool round = e >= kSmallestRounded && e % kRoundedFactor != 0 && fixed.count(c) == 0;
+    const bool round = rounded(e) && fixed.count(c) == 0;
     extent[static_cast<size_t>(c)] = round ? rounded_up(e) : e;
     any = any || round;
   }

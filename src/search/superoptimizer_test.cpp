@@ -367,6 +367,7 @@ TEST(Superoptimizer, FusesDimsThatNoPowerOfTwoDivides) {
     std::string found;
     for (const SearchCandidate &c : r.candidates) found += "\n  " + c.description;
     EXPECT_TRUE(ragged) << "no fused candidate with ragged tiles among:" << found;
+    if (g.operators().size() < 6) continue;  // what follows on the attention alone: its time
 
     SearchOptions o = looped;
     o.buildable = [](const KernelGraph &c) { return !fused_with_ragged_tiles(c); };
