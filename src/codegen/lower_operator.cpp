@@ -198,7 +198,8 @@ Block lower_operator(const Operator &op, const std::vector<TensorRef> &in, const
   if (is_unary(op.kind)) return unary(op, in[0], out[0], sharing);
   if (is_binary(op.kind)) return binary_op(op.kind, in[0], in[1], out[0], sharing);
   switch (op.kind) {
-    case OpKind::kMatmul: return {Stmt{Matmul{in[0], in[1], out[0], sharing, std::nullopt}}};
+    case OpKind::kMatmul:
+      return {Stmt{Matmul{in[0], in[1], out[0], sharing, std::nullopt, std::nullopt, std::nullopt}}};
     case OpKind::kReduction:
     case OpKind::kReductionMax: return reduction(op, in[0], out[0], sharing);
     case OpKind::kRmsNorm: return rms_norm(op, in, out[0], sharing);

@@ -141,12 +141,17 @@ class Lowerer {
     }
   }
 
-  // A matmul over a ragged k: its sums stop at the tensor's end.
-  void bound_k(const Operator &op, Matmul &m) const {
+  // A matmul of ragged tiles: its sums stop at k's end, its rows and columns at theirs.
+  void bound_matmul(const Operator &op, Matmul &m) const {
     if (ragged_.empty()) return;
     const RaggedDims &a = ragged_[static_cast<size_t>(op.inputs[0])], &b = ragged_[static_cast<size_t>(op.inputs[1])];
-    const std::optional<RaggedSplit> &k = a.back() ? a.back() : b[b.size() - 2];
-    if (k) m.k_inside = int_const(k->extent) - ragged_start(*k, var("it"));
+    auto inside = [](const std::optional<RaggedSplit> &r) -> std::optional<Expr> {
+      if (!r) return std::nullopt;
+      return int_const(r->extent) - ragged_start(*r, var("it"));
+    };
+    m.k_inside = inside(a.back() ? a.back() : b[b.size() - 2]);
+    m.m_inside = inside(a[a.size() - 2]);
+    m.n_inside = inside(b.back());
   }
 
   Step compute(size_t i) {
@@ -160,7 +165,7 @@ class Lowerer {
       for (TensorId t : op.inputs) in.push_back(tile(t));
       for (TensorId t : op.outputs) out.push_back(tile(t));
       s.body = lower_operator(op, in, out, Sharing::kThreads);
-      if (op.kind == OpKind::kMatmul) bound_k(op, std::get<Matmul>(s.body.at(0).node));
+      if (op.kind == OpKind::kMatmul) bound_matmul(op, std::get<Matmul>(s.body.at(0).node));
       // Row reductions hand a row to several threads.
       same_index = !(op.kind == OpKind::kRmsNorm || op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax);
     }

@@ -119,6 +119,8 @@ Block expand(const Matmul &m) {
   if (m.k_inside) add = if_then(binary("<", var("p"), *m.k_inside), {add});
   body.push_back(loop({k}, {"p"}, Sharing::kSerial, {std::move(add)}));
   body.push_back(store(m.o.buffer, m.o.index(vars_of(names)), var("acc")));
+  if (m.n_inside) body = {if_then(binary("<", var(names[rank - 1]), *m.n_inside), std::move(body))};
+  if (m.m_inside) body = {if_then(binary("<", var(names[rank - 2]), *m.m_inside), std::move(body))};
   return {loop(m.o.dims, names, m.sharing, std::move(body))};
 }
 

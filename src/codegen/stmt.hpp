@@ -83,10 +83,12 @@ struct TensorRef {
 struct Matmul {
   TensorRef a, b, o;
   Sharing sharing = Sharing::kGrid;  // kGrid at kernel level, kThreads inside a block
-  // A ragged k (ir/ragged_tiles.hpp): the elements of k inside the tensor, an expression of the
-  // block and loop indices (it may exceed k); the sum stops there, which is what setting the
-  // absent ones to zero would give.
-  std::optional<Expr> k_inside;
+  // Ragged tiles (ir/ragged_tiles.hpp): the elements of k, of the rows and of the columns inside
+  // the tensors, expressions of the block and loop indices (they may exceed the tiles). The sums
+  // stop at k_inside, which is what setting the absent ones to zero would give; rows and columns
+  // past m_inside and n_inside are absent in the output and may be left as they are, so that an
+  // operand read in place never reads past its tensor.
+  std::optional<Expr> k_inside, m_inside, n_inside;
 };
 
 // For each of `rows` rows: total = Σ (or max) over c < cols of `value` (an expression of the

@@ -142,21 +142,28 @@ void CppPrinter::print_matmul(const Matmul &mm) {
   // prefetch of B's rows made it 1.2-1.5x faster there (benchmarks/cpu/README.md).
   const bool gemm =
       is_float32(a.buffer) && is_float32(b.buffer) && is_float32(o.buffer) && !(parallel && m < kMatmulRows);
-  // A ragged k (ir/ragged_tiles.hpp) ends where the tensor does.
+  // Ragged tiles (ir/ragged_tiles.hpp): k, the rows and the columns end where the tensors do;
+  // operands read in place are never read past them.
   const std::string sk = mm.k_inside ? "yr_k" : std::to_string(k), sa_row = std::to_string(a_row),
                     sb_row = std::to_string(b_row), sn = std::to_string(n);
+  const std::string sm_in = mm.m_inside ? "yr_m" : std::to_string(m), sn_in = mm.n_inside ? "yr_n" : sn;
   p_.open("");
-  if (mm.k_inside) {
-    const std::string inside = "(" + text(*mm.k_inside) + ")";
-    p_.line("const int64_t yr_k = yr_min64(" + std::to_string(k) + ", " + inside + ");");
-  }
+  const auto bound = [&](const std::optional<Expr> &inside, const char *name, int64_t whole) {
+    if (inside) {
+      p_.line(std::string("const int64_t ") + name + " = yr_min64(" + std::to_string(whole) + ", (" + text(*inside) +
+              "));");
+    }
+  };
+  bound(mm.k_inside, "yr_k", k);
+  bound(mm.m_inside, "yr_m", m);
+  bound(mm.n_inside, "yr_n", n);
   if (gemm && !parallel) {
     p_.line("bool yr_done = true;");
     p_.open("for (int64_t bt = 0; yr_done && bt < " + std::to_string(batches) + "; ++bt)");
     print_batch_offsets();
-    p_.line("yr_done = yr_gemm(rt, " + std::to_string(m) + ", " + sn + ", " + sk + ", " + start_of(a) + " + ia, " +
-            sa_row + ", " + start_of(b) + " + ib, " + sb_row + ", " + start_of(o) + " + bt * " + std::to_string(m * n) +
-            ", " + sn + ");");
+    p_.line("yr_done = yr_gemm(rt, " + sm_in + ", " + sn_in + ", " + sk + ", " + start_of(a) + " + ia, " + sa_row +
+            ", " + start_of(b) + " + ib, " + sb_row + ", " + start_of(o) + " + bt * " + std::to_string(m * n) + ", " +
+            sn + ");");
     p_.close();
   }
   // The tasks: batch × row block × column block, shared at kernel level, one after another inside a block.
@@ -178,32 +185,52 @@ void CppPrinter::print_matmul(const Matmul &mm) {
   p_.line("const auto *pb = " + start_of(b) + " + ib;");
   p_.line("auto *po = " + start_of(o) + " + bt * " + std::to_string(m * n) + ";");
   p_.line("const int64_t i0 = rb * " + std::to_string(rows) + ", j0 = cb * " + std::to_string(cols) + ";");
-  p_.line(m % rows == 0 ? "constexpr int64_t mi = " + std::to_string(rows) + ";"
-                        : "const int64_t mi = yr_min64(" + std::to_string(rows) + ", " + std::to_string(m) + " - i0);");
-  p_.line(n % cols == 0 ? "constexpr int64_t nj = " + std::to_string(cols) + ";"
-                        : "const int64_t nj = yr_min64(" + std::to_string(cols) + ", " + std::to_string(n) + " - j0);");
+  p_.line(m % rows == 0 && !mm.m_inside
+              ? "constexpr int64_t mi = " + std::to_string(rows) + ";"
+              : "const int64_t mi = yr_min64(" + std::to_string(rows) + ", " + sm_in + " - i0);");
+  p_.line(n % cols == 0 && !mm.n_inside
+              ? "constexpr int64_t nj = " + std::to_string(cols) + ";"
+              : "const int64_t nj = yr_min64(" + std::to_string(cols) + ", " + sn_in + " - j0);");
+  if (mm.m_inside || mm.n_inside) p_.line("if (mi <= 0 || nj <= 0) continue;  // rows or columns past the tensor");
   if (gemm && parallel) {
     p_.line("if (yr_gemm(rt, mi, nj, " + sk + ", pa + i0 * " + sa_row + ", " + sa_row + ", pb + j0, " + sb_row +
             ", po + i0 * " + sn + " + j0, " + sn + ")) continue;");
   }
-  p_.line("alignas(64) float acc[" + std::to_string(rows) + "][" + std::to_string(cols) + "] = {};");
-  p_.line("alignas(64) float brow[" + std::to_string(cols) + "];");
-  p_.open("for (int64_t p = 0; p < " + sk + "; ++p)");
-  // B's block row 16 steps of k ahead is asked for now: consecutive steps read a row's length
-  // apart, across pages, where the hardware prefetcher does not follow (benchmarks/cpu/README.md).
-  // Not for a tile in the arena, which the block keeps in its cache.
-  if (b.buffer.space != MemorySpace::kShared) {
-    p_.line("__builtin_prefetch(pb + yr_min64(p + 16, " + std::to_string(k - 1) + ") * " + std::to_string(b_row) +
-            " + j0);");
+  // A block's k loop and stores, `width` columns wide. Where the columns end in a partial block,
+  // the whole blocks still get a constant width (a runtime one keeps the compiler from
+  // vectorizing the inner loops: a decode attention over 4,097 keys, 257 to a tile, ran at half
+  // the speed of 4,096's).
+  const auto print_block = [&](const std::string &width) {
+    p_.line("alignas(64) float acc[" + std::to_string(rows) + "][" + std::to_string(cols) + "] = {};");
+    p_.line("alignas(64) float brow[" + std::to_string(cols) + "];");
+    p_.open("for (int64_t p = 0; p < " + sk + "; ++p)");
+    // B's block row 16 steps of k ahead is asked for now: consecutive steps read a row's length
+    // apart, across pages, where the hardware prefetcher does not follow (benchmarks/cpu/README.md).
+    // Not for a tile in the arena, which the block keeps in its cache.
+    if (b.buffer.space != MemorySpace::kShared) {
+      p_.line("__builtin_prefetch(pb + yr_min64(p + 16, " + std::to_string(k - 1) + ") * " + std::to_string(b_row) +
+              " + j0);");
+    }
+    p_.line("yr_ld_row(brow, pb + p * " + std::to_string(b_row) + " + j0, " + width + ");");
+    p_.open("for (int64_t i = 0; i < mi; ++i)");
+    p_.line("const float av = yr_ld(pa + (i0 + i) * " + std::to_string(a_row) + " + p);");
+    p_.line("for (int64_t j = 0; j < " + width + "; ++j) acc[i][j] += av * brow[j];");
+    p_.close();
+    p_.close();
+    p_.line("for (int64_t i = 0; i < mi; ++i)");
+    p_.line("  for (int64_t j = 0; j < " + width + "; ++j) yr_st(po + (i0 + i) * " + std::to_string(n) +
+            " + j0 + j, acc[i][j]);");
+  };
+  if (n % cols == 0 && !mm.n_inside) {
+    print_block("nj");
+  } else {
+    p_.open("if (nj == " + std::to_string(cols) + ")");
+    print_block(std::to_string(cols));
+    p_.close();
+    p_.open("else");
+    print_block("nj");
+    p_.close();
   }
-  p_.line("yr_ld_row(brow, pb + p * " + std::to_string(b_row) + " + j0, nj);");
-  p_.open("for (int64_t i = 0; i < mi; ++i)");
-  p_.line("const float av = yr_ld(pa + (i0 + i) * " + std::to_string(a_row) + " + p);");
-  p_.line("for (int64_t j = 0; j < nj; ++j) acc[i][j] += av * brow[j];");
-  p_.close();
-  p_.close();
-  p_.line("for (int64_t i = 0; i < mi; ++i)");
-  p_.line("  for (int64_t j = 0; j < nj; ++j) yr_st(po + (i0 + i) * " + std::to_string(n) + " + j0 + j, acc[i][j]);");
   p_.close();                      // tasks
   p_.close(parallel ? ");" : "");  // the shared loop's body
   p_.close();

@@ -24,23 +24,21 @@ std::map<TensorId, TensorRef> matmul_views(const BlockGraph &bg) {
     if (op.kind != OpKind::kInputIterator) continue;
     const size_t index = input++;
     const TensorId id = op.outputs[0];
-    // Ragged only along k, which the matmuls stop at the tensor's end, a tile is read in place;
-    // ragged along its rows or columns, a view would read past the tensor.
-    const RaggedDims none;
-    const RaggedDims &split = ragged.empty() ? none : ragged[static_cast<size_t>(id)];
-    auto ragged_but = [&](size_t k) {
-      for (size_t d = 0; d < split.size(); ++d) {
-        if (split[d] && d != k) return true;
-      }
-      return false;
-    };
+    // A ragged tile too, where only its last two dims are ragged: the matmuls stop their rows,
+    // columns and sums at the tensor's end (Matmul::k_inside, m_inside, n_inside), so the view is
+    // never read past it. A ragged batch dim would be.
+    if (!ragged.empty()) {
+      const RaggedDims &split = ragged[static_cast<size_t>(id)];
+      bool batch = false;
+      for (size_t d = 0; d + 2 < split.size(); ++d) batch = batch || split[d].has_value();
+      if (batch) continue;
+    }
     bool only_matmuls = true, used = false;
     for (const Operator &consumer : bg.operators()) {
-      for (size_t i = 0; i < consumer.inputs.size(); ++i) {
-        if (consumer.inputs[i] != id) continue;
+      for (TensorId in : consumer.inputs) {
+        if (in != id) continue;
         used = true;
-        const size_t rank = bg.tensor(id).dims.size();
-        only_matmuls = only_matmuls && consumer.kind == OpKind::kMatmul && !ragged_but(i == 0 ? rank - 1 : rank - 2);
+        only_matmuls = only_matmuls && consumer.kind == OpKind::kMatmul;
       }
     }
     if (!used || !only_matmuls) continue;
