@@ -275,6 +275,13 @@ TEST(BlockGraph, RaggedTilesRefuseWhatTheyCannotDo) {
     EXPECT_INVALID(bg.new_output(bg.rms_norm(xt, {16}, 0, std::nullopt), kReplicated, 1),
                    "rms_norm: it normalizes over dim 1, which is ragged (tiles of 16 over 61 elements)");
   }
+  {  // a norm's weight split raggedly (its absent elements would reach present results)
+    BlockGraph bg(config(2, 1, 2));
+    const TensorId wt = bg.new_input({7}, DType::kFloat32, {0, -1, -1}, -1);
+    const TensorId xt = bg.new_input({2, 8}, DType::kFloat32, {0, -1, -1}, 1);
+    EXPECT_INVALID(bg.new_output(bg.rms_norm(xt, {4}, 0, wt), {0, -1, -1}, 1),
+                   "rms_norm: its weight is ragged (tiles of 4 over 7 elements)");
+  }
   {  // a mean over a last dim the blocks split raggedly
     BlockGraph bg(config(2, 1, 1));
     const TensorId xt = bg.new_input({4, 61}, DType::kFloat32, {1, -1, -1}, -1);

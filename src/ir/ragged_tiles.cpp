@@ -135,6 +135,11 @@ std::vector<RaggedDims> ragged_dims(const BlockGraph &bg) {
           if (x[d])
             refuse(op, "it normalizes over dim " + std::to_string(d) + ", which is ragged (" + describe(*x[d]) + ")");
         }
+        if (op.inputs.size() > 1) {
+          for (const std::optional<RaggedSplit> &w : of(op.inputs[1])) {
+            if (w) refuse(op, "its weight is ragged (" + describe(*w) + ")");
+          }
+        }
         result = x;
         continue;
       }
@@ -155,9 +160,18 @@ std::vector<RaggedDims> ragged_dims(const BlockGraph &bg) {
         }
         continue;
       }
+      case OpKind::kAccumRescale: {
+        // M broadcasts to X: where M's elements are absent, so are the results'.
+        RaggedDims x = of(op.inputs[0]);
+        for (size_t d = 0; d < out.size(); ++d) {
+          x[d] = joined(op, {aligned(bg, ragged, op.inputs[0], d, out.size(), out[d]),
+                             aligned(bg, ragged, op.inputs[1], d, out.size(), out[d])});
+        }
+        result = after_loop(std::move(x));
+        continue;
+      }
       case OpKind::kAccumSum:
-      case OpKind::kAccumMax:
-      case OpKind::kAccumRescale: result = after_loop(of(op.inputs[0])); continue;
+      case OpKind::kAccumMax: result = after_loop(of(op.inputs[0])); continue;
       case OpKind::kAccumReduceMean:
       case OpKind::kAccumReduceRms: check_counted(bg, op, of(op.inputs[0])); [[fallthrough]];
       case OpKind::kAccumReduceSum:

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "ir/block_graph.hpp"
+#include "ir/ragged_tiles.hpp"
 #include "ir/rebuild.hpp"
 #include "util/error.hpp"
 
@@ -95,7 +96,8 @@ std::shared_ptr<BlockGraph> total_graph(const BlockGraph &bg, const BlockGraph &
 // kernel 1's blocks, each reading `parts` times its output, and take a large share of a split
 // attention's time, the larger the more parts. Its work is elementwise, so any finer grid is
 // right: one of its axes gets up to `parts` times the blocks (the largest factor that divides
-// `parts` and leaves whole tiles), as many as kernel 1 runs.
+// `parts` and leaves whole tiles: ragged ones only where the fused grid has them already), as
+// many as kernel 1 runs.
 std::shared_ptr<BlockGraph> finest_total_graph(const BlockGraph &bg, const BlockGraph &chunks,
                                                const std::vector<size_t> &partial_savers, size_t axis, int64_t parts) {
   for (int64_t factor = parts; factor > 1; --factor) {
@@ -105,7 +107,8 @@ std::shared_ptr<BlockGraph> finest_total_graph(const BlockGraph &bg, const Block
       std::array<int64_t, 3> grid = bg.config().grid;
       grid[a] *= factor;
       try {
-        return total_graph(bg, chunks, partial_savers, axis, grid, parts);
+        std::shared_ptr<BlockGraph> total = total_graph(bg, chunks, partial_savers, axis, grid, parts);
+        if (!has_ragged_tiles(*total) || has_ragged_tiles(bg)) return total;
       } catch (const Error &e) {
         if (e.code() != ErrorCode::kInvalidArgument) throw;
       }
