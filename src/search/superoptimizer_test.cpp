@@ -321,8 +321,6 @@ TEST(Superoptimizer, AnswersWithTheInputGraphWhenItVerifiedNothing) {
   EXPECT_DOUBLE_EQ(r.candidates[0].measured_seconds, 1e-5);
 }
 
-// The backend decides what it can build: a candidate it refuses never takes a place, and the
-// places go to the next cheapest, as if the refused one had not been found.
 // Dims no power of two divides (251 keys; a hidden size of 251) fuse as 256 would: the search
 // explores the graph with them rounded up and builds its structures on the graph itself, with
 // ragged last tiles (padded_form.hpp). A backend that cannot build ragged tiles is asked before
@@ -384,6 +382,8 @@ TEST(Superoptimizer, FusesDimsThatNoPowerOfTwoDivides) {
   }
 }
 
+// The backend decides what it can build: a candidate it refuses never takes a place, and the
+// places go to the next cheapest, as if the refused one had not been found.
 TEST(Superoptimizer, KeepsOnlyCandidatesTheBackendCanBuild) {
   const KernelGraph g = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
   SearchOptions o = small_options();
