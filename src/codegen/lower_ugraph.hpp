@@ -20,6 +20,7 @@
 
 #include "codegen/stmt.hpp"
 #include "codegen/ugraph_layout.hpp"
+#include "ir/ragged_tiles.hpp"
 
 namespace yirage::codegen {
 
@@ -68,6 +69,9 @@ struct UGraphLowering {
   // The device's shared memory per block, in bytes: lower_ugraph refuses a layout that needs more
   // (check_arena_fits). 0: no limit, or the target checks what it adds to the layout itself.
   int64_t max_shared_bytes = 0;
+  // Ragged tiles: matmuls get kFillAbsent steps setting their operands' absent elements of k to
+  // zero (a target whose matmuls do not stop at Matmul::k_inside).
+  bool fill_matmul_operands = false;
 };
 
 struct LoweredUGraph {
@@ -80,10 +84,10 @@ struct LoweredUGraph {
 // operator's result stored all the same.
 std::vector<bool> inlined_tensors(const BlockGraph &bg, const std::function<bool(const Operator &)> &keep = nullptr);
 
-// Throws Error(kUnsupported) where `bg` has ragged tiles: for the generators that do not yet
-// bound their copies and fill absent elements (CUDA's and HIP's; the CPU, OpenCL and Vulkan
-// printers print lower_ugraph's steps, which do).
-void refuse_ragged_tiles(const BlockGraph &bg);
+// How many elements of a ragged tile (ir/ragged_tiles.hpp) lie inside the tensor along `split`'s
+// dim in block (bx, by, bz) and iteration `it`: the kernel dim's extent less the tile's start
+// (it may exceed the tile).
+Expr ragged_inside(const RaggedSplit &split, const Expr &it);
 
 // Throws Error(kUnsupported) where the layout exceeds lowering.max_shared_bytes.
 LoweredUGraph lower_ugraph(const BlockGraph &bg, const UGraphLowering &lowering);

@@ -49,10 +49,18 @@ void LoadPipeline::issue_stages(const std::string &it, const std::optional<Threa
     p_.line("const auto *src = " + tensor + " + " + base(*st.op, "(" + it + ")") + ";");
     p_.line("auto *stage = " + plan_.stage_ptr(st, it) + ";");
     const std::string copy = words ? "yr_cp4(stage + " : "yr_cp16(stage + ";
+    // A ragged tile's groups past the tensor's end are zeros, read from nowhere.
+    const std::vector<CopyBound> bounds = plan_.bounds(st.op->outputs[0], "(" + it + ")");
     shared_loop(
         p_, copiers.value_or(plan_.block_share()), groups_of(tile_dims, st.group), "t",
         [&](const std::vector<std::string> &v) {
-          p_.line(copy + stage_index(st, v, st.group) + ", src + " + index_expr(v, gg) + ");");
+          const std::string inside = inside_condition(bounds, v, st.group);
+          if (inside.empty()) {
+            p_.line(copy + stage_index(st, v, st.group) + ", src + " + index_expr(v, gg) + ");");
+          } else {
+            p_.line(copy + stage_index(st, v, st.group) + ", " + inside + " ? src + " + index_expr(v, gg) + " : src, " +
+                    inside + ");");
+          }
         },
         8);
     p_.close();
@@ -122,10 +130,16 @@ void LoadPipeline::fill_unaligned_stages(const std::string &it, const ThreadShar
     p_.line("const auto *src = " + tensor + " + " + base(op, "(" + it + ")") + ";");
     p_.line("auto *stage = " + plan_.stage_ptr(st, it) + ";");
     const Dims sg = row_major_strides(op.attributes.sizes);
+    const std::vector<CopyBound> bounds = plan_.bounds(op.outputs[0], "(" + it + ")");
     shared_loop(
         p_, copiers, tile_dims, "t",
         [&](const std::vector<std::string> &v) {
-          p_.line("stage[" + stage_index(st, v, 1) + "] = src[" + index_expr(v, sg) + "];");
+          const std::string inside = inside_condition(bounds, v, 1);
+          const std::string value = "src[" + index_expr(v, sg) + "]";
+          p_.line(
+              "stage[" + stage_index(st, v, 1) + "] = " +
+              (inside.empty() ? value : inside + " ? " + value + " : " + element_type(op.attributes.dtype) + "{0}") +
+              ";");
         },
         8);
     p_.close();
@@ -182,7 +196,8 @@ void LoadPipeline::read_staged(const Stage &st) {
   transfer(
       p_, share, tensor, tile_dims, row_major_strides(op.attributes.sizes), plan_.tile_strides(op.outputs[0]), 1,
       [&](const std::string &g, const std::string &s) { p_.line(t + "[" + s + "] = yr_ld(src + " + g + ");"); },
-      nullptr);
+      nullptr, plan_.bounds(op.outputs[0], "it"),
+      [&](const std::string &s, int64_t count) { store_zeros(p_, t + " + " + s, count); });
   p_.close();
   p_.close();
 }
@@ -203,10 +218,14 @@ void LoadPipeline::load_prefetched() {
     p_.line("const auto *src" + std::to_string(tl.input) + " = " + tensor + " + " + base(*tl.op, "0") + ";");
     p_.line("uint4 " + raw + "[" + std::to_string(per_thread(groups, plan_.block.threads)) + "];");
     p_.open("if (" + aligned_name(tensor) + ")");
+    const std::vector<CopyBound> bounds = plan_.bounds(tl.op->outputs[0], "0");
     shared_loop(
         p_, plan_.block_share(), groups, "t",
         [&](const std::vector<std::string> &v) {
-          p_.line(raw + "[u] = yr_stream16(src" + std::to_string(tl.input) + " + " + index_expr(v, gg) + ");");
+          const std::string inside = inside_condition(bounds, v, tl.group);
+          const std::string value = "yr_stream16(src" + std::to_string(tl.input) + " + " + index_expr(v, gg) + ")";
+          p_.line(raw + "[u] = " + (inside.empty() ? value : inside + " ? " + value + " : make_uint4(0u, 0u, 0u, 0u)") +
+                  ";");
         },
         8);
     p_.close();
@@ -226,7 +245,8 @@ void LoadPipeline::store_prefetched(const std::function<void(TensorId)> &wrote) 
         },
         [&](const std::string &, const std::string &s) {
           store_group(p_, tensor, raw + "[u]", t + " + " + s, tl.group);
-        });
+        },
+        plan_.bounds(id, "0"), [&](const std::string &s, int64_t count) { store_zeros(p_, t + " + " + s, count); });
     wrote(id);
   }
 }

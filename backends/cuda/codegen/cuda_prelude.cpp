@@ -134,6 +134,24 @@ static __device__ __forceinline__ void yr_cp4(void *dst, const void *src) {
   *reinterpret_cast<unsigned *>(dst) = *reinterpret_cast<const unsigned *>(src);
 #endif
 }
+// The same where `present`, else zeros without a read (a ragged tile's elements past the
+// tensor's end; `src` must still be an address inside it).
+static __device__ __forceinline__ void yr_cp16(void *dst, const void *src, bool present) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(src), "r"(present ? 16 : 0) : "memory");
+#else
+  *reinterpret_cast<uint4 *>(dst) = present ? *reinterpret_cast<const uint4 *>(src) : make_uint4(0u, 0u, 0u, 0u);
+#endif
+}
+static __device__ __forceinline__ void yr_cp4(void *dst, const void *src, bool present) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(d), "l"(src), "r"(present ? 4 : 0) : "memory");
+#else
+  *reinterpret_cast<unsigned *>(dst) = present ? *reinterpret_cast<const unsigned *>(src) : 0u;
+#endif
+}
 static __device__ __forceinline__ void yr_cp_commit() {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;" ::: "memory");

@@ -28,15 +28,51 @@ void store_group(Printer &p, const std::string &tensor, const std::string &raw, 
   }
 }
 
+std::string inside_condition(const std::vector<CopyBound> &bounds, const std::vector<std::string> &v, int64_t group) {
+  std::string condition;
+  for (const CopyBound &b : bounds) {
+    if (group > 1 && b.dim + 1 == v.size()) {
+      throw Error(ErrorCode::kInternal, "cuda codegen: a 16-byte group across a ragged tile's end");
+    }
+    condition += (condition.empty() ? "" : " && ") + v[b.dim] + " < " + b.inside;
+  }
+  return condition;
+}
+
+void store_zeros(Printer &p, const std::string &at, int64_t count) {
+  if (count == 1) {
+    p.line("(" + at + ")[0] = 0.0f;");
+    return;
+  }
+  for (int64_t q = 0; q < count; q += 4) {
+    p.line("*reinterpret_cast<float4 *>(" + at + " + " + std::to_string(q) +
+           ") = make_float4(0.0f, 0.0f, 0.0f, 0.0f);");
+  }
+}
+
 void transfer(Printer &p, const ThreadShare &share, const std::string &tensor, const Dims &tile_dims,
               const Dims &tensor_strides, const Dims &tile_strides, int64_t group, const TransferBody &element,
-              const TransferBody &vector) {
+              const TransferBody &vector, const std::vector<CopyBound> &bounds, const AbsentBody &absent) {
   auto copy = [&](int64_t g, const TransferBody &body) {
     Dims gg = tensor_strides, gt = tile_strides;
     gg.back() = gt.back() = g;
     shared_loop(
         p, share, groups_of(tile_dims, g), "t",
-        [&](const std::vector<std::string> &v) { body(index_expr(v, gg), index_expr(v, gt)); }, 8);
+        [&](const std::vector<std::string> &v) {
+          const std::string inside = inside_condition(bounds, v, g);
+          if (inside.empty()) {
+            body(index_expr(v, gg), index_expr(v, gt));
+            return;
+          }
+          p.open("if (" + inside + ")");
+          body(index_expr(v, gg), index_expr(v, gt));
+          p.close();
+          if (!absent) return;
+          p.open("else");
+          absent(index_expr(v, gt), g);
+          p.close();
+        },
+        8);
   };
   if (group == 1) {
     copy(1, element);
@@ -175,11 +211,15 @@ void CudaPrinter::print_copy(const TileCopy &c) {
     }
     p_.line("*reinterpret_cast<uint4 *>(dst + " + g + ") = yr_pack16(dst, v);");
   };
+  std::vector<CopyBound> bounds;
+  for (const TileBound &b : c.inside) bounds.push_back({b.dim, "(" + text(b.inside) + ")"});
+  AbsentBody zeros;
+  if (c.load) zeros = [&](const std::string &s, int64_t count) { store_zeros(p_, t + " + " + s, count); };
   p_.open("");
   p_.line(std::string(c.load ? "const auto *src = " : "auto *dst = ") + tensor + " + " + offset_text(c.tensor.base) +
           ";");
   transfer(p_, block_share(), tensor, c.tile.dims, c.tensor.element_strides(), c.tile.element_strides(), c.vector,
-           element, vector);
+           element, vector, bounds, zeros);
   p_.close();
 }
 

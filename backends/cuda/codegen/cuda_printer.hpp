@@ -26,14 +26,32 @@ void declare_alignment(Printer &p, const std::string &tensor);
 void store_group(Printer &p, const std::string &tensor, const std::string &raw, const std::string &tile_at,
                  int64_t group);
 
+// A ragged tile (ir/ragged_tiles.hpp) along dim `dim`: `inside`, a C++ expression, says how many
+// of its elements lie inside the tensor (it may exceed the tile).
+struct CopyBound {
+  size_t dim;
+  std::string inside;
+};
+// Whether the element, or the group of `group` elements along the last dim, at index `v` (one
+// variable per dim, the last counting groups) lies inside the tensor: a C++ condition, empty
+// where there are no bounds. A group never straddles the end: a bound on the last dim takes
+// groups of 1.
+std::string inside_condition(const std::vector<CopyBound> &bounds, const std::vector<std::string> &v, int64_t group);
+// `count` (1, or a multiple of 4) zero floats at `at` (16-byte aligned where count > 1).
+void store_zeros(Printer &p, const std::string &at, int64_t count);
+
 // Copies between a tile (float, in shared memory, `tile_strides`) and its place in a
 // kernel-level tensor (`tensor_strides`): body(index in the tensor, index in the tile) per
 // element, or per `group` elements where the tensor's start is 16-byte aligned (aligned_name),
 // shared as `share` says; unrolled so that each thread has several global accesses in flight.
+// With `bounds`, only elements inside the tensor are copied; absent(index in the tile, count)
+// runs for the others (a load's zeros; nullptr for a store, which skips them).
 using TransferBody = std::function<void(const std::string &, const std::string &)>;
+using AbsentBody = std::function<void(const std::string &, int64_t)>;
 void transfer(Printer &p, const ThreadShare &share, const std::string &tensor, const Dims &tile_dims,
               const Dims &tensor_strides, const Dims &tile_strides, int64_t group, const TransferBody &element,
-              const TransferBody &vector);
+              const TransferBody &vector, const std::vector<CopyBound> &bounds = {},
+              const AbsentBody &absent = nullptr);
 
 class CudaPrinter : public CPrinter {
  public:

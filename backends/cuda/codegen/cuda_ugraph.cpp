@@ -80,7 +80,13 @@ class UGraphEmitter : public UGraphWalker {
         if (att && att->saves(step.op)) return;  // attention wrote the sums to the output
         break;
       case StepKind::kFinishAccumulator: break;
-      case StepKind::kFillAbsent: throw Error(ErrorCode::kInternal, "cuda: ragged tiles reached the generator");
+      case StepKind::kFillAbsent:
+        // A direct tile has no float copy to fill; it is loaded, with zeros past the end, and only
+        // matmuls read it (plan_row_padding).
+        if (plan_.is_direct(step.writes.at(0).key)) {
+          throw Error(ErrorCode::kInternal, "cuda codegen: a fill of a tile read from its stage");
+        }
+        break;
     }
     UGraphWalker::run(step);
   }
@@ -116,7 +122,8 @@ class UGraphEmitter : public UGraphWalker {
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operator &op = ops[i];
       if (op.kind != OpKind::kMatmul || plan_.phase(op.outputs[0]) != LoopPhase::kPerIteration ||
-          plan_.phase(op.inputs[0]) != LoopPhase::kInvariant || (plan_.attention && plan_.attention->handles(i))) {
+          plan_.phase(op.inputs[0]) != LoopPhase::kInvariant || (plan_.attention && plan_.attention->handles(i)) ||
+          plan_.filled_before(i, 0)) {
         continue;
       }
       const std::string name = "a_fragments" + std::to_string(i);
@@ -311,7 +318,7 @@ class UGraphEmitter : public UGraphWalker {
 
 CustomizedBody emit_customized_body(Printer &p, const BlockGraph &bg, int64_t threads, std::vector<DType> output_dtypes,
                                     bool tensor_cores, const CudaTarget &target) {
-  if (target.rows_in_registers) {
+  if (target.rows_in_registers && !has_ragged_tiles(bg)) {
     if (const std::optional<int64_t> bytes = emit_rows_in_registers(p, bg, threads, output_dtypes)) {
       return {*bytes, threads};
     }

@@ -25,6 +25,7 @@ UGraphPlan::UGraphPlan(const BlockGraph &graph, int64_t threads, std::vector<DTy
                        const CudaTarget &device)
     : bg(graph), output_dtypes(std::move(dtypes)), tensor_cores(cores), target(device) {
   block.threads = threads;
+  if (has_ragged_tiles(bg)) ragged = ragged_dims(bg);
   inlined = inlined_tensors(bg, [this](const Operator &op) { return in_epilogue(op); });
   plan_row_padding();
   plan_shared_memory();
@@ -40,7 +41,31 @@ UGraphLowering UGraphPlan::lowering() const {
   l.inlined = inlined;
   l.output_dtypes = output_dtypes;
   l.vector_bytes = 16;
+  l.fill_matmul_operands = true;  // the tile matmuls sum whole tiles
   return l;
+}
+
+bool UGraphPlan::ragged_last(TensorId t) const {
+  return !ragged.empty() && !ragged[static_cast<size_t>(t)].empty() && ragged[static_cast<size_t>(t)].back();
+}
+
+std::vector<CopyBound> UGraphPlan::bounds(TensorId t, const std::string &it) const {
+  std::vector<CopyBound> found;
+  if (ragged.empty()) return found;
+  const RaggedDims &dims = ragged[static_cast<size_t>(t)];
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d]) found.push_back({d, c_text(ragged_inside(*dims[d], var(it)), kOffsetPrecedence)});
+  }
+  return found;
+}
+
+bool UGraphPlan::filled_before(size_t op, size_t input) const {
+  if (ragged.empty()) return false;
+  for (const AbsentFill &f : absent_fills(bg, bg.operators()[op], ragged)) {
+    const TensorId t = bg.operators()[op].inputs[f.input];
+    if (f.input == input && (f.value != 0 || producer(t).kind != OpKind::kInputIterator)) return true;
+  }
+  return false;
 }
 
 // ---- queries ----
@@ -131,7 +156,7 @@ std::vector<size_t> UGraphPlan::epilogue_sums(const Operator &op, const Operator
   for (size_t i = 0; i < ops.size(); ++i) {
     const OpKind kind = ops[i].kind;
     if ((kind == OpKind::kAccumSum || kind == OpKind::kAccumReduceSum || kind == OpKind::kAccumReduceMean) &&
-        ops[i].inputs[0] == result) {
+        ops[i].inputs[0] == result && !filled_before(i, 0)) {
       sums.push_back(i);
     }
   }
@@ -234,7 +259,7 @@ void UGraphPlan::plan_shared_memory() {
     const TensorId t = op.kind == OpKind::kInputIterator ? op.outputs[0] : -1;
     if (t < 0 || row_pad[static_cast<size_t>(t)] == 0 || dtype_size(op.attributes.dtype) != 2) continue;
     direct[static_cast<size_t>(t)] = phase(t) == LoopPhase::kPerIteration && bg.config().forloop_range >= 2 &&
-                                     group_of(op, dims_of(t), op.attributes.dtype) > 1;
+                                     group_of(op, dims_of(t), op.attributes.dtype) > 1 && !ragged_last(t);
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
     // With attention in registers where it applies (its per-iteration tiles then get no room),
@@ -275,7 +300,8 @@ void UGraphPlan::plan_shared_memory() {
 // Finds A = Q·K, E = exp(A), Σ E (row sums), Σ E·V in the loop with Q loop-invariant, K and V
 // read by the mma from their 16-bit stages, and no other reader of A, E or E·V.
 void UGraphPlan::plan_register_attention() {
-  if (!tensor_cores || target.compute_capability < 80) return;
+  // Ragged keys would need their scores masked: not done yet.
+  if (!tensor_cores || target.compute_capability < 80 || !ragged.empty()) return;
   const auto &ops = bg.operators();
   for (size_t qk = 0; qk < ops.size(); ++qk) {
     const Operator &mm = ops[qk];
@@ -404,6 +430,7 @@ void UGraphPlan::plan_stages() {
     // are read directly in the loop.
     if (phase(op.outputs[0]) != LoopPhase::kPerIteration) return;
     if (group == 1 && dtype_size(op.attributes.dtype) != 4) return;
+    if (group > 1 && ragged_last(op.outputs[0])) return;  // a group could straddle the end
     // A direct stage's rows are padded by 8 elements: 16 bytes keep cp.async aligned, and rows
     // 4 apart then fall 2 ways into the banks instead of 4. A swizzled one is compact.
     const bool swizzled = warpgroup_operand(op.outputs[0]);
@@ -496,7 +523,13 @@ void UGraphPlan::plan_tensor_core_views() {
     const Operator *epilogue = unary_consumer(op);
     const TensorId result = epilogue != nullptr ? epilogue->outputs[0] : op.outputs[0];
     const Dims &dims = dims_of(result);
-    if (dims.back() % 32 != 0 || is_direct(result) || is_inlined(result)) continue;
+    // A ragged result's fills (lower_ugraph.hpp) write its tile, not the copy.
+    if (dims.back() % 32 != 0 || is_direct(result) || is_inlined(result) ||
+        (!ragged.empty() &&
+         std::any_of(ragged[static_cast<size_t>(result)].begin(), ragged[static_cast<size_t>(result)].end(),
+                     [](const std::optional<RaggedSplit> &r) { return r.has_value(); }))) {
+      continue;
+    }
     const std::vector<size_t> sums = epilogue_sums(op, epilogue);
     bool only_transposed = true, read_as_a = false;
     for (size_t r = 0; r < ops.size(); ++r) {
@@ -535,7 +568,7 @@ void UGraphPlan::plan_tensor_core_views() {
 void UGraphPlan::plan_prefetch() {
   int64_t slots = 0;
   each_input_tile([&](const Operator &op, size_t input, const Dims &tile_dims, int64_t group) {
-    if (!read_once(op) || stage_of(input) != nullptr || group == 1) return;
+    if (!read_once(op) || stage_of(input) != nullptr || group == 1 || ragged_last(op.outputs[0])) return;
     Dims groups = tile_dims;
     groups.back() /= group;
     const int64_t n = per_thread(groups, block.threads);

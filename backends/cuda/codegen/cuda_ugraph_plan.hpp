@@ -25,6 +25,7 @@
 #include "codegen/lower_ugraph.hpp"
 #include "cuda/codegen/cuda_attention.hpp"
 #include "cuda/codegen/cuda_loops.hpp"
+#include "cuda/codegen/cuda_printer.hpp"
 #include "cuda/codegen/cuda_ref.hpp"
 #include "cuda/codegen/cuda_source.hpp"
 
@@ -88,6 +89,8 @@ class UGraphPlan {
   std::vector<PrefetchedTile> prefetch;
   int64_t producers = 0;       // threads that only copy (the warp-specialized loop); 0: none
   std::string stage_barriers;  // their mbarriers in shared memory
+  // Per tensor, its ragged dims (ir/ragged_tiles.hpp); empty where the graph has no ragged tiles.
+  std::vector<RaggedDims> ragged;
 
   // What the shared lowering needs of the plan.
   UGraphLowering lowering() const;
@@ -105,6 +108,13 @@ class UGraphPlan {
   std::optional<Ref> tensor_core_view(TensorId t) const;
   // 16-byte groups of `op`'s tile moves (ugraph_layout.hpp's vector_group).
   int64_t group_of(const Operator &op, const Dims &tile_dims, DType dtype) const;
+
+  // Ragged tiles: whether t's last dim is ragged (its 16-byte groups could straddle the end);
+  // the copy bounds of t's tile in iteration `it` (an expression); whether a kFillAbsent step
+  // writes input `input` of operator `op` before it runs (lower_ugraph.hpp).
+  bool ragged_last(TensorId t) const;
+  std::vector<CopyBound> bounds(TensorId t, const std::string &it) const;
+  bool filled_before(size_t op, size_t input) const;
 
   // The operators reading t; the operator making it; the output saver that is t's only reader.
   std::vector<size_t> readers(TensorId t) const;

@@ -8,6 +8,7 @@
 #include "cuda/codegen/cuda_source.hpp"
 #include "ir/block_graph.hpp"
 #include "ir/rebuild.hpp"
+#include "search/padded_form.hpp"
 #include "serialize/kernel_program.hpp"
 #include "util/error.hpp"
 
@@ -39,6 +40,25 @@ inline KernelGraph attention_at(const std::string &name, int64_t blocks, int64_t
   fused.mark_output(fused.customized(
       inputs, std::make_shared<BlockGraph>(rebuild(*hand.operators().back().block_graph, config, edit)))[0]);
   return fused;
+}
+
+// `fused` (a kernel graph whose last operator is its µGraph) on inputs whose dims of `from` or
+// more elements are `less` shorter: the same µGraph with ragged tiles at their ends
+// (search::on_dims). Throws where the µGraph cannot take them (a ragged rms_norm).
+inline KernelGraph ragged_variant(const KernelGraph &fused, int64_t from = 1024, int64_t less = 3) {
+  const BlockGraph &structure = *fused.operators().back().block_graph;
+  KernelGraph out;
+  std::vector<TensorId> inputs;
+  std::vector<Dims> dims;
+  for (TensorId t : fused.inputs()) {
+    Dims d = fused.tensor(t).dims;
+    for (int64_t &n : d) n = n >= from ? n - less : n;
+    inputs.push_back(out.new_input(d, fused.tensor(t).dtype));
+    dims.push_back(d);
+  }
+  const auto block_graph = std::make_shared<BlockGraph>(search::on_dims(structure, structure.config(), dims));
+  for (TensorId t : out.customized(inputs, block_graph)) out.mark_output(t);
+  return out;
 }
 
 // The kernel-level matmul of `name` (unfused, full size, float16, batch b) generated for `target`.

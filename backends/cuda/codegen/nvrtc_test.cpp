@@ -17,6 +17,7 @@
 #include "driver.hpp"
 #include "ir/block_graph.hpp"
 #include "ir/rebuild.hpp"
+#include "ragged_graphs.hpp"
 #include "search/loop_split.hpp"
 #include "testing/test_support.hpp"
 
@@ -223,6 +224,30 @@ TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
   const std::optional<KernelGraph> bf16_split = search::split_loop(bf16, bf16.operators().size() - 1, 32);
   ASSERT_TRUE(bf16_split.has_value());
   expect_compiles(*bf16_split, "gqa in bfloat16 at 128 rows per block, split", seen_, pending_);
+}
+
+// Ragged tiles: the small µGraphs of the conformance suite, and the benchmark µGraphs at full
+// size with their long dims 3 shorter (stages filled with zeros past the end, bounded copies,
+// fills before reductions and matmuls).
+TEST_F(CudaCodegen, RaggedTileUGraphs) {
+  for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
+    for (const std::string &name : bench::ragged_names()) {
+      expect_compiles(bench::build_ragged(name, true, dt), name + " " + dtype_name(dt), seen_, pending_);
+    }
+  }
+  size_t variants = 0;
+  for (const std::string &name : bench::benchmark_names()) {
+    KernelGraph ragged;
+    try {
+      ragged = ragged_variant(bench::build_fused(name, 1, DType::kFloat16, 1));
+    } catch (const Error &e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << name << ": " << e.what();
+      continue;
+    }
+    expect_compiles(ragged, name + " at full size, ragged", seen_, pending_);
+    ++variants;
+  }
+  EXPECT_GE(variants, 4u);
 }
 
 // Matmuls of many rows on 16-bit data are tiled GEMMs from sm_80 (cuda_gemm.hpp): on sm_80 the
