@@ -298,8 +298,9 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_mark_output(yirage_graph *
  *  - an input iterator gives each block, in each iteration, a tile of a kernel-graph tensor:
  *    imap[axis] names the tensor dim split across that axis's blocks (-1: every block gets the
  *    whole dim; axes with one block must be -1), fmap the dim split across iterations (-1: the
- *    same tile every iteration); a dim cut into p parts gets tiles of ceil(extent / p), the last
- *    ones ragged where p does not divide it (docs/ugraphs.md, "Edge tiles"; no part may be empty);
+ *    same tile every iteration); a dim cut into p parts gets tiles of extent / p, or where p does
+ *    not divide it of ceil(extent / p) rounded up to whole 16 or 8 elements while the last part
+ *    keeps some, the last ones ragged (docs/ugraphs.md, "Edge tiles"; no part may be empty);
  *  - the compute builders below work on tiles, like their kernel-graph namesakes;
  *  - accumulators combine a per-iteration tile over all iterations into an after-loop tile;
  *  - an output saver writes a tile per block to a new kernel-graph tensor: omap[axis] names the

@@ -98,14 +98,14 @@ class Lowerer {
   }
 
   // A copy of ragged tile `t`: its elements inside the tensor along each ragged dim. Groups of
-  // `vector` elements stay whole where the last dim is not ragged (all in, or all past the end).
+  // `vector` elements stay where none straddles the end (all in, or all past it).
   void bound(TileCopy &copy, TensorId t, const Expr &it) const {
     if (ragged_.empty()) return;
     const RaggedDims &dims = ragged_[static_cast<size_t>(t)];
     for (size_t d = 0; d < dims.size(); ++d) {
       if (dims[d]) copy.inside.push_back({d, ragged_inside(*dims[d], it)});
     }
-    if (!dims.empty() && dims.back()) copy.vector = 1;
+    if (!dims.empty() && dims.back() && dims.back()->extent % copy.vector != 0) copy.vector = 1;
   }
 
   // Steps setting the absent elements operator i reads to its identity (ragged_tiles.hpp). A

@@ -68,6 +68,16 @@ void BlockGraph::check_grid_map(const char *op, const char *map_name, const Grid
   }
 }
 
+int64_t ragged_tile_length(int64_t extent, int64_t parts) {
+  const int64_t even = (extent + parts - 1) / parts;
+  if (even * parts == extent) return even;
+  for (const int64_t whole : {16, 8}) {
+    const int64_t rounded = (even + whole - 1) / whole * whole;
+    if ((parts - 1) * rounded < extent) return rounded;
+  }
+  return even;
+}
+
 TensorId BlockGraph::new_input(const Dims &dtensor_dims, DType dtype, const GridMap &imap, int32_t fmap) {
   const char *op = "block new_input";
   check_dims(op, dtensor_dims);
@@ -82,7 +92,8 @@ TensorId BlockGraph::new_input(const Dims &dtensor_dims, DType dtype, const Grid
   }
   // Each dim is cut into the parts of the grid axis and the loop that split it: ceil(extent /
   // parts) elements each, the last part ragged where they do not divide (ragged_tiles.hpp), but
-  // never empty.
+  // never empty; ragged tiles are rounded up to whole 16 or 8 elements where that leaves no part
+  // empty (ragged_tile_length).
   Dims tile = dtensor_dims;
   for (size_t d = 0; d < tile.size(); ++d) {
     int64_t parts = 1;
@@ -98,7 +109,7 @@ TensorId BlockGraph::new_input(const Dims &dtensor_dims, DType dtype, const Grid
     }
     if (parts == 1) continue;
     const int64_t extent = dtensor_dims[d];
-    tile[d] = (extent + parts - 1) / parts;
+    tile[d] = ragged_tile_length(extent, parts);
     if ((parts - 1) * tile[d] >= extent) {
       invalid_argument(std::string(op) + ": dim " + std::to_string(d) + " of " + to_string(dtensor_dims) + " (" +
                        std::to_string(extent) + ") cannot be split into " + std::to_string(parts) + " parts (" + by +

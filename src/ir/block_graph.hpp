@@ -35,6 +35,12 @@ struct BlockGraphConfig {
   bool operator==(const BlockGraphConfig &) const = default;
 };
 
+// The tile length along a dim of `extent` elements cut into `parts` (docs/ugraphs.md, "Edge
+// tiles"): extent / parts where that divides; else ceil(extent / parts) rounded up to a multiple
+// of 16, or else of 8, where that leaves the last part non-empty (whole groups for matrix units
+// and 16-byte copies, tiles starting at aligned elements), else ceil(extent / parts).
+int64_t ragged_tile_length(int64_t extent, int64_t parts);
+
 class BlockGraph : public OperatorGraph {
  public:
   explicit BlockGraph(const BlockGraphConfig &config);

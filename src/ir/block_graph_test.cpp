@@ -268,6 +268,22 @@ TEST(BlockGraphSemantics, PerIterationOutputsTileTheLoop) {
 
 // Ragged tiles: what they compute is tested on benchmarks/graphs/ragged_graphs.hpp's graphs
 // (benchmark_ugraphs_test.cpp and the conformance suite); here, what they refuse.
+TEST(BlockGraph, RaggedTilesAreWholeGroupsWhereThePartsAllowIt) {
+  EXPECT_EQ(ragged_tile_length(4096, 16), 256);  // parts that divide: unchanged
+  EXPECT_EQ(ragged_tile_length(100, 4), 25);
+  EXPECT_EQ(ragged_tile_length(4097, 16), 272);  // 257 → 272: the last of 16 keeps 17
+  EXPECT_EQ(ragged_tile_length(1001, 16), 64);
+  EXPECT_EQ(ragged_tile_length(61, 4), 16);
+  EXPECT_EQ(ragged_tile_length(13, 2), 8);      // 16 would leave the second part empty
+  EXPECT_EQ(ragged_tile_length(3583, 64), 56);  // 64 would too, and 56 is whole eights
+  EXPECT_EQ(ragged_tile_length(15, 2), 8);
+  EXPECT_EQ(ragged_tile_length(7, 2), 4);  // no multiple of 8 leaves a second part
+  BlockGraph bg(config(2, 1, 1));
+  EXPECT_EQ(bg.tensor(bg.new_input({3, 4097}, DType::kFloat16, {1, -1, -1}, -1)).dims, (Dims{3, 2064}));
+  BlockGraph looped(config(1, 1, 16));
+  EXPECT_EQ(looped.tensor(looped.new_input({4097, 8}, DType::kFloat16, kReplicated, 0)).dims, (Dims{272, 8}));
+}
+
 TEST(BlockGraph, RaggedTilesRefuseWhatTheyCannotDo) {
   {  // a norm over a ragged dim: its count would differ between tiles
     BlockGraph bg(config(1, 1, 4));

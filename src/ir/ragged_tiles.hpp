@@ -1,5 +1,5 @@
 // Ragged tiles (docs/ugraphs.md, "Edge tiles"): where a grid axis or the for-loop splits a
-// kernel dim into parts that do not divide it, every part is ceil(extent / parts) long and the
+// kernel dim into parts that do not divide it, every part is ragged_tile_length long and the
 // last part ends past the tensor. A tile's elements past the tensor are absent: loads read them
 // as zero, saves skip them, and each reduction, matmul and accumulator first sets the absent
 // elements it reads to its identity (0, or -inf for a max). What an absent element holds is

@@ -246,6 +246,18 @@ void RegisterAttention::emit_softmax_update(Printer &p, int64_t first, int64_t l
                                             const std::function<void()> &exps) const {
   const std::string log2e = kLog2e, N = std::to_string(last - first), F = std::to_string(first);
   p.open("");
+  if (!keys_inside.empty()) {
+    // The lane's keys of chunk j are 8j + 2·tig and the next, from its share's start on.
+    const std::string KPW = std::to_string(keys_per_warp());
+    p.line("const int att_kin = (" + keys_inside + ") - att_share * " + KPW + " - 2 * att_tig;");
+    p.open("if (att_kin < " + std::to_string(last * 8) + ")");
+    p.line("#pragma unroll");
+    p.open("for (int j = " + F + "; j < " + std::to_string(last) + "; ++j)");
+    p.line("if (8 * j >= att_kin) att_s[j][0] = att_s[j][2] = -INFINITY;");
+    p.line("if (8 * j + 1 >= att_kin) att_s[j][1] = att_s[j][3] = -INFINITY;");
+    p.close();
+    p.close();
+  }
   p.line("float att_x0[" + N + "], att_x1[" + N + "];");
   p.line("#pragma unroll");
   p.open("for (int j = 0; j < " + N + "; ++j)");

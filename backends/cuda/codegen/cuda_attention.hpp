@@ -59,6 +59,10 @@ struct RegisterAttention {
   // How far above its offset a row's score may go before the offset moves, in log2 units
   // (emit_softmax_update; set by the caller from CudaTarget::attention_offset_slack).
   int offset_slack = CudaTarget::kDefaultAttentionOffsetSlack;
+  // Ragged keys (ir/ragged_tiles.hpp): how many of the iteration's keys lie inside K, a C++
+  // expression of `it` (empty: all of them). The scores of the others are set to −∞ before the
+  // softmax update (their exps are 0, as the fills of E before Σ E and E·V would make them).
+  std::string keys_inside;
   // log2(e) as the generated code writes it: scores times it are exps' exponents in base 2.
   static constexpr const char *kLog2e = "1.4426950408889634f";
 

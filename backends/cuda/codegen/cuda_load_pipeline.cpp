@@ -40,6 +40,7 @@ std::string LoadPipeline::stage_index(const Stage &st, const std::vector<std::st
 void LoadPipeline::issue_stages(const std::string &it, const std::optional<ThreadShare> &copiers) {
   p_.open("if (" + it + " < " + std::to_string(plan_.bg.config().forloop_range) + ")");
   for (const Stage &st : plan_.stages) {
+    if (st.plain) continue;  // fill_plain_stages
     const std::string tensor = "in" + std::to_string(st.input);
     const Dims &tile_dims = plan_.dims_of(st.op->outputs[0]);
     Dims gg = row_major_strides(st.op->attributes.sizes);
@@ -81,7 +82,7 @@ void LoadPipeline::start() {
 
 void LoadPipeline::advance() {
   if (plan_.depth == 0) return;
-  fill_unaligned_stages("it", plan_.block_share());
+  fill_plain_stages("it", plan_.block_share());
   p_.line("yr_cp_wait<" + std::to_string(plan_.depth - 2) + ">();");
   // wgmma reads its stages through the async proxy: each thread's copies are made visible to it
   // before the barrier.
@@ -116,17 +117,17 @@ void LoadPipeline::issue_next() {
   p_.close();
 }
 
-// A stage the mma reads directly, of a tensor not 16-byte aligned (no cp.async), is filled by
-// plain copies at the top of its own iteration, before the barrier that the iteration's copies
-// wait on (so that it needs none of its own). No thread still reads that stage: the one read in
-// the previous iteration is another (depth ≥ 2).
-void LoadPipeline::fill_unaligned_stages(const std::string &it, const ThreadShare &copiers) {
+// A stage the mma reads directly, of a tensor not 16-byte aligned or without 16-byte groups (no
+// cp.async: Stage::plain), is filled by plain copies at the top of its own iteration, before the
+// barrier that the iteration's copies wait on (so that it needs none of its own). No thread
+// still reads that stage: the one read in the previous iteration is another (depth ≥ 2).
+void LoadPipeline::fill_plain_stages(const std::string &it, const ThreadShare &copiers) {
   for (const Stage &st : plan_.stages) {
     const Operator &op = *st.op;
     if (!plan_.is_direct(op.outputs[0])) continue;
     const std::string tensor = "in" + std::to_string(st.input);
     const Dims &tile_dims = plan_.dims_of(op.outputs[0]);
-    p_.open("if (!" + aligned_name(tensor) + ")");
+    p_.open(st.plain ? "" : "if (!" + aligned_name(tensor) + ")");
     p_.line("const auto *src = " + tensor + " + " + base(op, "(" + it + ")") + ";");
     p_.line("auto *stage = " + plan_.stage_ptr(st, it) + ";");
     const Dims sg = row_major_strides(op.attributes.sizes);
@@ -148,7 +149,7 @@ void LoadPipeline::fill_unaligned_stages(const std::string &it, const ThreadShar
 
 void LoadPipeline::read_staged(const Stage &st) {
   const Operator &op = *st.op;
-  if (plan_.is_direct(op.outputs[0])) return;  // the mma reads the stage (fill_unaligned_stages)
+  if (plan_.is_direct(op.outputs[0])) return;  // the mma reads the stage (fill_plain_stages)
   const Dims &tile_dims = plan_.dims_of(op.outputs[0]);
   const std::string tensor = "in" + std::to_string(st.input), t = plan_.tile(op.outputs[0]);
   const Dims groups = groups_of(tile_dims, st.group);
@@ -269,7 +270,7 @@ void LoadPipeline::start_stage_barriers() {
 void LoadPipeline::produce_stage(const std::string &it) {
   const ThreadShare producers = plan_.producer_share();
   p_.open("if (" + it + " < " + std::to_string(plan_.bg.config().forloop_range) + ")");
-  fill_unaligned_stages(it, producers);
+  fill_plain_stages(it, producers);
   p_.close();
   issue_stages(it, producers);
 }

@@ -52,7 +52,7 @@ class LoadPipeline {
  private:
   std::string stage_index(const Stage &st, const std::vector<std::string> &v, int64_t group) const;
   void issue_stages(const std::string &it, const std::optional<ThreadShare> &copiers = std::nullopt);
-  void fill_unaligned_stages(const std::string &it, const ThreadShare &copiers);
+  void fill_plain_stages(const std::string &it, const ThreadShare &copiers);
   std::string base(const Operator &op, const std::string &it) const;
 
   Printer &p_;

@@ -40,8 +40,8 @@ MatmulLaunch predefined_matmul(Printer &before_wait, Printer &p, const Ref &a, c
 // tiles of weights of one shape (the grid along their columns in tiles of 4 lanes × 16 bytes,
 // 32 columns of 16-bit weights; the loop along k) into sums, and after the loop elementwise
 // operators of those sums are all that is saved. The block's loop becomes its warps' slices of
-// k, streamed as a pre-defined matmul streams its weights. nullopt (nothing emitted) for any
-// other µGraph.
+// k, streamed as a pre-defined matmul streams its weights (so a loop that does not divide k, its
+// last tile ragged, is the same product). nullopt (nothing emitted) for any other µGraph.
 std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer &p, const BlockGraph &bg,
                                                    const std::vector<Ref> &in, const std::vector<Ref> &out,
                                                    const CudaTarget &target);

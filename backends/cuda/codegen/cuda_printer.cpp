@@ -31,10 +31,9 @@ void store_group(Printer &p, const std::string &tensor, const std::string &raw, 
 std::string inside_condition(const std::vector<CopyBound> &bounds, const std::vector<std::string> &v, int64_t group) {
   std::string condition;
   for (const CopyBound &b : bounds) {
-    if (group > 1 && b.dim + 1 == v.size()) {
-      throw Error(ErrorCode::kInternal, "cuda codegen: a 16-byte group across a ragged tile's end");
-    }
-    condition += (condition.empty() ? "" : " && ") + v[b.dim] + " < " + b.inside;
+    const bool groups = group > 1 && b.dim + 1 == v.size();
+    condition +=
+        (condition.empty() ? "" : " && ") + v[b.dim] + (groups ? " * " + std::to_string(group) : "") + " < " + b.inside;
   }
   return condition;
 }

@@ -76,10 +76,7 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
   // Matmuls (pre-defined, and µGraphs that are only weight products) have kernels of their own.
   std::optional<MatmulLaunch> matmul;
   if (op.kind == OpKind::kCustomized) {
-    // Weight products stream whole tiles: ragged ones take the general path.
-    if (!has_ragged_tiles(*op.block_graph)) {
-      matmul = cuda::ugraph_weight_products(before_wait, body, *op.block_graph, in, out, target);
-    }
+    matmul = cuda::ugraph_weight_products(before_wait, body, *op.block_graph, in, out, target);
   } else if (op.kind == OpKind::kMatmul) {
     matmul = cuda::predefined_matmul(before_wait, body, in[0], in[1], out[0], g.tensor(g.inputs()[1]).dtype, target);
   }

@@ -81,6 +81,8 @@ class UGraphEmitter : public UGraphWalker {
         break;
       case StepKind::kFinishAccumulator: break;
       case StepKind::kFillAbsent:
+        // Attention masks its ragged keys' scores instead (RegisterAttention::keys_inside).
+        if (attention) return;
         // A direct tile has no float copy to fill; it is loaded, with zeros past the end, and only
         // matmuls read it (plan_row_padding).
         if (plan_.is_direct(step.writes.at(0).key)) {

@@ -45,8 +45,16 @@ UGraphLowering UGraphPlan::lowering() const {
   return l;
 }
 
-bool UGraphPlan::ragged_last(TensorId t) const {
-  return !ragged.empty() && !ragged[static_cast<size_t>(t)].empty() && ragged[static_cast<size_t>(t)].back();
+bool UGraphPlan::is_ragged(TensorId t) const {
+  if (ragged.empty()) return false;
+  const RaggedDims &dims = ragged[static_cast<size_t>(t)];
+  return std::any_of(dims.begin(), dims.end(), [](const std::optional<RaggedSplit> &r) { return r.has_value(); });
+}
+
+bool UGraphPlan::straddles(TensorId t, int64_t group) const {
+  if (group == 1 || ragged.empty() || ragged[static_cast<size_t>(t)].empty()) return false;
+  const std::optional<RaggedSplit> &last = ragged[static_cast<size_t>(t)].back();
+  return last && last->extent % group != 0;
 }
 
 std::vector<CopyBound> UGraphPlan::bounds(TensorId t, const std::string &it) const {
@@ -258,8 +266,10 @@ void UGraphPlan::plan_shared_memory() {
   for (const Operator &op : ops) {
     const TensorId t = op.kind == OpKind::kInputIterator ? op.outputs[0] : -1;
     if (t < 0 || row_pad[static_cast<size_t>(t)] == 0 || dtype_size(op.attributes.dtype) != 2) continue;
-    direct[static_cast<size_t>(t)] = phase(t) == LoopPhase::kPerIteration && bg.config().forloop_range >= 2 &&
-                                     group_of(op, dims_of(t), op.attributes.dtype) > 1 && !ragged_last(t);
+    // Without 16-byte groups the stage is filled by plain copies (Stage::plain).
+    const int64_t group = group_of(op, dims_of(t), op.attributes.dtype);
+    direct[static_cast<size_t>(t)] =
+        phase(t) == LoopPhase::kPerIteration && bg.config().forloop_range >= 2 && !straddles(t, group);
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
     // With attention in registers where it applies (its per-iteration tiles then get no room),
@@ -300,8 +310,7 @@ void UGraphPlan::plan_shared_memory() {
 // Finds A = Q·K, E = exp(A), Σ E (row sums), Σ E·V in the loop with Q loop-invariant, K and V
 // read by the mma from their 16-bit stages, and no other reader of A, E or E·V.
 void UGraphPlan::plan_register_attention() {
-  // Ragged keys would need their scores masked: not done yet.
-  if (!tensor_cores || target.compute_capability < 80 || !ragged.empty()) return;
+  if (!tensor_cores || target.compute_capability < 80) return;
   const auto &ops = bg.operators();
   for (size_t qk = 0; qk < ops.size(); ++qk) {
     const Operator &mm = ops[qk];
@@ -372,8 +381,15 @@ void UGraphPlan::plan_register_attention() {
     plan.sum_ev = sums[0];
     plan.sum_e = *sum_e;
     plan.row_sum = row_sum;
-    plan.ev_saver = only_saver(ops[plan.sum_ev].outputs[0]);
-    plan.e_saver = only_saver(ops[plan.sum_e].outputs[0]);
+    // Ragged keys are masked in the scores (which stands for the fills of E); sums with ragged
+    // rows go to their tiles, for the bounded savers.
+    if (!ragged.empty()) {
+      const std::optional<RaggedSplit> &keys = ragged[static_cast<size_t>(k)].back();
+      if (keys.has_value() != ragged[static_cast<size_t>(v)][rank - 2].has_value()) continue;
+      if (keys) plan.keys_inside = c_text(ragged_inside(*keys, var("it")), kOffsetPrecedence);
+    }
+    if (!is_ragged(ops[plan.sum_ev].outputs[0])) plan.ev_saver = only_saver(ops[plan.sum_ev].outputs[0]);
+    if (!is_ragged(ops[plan.sum_e].outputs[0])) plan.e_saver = only_saver(ops[plan.sum_e].outputs[0]);
     attention = plan;
     return;
   }
@@ -429,8 +445,9 @@ void UGraphPlan::plan_stages() {
     // float32 tiles without 16-byte groups are copied 4 bytes at a time (yr_cp4); 16-bit ones
     // are read directly in the loop.
     if (phase(op.outputs[0]) != LoopPhase::kPerIteration) return;
-    if (group == 1 && dtype_size(op.attributes.dtype) != 4) return;
-    if (group > 1 && ragged_last(op.outputs[0])) return;  // a group could straddle the end
+    const bool plain = group == 1 && dtype_size(op.attributes.dtype) != 4;
+    if (plain && !is_direct(op.outputs[0])) return;
+    if (straddles(op.outputs[0], group)) return;
     // A direct stage's rows are padded by 8 elements: 16 bytes keep cp.async aligned, and rows
     // 4 apart then fall 2 ways into the banks instead of 4. A swizzled one is compact.
     const bool swizzled = warpgroup_operand(op.outputs[0]);
@@ -439,7 +456,7 @@ void UGraphPlan::plan_stages() {
     const int64_t floats =
         (num_elements(padded) * static_cast<int64_t>(dtype_size(op.attributes.dtype)) / 4 + 3) / 4 * 4;
     stages.push_back(
-        {input, &op, group, 0, floats, row_major_strides(padded), swizzled, tile_dims[tile_dims.size() - 2]});
+        {input, &op, group, 0, floats, row_major_strides(padded), swizzled, tile_dims[tile_dims.size() - 2], plain});
     stage_floats += floats;
   });
   if (stages.empty()) return;
@@ -524,12 +541,7 @@ void UGraphPlan::plan_tensor_core_views() {
     const TensorId result = epilogue != nullptr ? epilogue->outputs[0] : op.outputs[0];
     const Dims &dims = dims_of(result);
     // A ragged result's fills (lower_ugraph.hpp) write its tile, not the copy.
-    if (dims.back() % 32 != 0 || is_direct(result) || is_inlined(result) ||
-        (!ragged.empty() &&
-         std::any_of(ragged[static_cast<size_t>(result)].begin(), ragged[static_cast<size_t>(result)].end(),
-                     [](const std::optional<RaggedSplit> &r) { return r.has_value(); }))) {
-      continue;
-    }
+    if (dims.back() % 32 != 0 || is_direct(result) || is_inlined(result) || is_ragged(result)) continue;
     const std::vector<size_t> sums = epilogue_sums(op, epilogue);
     bool only_transposed = true, read_as_a = false;
     for (size_t r = 0; r < ops.size(); ++r) {
@@ -568,7 +580,7 @@ void UGraphPlan::plan_tensor_core_views() {
 void UGraphPlan::plan_prefetch() {
   int64_t slots = 0;
   each_input_tile([&](const Operator &op, size_t input, const Dims &tile_dims, int64_t group) {
-    if (!read_once(op) || stage_of(input) != nullptr || group == 1 || ragged_last(op.outputs[0])) return;
+    if (!read_once(op) || stage_of(input) != nullptr || group == 1 || straddles(op.outputs[0], group)) return;
     Dims groups = tile_dims;
     groups.back() /= group;
     const int64_t n = per_thread(groups, block.threads);

@@ -57,6 +57,10 @@ struct Stage {
   // `rows` rows; 1024-byte aligned.
   bool swizzled = false;
   int64_t rows = 0;
+  // A direct 16-bit tile whose rows are not 16-byte groups in the tensor (a row length that no 8
+  // divides, as a KV cache of 1,001 keys laid out [depth, keys]): filled by plain copies, no
+  // cp.async (LoadPipeline::fill_plain_stages).
+  bool plain = false;
 };
 
 // A tile read once whose 16-byte groups are loaded into registers first.
@@ -109,10 +113,12 @@ class UGraphPlan {
   // 16-byte groups of `op`'s tile moves (ugraph_layout.hpp's vector_group).
   int64_t group_of(const Operator &op, const Dims &tile_dims, DType dtype) const;
 
-  // Ragged tiles: whether t's last dim is ragged (its 16-byte groups could straddle the end);
-  // the copy bounds of t's tile in iteration `it` (an expression); whether a kFillAbsent step
-  // writes input `input` of operator `op` before it runs (lower_ugraph.hpp).
-  bool ragged_last(TensorId t) const;
+  // Ragged tiles: whether t has any; whether a group of `group` elements of its last dim could
+  // straddle the tensor's end; the copy bounds of t's tile in iteration `it` (an expression);
+  // whether a kFillAbsent step writes input `input` of operator `op` before it runs
+  // (lower_ugraph.hpp).
+  bool is_ragged(TensorId t) const;
+  bool straddles(TensorId t, int64_t group) const;
   std::vector<CopyBound> bounds(TensorId t, const std::string &it) const;
   bool filled_before(size_t op, size_t input) const;
 

@@ -231,6 +231,26 @@ TEST(CudaCodegenBlocks, WarpgroupAttentionSpecializesItsWarps) {
 // (cuda_attention.hpp): Q's fragments packed once before the loop, Q·K and E·V on float16 mma
 // with the 16-bit E relative to an offset per row, the warps' sums meeting after the
 // loop in the load pipeline's stages, which are free then. Its per-iteration tiles get no room.
+// Keys that no loop divides (4,093 of them, K laid out [depth, keys] without 16-byte rows):
+// attention still runs in registers, K's stage filled by plain copies with zeros past the end,
+// V's by cp.async with a source size of 0 there, and the scores of absent keys set to −∞.
+TEST(CudaCodegenBlocks, RaggedKeysRunAttentionInRegisters) {
+  const KernelGraph attention = ragged_variant(attention_at("gqa", 16, 32));
+  for (const codegen::CudaTarget &target : {h100_like(80), h100_device()}) {
+    const std::string body = kernel_body(
+        codegen::cuda_source(serialize::make_kernel_program(attention, attention.operators().size() - 1), target));
+    const size_t loop = body.find("for (int it = 0;");
+    EXPECT_LT(body.find("unsigned att_q[4][4];"), loop);
+    EXPECT_NE(body.find("const int att_kin = ((4093 - it * 128)) - att_share * "), std::string::npos);
+    EXPECT_NE(body.find("if (8 * j >= att_kin) att_s[j][0] = att_s[j][2] = -INFINITY;"), std::string::npos);
+    EXPECT_NE(body.find("t2 < (4093 - (it) * 128) ? src[(t0 * 261952 + t1 * 4093 + t2)] : yr_f16{0};"),
+              std::string::npos)
+        << "K's plain stage";
+    EXPECT_NE(body.find("t1 < (4093 - (it + "), std::string::npos) << "V's zero-filled cp.async";
+    EXPECT_EQ(body.find("yr_mma_tf32"), std::string::npos) << "no TF32 E·V";
+  }
+}
+
 TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
   const KernelGraph attention = attention_at("gqa", 16, 32);
   const codegen::CudaKernel kernel = customized_source(attention, kH100SharedBytes);
