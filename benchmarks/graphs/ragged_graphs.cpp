@@ -100,10 +100,30 @@ KernelGraph tiled_exp(bool fused, DType dt) {
   return g;
 }
 
+KernelGraph exp_attention(bool fused, DType dt) {
+  KernelGraph g;
+  const TensorId q = g.new_input({16, 16}, dt), k = g.new_input({16, 1030}, dt), v = g.new_input({1030, 16}, dt);
+  if (!fused) {
+    const TensorId e = g.unary(OpKind::kExp, g.matmul(q, k));
+    g.mark_output(g.matmul(g.binary(OpKind::kDiv, e, g.reduction(OpKind::kReduction, e, 1)), v));
+    return g;
+  }
+  auto bg = blocks(1, 16);
+  const TensorId qt = bg->new_input({16, 16}, dt, kWhole, -1);
+  const TensorId kt = bg->new_input({16, 1030}, dt, kWhole, 1);
+  const TensorId vt = bg->new_input({1030, 16}, dt, kWhole, 0);
+  const TensorId e = bg->unary(OpKind::kExp, bg->matmul(qt, kt));
+  const TensorId weighted = bg->accumulate(OpKind::kAccumSum, bg->matmul(e, vt));
+  bg->new_output(bg->binary(OpKind::kDiv, weighted, bg->accumulate(OpKind::kAccumReduceSum, e)), kWhole, -1);
+  g.mark_output(g.customized({q, k, v}, bg)[0]);
+  return g;
+}
+
 }  // namespace
 
 const std::vector<std::string> &ragged_names() {
-  static const std::vector<std::string> names = {"attention", "norm_product", "row_statistics", "tiled_exp"};
+  static const std::vector<std::string> names = {"attention", "norm_product", "row_statistics", "tiled_exp",
+                                                 "exp_attention"};
   return names;
 }
 
@@ -112,6 +132,7 @@ KernelGraph build_ragged(const std::string &name, bool fused, DType dtype) {
   if (name == "norm_product") return norm_product(fused, dtype);
   if (name == "row_statistics") return row_statistics(fused, dtype);
   if (name == "tiled_exp") return tiled_exp(fused, dtype);
+  if (name == "exp_attention") return exp_attention(fused, dtype);
   invalid_argument("build_ragged: no graph named '" + name + "'");
 }
 

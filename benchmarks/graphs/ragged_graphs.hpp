@@ -20,6 +20,9 @@ namespace yirage::bench {
 // row max of -exp(X), the row sum of exp(X), the row mean and the row rms, side by side.
 // "tiled_exp": exp(X), X [5, 30], saved tile by tile from inside the loop (3 + 2 rows over 2
 // blocks, 8 · 3 + 6 columns over 4 iterations).
+// "exp_attention": Σ exp(Q·K)·V / Σ exp(Q·K) (the benchmark attention's form), Q [16, 16], K [16,
+// 1,030], V [1,030, 16], the keys over 16 iterations: tiles of 65 keys (15 · 65 + 55), which
+// attention in registers on CUDA rounds up to 80.
 const std::vector<std::string> &ragged_names();
 KernelGraph build_ragged(const std::string &name, bool fused, DType dtype);
 

@@ -11,6 +11,8 @@ namespace {
 // (the compiler would not move those reads above the stores into the tile, which may alias them
 // as far as it knows).
 constexpr int64_t kMaxStageGroupsPerThread = 8;
+// Elements a thread holds in registers between the reads and the stores of a plain stage fill.
+constexpr int64_t kMaxPlainCopiesPerThread = 12;
 
 }  // namespace
 
@@ -70,7 +72,36 @@ void LoadPipeline::issue_stages(const std::string &it, const std::optional<Threa
   p_.line("yr_cp_commit();");
 }
 
+// Attention's keys rounded up to whole 16s (Stage::dims): every slot's elements past the tile are
+// zeros, written once before any copy (the copies never write them; the first read of a stage
+// comes after a barrier).
+void LoadPipeline::zero_stage_padding() {
+  for (const Stage &st : plan_.stages) {
+    const Dims &tile_dims = plan_.dims_of(st.op->outputs[0]);
+    if (st.dims == tile_dims) continue;
+    const std::string zero = std::string(element_type(st.op->attributes.dtype)) + "{0}";
+    for (int64_t slot = 0; slot < plan_.depth; ++slot) {
+      p_.open("");
+      p_.line("auto *stage = " + plan_.stage_ptr(st, std::to_string(slot)) + ";");
+      shared_loop(
+          p_, plan_.block_share(), st.dims, "t",
+          [&](const std::vector<std::string> &v) {
+            std::string past;
+            for (size_t d = 0; d < v.size(); ++d) {
+              if (st.dims[d] != tile_dims[d]) {
+                past += (past.empty() ? "" : " || ") + v[d] + " >= " + std::to_string(tile_dims[d]);
+              }
+            }
+            p_.line("if (" + past + ") stage[" + stage_index(st, v, 1) + "] = " + zero + ";");
+          },
+          8);
+      p_.close();
+    }
+  }
+}
+
 void LoadPipeline::start() {
+  zero_stage_padding();
   if (plan_.producers > 0) {
     p_.open("if (threadIdx.x >= " + plan_.computing_threads() + ")");
     produce_stage("0");
@@ -123,28 +154,71 @@ void LoadPipeline::issue_next() {
 // still reads that stage: the one read in the previous iteration is another (depth ≥ 2).
 void LoadPipeline::fill_plain_stages(const std::string &it, const ThreadShare &copiers) {
   for (const Stage &st : plan_.stages) {
-    const Operator &op = *st.op;
-    if (!plan_.is_direct(op.outputs[0])) continue;
-    const std::string tensor = "in" + std::to_string(st.input);
-    const Dims &tile_dims = plan_.dims_of(op.outputs[0]);
-    p_.open(st.plain ? "" : "if (!" + aligned_name(tensor) + ")");
-    p_.line("const auto *src = " + tensor + " + " + base(op, "(" + it + ")") + ";");
-    p_.line("auto *stage = " + plan_.stage_ptr(st, it) + ";");
-    const Dims sg = row_major_strides(op.attributes.sizes);
-    const std::vector<CopyBound> bounds = plan_.bounds(op.outputs[0], "(" + it + ")");
+    if (st.plain) {
+      fill_plain(st, it, copiers);
+    } else if (plan_.is_direct(st.op->outputs[0])) {
+      p_.open("if (!" + aligned_name("in" + std::to_string(st.input)) + ")");
+      fill_plain(st, it, copiers);
+      p_.close();
+    }
+  }
+}
+
+void LoadPipeline::fill_plain(const Stage &st, const std::string &it, const ThreadShare &copiers) {
+  const Operator &op = *st.op;
+  const std::string tensor = "in" + std::to_string(st.input);
+  const Dims &tile_dims = plan_.dims_of(op.outputs[0]);
+  p_.open("");
+  p_.line("const auto *src = " + tensor + " + " + base(op, "(" + it + ")") + ";");
+  p_.line("auto *stage = " + plan_.stage_ptr(st, it) + ";");
+  const Dims sg = row_major_strides(op.attributes.sizes);
+  const std::vector<CopyBound> bounds = plan_.bounds(op.outputs[0], "(" + it + ")");
+  const std::string element = element_type(op.attributes.dtype);
+  // Past the end: the tile's first element read (no branch around the read, so that every
+  // read of a thread stays in flight at once), zero kept.
+  auto value = [&](const std::vector<std::string> &v) {
+    const std::string inside = inside_condition(bounds, v, 1);
+    if (inside.empty()) return "src[" + index_expr(v, sg) + "]";
+    return "yr_select(" + inside + ", src[" + inside + " ? " + index_expr(v, sg) + " : 0], " + element + "{0})";
+  };
+  // In chunks of the tile's first dim of more than 1, each a thread's reads first and then its
+  // stores (the compiler would not move a read above a store into the stage, which may alias
+  // the tensor as far as it knows: one memory latency per element), few enough per thread to
+  // stay in registers beside attention's (more spill to local memory).
+  const size_t d = static_cast<size_t>(
+      std::find_if(tile_dims.begin(), tile_dims.end(), [](int64_t n) { return n > 1; }) - tile_dims.begin());
+  const int64_t slots = copiers.threads > 0 ? per_thread(tile_dims, copiers.threads) : 0;
+  if (slots == 0 || d == tile_dims.size()) {
     shared_loop(
         p_, copiers, tile_dims, "t",
-        [&](const std::vector<std::string> &v) {
-          const std::string inside = inside_condition(bounds, v, 1);
-          const std::string value = "src[" + index_expr(v, sg) + "]";
-          p_.line(
-              "stage[" + stage_index(st, v, 1) + "] = " +
-              (inside.empty() ? value : inside + " ? " + value + " : " + element_type(op.attributes.dtype) + "{0}") +
-              ";");
-        },
+        [&](const std::vector<std::string> &v) { p_.line("stage[" + stage_index(st, v, 1) + "] = " + value(v) + ";"); },
         8);
     p_.close();
+    return;
   }
+  const int64_t chunks = std::min(tile_dims[d], (slots + kMaxPlainCopiesPerThread - 1) / kMaxPlainCopiesPerThread);
+  const int64_t rows = (tile_dims[d] + chunks - 1) / chunks;
+  for (int64_t first = 0; first < tile_dims[d]; first += rows) {
+    Dims chunk = tile_dims;
+    chunk[d] = std::min(rows, tile_dims[d] - first);
+    const int64_t held = per_thread(chunk, copiers.threads);
+    // The chunk's index along d is the tile's less `first`.
+    auto at = [&](std::vector<std::string> v) {
+      if (first > 0) v[d] = "(" + v[d] + " + " + std::to_string(first) + ")";
+      return v;
+    };
+    p_.open("");
+    p_.line(element + " held[" + std::to_string(held) + "];");
+    shared_loop(
+        p_, copiers, chunk, "t", [&](const std::vector<std::string> &v) { p_.line("held[u] = " + value(at(v)) + ";"); },
+        static_cast<int>(held));
+    shared_loop(
+        p_, copiers, chunk, "t",
+        [&](const std::vector<std::string> &v) { p_.line("stage[" + stage_index(st, at(v), 1) + "] = held[u];"); },
+        static_cast<int>(held));
+    p_.close();
+  }
+  p_.close();
 }
 
 void LoadPipeline::read_staged(const Stage &st) {
@@ -224,9 +298,13 @@ void LoadPipeline::load_prefetched() {
         p_, plan_.block_share(), groups, "t",
         [&](const std::vector<std::string> &v) {
           const std::string inside = inside_condition(bounds, v, tl.group);
-          const std::string value = "yr_stream16(src" + std::to_string(tl.input) + " + " + index_expr(v, gg) + ")";
-          p_.line(raw + "[u] = " + (inside.empty() ? value : inside + " ? " + value + " : make_uint4(0u, 0u, 0u, 0u)") +
-                  ";");
+          const std::string from = "src" + std::to_string(tl.input) + " + ";
+          if (inside.empty()) {
+            p_.line(raw + "[u] = yr_stream16(" + from + index_expr(v, gg) + ");");
+          } else {  // as fill_plain_stages: no branch around the read
+            p_.line(raw + "[u] = yr_select(" + inside + ", yr_stream16(" + from + "(" + inside + " ? " +
+                    index_expr(v, gg) + " : 0)), make_uint4(0u, 0u, 0u, 0u));");
+          }
         },
         8);
     p_.close();

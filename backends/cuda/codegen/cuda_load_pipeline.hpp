@@ -53,6 +53,8 @@ class LoadPipeline {
   std::string stage_index(const Stage &st, const std::vector<std::string> &v, int64_t group) const;
   void issue_stages(const std::string &it, const std::optional<ThreadShare> &copiers = std::nullopt);
   void fill_plain_stages(const std::string &it, const ThreadShare &copiers);
+  void fill_plain(const Stage &st, const std::string &it, const ThreadShare &copiers);
+  void zero_stage_padding();
   std::string base(const Operator &op, const std::string &it) const;
 
   Printer &p_;

@@ -152,6 +152,12 @@ static __device__ __forceinline__ void yr_cp4(void *dst, const void *src, bool p
   *reinterpret_cast<unsigned *>(dst) = present ? *reinterpret_cast<const unsigned *>(src) : 0u;
 #endif
 }
+// `present ? value : absent` for a value already read (a ragged tile's element past the end
+// read from a valid address instead): a select, never a branch around the read.
+template <typename T>
+static __device__ __forceinline__ T yr_select(bool present, T value, T absent) {
+  return present ? value : absent;
+}
 static __device__ __forceinline__ void yr_cp_commit() {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;" ::: "memory");

@@ -63,11 +63,17 @@ void transfer(Printer &p, const ThreadShare &share, const std::string &tensor, c
             body(index_expr(v, gg), index_expr(v, gt));
             return;
           }
-          p.open("if (" + inside + ")");
-          body(index_expr(v, gg), index_expr(v, gt));
-          p.close();
-          if (!absent) return;
-          p.open("else");
+          if (!absent) {  // a store: skipped past the end
+            p.open("if (" + inside + ")");
+            body(index_expr(v, gg), index_expr(v, gt));
+            p.close();
+            return;
+          }
+          // A load: from the tile's first element past the end, then overwritten with zeros. No
+          // branch around the read, so that the compiler keeps every read of a thread in flight
+          // at once (it does not hoist a read out of a condition: the address may be invalid).
+          body("(" + inside + " ? " + index_expr(v, gg) + " : 0)", index_expr(v, gt));
+          p.open("if (!(" + inside + "))");
           absent(index_expr(v, gt), g);
           p.close();
         },

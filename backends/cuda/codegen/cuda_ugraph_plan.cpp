@@ -45,6 +45,13 @@ UGraphLowering UGraphPlan::lowering() const {
   return l;
 }
 
+bool UGraphPlan::direct_candidate(TensorId t) const {
+  const Operator &op = producer(t);
+  if (op.kind != OpKind::kInputIterator || dtype_size(op.attributes.dtype) != 2) return false;
+  return phase(t) == LoopPhase::kPerIteration && bg.config().forloop_range >= 2 &&
+         !straddles(t, group_of(op, dims_of(t), op.attributes.dtype));
+}
+
 bool UGraphPlan::is_ragged(TensorId t) const {
   if (ragged.empty()) return false;
   const RaggedDims &dims = ragged[static_cast<size_t>(t)];
@@ -265,18 +272,16 @@ void UGraphPlan::plan_shared_memory() {
   direct.assign(bg.num_tensors(), false);
   for (const Operator &op : ops) {
     const TensorId t = op.kind == OpKind::kInputIterator ? op.outputs[0] : -1;
-    if (t < 0 || row_pad[static_cast<size_t>(t)] == 0 || dtype_size(op.attributes.dtype) != 2) continue;
-    // Without 16-byte groups the stage is filled by plain copies (Stage::plain).
-    const int64_t group = group_of(op, dims_of(t), op.attributes.dtype);
-    direct[static_cast<size_t>(t)] =
-        phase(t) == LoopPhase::kPerIteration && bg.config().forloop_range >= 2 && !straddles(t, group);
+    if (t >= 0 && row_pad[static_cast<size_t>(t)] > 0) direct[static_cast<size_t>(t)] = direct_candidate(t);
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
     // With attention in registers where it applies (its per-iteration tiles then get no room),
-    // else without.
+    // else without. Attention may make its K and V direct (the first attempt only).
+    const std::vector<bool> planned = direct;
     for (const bool registers : {true, false}) {
       attention.reset();
-      if (registers) plan_register_attention();
+      direct = planned;
+      if (registers) plan_register_attention(attempt == 0);
       if (registers && !attention) continue;
       std::vector<bool> elsewhere = direct, sums_elsewhere;
       for (size_t t = 0; t < elsewhere.size(); ++t) elsewhere[t] = elsewhere[t] || inlined[t];
@@ -308,8 +313,10 @@ void UGraphPlan::plan_shared_memory() {
 
 // ---- attention in registers (cuda_attention.hpp) ----
 // Finds A = Q·K, E = exp(A), Σ E (row sums), Σ E·V in the loop with Q loop-invariant, K and V
-// read by the mma from their 16-bit stages, and no other reader of A, E or E·V.
-void UGraphPlan::plan_register_attention() {
+// read by the mma from their 16-bit stages, and no other reader of A, E or E·V. With `promote`,
+// K and V read by Q·K and E·V alone are made direct where they were not (their tiles' rows not
+// a multiple of 32 elements, which padded float tiles want).
+void UGraphPlan::plan_register_attention(bool promote) {
   if (!tensor_cores || target.compute_capability < 80) return;
   const auto &ops = bg.operators();
   for (size_t qk = 0; qk < ops.size(); ++qk) {
@@ -348,7 +355,12 @@ void UGraphPlan::plan_register_attention() {
     if (sums.size() != 1 || ops[sums[0]].kind != OpKind::kAccumSum) continue;
     // (Planned before the tiles' places: only what the graph says is used here.)
     const TensorId q = mm.inputs[0], k = mm.inputs[1], v = ops[*ev].inputs[1];
-    if (!is_direct(k) || !is_direct(v) || is_inlined(mm.outputs[0]) || is_inlined(e) || is_inlined(q)) continue;
+    auto stageable = [&](TensorId t, size_t reader) {
+      return is_direct(t) || (promote && direct_candidate(t) && readers(t) == std::vector<size_t>{reader});
+    };
+    if (!stageable(k, qk) || !stageable(v, *ev) || is_inlined(mm.outputs[0]) || is_inlined(e) || is_inlined(q)) {
+      continue;
+    }
     const Operator &q_source = producer(q), &k_source = producer(k), &v_source = producer(v);
     const DType element = k_source.attributes.dtype;
     if (!plain_matrix(dims_of(q)) || !plain_matrix(dims_of(k)) || !plain_matrix(dims_of(v)) ||
@@ -369,12 +381,26 @@ void UGraphPlan::plan_register_attention() {
     const size_t rank = dims_of(q).size();
     plan.rows = dims_of(q)[rank - 2];
     plan.depth = dims_of(q)[rank - 1];
-    plan.keys = dims_of(k)[rank - 1];
     plan.cols = dims_of(v)[rank - 1];
     plan.element = element_type(element);
     plan.offset_slack = target.attention_offset_slack;
-    const bool warpgroups = target.warpgroup_mma() && plan.fits_warpgroups(block.warps());
-    if (!warpgroups && !plan.fits(block.warps())) continue;
+    // Keys that are not whole 16s are rounded up: the stages' rows past the tile hold zeros (V)
+    // or anything (K: their scores are masked). To the count that gives each warp the fewest
+    // keys (129: 160 in 5 shares of 32, rather than 144 in 3 of 48; at most 16 · warps more).
+    const int64_t tile_keys = dims_of(k)[rank - 1];
+    plan.keys = tile_keys;
+    bool warpgroups = target.warpgroup_mma() && plan.fits_warpgroups(block.warps());
+    if (!warpgroups) {
+      std::optional<AttentionPlan> best;
+      const int64_t whole = (tile_keys + 15) / 16 * 16;
+      for (int64_t keys = whole; keys < whole + 16 * block.warps(); keys += 16) {
+        AttentionPlan tried = plan;
+        tried.keys = keys;
+        if (tried.fits(block.warps()) && (!best || tried.keys_per_warp() < best->keys_per_warp())) best = tried;
+      }
+      if (!best) continue;
+      plan = *best;
+    }
     plan.qk = qk;
     plan.exp = exps[0];
     plan.ev = *ev;
@@ -388,6 +414,12 @@ void UGraphPlan::plan_register_attention() {
       if (keys.has_value() != ragged[static_cast<size_t>(v)][rank - 2].has_value()) continue;
       if (keys) plan.keys_inside = c_text(ragged_inside(*keys, var("it")), kOffsetPrecedence);
     }
+    if (plan.keys != tile_keys) {
+      const std::string tile = std::to_string(tile_keys);
+      const std::string &inside = plan.keys_inside;
+      plan.keys_inside = inside.empty() ? tile : "(" + inside + " < " + tile + " ? " + inside + " : " + tile + ")";
+    }
+    direct[static_cast<size_t>(k)] = direct[static_cast<size_t>(v)] = true;
     if (!is_ragged(ops[plan.sum_ev].outputs[0])) plan.ev_saver = only_saver(ops[plan.sum_ev].outputs[0]);
     if (!is_ragged(ops[plan.sum_e].outputs[0])) plan.e_saver = only_saver(ops[plan.sum_e].outputs[0]);
     attention = plan;
@@ -451,12 +483,17 @@ void UGraphPlan::plan_stages() {
     // A direct stage's rows are padded by 8 elements: 16 bytes keep cp.async aligned, and rows
     // 4 apart then fall 2 ways into the banks instead of 4. A swizzled one is compact.
     const bool swizzled = warpgroup_operand(op.outputs[0]);
-    Dims padded = tile_dims;
+    Dims dims = tile_dims;
+    if (attention) {  // keys rounded up to whole 16s
+      if (op.outputs[0] == ops_input(attention->qk, 1)) dims.back() = attention->keys;
+      if (op.outputs[0] == ops_input(attention->ev, 1)) dims[dims.size() - 2] = attention->keys;
+    }
+    Dims padded = dims;
     if (is_direct(op.outputs[0]) && !swizzled) padded.back() += 8;
     const int64_t floats =
         (num_elements(padded) * static_cast<int64_t>(dtype_size(op.attributes.dtype)) / 4 + 3) / 4 * 4;
     stages.push_back(
-        {input, &op, group, 0, floats, row_major_strides(padded), swizzled, tile_dims[tile_dims.size() - 2], plain});
+        {input, &op, group, 0, floats, row_major_strides(padded), swizzled, dims[dims.size() - 2], plain, dims});
     stage_floats += floats;
   });
   if (stages.empty()) return;

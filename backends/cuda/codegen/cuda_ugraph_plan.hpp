@@ -61,6 +61,9 @@ struct Stage {
   // divides, as a KV cache of 1,001 keys laid out [depth, keys]): filled by plain copies, no
   // cp.async (LoadPipeline::fill_plain_stages).
   bool plain = false;
+  // The stage's elements: the tile's, or more where attention rounds its keys up to whole 16s
+  // (the copies fill the tile's part; LoadPipeline::zero_stage_padding the rest).
+  Dims dims;
 };
 
 // A tile read once whose 16-byte groups are loaded into registers first.
@@ -118,6 +121,9 @@ class UGraphPlan {
   // whether a kFillAbsent step writes input `input` of operator `op` before it runs
   // (lower_ugraph.hpp).
   bool is_ragged(TensorId t) const;
+  // Whether t may be read by the mma from its stage: a 16-bit per-iteration input tile of a loop
+  // of 2 or more, no 16-byte group of it straddling the tensor's end.
+  bool direct_candidate(TensorId t) const;
   bool straddles(TensorId t, int64_t group) const;
   std::vector<CopyBound> bounds(TensorId t, const std::string &it) const;
   bool filled_before(size_t op, size_t input) const;
@@ -159,7 +165,8 @@ class UGraphPlan {
   bool in_epilogue(const Operator &op) const;
   void plan_row_padding();
   void plan_shared_memory();
-  void plan_register_attention();
+  void plan_register_attention(bool promote);
+  TensorId ops_input(size_t op, size_t input) const { return bg.operators()[op].inputs[input]; }
   bool place_attention_scratch();
   void plan_stages();
   int ring_depth(int64_t stage_floats) const;

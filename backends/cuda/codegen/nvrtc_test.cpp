@@ -248,6 +248,8 @@ TEST_F(CudaCodegen, RaggedTileUGraphs) {
     ++variants;
   }
   EXPECT_GE(variants, 4u);
+  // Attention over 4,097 keys in 64 iterations: key tiles of 65, rounded up to 80 in registers.
+  expect_compiles(ragged_variant(attention_at("gqa", 16, 64), 1024, -1), "gqa over 4,097 keys", seen_, pending_);
 }
 
 // Matmuls of many rows on 16-bit data are tiled GEMMs from sm_80 (cuda_gemm.hpp): on sm_80 the

@@ -13,6 +13,7 @@
 #include "cuda/codegen/generator_test_support.hpp"
 #include "ir/block_graph.hpp"
 #include "ir/rebuild.hpp"
+#include "ragged_graphs.hpp"
 #include "search/loop_split.hpp"
 #include "testing/test_support.hpp"
 
@@ -243,12 +244,38 @@ TEST(CudaCodegenBlocks, RaggedKeysRunAttentionInRegisters) {
     EXPECT_LT(body.find("unsigned att_q[4][4];"), loop);
     EXPECT_NE(body.find("const int att_kin = ((4093 - it * 128)) - att_share * "), std::string::npos);
     EXPECT_NE(body.find("if (8 * j >= att_kin) att_s[j][0] = att_s[j][2] = -INFINITY;"), std::string::npos);
-    EXPECT_NE(body.find("t2 < (4093 - (it) * 128) ? src[(t0 * 261952 + t1 * 4093 + t2)] : yr_f16{0};"),
+    // K's plain stage: a chunk of its rows read into registers (past the end from the tile's
+    // start, no branch around the read), then stored.
+    EXPECT_NE(body.find("held[u] = yr_select(t2 < (4093 - (it) * 128), src[t2 < (4093 - (it) * 128) ? (t0 * 261952 + "
+                        "t1 * 4093 + t2) : 0], yr_f16{0});"),
               std::string::npos)
         << "K's plain stage";
+    EXPECT_NE(body.find("] = held[u];"), std::string::npos);
     EXPECT_NE(body.find("t1 < (4093 - (it + "), std::string::npos) << "V's zero-filled cp.async";
     EXPECT_EQ(body.find("yr_mma_tf32"), std::string::npos) << "no TF32 E·V";
   }
+}
+
+// 4,097 keys over a loop of 64 (an H200's pick for decode attention): tiles of 65 keys, which
+// attention in registers rounds up to 80, the scores past the tile masked like absent keys and
+// V's stage rows past it zeros.
+TEST(CudaCodegenBlocks, AttentionRoundsItsKeysUpToWholeSixteens) {
+  const KernelGraph attention = ragged_variant(attention_at("gqa", 16, 64), 1024, -1);
+  const std::string body = kernel_body(
+      codegen::cuda_source(serialize::make_kernel_program(attention, attention.operators().size() - 1), h100_device()));
+  EXPECT_NE(body.find("unsigned att_q[4][4];"), std::string::npos);
+  EXPECT_NE(body.find("const int att_kin = (((4097 - it * 65) < 65 ? (4097 - it * 65) : 65)) - att_share * "),
+            std::string::npos);
+  EXPECT_NE(body.find("if (t1 >= 65) stage[(t0 * 5760 + t1 * 72 + t2)] = yr_f16{0};"), std::string::npos)
+      << "V's rows past the tile";
+  EXPECT_NE(body.find("if (t2 >= 65) stage[(t0 * 5632 + t1 * 88 + t2)] = yr_f16{0};"), std::string::npos)
+      << "K's columns past it, in rows of 80 + 8";
+  EXPECT_EQ(body.find("yr_mma_tf32"), std::string::npos) << "no TF32 E·V";
+  // What the conformance suite's kernels.ragged_tiles checks on the device: the same path.
+  const KernelGraph small = bench::build_ragged("exp_attention", true, DType::kBFloat16);
+  const std::string checked = kernel_body(customized_source(small, kH100SharedBytes));
+  EXPECT_NE(checked.find("unsigned att_q[1][4];"), std::string::npos);
+  EXPECT_NE(checked.find(" < 65 ? "), std::string::npos);
 }
 
 TEST(CudaCodegenBlocks, AttentionRunsInRegisters) {
