@@ -100,6 +100,22 @@ KernelGraph tiled_exp(bool fused, DType dt) {
   return g;
 }
 
+KernelGraph max_and_sum(bool fused, DType dt) {
+  KernelGraph g;
+  const TensorId x = g.new_input({7, 61}, dt);
+  if (!fused) {
+    g.mark_output(g.concat(g.reduction(OpKind::kReductionMax, x, 1), g.reduction(OpKind::kReduction, x, 1), 1));
+    return g;
+  }
+  auto bg = blocks(2, 4);
+  const TensorId xt = bg->new_input({7, 61}, dt, {0, -1, -1}, 1);
+  const TensorId max = bg->reduction(OpKind::kReductionMax, bg->accumulate(OpKind::kAccumMax, xt), 1);
+  const TensorId sum = bg->accumulate(OpKind::kAccumReduceSum, xt);
+  bg->new_output(bg->concat(max, sum, 1), {0, -1, -1}, -1);
+  g.mark_output(g.customized({x}, bg)[0]);
+  return g;
+}
+
 KernelGraph exp_attention(bool fused, DType dt) {
   KernelGraph g;
   const TensorId q = g.new_input({16, 16}, dt), k = g.new_input({16, 1030}, dt), v = g.new_input({1030, 16}, dt);
@@ -122,8 +138,8 @@ KernelGraph exp_attention(bool fused, DType dt) {
 }  // namespace
 
 const std::vector<std::string> &ragged_names() {
-  static const std::vector<std::string> names = {"attention", "norm_product", "row_statistics", "tiled_exp",
-                                                 "exp_attention"};
+  static const std::vector<std::string> names = {"attention", "norm_product",  "row_statistics",
+                                                 "tiled_exp", "exp_attention", "max_and_sum"};
   return names;
 }
 
@@ -133,6 +149,7 @@ KernelGraph build_ragged(const std::string &name, bool fused, DType dtype) {
   if (name == "row_statistics") return row_statistics(fused, dtype);
   if (name == "tiled_exp") return tiled_exp(fused, dtype);
   if (name == "exp_attention") return exp_attention(fused, dtype);
+  if (name == "max_and_sum") return max_and_sum(fused, dtype);
   invalid_argument("build_ragged: no graph named '" + name + "'");
 }
 

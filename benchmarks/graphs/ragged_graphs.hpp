@@ -23,6 +23,9 @@ namespace yirage::bench {
 // "exp_attention": Σ exp(Q·K)·V / Σ exp(Q·K) (the benchmark attention's form), Q [16, 16], K [16,
 // 1,030], V [1,030, 16], the keys over 16 iterations: tiles of 65 keys (15 · 65 + 55), which
 // attention in registers on CUDA rounds up to 80.
+// "max_and_sum": the row max and the row sum of one loaded tile X [7, 61] (rows over 2 blocks,
+// columns over 4 iterations): the max's −∞ fill must not reach the sum (a loaded tile holds zeros
+// past the end only until a fill writes there).
 const std::vector<std::string> &ragged_names();
 KernelGraph build_ragged(const std::string &name, bool fused, DType dtype);
 

@@ -97,27 +97,27 @@ class Lowerer {
     return Step{StepKind::kSaveTile, i, output, {Stmt{copy}}, {{t, copy.vector == 1}}, {}};
   }
 
-  // A copy of ragged tile `t`: its elements inside the tensor along each ragged dim. Groups of
-  // `vector` elements stay where none straddles the end (all in, or all past it).
+  // A copy of ragged tile `t`: its elements inside the tensor along each ragged dim. Its groups of
+  // `vector` elements stay: vector_group takes them only where they divide the tensor's last dim,
+  // so each is all in or all past the end.
   void bound(TileCopy &copy, TensorId t, const Expr &it) const {
     if (ragged_.empty()) return;
     const RaggedDims &dims = ragged_[static_cast<size_t>(t)];
     for (size_t d = 0; d < dims.size(); ++d) {
       if (dims[d]) copy.inside.push_back({d, ragged_inside(*dims[d], it)});
     }
-    if (!dims.empty() && dims.back() && dims.back()->extent % copy.vector != 0) copy.vector = 1;
   }
 
   // Steps setting the absent elements operator i reads to its identity (ragged_tiles.hpp). A
   // matmul stops its sums at k_inside instead (compute), unless the target asks for its
-  // operands' fills. A loaded tile's absent elements are zeros already.
+  // operands' fills. Zero fills of loaded tiles are left out where they are zeros (fill_needed).
   void fill_absent(size_t i, std::vector<Step> &steps) const {
     if (ragged_.empty()) return;
     const Operator &op = bg_.operators()[i];
     if (op.kind == OpKind::kMatmul && !l_.fill_matmul_operands) return;
     for (const AbsentFill &f : absent_fills(bg_, op, ragged_)) {
       const TensorId t = op.inputs[f.input];
-      if (f.value == 0 && producer(bg_, t).kind == OpKind::kInputIterator) continue;
+      if (!fill_needed(bg_, ragged_, op, f)) continue;
       const TensorRef x = tile(t);
       const std::vector<std::string> names = numbered("z", x.dims.size());
       const std::vector<Expr> v = vars_of(names);
@@ -447,6 +447,17 @@ bool has_state(const BlockGraph &bg, const UGraphLowering &l, size_t op) {
 
 int64_t accumulator_key(const BlockGraph &bg, const UGraphLowering &l, size_t op) {
   return has_state(bg, l, op) ? state_key(op) : bg.operators()[op].outputs[0];
+}
+
+bool fill_needed(const BlockGraph &bg, const std::vector<RaggedDims> &ragged, const Operator &op, const AbsentFill &f) {
+  const TensorId t = op.inputs[f.input];
+  if (f.value != 0 || producer(bg, t).kind != OpKind::kInputIterator) return true;
+  for (const Operator &other : bg.operators()) {
+    for (const AbsentFill &g : absent_fills(bg, other, ragged)) {
+      if (other.inputs[g.input] == t && g.value != 0) return true;
+    }
+  }
+  return false;
 }
 
 Expr ragged_inside(const RaggedSplit &split, const Expr &it) {

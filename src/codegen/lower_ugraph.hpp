@@ -84,6 +84,11 @@ struct LoweredUGraph {
 // operator's result stored all the same.
 std::vector<bool> inlined_tensors(const BlockGraph &bg, const std::function<bool(const Operator &)> &keep = nullptr);
 
+// Whether fill `f` of operator `op` (ragged_tiles.hpp absent_fills) must be done: a zero fill of a
+// loaded tile is not (a load leaves zeros past the end), unless another operator's fill writes a
+// non-zero identity (a max's −∞) into that tile, in place.
+bool fill_needed(const BlockGraph &bg, const std::vector<RaggedDims> &ragged, const Operator &op, const AbsentFill &f);
+
 // How many elements of a ragged tile (ir/ragged_tiles.hpp) lie inside the tensor along `split`'s
 // dim in block (bx, by, bz) and iteration `it`: the kernel dim's extent less the tile's start
 // (it may exceed the tile).

@@ -5,7 +5,7 @@
 // kernel-level input: for every grid axis with more than one block, imap names the tensor dim
 // split across that axis's blocks (-1: every block gets the whole dim), and fmap names the dim
 // split across iterations (-1: the same tile every iteration). A dim cut into parts is cut into
-// tiles of ceil(extent / parts); where that overruns the dim, the last tiles are ragged
+// tiles of ragged_tile_length (below); where that overruns the dim, the last tiles are ragged
 // (ragged_tiles.hpp: their elements past the dim are absent), but no part may be empty. Compute operators
 // work on tiles; accumulators combine a per-iteration tile over all iterations; output savers
 // write a tile per block (omap: for every grid axis with more than one block, the output dim the

@@ -20,8 +20,9 @@ namespace {
 // other candidates (other grid sizes, no split loops) answers another question. Raised whenever
 // what the search enumerates or keeps changes (3: configurations first, and split loops summed on
 // a finer grid; 4: tiles of 2 and 4 matrix-unit heights, L2 re-reads at the blocks' share of L2,
-// one wait for a loop that only sums its tiles).
-constexpr int kSearchRevision = 4;
+// one wait for a loop that only sums its tiles; 5: ragged tiles rounded up to whole 16s or 8s,
+// built by the CUDA plugin).
+constexpr int kSearchRevision = 5;
 
 }  // namespace
 

@@ -116,35 +116,18 @@ static __device__ __forceinline__ void yr_ld16u(const T *p, float *v) {
 }
 // Asynchronous 16-byte copies from global to shared memory (cp.async, sm_80+; a plain copy
 // before), committed as one group per for-loop iteration; yr_cp_wait<n>() waits until at most n
-// groups are pending.
-static __device__ __forceinline__ void yr_cp16(void *dst, const void *src) {
+// groups are pending. Where `present` is false: zeros, nothing read (a ragged tile's elements
+// past the tensor's end; `src` must still be an address inside it).
+static __device__ __forceinline__ void yr_cp16(void *dst, const void *src, bool present = true) {
 #if __CUDA_ARCH__ >= 800
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));  // folds into the address
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(d), "l"(src) : "memory");
-#else
-  *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
-#endif
-}
-// 4 bytes (cp.async.ca: sizes under 16 go through L1): a float tile without 16-byte groups.
-static __device__ __forceinline__ void yr_cp4(void *dst, const void *src) {
-#if __CUDA_ARCH__ >= 800
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(d), "l"(src) : "memory");
-#else
-  *reinterpret_cast<unsigned *>(dst) = *reinterpret_cast<const unsigned *>(src);
-#endif
-}
-// The same where `present`, else zeros without a read (a ragged tile's elements past the
-// tensor's end; `src` must still be an address inside it).
-static __device__ __forceinline__ void yr_cp16(void *dst, const void *src, bool present) {
-#if __CUDA_ARCH__ >= 800
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(src), "r"(present ? 16 : 0) : "memory");
 #else
   *reinterpret_cast<uint4 *>(dst) = present ? *reinterpret_cast<const uint4 *>(src) : make_uint4(0u, 0u, 0u, 0u);
 #endif
 }
-static __device__ __forceinline__ void yr_cp4(void *dst, const void *src, bool present) {
+// 4 bytes (cp.async.ca: sizes under 16 go through L1): a float tile without 16-byte groups.
+static __device__ __forceinline__ void yr_cp4(void *dst, const void *src, bool present = true) {
 #if __CUDA_ARCH__ >= 800
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(d), "l"(src), "r"(present ? 4 : 0) : "memory");
@@ -257,9 +240,7 @@ static __device__ __forceinline__ void yr_ldmatrix4(const void *row, unsigned *r
 // with plain loads and stores.
 static __device__ __forceinline__ void yr_cp16_zfill(void *dst, const void *src, bool valid, bool aligned) {
   if (aligned) {
-    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(src), "r"(valid ? 16 : 0)
-                 : "memory");
+    yr_cp16(dst, src, valid);
   } else {
     unsigned short *to = reinterpret_cast<unsigned short *>(dst);
     const unsigned short *from = reinterpret_cast<const unsigned short *>(src);

@@ -34,8 +34,8 @@ struct CopyBound {
 };
 // Whether the element, or the group of `group` elements along the last dim, at index `v` (one
 // variable per dim, the last counting groups) lies inside the tensor: a C++ condition, empty
-// where there are no bounds. The caller makes sure that no group straddles the end (the group
-// divides the extent: UGraphPlan::straddles).
+// where there are no bounds. No group straddles the end: vector_group takes groups only where
+// they divide the tensor's last dim.
 std::string inside_condition(const std::vector<CopyBound> &bounds, const std::vector<std::string> &v, int64_t group);
 // `count` (1, or a multiple of 4) zero floats at `at` (16-byte aligned where count > 1).
 void store_zeros(Printer &p, const std::string &at, int64_t count);

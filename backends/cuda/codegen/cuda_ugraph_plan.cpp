@@ -48,20 +48,13 @@ UGraphLowering UGraphPlan::lowering() const {
 bool UGraphPlan::direct_candidate(TensorId t) const {
   const Operator &op = producer(t);
   if (op.kind != OpKind::kInputIterator || dtype_size(op.attributes.dtype) != 2) return false;
-  return phase(t) == LoopPhase::kPerIteration && bg.config().forloop_range >= 2 &&
-         !straddles(t, group_of(op, dims_of(t), op.attributes.dtype));
+  return phase(t) == LoopPhase::kPerIteration && bg.config().forloop_range >= 2;
 }
 
 bool UGraphPlan::is_ragged(TensorId t) const {
   if (ragged.empty()) return false;
   const RaggedDims &dims = ragged[static_cast<size_t>(t)];
   return std::any_of(dims.begin(), dims.end(), [](const std::optional<RaggedSplit> &r) { return r.has_value(); });
-}
-
-bool UGraphPlan::straddles(TensorId t, int64_t group) const {
-  if (group == 1 || ragged.empty() || ragged[static_cast<size_t>(t)].empty()) return false;
-  const std::optional<RaggedSplit> &last = ragged[static_cast<size_t>(t)].back();
-  return last && last->extent % group != 0;
 }
 
 std::vector<CopyBound> UGraphPlan::bounds(TensorId t, const std::string &it) const {
@@ -76,9 +69,9 @@ std::vector<CopyBound> UGraphPlan::bounds(TensorId t, const std::string &it) con
 
 bool UGraphPlan::filled_before(size_t op, size_t input) const {
   if (ragged.empty()) return false;
-  for (const AbsentFill &f : absent_fills(bg, bg.operators()[op], ragged)) {
-    const TensorId t = bg.operators()[op].inputs[f.input];
-    if (f.input == input && (f.value != 0 || producer(t).kind != OpKind::kInputIterator)) return true;
+  const Operator &filled = bg.operators()[op];
+  for (const AbsentFill &f : absent_fills(bg, filled, ragged)) {
+    if (f.input == input && fill_needed(bg, ragged, filled, f)) return true;
   }
   return false;
 }
@@ -384,16 +377,17 @@ void UGraphPlan::plan_register_attention(bool promote) {
     plan.cols = dims_of(v)[rank - 1];
     plan.element = element_type(element);
     plan.offset_slack = target.attention_offset_slack;
-    // Keys that are not whole 16s are rounded up: the stages' rows past the tile hold zeros (V)
-    // or anything (K: their scores are masked). To the count that gives each warp the fewest
-    // keys (129: 160 in 5 shares of 32, rather than 144 in 3 of 48; at most 16 · warps more).
+    // Keys that are not whole 16s are rounded up (the stages' rows past the tile are zeros, the
+    // scores there masked), to the count that gives each warp the fewest keys (129: 160 in 5
+    // shares of 32, rather than 144 in 3 of 48; at most 16 · warps more). Whole 16s stay.
     const int64_t tile_keys = dims_of(k)[rank - 1];
     plan.keys = tile_keys;
     bool warpgroups = target.warpgroup_mma() && plan.fits_warpgroups(block.warps());
     if (!warpgroups) {
       std::optional<AttentionPlan> best;
       const int64_t whole = (tile_keys + 15) / 16 * 16;
-      for (int64_t keys = whole; keys < whole + 16 * block.warps(); keys += 16) {
+      const int64_t last = whole == tile_keys ? whole : whole + 16 * (block.warps() - 1);
+      for (int64_t keys = whole; keys <= last; keys += 16) {
         AttentionPlan tried = plan;
         tried.keys = keys;
         if (tried.fits(block.warps()) && (!best || tried.keys_per_warp() < best->keys_per_warp())) best = tried;
@@ -479,7 +473,6 @@ void UGraphPlan::plan_stages() {
     if (phase(op.outputs[0]) != LoopPhase::kPerIteration) return;
     const bool plain = group == 1 && dtype_size(op.attributes.dtype) != 4;
     if (plain && !is_direct(op.outputs[0])) return;
-    if (straddles(op.outputs[0], group)) return;
     // A direct stage's rows are padded by 8 elements: 16 bytes keep cp.async aligned, and rows
     // 4 apart then fall 2 ways into the banks instead of 4. A swizzled one is compact.
     const bool swizzled = warpgroup_operand(op.outputs[0]);
@@ -617,7 +610,7 @@ void UGraphPlan::plan_tensor_core_views() {
 void UGraphPlan::plan_prefetch() {
   int64_t slots = 0;
   each_input_tile([&](const Operator &op, size_t input, const Dims &tile_dims, int64_t group) {
-    if (!read_once(op) || stage_of(input) != nullptr || group == 1 || straddles(op.outputs[0], group)) return;
+    if (!read_once(op) || stage_of(input) != nullptr || group == 1) return;
     Dims groups = tile_dims;
     groups.back() /= group;
     const int64_t n = per_thread(groups, block.threads);

@@ -116,15 +116,14 @@ class UGraphPlan {
   // 16-byte groups of `op`'s tile moves (ugraph_layout.hpp's vector_group).
   int64_t group_of(const Operator &op, const Dims &tile_dims, DType dtype) const;
 
-  // Ragged tiles: whether t has any; whether a group of `group` elements of its last dim could
-  // straddle the tensor's end; the copy bounds of t's tile in iteration `it` (an expression);
-  // whether a kFillAbsent step writes input `input` of operator `op` before it runs
-  // (lower_ugraph.hpp).
+  // Ragged tiles: whether t has any; the copy bounds of t's tile in iteration `it` (an
+  // expression); whether a kFillAbsent step writes input `input` of operator `op` before it runs
+  // (lower_ugraph.hpp, fill_needed). A 16-byte group never straddles the end: vector_group takes
+  // groups only where they divide the tensor's last dim.
   bool is_ragged(TensorId t) const;
   // Whether t may be read by the mma from its stage: a 16-bit per-iteration input tile of a loop
-  // of 2 or more, no 16-byte group of it straddling the tensor's end.
+  // of 2 or more.
   bool direct_candidate(TensorId t) const;
-  bool straddles(TensorId t, int64_t group) const;
   std::vector<CopyBound> bounds(TensorId t, const std::string &it) const;
   bool filled_before(size_t op, size_t input) const;
 
