@@ -32,6 +32,7 @@ struct KernelRuntime {
   void *pool;
   int (*gemm)(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
               int64_t ldc);
+  void *(*scratch)(int64_t bytes);
 };
 
 using KernelFunction = int (*)(const void *const *inputs, void *const *outputs, const KernelRuntime *runtime);

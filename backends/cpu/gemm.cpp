@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #if YIRAGE_CPU_HAVE_LIBXSMM
 #include <libxsmm.h>
@@ -67,6 +68,25 @@ GemmFunction gemm_function() {
 #else
   return nullptr;
 #endif
+}
+
+void *thread_scratch(int64_t bytes) {
+  struct Free {
+    void operator()(void *p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<void, Free> buffer;
+  thread_local int64_t capacity = 0;
+  if (bytes <= 0) return nullptr;
+  if (bytes > capacity) {
+    const int64_t rounded = (bytes + 63) / 64 * 64;
+    buffer.reset();  // the old one first: the new one may be most of memory
+    capacity = 0;
+    void *fresh = std::aligned_alloc(64, static_cast<size_t>(rounded));
+    if (fresh == nullptr) return nullptr;
+    buffer.reset(fresh);
+    capacity = rounded;
+  }
+  return buffer.get();
 }
 
 }  // namespace yirage::cpu

@@ -17,4 +17,10 @@ using GemmFunction = int (*)(int64_t m, int64_t n, int64_t k, const float *a, in
 // $YIRAGE_CPU_LIBXSMM is 0 (read on each call; "0" turns it off, anything else leaves it on).
 GemmFunction gemm_function();
 
+// A buffer of at least `bytes` (64-byte aligned) that belongs to the calling thread, kept for its
+// next call (each thread's largest request stays allocated until the thread ends): where the
+// kernels convert 16-bit operands to float32 for gemm. nullptr when it cannot be had; the caller
+// then runs its own loop. Its contents are the caller's until the same thread asks again.
+void *thread_scratch(int64_t bytes);
+
 }  // namespace yirage::cpu

@@ -81,6 +81,22 @@ TEST(CpuGemm, ThreadsAtOnce) {
 }
 #endif
 
+// Each thread's scratch: aligned, kept for smaller requests, grown for larger ones, its own.
+TEST(CpuGemm, ThreadScratchBelongsToItsThread) {
+  EXPECT_EQ(thread_scratch(0), nullptr);
+  auto *first = static_cast<char *>(thread_scratch(100));
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 64, 0u);
+  first[99] = 1;
+  EXPECT_EQ(thread_scratch(64), first) << "a smaller request keeps the buffer";
+  auto *grown = static_cast<char *>(thread_scratch(1 << 20));
+  ASSERT_NE(grown, nullptr);
+  grown[(1 << 20) - 1] = 1;  // all of it is usable (ASan would see an overflow)
+  void *other = nullptr;
+  std::thread([&] { other = thread_scratch(64); }).join();
+  EXPECT_NE(other, grown);
+}
+
 TEST(CpuGemm, OffWhereSetToZeroOrNotBuilt) {
   setenv("YIRAGE_CPU_LIBXSMM", "0", 1);
   EXPECT_EQ(gemm_function(), nullptr);

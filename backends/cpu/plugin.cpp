@@ -264,7 +264,7 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     executable->output_bytes = parsed.output_bytes();
     executable->pool = instance->pool;
     executable->runtime = {yirage::cpu::ThreadPool::parallel_for_entry, executable->pool.get(),
-                           yirage::cpu::gemm_function()};
+                           yirage::cpu::gemm_function(), yirage::cpu::thread_scratch};
     *out = executable.release();
   });
 }

@@ -373,27 +373,45 @@ TEST(CpuPlugin, GeneratedSourceIncludesNoHeader) {
   }
 }
 
-// float32 matmuls call the plugin's small-GEMM (libxsmm) where it has one, the loop being their
-// fallback; a float16 tensor's matmul keeps the loop, which converts as it reads. Both run right
-// with YIRAGE_CPU_LIBXSMM=0 as well (FusedBenchmarkUGraphs runs them with it on).
-TEST(CpuPlugin, Float32MatmulsCallTheSmallGemm) {
-  for (DType dt : {DType::kFloat16, DType::kFloat32}) {
-    for (const KernelGraph &g : {bench::build_unfused("lora", 2, dt, 16), bench::build_fused("lora", 2, dt, 16)}) {
+// Matmuls call the plugin's small-GEMM (libxsmm) where it has one, the loop being their fallback:
+// float32 operands as they are; 16-bit input tiles of a µGraph are converted into its arena; a
+// kernel-level product of 16-bit tensors converts its tasks' blocks into the thread's scratch where
+// it has a whole block of rows, and keeps the loop (which converts as it reads) for fewer rows (a
+// decode product streams its B once). All run right with YIRAGE_CPU_LIBXSMM=0 as well
+// (FusedBenchmarkUGraphs and EveryDType run them with it on).
+TEST(CpuPlugin, MatmulsCallTheSmallGemm) {
+  for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
+    for (const bool fused : {false, true}) {
+      const KernelGraph g = fused ? bench::build_fused("lora", 2, dt, 16) : bench::build_unfused("lora", 2, dt, 16);
       std::string sources;
       for (size_t i : serialize::kernel_operators(g))
         sources += codegen::cpu_source(serialize::make_kernel_program(g, i));
-      EXPECT_EQ(sources.find("yr_gemm(rt, ") != std::string::npos, dt == DType::kFloat32) << dtype_name(dt);
+      EXPECT_NE(sources.find("yr_gemm(rt, "), std::string::npos) << dtype_name(dt);
+      EXPECT_EQ(sources.find("yr_gemm_scratch(rt, ") != std::string::npos, dt != DType::kFloat32 && !fused)
+          << dtype_name(dt) << (fused ? " fused" : " unfused");
     }
+    KernelGraph decode;
+    decode.mark_output(decode.matmul(decode.new_input({8, 64}, dt), decode.new_input({64, 256}, dt)));
+    EXPECT_EQ(codegen::cpu_source(serialize::make_kernel_program(decode, 2)).find("yr_gemm(rt, "), std::string::npos)
+        << dtype_name(dt) << ": 8 rows stream B through the loop";
+    // A µGraph's product of 2 rows reads a 16-bit weight tile in place, through the loop.
+    const KernelGraph two_rows = bench::build_fused("rmsnorm_linear", 1, dt, 16);
+    EXPECT_EQ(
+        codegen::cpu_source(serialize::make_kernel_program(two_rows, 2)).find("yr_gemm(rt, ") != std::string::npos,
+        dt == DType::kFloat32)
+        << dtype_name(dt);
   }
 
   setenv("YIRAGE_CPU_LIBXSMM", "0", 1);
   auto plugin = cpu_plugin();
-  for (const std::string name : {"lora", "gated_mlp", "gqa"}) {
-    const KernelGraph unfused = bench::build_unfused(name, 2, DType::kFloat32, 16);
-    Measurer measurer(*plugin, 0, unfused, MeasureOptions{});
-    for (const KernelGraph &g : {unfused, bench::build_fused(name, 2, DType::kFloat32, 16)}) {
-      const Measurement m = measurer.measure(g, false);
-      EXPECT_TRUE(m.correct) << name << " with YIRAGE_CPU_LIBXSMM=0: " << m.error;
+  for (DType dt : {DType::kFloat16, DType::kFloat32}) {
+    for (const std::string name : {"lora", "gated_mlp", "gqa"}) {
+      const KernelGraph unfused = bench::build_unfused(name, 2, dt, 16);
+      Measurer measurer(*plugin, 0, unfused, MeasureOptions{});
+      for (const KernelGraph &g : {unfused, bench::build_fused(name, 2, dt, 16)}) {
+        const Measurement m = measurer.measure(g, false);
+        EXPECT_TRUE(m.correct) << name << " " << dtype_name(dt) << " with YIRAGE_CPU_LIBXSMM=0: " << m.error;
+      }
     }
   }
   unsetenv("YIRAGE_CPU_LIBXSMM");

@@ -21,16 +21,24 @@ static inline int64_t yr_min64(int64_t a, int64_t b) { return b < a ? b : a; }
 // layout): parallel_for runs task(context, b, e) over ranges covering [0, count), each of at least
 // grain items, on the launching thread and the pool's workers. gemm, where not null, is row-major
 // float32 C = A·B (backends/cpu/gemm.hpp): 1 when done, 0 when the caller must run its own loop.
+// scratch gives the calling thread's own buffer of at least that many bytes (or null), kept for
+// it until the thread's next request.
 typedef void (*yr_task)(void *context, int64_t begin, int64_t end);
 struct yr_runtime {
   void (*parallel_for)(void *pool, int64_t count, int64_t grain, yr_task task, void *context);
   void *pool;
   int (*gemm)(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
               int64_t ldc);
+  void *(*scratch)(int64_t bytes);
 };
 static inline bool yr_gemm(const yr_runtime *rt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                            const float *b, int64_t ldb, float *c, int64_t ldc) {
   return rt != nullptr && rt->gemm != nullptr && rt->gemm(m, n, k, a, lda, b, ldb, c, ldc) != 0;
+}
+// Float scratch for gemm's converted operands: null where there is no gemm to feed or no memory.
+static inline float *yr_gemm_scratch(const yr_runtime *rt, int64_t floats) {
+  if (rt == nullptr || rt->gemm == nullptr || rt->scratch == nullptr) return nullptr;
+  return static_cast<float *>(rt->scratch(floats * 4));
 }
 // body(begin, end) over [0, count): on this thread alone where there are fewer than 2 × grain
 // items (too little work to wake another thread for) or no runtime, else shared.

@@ -140,8 +140,15 @@ void CppPrinter::print_matmul(const Matmul &mm) {
   // matmul whole, a kernel-level one per task; the loop below runs where it has none. A
   // kernel-level product of fewer rows than a block's (decode: streaming B) keeps the loop, whose
   // prefetch of B's rows made it 1.2-1.5x faster there (benchmarks/cpu/README.md).
-  const bool gemm =
-      is_float32(a.buffer) && is_float32(b.buffer) && is_float32(o.buffer) && !(parallel && m < kMatmulRows);
+  const bool floats = is_float32(a.buffer) && is_float32(b.buffer) && is_float32(o.buffer);
+  const bool gemm = floats && !(parallel && m < kMatmulRows);
+  // A kernel-level product of 16-bit operands or result, as many rows as a block's: each task
+  // converts its rows of A and its block of B to float scratch of its thread, calls yr_gemm and
+  // converts the sums back. A thread takes a column block's row blocks one after another, so that
+  // B's block is converted once for all of them.
+  const bool a16 = !is_float32(a.buffer), b16 = !is_float32(b.buffer), o16 = !is_float32(o.buffer);
+  const bool converted = !floats && parallel && m >= kMatmulRows;
+  const int64_t fa = a16 ? rows * k : 0, fb = b16 ? k * cols : 0, fc = o16 ? rows * cols : 0;
   // Ragged tiles (ir/ragged_tiles.hpp): k, the rows and the columns end where the tensors do;
   // operands read in place are never read past them.
   const std::string sk = mm.k_inside ? "yr_k" : std::to_string(k), sa_row = std::to_string(a_row),
@@ -172,14 +179,21 @@ void CppPrinter::print_matmul(const Matmul &mm) {
     p_.open("yr_parallel_for(rt, " + tasks + ", " +
             std::to_string(parallel_grain(static_cast<double>(rows * cols * k))) +
             ", [&](int64_t yr_begin, int64_t yr_end)");
+    if (converted) {
+      p_.line("float *const yr_f = yr_gemm_scratch(rt, " + std::to_string(fa + fb + fc) + ");");
+      p_.line("int64_t yr_fb_holds = -1;  // the batch and column block whose B yr_f holds");
+    }
     p_.open("for (int64_t yr_t = yr_begin; yr_t < yr_end; ++yr_t)");
   } else {
     p_.open(gemm ? "if (!yr_done)" : "");
     p_.open("for (int64_t yr_t = 0; yr_t < " + tasks + "; ++yr_t)");
   }
-  p_.line("const int64_t bt = yr_t / " + std::to_string(row_blocks * col_blocks) + ", rb = (yr_t / " +
-          std::to_string(col_blocks) + ") % " + std::to_string(row_blocks) + ", cb = yr_t % " +
-          std::to_string(col_blocks) + ";");
+  const std::string rb = converted ? "yr_t % " + std::to_string(row_blocks)
+                                   : "(yr_t / " + std::to_string(col_blocks) + ") % " + std::to_string(row_blocks);
+  const std::string cb = converted ? "(yr_t / " + std::to_string(row_blocks) + ") % " + std::to_string(col_blocks)
+                                   : "yr_t % " + std::to_string(col_blocks);
+  p_.line("const int64_t bt = yr_t / " + std::to_string(row_blocks * col_blocks) + ", rb = " + rb + ", cb = " + cb +
+          ";");
   print_batch_offsets();
   p_.line("const auto *pa = " + start_of(a) + " + ia;");
   p_.line("const auto *pb = " + start_of(b) + " + ib;");
@@ -195,6 +209,38 @@ void CppPrinter::print_matmul(const Matmul &mm) {
   if (gemm && parallel) {
     p_.line("if (yr_gemm(rt, mi, nj, " + sk + ", pa + i0 * " + sa_row + ", " + sa_row + ", pb + j0, " + sb_row +
             ", po + i0 * " + sn + " + j0, " + sn + ")) continue;");
+  }
+  if (converted) {
+    const std::string sk_all = std::to_string(k), scols = std::to_string(cols);
+    p_.open("if (yr_f != nullptr)");
+    if (a16) {
+      p_.line("float *const ga = yr_f;");
+      p_.line("for (int64_t i = 0; i < mi; ++i) yr_ld_row(ga + i * " + sk_all + ", pa + (i0 + i) * " + sa_row + ", " +
+              sk + ");");
+    } else {
+      p_.line("const float *const ga = pa + i0 * " + sa_row + ";");
+    }
+    if (b16) {
+      p_.line("float *const gb = yr_f + " + std::to_string(fa) + ";");
+      p_.open("if (yr_fb_holds != bt * " + std::to_string(col_blocks) + " + cb)");
+      p_.line("for (int64_t p = 0; p < " + sk + "; ++p) yr_ld_row(gb + p * " + scols + ", pb + p * " + sb_row +
+              " + j0, nj);");
+      p_.line("yr_fb_holds = bt * " + std::to_string(col_blocks) + " + cb;");
+      p_.close();
+    } else {
+      p_.line("const float *const gb = pb + j0;");
+    }
+    p_.line(o16 ? "float *const gc = yr_f + " + std::to_string(fa + fb) + ";"
+                : "float *const gc = po + i0 * " + sn + " + j0;");
+    p_.open("if (yr_gemm(rt, mi, nj, " + sk + ", ga, " + (a16 ? sk_all : sa_row) + ", gb, " + (b16 ? scols : sb_row) +
+            ", gc, " + (o16 ? scols : sn) + "))");
+    if (o16) {
+      p_.line("for (int64_t i = 0; i < mi; ++i) yr_st_row(po + (i0 + i) * " + sn + " + j0, gc + i * " + scols +
+              ", nj);");
+    }
+    p_.line("continue;");
+    p_.close();
+    p_.close();
   }
   // A block's k loop and stores, `width` columns wide. Where the columns end in a partial block,
   // the whole blocks still get a constant width (a runtime one keeps the compiler from

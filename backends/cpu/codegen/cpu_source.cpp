@@ -1,5 +1,6 @@
 #include "cpu/codegen/cpu_source.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "codegen/lower_operator.hpp"
@@ -14,8 +15,13 @@ namespace yirage::codegen {
 namespace {
 
 // The input tiles read only by matmuls: not copied, but read in place from the kernel input
-// through a strided view (the micro-kernel converts each row segment once anyway), which saves a
-// pass over the tile, usually the big weight tile. Per input tensor id: its view.
+// through a strided view (yr_gemm and the loop take strided rows), which saves a pass over the
+// tile, usually the big weight tile. A 16-bit tile is converted into the arena instead, so that
+// its matmuls go to yr_gemm too, unless they all have fewer than kGemmRows rows: there the loop,
+// converting B's rows as it streams them, was faster (benchmarks/cpu/README.md). Per input tensor
+// id: its view.
+constexpr int64_t kGemmRows = 4;
+
 std::map<TensorId, TensorRef> matmul_views(const BlockGraph &bg) {
   std::map<TensorId, TensorRef> views;
   const std::vector<RaggedDims> ragged = has_ragged_tiles(bg) ? ragged_dims(bg) : std::vector<RaggedDims>{};
@@ -34,14 +40,18 @@ std::map<TensorId, TensorRef> matmul_views(const BlockGraph &bg) {
       if (batch) continue;
     }
     bool only_matmuls = true, used = false;
+    int64_t rows = 0;
     for (const Operator &consumer : bg.operators()) {
       for (TensorId in : consumer.inputs) {
         if (in != id) continue;
         used = true;
         only_matmuls = only_matmuls && consumer.kind == OpKind::kMatmul;
+        const Dims &out = bg.tensor(consumer.outputs[0]).dims;
+        if (out.size() >= 2) rows = std::max(rows, out[out.size() - 2]);
       }
     }
     if (!used || !only_matmuls) continue;
+    if (op.attributes.dtype != DType::kFloat32 && rows >= kGemmRows) continue;
     const Dims &dims = bg.tensor(id).dims;
     views[id] = {global_buffer("in" + std::to_string(index), op.attributes.dtype), dims,
                  row_major_strides(op.attributes.sizes), tile_base(bg, op, dims)};
