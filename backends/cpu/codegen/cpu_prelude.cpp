@@ -57,8 +57,46 @@ typedef _Float16 yr_f16;
 struct yr_bf16 { uint16_t bits; };
 static inline float yr_ld(const float *p) { return *p; }
 static inline void yr_st(float *p, float v) { *p = v; }
-static inline float yr_ld(const yr_f16 *p) { return static_cast<float>(*p); }
-static inline void yr_st(yr_f16 *p, float v) { *p = static_cast<yr_f16>(v); }
+// float16 through integer bits, not _Float16's casts: GCC 12 vectorizes no loop that casts
+// _Float16 (not even with AVX512-FP16), and a loop of these selects and shifts vectorizes. Exact,
+// as the casts are: every float16 to float, and float to float16 rounded to nearest even (NaN to a
+// quiet NaN of the same sign). The constants: 2^-14 (the smallest normal float16), 0.5 (a float
+// whose last mantissa bit is 2^-24, the float16 subnormals' step).
+static inline float yr_ld(const yr_f16 *p) {
+  const uint16_t h = __builtin_bit_cast(uint16_t, *p);
+  const uint32_t em = static_cast<uint32_t>(h & 0x7fffu) << 13;
+  uint32_t u = em + ((127u - 15u) << 23);
+  u = em >= (0x7c00u << 13) ? u + ((128u - 16u) << 23) : u;  // infinity, NaN
+  const uint32_t ud = u + (1u << 23);
+  float f, fd;
+  __builtin_memcpy(&f, &u, 4);
+  __builtin_memcpy(&fd, &ud, 4);
+  f = em < (1u << 23) ? fd - 6.103515625e-05f : f;  // zero, subnormal
+  __builtin_memcpy(&u, &f, 4);
+  u |= static_cast<uint32_t>(h & 0x8000u) << 16;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+static inline void yr_st(yr_f16 *p, float v) {
+  // (Written so that GCC 12 vectorizes it: the same arithmetic with `odd` inlined into `normal`
+  // is left scalar.)
+  uint32_t f;
+  __builtin_memcpy(&f, &v, 4);
+  const uint32_t sign = f & 0x80000000u;
+  f ^= sign;
+  const uint32_t huge = f > (255u << 23) ? 0x7e00u : 0x7c00u;  // NaN, else infinity
+  float tiny;
+  __builtin_memcpy(&tiny, &f, 4);
+  tiny += 0.5f;  // rounds to a multiple of 2^-24, in the mantissa's low bits
+  uint32_t t;
+  __builtin_memcpy(&t, &tiny, 4);
+  const uint32_t small = t - 0x3f000000u;
+  const uint32_t odd = (f >> 13) & 1u;
+  const uint32_t normal = (f + ((15u - 127u) << 23) + 0xfffu + odd) >> 13;
+  const uint32_t o = f >= ((127u + 16u) << 23) ? huge : (f < (113u << 23) ? small : normal);
+  // A typed store: a memcpy may alias anything, and loops would reload every captured pointer.
+  *p = __builtin_bit_cast(yr_f16, static_cast<uint16_t>(o | (sign >> 16)));
+}
 static inline float yr_ld(const yr_bf16 *p) {
   const uint32_t u = static_cast<uint32_t>(p->bits) << 16;
   float f;

@@ -77,6 +77,32 @@ def test_cpu_exp_over_float32s_range():
     assert np.all(out[x >= 88.723] == np.inf) and np.all(out[x <= -104.0] == 0.0)
 
 
+def test_cpu_float16_conversions_are_exact():
+    """The CPU kernels convert float16 by integer arithmetic (cpu_prelude.cpp: GCC 12 vectorizes
+    no loop of _Float16 casts): every float16 reads back unchanged (subnormals, infinities, NaN),
+    and products of float16s, exact in float32, round to nearest even as numpy rounds them, into
+    subnormals, ties and overflow included."""
+    cpu = yr.default_context().device("cpu", 0)
+    every = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)[None, :]
+    g = yr.new_kernel_graph()
+    g.mark_output(g.mul_scalar(g.new_input(every.shape, yr.float16), 1.0))
+    (out,) = g.compile(device=cpu)([every])
+    nan = np.isnan(every)
+    assert np.all(np.isnan(out[nan]))
+    assert np.array_equal(out[~nan].view(np.uint16), every[~nan].view(np.uint16)) or np.array_equal(
+        out[~nan], every[~nan])  # a zero's sign is the compiler's to keep (-fno-signed-zeros)
+    partners = RNG.permutation(every[0])[None, :]
+    g = yr.new_kernel_graph()
+    g.mark_output(g.mul(g.new_input(every.shape, yr.float16), g.new_input(every.shape, yr.float16)))
+    (out,) = g.compile(device=cpu)([every, partners])
+    with np.errstate(all="ignore"):
+        want = (every.astype(np.float32) * partners.astype(np.float32)).astype(np.float16)
+    nan = np.isnan(want)
+    assert np.all(np.isnan(out[nan]))
+    assert np.all((out[~nan] == want[~nan]) & (np.signbit(out[~nan]) == np.signbit(want[~nan])) |
+                  (want[~nan] == 0))
+
+
 BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
           "pow": np.power, "max": np.maximum}
 
