@@ -392,27 +392,6 @@ class Lowerer {
 
 }  // namespace
 
-std::vector<bool> inlined_tensors(const BlockGraph &bg, const std::function<bool(const Operator &)> &keep) {
-  std::vector<bool> result(bg.num_tensors(), false);
-  std::vector<int> readers(bg.num_tensors(), 0);
-  for (const Operator &op : bg.operators()) {
-    for (TensorId t : op.inputs) ++readers[static_cast<size_t>(t)];
-  }
-  for (const Operator &op : bg.operators()) {
-    if (!is_elementwise(op.kind)) continue;
-    for (TensorId t : op.inputs) {
-      const Operator &made_by = producer(bg, t);
-      if (!is_elementwise(made_by.kind) || readers[static_cast<size_t>(t)] != 1 ||
-          bg.tensor(t).dims != bg.tensor(op.outputs[0]).dims || bg.tensor(t).phase != bg.tensor(op.outputs[0]).phase ||
-          (keep && keep(made_by))) {
-        continue;
-      }
-      result[static_cast<size_t>(t)] = true;
-    }
-  }
-  return result;
-}
-
 TensorRef tile_ref(const BlockGraph &bg, const UGraphLowering &l, TensorId t) {
   const auto index = static_cast<size_t>(t);
   const Dims &dims = bg.tensor(t).dims;

@@ -78,11 +78,7 @@ struct LoweredUGraph {
   std::vector<Step> start, invariant, loop, after;
 };
 
-// Tensors made by an elementwise operator and read once, by an elementwise operator at its own
-// output index (same dims) in the same loop phase: that reader computes them in its own loop
-// (the chain's values stay in registers, no tile, no barrier between). `keep(op)` may keep an
-// operator's result stored all the same.
-std::vector<bool> inlined_tensors(const BlockGraph &bg, const std::function<bool(const Operator &)> &keep = nullptr);
+// inlined_tensors (ir/block_graph.hpp) gives UGraphLowering::inlined.
 
 // Whether fill `f` of operator `op` (ragged_tiles.hpp absent_fills) must be done: a zero fill of a
 // loaded tile is not (a load leaves zeros past the end), unless another operator's fill writes a

@@ -310,4 +310,26 @@ void BlockGraph::check_new_tensors(const char *op, const std::vector<Dims> &dims
   }
 }
 
+std::vector<bool> inlined_tensors(const BlockGraph &bg, const std::function<bool(const Operator &)> &keep) {
+  const auto elementwise = [](OpKind kind) { return is_unary(kind) || is_binary(kind); };
+  std::vector<bool> result(bg.num_tensors(), false);
+  std::vector<int> readers(bg.num_tensors(), 0);
+  for (const Operator &op : bg.operators()) {
+    for (TensorId t : op.inputs) ++readers[static_cast<size_t>(t)];
+  }
+  for (const Operator &op : bg.operators()) {
+    if (!elementwise(op.kind)) continue;
+    for (TensorId t : op.inputs) {
+      const Operator &made_by = bg.operators()[static_cast<size_t>(bg.tensor(t).producer)];
+      if (!elementwise(made_by.kind) || readers[static_cast<size_t>(t)] != 1 ||
+          bg.tensor(t).dims != bg.tensor(op.outputs[0]).dims || bg.tensor(t).phase != bg.tensor(op.outputs[0]).phase ||
+          (keep && keep(made_by))) {
+        continue;
+      }
+      result[static_cast<size_t>(t)] = true;
+    }
+  }
+  return result;
+}
+
 }  // namespace yirage

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -86,5 +87,11 @@ class BlockGraph : public OperatorGraph {
 
   BlockGraphConfig config_;
 };
+
+// Tensors made by an elementwise operator and read once, by an elementwise operator at its own
+// output index (same dims) in the same loop phase: code generators compute them in that reader's
+// own loop (the chain's values stay in registers, no tile, no barrier between), and cost models
+// charge no tile for them. `keep(op)` may keep an operator's result stored all the same.
+std::vector<bool> inlined_tensors(const BlockGraph &bg, const std::function<bool(const Operator &)> &keep = nullptr);
 
 }  // namespace yirage

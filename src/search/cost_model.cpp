@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "ir/block_graph.hpp"
 #include "search/cpu_matmul_cost.hpp"
@@ -77,6 +78,34 @@ void add_flops(const OperatorGraph &g, const Operator &op, double times, const t
 double wave_seconds(double dram, double l2, double compute, double blocks, const targets::TargetProperties &t) {
   const double busy = std::min(1.0, blocks / static_cast<double>(t.compute_units));
   return std::max(dram / std::min(1.0, 2 * busy) + l2 / busy, compute / busy);
+}
+
+// On a CPU target, the bytes a customized kernel's blocks move through their arena of tiles
+// (backends/cpu: a block runs its operators one after another, each over whole tiles of floats):
+// each loaded tile written, each computed tile written and read by its readers, each saved tile
+// read. Tiles computed inside their reader's loop (inlined_tensors) and tiles read in place
+// (`in_place`) take none. The caches serve these passes, at the L2's rate per core; a block's
+// µGraph of many operators over large tiles is bound by them (a row softmax of 16 × 4096 rows a
+// block: seven passes of 256 KB).
+double cpu_arena_bytes(const BlockGraph &bg, double blocks, double iterations, const std::set<TensorId> &in_place) {
+  const std::vector<bool> inlined = inlined_tensors(bg);
+  const auto times = [&](TensorId t) {
+    return blocks * (bg.tensor(t).phase == LoopPhase::kPerIteration ? iterations : 1);
+  };
+  const auto floats = [&](TensorId t) { return 4 * static_cast<double>(num_elements(bg.tensor(t).dims)); };
+  double bytes = 0;
+  for (const Operator &op : bg.operators()) {
+    for (TensorId out : op.outputs) {
+      if (!inlined[static_cast<size_t>(out)] && !in_place.count(out)) bytes += floats(out) * times(out);
+    }
+    if (op.kind == OpKind::kInputIterator) continue;
+    // An accumulator reads each iteration's input; another operator its inputs as often as it runs.
+    const TensorId at = op.outputs.empty() || is_accumulator(op.kind) ? op.inputs.at(0) : op.outputs[0];
+    for (TensorId in : op.inputs) {
+      if (!inlined[static_cast<size_t>(in)] && !in_place.count(in)) bytes += floats(in) * times(at);
+    }
+  }
+  return bytes;
 }
 
 // Library kernels (slots 0) are taken to use the whole device; a customized kernel runs its
@@ -163,13 +192,19 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
                                                     : iterations;
   c.serial_seconds = static_cast<double>(c.waves) * waits * t.loop_iteration_seconds;
   const auto &ops = bg.operators();
-  // The CPU plugin reads an input tile that only matmuls use in place, from the kernel's tensor
-  // (docs/backends/cpu.md): the bytes of its loads, by tile.
+  // The CPU plugin reads an input tile that only matmuls use in place, from the kernel's tensor,
+  // a 16-bit one only where those matmuls have fewer than 4 rows (docs/backends/cpu.md): the bytes
+  // of its loads, by tile.
   std::map<TensorId, double> in_place_loads;
-  auto only_matmuls_read = [&](TensorId tile) {
-    return std::all_of(ops.begin(), ops.end(), [&](const Operator &o) {
-      return o.kind == OpKind::kMatmul || std::find(o.inputs.begin(), o.inputs.end(), tile) == o.inputs.end();
+  auto read_in_place = [&](TensorId tile) {
+    int64_t rows = 0;
+    const bool only_matmuls = std::all_of(ops.begin(), ops.end(), [&](const Operator &o) {
+      if (std::find(o.inputs.begin(), o.inputs.end(), tile) == o.inputs.end()) return true;
+      const Dims &out = bg.tensor(o.outputs.at(0)).dims;
+      if (out.size() >= 2) rows = std::max(rows, out[out.size() - 2]);
+      return o.kind == OpKind::kMatmul;
     });
+    return only_matmuls && (bg.tensor(tile).dtype == DType::kFloat32 || rows < 4);
   };
   for (size_t i = 0, input = 0; i < ops.size(); ++i) {
     const Operator &bop = ops[i];
@@ -189,7 +224,7 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
       const double exact = bytes_of(tile) * blocks * (tile.phase == LoopPhase::kPerIteration ? iterations : 1);
       const double loads = exact * rounded(t.cache_line()), from_memory = rounded(t.memory_access());
       const double unique = bytes_of(whole), rereads = std::max(0.0, exact - unique);
-      if (only_matmuls_read(bop.outputs[0])) in_place_loads[bop.outputs[0]] = loads;
+      if (read_in_place(bop.outputs[0])) in_place_loads[bop.outputs[0]] = loads;
       c.dram_bytes += unique * from_memory;
       if (unique <= static_cast<double>(t.l2_bytes)) {
         c.l2_bytes += rereads;
@@ -206,6 +241,11 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
     }
   }
   for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));
+  if (t.kind == targets::TargetKind::kCpu) {
+    std::set<TensorId> in_place;
+    for (const auto &load : in_place_loads) in_place.insert(load.first);
+    c.l2_bytes += cpu_arena_bytes(bg, blocks, iterations, in_place);
+  }
   return c;
 }
 
