@@ -37,13 +37,17 @@ double cpu_cycles_per_second(const targets::TargetProperties &t) {
 // On a CPU target, a matmul's micro-kernel cycles, and the reads of B beyond `counted` bytes
 // already charged for it (B read in place, once per block of A's rows): to DRAM where B does not
 // fit a core's cache.
-void add_cpu_matmul(const OperatorGraph &g, const Operator &op, double times, double counted,
+void add_cpu_matmul(const OperatorGraph &g, const Operator &op, double times, double counted, bool block_level,
                     const targets::TargetProperties &t, KernelCost &cost) {
   const Tensor &a = g.tensor(op.inputs[0]), &b = g.tensor(op.inputs[1]), &out = g.tensor(op.outputs.at(0));
   const size_t rank = out.dims.size();
   const int64_t m = out.dims[rank - 2], n = out.dims[rank - 1], k = a.dims.back();
+  // Where the plugin calls its small-GEMM (cpu_printer.cpp, print_matmul): a kernel-level product
+  // of 16 rows or more; a block's product unless a 16-bit operand is read in place (finite
+  // `counted`: B read in place).
+  const bool gemm = block_level ? !(std::isfinite(counted) && dtype_size(b.dtype) == 2) : m >= 16;
   const CpuMatmulCost c = cpu_matmul_cost(num_elements(out.dims) / (m * n), m, n, k, dtype_size(a.dtype),
-                                          dtype_size(b.dtype), dtype_size(out.dtype), t.warp_width);
+                                          dtype_size(b.dtype), dtype_size(out.dtype), t.warp_width, gemm);
   cost.core_cycles += times * c.cycles;
   const double rereads = std::max(0.0, times * c.b_bytes - counted);
   (bytes_of(b) <= static_cast<double>(t.shared_memory_per_block) ? cost.l2_bytes : cost.dram_bytes) += rereads;
@@ -53,13 +57,15 @@ void add_cpu_matmul(const OperatorGraph &g, const Operator &op, double times, do
 // of a matmul's B already charged as loads, where B is read in place (else the CPU model takes
 // it as in cache).
 void add_flops(const OperatorGraph &g, const Operator &op, double times, const targets::TargetProperties &t,
-               KernelCost &cost, std::optional<double> b_counted = std::nullopt) {
+               KernelCost &cost, bool block_level, std::optional<double> b_counted = std::nullopt) {
   const Tensor &out = g.tensor(op.outputs.empty() ? op.inputs.at(0) : op.outputs[0]);
   const auto n = static_cast<double>(num_elements(out.dims));
   if (op.kind == OpKind::kMatmul) {
     const Dims &a = g.tensor(op.inputs[0]).dims;
     cost.matrix_flops += times * 2 * n * static_cast<double>(a.back());
-    if (t.kind == targets::TargetKind::kCpu) add_cpu_matmul(g, op, times, b_counted.value_or(INFINITY), t, cost);
+    if (t.kind == targets::TargetKind::kCpu) {
+      add_cpu_matmul(g, op, times, b_counted.value_or(INFINITY), block_level, t, cost);
+    }
   } else if (is_unary(op.kind) || is_binary(op.kind)) {
     const bool transcendental = op.kind == OpKind::kExp || op.kind == OpKind::kSilu || op.kind == OpKind::kGelu ||
                                 op.kind == OpKind::kSigmoid || op.kind == OpKind::kLog || op.kind == OpKind::kPow;
@@ -142,7 +148,7 @@ KernelCost predefined_kernel(const KernelGraph &g, const Operator &op, const tar
     c.dram_bytes += bytes_of(g.tensor(in));
   }
   for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));
-  add_flops(g, op, 1, t, c,
+  add_flops(g, op, 1, t, c, false,
             op.kind == OpKind::kMatmul ? std::optional<double>(bytes_of(g.tensor(op.inputs[1]))) : std::nullopt);
   return c;
 }
@@ -237,7 +243,7 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
       const bool every_iteration = phase == LoopPhase::kPerIteration || is_accumulator(bop.kind);
       std::optional<double> b_counted;
       if (bop.kind == OpKind::kMatmul && in_place_loads.count(bop.inputs[1])) b_counted = in_place_loads[bop.inputs[1]];
-      add_flops(bg, bop, blocks * (every_iteration ? iterations : 1), t, c, b_counted);
+      add_flops(bg, bop, blocks * (every_iteration ? iterations : 1), t, c, true, b_counted);
     }
   }
   for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));

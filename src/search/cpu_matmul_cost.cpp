@@ -13,7 +13,7 @@ constexpr int64_t kRows = 16, kCols = 128;
 }  // namespace
 
 CpuMatmulCost cpu_matmul_cost(int64_t batches, int64_t m, int64_t n, int64_t k, int64_t a_bytes, int64_t b_bytes,
-                              int64_t out_bytes, int64_t lanes) {
+                              int64_t out_bytes, int64_t lanes, bool gemm) {
   const int64_t rows = std::min(m, kRows);
   const bool narrow_b = b_bytes == 2 && rows < kRows;
   const int64_t cols = std::min(n, narrow_b ? std::clamp<int64_t>(256 / rows, 32, kCols) : kCols);
@@ -32,6 +32,15 @@ CpuMatmulCost cpu_matmul_cost(int64_t batches, int64_t m, int64_t n, int64_t k, 
   const double task = static_cast<double>(rows) * vectors * (out_bytes == 2 ? 3 : 2);
   CpuMatmulCost c;
   c.cycles = tasks * (static_cast<double>(k) * step + task);
+  if (gemm) {
+    // libxsmm's kernels keep their sums in registers: two vector FMAs a cycle at about 3/4 of
+    // that, a call's set-up per block; 16-bit operands and results converted a vector a cycle.
+    const double fmas = static_cast<double>(batches) * static_cast<double>(m * n * k) / static_cast<double>(lanes);
+    const double converted = static_cast<double>(batches) * static_cast<double>((a_bytes == 2 ? m * k : 0) +
+                                                                                 (b_bytes == 2 ? k * n : 0) +
+                                                                                 (out_bytes == 2 ? m * n : 0));
+    c.cycles = fmas / (2 * 0.75) + tasks * 50 + converted / static_cast<double>(lanes);
+  }
   c.b_bytes = static_cast<double>(batches * row_blocks * k * n * b_bytes);
   return c;
 }
