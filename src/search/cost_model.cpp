@@ -230,8 +230,18 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
       const double exact = bytes_of(tile) * blocks * (tile.phase == LoopPhase::kPerIteration ? iterations : 1);
       const double loads = exact * rounded(t.cache_line()), from_memory = rounded(t.memory_access());
       const double unique = bytes_of(whole), rereads = std::max(0.0, exact - unique);
-      if (read_in_place(bop.outputs[0])) in_place_loads[bop.outputs[0]] = loads;
-      c.dram_bytes += unique * from_memory;
+      // A CPU matmul reading its B tile in place walks the tile's rows (k) side by side, a page
+      // apart: past the hardware prefetcher's few dozen streams and the TLB's reach, it waits on
+      // DRAM. Measured on decode products: 128 rows an iteration took 1.3-1.7x the time of 16
+      // (benchmarks/cpu/README.md); the exponent is fitted (0.2 to 0.5 rank the same).
+      double streams = 1;
+      if (read_in_place(bop.outputs[0])) {
+        in_place_loads[bop.outputs[0]] = loads;
+        if (t.kind == targets::TargetKind::kCpu && tile.dims.size() >= 2) {
+          streams = std::pow(std::max(1.0, static_cast<double>(tile.dims[tile.dims.size() - 2]) / 32), 0.3);
+        }
+      }
+      c.dram_bytes += unique * from_memory * streams;
       if (unique <= static_cast<double>(t.l2_bytes)) {
         c.l2_bytes += rereads;
       } else {

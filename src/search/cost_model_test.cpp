@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <cstdio>
 
 #include "benchmark_ugraphs.hpp"
@@ -332,6 +334,63 @@ TEST(CostModel, CpuKernelLevelMatmulReadsBOncePerBlockOfRows) {
   EXPECT_DOUBLE_EQ(e.kernels[0].dram_bytes, 4.0 * (32 * 256 + 256 * 512 + 32 * 512));
   EXPECT_DOUBLE_EQ(e.kernels[0].l2_bytes, 4.0 * 256 * 512);  // the second block of 16 rows, from cache
   EXPECT_GT(e.kernels[0].core_cycles, 0);
+}
+
+// Products the plugin sends to libxsmm are counted at its rate: two vector FMAs a cycle at 3/4,
+// a call's set-up per block, and a vector a cycle to convert 16-bit operands and results.
+TEST(CostModel, CpuGemmProductsAtTheSmallGemmsRate) {
+  const CpuMatmulCost loop = cpu_matmul_cost(2, 256, 4096, 64, 2, 2, 2, 16);
+  const CpuMatmulCost gemm = cpu_matmul_cost(2, 256, 4096, 64, 2, 2, 2, 16, true);
+  EXPECT_DOUBLE_EQ(gemm.cycles, 2.0 * 256 * 4096 * 64 / 16 / 1.5 + 2 * 16 * 32 * 50 +
+                                    2.0 * (256 * 64 + 64 * 4096 + 256 * 4096) / 16);
+  EXPECT_LT(gemm.cycles, loop.cycles / 2);
+  EXPECT_DOUBLE_EQ(gemm.b_bytes, loop.b_bytes);
+  // A kernel-level product of 8 rows keeps the loop; of 16, it goes to the small-GEMM.
+  for (const int64_t rows : {8, 16}) {
+    KernelGraph g;
+    g.mark_output(g.matmul(g.new_input({rows, 256}, DType::kFloat16), g.new_input({256, 512}, DType::kFloat16)));
+    const double cycles = estimate_cost(g, test_cpu()).kernels.at(0).core_cycles;
+    EXPECT_DOUBLE_EQ(cycles, cpu_matmul_cost(1, rows, 512, 256, 2, 2, 2, 16, rows >= 16).cycles) << rows;
+  }
+}
+
+// A CPU block runs its operators one after another over whole tiles in its arena: each tile
+// computed is written once and read by each reader, elementwise chains computed in their
+// reader's loop take none. A row softmax over tiles of 16 × 4096 floats: x's tile written, read
+// by exp; exp's written, read by the sum and the division; the sums written and read; the
+// quotients written and read by the saver.
+TEST(CostModel, CpuCountsPassesOverTheArena) {
+  KernelGraph g;
+  const TensorId x = g.new_input({32, 4096}, DType::kFloat32);
+  BlockGraphConfig config;
+  config.grid = {2, 1, 1};
+  auto bg = std::make_shared<BlockGraph>(config);
+  const TensorId xt = bg->new_input({32, 4096}, DType::kFloat32, GridMap{0, -1, -1}, -1);
+  const TensorId e = bg->unary(OpKind::kExp, xt);
+  bg->new_output(bg->binary(OpKind::kDiv, e, bg->reduction(OpKind::kReduction, e, 1)), GridMap{0, -1, -1}, -1);
+  g.mark_output(g.customized({x}, bg)[0]);
+  const double tile = 2 * 4.0 * 16 * 4096, sums = 2 * 4.0 * 16;
+  EXPECT_DOUBLE_EQ(estimate_cost(g, test_cpu()).kernels.at(0).l2_bytes, 7 * tile + 2 * sums);
+}
+
+// A decode product whose weight tile is read in place walks its rows side by side: 128 rows an
+// iteration are charged more DRAM time than 16 (the same bytes in 8 times the iterations).
+TEST(CostModel, CpuInPlaceTilesOfManyRowsWaitOnMemory) {
+  const auto product = [](int64_t loop) {
+    KernelGraph g;
+    const TensorId x = g.new_input({8, 4096}, DType::kFloat32), w = g.new_input({4096, 4096}, DType::kFloat32);
+    BlockGraphConfig config;
+    config.grid = {4, 1, 1};
+    config.forloop_range = loop;
+    auto bg = std::make_shared<BlockGraph>(config);
+    const TensorId xt = bg->new_input({8, 4096}, DType::kFloat32, kReplicated, 1);
+    const TensorId wt = bg->new_input({4096, 4096}, DType::kFloat32, GridMap{1, -1, -1}, 0);
+    bg->new_output(bg->accumulate(OpKind::kAccumSum, bg->matmul(xt, wt)), GridMap{1, -1, -1}, -1);
+    g.mark_output(g.customized({x, w}, bg)[0]);
+    return estimate_cost(g, test_cpu()).kernels.at(0).dram_bytes;
+  };
+  const double weights = 4.0 * 4096 * 4096;
+  EXPECT_NEAR(product(32) - product(256), weights * (std::pow(4.0, 0.3) - 1), 1.0);
 }
 
 }  // namespace
