@@ -36,9 +36,9 @@ CpuMatmulCost cpu_matmul_cost(int64_t batches, int64_t m, int64_t n, int64_t k, 
     // libxsmm's kernels keep their sums in registers: two vector FMAs a cycle at about 3/4 of
     // that, a call's set-up per block; 16-bit operands and results converted a vector a cycle.
     const double fmas = static_cast<double>(batches) * static_cast<double>(m * n * k) / static_cast<double>(lanes);
-    const double converted = static_cast<double>(batches) * static_cast<double>((a_bytes == 2 ? m * k : 0) +
-                                                                                 (b_bytes == 2 ? k * n : 0) +
-                                                                                 (out_bytes == 2 ? m * n : 0));
+    const double converted =
+        static_cast<double>(batches) *
+        static_cast<double>((a_bytes == 2 ? m * k : 0) + (b_bytes == 2 ? k * n : 0) + (out_bytes == 2 ? m * n : 0));
     c.cycles = fmas / (2 * 0.75) + tasks * 50 + converted / static_cast<double>(lanes);
   }
   c.b_bytes = static_cast<double>(batches * row_blocks * k * n * b_bytes);

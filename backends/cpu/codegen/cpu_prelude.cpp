@@ -35,10 +35,14 @@ static inline bool yr_gemm(const yr_runtime *rt, int64_t m, int64_t n, int64_t k
                            const float *b, int64_t ldb, float *c, int64_t ldc) {
   return rt != nullptr && rt->gemm != nullptr && rt->gemm(m, n, k, a, lda, b, ldb, c, ldc) != 0;
 }
+// The thread's float scratch: null where the runtime has none or no memory.
+static inline float *yr_scratch(const yr_runtime *rt, int64_t floats) {
+  if (rt == nullptr || rt->scratch == nullptr) return nullptr;
+  return static_cast<float *>(rt->scratch(floats * 4));
+}
 // Float scratch for gemm's converted operands: null where there is no gemm to feed or no memory.
 static inline float *yr_gemm_scratch(const yr_runtime *rt, int64_t floats) {
-  if (rt == nullptr || rt->gemm == nullptr || rt->scratch == nullptr) return nullptr;
-  return static_cast<float *>(rt->scratch(floats * 4));
+  return rt != nullptr && rt->gemm != nullptr ? yr_scratch(rt, floats) : nullptr;
 }
 // body(begin, end) over [0, count): on this thread alone where there are fewer than 2 × grain
 // items (too little work to wake another thread for) or no runtime, else shared.

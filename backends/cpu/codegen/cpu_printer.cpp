@@ -149,6 +149,10 @@ void CppPrinter::print_matmul(const Matmul &mm) {
   const bool a16 = !is_float32(a.buffer), b16 = !is_float32(b.buffer), o16 = !is_float32(o.buffer);
   const bool converted = !floats && parallel && m >= kMatmulRows;
   const int64_t fa = a16 ? rows * k : 0, fb = b16 ? k * cols : 0, fc = o16 ? rows * cols : 0;
+  // A kernel-level product of fewer rows (decode) over a 16-bit A of one batch, up to 1 MiB as
+  // floats: each thread converts A whole once, so that the loop's tasks (one per column block,
+  // all reading all of A) broadcast floats instead of converting an element per row and step.
+  const bool a_floats = a16 && parallel && !converted && batches == 1 && m * k <= (int64_t{1} << 18);
   // Ragged tiles (ir/ragged_tiles.hpp): k, the rows and the columns end where the tensors do;
   // operands read in place are never read past them.
   const std::string sk = mm.k_inside ? "yr_k" : std::to_string(k), sa_row = std::to_string(a_row),
@@ -179,6 +183,11 @@ void CppPrinter::print_matmul(const Matmul &mm) {
     p_.open("yr_parallel_for(rt, " + tasks + ", " +
             std::to_string(parallel_grain(static_cast<double>(rows * cols * k))) +
             ", [&](int64_t yr_begin, int64_t yr_end)");
+    if (a_floats) {
+      p_.line("float *const yr_fa = yr_scratch(rt, " + std::to_string(m * k) + ");");
+      p_.line("if (yr_fa != nullptr) for (int64_t i = 0; i < " + std::to_string(m) + "; ++i) yr_ld_row(yr_fa + i * " +
+              std::to_string(k) + ", " + start_of(a) + " + i * " + std::to_string(a_row) + ", " + sk + ");");
+    }
     if (converted) {
       p_.line("float *const yr_f = yr_gemm_scratch(rt, " + std::to_string(fa + fb + fc) + ");");
       p_.line("int64_t yr_fb_holds = -1;  // the batch and column block whose B yr_f holds");
@@ -259,7 +268,9 @@ void CppPrinter::print_matmul(const Matmul &mm) {
     }
     p_.line("yr_ld_row(brow, pb + p * " + std::to_string(b_row) + " + j0, " + width + ");");
     p_.open("for (int64_t i = 0; i < mi; ++i)");
-    p_.line("const float av = yr_ld(pa + (i0 + i) * " + std::to_string(a_row) + " + p);");
+    p_.line(a_floats ? "const float av = yr_fa != nullptr ? yr_fa[(i0 + i) * " + std::to_string(k) +
+                           " + p] : yr_ld(pa + (i0 + i) * " + std::to_string(a_row) + " + p);"
+                     : "const float av = yr_ld(pa + (i0 + i) * " + std::to_string(a_row) + " + p);");
     p_.line("for (int64_t j = 0; j < " + width + "; ++j) acc[i][j] += av * brow[j];");
     p_.close();
     p_.close();
