@@ -394,7 +394,7 @@ TEST(CpuPlugin, MatmulsCallTheSmallGemm) {
     decode.mark_output(decode.matmul(decode.new_input({8, 64}, dt), decode.new_input({64, 256}, dt)));
     const std::string decode_source = codegen::cpu_source(serialize::make_kernel_program(decode, 2));
     EXPECT_EQ(decode_source.find("yr_gemm(rt, "), std::string::npos) << dtype_name(dt) << ": 8 rows stream B";
-    EXPECT_EQ(decode_source.find("yr_scratch(rt, ") != std::string::npos, dt != DType::kFloat32)
+    EXPECT_EQ(decode_source.find("yr_fa = yr_scratch(rt, ") != std::string::npos, dt != DType::kFloat32)
         << dtype_name(dt) << ": a 16-bit A is converted once per thread";
     // A µGraph's product of 2 rows reads a 16-bit weight tile in place, through the loop.
     const KernelGraph two_rows = bench::build_fused("rmsnorm_linear", 1, dt, 16);
