@@ -18,7 +18,9 @@
 #include "runtime/context.hpp"
 #include "runtime/host_tensor.hpp"
 #include "runtime/measure.hpp"
+#include "search/cost_model.hpp"
 #include "serialize/kernel_program.hpp"
+#include "target/target.hpp"
 
 namespace yirage::runtime {
 namespace {
@@ -333,6 +335,31 @@ TEST_P(EveryDType, EveryOperatorKind) {
     g.mark_output(g.concat(x, g.unary(OpKind::kNeg, x), 1));
     for (TensorId part : g.split(x, 2, {4, 5})) g.mark_output(part);
     expect_correct(*plugin, g, std::string("matmul, reductions, layout ") + dtype_name(dt));
+  }
+}
+
+// A µGraph whose input tile is saved as it is, and one whose tile a matmul reads and a saver
+// saves: the generator and the CPU cost model look at every reader of a tile, output savers
+// (which have no outputs) among them.
+TEST_P(EveryDType, TilesSavedAsTheyAreAndReadByAMatmul) {
+  const DType dt = GetParam();
+  auto plugin = cpu_plugin();
+  for (const bool product : {false, true}) {
+    KernelGraph g;
+    const TensorId x = g.new_input({16, 32}, dt);
+    BlockGraphConfig config;
+    config.grid = {2, 1, 1};
+    auto bg = std::make_shared<BlockGraph>(config);
+    const TensorId xt = bg->new_input({16, 32}, dt, GridMap{0, -1, -1}, -1);
+    bg->new_output(xt, GridMap{0, -1, -1}, -1);
+    std::vector<TensorId> inputs = {x};
+    if (product) {
+      inputs.push_back(g.new_input({32, 32}, dt));
+      bg->new_output(bg->matmul(xt, bg->new_input({32, 32}, dt, kReplicated, -1)), GridMap{0, -1, -1}, -1);
+    }
+    for (TensorId out : g.customized(inputs, bg)) g.mark_output(out);
+    EXPECT_TRUE(std::isfinite(search::estimate_cost(g, targets::host_cpu_target()).seconds));
+    expect_correct(*plugin, g, std::string(product ? "saved and multiplied " : "saved ") + dtype_name(dt));
   }
 }
 

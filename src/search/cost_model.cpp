@@ -206,9 +206,10 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
     int64_t rows = 0;
     const bool only_matmuls = std::all_of(ops.begin(), ops.end(), [&](const Operator &o) {
       if (std::find(o.inputs.begin(), o.inputs.end(), tile) == o.inputs.end()) return true;
+      if (o.kind != OpKind::kMatmul) return false;
       const Dims &out = bg.tensor(o.outputs.at(0)).dims;
-      if (out.size() >= 2) rows = std::max(rows, out[out.size() - 2]);
-      return o.kind == OpKind::kMatmul;
+      rows = std::max(rows, out[out.size() - 2]);
+      return true;
     });
     return only_matmuls && (bg.tensor(tile).dtype == DType::kFloat32 || rows < 4);
   };

@@ -46,8 +46,9 @@ std::map<TensorId, TensorRef> matmul_views(const BlockGraph &bg) {
         if (in != id) continue;
         used = true;
         only_matmuls = only_matmuls && consumer.kind == OpKind::kMatmul;
-        const Dims &out = bg.tensor(consumer.outputs[0]).dims;
-        if (out.size() >= 2) rows = std::max(rows, out[out.size() - 2]);
+        if (consumer.kind != OpKind::kMatmul) continue;  // an output saver has no outputs
+        const Dims &out = bg.tensor(consumer.outputs.at(0)).dims;
+        rows = std::max(rows, out[out.size() - 2]);
       }
     }
     if (!used || !only_matmuls) continue;
