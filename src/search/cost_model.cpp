@@ -4,7 +4,6 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <set>
 
 #include "ir/block_graph.hpp"
 #include "search/cpu_matmul_cost.hpp"
@@ -37,15 +36,12 @@ double cpu_cycles_per_second(const targets::TargetProperties &t) {
 // On a CPU target, a matmul's micro-kernel cycles, and the reads of B beyond `counted` bytes
 // already charged for it (B read in place, once per block of A's rows): to DRAM where B does not
 // fit a core's cache.
-void add_cpu_matmul(const OperatorGraph &g, const Operator &op, double times, double counted, bool block_level,
+// `gemm`: whether the plugin sends it to its small-GEMM (cpu_printer.cpp, print_matmul).
+void add_cpu_matmul(const OperatorGraph &g, const Operator &op, double times, double counted, bool gemm,
                     const targets::TargetProperties &t, KernelCost &cost) {
   const Tensor &a = g.tensor(op.inputs[0]), &b = g.tensor(op.inputs[1]), &out = g.tensor(op.outputs.at(0));
   const size_t rank = out.dims.size();
   const int64_t m = out.dims[rank - 2], n = out.dims[rank - 1], k = a.dims.back();
-  // Where the plugin calls its small-GEMM (cpu_printer.cpp, print_matmul): a kernel-level product
-  // of 16 rows or more; a block's product unless a 16-bit operand is read in place (finite
-  // `counted`: B read in place).
-  const bool gemm = block_level ? !(std::isfinite(counted) && dtype_size(b.dtype) == 2) : m >= 16;
   const CpuMatmulCost c = cpu_matmul_cost(num_elements(out.dims) / (m * n), m, n, k, dtype_size(a.dtype),
                                           dtype_size(b.dtype), dtype_size(out.dtype), t.warp_width, gemm);
   cost.core_cycles += times * c.cycles;
@@ -55,16 +51,16 @@ void add_cpu_matmul(const OperatorGraph &g, const Operator &op, double times, do
 
 // FLOPs of one compute operator, split into matrix-unit and vector work. `b_counted`: the bytes
 // of a matmul's B already charged as loads, where B is read in place (else the CPU model takes
-// it as in cache).
+// it as in cache); `gemm`: a CPU matmul goes to the plugin's small-GEMM.
 void add_flops(const OperatorGraph &g, const Operator &op, double times, const targets::TargetProperties &t,
-               KernelCost &cost, bool block_level, std::optional<double> b_counted = std::nullopt) {
+               KernelCost &cost, bool gemm, std::optional<double> b_counted = std::nullopt) {
   const Tensor &out = g.tensor(op.outputs.empty() ? op.inputs.at(0) : op.outputs[0]);
   const auto n = static_cast<double>(num_elements(out.dims));
   if (op.kind == OpKind::kMatmul) {
     const Dims &a = g.tensor(op.inputs[0]).dims;
     cost.matrix_flops += times * 2 * n * static_cast<double>(a.back());
     if (t.kind == targets::TargetKind::kCpu) {
-      add_cpu_matmul(g, op, times, b_counted.value_or(INFINITY), block_level, t, cost);
+      add_cpu_matmul(g, op, times, b_counted.value_or(INFINITY), gemm, t, cost);
     }
   } else if (is_unary(op.kind) || is_binary(op.kind)) {
     const bool transcendental = op.kind == OpKind::kExp || op.kind == OpKind::kSilu || op.kind == OpKind::kGelu ||
@@ -93,7 +89,7 @@ double wave_seconds(double dram, double l2, double compute, double blocks, const
 // (`in_place`) take none. The caches serve these passes, at the L2's rate per core; a block's
 // µGraph of many operators over large tiles is bound by them (a row softmax of 16 × 4096 rows a
 // block: seven passes of 256 KB).
-double cpu_arena_bytes(const BlockGraph &bg, double blocks, double iterations, const std::set<TensorId> &in_place) {
+double cpu_arena_bytes(const BlockGraph &bg, double blocks, double iterations, const std::vector<bool> &in_place) {
   const std::vector<bool> inlined = inlined_tensors(bg);
   const auto times = [&](TensorId t) {
     return blocks * (bg.tensor(t).phase == LoopPhase::kPerIteration ? iterations : 1);
@@ -102,13 +98,13 @@ double cpu_arena_bytes(const BlockGraph &bg, double blocks, double iterations, c
   double bytes = 0;
   for (const Operator &op : bg.operators()) {
     for (TensorId out : op.outputs) {
-      if (!inlined[static_cast<size_t>(out)] && !in_place.count(out)) bytes += floats(out) * times(out);
+      if (!inlined[static_cast<size_t>(out)] && !in_place[static_cast<size_t>(out)]) bytes += floats(out) * times(out);
     }
     if (op.kind == OpKind::kInputIterator) continue;
     // An accumulator reads each iteration's input; another operator its inputs as often as it runs.
     const TensorId at = op.outputs.empty() || is_accumulator(op.kind) ? op.inputs.at(0) : op.outputs[0];
     for (TensorId in : op.inputs) {
-      if (!inlined[static_cast<size_t>(in)] && !in_place.count(in)) bytes += floats(in) * times(at);
+      if (!inlined[static_cast<size_t>(in)] && !in_place[static_cast<size_t>(in)]) bytes += floats(in) * times(at);
     }
   }
   return bytes;
@@ -148,7 +144,13 @@ KernelCost predefined_kernel(const KernelGraph &g, const Operator &op, const tar
     c.dram_bytes += bytes_of(g.tensor(in));
   }
   for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));
-  add_flops(g, op, 1, t, c, false,
+  bool gemm = false;
+  if (op.kind == OpKind::kMatmul) {
+    const Tensor &a = g.tensor(op.inputs[0]), &b = g.tensor(op.inputs[1]), &out = g.tensor(op.outputs.at(0));
+    gemm = cpu_kernel_product_gemm(out.dims[out.dims.size() - 2], a.dims.back(), a.dtype != DType::kFloat32,
+                                   b.dtype != DType::kFloat32, out.dtype != DType::kFloat32);
+  }
+  add_flops(g, op, 1, t, c, gemm,
             op.kind == OpKind::kMatmul ? std::optional<double>(bytes_of(g.tensor(op.inputs[1]))) : std::nullopt);
   return c;
 }
@@ -198,20 +200,13 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
                                                     : iterations;
   c.serial_seconds = static_cast<double>(c.waves) * waits * t.loop_iteration_seconds;
   const auto &ops = bg.operators();
-  // The CPU plugin reads an input tile that only matmuls use in place, from the kernel's tensor,
-  // a 16-bit one only where those matmuls have fewer than 4 rows (docs/backends/cpu.md): the bytes
-  // of its loads, by tile.
+  // The CPU plugin reads some input tiles in place, from the kernel's tensor (cpu_in_place_tiles):
+  // the bytes of their loads, by tile.
+  const std::vector<bool> in_place = cpu_in_place_tiles(bg);
   std::map<TensorId, double> in_place_loads;
-  auto read_in_place = [&](TensorId tile) {
-    int64_t rows = 0;
-    const bool only_matmuls = std::all_of(ops.begin(), ops.end(), [&](const Operator &o) {
-      if (std::find(o.inputs.begin(), o.inputs.end(), tile) == o.inputs.end()) return true;
-      if (o.kind != OpKind::kMatmul) return false;
-      const Dims &out = bg.tensor(o.outputs.at(0)).dims;
-      rows = std::max(rows, out[out.size() - 2]);
-      return true;
-    });
-    return only_matmuls && (bg.tensor(tile).dtype == DType::kFloat32 || rows < 4);
+  const auto read_as_b = [&](TensorId tile) {
+    return std::any_of(ops.begin(), ops.end(),
+                       [&](const Operator &o) { return o.kind == OpKind::kMatmul && o.inputs[1] == tile; });
   };
   for (size_t i = 0, input = 0; i < ops.size(); ++i) {
     const Operator &bop = ops[i];
@@ -236,9 +231,9 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
       // DRAM. Measured on decode products: 128 rows an iteration took 1.3-1.7x the time of 16
       // (benchmarks/cpu/README.md); the exponent is fitted (0.2 to 0.5 rank the same).
       double streams = 1;
-      if (read_in_place(bop.outputs[0])) {
+      if (in_place[static_cast<size_t>(bop.outputs[0])]) {
         in_place_loads[bop.outputs[0]] = loads;
-        if (t.kind == targets::TargetKind::kCpu && tile.dims.size() >= 2) {
+        if (t.kind == targets::TargetKind::kCpu && tile.dims.size() >= 2 && read_as_b(bop.outputs[0])) {
           streams = std::pow(std::max(1.0, static_cast<double>(tile.dims[tile.dims.size() - 2]) / 32), 0.3);
         }
       }
@@ -253,16 +248,19 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
       const LoopPhase phase = bg.tensor(bop.outputs.empty() ? bop.inputs[0] : bop.outputs[0]).phase;
       const bool every_iteration = phase == LoopPhase::kPerIteration || is_accumulator(bop.kind);
       std::optional<double> b_counted;
-      if (bop.kind == OpKind::kMatmul && in_place_loads.count(bop.inputs[1])) b_counted = in_place_loads[bop.inputs[1]];
-      add_flops(bg, bop, blocks * (every_iteration ? iterations : 1), t, c, true, b_counted);
+      bool gemm = false;
+      if (bop.kind == OpKind::kMatmul) {
+        if (in_place_loads.count(bop.inputs[1])) b_counted = in_place_loads[bop.inputs[1]];
+        // A block's product goes to the small-GEMM unless an operand is a 16-bit tile read in place.
+        gemm = std::none_of(bop.inputs.begin(), bop.inputs.end(), [&](TensorId in) {
+          return in_place[static_cast<size_t>(in)] && bg.tensor(in).dtype != DType::kFloat32;
+        });
+      }
+      add_flops(bg, bop, blocks * (every_iteration ? iterations : 1), t, c, gemm, b_counted);
     }
   }
   for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));
-  if (t.kind == targets::TargetKind::kCpu) {
-    std::set<TensorId> in_place;
-    for (const auto &load : in_place_loads) in_place.insert(load.first);
-    c.l2_bytes += cpu_arena_bytes(bg, blocks, iterations, in_place);
-  }
+  if (t.kind == targets::TargetKind::kCpu) c.l2_bytes += cpu_arena_bytes(bg, blocks, iterations, in_place);
   return c;
 }
 

@@ -12,6 +12,35 @@ constexpr int64_t kRows = 16, kCols = 128;
 
 }  // namespace
 
+bool cpu_kernel_product_gemm(int64_t m, int64_t k, bool a16, bool b16, bool out16) {
+  if (m < kCpuGemmRows) return false;
+  const int64_t floats = (a16 ? kRows * k : 0) + (b16 ? k * kCols : 0) + (out16 ? kRows * kCols : 0);
+  return 4 * floats <= kCpuConvertedScratchBytes;
+}
+
+std::vector<bool> cpu_in_place_tiles(const BlockGraph &bg) {
+  std::vector<bool> in_place(bg.num_tensors(), false);
+  for (const Operator &op : bg.operators()) {
+    if (op.kind != OpKind::kInputIterator) continue;
+    const TensorId tile = op.outputs[0];
+    bool only_matmuls = true, used = false;
+    int64_t rows = 0;
+    for (const Operator &reader : bg.operators()) {
+      if (std::find(reader.inputs.begin(), reader.inputs.end(), tile) == reader.inputs.end()) continue;
+      used = true;
+      if (reader.kind != OpKind::kMatmul) {  // an output saver, say, which has no outputs
+        only_matmuls = false;
+        break;
+      }
+      const Dims &out = bg.tensor(reader.outputs.at(0)).dims;
+      rows = std::max(rows, out[out.size() - 2]);
+    }
+    in_place[static_cast<size_t>(tile)] =
+        used && only_matmuls && (bg.tensor(tile).dtype == DType::kFloat32 || rows < kCpuNarrowGemmRows);
+  }
+  return in_place;
+}
+
 CpuMatmulCost cpu_matmul_cost(int64_t batches, int64_t m, int64_t n, int64_t k, int64_t a_bytes, int64_t b_bytes,
                               int64_t out_bytes, int64_t lanes, bool gemm) {
   const int64_t rows = std::min(m, kRows);

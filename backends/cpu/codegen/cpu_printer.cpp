@@ -4,6 +4,8 @@
 #include <cmath>
 #include <variant>
 
+#include "search/cpu_matmul_cost.hpp"
+
 namespace yirage::codegen {
 namespace {
 
@@ -141,17 +143,19 @@ void CppPrinter::print_matmul(const Matmul &mm) {
   // kernel-level product of fewer rows than a block's (decode: streaming B) keeps the loop, whose
   // prefetch of B's rows made it 1.2-1.5x faster there (benchmarks/cpu/README.md).
   const bool floats = is_float32(a.buffer) && is_float32(b.buffer) && is_float32(o.buffer);
-  const bool gemm = floats && !(parallel && m < kMatmulRows);
+  const bool gemm = floats && !(parallel && m < search::kCpuGemmRows);
   // A kernel-level product of 16-bit operands or result, as many rows as a block's: each task
   // converts its rows of A and its block of B to float scratch of its thread, calls yr_gemm and
-  // converts the sums back. A thread takes a column block's row blocks one after another, so that
-  // B's block is converted once for all of them.
+  // converts the sums back. A chunk of tasks takes a column block's row blocks one after another,
+  // so that B's block is converted once for all of them. Only where the scratch is small enough
+  // (search::cpu_kernel_product_gemm: a thread keeps it until it ends). One scratch per chunk: a
+  // kernel has one kernel-level matmul.
   const bool a16 = !is_float32(a.buffer), b16 = !is_float32(b.buffer), o16 = !is_float32(o.buffer);
-  const bool converted = !floats && parallel && m >= kMatmulRows;
   const int64_t fa = a16 ? rows * k : 0, fb = b16 ? k * cols : 0, fc = o16 ? rows * cols : 0;
+  const bool converted = !floats && parallel && search::cpu_kernel_product_gemm(m, k, a16, b16, o16);
   // A kernel-level product of fewer rows (decode) over a 16-bit A of one batch, up to 1 MiB as
-  // floats: each thread converts A whole once, so that the loop's tasks (one per column block,
-  // all reading all of A) broadcast floats instead of converting an element per row and step.
+  // floats: each chunk of tasks converts A whole once, so that its tasks (column blocks, each
+  // reading all of A) broadcast floats instead of converting an element per row and step.
   const bool a_floats = a16 && parallel && !converted && batches == 1 && m * k <= (int64_t{1} << 18);
   // Ragged tiles (ir/ragged_tiles.hpp): k, the rows and the columns end where the tensors do;
   // operands read in place are never read past them.
@@ -189,8 +193,9 @@ void CppPrinter::print_matmul(const Matmul &mm) {
               std::to_string(k) + ", " + start_of(a) + " + i * " + std::to_string(a_row) + ", " + sk + ");");
     }
     if (converted) {
-      p_.line("float *const yr_f = yr_gemm_scratch(rt, " + std::to_string(fa + fb + fc) + ");");
-      p_.line("int64_t yr_fb_holds = -1;  // the batch and column block whose B yr_f holds");
+      // Null after gemm declines a task: the loop then takes the chunk without converting twice.
+      p_.line("float *yr_f = yr_gemm_scratch(rt, " + std::to_string(fa + fb + fc) + ");");
+      if (b16) p_.line("int64_t yr_fb_holds = -1;  // the batch and column block whose B yr_f holds");
     }
     p_.open("for (int64_t yr_t = yr_begin; yr_t < yr_end; ++yr_t)");
   } else {
@@ -249,6 +254,7 @@ void CppPrinter::print_matmul(const Matmul &mm) {
     }
     p_.line("continue;");
     p_.close();
+    p_.line("yr_f = nullptr;");
     p_.close();
   }
   // A block's k loop and stores, `width` columns wide. Where the columns end in a partial block,

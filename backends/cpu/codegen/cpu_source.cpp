@@ -9,21 +9,18 @@
 #include "cpu/codegen/cpu_printer.hpp"
 #include "ir/block_graph.hpp"
 #include "ir/ragged_tiles.hpp"
+#include "search/cpu_matmul_cost.hpp"
 #include "util/error.hpp"
 
 namespace yirage::codegen {
 namespace {
 
-// The input tiles read only by matmuls: not copied, but read in place from the kernel input
-// through a strided view (yr_gemm and the loop take strided rows), which saves a pass over the
-// tile, usually the big weight tile. A 16-bit tile is converted into the arena instead, so that
-// its matmuls go to yr_gemm too, unless they all have fewer than kGemmRows rows: there the loop,
-// converting B's rows as it streams them, was faster (benchmarks/cpu/README.md). Per input tensor
-// id: its view.
-constexpr int64_t kGemmRows = 4;
-
+// The input tiles read in place (search::cpu_in_place_tiles: read only by matmuls, which take
+// strided rows, so that a pass over the tile, usually the big weight tile, is saved), but those
+// ragged in a batch dim. Per input tensor id: its view.
 std::map<TensorId, TensorRef> matmul_views(const BlockGraph &bg) {
   std::map<TensorId, TensorRef> views;
+  const std::vector<bool> in_place = search::cpu_in_place_tiles(bg);
   const std::vector<RaggedDims> ragged = has_ragged_tiles(bg) ? ragged_dims(bg) : std::vector<RaggedDims>{};
   size_t input = 0;
   for (const Operator &op : bg.operators()) {
@@ -39,20 +36,7 @@ std::map<TensorId, TensorRef> matmul_views(const BlockGraph &bg) {
       for (size_t d = 0; d + 2 < split.size(); ++d) batch = batch || split[d].has_value();
       if (batch) continue;
     }
-    bool only_matmuls = true, used = false;
-    int64_t rows = 0;
-    for (const Operator &consumer : bg.operators()) {
-      for (TensorId in : consumer.inputs) {
-        if (in != id) continue;
-        used = true;
-        only_matmuls = only_matmuls && consumer.kind == OpKind::kMatmul;
-        if (consumer.kind != OpKind::kMatmul) continue;  // an output saver has no outputs
-        const Dims &out = bg.tensor(consumer.outputs.at(0)).dims;
-        rows = std::max(rows, out[out.size() - 2]);
-      }
-    }
-    if (!used || !only_matmuls) continue;
-    if (op.attributes.dtype != DType::kFloat32 && rows >= kGemmRows) continue;
+    if (!in_place[static_cast<size_t>(id)]) continue;
     const Dims &dims = bg.tensor(id).dims;
     views[id] = {global_buffer("in" + std::to_string(index), op.attributes.dtype), dims,
                  row_major_strides(op.attributes.sizes), tile_base(bg, op, dims)};
