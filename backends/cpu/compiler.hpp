@@ -13,6 +13,7 @@
 // the same warning, never an error: the kernel just built is loaded all the same.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -24,9 +25,9 @@
 
 namespace yirage::cpu {
 
-// What a generated kernel is given besides its tensors: the plugin's threads (thread_pool.hpp)
-// and its float32 small-GEMM, nullptr when there is none (gemm.hpp). The prelude's yr_runtime
-// (codegen/cpu_prelude.cpp) has the same layout.
+// What a generated kernel is given besides its tensors: the plugin's threads (thread_pool.hpp),
+// its float32 small-GEMM, nullptr when there is none, and each thread's scratch (gemm.hpp). The
+// prelude's yr_runtime (codegen/cpu_prelude.cpp) has the same layout; both assert it.
 struct KernelRuntime {
   void (*parallel_for)(void *pool, int64_t count, int64_t grain,
                        void (*task)(void *context, int64_t begin, int64_t end), void *context);
@@ -35,6 +36,8 @@ struct KernelRuntime {
               int64_t ldc);
   void *(*scratch)(int64_t bytes);
 };
+static_assert(sizeof(KernelRuntime) == 32 && offsetof(KernelRuntime, scratch) == 24,
+              "KernelRuntime must keep the layout of the kernels' yr_runtime (codegen/cpu_prelude.cpp)");
 
 using KernelFunction = int (*)(const void *const *inputs, void *const *outputs, const KernelRuntime *runtime);
 

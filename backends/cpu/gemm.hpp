@@ -19,8 +19,9 @@ GemmFunction gemm_function();
 
 // A buffer of at least `bytes` (64-byte aligned) that belongs to the calling thread, kept for its
 // next call (each thread's largest request stays allocated until the thread ends): where the
-// kernels convert 16-bit operands to float32 for gemm. nullptr when it cannot be had; the caller
-// then runs its own loop. Its contents are the caller's until the same thread asks again.
+// kernels convert 16-bit operands to float32 (for gemm, or a decode product's A for the loop).
+// nullptr when it cannot be had; the caller then runs its own loop. Its contents are the caller's
+// until the same thread asks again: a kernel asks once per chunk of a loop.
 void *thread_scratch(int64_t bytes);
 
 }  // namespace yirage::cpu

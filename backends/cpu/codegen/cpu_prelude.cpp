@@ -31,6 +31,8 @@ struct yr_runtime {
               int64_t ldc);
   void *(*scratch)(int64_t bytes);
 };
+static_assert(sizeof(yr_runtime) == 32 && __builtin_offsetof(yr_runtime, scratch) == 24,
+              "yr_runtime must keep the layout of the plugin's KernelRuntime, backends/cpu/compiler.hpp");
 static inline bool yr_gemm(const yr_runtime *rt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                            const float *b, int64_t ldb, float *c, int64_t ldc) {
   return rt != nullptr && rt->gemm != nullptr && rt->gemm(m, n, k, a, lda, b, ldb, c, ldc) != 0;

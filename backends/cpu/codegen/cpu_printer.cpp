@@ -20,9 +20,11 @@ struct Overloaded : F... {
 template <class... F>
 Overloaded(F...) -> Overloaded<F...>;
 
-// A float16 element read or written one at a time costs a conversion that compilers do not
-// vectorize (yr_ld_row's rows are converted eight at a time, and count as plain elements).
-constexpr double kFloat16Access = 8;
+// A float16 element read or written one at a time costs a conversion (yr_ld/yr_st: integer
+// arithmetic that vectorizes, a few operations an element; yr_ld_row's rows count as plain
+// elements). At 8, as when the conversions were scalar, ntrans' fused µGraph was shared among
+// threads and took 20.6 µs against 11.3 on one (benchmarks/cpu/README.md).
+constexpr double kFloat16Access = 2;
 
 // Float elements: the arena's tiles, or a tensor stored as float32.
 bool is_float32(const BufferRef &buffer) {

@@ -3,9 +3,9 @@
 // nothing; kernel-level loops are shared by the plugin's threads (yr_parallel_for, a lambda over
 // a range of the loop's flattened outer index; backends/cpu/thread_pool.hpp), in chunks of at
 // least kParallelWork. Matmuls use one register-blocked micro-kernel whose inner loop runs along
-// contiguous columns, which the compiler vectorizes; float32 ones call the plugin's small-GEMM
-// first where it has one (yr_gemm: libxsmm, backends/cpu/gemm.hpp). Tile copies convert a row at
-// a time (F16C where the host has it).
+// contiguous columns, which the compiler vectorizes; most call the plugin's small-GEMM first where
+// it has one (yr_gemm: libxsmm, backends/cpu/gemm.hpp), 16-bit operands converted to float
+// (docs/backends/cpu.md). Tile copies convert a row at a time (F16C where the host has it).
 #pragma once
 
 #include <string>
