@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "cpu/codegen/cpu_prelude.hpp"
+#include "cpu/codegen/cpu_source.hpp"
+#include "serialize/kernel_program.hpp"
 #include "testing/bounded_child.hpp"
 
 namespace yirage::cpu {
@@ -270,6 +272,63 @@ TEST(CpuCompiler, Float16LoopsVectorize) {
       vectorized = vectorized || (l.rfind(line, 0) == 0 && l.find("loop vectorized") != std::string::npos);
     EXPECT_TRUE(vectorized) << line << " not vectorized:\n" << report;
   }
+}
+
+// What the kernels' runtime lends them, counted: a serial loop, a gemm that is a plain loop, and
+// a scratch buffer.
+int gemm_calls = 0, scratch_calls = 0;
+void serial_for(void *, int64_t count, int64_t, void (*task)(void *, int64_t, int64_t), void *context) {
+  task(context, 0, count);
+}
+int counting_gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+                  int64_t ldc) {
+  ++gemm_calls;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0;
+      for (int64_t p = 0; p < k; ++p) sum += a[i * lda + p] * b[p * ldb + j];
+      c[i * ldc + j] = sum;
+    }
+  }
+  return 1;
+}
+void *counting_scratch(int64_t bytes) {
+  ++scratch_calls;
+  static std::vector<float> buffer;
+  buffer.resize(static_cast<size_t>(bytes / 4 + 16));
+  return buffer.data();
+}
+
+// A kernel-level float16 product of 32 rows converts its blocks into the scratch and calls gemm
+// (print_matmul), with the right result; without a gemm it runs its own loop, also right.
+TEST(CpuCompiler, Float16ProductsConvertForTheSmallGemm) {
+  KernelGraph g;
+  g.mark_output(g.matmul(g.new_input({32, 48}, DType::kFloat16), g.new_input({48, 160}, DType::kFloat16)));
+  const std::string source = codegen::cpu_source(serialize::make_kernel_program(g, 2));
+  const std::string cache = fs::temp_directory_path() / ("yirage-convert-" + std::to_string(getpid()));
+  Compiler compiler(cache);
+  const CompileOutcome outcome = compiler.compile(source, codegen::kCpuKernelSymbol, 2);
+  std::vector<_Float16> a(32 * 48), b(48 * 160), c(32 * 160);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<_Float16>(static_cast<int>(i % 7) - 3);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<_Float16>(static_cast<int>(i % 5) - 2);
+  const void *inputs[] = {a.data(), b.data()};
+  void *outputs[] = {c.data()};
+  for (const bool with_gemm : {true, false}) {
+    KernelRuntime runtime{serial_for, nullptr, with_gemm ? counting_gemm : nullptr, counting_scratch};
+    gemm_calls = scratch_calls = 0;
+    std::fill(c.begin(), c.end(), static_cast<_Float16>(-1000));
+    ASSERT_EQ(outcome.kernel->function()(inputs, outputs, &runtime), 0);
+    for (int64_t i = 0; i < 32; ++i) {
+      for (int64_t j = 0; j < 160; ++j) {
+        float want = 0;
+        for (int64_t p = 0; p < 48; ++p) want += static_cast<float>(a[i * 48 + p]) * static_cast<float>(b[p * 160 + j]);
+        ASSERT_EQ(static_cast<float>(c[i * 160 + j]), want) << i << "," << j << (with_gemm ? " gemm" : " loop");
+      }
+    }
+    EXPECT_EQ(gemm_calls, with_gemm ? 2 * 2 : 0) << "2 row blocks of 16, 2 column blocks of 128";
+    EXPECT_EQ(scratch_calls, with_gemm ? 1 : 0);
+  }
+  fs::remove_all(cache);
 }
 
 }  // namespace
