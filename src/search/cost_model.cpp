@@ -201,8 +201,9 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
   c.serial_seconds = static_cast<double>(c.waves) * waits * t.loop_iteration_seconds;
   const auto &ops = bg.operators();
   // The CPU plugin reads some input tiles in place, from the kernel's tensor (cpu_in_place_tiles):
-  // the bytes of their loads, by tile.
-  const std::vector<bool> in_place = cpu_in_place_tiles(bg);
+  // the bytes of their loads, by tile. Other targets copy every tile.
+  const bool cpu = t.kind == targets::TargetKind::kCpu;
+  const std::vector<bool> in_place = cpu ? cpu_in_place_tiles(bg) : std::vector<bool>(bg.num_tensors(), false);
   std::map<TensorId, double> in_place_loads;
   const auto read_as_b = [&](TensorId tile) {
     return std::any_of(ops.begin(), ops.end(),
@@ -233,7 +234,7 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
       double streams = 1;
       if (in_place[static_cast<size_t>(bop.outputs[0])]) {
         in_place_loads[bop.outputs[0]] = loads;
-        if (t.kind == targets::TargetKind::kCpu && tile.dims.size() >= 2 && read_as_b(bop.outputs[0])) {
+        if (tile.dims.size() >= 2 && read_as_b(bop.outputs[0])) {
           streams = std::pow(std::max(1.0, static_cast<double>(tile.dims[tile.dims.size() - 2]) / 32), 0.3);
         }
       }
@@ -260,7 +261,7 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
     }
   }
   for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));
-  if (t.kind == targets::TargetKind::kCpu) c.l2_bytes += cpu_arena_bytes(bg, blocks, iterations, in_place);
+  if (cpu) c.l2_bytes += cpu_arena_bytes(bg, blocks, iterations, in_place);
   return c;
 }
 

@@ -4,17 +4,10 @@
 
 namespace yirage::search {
 
-namespace {
-
-// print_matmul's block of outputs: 16 rows × 128 columns; a 16-bit B with fewer rows takes
-// 256 / rows columns (32 to 128).
-constexpr int64_t kRows = 16, kCols = 128;
-
-}  // namespace
-
 bool cpu_kernel_product_gemm(int64_t m, int64_t k, bool a16, bool b16, bool out16) {
   if (m < kCpuGemmRows) return false;
-  const int64_t floats = (a16 ? kRows * k : 0) + (b16 ? k * kCols : 0) + (out16 ? kRows * kCols : 0);
+  const int64_t floats =
+      (a16 ? kCpuMatmulRows * k : 0) + (b16 ? k * kCpuMatmulCols : 0) + (out16 ? kCpuMatmulRows * kCpuMatmulCols : 0);
   return 4 * floats <= kCpuConvertedScratchBytes;
 }
 
@@ -43,9 +36,9 @@ std::vector<bool> cpu_in_place_tiles(const BlockGraph &bg) {
 
 CpuMatmulCost cpu_matmul_cost(int64_t batches, int64_t m, int64_t n, int64_t k, int64_t a_bytes, int64_t b_bytes,
                               int64_t out_bytes, int64_t lanes, bool gemm) {
-  const int64_t rows = std::min(m, kRows);
-  const bool narrow_b = b_bytes == 2 && rows < kRows;
-  const int64_t cols = std::min(n, narrow_b ? std::clamp<int64_t>(256 / rows, 32, kCols) : kCols);
+  const int64_t rows = std::min(m, kCpuMatmulRows);
+  const bool narrow_b = b_bytes == 2 && rows < kCpuMatmulRows;
+  const int64_t cols = std::min(n, narrow_b ? std::clamp<int64_t>(256 / rows, 32, kCpuMatmulCols) : kCpuMatmulCols);
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + cols - 1) / cols;
   const auto tasks = static_cast<double>(batches * row_blocks * col_blocks);
   const auto vectors = static_cast<double>((cols + lanes - 1) / lanes);  // per row of the block

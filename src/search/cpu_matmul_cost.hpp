@@ -11,9 +11,12 @@
 
 namespace yirage::search {
 
-// Kernel-level products of this many rows or more go to the plugin's small-GEMM (libxsmm); fewer
-// rows (decode) stream B through the generated loop.
-constexpr int64_t kCpuGemmRows = 16;
+// print_matmul's register block: rows of A by columns of B per task (a 16-bit B with fewer rows
+// takes 256 / rows columns, 32 to 128). The generator and this model share them.
+constexpr int64_t kCpuMatmulRows = 16, kCpuMatmulCols = 128;
+// Kernel-level products of a whole block of rows or more go to the plugin's small-GEMM (libxsmm);
+// fewer rows (decode) stream B through the generated loop.
+constexpr int64_t kCpuGemmRows = kCpuMatmulRows;
 // A kernel-level product of 16-bit tensors converts each task's 16 rows of A and its k × 128
 // block of B (and its sums, when the result is 16-bit) into its thread's scratch, kept until the
 // thread ends; only where that scratch is at most this many bytes (k up to about 7,000). Longer

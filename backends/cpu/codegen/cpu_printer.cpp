@@ -9,10 +9,6 @@
 namespace yirage::codegen {
 namespace {
 
-// The micro-kernel's register block: rows of A by columns of B per task.
-constexpr int64_t kMatmulRows = 16;
-constexpr int64_t kMatmulCols = 128;
-
 template <class... F>
 struct Overloaded : F... {
   using F::operator()...;
@@ -112,8 +108,9 @@ void CppPrinter::print_shared_loop(const Loop &l) {
   p_.close(");");
 }
 
-// Batched A[..., m, k] · B[..., k, n] in blocks of kMatmulRows × kMatmulCols outputs, each
-// accumulated in float over the whole k before it is stored.
+// Batched A[..., m, k] · B[..., k, n] in blocks of kCpuMatmulRows × kCpuMatmulCols outputs
+// (search/cpu_matmul_cost.hpp, which the cost model shares), each accumulated in float over the
+// whole k before it is stored.
 void CppPrinter::print_matmul(const Matmul &mm) {
   const TensorRef &a = mm.a, &b = mm.b, &o = mm.o;
   const bool parallel = mm.sharing == Sharing::kGrid;
@@ -123,12 +120,13 @@ void CppPrinter::print_matmul(const Matmul &mm) {
   const Dims sa = matmul_operand_strides(a, o.dims), sb = matmul_operand_strides(b, o.dims);
   const int64_t a_row = sa[rank - 2], b_row = sb[rank - 2];
   const int64_t batches = num_elements(batch_out);
-  const int64_t rows = std::min(m, kMatmulRows);
+  const int64_t rows = std::min(m, search::kCpuMatmulRows);
   // A 16-bit B with fewer rows than a block's: columns such that the sums fit the vector registers
   // (256 floats, 16 of AVX-512's 32), since converting B's rows leaves the loop compute-bound and a
   // block of 8 × 128 sums spilled at every step of k. A float32 B streams faster in wide rows.
-  const bool narrow_b = dtype_size(b.buffer.element) == 2 && rows < kMatmulRows;
-  const int64_t cols = std::min(n, narrow_b ? std::clamp<int64_t>(256 / rows, 32, kMatmulCols) : kMatmulCols);
+  const bool narrow_b = dtype_size(b.buffer.element) == 2 && rows < search::kCpuMatmulRows;
+  const int64_t cols =
+      std::min(n, narrow_b ? std::clamp<int64_t>(256 / rows, 32, search::kCpuMatmulCols) : search::kCpuMatmulCols);
   const int64_t row_blocks = (m + rows - 1) / rows, col_blocks = (n + cols - 1) / cols;
   // Decomposes the output batch index bt into the operands' (broadcast) batch offsets ia and ib.
   const auto print_batch_offsets = [&] {
