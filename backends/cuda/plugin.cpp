@@ -436,6 +436,7 @@ void launch_generated(const Driver &driver, yirage_backend_executable_s &executa
                       CUstream stream, CUstream memory) {
   const auto &l = executable.launch;
   std::vector<void *> args;
+  args.reserve(pointers.size() + 1);
   for (CUdeviceptr &p : pointers) args.push_back(&p);
   CUdeviceptr workspace = 0;  // the last parameter, where the kernel has one
   if (l.workspace_bytes > 0) {
@@ -651,6 +652,7 @@ yirage_status launch(yirage_backend_executable *executable, void *stream, yirage
   return protect(error, [&] {
     require(executable, "executable");
     std::vector<CUdeviceptr> pointers;
+    pointers.reserve(num_inputs + num_outputs);
     collect("input", inputs, num_inputs, executable->generated->input_bytes, executable->device, pointers);
     collect("output", outputs, num_outputs, executable->generated->output_bytes, executable->device, pointers);
     const Driver &driver = enter(executable->instance, executable->device);

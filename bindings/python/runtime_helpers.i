@@ -423,11 +423,12 @@ PyObject *yirage_py_kernel_run(const yirage_kernel *kernel, PyObject *inputs, Py
 
 /* PyTorch tensors on a GPU, read in C without DLPack (`__dlpack__` costs about 3 µs a tensor, and
  * the same reads in Python a few more: docs/python.md, "Cheap calls"). `spec`, made once per
- * kernel by _make_torch_spec: (torch.Tensor, {torch.dtype: (DLPack code, bits)}, torch.empty,
- * ((dims, torch.dtype) of each output), {device index: (kwargs of torch.empty for each output)},
- * the current-stream function of a device index, torch.device). */
-enum { YIRAGE_PY_TORCH_TYPE, YIRAGE_PY_TORCH_DTYPES, YIRAGE_PY_TORCH_EMPTY, YIRAGE_PY_TORCH_OUTPUTS,
-       YIRAGE_PY_TORCH_PLACES, YIRAGE_PY_TORCH_STREAM, YIRAGE_PY_TORCH_DEVICE, YIRAGE_PY_TORCH_SPEC_SIZE };
+ * kernel by _make_torch_spec: (torch.Tensor, {torch.dtype: (DLPack code, bits)}, the allocators'
+ * function of a device index (per output, a function of no arguments making a new compact one
+ * there), ((dims, torch.dtype) of each output), {device index: its allocators}, the
+ * current-stream function of a device index). */
+enum { YIRAGE_PY_TORCH_TYPE, YIRAGE_PY_TORCH_DTYPES, YIRAGE_PY_TORCH_ALLOCATORS, YIRAGE_PY_TORCH_OUTPUTS,
+       YIRAGE_PY_TORCH_PLACES, YIRAGE_PY_TORCH_STREAM, YIRAGE_PY_TORCH_SPEC_SIZE };
 enum { YIRAGE_PY_TORCH_MAX_TENSORS = 16 };
 
 static PyObject *yirage_py_name(PyObject **cache, const char *name) {
@@ -518,51 +519,44 @@ static int yirage_py_torch_tensor(PyObject *x, PyObject *spec, int device_type, 
   return yirage_py_torch_dtype(dl, t) == 0 ? 1 : -1;
 }
 
-/* torch.empty's keyword arguments for each output on device index `device`, made at the first
- * call there and kept in the spec's places (borrowed), or NULL with an exception. */
+/* The outputs' allocators on device index `device`, made at the first call there and kept in
+ * the spec's places (borrowed), or NULL with an exception. */
 static PyObject *yirage_py_torch_places(PyObject *spec, long long device) {
-  PyObject *places = PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_PLACES), *key, *kwargs, *where;
-  PyObject *outputs = PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_OUTPUTS);
-  Py_ssize_t i, n = PyTuple_GET_SIZE(outputs);
+  PyObject *places = PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_PLACES), *key, *made;
+  const Py_ssize_t n = PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_OUTPUTS));
   if ((key = PyLong_FromLongLong(device)) == NULL) return NULL;
-  kwargs = PyDict_GetItemWithError(places, key);
-  if (kwargs != NULL || PyErr_Occurred()) {
+  made = PyDict_GetItemWithError(places, key);
+  if (made != NULL || PyErr_Occurred()) {
     Py_DECREF(key);
-    return kwargs;
+    return made;
   }
-  where = PyObject_CallFunction(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_DEVICE), "sL", "cuda", device);
-  kwargs = where ? PyTuple_New(n) : NULL;
-  for (i = 0; kwargs != NULL && i < n; ++i) {
-    PyObject *one = Py_BuildValue("{s:O,s:O}", "dtype", PyTuple_GET_ITEM(PyTuple_GET_ITEM(outputs, i), 1),
-                                  "device", where);
-    if (one == NULL) Py_CLEAR(kwargs);
-    else PyTuple_SET_ITEM(kwargs, i, one);
+  made = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_ALLOCATORS), key, NULL);
+  if (made != NULL && (!PyTuple_Check(made) || PyTuple_GET_SIZE(made) != n)) {
+    PyErr_SetString(PyExc_TypeError, "the spec's allocators must be a tuple of one function per output");
+    Py_CLEAR(made);
   }
-  Py_XDECREF(where);
-  if (kwargs != NULL && PyDict_SetItem(places, key, kwargs) != 0) Py_CLEAR(kwargs);
+  if (made != NULL && PyDict_SetItem(places, key, made) != 0) Py_CLEAR(made);
   Py_DECREF(key);
-  Py_XDECREF(kwargs); /* the dict holds it */
-  return kwargs;
+  Py_XDECREF(made); /* the dict holds it */
+  return made;
 }
 
-/* New outputs from torch.empty on device index `device`, their DLTensors in `t` (shapes in
- * `room`), compact and of the kernel's own dims and dtypes; a new list, or NULL. */
+/* New outputs from the spec's allocators on device index `device`, their DLTensors in `t` (shapes
+ * in `room`), compact and of the kernel's own dims and dtypes; a new list, or NULL. */
 static PyObject *yirage_py_torch_new_outputs(PyObject *spec, long long device, int device_type, DLTensor *t,
                                              int64_t (*room)[2 * YIRAGE_MAX_RANK]) {
   static PyObject *data_ptr_name;
   PyObject *outputs = PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_OUTPUTS);
-  PyObject *kwargs = yirage_py_torch_places(spec, device), *list;
+  PyObject *allocators = yirage_py_torch_places(spec, device), *list;
   const Py_ssize_t n = PyTuple_GET_SIZE(outputs);
   Py_ssize_t i;
-  if (kwargs == NULL || (list = PyList_New(n)) == NULL) return NULL;
+  if (allocators == NULL || (list = PyList_New(n)) == NULL) return NULL;
   for (i = 0; i < n; ++i) {
     PyObject *dims = PyTuple_GET_ITEM(PyTuple_GET_ITEM(outputs, i), 0);
-    PyObject *args = PyTuple_Pack(1, dims), *o;
     PyObject *dl = PyDict_GetItem(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_DTYPES),
                                   PyTuple_GET_ITEM(PyTuple_GET_ITEM(outputs, i), 1));
+    PyObject *o = PyObject_CallNoArgs(PyTuple_GET_ITEM(allocators, i));
     long long pointer;
-    o = args ? PyObject_Call(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_EMPTY), args, PyTuple_GET_ITEM(kwargs, i)) : NULL;
-    Py_XDECREF(args);
     if (o == NULL) break;
     PyList_SET_ITEM(list, i, o);
     pointer = yirage_py_call_int(o, &data_ptr_name, "data_ptr");
@@ -584,10 +578,10 @@ static PyObject *yirage_py_torch_new_outputs(PyObject *spec, long long device, i
 }
 
 /* [status, outputs]: the kernel run on PyTorch tensors on a GPU (`outputs` None: new ones from
- * torch.empty; `stream` None: PyTorch's current stream on the inputs' device; waited for where
+ * the spec's allocators; `stream` None: PyTorch's current stream on the inputs' device; waited for where
  * `synchronize`), or None where a tensor is not for this path (a subclass, a host tensor, one on
- * another kind of device such as XPU, a dtype yirage has not, more than 16): the caller then
- * takes the DLPack path. */
+ * another kind of device such as XPU, a dtype yirage has not, more than 16; inputs or outputs
+ * given as other than a list or tuple): the caller then takes the DLPack path. */
 PyObject *yirage_py_torch_run(const yirage_kernel *kernel, PyObject *spec, PyObject *inputs, PyObject *outputs,
                               PyObject *stream, int device_type, int synchronize) {
   DLTensor tensors[2 * YIRAGE_PY_TORCH_MAX_TENSORS], *ins[YIRAGE_PY_TORCH_MAX_TENSORS];
@@ -611,6 +605,11 @@ PyObject *yirage_py_torch_run(const yirage_kernel *kernel, PyObject *spec, PyObj
       PyErr_SetString(PyExc_TypeError, "spec must be Kernel._torch_spec's tuple: outputs are (dims, dtype)");
       return NULL;
     }
+  }
+  /* Lists and tuples only: the other path must still see the tensors of an iterator. */
+  if ((!PyList_Check(inputs) && !PyTuple_Check(inputs)) ||
+      (outputs != Py_None && !PyList_Check(outputs) && !PyTuple_Check(outputs))) {
+    Py_RETURN_NONE;
   }
   if ((in_fast = PySequence_Fast(inputs, "inputs must be a sequence")) == NULL) return NULL;
   n_in = PySequence_Fast_GET_SIZE(in_fast);

@@ -215,6 +215,9 @@ void CompiledGraph::run(const std::vector<const DLTensor *> &inputs, const std::
 void CompiledGraph::run_wrapped(const std::vector<Span> &spans, size_t num_inputs, void *stream) const {
   std::vector<Buffer> wrapped;
   std::vector<yirage_backend_buffer *> in, out;
+  wrapped.reserve(spans.size());
+  in.reserve(num_inputs);
+  out.reserve(spans.size() - num_inputs);
   for (size_t i = 0; i < spans.size(); ++i) {
     yirage_backend_buffer *raw = nullptr;
     plugin_.call("buffer_wrap", plugin_.api().buffer_wrap, plugin_.instance(), device_,
@@ -283,9 +286,9 @@ void CompiledGraph::launch_steps(std::vector<yirage_backend_buffer *> &where, vo
       where[static_cast<size_t>(step.outputs[0])] = where[static_cast<size_t>(step.inputs[0])];
       continue;
     }
-    std::vector<yirage_backend_buffer *> in, out;
-    for (TensorId id : step.inputs) in.push_back(where[static_cast<size_t>(id)]);
-    for (TensorId id : step.outputs) out.push_back(where[static_cast<size_t>(id)]);
+    std::vector<yirage_backend_buffer *> in(step.inputs.size()), out(step.outputs.size());
+    for (size_t i = 0; i < in.size(); ++i) in[i] = where[static_cast<size_t>(step.inputs[i])];
+    for (size_t o = 0; o < out.size(); ++o) out[o] = where[static_cast<size_t>(step.outputs[o])];
     plugin_.call("launch", api.launch, step.executable.get(), stream,
                  static_cast<yirage_backend_buffer *const *>(in.data()), in.size(),
                  static_cast<yirage_backend_buffer *const *>(out.data()), out.size());

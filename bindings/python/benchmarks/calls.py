@@ -2,19 +2,23 @@
 a test; docs/python.md, "Cheap calls", has the figures and the machine).
 
 usage: python3 bindings/python/benchmarks/calls.py [--backend cuda|cpu] [--calls N] [--superoptimize]
+       [--save FILE | --graph FILE]
 
 The kernel: a small rms_norm + matmul graph compiled as it is (two kernels), or with
---superoptimize the search's choice (usually one fused kernel). On CUDA the inputs are PyTorch
+--superoptimize the search's choice (usually one fused kernel; --save FILE writes it), or the
+graph of FILE (--graph: the same kernel in runs of two builds). On CUDA the inputs are PyTorch
 tensors; on the CPU numpy arrays. Printed, each the median of 5 rounds of N calls, in µs a call:
 - kernel alone: the backend's own timing of one run (Kernel.measure);
 - call, no wait: k(inputs) in chunks of 50, the synchronize after each chunk not timed (the
   host's cost a call);
 - call + synchronize: k(inputs, synchronize=True), each waited for;
-- and its parts: the outputs allocated (torch.empty as the call makes them, on a GPU); on a GPU
-  the C path alone with outputs given (PyTorch's tensors read in C, then the run:
-  yirage_py_torch_run); DLPack capsules made (the host's path; on a GPU for comparison); the
-  stream looked up; the C run alone on capsules made before (no wait); a synchronize alone; and on
-  a GPU an empty kernel's launch through the driver (ctypes), the floor of any launch from Python;
+- and its parts: the outputs allocated (as the call makes them: on a GPU, torch.empty_like of a
+  one-element tensor expanded to the outputs' dims); on a GPU the C path alone with outputs
+  given (PyTorch's tensors read in C, then the run: yirage_py_torch_run); DLPack capsules made
+  (the host's path; on a GPU for comparison); the stream looked up; the C run alone on capsules
+  made before (no wait); a synchronize alone; and on a GPU an empty kernel's launch through the
+  driver (ctypes), the floor of any launch from Python, and torch.empty with dtype= and device=
+  for comparison with the outputs' allocation;
 - PyTorch's own op of the same kind (x @ w), without and with a synchronize, for scale.
 """
 import argparse
@@ -70,6 +74,8 @@ def main():
     parser.add_argument("--backend", default=None)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--superoptimize", action="store_true")
+    parser.add_argument("--save", help="with --superoptimize: write the chosen graph to this file")
+    parser.add_argument("--graph", help="compile this graph file (as --save wrote it) instead")
     a = parser.parse_args()
     backend = a.backend or ("cuda" if yr.devices("cuda") else "cpu")
     device = yr.default_context().device(backend, 0)
@@ -77,7 +83,14 @@ def main():
     X = g.new_input(dims=(8, 512), dtype=yr.float16)
     W = g.new_input(dims=(512, 256), dtype=yr.float16)
     g.mark_output(g.matmul(g.rms_norm(X, normalized_shape=(512,)), W))
-    k = g.superoptimize(device=device, time_budget=20) if a.superoptimize else g.compile(device=device)
+    if a.graph:
+        k = yr.load(a.graph).compile(device=device)
+    elif a.superoptimize:
+        k = g.superoptimize(device=device, time_budget=20)
+        if a.save:
+            k.graph.save(a.save)
+    else:
+        k = g.compile(device=device)
     rng = np.random.default_rng(1)
     x = rng.uniform(-1, 1, (8, 512)).astype(np.float16)
     w = rng.uniform(-1, 1, (512, 256)).astype(np.float16)
@@ -105,8 +118,8 @@ def main():
         look = ("  stream looked up", lambda: yr._torch_stream(torch, 0))
         c_path = ("  the C path alone, outputs given, no wait", lambda: yr._c.yirage_py_torch_run(
             k._handle, spec, ins, [out], stream, k._device_type, 0))
-        # torch.empty as the C path calls it: the outputs' dims, and keyword arguments kept for device 0.
-        allocate = lambda: [spec[2](dims, **kw) for (dims, _), kw in zip(spec[3], spec[4][0])]  # noqa: E731
+        # The outputs made as the C path makes them: the allocators kept for device 0.
+        allocate = lambda: [make() for make in spec[4][0]]  # noqa: E731
     c_run = lambda: yr._c.yirage_py_kernel_run(k._handle, *caps, stream, 0)  # noqa: E731
     rows = [
         ("kernel alone (Kernel.measure, median)", k.measure(warmup=20, repeats=200)["median_seconds"] * 1e6),
@@ -122,10 +135,13 @@ def main():
     if c_path is not None:
         rows.insert(5, (c_path[0], per_call(c_path[1], a.calls, sync)))
         rows.append(("  an empty kernel's cuLaunchKernel (ctypes)", per_call(empty_launch(torch, stream), a.calls, sync)))
+        rows.append(("  torch.empty(dims, dtype=, device=), for comparison", per_call(
+            lambda: torch.empty(out.shape, dtype=out.dtype, device=out.device), a.calls)))
     if torch_op is not None:
         rows.append(("PyTorch x @ w, no wait", per_call(torch_op, a.calls, sync)))
         rows.append(("PyTorch x @ w + synchronize", per_call(lambda: (torch_op(), sync()), a.calls)))
-    what = k.search.candidates[0][1]["description"] if a.superoptimize else "compiled as it is"
+    what = (f"the graph of {a.graph}" if a.graph else
+            k.search.candidates[0][1]["description"] if a.superoptimize else "compiled as it is")
     print(f"{device.name} ({backend}), {a.calls} calls a round, median of 5 rounds; Python "
           f"{sys.version.split()[0]}; the kernel: {what}")
     for label, us in rows:

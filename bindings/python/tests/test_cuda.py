@@ -70,6 +70,24 @@ def test_c_path_checks_strides_and_reads_compact_tensors():
     assert relative_error(again, strided.float().exp()) < 1e-2
 
 
+@pytest.mark.parametrize("dims", [(7,), (6, 40), (2, 3, 16), (2, 3, 4, 8), (1, 3, 2, 4, 8)])
+def test_outputs_made_by_the_call_are_new_and_compact(dims):
+    # The call makes its outputs with torch.empty_like of one element expanded to their dims: of
+    # every rank (4 and 5 too, where PyTorch could pick a channels-last layout), compact, on the
+    # inputs' device, and a new tensor each call.
+    device = cuda_device()
+    g = yr.new_kernel_graph()
+    g.mark_output(g.exp(g.new_input(dims=dims, dtype=yr.float16)))
+    k = g.compile(device=device)
+    x = torch.empty(dims, device="cuda", dtype=torch.float16).uniform_(-1, 1)
+    outs = [k([x], synchronize=True)[0] for _ in range(3)]  # the first call, then the C path's
+    assert len({o.data_ptr() for o in outs}) == 3
+    for out in outs:
+        assert out.shape == dims and out.dtype == torch.float16 and out.device == x.device
+        assert out.is_contiguous() and relative_error(out, x.float().exp()) < 1e-2
+    assert all(f.func is torch.empty_like for f in k._torch_spec[4][0])
+
+
 def test_calls_queue_on_torchs_current_stream():
     # A call queues the kernel on PyTorch's current stream and returns without waiting, as a
     # PyTorch operation does: work queued after it on that stream sees its outputs.

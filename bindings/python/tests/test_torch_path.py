@@ -2,6 +2,7 @@
 PyTorch or a GPU: stand-ins with PyTorch's reads (dtype, get_device, data_ptr, shape,
 is_contiguous, stride) over numpy memory, run by a kernel of the CPU plugin. test_cuda.py runs the
 same path on real PyTorch CUDA tensors where a GPU is."""
+import functools
 import sys
 
 import numpy as np
@@ -62,10 +63,15 @@ def empty(dims, dtype, device):
     return t
 
 
+def allocators(outputs, device):
+    """Per output, what makes a new one on `device` (as yirage._torch_allocators gives them)."""
+    return tuple(functools.partial(empty, dims, dtype, Device("cuda", device)) for dims, dtype in outputs)
+
+
 def spec_of(kernel, stream=lambda device: 0):
     dtypes = {FLOAT16: (2, 16), FLOAT32: (2, 32)}
     outputs = tuple((tuple(dims), {"float16": FLOAT16, "float32": FLOAT32}[d.name]) for dims, d in kernel._outputs)
-    return (Tensor, dtypes, empty, outputs, {}, stream, Device)
+    return (Tensor, dtypes, functools.partial(allocators, outputs), outputs, {}, stream)
 
 
 @pytest.fixture(scope="module")
@@ -89,8 +95,8 @@ def test_new_outputs_from_empty_on_the_inputs_device(kernel):
     (out,) = yr._check(run(kernel, spec, [Tensor(x, FLOAT16), Tensor(w, FLOAT16)]))
     assert out is made[0] and out.array.shape == (8, 96) and out.array.dtype == np.float16
     assert relative_error(out.array, want(x, w)) < 5e-3
-    # torch.empty's keyword arguments on device 0 are kept for the next call.
-    assert list(spec[4]) == [0] and spec[4][0][0]["device"].index == 0
+    # The allocators of device 0 are kept for the next call.
+    assert list(spec[4]) == [0] and spec[4][0][0].args[2].index == 0
 
 
 def test_given_outputs_and_strided_inputs(kernel):
@@ -168,8 +174,11 @@ def test_a_failing_read_raises_its_own_error(kernel):
         run(kernel, tuple(spec), [Broken(x, FLOAT16), Broken(w, FLOAT16)])
     with pytest.raises(TypeError, match="spec"):
         run(kernel, spec[:3], [Tensor(x, FLOAT16), Tensor(w, FLOAT16)])
-    with pytest.raises(TypeError, match="inputs must be a sequence"):
-        run(kernel, spec_of(kernel), 5)
+    assert run(kernel, spec_of(kernel), 5) is None  # not a list or tuple: the other path's
+    bad = list(spec_of(kernel))
+    bad[2] = lambda device: ()  # no allocator for the output
+    with pytest.raises(TypeError, match="one function per output"):
+        run(kernel, tuple(bad), [Tensor(x, FLOAT16), Tensor(w, FLOAT16)])
     bad = list(spec_of(kernel))
     bad[3] = (((8, 96),),)  # an output without its dtype
     with pytest.raises(TypeError, match="outputs are"):
@@ -191,7 +200,7 @@ def test_calls_keep_no_references(kernel):
     counted = [spec, spec[3][0][0], ins, ins[0], out, FLOAT16, Tensor.__init__]
     yr._check(run(kernel, spec, ins))  # the first call fills the places
     made.clear()
-    counted += [spec[4][0], spec[4][0][0]["device"]]  # torch.empty's keyword arguments, kept
+    counted += [spec[4][0], spec[4][0][0]]  # the allocators, kept
     before = [sys.getrefcount(o) for o in counted]
     for _ in range(50):
         yr._check(run(kernel, spec, ins))
@@ -210,3 +219,24 @@ def test_kernel_call_takes_the_c_path_once_its_spec_is_made(kernel, monkeypatch)
     (out,) = kernel._torch_call([Tensor(x, FLOAT16), Tensor(w, FLOAT16)], None, None, False)
     assert out is made[0] and relative_error(out.array, want(x, w)) < 5e-3
     assert kernel._torch_call([Parameter(x, FLOAT16), Tensor(w, FLOAT16)], None, None, False) is None
+
+
+def test_calls_after_the_first_go_straight_to_the_c_path(kernel, monkeypatch):
+    x, w = inputs(3)
+    monkeypatch.setattr(kernel, "_torch_spec", spec_of(kernel))
+    monkeypatch.setattr(kernel, "_run", None)  # not reached: Kernel.__call__ calls the C path itself
+    made.clear()
+    (out,) = kernel((Tensor(x, FLOAT16), Tensor(w, FLOAT16)), synchronize=True)
+    assert out is made[0] and relative_error(out.array, want(x, w)) < 5e-3
+    given = Tensor(np.full((8, 96), np.nan, dtype=np.float16), FLOAT16)
+    assert kernel([Tensor(x, FLOAT16), Tensor(w, FLOAT16)], outputs=[given], stream=0) == [given]
+    assert relative_error(given.array, want(x, w)) < 5e-3
+    with pytest.raises(yr.InvalidArgumentError, match="takes 2 inputs"):
+        kernel([Tensor(x, FLOAT16)])
+
+
+def test_an_iterator_of_inputs_is_left_to_the_other_path(kernel, monkeypatch):
+    x, w = inputs(4)
+    monkeypatch.setattr(kernel, "_torch_spec", spec_of(kernel))
+    (out,) = kernel(iter([x, w]))  # numpy arrays, each read once by the DLPack path
+    assert relative_error(out, want(x, w)) < 5e-3

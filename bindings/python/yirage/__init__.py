@@ -16,6 +16,7 @@ Every failing call raises a yirage.Error subclass carrying the C library's statu
 """
 
 import collections
+import functools as _functools
 import math
 import operator
 import os as _os
@@ -908,12 +909,33 @@ def _device_outputs(shapes, inputs, library, device):
 
 def _make_torch_spec(torch, shapes):
     """What yirage_py_torch_run needs of PyTorch to run a kernel of outputs `shapes` ((dims,
-    yirage dtype) each) on PyTorch GPU tensors, read once: its tensor type and dtypes,
-    torch.empty, the outputs' dims and dtypes, a place for torch.empty's keyword arguments on each
-    device, the current-stream function and torch.device."""
+    yirage dtype) each) on PyTorch GPU tensors, read once: its tensor type and dtypes, the
+    outputs' allocators on a device (_torch_allocators), the outputs' dims and dtypes, a place for
+    each device's allocators and the current-stream function."""
     by_name, dlpack = _torch_tables(torch)
     outputs = tuple((tuple(dims), by_name[d.name]) for dims, d in shapes)
-    return (torch.Tensor, dlpack, torch.empty, outputs, {}, _torch_current_stream(torch), torch.device)
+    return (torch.Tensor, dlpack, _functools.partial(_torch_allocators, torch, outputs), outputs, {},
+            _torch_current_stream(torch))
+
+
+def _torch_allocators(torch, outputs, device):
+    """Per output ((dims, torch.dtype)), a function of no arguments making a new compact one on
+    CUDA device `device`: torch.empty_like of one element expanded to its dims (about 2 µs less a
+    call than torch.empty with dtype= and device=: docs/python.md, "Cheap calls"), or torch.empty
+    itself where that would not give a compact tensor of the output's dims and dtype."""
+    where = torch.device("cuda", device)
+    made = []
+    for dims, dtype in outputs:
+        try:
+            like = torch.empty((), dtype=dtype, device=where).expand(dims)
+            probe = torch.empty_like(like)
+            compact = (probe.is_contiguous() and tuple(probe.shape) == dims and probe.dtype == dtype
+                       and probe.device == where)
+        except RuntimeError:
+            compact = False
+        made.append(_functools.partial(torch.empty_like, like) if compact
+                    else _functools.partial(torch.empty, dims, dtype=dtype, device=where))
+    return tuple(made)
 
 
 def _torch_current_stream(torch):
@@ -1126,6 +1148,13 @@ class Kernel:
         inputs' library, as PyTorch's own operations do, else the default stream), like a
         PyTorch operation: work queued after it on that stream sees the outputs; read them from
         the host or another stream after a synchronize (synchronize=True waits here)."""
+        spec = self._torch_spec
+        if spec is not None and (stream is None or type(stream) is int) and not self._layouts:
+            # Calls after the first on PyTorch GPU tensors: straight to the C path.
+            done = _c.yirage_py_torch_run(self._handle, spec, inputs, outputs, stream, self._device_type,
+                                          1 if synchronize else 0)
+            if done is not None:
+                return done[1] if done[0] == 0 else _check(done)
         if self._layouts:
             given = None if outputs is None else list(outputs)
             results = self._run(self._layouts.compact_inputs(inputs),
