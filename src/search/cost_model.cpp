@@ -12,6 +12,13 @@ namespace yirage::search {
 
 namespace {
 
+// Instructions a block-level matmul's scalar code issues per multiply-add where the matrix units
+// cannot take its tiles: both operands loaded from shared memory, 16-bit ones converted, then the
+// FMA, with the tile's few columns leaving lanes idle. Ranked against the models suite's measured
+// candidates, any of 6 to 16 does as well (benchmarks/models/RESULTS.md); 1 (the vector peak)
+// left such candidates estimated 3-10 times too fast.
+constexpr double kScalarMatmulInstructions = 10;
+
 // Bytes a block's tile occupies in memory without a gap: its innermost dims while they span the
 // whole tensor's, times the first one that does not.
 double contiguous_run_bytes(const Tensor &tile, const Tensor &whole) {
@@ -118,7 +125,8 @@ double kernel_seconds(KernelCost &c, const targets::TargetProperties &t, DType d
   const double matrix = t.kind == targets::TargetKind::kCpu
                             ? c.core_cycles / (cpu_cycles_per_second(t) * static_cast<double>(t.compute_units))
                             : c.matrix_flops / peak;
-  const double compute = matrix + c.vector_flops / t.vector_flops_float32;
+  const double compute =
+      matrix + (c.vector_flops + c.scalar_matmul_flops * kScalarMatmulInstructions) / t.vector_flops_float32;
   if (c.slots == 0) return std::max(memory, compute) + t.launch_overhead_seconds;
   const auto blocks = static_cast<double>(c.blocks);
   const int64_t full_waves = c.blocks / c.slots, rest = c.blocks % c.slots;
@@ -257,7 +265,15 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
           return in_place[static_cast<size_t>(in)] && bg.tensor(in).dtype != DType::kFloat32;
         });
       }
+      const double matrix_before = c.matrix_flops;
       add_flops(bg, bop, blocks * (every_iteration ? iterations : 1), t, c, gemm, b_counted);
+      // A GPU's matrix units take a block's product only in whole tiles of their n columns (the
+      // CUDA generator's tensor-core paths need n % 8 == 0): other products run as scalar code.
+      const int64_t unit_n = t.matrix_unit[1];
+      if (bop.kind == OpKind::kMatmul && !cpu && unit_n > 0 && bg.tensor(bop.outputs[0]).dims.back() % unit_n != 0) {
+        c.scalar_matmul_flops += c.matrix_flops - matrix_before;
+        c.matrix_flops = matrix_before;
+      }
     }
   }
   for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));

@@ -25,6 +25,9 @@ struct KernelCost {
   double l2_bytes = 0;      // re-reads served by L2 (tiles read by several blocks)
   double matrix_flops = 0;  // matmul work, at the matrix-unit peak
   double vector_flops = 0;  // everything else, at the vector peak
+  // Matmul work whose tiles the matrix units cannot take (a tile's columns not a multiple of the
+  // unit's n): scalar multiply-adds on the vector units, kScalarMatmulInstructions each.
+  double scalar_matmul_flops = 0;
   // CPU targets: the matmul micro-kernel's cycles on one core (cpu_matmul_cost.hpp), counted
   // instead of matrix_flops at the peak.
   double core_cycles = 0;

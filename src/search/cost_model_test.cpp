@@ -278,6 +278,42 @@ targets::TargetProperties test_cpu() {
 // LoRA's product X[16,256] · W[256,4096] in float16 on a grid of `grid` column blocks; the loop
 // takes k in `loop` steps (sums accumulated), or with `split_rows` X's rows in `loop` steps, each
 // step reading the block's whole W.
+// x · W of a decode step (8 rows; 3584 = 7 · 512, as Qwen2.5-7B's hidden size), `grid` blocks
+// of W's columns, k in `loop` steps.
+KernelGraph decode_product(int64_t grid, int64_t loop) {
+  KernelGraph g;
+  const TensorId x = g.new_input({8, 3584}, DType::kBFloat16), w = g.new_input({3584, 3584}, DType::kBFloat16);
+  BlockGraphConfig config;
+  config.grid = {grid, 1, 1};
+  config.forloop_range = loop;
+  auto bg = std::make_shared<BlockGraph>(config);
+  const TensorId xt = bg->new_input({8, 3584}, DType::kBFloat16, kReplicated, 1);
+  const TensorId wt = bg->new_input({3584, 3584}, DType::kBFloat16, GridMap{1, -1, -1}, 0);
+  bg->new_output(bg->accumulate(OpKind::kAccumSum, bg->matmul(xt, wt)), GridMap{1, -1, -1}, -1);
+  g.mark_output(g.customized({x, w}, bg)[0]);
+  return g;
+}
+
+// A GPU's matrix units take a block's product only in whole tiles of their n columns: 3584
+// columns over 128 blocks leave each 28 (not a multiple of the H100's 8), and the product runs as
+// scalar code, measured 3-10 times slower than such models had estimated. Over 112 blocks, 32
+// columns each, it stays on the matrix units; a CPU has none to miss.
+TEST(CostModel, ProductsOfTilesTheMatrixUnitsCannotTakeRunAsScalarCode) {
+  targets::TargetProperties h100 = targets::builtin_target("h100");
+  h100.memory_bandwidth = h100.l2_bandwidth = 1e30;  // the arithmetic alone
+  h100.loop_iteration_seconds = 0;
+  const KernelCost odd = estimate_cost(decode_product(128, 16), h100).kernels.at(0);
+  const KernelCost even = estimate_cost(decode_product(112, 16), h100).kernels.at(0);
+  const double flops = 2.0 * 8 * 3584 * 3584;
+  EXPECT_DOUBLE_EQ(odd.matrix_flops, 0);
+  EXPECT_DOUBLE_EQ(odd.scalar_matmul_flops, flops);
+  EXPECT_DOUBLE_EQ(even.matrix_flops, flops);
+  EXPECT_DOUBLE_EQ(even.scalar_matmul_flops, 0);
+  EXPECT_GT(odd.seconds, 10 * even.seconds);
+  const targets::TargetProperties cpu = test_cpu();
+  EXPECT_DOUBLE_EQ(estimate_cost(decode_product(128, 16), cpu).kernels.at(0).scalar_matmul_flops, 0);
+}
+
 KernelGraph lora_product(int64_t grid, int64_t loop, bool split_rows) {
   KernelGraph g;
   const TensorId x = g.new_input({16, 256}, DType::kFloat16), w = g.new_input({256, 4096}, DType::kFloat16);

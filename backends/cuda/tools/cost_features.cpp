@@ -61,9 +61,10 @@ int main(int argc, char **argv) {
         const search::KernelCost &c = e.kernels[k];
         line << (k ? ", " : "") << "{\"name\": \"" << c.name << "\", \"dram_bytes\": " << c.dram_bytes
              << ", \"l2_bytes\": " << c.l2_bytes << ", \"matrix_flops\": " << c.matrix_flops
-             << ", \"vector_flops\": " << c.vector_flops << ", \"blocks\": " << c.blocks << ", \"slots\": " << c.slots
-             << ", \"waves\": " << c.waves << ", \"serial_seconds\": " << c.serial_seconds
-             << ", \"utilization\": " << c.utilization << ", \"seconds\": " << c.seconds << "}";
+             << ", \"vector_flops\": " << c.vector_flops << ", \"scalar_matmul_flops\": " << c.scalar_matmul_flops
+             << ", \"blocks\": " << c.blocks << ", \"slots\": " << c.slots << ", \"waves\": " << c.waves
+             << ", \"serial_seconds\": " << c.serial_seconds << ", \"utilization\": " << c.utilization
+             << ", \"seconds\": " << c.seconds << "}";
       }
       line << "]}";
       std::puts(line.str().c_str());
