@@ -425,11 +425,11 @@ KernelGraph norm_graph(const Dims &dims, DType dt, double eps, bool weighted, in
 
 // rms_norm on rows of values near the dtype's largest and smallest magnitudes (float32 and
 // bfloat16: up to 2^126, 2^-120 and 2^-130, the last all subnormal, so that 1 / rms exceeds
-// float32; float16: 2^15, 2^-14 and 2^-20), whose squares leave float32's range: at kernel level (odd rows, with a
-// weight and eps, and a row of two dims without), inside blocks (the block's threads share rows of 37), on rows of 256
-// without a for-loop (which CUDA keeps in registers), and the rms accumulator of rmsnorm_linear's µGraph (X up to
-// 2^±100; float16 as above), each against the kernel-level graph. The weight and W are not scaled.
-// docs/verification.md, "Numeric checks near the range limits".
+// float32; float16: 2^15, 2^-14 and 2^-20), whose squares leave float32's range: at kernel level (odd rows and rows of
+// whole 16-byte vectors, with a weight and eps, and a row of two dims without), inside blocks (the block's threads
+// share rows of 37), on rows of 256 without a for-loop (which CUDA keeps in registers), and the rms accumulator of
+// rmsnorm_linear's µGraph (X up to 2^±100; float16 as above), each against the kernel-level graph. The weight and W are
+// not scaled. docs/verification.md, "Numeric checks near the range limits".
 void check_norm_limits(Session &s, DType dt, const std::string &name) {
   s.need_dtype(dt);
   const bool wide = dt != DType::kFloat16;
@@ -444,6 +444,9 @@ void check_norm_limits(Session &s, DType dt, const std::string &name) {
   const KernelGraph plain = norm_graph({3, n}, dt, 0, false, 0);
   std::vector<Case> cases;
   cases.push_back({"kernel-level rms_norm with a weight", weighted, weighted});
+  // Rows of whole 16-byte vectors, which the CUDA backend loads with their weight as vectors.
+  const KernelGraph vectors = norm_graph({odd_size(rng, 2, 20), 8 * n}, dt, 1e-6, true, 0);
+  cases.push_back({"kernel-level rms_norm with a weight on rows of whole vectors", vectors, vectors});
   cases.push_back({"kernel-level rms_norm without eps", plain, plain});
   cases.push_back({"block-level rms_norm with a weight", norm_graph({6, 5, 37}, dt, 1e-5, true, 0),
                    norm_graph({6, 5, 37}, dt, 1e-5, true, 3)});

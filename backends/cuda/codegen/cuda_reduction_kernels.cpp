@@ -54,26 +54,43 @@ void reduce_run(Printer &p, const std::string &base, int64_t extent, DType dtype
 // across the block through warp shuffles and shared memory. Where the row's mean square is out of
 // float32's range (rms_mean_in_range: a row of 1e19s or 1e-23s; the same in every thread, so the
 // block takes the branch together), the row is reduced again: its largest magnitude, then its
-// squares scaled by it (rms_scale). Returns the number of blocks.
-int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &in, const Ref &o) {
+// squares scaled by it (rms_scale). `dtypes`: x's, the weight's where there is one, the output's.
+// Returns the number of blocks.
+int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &in, const Ref &o,
+                        const std::vector<DType> &dtypes) {
   const Ref &x = in[0];
+  const bool weighted = op.attributes.has_weight;
   const double eps = op.attributes.eps;
   int64_t cols = 1;
   for (size_t d = x.dims.size() - op.attributes.sizes.size(); d < x.dims.size(); ++d) cols *= x.dims[d];
   const int64_t rows = num_elements(x.dims) / cols;
-  const std::string c = std::to_string(cols), W = std::to_string(kThreads / 32);
+  const std::string c = std::to_string(cols), W = std::to_string(kThreads / 32), T = std::to_string(kThreads);
+  // Rows of up to 32 elements per thread are held in registers, with their weights: every load
+  // (x's and the weight's) is issued before the first is used, and the row is read once. Where
+  // x, the weight and the output have one element size and the row is whole 16-byte vectors, they
+  // move in vectors when the pointers are 16-byte aligned (checked once; the row offsets then
+  // are): thread t takes vectors t, t + threads, … (a warp's loads stay contiguous), else
+  // elements t, t + threads, …. Longer rows stream through twice (four times out of range).
+  const size_t size = dtype_size(dtypes.front());
+  const int64_t lanes = 16 / static_cast<int64_t>(size);
+  const bool one_size = std::all_of(dtypes.begin(), dtypes.end(), [&](DType d) { return dtype_size(d) == size; });
+  const bool vectors = one_size && cols % lanes == 0;
+  const int64_t chunks = cols / lanes, chunks_per_thread = (chunks + kThreads - 1) / kThreads;
+  const int64_t per_thread = std::max((cols + kThreads - 1) / kThreads, vectors ? chunks_per_thread * lanes : 0);
+  const bool in_registers = per_thread <= 32;
+  const std::string E = std::to_string(per_thread), L = std::to_string(lanes), Q = std::to_string(chunks_per_thread);
+  const std::string type = element_type(dtypes.front());
   p.line("__shared__ float squares_of[" + W + "];");
   p.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
+  if (in_registers && vectors) {
+    std::string pointers =
+        "reinterpret_cast<unsigned long long>(" + x.ptr + ") | reinterpret_cast<unsigned long long>(" + o.ptr + ")";
+    if (weighted) pointers += " | reinterpret_cast<unsigned long long>(" + in[1].ptr + ")";
+    p.line("const bool in_vectors = ((" + pointers + ") & 15) == 0;");
+  }
   p.open("for (int64_t r = blockIdx.x; r < " + std::to_string(rows) + "; r += gridDim.x)");
   p.line("const auto *row = " + x.ptr + " + r * " + c + ";");
   p.line("auto *out_row = " + o.ptr + " + r * " + c + ";");
-  const std::string weight = op.attributes.has_weight ? " * yr_ld(" + in[1].ptr + " + c)" : std::string();
-  // Rows of up to 32 elements per thread are held in registers: every load is issued before the
-  // first is used, and the row is read once. Longer rows stream through twice (four times out of
-  // range).
-  const int64_t per_thread = (cols + kThreads - 1) / kThreads;
-  const bool in_registers = per_thread <= 32;
-  const std::string E = std::to_string(per_thread), T = std::to_string(kThreads);
   // body(value) for each of the thread's elements of the row (value: its float).
   auto each = [&](const std::function<std::string(const std::string &)> &body) {
     if (in_registers) {
@@ -86,10 +103,39 @@ int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &
   };
   p.line("float s = 0.0f;");
   if (in_registers) {
-    p.line("float v[" + E + "];");
-    p.line("#pragma unroll");
-    p.line("for (int e = 0; e < " + E + "; ++e) { const int64_t c = threadIdx.x + e * " + T + "; v[e] = c < " + c +
-           " ? yr_ld(row + c) : 0.0f; }");
+    p.line("float v[" + E + "]" + (weighted ? ", w[" + E + "]" : std::string()) + ";");
+    const auto scalar_loads = [&] {
+      p.line("#pragma unroll");
+      p.open("for (int e = 0; e < " + E + "; ++e)");
+      p.line("const int64_t c = threadIdx.x + e * " + T + ";");
+      p.line("v[e] = c < " + c + " ? yr_ld(row + c) : 0.0f;");
+      if (weighted) p.line("w[e] = c < " + c + " ? yr_ld(" + in[1].ptr + " + c) : 0.0f;");
+      p.close();
+    };
+    if (vectors) {
+      p.open("if (in_vectors)");
+      p.line("#pragma unroll");
+      p.open("for (int q = 0; q < " + Q + "; ++q)");
+      p.line("const int64_t k = threadIdx.x + q * " + T + ";");
+      p.line("const uint4 xs = k < " + std::to_string(chunks) +
+             " ? reinterpret_cast<const uint4 *>(row)[k] : uint4{};");
+      if (weighted) {
+        p.line("const uint4 ws = k < " + std::to_string(chunks) + " ? reinterpret_cast<const uint4 *>(" + in[1].ptr +
+               ")[k] : uint4{};");
+      }
+      p.line("#pragma unroll");
+      p.open("for (int l = 0; l < " + L + "; ++l)");
+      p.line("v[q * " + L + " + l] = yr_ld(reinterpret_cast<const " + type + " *>(&xs) + l);");
+      if (weighted) p.line("w[q * " + L + " + l] = yr_ld(reinterpret_cast<const " + type + " *>(&ws) + l);");
+      p.close();
+      p.close();
+      p.close();
+      p.open("else");
+      scalar_loads();
+      p.close();
+    } else {
+      scalar_loads();
+    }
   }
   each([](const std::string &v) { return "s += " + v + " * " + v + ";"; });
   across_block(p, "s", false, "squares_of");
@@ -112,10 +158,35 @@ int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &
   }
   p.close();
   if (in_registers) {
-    p.line("#pragma unroll");
-    p.line("for (int e = 0; e < " + E + "; ++e) { const int64_t c = threadIdx.x + e * " + T + "; if (c < " + c +
-           ") yr_st(out_row + c, v[e] * inv" + weight + "); }");
+    const std::string times_weight = weighted ? " * w[e]" : "";
+    const auto scalar_stores = [&] {
+      p.line("#pragma unroll");
+      p.line("for (int e = 0; e < " + E + "; ++e) { const int64_t c = threadIdx.x + e * " + T + "; if (c < " + c +
+             ") yr_st(out_row + c, v[e] * inv" + times_weight + "); }");
+    };
+    if (vectors) {
+      p.open("if (in_vectors)");
+      p.line("#pragma unroll");
+      p.open("for (int q = 0; q < " + Q + "; ++q)");
+      p.line("const int64_t k = threadIdx.x + q * " + T + ";");
+      p.line("if (k >= " + std::to_string(chunks) + ") break;");
+      p.line("uint4 ys;");
+      p.line("#pragma unroll");
+      p.open("for (int l = 0; l < " + L + "; ++l)");
+      p.line("const int e = q * " + L + " + l;");
+      p.line("yr_st(reinterpret_cast<" + type + " *>(&ys) + l, v[e] * inv" + times_weight + ");");
+      p.close();
+      p.line("reinterpret_cast<uint4 *>(out_row)[k] = ys;");
+      p.close();
+      p.close();
+      p.open("else");
+      scalar_stores();
+      p.close();
+    } else {
+      scalar_stores();
+    }
   } else {
+    const std::string weight = weighted ? " * yr_ld(" + in[1].ptr + " + c)" : std::string();
     p.line("for (int64_t c = threadIdx.x; c < " + c +
            "; c += blockDim.x) yr_st(out_row + c, yr_ld(row + c) * scale * inv" + weight + ");");
   }

@@ -228,5 +228,32 @@ TEST(CudaCodegenKernels, RmsNormScalesRowsOutOfRangeByTheirLargestMagnitude) {
   }
 }
 
+// A row held in registers is loaded with its weight before the sum of squares (one wait for
+// both, not a second one at the stores), in 16-byte vectors where x, the weight and the output
+// have one element size and the row is whole vectors (the pointers' alignment checked once),
+// else element by element.
+TEST(CudaCodegenKernels, RmsNormLoadsItsRowAndWeightTogetherInVectors) {
+  for (const int64_t n : {int64_t{4096}, int64_t{4100}}) {
+    KernelGraph g;
+    g.mark_output(g.rms_norm(g.new_input({8, n}, DType::kFloat16), {n}, 1e-5, g.new_input({n}, DType::kFloat16)));
+    const std::string source =
+        codegen::cuda_source(serialize::make_kernel_program(g, g.operators().size() - 1), h100_device()).source;
+    const std::string at = "row of " + std::to_string(n);
+    const size_t sum = source.find("__syncthreads();");
+    ASSERT_NE(sum, std::string::npos) << at;
+    const size_t vector_load = source.find("reinterpret_cast<const uint4 *>(row)[k]");
+    if (n == 4096) {
+      EXPECT_NE(source.find("const bool in_vectors = "), std::string::npos) << at;
+      EXPECT_LT(vector_load, sum) << at;
+      EXPECT_LT(source.find("w[q * 8 + l] = yr_ld("), sum) << at;
+      EXPECT_NE(source.find("reinterpret_cast<uint4 *>(out_row)[k] = ys;"), std::string::npos) << at;
+    } else {
+      EXPECT_EQ(vector_load, std::string::npos) << at;
+    }
+    EXPECT_LT(source.find("w[e] = c < " + std::to_string(n) + " ? yr_ld(in1 + c) : 0.0f;"), sum) << at;
+    EXPECT_NE(source.find("v[e] * inv * w[e]"), std::string::npos) << at;
+  }
+}
+
 }  // namespace
 }  // namespace yirage::cuda
