@@ -2,8 +2,9 @@
 // estimate on an H100 as the search computes it through the CUDA plugin (its loop waits
 // included), or with --target cpu on this host as the CPU plugin's search computes it on THREADS
 // threads (default the host's cores; the plugin gives no loop waits), kernel by kernel, as one
-// JSON object per line. A study tool (benchmarks/models/cost_model.py): it lets the model be compared
-// with the candidates a search measured on the device, here, without the device.
+// JSON object per line; on stderr, each customized kernel the CUDA generator refuses (the plugin's
+// supports() would, and the search drops the candidate) and why. A study tool (benchmarks/models/cost_model.py): it
+// lets the model be compared with the candidates a search measured on the device, here, without the device.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -33,11 +34,15 @@ KernelGraph load(const char *path) {
   return serialize::graph_from_bytes(bytes.data(), bytes.size());
 }
 
+const char *current_path = "";  // the graph file being estimated, for messages
+
 std::optional<int64_t> cuda_loop_waits(const KernelGraph &graph, size_t op) {
   try {
     const int64_t waits = codegen::cuda_source(serialize::make_kernel_program(graph, op), kH100).loop_waits;
     return waits < 0 ? std::nullopt : std::optional<int64_t>(waits);
-  } catch (const Error &) {
+  } catch (const Error &e) {
+    // The plugin would refuse the kernel (supports()): the search drops such candidates.
+    std::fprintf(stderr, "%s: operator %zu: the CUDA generator refuses it: %s\n", current_path, op, e.what());
     return std::nullopt;
   }
 }
@@ -52,6 +57,7 @@ int main(int argc, char **argv) {
   if (!cpu) target.loop_iteration_seconds = codegen::kCudaLoopIterationSeconds;
   const search::LoopWaits waits = cpu ? search::LoopWaits() : cuda_loop_waits;
   for (int i = cpu ? 3 : 1; i < argc; ++i) {
+    current_path = argv[i];
     try {
       const search::CostEstimate e = search::estimate_cost(load(argv[i]), target, waits);
       std::ostringstream line;
