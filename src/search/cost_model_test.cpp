@@ -275,23 +275,37 @@ targets::TargetProperties test_cpu() {
   return cpu;
 }
 
-// LoRA's product X[16,256] · W[256,4096] in float16 on a grid of `grid` column blocks; the loop
-// takes k in `loop` steps (sums accumulated), or with `split_rows` X's rows in `loop` steps, each
-// step reading the block's whole W.
-// x · W of a decode step (8 rows; 3584 = 7 · 512, as Qwen2.5-7B's hidden size), `grid` blocks
-// of W's columns, k in `loop` steps.
-KernelGraph decode_product(int64_t grid, int64_t loop) {
+// x[rows, k] · W[k, n] in `dt` on a grid of `grid` column blocks; the loop takes k in `loop`
+// steps (sums accumulated), or with `split_rows` x's rows in `loop` steps, each step reading the
+// block's whole W.
+KernelGraph weight_product(int64_t rows, int64_t k, int64_t n, DType dt, int64_t grid, int64_t loop, bool split_rows) {
   KernelGraph g;
-  const TensorId x = g.new_input({8, 3584}, DType::kBFloat16), w = g.new_input({3584, 3584}, DType::kBFloat16);
+  const TensorId x = g.new_input({rows, k}, dt), w = g.new_input({k, n}, dt);
   BlockGraphConfig config;
   config.grid = {grid, 1, 1};
   config.forloop_range = loop;
   auto bg = std::make_shared<BlockGraph>(config);
-  const TensorId xt = bg->new_input({8, 3584}, DType::kBFloat16, kReplicated, 1);
-  const TensorId wt = bg->new_input({3584, 3584}, DType::kBFloat16, GridMap{1, -1, -1}, 0);
-  bg->new_output(bg->accumulate(OpKind::kAccumSum, bg->matmul(xt, wt)), GridMap{1, -1, -1}, -1);
+  const TensorId xt = bg->new_input({rows, k}, dt, kReplicated, split_rows ? 0 : 1);
+  const GridMap columns = grid > 1 ? GridMap{1, -1, -1} : kReplicated;
+  const TensorId wt = bg->new_input({k, n}, dt, columns, split_rows ? -1 : 0);
+  const TensorId product = bg->matmul(xt, wt);
+  if (split_rows) {
+    bg->new_output(product, columns, 0);
+  } else {
+    bg->new_output(bg->accumulate(OpKind::kAccumSum, product), columns, -1);
+  }
   g.mark_output(g.customized({x, w}, bg)[0]);
   return g;
+}
+
+// LoRA's product X[16,256] · W[256,4096] in float16.
+KernelGraph lora_product(int64_t grid, int64_t loop, bool split_rows) {
+  return weight_product(16, 256, 4096, DType::kFloat16, grid, loop, split_rows);
+}
+
+// x · W of a decode step (8 rows; 3584 = 7 · 512, as Qwen2.5-7B's hidden size) in bfloat16.
+KernelGraph decode_product(int64_t grid, int64_t loop) {
+  return weight_product(8, 3584, 3584, DType::kBFloat16, grid, loop, false);
 }
 
 // A GPU's matrix units take a block's product only in whole tiles of their n columns: 3584
@@ -312,26 +326,6 @@ TEST(CostModel, ProductsOfTilesTheMatrixUnitsCannotTakeRunAsScalarCode) {
   EXPECT_GT(odd.seconds, 10 * even.seconds);
   const targets::TargetProperties cpu = test_cpu();
   EXPECT_DOUBLE_EQ(estimate_cost(decode_product(128, 16), cpu).kernels.at(0).scalar_matmul_flops, 0);
-}
-
-KernelGraph lora_product(int64_t grid, int64_t loop, bool split_rows) {
-  KernelGraph g;
-  const TensorId x = g.new_input({16, 256}, DType::kFloat16), w = g.new_input({256, 4096}, DType::kFloat16);
-  BlockGraphConfig config;
-  config.grid = {grid, 1, 1};
-  config.forloop_range = loop;
-  auto bg = std::make_shared<BlockGraph>(config);
-  const TensorId xt = bg->new_input({16, 256}, DType::kFloat16, kReplicated, split_rows ? 0 : 1);
-  const GridMap columns = grid > 1 ? GridMap{1, -1, -1} : kReplicated;
-  const TensorId wt = bg->new_input({256, 4096}, DType::kFloat16, columns, split_rows ? -1 : 0);
-  const TensorId product = bg->matmul(xt, wt);
-  if (split_rows) {
-    bg->new_output(product, columns, 0);
-  } else {
-    bg->new_output(bg->accumulate(OpKind::kAccumSum, product), columns, -1);
-  }
-  g.mark_output(g.customized({x, w}, bg)[0]);
-  return g;
 }
 
 // The CPU plugin's micro-kernel makes a product's tile shape matter (the estimates of such
