@@ -520,25 +520,29 @@ static int yirage_py_torch_tensor(PyObject *x, PyObject *spec, int device_type, 
 }
 
 /* The outputs' allocators on device index `device`, made at the first call there and kept in
- * the spec's places (borrowed), or NULL with an exception. */
+ * the spec's places: a new reference, or NULL with an exception. Making them runs Python (and
+ * PyTorch, which releases the GIL): where two threads make them at once, the first one stored is
+ * kept and both use it. */
 static PyObject *yirage_py_torch_places(PyObject *spec, long long device) {
-  PyObject *places = PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_PLACES), *key, *made;
+  PyObject *places = PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_PLACES), *key, *made, *kept;
   const Py_ssize_t n = PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_OUTPUTS));
   if ((key = PyLong_FromLongLong(device)) == NULL) return NULL;
-  made = PyDict_GetItemWithError(places, key);
-  if (made != NULL || PyErr_Occurred()) {
+  kept = PyDict_GetItemWithError(places, key);
+  if (kept != NULL || PyErr_Occurred()) {
     Py_DECREF(key);
-    return made;
+    Py_XINCREF(kept);
+    return kept;
   }
   made = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_ALLOCATORS), key, NULL);
   if (made != NULL && (!PyTuple_Check(made) || PyTuple_GET_SIZE(made) != n)) {
     PyErr_SetString(PyExc_TypeError, "the spec's allocators must be a tuple of one function per output");
     Py_CLEAR(made);
   }
-  if (made != NULL && PyDict_SetItem(places, key, made) != 0) Py_CLEAR(made);
+  kept = made ? PyDict_SetDefault(places, key, made) : NULL;
+  Py_XINCREF(kept);
+  Py_XDECREF(made);
   Py_DECREF(key);
-  Py_XDECREF(made); /* the dict holds it */
-  return made;
+  return kept;
 }
 
 /* New outputs from the spec's allocators on device index `device`, their DLTensors in `t` (shapes
@@ -550,7 +554,11 @@ static PyObject *yirage_py_torch_new_outputs(PyObject *spec, long long device, i
   PyObject *allocators = yirage_py_torch_places(spec, device), *list;
   const Py_ssize_t n = PyTuple_GET_SIZE(outputs);
   Py_ssize_t i;
-  if (allocators == NULL || (list = PyList_New(n)) == NULL) return NULL;
+  if (allocators == NULL) return NULL;
+  if ((list = PyList_New(n)) == NULL) {
+    Py_DECREF(allocators);
+    return NULL;
+  }
   for (i = 0; i < n; ++i) {
     PyObject *dims = PyTuple_GET_ITEM(PyTuple_GET_ITEM(outputs, i), 0);
     PyObject *dl = PyDict_GetItem(PyTuple_GET_ITEM(spec, YIRAGE_PY_TORCH_DTYPES),
@@ -569,6 +577,7 @@ static PyObject *yirage_py_torch_new_outputs(PyObject *spec, long long device, i
     t[i].device.device_id = (int32_t)device;
     t[i].shape = room[i];
   }
+  Py_DECREF(allocators);
   if (i < n) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "an output's dtype is not in the spec");
     Py_DECREF(list);
@@ -578,8 +587,8 @@ static PyObject *yirage_py_torch_new_outputs(PyObject *spec, long long device, i
 }
 
 /* [status, outputs]: the kernel run on PyTorch tensors on a GPU (`outputs` None: new ones from
- * the spec's allocators; `stream` None: PyTorch's current stream on the inputs' device; waited for where
- * `synchronize`), or None where a tensor is not for this path (a subclass, a host tensor, one on
+ * the spec's allocators; `stream` None: PyTorch's current stream on the inputs' device; waited
+ * for where `synchronize`), or None where a tensor is not for this path (a subclass, a host tensor, one on
  * another kind of device such as XPU, a dtype yirage has not, more than 16; inputs or outputs
  * given as other than a list or tuple): the caller then takes the DLPack path. */
 PyObject *yirage_py_torch_run(const yirage_kernel *kernel, PyObject *spec, PyObject *inputs, PyObject *outputs,

@@ -77,6 +77,10 @@ def main():
     parser.add_argument("--save", help="with --superoptimize: write the chosen graph to this file")
     parser.add_argument("--graph", help="compile this graph file (as --save wrote it) instead")
     a = parser.parse_args()
+    if a.save and not a.superoptimize:
+        parser.error("--save writes the search's choice: it needs --superoptimize")
+    if a.graph and a.superoptimize:
+        parser.error("--graph runs a saved graph instead of a search: not with --superoptimize")
     backend = a.backend or ("cuda" if yr.devices("cuda") else "cpu")
     device = yr.default_context().device(backend, 0)
     g = yr.new_kernel_graph()

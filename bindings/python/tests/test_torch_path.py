@@ -240,3 +240,32 @@ def test_an_iterator_of_inputs_is_left_to_the_other_path(kernel, monkeypatch):
     monkeypatch.setattr(kernel, "_torch_spec", spec_of(kernel))
     (out,) = kernel(iter([x, w]))  # numpy arrays, each read once by the DLPack path
     assert relative_error(out, want(x, w)) < 5e-3
+
+
+def test_allocators_made_twice_at_once_keep_the_first_stored(kernel):
+    # Making a device's allocators runs Python (PyTorch releases the GIL there): another thread
+    # may store its own meanwhile. The call then uses the stored ones, never freed ones.
+    x, w = inputs(5)
+    outputs = tuple((tuple(dims), FLOAT16) for dims, _ in kernel._outputs)
+    spec = list(spec_of(kernel))
+    theirs = allocators(outputs, 0)
+
+    def racing(device):
+        spec[4][device] = theirs  # the other thread's, stored first
+        return tuple(functools.partial(pytest.fail, "the second allocators were used") for _ in outputs)
+
+    spec[2] = racing
+    spec = tuple(spec)
+    made.clear()
+    (out,) = yr._check(run(kernel, spec, [Tensor(x, FLOAT16), Tensor(w, FLOAT16)]))
+    assert spec[4][0] is theirs and out is made[0]
+    assert relative_error(out.array, want(x, w)) < 5e-3
+
+
+def test_inputs_the_c_path_refuses_are_not_offered_to_it_twice(kernel, monkeypatch):
+    x, w = inputs(6)
+    monkeypatch.setattr(kernel, "_torch_spec", spec_of(kernel))
+    monkeypatch.setattr(kernel, "_host", False)  # as on a GPU: the host path copies numpy in and out
+    monkeypatch.setattr(kernel, "_torch_call", lambda *a: pytest.fail("offered to the C path again"))
+    (out,) = kernel([x, w])  # numpy arrays: refused by the C path in Kernel.__call__, then DLPack's
+    assert relative_error(out, want(x, w)) < 5e-3

@@ -920,9 +920,10 @@ def _make_torch_spec(torch, shapes):
 
 def _torch_allocators(torch, outputs, device):
     """Per output ((dims, torch.dtype)), a function of no arguments making a new compact one on
-    CUDA device `device`: torch.empty_like of one element expanded to its dims (about 2 µs less a
-    call than torch.empty with dtype= and device=: docs/python.md, "Cheap calls"), or torch.empty
-    itself where that would not give a compact tensor of the output's dims and dtype."""
+    CUDA device `device`: torch.empty_like of one element expanded to its dims (cheaper than
+    torch.empty with dtype= and device=, whose keyword arguments PyTorch parses at every call:
+    docs/python.md, "Cheap calls"), or torch.empty itself where that would not give a compact
+    tensor of the output's dims and dtype."""
     where = torch.device("cuda", device)
     made = []
     for dims, dtype in outputs:
@@ -1149,25 +1150,26 @@ class Kernel:
         PyTorch operation: work queued after it on that stream sees the outputs; read them from
         the host or another stream after a synchronize (synchronize=True waits here)."""
         spec = self._torch_spec
-        if spec is not None and (stream is None or type(stream) is int) and not self._layouts:
+        tried = spec is not None and (stream is None or type(stream) is int) and not self._layouts
+        if tried:
             # Calls after the first on PyTorch GPU tensors: straight to the C path.
             done = _c.yirage_py_torch_run(self._handle, spec, inputs, outputs, stream, self._device_type,
                                           1 if synchronize else 0)
             if done is not None:
-                return done[1] if done[0] == 0 else _check(done)
+                return done[1] if done[0] == _c.YIRAGE_OK else _check(done)
         if self._layouts:
             given = None if outputs is None else list(outputs)
             results = self._run(self._layouts.compact_inputs(inputs),
                                 self._layouts.compact_outputs(given), stream, synchronize)
             return self._layouts.lay_out(results, given)
-        return self._run(inputs, outputs, stream, synchronize)
+        return self._run(inputs, outputs, stream, synchronize, torch_tried=tried)
 
-    def _run(self, inputs, outputs, stream, synchronize):
+    def _run(self, inputs, outputs, stream, synchronize, torch_tried=False):
         if stream is not None and not isinstance(stream, int):
             # A stream object, as Mirage takes PyTorch's: its handle (PyTorch's cuda_stream,
             # CuPy's ptr).
             stream = getattr(stream, "cuda_stream", getattr(stream, "ptr", stream))
-        if not self._host and isinstance(inputs, (list, tuple)):
+        if not self._host and not torch_tried and isinstance(inputs, (list, tuple)):
             done = self._torch_call(inputs, outputs, stream, synchronize)
             if done is not None:
                 return done
