@@ -14,9 +14,8 @@ namespace {
 
 // Instructions a block-level matmul's scalar code issues per multiply-add where the matrix units
 // cannot take its tiles: both operands loaded from shared memory, 16-bit ones converted, then the
-// FMA, with the tile's few columns leaving lanes idle. Ranked against the models suite's measured
-// candidates, any of 6 to 16 does as well (benchmarks/models/RESULTS.md); 1 (the vector peak)
-// left such candidates estimated 3-10 times too fast.
+// FMA, with the tile's few columns leaving lanes idle. Any of 6 to 16 ranks the models suite's
+// measured candidates as well (benchmarks/models/RESULTS.md).
 constexpr double kScalarMatmulInstructions = 10;
 
 // Bytes a block's tile occupies in memory without a gap: its innermost dims while they span the
@@ -211,6 +210,8 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
   // The CPU plugin reads some input tiles in place, from the kernel's tensor (cpu_in_place_tiles):
   // the bytes of their loads, by tile. Other targets copy every tile.
   const bool cpu = t.kind == targets::TargetKind::kCpu;
+  const DType dtype = g.tensor(op.inputs.empty() ? op.outputs.at(0) : op.inputs[0]).dtype;
+  const bool matrix_units = !cpu && t.supports(dtype) && t.peak_flops(dtype) > t.vector_flops_float32;
   const std::vector<bool> in_place = cpu ? cpu_in_place_tiles(bg) : std::vector<bool>(bg.num_tensors(), false);
   std::map<TensorId, double> in_place_loads;
   const auto read_as_b = [&](TensorId tile) {
@@ -269,8 +270,11 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
       add_flops(bg, bop, blocks * (every_iteration ? iterations : 1), t, c, gemm, b_counted);
       // A GPU's matrix units take a block's product only in whole tiles of their n columns (the
       // CUDA generator's tensor-core paths need n % 8 == 0): other products run as scalar code.
+      // Where the kernel's dtype has no matrix rate above the vector one (float32 on NVIDIA),
+      // every product is scalar code at that rate already.
       const int64_t unit_n = t.matrix_unit[1];
-      if (bop.kind == OpKind::kMatmul && !cpu && unit_n > 0 && bg.tensor(bop.outputs[0]).dims.back() % unit_n != 0) {
+      if (bop.kind == OpKind::kMatmul && matrix_units && unit_n > 0 &&
+          bg.tensor(bop.outputs[0]).dims.back() % unit_n != 0) {
         c.scalar_matmul_flops += c.matrix_flops - matrix_before;
         c.matrix_flops = matrix_before;
       }

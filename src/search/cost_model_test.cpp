@@ -310,8 +310,8 @@ KernelGraph decode_product(int64_t grid, int64_t loop) {
 
 // A GPU's matrix units take a block's product only in whole tiles of their n columns: 3584
 // columns over 128 blocks leave each 28 (not a multiple of the H100's 8), and the product runs as
-// scalar code, measured 3-10 times slower than such models had estimated. Over 112 blocks, 32
-// columns each, it stays on the matrix units; a CPU has none to miss.
+// scalar code (benchmarks/models/RESULTS.md, "products the tensor cores cannot take"). Over 112
+// blocks, 32 columns each, it stays on the matrix units; a CPU has none to miss.
 TEST(CostModel, ProductsOfTilesTheMatrixUnitsCannotTakeRunAsScalarCode) {
   targets::TargetProperties h100 = targets::builtin_target("h100");
   h100.memory_bandwidth = h100.l2_bandwidth = 1e30;  // the arithmetic alone
@@ -324,6 +324,11 @@ TEST(CostModel, ProductsOfTilesTheMatrixUnitsCannotTakeRunAsScalarCode) {
   EXPECT_DOUBLE_EQ(even.matrix_flops, flops);
   EXPECT_DOUBLE_EQ(even.scalar_matmul_flops, 0);
   EXPECT_GT(odd.seconds, 10 * even.seconds);
+  // float32 has no matrix rate above the vector one here: every product is priced so already.
+  const KernelCost f32 =
+      estimate_cost(weight_product(8, 3584, 3584, DType::kFloat32, 128, 16, false), h100).kernels.at(0);
+  EXPECT_DOUBLE_EQ(f32.scalar_matmul_flops, 0);
+  EXPECT_DOUBLE_EQ(f32.matrix_flops, flops);
   const targets::TargetProperties cpu = test_cpu();
   EXPECT_DOUBLE_EQ(estimate_cost(decode_product(128, 16), cpu).kernels.at(0).scalar_matmul_flops, 0);
 }

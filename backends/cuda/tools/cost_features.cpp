@@ -34,15 +34,14 @@ KernelGraph load(const char *path) {
   return serialize::graph_from_bytes(bytes.data(), bytes.size());
 }
 
-const char *current_path = "";  // the graph file being estimated, for messages
-
-std::optional<int64_t> cuda_loop_waits(const KernelGraph &graph, size_t op) {
+// `path`: the graph's file, for the message where the generator refuses the kernel.
+std::optional<int64_t> cuda_loop_waits(const KernelGraph &graph, size_t op, const char *path) {
   try {
     const int64_t waits = codegen::cuda_source(serialize::make_kernel_program(graph, op), kH100).loop_waits;
     return waits < 0 ? std::nullopt : std::optional<int64_t>(waits);
   } catch (const Error &e) {
     // The plugin would refuse the kernel (supports()): the search drops such candidates.
-    std::fprintf(stderr, "%s: operator %zu: the CUDA generator refuses it: %s\n", current_path, op, e.what());
+    std::fprintf(stderr, "%s: operator %zu: the CUDA generator refuses it: %s\n", path, op, e.what());
     return std::nullopt;
   }
 }
@@ -55,9 +54,11 @@ int main(int argc, char **argv) {
   targets::TargetProperties target =
       cpu ? targets::cpu_target_on_threads(targets::host_cpu_target(), threads) : targets::builtin_target("h100");
   if (!cpu) target.loop_iteration_seconds = codegen::kCudaLoopIterationSeconds;
-  const search::LoopWaits waits = cpu ? search::LoopWaits() : cuda_loop_waits;
   for (int i = cpu ? 3 : 1; i < argc; ++i) {
-    current_path = argv[i];
+    const char *path = argv[i];
+    const search::LoopWaits waits =
+        cpu ? search::LoopWaits()
+            : search::LoopWaits([path](const KernelGraph &g, size_t op) { return cuda_loop_waits(g, op, path); });
     try {
       const search::CostEstimate e = search::estimate_cost(load(argv[i]), target, waits);
       std::ostringstream line;
