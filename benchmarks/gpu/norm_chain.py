@@ -5,16 +5,23 @@ small), µs a call, median of 20 replays. yirage's graphs are compiled as they a
 kernel, then cuBLASLt's product). A benchmark, not a test; RESULTS.md has the figures.
 
 usage (on a GPU machine with PyTorch, the SWIG wrapper compiled there as docs/python.md says):
-    YIRAGE_RECORDINGS=0 PYTHONPATH=py YIRAGE_BACKEND_PATH=<plugin folder> python3 benchmarks/gpu/norm_chain.py
+    YIRAGE_RECORDINGS=0 PYTHONPATH=py YIRAGE_BACKEND_PATH=<plugin folder> \
+        python3 benchmarks/gpu/norm_chain.py
 (YIRAGE_RECORDINGS=0: the two-kernel graph launches its kernels into PyTorch's capture itself.)"""
 import statistics
+
 import torch
+
 import yirage as yr
 
-dev = yr.default_context().device("cuda", 0)
+ROWS = [  # (tokens, hidden, projection columns, dtype name, eps)
+    (1, 4096, 6144, "float16", 1e-5), (8, 4096, 6144, "float16", 1e-5),
+    (256, 4096, 6144, "float16", 1e-5), (1, 8192, 10240, "bfloat16", 1e-5),
+]
 
 
 def per_call(fn, n=50):
+    """µs a call of fn: n calls captured in a CUDA graph, the median of 20 replays."""
     fn()
     torch.cuda.synchronize()
     s = torch.cuda.Stream()
@@ -36,29 +43,41 @@ def per_call(fn, n=50):
     return statistics.median(times)
 
 
-print("| rows x hidden | dtype | torch.compile norm | yirage norm | x @ W (torch) | compiled norm + x@W | yirage norm + x@W |")
-print("|---|---|---|---|---|---|---|")
-for T, H, N, tdt, ydt, eps in [(1, 4096, 6144, torch.float16, yr.float16, 1e-5), (8, 4096, 6144, torch.float16, yr.float16, 1e-5),
-                               (256, 4096, 6144, torch.float16, yr.float16, 1e-5), (1, 8192, 10240, torch.bfloat16, yr.bfloat16, 1e-5)]:
-    x = torch.randn(T, H, device="cuda", dtype=tdt)
-    g = torch.randn(H, device="cuda", dtype=tdt)
-    W = torch.randn(H, N, device="cuda", dtype=tdt) / H ** 0.5
-
-    def norm(x, g):
-        return (x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * g
-
-    cnorm = torch.compile(norm)
-    cfull = torch.compile(lambda x, g, W: norm(x, g) @ W)
-    n = cnorm(x, g)
+def graphs(dev, T, H, N, ydt, eps):
+    """yirage's norm alone and its norm then x @ W, compiled as they are."""
     kg = yr.new_kernel_graph()
     X, G = kg.new_input(dims=(T, H), dtype=ydt), kg.new_input(dims=(H,), dtype=ydt)
     kg.mark_output(kg.rms_norm(X, (H,), eps=eps, weight=G))
-    kn = kg.compile(device=dev)
     fg = yr.new_kernel_graph()
-    X, G, B = fg.new_input(dims=(T, H), dtype=ydt), fg.new_input(dims=(H,), dtype=ydt), fg.new_input(dims=(H, N), dtype=ydt)
+    X, G = fg.new_input(dims=(T, H), dtype=ydt), fg.new_input(dims=(H,), dtype=ydt)
+    B = fg.new_input(dims=(H, N), dtype=ydt)
     fg.mark_output(fg.matmul(fg.rms_norm(X, (H,), eps=eps, weight=G), B))
-    kf = fg.compile(device=dev)
-    on, of = torch.empty_like(x), torch.empty(T, N, device="cuda", dtype=tdt)
-    t = [per_call(lambda: cnorm(x, g)), per_call(lambda: kn([x, g], outputs=[on])), per_call(lambda: n @ W),
-         per_call(lambda: cfull(x, g, W)), per_call(lambda: kf([x, g, W], outputs=[of]))]
-    print(f"| {T} x {H} | {str(tdt)[6:]} | " + " | ".join(f"{v:.2f}" for v in t) + " |")
+    return kg.compile(device=dev), fg.compile(device=dev)
+
+
+def main():
+    dev = yr.default_context().device("cuda", 0)
+    print("| rows x hidden | dtype | torch.compile norm | yirage norm | x @ W (torch) | compiled norm + x @ W "
+          "| yirage norm + x @ W |")
+    print("|---|---|---|---|---|---|---|")
+    for T, H, N, name, eps in ROWS:
+        tdt, ydt = getattr(torch, name), getattr(yr, name)
+        x = torch.randn(T, H, device="cuda", dtype=tdt)
+        g = torch.randn(H, device="cuda", dtype=tdt)
+        W = torch.randn(H, N, device="cuda", dtype=tdt) / H ** 0.5
+
+        def norm(x, g):
+            return (x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * g
+
+        cnorm = torch.compile(norm)
+        cfull = torch.compile(lambda x, g, W: norm(x, g) @ W)
+        n = cnorm(x, g)
+        kn, kf = graphs(dev, T, H, N, ydt, eps)
+        on, of = torch.empty_like(x), torch.empty(T, N, device="cuda", dtype=tdt)
+        t = [per_call(lambda: cnorm(x, g)), per_call(lambda: kn([x, g], outputs=[on])), per_call(lambda: n @ W),
+             per_call(lambda: cfull(x, g, W)), per_call(lambda: kf([x, g, W], outputs=[of]))]
+        print(f"| {T} x {H} | {name} | " + " | ".join(f"{v:.2f}" for v in t) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -48,41 +48,107 @@ void reduce_run(Printer &p, const std::string &base, int64_t extent, DType dtype
   if (extent % lanes == 0) p.close();
 }
 
+// How an rms_norm block holds its row in registers (v[], the weight's in wv[]): `per_thread`
+// floats a thread, element t + e · threads in v[e], or with `vectors` (where the pointers turn
+// out 16-byte aligned) 16-byte vector t + q · threads in v[q · lanes ...].
+struct RowInRegisters {
+  int64_t cols = 0, per_thread = 0, lanes = 0, chunks = 0, chunks_per_thread = 0;
+  bool vectors = false;
+};
+
+// The row's (and weight's) loads into v[] and wv[], every one issued before the first is used.
+void load_row(Printer &p, const RowInRegisters &r, const std::string &weight) {
+  const std::string T = std::to_string(kThreads), c = std::to_string(r.cols);
+  const auto scalar = [&] {
+    p.line("#pragma unroll");
+    p.open("for (int e = 0; e < " + std::to_string(r.per_thread) + "; ++e)");
+    p.line("const int64_t c = threadIdx.x + e * " + T + ";");
+    p.line("v[e] = c < " + c + " ? yr_ld(row + c) : 0.0f;");
+    if (!weight.empty()) p.line("wv[e] = c < " + c + " ? yr_ld(" + weight + " + c) : 0.0f;");
+    p.close();
+  };
+  if (!r.vectors) return scalar();
+  const std::string L = std::to_string(r.lanes), chunks = std::to_string(r.chunks);
+  p.open("if (in_vectors)");
+  p.line("#pragma unroll");
+  p.open("for (int q = 0; q < " + std::to_string(r.chunks_per_thread) + "; ++q)");
+  p.line("const int64_t k = threadIdx.x + q * " + T + ";");
+  p.line("yr_cvt16(row, k < " + chunks + " ? yr_raw16(row + k * " + L + ") : uint4{}, v + q * " + L + ");");
+  if (!weight.empty()) {
+    p.line("yr_cvt16(" + weight + ", k < " + chunks + " ? yr_raw16(" + weight + " + k * " + L +
+           ") : uint4{}, wv + q * " + L + ");");
+  }
+  p.close();
+  p.close();
+  p.open("else");
+  scalar();
+  p.close();
+}
+
+// The row's stores of v[] · inv (· wv[]).
+void store_row(Printer &p, const RowInRegisters &r, bool weighted) {
+  const std::string T = std::to_string(kThreads), c = std::to_string(r.cols);
+  const auto value = [&](const std::string &at) {
+    return "v[" + at + "] * inv" + (weighted ? " * wv[" + at + "]" : std::string());
+  };
+  const auto scalar = [&] {
+    p.line("#pragma unroll");
+    p.line("for (int e = 0; e < " + std::to_string(r.per_thread) + "; ++e) { const int64_t c = threadIdx.x + e * " + T +
+           "; if (c < " + c + ") yr_st(out_row + c, " + value("e") + "); }");
+  };
+  if (!r.vectors) return scalar();
+  const std::string L = std::to_string(r.lanes);
+  p.open("if (in_vectors)");
+  p.line("#pragma unroll");
+  p.open("for (int q = 0; q < " + std::to_string(r.chunks_per_thread) + "; ++q)");
+  p.line("const int64_t k = threadIdx.x + q * " + T + ";");
+  p.open("if (k < " + std::to_string(r.chunks) + ")");
+  p.line("float ys[" + L + "];");
+  p.line("#pragma unroll");
+  p.line("for (int l = 0; l < " + L + "; ++l) ys[l] = " + value("q * " + L + " + l") + ";");
+  p.line("*reinterpret_cast<uint4 *>(out_row + k * " + L + ") = yr_pack16(out_row, ys);");
+  p.close();
+  p.close();
+  p.close();
+  p.open("else");
+  scalar();
+  p.close();
+}
+
 }  // namespace
 
 // A pre-defined rms_norm: one block per row (rows shared grid-wide), the sum of squares reduced
 // across the block through warp shuffles and shared memory. Where the row's mean square is out of
 // float32's range (rms_mean_in_range: a row of 1e19s or 1e-23s; the same in every thread, so the
 // block takes the branch together), the row is reduced again: its largest magnitude, then its
-// squares scaled by it (rms_scale). `dtypes`: x's, the weight's where there is one, the output's.
-// Returns the number of blocks.
+// squares scaled by it (rms_scale). Returns the number of blocks.
 int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &in, const Ref &o,
                         const std::vector<DType> &dtypes) {
   const Ref &x = in[0];
   const bool weighted = op.attributes.has_weight;
   const double eps = op.attributes.eps;
-  int64_t cols = 1;
-  for (size_t d = x.dims.size() - op.attributes.sizes.size(); d < x.dims.size(); ++d) cols *= x.dims[d];
-  const int64_t rows = num_elements(x.dims) / cols;
-  const std::string c = std::to_string(cols), W = std::to_string(kThreads / 32), T = std::to_string(kThreads);
-  // Rows of up to 32 elements per thread are held in registers, with their weights: every load
-  // (x's and the weight's) is issued before the first is used, and the row is read once. Where
-  // x, the weight and the output have one element size and the row is whole 16-byte vectors, they
-  // move in vectors when the pointers are 16-byte aligned (checked once; the row offsets then
-  // are): thread t takes vectors t, t + threads, … (a warp's loads stay contiguous), else
-  // elements t, t + threads, …. Longer rows stream through twice (four times out of range).
-  const size_t size = dtype_size(dtypes.front());
-  const int64_t lanes = 16 / static_cast<int64_t>(size);
-  const bool one_size = std::all_of(dtypes.begin(), dtypes.end(), [&](DType d) { return dtype_size(d) == size; });
-  const bool vectors = one_size && cols % lanes == 0;
-  const int64_t chunks = cols / lanes, chunks_per_thread = (chunks + kThreads - 1) / kThreads;
-  const int64_t per_thread = std::max((cols + kThreads - 1) / kThreads, vectors ? chunks_per_thread * lanes : 0);
-  const bool in_registers = per_thread <= 32;
-  const std::string E = std::to_string(per_thread), L = std::to_string(lanes), Q = std::to_string(chunks_per_thread);
-  const std::string type = element_type(dtypes.front());
+  RowInRegisters r;
+  r.cols = 1;
+  for (size_t d = x.dims.size() - op.attributes.sizes.size(); d < x.dims.size(); ++d) r.cols *= x.dims[d];
+  const int64_t rows = num_elements(x.dims) / r.cols;
+  const std::string c = std::to_string(r.cols), W = std::to_string(kThreads / 32);
+  // Rows of up to 32 elements per thread are held in registers, with their weights: the row is
+  // read once, the weight with it (not after the sum: one wait on memory, not two). Where x, the
+  // weight and the output have one dtype and the row is whole 16-byte vectors, they move in
+  // vectors when the pointers are 16-byte aligned (checked once; the rows' offsets then are), a
+  // warp's vectors side by side. Longer rows stream through twice (four times out of range).
+  r.lanes = 16 / static_cast<int64_t>(dtype_size(dtypes.front()));
+  r.vectors =
+      r.cols % r.lanes == 0 && std::all_of(dtypes.begin(), dtypes.end(), [&](DType d) { return d == dtypes.front(); });
+  r.chunks = r.cols / r.lanes;
+  r.chunks_per_thread = (r.chunks + kThreads - 1) / kThreads;
+  r.per_thread = std::max((r.cols + kThreads - 1) / kThreads, r.vectors ? r.chunks_per_thread * r.lanes : 0);
+  const bool in_registers = r.per_thread <= 32;
+  r.vectors = r.vectors && in_registers;
+  const std::string E = std::to_string(r.per_thread);
   p.line("__shared__ float squares_of[" + W + "];");
   p.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
-  if (in_registers && vectors) {
+  if (r.vectors) {
     std::string pointers =
         "reinterpret_cast<unsigned long long>(" + x.ptr + ") | reinterpret_cast<unsigned long long>(" + o.ptr + ")";
     if (weighted) pointers += " | reinterpret_cast<unsigned long long>(" + in[1].ptr + ")";
@@ -103,43 +169,12 @@ int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &
   };
   p.line("float s = 0.0f;");
   if (in_registers) {
-    p.line("float v[" + E + "]" + (weighted ? ", w[" + E + "]" : std::string()) + ";");
-    const auto scalar_loads = [&] {
-      p.line("#pragma unroll");
-      p.open("for (int e = 0; e < " + E + "; ++e)");
-      p.line("const int64_t c = threadIdx.x + e * " + T + ";");
-      p.line("v[e] = c < " + c + " ? yr_ld(row + c) : 0.0f;");
-      if (weighted) p.line("w[e] = c < " + c + " ? yr_ld(" + in[1].ptr + " + c) : 0.0f;");
-      p.close();
-    };
-    if (vectors) {
-      p.open("if (in_vectors)");
-      p.line("#pragma unroll");
-      p.open("for (int q = 0; q < " + Q + "; ++q)");
-      p.line("const int64_t k = threadIdx.x + q * " + T + ";");
-      p.line("const uint4 xs = k < " + std::to_string(chunks) +
-             " ? reinterpret_cast<const uint4 *>(row)[k] : uint4{};");
-      if (weighted) {
-        p.line("const uint4 ws = k < " + std::to_string(chunks) + " ? reinterpret_cast<const uint4 *>(" + in[1].ptr +
-               ")[k] : uint4{};");
-      }
-      p.line("#pragma unroll");
-      p.open("for (int l = 0; l < " + L + "; ++l)");
-      p.line("v[q * " + L + " + l] = yr_ld(reinterpret_cast<const " + type + " *>(&xs) + l);");
-      if (weighted) p.line("w[q * " + L + " + l] = yr_ld(reinterpret_cast<const " + type + " *>(&ws) + l);");
-      p.close();
-      p.close();
-      p.close();
-      p.open("else");
-      scalar_loads();
-      p.close();
-    } else {
-      scalar_loads();
-    }
+    p.line("float v[" + E + "]" + (weighted ? ", wv[" + E + "]" : std::string()) + ";");
+    load_row(p, r, weighted ? in[1].ptr : std::string());
   }
   each([](const std::string &v) { return "s += " + v + " * " + v + ";"; });
   across_block(p, "s", false, "squares_of");
-  Expr mean = var("s") / float_const(static_cast<double>(cols));
+  Expr mean = var("s") / float_const(static_cast<double>(r.cols));
   if (eps != 0) mean = mean + float_const(eps);
   p.line("const float mean = " + c_text(mean) + ";");
   p.line("float scale = 1.0f, inv = yr_rsqrt(mean);");
@@ -151,40 +186,14 @@ int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &
   p.line("s = 0.0f;");
   each([](const std::string &v) { return "s += (" + v + " * scale) * (" + v + " * scale);"; });
   across_block(p, "s", false, "squares_of");
-  p.line("inv = " + c_text(rms_scaled_inverse(var("s"), cols, eps, var("scale"))) + ";");
+  p.line("inv = " + c_text(rms_scaled_inverse(var("s"), r.cols, eps, var("scale"))) + ";");
   if (in_registers) {  // the row scaled in place: the stores multiply by inv alone
     p.line("#pragma unroll");
     p.line("for (int e = 0; e < " + E + "; ++e) v[e] *= scale;");
   }
   p.close();
   if (in_registers) {
-    const std::string times_weight = weighted ? " * w[e]" : "";
-    const auto scalar_stores = [&] {
-      p.line("#pragma unroll");
-      p.line("for (int e = 0; e < " + E + "; ++e) { const int64_t c = threadIdx.x + e * " + T + "; if (c < " + c +
-             ") yr_st(out_row + c, v[e] * inv" + times_weight + "); }");
-    };
-    if (vectors) {
-      p.open("if (in_vectors)");
-      p.line("#pragma unroll");
-      p.open("for (int q = 0; q < " + Q + "; ++q)");
-      p.line("const int64_t k = threadIdx.x + q * " + T + ";");
-      p.line("if (k >= " + std::to_string(chunks) + ") break;");
-      p.line("uint4 ys;");
-      p.line("#pragma unroll");
-      p.open("for (int l = 0; l < " + L + "; ++l)");
-      p.line("const int e = q * " + L + " + l;");
-      p.line("yr_st(reinterpret_cast<" + type + " *>(&ys) + l, v[e] * inv" + times_weight + ");");
-      p.close();
-      p.line("reinterpret_cast<uint4 *>(out_row)[k] = ys;");
-      p.close();
-      p.close();
-      p.open("else");
-      scalar_stores();
-      p.close();
-    } else {
-      scalar_stores();
-    }
+    store_row(p, r, weighted);
   } else {
     const std::string weight = weighted ? " * yr_ld(" + in[1].ptr + " + c)" : std::string();
     p.line("for (int64_t c = threadIdx.x; c < " + c +

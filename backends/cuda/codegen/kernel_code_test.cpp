@@ -241,17 +241,20 @@ TEST(CudaCodegenKernels, RmsNormLoadsItsRowAndWeightTogetherInVectors) {
     const std::string at = "row of " + std::to_string(n);
     const size_t sum = source.find("__syncthreads();");
     ASSERT_NE(sum, std::string::npos) << at;
-    const size_t vector_load = source.find("reinterpret_cast<const uint4 *>(row)[k]");
+    const size_t vector_load = source.find("yr_cvt16(row, k < 512 ? yr_raw16(row + k * 8) : uint4{}, v + q * 8);");
     if (n == 4096) {
       EXPECT_NE(source.find("const bool in_vectors = "), std::string::npos) << at;
       EXPECT_LT(vector_load, sum) << at;
-      EXPECT_LT(source.find("w[q * 8 + l] = yr_ld("), sum) << at;
-      EXPECT_NE(source.find("reinterpret_cast<uint4 *>(out_row)[k] = ys;"), std::string::npos) << at;
+      EXPECT_LT(source.find("yr_cvt16(in1, k < 512 ? yr_raw16(in1 + k * 8) : uint4{}, wv + q * 8);"), sum) << at;
+      EXPECT_NE(source.find("ys[l] = v[q * 8 + l] * inv * wv[q * 8 + l];"), std::string::npos) << at;
+      EXPECT_NE(source.find("*reinterpret_cast<uint4 *>(out_row + k * 8) = yr_pack16(out_row, ys);"), std::string::npos)
+          << at;
     } else {
       EXPECT_EQ(vector_load, std::string::npos) << at;
+      EXPECT_EQ(source.find("in_vectors"), std::string::npos) << at;
     }
-    EXPECT_LT(source.find("w[e] = c < " + std::to_string(n) + " ? yr_ld(in1 + c) : 0.0f;"), sum) << at;
-    EXPECT_NE(source.find("v[e] * inv * w[e]"), std::string::npos) << at;
+    EXPECT_LT(source.find("wv[e] = c < " + std::to_string(n) + " ? yr_ld(in1 + c) : 0.0f;"), sum) << at;
+    EXPECT_NE(source.find("yr_st(out_row + c, v[e] * inv * wv[e]);"), std::string::npos) << at;
   }
 }
 

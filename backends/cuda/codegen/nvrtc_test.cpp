@@ -161,11 +161,11 @@ TEST_F(CudaCodegen, EveryOperatorKindInEveryDType) {
     for (OpKind kind : {OpKind::kSilu, OpKind::kSqrt}) g.mark_output(g.unary(kind, v));
     g.mark_output(g.clamp(v, -0.25, 0.5));
     for (OpKind kind : {OpKind::kMul, OpKind::kPow}) g.mark_output(g.binary(kind, v, w));
-    // Broadcast operands on vectors: a row's scalar (softmax's division by its sum), rows of
-    // another tensor, both at once.
     // rms_norm over whole vectors, with its weight and without.
     g.mark_output(g.rms_norm(v, {40}, 1e-6, g.new_input({40}, dt)));
     g.mark_output(g.rms_norm(w, {40}, 1e-6, std::nullopt));
+    // Broadcast operands on vectors: a row's scalar (softmax's division by its sum), rows of
+    // another tensor, both at once.
     const TensorId sum = g.new_input({3, 1}, dt), row = g.new_input({1, 40}, dt);
     g.mark_output(g.binary(OpKind::kDiv, v, sum));
     g.mark_output(g.binary(OpKind::kAdd, row, w));

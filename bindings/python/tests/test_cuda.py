@@ -88,6 +88,24 @@ def test_outputs_made_by_the_call_are_new_and_compact(dims):
     assert all(f.func is torch.empty_like for f in k._torch_spec[4][0])
 
 
+def test_rms_norm_on_tensors_that_are_not_16_byte_aligned():
+    # A row of whole 16-byte vectors moves in vectors where its pointers are aligned, else element
+    # by element: both give the norm (views that start 2 bytes into their storage, then copies).
+    device = cuda_device()
+    g = yr.new_kernel_graph()
+    X, G = g.new_input(dims=(8, 4096), dtype=yr.float16), g.new_input(dims=(4096,), dtype=yr.float16)
+    g.mark_output(g.rms_norm(X, (4096,), eps=1e-5, weight=G))
+    k = g.compile(device=device)
+    x = torch.empty(8 * 4096 + 1, device="cuda", dtype=torch.float16).uniform_(-1, 1)[1:].view(8, 4096)
+    w = torch.empty(4097, device="cuda", dtype=torch.float16).uniform_(-1, 1)[1:]
+    assert x.data_ptr() % 16 != 0 and w.data_ptr() % 16 != 0
+    for xs, ws in [(x, w), (x.contiguous(), w.contiguous())]:
+        (out,) = k([xs, ws], synchronize=True)
+        xf = xs.float()
+        want = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5) * ws.float()
+        assert relative_error(out, want) < 1e-2
+
+
 def test_calls_queue_on_torchs_current_stream():
     # A call queues the kernel on PyTorch's current stream and returns without waiting, as a
     # PyTorch operation does: work queued after it on that stream sees its outputs.
