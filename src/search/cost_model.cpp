@@ -116,6 +116,13 @@ double cpu_arena_bytes(const BlockGraph &bg, double blocks, double iterations, c
   return bytes;
 }
 
+// The element type a kernel's matrix work runs at: its operands', its first input's (a split
+// loop's chunks write float32 partial sums of 16-bit products: at float32's peak they were
+// estimated compute-bound, every split alike).
+DType operand_dtype(const KernelGraph &g, const Operator &op) {
+  return g.tensor(op.inputs.empty() ? op.outputs.at(0) : op.inputs[0]).dtype;
+}
+
 // Library kernels (slots 0) are taken to use the whole device; a customized kernel runs its
 // blocks in waves of `slots`, the last one partial (wave quantization).
 double kernel_seconds(KernelCost &c, const targets::TargetProperties &t, DType dtype) {
@@ -151,8 +158,8 @@ KernelCost predefined_kernel(const KernelGraph &g, const Operator &op, const tar
     c.dram_bytes += bytes_of(g.tensor(in));
   }
   for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));
-  bool gemm = false;
-  if (op.kind == OpKind::kMatmul) {
+  bool gemm = false;  // read by the CPU model only
+  if (op.kind == OpKind::kMatmul && t.kind == targets::TargetKind::kCpu) {
     const Tensor &a = g.tensor(op.inputs[0]), &b = g.tensor(op.inputs[1]), &out = g.tensor(op.outputs.at(0));
     gemm = cpu_kernel_product_gemm(out.dims[out.dims.size() - 2], a.dims.back(), a.dtype != DType::kFloat32,
                                    b.dtype != DType::kFloat32, out.dtype != DType::kFloat32);
@@ -210,7 +217,7 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
   // The CPU plugin reads some input tiles in place, from the kernel's tensor (cpu_in_place_tiles):
   // the bytes of their loads, by tile. Other targets copy every tile.
   const bool cpu = t.kind == targets::TargetKind::kCpu;
-  const DType dtype = g.tensor(op.inputs.empty() ? op.outputs.at(0) : op.inputs[0]).dtype;
+  const DType dtype = operand_dtype(g, op);
   const bool matrix_units = !cpu && t.supports(dtype) && t.peak_flops(dtype) > t.vector_flops_float32;
   const std::vector<bool> in_place = cpu ? cpu_in_place_tiles(bg) : std::vector<bool>(bg.num_tensors(), false);
   std::map<TensorId, double> in_place_loads;
@@ -306,11 +313,7 @@ CostEstimate estimate_cost(const KernelGraph &graph, const targets::TargetProper
     } else {
       kernel = predefined_kernel(graph, op, target);
     }
-    // Matrix units run at the rate of the operands' precision, the inputs' (a split loop's chunks
-    // write float32 partial sums of 16-bit products: at float32's peak they were estimated
-    // compute-bound, every split alike).
-    const TensorId operand = op.inputs.empty() ? op.outputs.at(0) : op.inputs[0];
-    kernel.seconds = kernel_seconds(kernel, target, graph.tensor(operand).dtype);
+    kernel.seconds = kernel_seconds(kernel, target, operand_dtype(graph, op));
     estimate.seconds += kernel.seconds;
     estimate.kernels.push_back(std::move(kernel));
   }

@@ -121,9 +121,9 @@ void store_row(Printer &p, const RowInRegisters &r, bool weighted) {
 // across the block through warp shuffles and shared memory. Where the row's mean square is out of
 // float32's range (rms_mean_in_range: a row of 1e19s or 1e-23s; the same in every thread, so the
 // block takes the branch together), the row is reduced again: its largest magnitude, then its
-// squares scaled by it (rms_scale). Returns the number of blocks.
-int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &in, const Ref &o,
-                        const std::vector<DType> &dtypes) {
+// squares scaled by it (rms_scale). `dtype`: x's, which the weight and the output share
+// (OperatorGraph::rms_norm). Returns the number of blocks.
+int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &in, const Ref &o, DType dtype) {
   const Ref &x = in[0];
   const bool weighted = op.attributes.has_weight;
   const double eps = op.attributes.eps;
@@ -133,13 +133,12 @@ int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &
   const int64_t rows = num_elements(x.dims) / r.cols;
   const std::string c = std::to_string(r.cols), W = std::to_string(kThreads / 32);
   // Rows of up to 32 elements per thread are held in registers, with their weights: the row is
-  // read once, the weight with it (not after the sum: one wait on memory, not two). Where x, the
-  // weight and the output have one dtype and the row is whole 16-byte vectors, they move in
-  // vectors when the pointers are 16-byte aligned (checked once; the rows' offsets then are), a
-  // warp's vectors side by side. Longer rows stream through twice (four times out of range).
-  r.lanes = 16 / static_cast<int64_t>(dtype_size(dtypes.front()));
-  r.vectors =
-      r.cols % r.lanes == 0 && std::all_of(dtypes.begin(), dtypes.end(), [&](DType d) { return d == dtypes.front(); });
+  // read once, the weight with it (not after the sum: one wait on memory, not two). Where the row
+  // is whole 16-byte vectors, x, the weight and the output move in vectors when the pointers are
+  // 16-byte aligned (checked once; the rows' offsets then are), a warp's vectors side by side.
+  // Longer rows stream through twice (four times out of range).
+  r.lanes = 16 / static_cast<int64_t>(dtype_size(dtype));
+  r.vectors = r.cols % r.lanes == 0;
   r.chunks = r.cols / r.lanes;
   r.chunks_per_thread = (r.chunks + kThreads - 1) / kThreads;
   r.per_thread = std::max((r.cols + kThreads - 1) / kThreads, r.vectors ? r.chunks_per_thread * r.lanes : 0);

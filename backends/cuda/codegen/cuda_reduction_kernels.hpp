@@ -17,10 +17,9 @@ inline constexpr int64_t kThreads = 256;
 // A reduction along a contiguous dim of at least this many elements takes a block per output.
 inline constexpr int64_t kBlockRun = 2048;
 
-// Print the kernel body of `op` reading `in` and writing `o` (`dtypes`: the inputs' element
-// types, then the output's); return the number of blocks.
-int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &in, const Ref &o,
-                        const std::vector<DType> &dtypes);
+// Print the kernel body of `op` reading `in` and writing `o` (`dtype`: x's, the weight's and the
+// output's); return the number of blocks.
+int64_t rms_norm_kernel(Printer &p, const Operator &op, const std::vector<Ref> &in, const Ref &o, DType dtype);
 // `per_block`: set where the reduction's kernel needs exactly kThreads threads a block.
 int64_t reduction_kernel(Printer &p, const Operator &op, const Ref &x, const Ref &o, DType dtype, bool &per_block);
 

@@ -131,10 +131,7 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
     check_arena_fits(kernel.shared_bytes, max_shared_bytes);
   } else if (op.kind == OpKind::kRmsNorm) {
     kernel.block_threads = kThreads;
-    std::vector<DType> dtypes;
-    for (TensorId id : g.inputs()) dtypes.push_back(g.tensor(id).dtype);
-    dtypes.push_back(g.tensor(g.outputs()[0]).dtype);
-    kernel.grid = {cuda::rms_norm_kernel(body, op, in, out[0], dtypes), 1, 1};
+    kernel.grid = {cuda::rms_norm_kernel(body, op, in, out[0], g.tensor(g.inputs()[0]).dtype), 1, 1};
     kernel.any_block_threads = false;  // one partial sum per warp of kThreads
   } else if (op.kind == OpKind::kReduction || op.kind == OpKind::kReductionMax) {
     kernel.block_threads = kThreads;
