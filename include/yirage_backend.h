@@ -7,8 +7,17 @@
  * A backend is a shared library libyirage-backend-<name>.so exporting one C symbol,
  * YIRAGE_BACKEND_ENTRY_SYMBOL, of type yirage_backend_entry_fn. The loader calls it with the
  * ABI version it speaks and gets back a static, immutable function table. What crosses the ABI
- * is one kernel at a time: a flatbuffers KernelProgram (schemas/yirage_kernel_program.fbs) that
- * the plugin compiles into an executable and launches on buffers it allocated or wrapped.
+ * is one kernel program at a time: a flatbuffers KernelProgram (schemas/yirage_kernel_program.fbs)
+ * that the plugin compiles into an executable and launches on buffers it allocated or wrapped.
+ *
+ * Multi-operator programs (ABI 1.4): a program of schema version 2 holds several operators of a
+ * kernel graph, in order, with the tensors the host passes (inputs it reads, outputs others
+ * read); its other tensors are the plugin's to keep. The host offers them only to devices of
+ * plugins of minor 4 or newer that set YIRAGE_BACKEND_DEVICE_OPERATOR_GROUPS, asking supports()
+ * first: a plugin runs the ones it can as one (CUDA: a loop split over blocks and the sum of its
+ * parts, in one launch) and refuses the rest with YIRAGE_ERROR_UNSUPPORTED, and the host then
+ * gives it one operator a program. Programs of one operator keep schema version 1, so plugins of
+ * every minor read them.
  *
  * Rules:
  *  - C99. Every struct begins with size_t struct_size, always set by the host, never written by
@@ -49,7 +58,7 @@ extern "C" {
 
 /* This header's ABI version. The minor grows when entries or fields are appended. */
 #define YIRAGE_BACKEND_ABI_MAJOR 1
-#define YIRAGE_BACKEND_ABI_MINOR 3
+#define YIRAGE_BACKEND_ABI_MINOR 4
 /* The oldest minor this host accepts. */
 #define YIRAGE_BACKEND_ABI_MINOR_REQUIRED 0
 
@@ -96,6 +105,10 @@ typedef struct yirage_backend_host {
   void *log_user_data;
 } yirage_backend_host;
 
+/* Bits of yirage_backend_device_info.flags. */
+/* supports() may take programs of several operators (ABI 1.4): the host offers them only then. */
+#define YIRAGE_BACKEND_DEVICE_OPERATOR_GROUPS 0x1u
+
 /* A device as a plugin reports it. `target` feeds the search and the cost model. */
 typedef struct yirage_backend_device_info {
   size_t struct_size;              /* set by the host */
@@ -104,6 +117,7 @@ typedef struct yirage_backend_device_info {
   uint32_t dtypes;                 /* bit (1 << yirage_dtype) per supported dtype */
   int32_t dlpack_device_type;      /* DLDeviceType of its memory (kDLCPU, kDLCUDA, …) */
   int32_t dlpack_device_id;
+  uint32_t flags; /* ABI 1.4: YIRAGE_BACKEND_DEVICE_* bits; the host zeroes it for older plugins */
 } yirage_backend_device_info;
 
 /* Options of compile; NULL means the defaults. A value out of range is refused with

@@ -177,11 +177,14 @@ void describe(const Driver &driver, Device &d) {
   t.loop_iteration_seconds = yirage::codegen::kCudaLoopIterationSeconds;
   info.dtypes = (1u << YIRAGE_FLOAT16) | (1u << YIRAGE_FLOAT32) | (d.cc_major >= 8 ? (1u << YIRAGE_BFLOAT16) : 0u);
   info.dlpack_device_type = kDLCUDA;
+  info.flags = YIRAGE_BACKEND_DEVICE_OPERATOR_GROUPS;  // a loop split and its sum in one launch
 }
 
+// Programs of several operators are taken: the generator runs a loop split and its sum in one
+// launch and refuses the rest (cuda_split_pair.hpp).
 yirage::serialize::KernelProgram parse(const void *program, size_t size) {
   require(program, "program");
-  return yirage::serialize::kernel_program_from_bytes(program, size);
+  return yirage::serialize::kernel_program_from_bytes(program, size, yirage::serialize::ProgramOperators::kSeveral);
 }
 
 std::string arch_of(const Device &d) {
@@ -533,7 +536,7 @@ struct Scratch {
 // beats the generated kernel. The choice is logged.
 void choose_matmul(const Driver &driver, yirage_backend_executable_s &executable, const void *program, size_t size) {
   const yirage::serialize::KernelProgram parsed = parse(program, size);
-  if (parsed.op().kind != yirage::OpKind::kMatmul) return;
+  if (parsed.operator_count() != 1 || parsed.op().kind != yirage::OpKind::kMatmul) return;
   std::string why;
   const yirage::cuda::CublasLt *lt = yirage::cuda::CublasLt::load(why);
   if (lt == nullptr) {

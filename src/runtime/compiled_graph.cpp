@@ -62,6 +62,29 @@ void *checked_data(const Role &role, const DLTensor *t, const Tensor &expected,
   return static_cast<char *>(t->data) + t->byte_offset;
 }
 
+// How many of the kernel operators from kernels[k] on the plugin runs as one program: the longest
+// run of them (not views that alias their input) that its supports() takes, one where it takes
+// none. Refusals other than kUnsupported are the plugin's failures, and thrown.
+size_t operator_group(const Plugin &plugin, int32_t device, const KernelGraph &graph,
+                      const serialize::GraphReaders &readers, const std::vector<size_t> &kernels, size_t k) {
+  size_t count = 1;
+  while (k + count < kernels.size() && !aliases_its_input(graph, graph.operators()[kernels[k + count]])) {
+    const std::vector<size_t> ops(kernels.begin() + static_cast<std::ptrdiff_t>(k),
+                                  kernels.begin() + static_cast<std::ptrdiff_t>(k + count + 1));
+    const std::vector<uint8_t> bytes =
+        serialize::kernel_program_to_bytes(serialize::make_group_program(graph, ops, readers).program);
+    try {
+      plugin.call("supports", plugin.api().supports, plugin.instance(), device, static_cast<const void *>(bytes.data()),
+                  bytes.size());
+    } catch (const Error &e) {
+      if (e.code() != ErrorCode::kUnsupported) throw;
+      break;
+    }
+    ++count;
+  }
+  return count;
+}
+
 }  // namespace
 
 Buffer allocate_buffer(const Plugin &plugin, int32_t device, size_t bytes) {
@@ -95,7 +118,8 @@ int64_t backend_loop_waits(const Plugin &plugin, int32_t device, const serialize
   return out.loop_waits;
 }
 
-CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph, int optimization_level)
+CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph, int optimization_level,
+                             OperatorGroups groups_offered)
     : plugin_(plugin), device_(device), graph_(graph) {
   const auto started = std::chrono::steady_clock::now();
   plugin.device(device);  // throws for a bad index
@@ -105,16 +129,8 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
   options.struct_size = sizeof options;
   options.optimization_level = optimization_level;
   std::map<std::vector<uint8_t>, Executable> compiled;
-  for (size_t i : serialize::kernel_operators(graph_)) {
-    const Operator &op = graph_.operators()[i];
-    // A reshape keeps a compact tensor's bytes as they are: its result aliases its input (no
-    // kernel reads or writes in place). One written into a caller's output is copied.
-    if (aliases_its_input(graph_, op)) {
-      steps_.push_back({nullptr, op.inputs, op.outputs});
-      continue;
-    }
-    // Identical operators share an executable: the key is the program without its name.
-    serialize::KernelProgram program = serialize::make_kernel_program(graph_, i);
+  // Identical programs share an executable: the key is the program without its name.
+  auto executable_of = [&](serialize::KernelProgram program) {
     const std::string name = std::move(program.name);
     program.name.clear();
     Executable &executable = compiled[serialize::kernel_program_to_bytes(program)];
@@ -127,7 +143,36 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
       executable = Executable(raw, ExecutableRelease{&api});
       ++stats_.executables;
     }
-    steps_.push_back({executable, op.inputs, op.outputs});
+    return executable;
+  };
+  const std::vector<size_t> kernels = serialize::kernel_operators(graph_);
+  const char *groups = std::getenv("YIRAGE_OPERATOR_GROUPS");
+  const bool offer_groups = groups_offered == OperatorGroups::kOffered && plugin.takes_operator_groups(device) &&
+                            (groups == nullptr || std::string(groups) != "0");
+  const std::optional<serialize::GraphReaders> readers =
+      offer_groups ? std::optional<serialize::GraphReaders>(graph_) : std::nullopt;
+  for (size_t k = 0; k < kernels.size();) {
+    const Operator &op = graph_.operators()[kernels[k]];
+    // A reshape keeps a compact tensor's bytes as they are: its result aliases its input (no
+    // kernel reads or writes in place). One written into a caller's output is copied.
+    if (aliases_its_input(graph_, op)) {
+      steps_.push_back({nullptr, op.inputs, op.outputs});
+      ++k;
+      continue;
+    }
+    const size_t grouped = readers ? operator_group(plugin, device, graph_, *readers, kernels, k) : 1;
+    if (grouped > 1) {
+      serialize::GroupProgram group =
+          serialize::make_group_program(graph_,
+                                        std::vector<size_t>(kernels.begin() + static_cast<std::ptrdiff_t>(k),
+                                                            kernels.begin() + static_cast<std::ptrdiff_t>(k + grouped)),
+                                        *readers);
+      steps_.push_back({executable_of(std::move(group.program)), group.inputs, group.outputs});
+      stats_.grouped_operators += static_cast<int>(grouped);
+    } else {
+      steps_.push_back({executable_of(serialize::make_kernel_program(graph_, kernels[k])), op.inputs, op.outputs});
+    }
+    k += grouped;
   }
   const Intermediates &default_stream = *(intermediates_[nullptr] = allocate_intermediates());
   for (const Buffer &b : default_stream.buffers) has_intermediates_ |= b != nullptr;

@@ -1,6 +1,8 @@
 // A kernel graph compiled for one device of one backend (yirage_kernel): every live operator
 // becomes one kernel program compiled by the plugin (identical programs share one executable),
-// run in graph order; every intermediate tensor gets its own device buffer. Runs queued on one
+// or, where the plugin takes programs of several operators (ABI 1.4) and accepts a run of
+// consecutive ones (YIRAGE_OPERATOR_GROUPS=0 never offers them), one program for them all, run
+// in graph order; every intermediate tensor gets its own device buffer. Runs queued on one
 // stream run in its order and share one set of those buffers; runs on different streams would
 // overwrite each other's, so each stream gets its own set, allocated at the first run on it (the
 // default stream's at compile time): a run allocates nothing else but the wrappers of the
@@ -51,15 +53,20 @@ void check_buildable(const Plugin &plugin, int32_t device, const KernelGraph &gr
 int64_t backend_loop_waits(const Plugin &plugin, int32_t device, const serialize::KernelProgram &program);
 
 struct CompileStats {
-  int kernels = 0;      // launches per run
-  int executables = 0;  // distinct programs compiled
-  double seconds = 0;   // wall time of compile
+  int kernels = 0;            // launches per run
+  int grouped_operators = 0;  // operators run inside programs of several (plugin ABI 1.4)
+  int executables = 0;        // distinct programs compiled
+  double seconds = 0;         // wall time of compile
 };
+
+// Whether a compile offers the plugin runs of operators as one program (plugin ABI 1.4).
+enum class OperatorGroups { kOffered, kNone };
 
 class CompiledGraph {
  public:
   // Throws what the plugin reports (kUnsupported, kBackend with a build log, …).
-  CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph, int optimization_level = 3);
+  CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph, int optimization_level = 3,
+                OperatorGroups groups = OperatorGroups::kOffered);
 
   const KernelGraph &graph() const { return graph_; }
   const Plugin &plugin() const { return plugin_; }

@@ -86,6 +86,10 @@ bool Plugin::records() const {
          api_->recording_replay != nullptr && api_->recording_release != nullptr && buffer_native_entry() != nullptr;
 }
 
+bool Plugin::takes_operator_groups(int32_t device) const {
+  return api_->abi_minor >= 4 && (this->device(device).raw.flags & YIRAGE_BACKEND_DEVICE_OPERATOR_GROUPS) != 0;
+}
+
 namespace {
 
 // A plugin's log lines, printed as the host's own (util/log.hpp).

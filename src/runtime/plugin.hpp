@@ -56,6 +56,9 @@ class Plugin {
   // Whether the plugin records launches (ABI 1.3: its four recording entries, all set, with
   // buffer_native, which keys the recordings).
   bool records() const;
+  // Whether device `device` may be offered programs of several operators (ABI 1.4 and the
+  // device's YIRAGE_BACKEND_DEVICE_OPERATOR_GROUPS; its supports() says which it takes).
+  bool takes_operator_groups(int32_t device) const;
 
   // Calls fn(args…, &error) and throws on failure; `what` names the step in the message.
   template <class Fn, class... Args>

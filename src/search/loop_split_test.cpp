@@ -4,7 +4,9 @@
 
 #include "benchmark_ugraphs.hpp"
 #include "ir/block_graph.hpp"
+#include "ir/split_pair.hpp"
 #include "serialize/graph_file.hpp"
+#include "serialize/kernel_program.hpp"
 #include "testing/test_support.hpp"
 #include "verify/equivalence.hpp"
 
@@ -132,4 +134,32 @@ TEST(LoopSplit, RefusesWhatItCannotSplit) {
 }
 
 }  // namespace
+// What a backend running the split in one launch reads from its program (ir/split_pair.hpp): the
+// parts' axis and count, the unsplit grid its counters are per tile of, and how much finer the
+// sum's grid is.
+TEST(SplitPair, RecognizesTheSplitAsOneProgram) {
+  const KernelGraph fused = bench::build_fused("gqa", 1, DType::kFloat16, 4);
+  const BlockGraphConfig &before = block_graph_of(fused, last_operator(fused)).config();
+  const std::optional<KernelGraph> split = split_loop(fused, last_operator(fused), 4);
+  ASSERT_TRUE(split.has_value());
+  const std::vector<size_t> ops = serialize::kernel_operators(*split);
+  const serialize::GroupProgram group = serialize::make_group_program(*split, ops);
+  const std::optional<SplitPair> pair = split_pair(group.program.graph);
+  ASSERT_TRUE(pair.has_value());
+  EXPECT_EQ(pair->axis, 2);
+  EXPECT_EQ(pair->parts, 4);
+  EXPECT_EQ(pair->tiles, (std::array<int64_t, 3>{before.grid[0], before.grid[1], 1}));
+  EXPECT_EQ(pair->finer, (std::array<int64_t, 3>{1, 4, 1}));
+  EXPECT_EQ(pair->blocks_per_tile(), 4);
+  // The program reads Q, K and V and writes the one output; the partial sums stay inside.
+  EXPECT_EQ(group.inputs, split->operators()[ops[0]].inputs);
+  EXPECT_EQ(group.outputs, split->outputs());
+
+  // Not a split: the unsplit graph, the two operators of an unfused graph.
+  EXPECT_FALSE(split_pair(fused).has_value());
+  const KernelGraph unfused = bench::build_unfused("gqa", 1, DType::kFloat16, 4);
+  const std::vector<size_t> kernels = serialize::kernel_operators(unfused);
+  EXPECT_FALSE(split_pair(serialize::make_group_program(unfused, {kernels[0], kernels[1]}).program.graph).has_value());
+}
+
 }  // namespace yirage::search

@@ -63,6 +63,15 @@ static __device__ __forceinline__ uint4 yr_stream16(const T *p) {
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
 }
+// yr_coherent16: 16 bytes through L2, for data that other blocks of the same launch wrote (a loop
+// split's partial sums, cuda_split_pair.hpp), which the non-coherent path may not read.
+template <typename T>
+static __device__ __forceinline__ uint4 yr_coherent16(const T *p) {
+  uint4 v;
+  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+  return v;
+}
 )";
 // 16 bytes of floats.
 constexpr const char *kCvt16Float =

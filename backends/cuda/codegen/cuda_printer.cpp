@@ -17,6 +17,22 @@ void declare_alignment(Printer &p, const std::string &tensor) {
   p.line("const bool " + aligned_name(tensor) + " = (reinterpret_cast<unsigned long long>(" + tensor + ") & 15) == 0;");
 }
 
+void emit_block_prologue(Printer &p, const BodyPlacement &placement, bool swizzled) {
+  if (placement.smem_offset_floats >= 0) {
+    p.line("float *const smem = yr_smem + " + std::to_string(placement.smem_offset_floats) + ";");
+  } else if (swizzled) {
+    p.line("extern __shared__ __align__(1024) float smem[];");
+  } else {
+    p.line("extern __shared__ float smem[];");
+  }
+  // Swizzled stages need their 1024-byte alignment from the base: asked for, and checked (a trap,
+  // the launch's error, rather than wrong sums where a driver placed it otherwise).
+  if (swizzled) p.line("if ((static_cast<unsigned>(__cvta_generic_to_shared(smem)) & 1023u) != 0) __trap();");
+  const auto &[x, y, z] = placement.block;
+  p.line("const int64_t bx = " + x + ", by = " + y + ", bz = " + z + ";");
+  p.line("(void)bx; (void)by; (void)bz;");
+}
+
 void store_group(Printer &p, const std::string &tensor, const std::string &raw, const std::string &tile_at,
                  int64_t group) {
   p.line("float v[" + std::to_string(group) + "];");

@@ -6,6 +6,7 @@
 // the µGraph code takes its matmuls to the tensor cores itself).
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,18 @@ inline std::string aligned_name(const std::string &tensor) {
 }
 // Declares aligned_name(tensor).
 void declare_alignment(Printer &p, const std::string &tensor);
+
+// Where a µGraph block's code runs: the block it computes (C++ expressions for its x, y and z)
+// and its shared memory. By default the body declares the kernel's dynamic shared memory as its
+// `smem`; a kernel that runs two bodies (cuda_split_pair.hpp) declares it once as `yr_smem`
+// (1024-byte aligned) and gives each body `yr_smem` + an offset in floats (a multiple of 256).
+struct BodyPlacement {
+  std::array<std::string, 3> block = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
+  int64_t smem_offset_floats = -1;  // -1: the body declares the dynamic shared memory
+};
+// The head of a µGraph block's code: `smem` (aligned to 1024 bytes, and checked, where
+// `swizzled`) and the block's indices bx, by, bz.
+void emit_block_prologue(Printer &p, const BodyPlacement &placement, bool swizzled);
 
 // Converts 16 bytes of elements of the tensor's type, held in `raw` (a uint4), to floats and stores
 // them at `tile_at` (16-byte aligned) as float4s.

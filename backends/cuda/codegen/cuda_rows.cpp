@@ -64,12 +64,10 @@ class RowsEmitter {
     return true;
   }
 
-  int64_t emit() {
+  int64_t emit(const BodyPlacement &placement) {
     p_.line("// Rows in registers (cuda_rows.cpp): " + std::to_string(per_thread_) + " chunk(s) of " +
             std::to_string(kChunk) + " elements per thread and tile.");
-    p_.line("extern __shared__ float smem[];");
-    p_.line("const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;");
-    p_.line("(void)bx; (void)by; (void)bz;");
+    emit_block_prologue(p_, placement, false);
     p_.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
     p_.line("(void)lane; (void)warp;");
     for (const Operator &op : bg_.operators()) {
@@ -486,10 +484,10 @@ class RowsEmitter {
 }  // namespace
 
 std::optional<int64_t> emit_rows_in_registers(Printer &p, const BlockGraph &bg, int64_t threads,
-                                              const std::vector<DType> &output_dtypes) {
+                                              const std::vector<DType> &output_dtypes, const BodyPlacement &placement) {
   RowsEmitter emitter(p, bg, threads, output_dtypes);
   if (!emitter.plan()) return std::nullopt;
-  return emitter.emit();
+  return emitter.emit(placement);
 }
 
 }  // namespace yirage::codegen::cuda

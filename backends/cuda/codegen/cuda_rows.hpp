@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codegen/c_text.hpp"
+#include "cuda/codegen/cuda_printer.hpp"
 #include "ir/block_graph.hpp"
 
 namespace yirage::codegen::cuda {
@@ -27,6 +28,7 @@ namespace yirage::codegen::cuda {
 // or more than 144 input values per thread (all iterations'). The code is the same for every
 // target.
 std::optional<int64_t> emit_rows_in_registers(Printer &p, const BlockGraph &bg, int64_t threads,
-                                              const std::vector<DType> &output_dtypes);
+                                              const std::vector<DType> &output_dtypes,
+                                              const BodyPlacement &placement = {});
 
 }  // namespace yirage::codegen::cuda

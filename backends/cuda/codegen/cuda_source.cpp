@@ -14,6 +14,7 @@
 #include "cuda/codegen/cuda_prelude.hpp"
 #include "cuda/codegen/cuda_printer.hpp"
 #include "cuda/codegen/cuda_reduction_kernels.hpp"
+#include "cuda/codegen/cuda_split_pair.hpp"
 #include "cuda/codegen/cuda_ugraph.hpp"
 #include "ir/block_graph.hpp"
 #include "util/error.hpp"
@@ -47,10 +48,20 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
     throw Error(ErrorCode::kInternal, "cuda_source: a HIP target has compute capability 0 and a wavefront of 32 or 64");
   }
   const KernelGraph &g = program.graph;
-  const Operator &op = program.op();
+  // A program of several operators: a loop split over blocks and its sum, in one launch
+  // (cuda_split_pair.hpp); `op` is then its last operator, and unused.
+  const bool split_pair = program.operator_count() > 1;
+  if (split_pair && target.dialect != CudaDialect::kCuda) {
+    throw Error(ErrorCode::kUnsupported, "hip: programs of several operators are run one operator at a time");
+  }
+  const Operator &op = g.operators().back();
   Printer p;
   p.line(cuda::prelude(target.dialect, target.wavefront));
-  p.line("// Kernel program \"" + program.name + "\": " + op_name(op.kind));
+  std::string names;
+  for (size_t i = g.inputs().size(); i < g.operators().size(); ++i) {
+    names += std::string(names.empty() ? "" : ", ") + op_name(g.operators()[i].kind);
+  }
+  p.line("// Kernel program \"" + program.name + "\": " + names);
   std::string params;
   std::vector<Ref> in, out;
   std::vector<TensorRef> in_tensors, out_tensors;
@@ -75,12 +86,22 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
   std::string launch_bounds;
   // Matmuls (pre-defined, and µGraphs that are only weight products) have kernels of their own.
   std::optional<MatmulLaunch> matmul;
-  if (op.kind == OpKind::kCustomized) {
+  if (!split_pair && op.kind == OpKind::kCustomized) {
     matmul = cuda::ugraph_weight_products(before_wait, body, *op.block_graph, in, out, target);
   } else if (op.kind == OpKind::kMatmul) {
     matmul = cuda::predefined_matmul(before_wait, body, in[0], in[1], out[0], g.tensor(g.inputs()[1]).dtype, target);
   }
-  if (matmul) {
+  if (split_pair) {
+    const cuda::SplitPairKernel made = cuda::emit_split_pair(body, program, target);
+    kernel.grid = made.grid;
+    kernel.block_threads = made.threads;
+    kernel.any_block_threads = false;
+    kernel.shared_bytes = made.shared_bytes;
+    kernel.workspace_bytes = made.workspace_bytes;
+    params += ", unsigned char *__restrict__ yr_ws";
+    launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";
+    check_arena_fits(kernel.shared_bytes, max_shared_bytes);
+  } else if (matmul) {
     // A µGraph's loop is then streamed: every warp's loads of its slice of k are in flight at once.
     if (op.kind == OpKind::kCustomized) kernel.loop_waits = 1;
     kernel.block_threads = matmul->threads;
@@ -96,33 +117,13 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
   } else if (op.kind == OpKind::kCustomized) {
     const BlockGraph &bg = *op.block_graph;
     kernel.grid = bg.config().grid;
-    // The µGraph's own thread count is a cost-model parameter, not a requirement of the code.
-    // A block gets at least 256 threads: fewer leave the scalar parts of block-level operators
-    // (elementwise chains, reductions) latency-bound. More cost issue slots: every operator's
-    // code runs in every warp, and 1024-thread blocks were slower than 256-thread ones on most
-    // benchmark µGraphs. The count is a constant of the source (the body's: it may add a
-    // warpgroup of producers), and __launch_bounds__ keeps the registers within what a block of
-    // that many threads may use.
-    const int64_t threads = bg.config().block_threads, wave = target.wavefront;
-    kernel.block_threads = std::clamp<int64_t>((threads + wave - 1) / wave * wave, kThreads, 1024);
     kernel.any_block_threads = false;
-    // TF32 tensor cores round matmul operands to 10 mantissa bits: exact for 16-bit inputs and
-    // within float16/bfloat16 tolerance for computed tiles, not within float32's. The precision
-    // owed is that of the tiles: a 16-bit tile written as float32 (a partial sum that its
-    // consumer adds up, kept in float32 for its range) is still a 16-bit result.
-    bool sixteen_bit = true;
-    for (TensorId id : g.inputs()) sixteen_bit = sixteen_bit && dtype_size(g.tensor(id).dtype) == 2;
-    for (TensorId saved : bg.outputs()) sixteen_bit = sixteen_bit && dtype_size(bg.tensor(saved).dtype) == 2;
-    std::vector<DType> output_dtypes;
+    std::vector<DType> input_dtypes, output_dtypes;
+    for (TensorId id : g.inputs()) input_dtypes.push_back(g.tensor(id).dtype);
     for (TensorId id : g.outputs()) output_dtypes.push_back(g.tensor(id).dtype);
-    // HIP: no mma (its tile matmuls take MFMA or the float path).
-    const bool tensor_cores = sixteen_bit && target.dialect == CudaDialect::kCuda;
-    // HIP on 64-lane wavefronts: MFMA where asked for, on the same 16-bit graphs (cuda_tile_mfma.hpp).
-    CudaTarget ugraph_target = target;
-    ugraph_target.mfma_tiles =
-        target.mfma_tiles && sixteen_bit && target.dialect == CudaDialect::kHip && target.wavefront == 64;
-    const cuda::CustomizedBody made = cuda::emit_customized_body(body, bg, kernel.block_threads,
-                                                                 std::move(output_dtypes), tensor_cores, ugraph_target);
+    const cuda::UGraphBodySettings settings = cuda::ugraph_body_settings(bg, input_dtypes, target);
+    const cuda::CustomizedBody made = cuda::emit_customized_body(body, bg, settings.threads, std::move(output_dtypes),
+                                                                 settings.tensor_cores, settings.target);
     kernel.shared_bytes = made.shared_bytes;
     kernel.block_threads = made.threads;
     launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";

@@ -7,6 +7,7 @@
 #include "codegen/ugraph_walker.hpp"
 #include "cuda/codegen/cuda_load_pipeline.hpp"
 #include "cuda/codegen/cuda_printer.hpp"
+#include "cuda/codegen/cuda_reduction_kernels.hpp"
 #include "cuda/codegen/cuda_rows.hpp"
 #include "cuda/codegen/cuda_tile_matmul.hpp"
 #include "cuda/codegen/cuda_ugraph_plan.hpp"
@@ -23,17 +24,8 @@ class UGraphEmitter : public UGraphWalker {
   UGraphEmitter(CudaPrinter &printer, UGraphPlan &plan, const LoweredUGraph &lowered)
       : UGraphWalker(printer, plan.bg, lowered), plan_(plan), pipeline_(printer.out(), plan, [this] { sync(); }) {}
 
-  CustomizedBody emit() {
-    // Swizzled stages need their 1024-byte alignment from the base: asked for, and checked (a
-    // trap, the launch's error, rather than wrong sums where a driver placed it otherwise).
-    if (plan_.any_swizzled()) {
-      p_.line("extern __shared__ __align__(1024) float smem[];");
-      p_.line("if ((static_cast<unsigned>(__cvta_generic_to_shared(smem)) & 1023u) != 0) __trap();");
-    } else {
-      p_.line("extern __shared__ float smem[];");
-    }
-    p_.line("const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;");
-    p_.line("(void)bx; (void)by; (void)bz;");
+  CustomizedBody emit(const BodyPlacement &placement) {
+    emit_block_prologue(p_, placement, plan_.any_swizzled());
     declare_alignments();
     pipeline_.load_prefetched();
     pipeline_.start();
@@ -318,17 +310,45 @@ class UGraphEmitter : public UGraphWalker {
 
 }  // namespace
 
+UGraphBodySettings ugraph_body_settings(const BlockGraph &bg, const std::vector<DType> &input_dtypes,
+                                        const CudaTarget &target) {
+  UGraphBodySettings settings;
+  // The µGraph's own thread count is a cost-model parameter, not a requirement of the code. A
+  // block gets at least 256 threads: fewer leave the scalar parts of block-level operators
+  // (elementwise chains, reductions) latency-bound. More cost issue slots: every operator's code
+  // runs in every warp, and 1024-thread blocks were slower than 256-thread ones on most benchmark
+  // µGraphs. The count is a constant of the source (the body's: it may add a warpgroup of
+  // producers), and __launch_bounds__ keeps the registers within what a block of that many
+  // threads may use.
+  const int64_t threads = bg.config().block_threads, wave = target.wavefront;
+  settings.threads = std::clamp<int64_t>((threads + wave - 1) / wave * wave, kThreads, 1024);
+  // TF32 tensor cores round matmul operands to 10 mantissa bits: exact for 16-bit inputs and
+  // within float16/bfloat16 tolerance for computed tiles, not within float32's. The precision owed
+  // is that of the tiles: a 16-bit tile written as float32 (a partial sum that its consumer adds
+  // up, kept in float32 for its range) is still a 16-bit result.
+  bool sixteen_bit = true;
+  for (DType dtype : input_dtypes) sixteen_bit = sixteen_bit && dtype_size(dtype) == 2;
+  for (TensorId saved : bg.outputs()) sixteen_bit = sixteen_bit && dtype_size(bg.tensor(saved).dtype) == 2;
+  // HIP: no mma (its tile matmuls take MFMA or the float path).
+  settings.tensor_cores = sixteen_bit && target.dialect == CudaDialect::kCuda;
+  // HIP on 64-lane wavefronts: MFMA where asked for, on the same 16-bit graphs (cuda_tile_mfma.hpp).
+  settings.target = target;
+  settings.target.mfma_tiles =
+      target.mfma_tiles && sixteen_bit && target.dialect == CudaDialect::kHip && target.wavefront == 64;
+  return settings;
+}
+
 CustomizedBody emit_customized_body(Printer &p, const BlockGraph &bg, int64_t threads, std::vector<DType> output_dtypes,
-                                    bool tensor_cores, const CudaTarget &target) {
+                                    bool tensor_cores, const CudaTarget &target, const BodyPlacement &placement) {
   if (target.rows_in_registers && !has_ragged_tiles(bg)) {
-    if (const std::optional<int64_t> bytes = emit_rows_in_registers(p, bg, threads, output_dtypes)) {
+    if (const std::optional<int64_t> bytes = emit_rows_in_registers(p, bg, threads, output_dtypes, placement)) {
       return {*bytes, threads};
     }
   }
   UGraphPlan plan(bg, threads, std::move(output_dtypes), tensor_cores, target);
   const LoweredUGraph lowered = lower_ugraph(bg, plan.lowering());
   CudaPrinter printer(p, &plan.block);
-  return UGraphEmitter(printer, plan, lowered).emit();
+  return UGraphEmitter(printer, plan, lowered).emit(placement);
 }
 
 }  // namespace yirage::codegen::cuda

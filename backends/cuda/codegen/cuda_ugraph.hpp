@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "codegen/c_text.hpp"
+#include "cuda/codegen/cuda_printer.hpp"
 #include "cuda/codegen/cuda_source.hpp"
 #include "ir/block_graph.hpp"
 
@@ -19,11 +20,22 @@ struct CustomizedBody {
   int64_t threads = 0;
 };
 
+// How a µGraph's body is generated: its block's thread count (before the body adds producers),
+// whether its block-level matmuls may use tensor cores, and the target it is generated for.
+struct UGraphBodySettings {
+  int64_t threads = 0;
+  bool tensor_cores = false;
+  CudaTarget target;
+};
+// The settings for µGraph `bg` reading kernel inputs of `input_dtypes` on `target`.
+UGraphBodySettings ugraph_body_settings(const BlockGraph &bg, const std::vector<DType> &input_dtypes,
+                                        const CudaTarget &target);
+
 // Emits the kernel body of µGraph `bg` for blocks of `threads` threads (a multiple of 32);
 // output_dtypes: the element types of the kernel's outputs, in order; tensor_cores: block-level
 // matmuls may use mma (16-bit graphs on sm_80+); target: the device's shared memory (see
-// CudaTarget).
+// CudaTarget); placement: the block it computes and its shared memory (cuda_printer.hpp).
 CustomizedBody emit_customized_body(Printer &p, const BlockGraph &bg, int64_t threads, std::vector<DType> output_dtypes,
-                                    bool tensor_cores, const CudaTarget &target);
+                                    bool tensor_cores, const CudaTarget &target, const BodyPlacement &placement = {});
 
 }  // namespace yirage::codegen::cuda

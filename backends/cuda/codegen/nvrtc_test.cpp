@@ -200,6 +200,35 @@ TEST_F(CudaCodegen, SplitLoopUGraphs) {
   }
 }
 
+// The same splits as one program (plugin ABI 1.4): the parts and their sum in one launch, the
+// tile's last block adding the parts up (cuda_split_pair.hpp).
+TEST_F(CudaCodegen, SplitLoopsInOneLaunch) {
+  for (const std::string name : {"gqa", "qknorm", "gated_mlp"}) {
+    for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
+      for (int64_t parts : {2, 8}) {
+        const KernelGraph fused = bench::build_fused(name, 1, dt, 2);
+        const std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, parts);
+        ASSERT_TRUE(split.has_value()) << name;
+        const std::vector<size_t> ops = serialize::kernel_operators(*split);
+        const serialize::GroupProgram group = serialize::make_group_program(*split, ops);
+        const std::string what = name + " split over " + std::to_string(parts) + " " + dtype_name(dt);
+        for (int cc : {80, 90}) {
+          const codegen::CudaKernel kernel = codegen::cuda_source(group.program, h100_like(cc));
+          EXPECT_NE(kernel.source.find("yr_last_block = atomicAdd(count, 1u) == " + std::to_string(parts) + "u - 1u;"),
+                    std::string::npos)
+              << what;
+          EXPECT_GT(kernel.workspace_bytes, 0) << what;
+          const Operator &chunks = split->operators()[ops[0]];
+          EXPECT_EQ(kernel.grid, chunks.block_graph->config().grid) << what;
+          if (kCompileWithNvrtc && seen_.insert(kernel.source + std::to_string(cc)).second) {
+            pending_.add(cc, kernel, what + " in one launch");
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
   for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
     expect_compiles(bench::build_block_reductions(true, dt), std::string("block reductions ") + dtype_name(dt), seen_,

@@ -1,0 +1,122 @@
+#include "cuda/codegen/cuda_split_pair.hpp"
+
+#include "cuda/codegen/cuda_ugraph.hpp"
+#include "ir/block_graph.hpp"
+#include "ir/split_pair.hpp"
+#include "util/error.hpp"
+
+namespace yirage::codegen::cuda {
+namespace {
+
+constexpr int64_t kWorkspaceAlignment = 256;
+constexpr int64_t kSharedAlignmentFloats = 256;  // 1024 bytes: what swizzled stages need
+
+int64_t round_up(int64_t n, int64_t to) {
+  return (n + to - 1) / to * to;
+}
+
+[[noreturn]] void unsupported(const std::string &why) {
+  throw Error(ErrorCode::kUnsupported, "cuda: a program of two operators: " + why);
+}
+
+const char *const kAxes[3] = {"x", "y", "z"};
+
+}  // namespace
+
+SplitPairKernel emit_split_pair(Printer &p, const serialize::KernelProgram &program, const CudaTarget &target) {
+  const KernelGraph &g = program.graph;
+  const std::optional<SplitPair> pair = split_pair(g);
+  if (!pair) {
+    unsupported("one launch runs only a loop split over blocks and the sum of its parts (ir/split_pair.hpp)");
+  }
+  const Operator &chunks = g.operators()[pair->chunks], &total = g.operators()[pair->total];
+  const BlockGraph &a = *chunks.block_graph, &b = *total.block_graph;
+
+  SplitPairKernel kernel;
+  kernel.grid = a.config().grid;
+  // The workspace: a counter per tile, then the partial sums.
+  std::vector<int64_t> partial_at;
+  kernel.workspace_bytes = round_up(pair->tile_count() * 4, kWorkspaceAlignment);
+  for (TensorId t : chunks.outputs) {
+    partial_at.push_back(kernel.workspace_bytes);
+    const Tensor &partial = g.tensor(t);
+    kernel.workspace_bytes += round_up(static_cast<int64_t>(tensor_bytes(partial)), kWorkspaceAlignment);
+  }
+  // Written as the parts' outputs; read by the sum without __restrict__ (which lets the compiler
+  // take the non-coherent path for data the kernel does not write itself).
+  auto bind_partials = [&](const std::string &prefix, const std::string &type, const std::string &qualifier) {
+    for (size_t i = 0; i < partial_at.size(); ++i) {
+      p.line(type + " *" + qualifier + "const " + prefix + std::to_string(i) + " = reinterpret_cast<" + type +
+             " *>(yr_ws + " + std::to_string(partial_at[i]) + ");");
+    }
+  };
+
+  p.line("extern __shared__ __align__(1024) float yr_smem[];");
+  // The parts: the first operator's body, its outputs (out0…) the partial sums.
+  std::vector<DType> input_dtypes, partial_dtypes, output_dtypes;
+  for (TensorId id : g.inputs()) input_dtypes.push_back(g.tensor(id).dtype);
+  for (TensorId id : chunks.outputs) partial_dtypes.push_back(g.tensor(id).dtype);
+  for (TensorId id : g.outputs()) output_dtypes.push_back(g.tensor(id).dtype);
+  p.open("");
+  p.line("// The loop's part blockIdx." + std::string(kAxes[pair->axis]) + " of " + std::to_string(pair->parts) + ".");
+  bind_partials("out", "float", "__restrict__ ");
+  const UGraphBodySettings first = ugraph_body_settings(a, input_dtypes, target);
+  BodyPlacement placement;
+  placement.smem_offset_floats = 0;
+  const CustomizedBody made_a = emit_customized_body(p, a, first.threads, partial_dtypes, first.tensor_cores,
+                                                     first.target, placement);
+  p.close();
+
+  // The tile's counter: its blocks' partials are visible once it reaches parts − 1.
+  std::string tile = "0";
+  for (int x = 2; x >= 0; --x) {
+    if (x == pair->axis || pair->tiles[static_cast<size_t>(x)] == 1) continue;
+    tile = "(" + tile + ") * " + std::to_string(pair->tiles[static_cast<size_t>(x)]) + " + blockIdx." + kAxes[x];
+  }
+  p.line("__threadfence();");
+  p.line("__syncthreads();");
+  p.line("__shared__ bool yr_last_block;");
+  p.open("if (threadIdx.x == 0)");
+  p.line("unsigned *const count = reinterpret_cast<unsigned *>(yr_ws) + " + tile + ";");
+  p.line("yr_last_block = atomicAdd(count, 1u) == " + std::to_string(pair->parts) + "u - 1u;");
+  p.line("if (yr_last_block) *count = 0u;  // for the next launch");
+  p.close();
+  p.line("__syncthreads();");
+  p.line("if (!yr_last_block) return;");
+  p.line("__threadfence();");
+
+  // The sum: the second operator's blocks of this tile, its inputs (in0…) the partial sums.
+  const int64_t blocks = pair->blocks_per_tile();
+  p.open("for (int yr_block = 0; yr_block < " + std::to_string(blocks) + "; ++yr_block)");
+  bind_partials("in", "const float", "");
+  // The bodies read kernel inputs' 16-byte groups with yr_stream16, the non-coherent path: here
+  // it names the coherent load instead.
+  p.line("const auto yr_stream16 = [](const auto *p) { return yr_coherent16(p); };");
+  p.line("(void)yr_stream16;");
+  int64_t below = 1;  // blocks of the tile along the axes before x
+  for (size_t x = 0; x < 3; ++x) {
+    const int64_t finer = pair->finer[x];
+    std::string at = static_cast<int>(x) == pair->axis ? "0" : std::string("blockIdx.") + kAxes[x];
+    if (finer > 1) {
+      at = at + " * " + std::to_string(finer) + " + yr_block / " + std::to_string(below) + " % " +
+           std::to_string(finer);
+    }
+    placement.block[x] = at;
+    below *= finer;
+  }
+  placement.smem_offset_floats = round_up(made_a.shared_bytes / 4, kSharedAlignmentFloats);
+  const UGraphBodySettings second = ugraph_body_settings(b, partial_dtypes, target);
+  const CustomizedBody made_b = emit_customized_body(p, b, made_a.threads, output_dtypes, second.tensor_cores,
+                                                     second.target, placement);
+  if (made_b.threads != made_a.threads) {
+    unsupported("the sum's body takes " + std::to_string(made_b.threads) + " threads a block, the parts' " +
+                std::to_string(made_a.threads));
+  }
+  p.line("__syncthreads();  // the next block's tiles overwrite this one's");
+  p.close();
+  kernel.threads = made_a.threads;
+  kernel.shared_bytes = placement.smem_offset_floats * 4 + made_b.shared_bytes;
+  return kernel;
+}
+
+}  // namespace yirage::codegen::cuda

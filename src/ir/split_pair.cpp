@@ -1,0 +1,75 @@
+#include "ir/split_pair.hpp"
+
+#include <algorithm>
+
+#include "ir/block_graph.hpp"
+
+namespace yirage {
+namespace {
+
+std::vector<const Operator *> of_kind(const BlockGraph &bg, OpKind kind) {
+  std::vector<const Operator *> ops;
+  for (const Operator &op : bg.operators()) {
+    if (op.kind == kind) ops.push_back(&op);
+  }
+  return ops;
+}
+
+}  // namespace
+
+std::optional<SplitPair> split_pair(const KernelGraph &graph) {
+  const auto &ops = graph.operators();
+  std::vector<size_t> kernels;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind != OpKind::kInput) kernels.push_back(i);
+  }
+  if (kernels.size() != 2) return std::nullopt;
+  const Operator &chunks = ops[kernels[0]], &total = ops[kernels[1]];
+  if (chunks.kind != OpKind::kCustomized || total.kind != OpKind::kCustomized) return std::nullopt;
+  if (chunks.inputs != graph.inputs() || total.inputs != chunks.outputs || total.outputs != graph.outputs()) {
+    return std::nullopt;
+  }
+  const BlockGraph &a = *chunks.block_graph, &b = *total.block_graph;
+  const std::vector<const Operator *> savers = of_kind(a, OpKind::kOutputSaver);
+  const std::vector<const Operator *> readers = of_kind(b, OpKind::kInputIterator);
+  if (savers.empty() || savers.size() != readers.size()) return std::nullopt;
+
+  SplitPair pair;
+  pair.chunks = kernels[0];
+  pair.total = kernels[1];
+  const int32_t parts_dim = readers[0]->attributes.forloop_dim;
+  const GridMap &first = savers[0]->attributes.grid_map;
+  const auto axis = std::find(first.begin(), first.end(), parts_dim);
+  if (parts_dim < 0 || axis == first.end()) return std::nullopt;
+  pair.axis = static_cast<int>(axis - first.begin());
+  pair.parts = a.config().grid[static_cast<size_t>(pair.axis)];
+  if (pair.parts < 2 || b.config().forloop_range != pair.parts || b.config().grid[static_cast<size_t>(pair.axis)] != 1) {
+    return std::nullopt;
+  }
+  for (size_t x = 0; x < 3; ++x) {
+    if (static_cast<int>(x) == pair.axis) continue;
+    const int64_t tiles = a.config().grid[x], blocks = b.config().grid[x];
+    if (blocks % tiles != 0) return std::nullopt;
+    pair.tiles[x] = tiles;
+    pair.finer[x] = blocks / tiles;
+  }
+  for (size_t i = 0; i < savers.size(); ++i) {
+    const OpAttributes &saved = savers[i]->attributes, &read = readers[i]->attributes;
+    const Dims &dims = graph.tensor(chunks.outputs[i]).dims;
+    if (saved.forloop_dim >= 0 || read.forloop_dim != parts_dim || saved.grid_map[static_cast<size_t>(pair.axis)] !=
+                                                                       parts_dim ||
+        read.grid_map[static_cast<size_t>(pair.axis)] != -1 || dims[static_cast<size_t>(parts_dim)] % pair.parts != 0) {
+      return std::nullopt;
+    }
+    for (size_t x = 0; x < 3; ++x) {
+      if (static_cast<int>(x) == pair.axis) continue;
+      const int32_t d = read.grid_map[x];
+      if (d != saved.grid_map[x]) return std::nullopt;
+      // A block of the total reading along an axis it does not map would read every tile's.
+      if (d < 0 ? b.config().grid[x] > 1 : dims[static_cast<size_t>(d)] % b.config().grid[x] != 0) return std::nullopt;
+    }
+  }
+  return pair;
+}
+
+}  // namespace yirage
