@@ -278,45 +278,46 @@ void check_fused(Session &s, const std::string &benchmark, DType dt, const std::
 }
 
 // A fused µGraph with its loop split over `parts` blocks (search/loop_split.hpp): a kernel writing
-// float32 partial sums, then one adding them up; run as the host plans it (a plugin of ABI 1.4 may
-// take the two as one program: CUDA runs them in one launch) and as one operator a program.
+// float32 partial sums, then one adding them up; run apart and marked to run as one program
+// (launch_with_next: a plugin of ABI 1.4 may take the two as one, CUDA in one launch).
 void check_split_loop(Session &s, const std::string &benchmark, DType dt, const std::string &name, int64_t b,
                       int64_t scale, int64_t parts) {
   s.need_dtype(dt);
   const KernelGraph fused = bench::build_fused(benchmark, b, dt, scale);
-  const std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, parts);
+  std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, parts);
   expect(split.has_value(), benchmark + "'s fused µGraph does not split over " + std::to_string(parts) + " blocks");
   const std::string what = benchmark + " split over " + std::to_string(parts) + " blocks against unfused";
   const KernelGraph unfused = bench::build_unfused(benchmark, b, dt, scale);
   check_graph(s, unfused, *split, seed_of(name), what);
-  runtime::Measurer measurer(s.plugin(), s.device(), unfused, checked_options(seed_of(name) + 1));
-  const runtime::CompiledGraph apart(s.plugin(), s.device(), *split, 3, runtime::OperatorGroups::kNone);
-  expect(apart.stats().grouped_operators == 0, "a compile that offered no groups grouped operators");
-  const runtime::Measurement m = measurer.measure(apart, false);
-  expect(m.correct, what + ", one operator a program: " + m.error);
+  split->set_launch_with_next(serialize::kernel_operators(*split).front(), true);
+  check_graph(s, unfused, *split, seed_of(name) + 1, what + ", marked to run as one program");
 }
 
 // A program of several operators (plugin ABI 1.4): gqa's loop split over 4 blocks and the sum of
-// its parts, offered as one program. A plugin that takes it (supports() OK) must run it right as
-// one; one that declines says why (NotSupported), and the host runs it one operator a program
-// (check_split_loop).
+// its parts, marked to run as one. A plugin that takes the program (supports() OK) must run it
+// right as one, launch after launch; one that declines says why (NotSupported), and the host
+// runs it apart (check_split_loop).
 void check_operator_group(Session &s, DType dt, const std::string &name) {
   s.need_dtype(dt);
   const KernelGraph fused = bench::build_fused("gqa", 1, dt, 2);
-  const std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, 4);
+  std::optional<KernelGraph> split = search::split_loop(fused, fused.operators().size() - 1, 4);
   expect(split.has_value(), "gqa's fused µGraph does not split over 4 blocks");
-  const std::vector<uint8_t> program = serialize::kernel_program_to_bytes(
-      serialize::make_group_program(*split, serialize::kernel_operators(*split)).program);
+  const std::vector<size_t> kernels = serialize::kernel_operators(*split);
+  split->set_launch_with_next(kernels.front(), true);
+  const std::vector<uint8_t> program =
+      serialize::kernel_program_to_bytes(serialize::make_group_program(*split, kernels).program);
   yirage_backend_error error = new_error();
   const yirage_status status = s.api().supports(s.instance(), s.device(), program.data(), program.size(), &error);
   if (status == YIRAGE_ERROR_UNSUPPORTED) not_supported(error.message);
   expect_ok(status, error, "supports(a loop split and its sum)");
+  expect((s.device_info().raw.flags & YIRAGE_BACKEND_DEVICE_OPERATOR_GROUPS) != 0,
+         "supports() takes a program of two operators, but the device does not say it takes operator groups");
   const runtime::CompiledGraph grouped(s.plugin(), s.device(), *split);
   expect(grouped.stats().grouped_operators == 2 && grouped.stats().kernels == 1,
-         "the plugin took the two operators as one program, but the host ran " +
+         "the plugin takes the two operators as one program, but the host ran " +
              std::to_string(grouped.stats().kernels) + " kernels");
-  runtime::Measurer measurer(s.plugin(), s.device(), bench::build_unfused("gqa", 1, dt, 2),
-                             checked_options(seed_of(name)));
+  const KernelGraph unfused = bench::build_unfused("gqa", 1, dt, 2);  // the Measurer keeps a reference
+  runtime::Measurer measurer(s.plugin(), s.device(), unfused, checked_options(seed_of(name)));
   for (int run = 0; run < 3; ++run) {  // the tiles' counters are left at zero for the next launch
     const runtime::Measurement m = measurer.measure(grouped, false);
     expect(m.correct, "gqa split over 4 blocks as one program, run " + std::to_string(run + 1) + ": " + m.error);

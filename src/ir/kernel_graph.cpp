@@ -60,6 +60,12 @@ std::vector<TensorId> KernelGraph::customized(const std::vector<TensorId> &input
   return outs;
 }
 
+void KernelGraph::set_launch_with_next(size_t op, bool with_next) {
+  if (op >= operators_.size()) invalid_argument("set_launch_with_next: no operator " + std::to_string(op));
+  if (operators_[op].kind == OpKind::kInput) invalid_argument("set_launch_with_next: an input is not launched");
+  operators_[op].attributes.launch_with_next = with_next;
+}
+
 void KernelGraph::mark_output(TensorId x_id) {
   const Tensor &x = checked("mark_output", "X", x_id);
   if (operators_[static_cast<size_t>(x.producer)].kind == OpKind::kInput) {

@@ -19,6 +19,10 @@ class KernelGraph : public OperatorGraph {
   // the dims and dtype it was built for) and producing one tensor per output saver.
   std::vector<TensorId> customized(const std::vector<TensorId> &inputs, std::shared_ptr<const BlockGraph> block_graph);
   void mark_output(TensorId x);
+  // Marks operator `op` (not an input) to run in one program with the next live operator that
+  // is not an input (OpAttributes::launch_with_next): what the search sets where that form
+  // measured faster.
+  void set_launch_with_next(size_t op, bool with_next);
 
   // Views. Kernel tensors are compact row-major, so each is computed as a compact tensor (a copy
   // where a backend cannot alias it). reshape: the same elements in row-major order under new

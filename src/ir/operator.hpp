@@ -89,6 +89,10 @@ struct OpAttributes {
   int32_t forloop_dim = -1;        // input iterator: fmap; output saver of per-iteration tiles
   DType dtype = DType::kFloat32;   // input, input iterator: the element type read; output
                                    // saver: the element type written
+  // A kernel graph's operator that runs in one program with the next kernel operator (plugin
+  // ABI 1.4) where the backend takes the pair; apart where it does not. It changes how a graph
+  // is launched, not what it computes (KernelGraph::set_launch_with_next).
+  bool launch_with_next = false;
 
   bool operator==(const OpAttributes &) const = default;
 };

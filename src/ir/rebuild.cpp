@@ -70,7 +70,9 @@ void rebuild_operator(Graph &target, size_t index, Operator op, const OperatorEd
 
 }  // namespace
 
-std::vector<TensorId> add_operator(KernelGraph &graph, const Operator &op, const std::vector<TensorId> &inputs) {
+namespace {
+
+std::vector<TensorId> add_kernel_operator(KernelGraph &graph, const Operator &op, const std::vector<TensorId> &inputs) {
   switch (op.kind) {
     case OpKind::kInput:
       if (!inputs.empty()) invalid_argument("input: an input operator has no operands");
@@ -83,6 +85,14 @@ std::vector<TensorId> add_operator(KernelGraph &graph, const Operator &op, const
                                           : graph.permute(inputs[0], op.attributes.sizes)};
     default: return add_compute(graph, op, inputs);
   }
+}
+
+}  // namespace
+
+std::vector<TensorId> add_operator(KernelGraph &graph, const Operator &op, const std::vector<TensorId> &inputs) {
+  std::vector<TensorId> outputs = add_kernel_operator(graph, op, inputs);
+  if (op.attributes.launch_with_next) graph.set_launch_with_next(graph.operators().size() - 1, true);
+  return outputs;
 }
 
 std::vector<TensorId> add_operator(BlockGraph &graph, const Operator &op, const std::vector<TensorId> &inputs) {

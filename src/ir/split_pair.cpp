@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/block_graph.hpp"
+#include "ir/rebuild.hpp"
 
 namespace yirage {
 namespace {
@@ -43,21 +44,24 @@ std::optional<SplitPair> split_pair(const KernelGraph &graph) {
   if (parts_dim < 0 || axis == first.end()) return std::nullopt;
   pair.axis = static_cast<int>(axis - first.begin());
   pair.parts = a.config().grid[static_cast<size_t>(pair.axis)];
-  if (pair.parts < 2 || b.config().forloop_range != pair.parts || b.config().grid[static_cast<size_t>(pair.axis)] != 1) {
+  if (pair.parts < 2 || b.config().forloop_range != pair.parts ||
+      b.config().grid[static_cast<size_t>(pair.axis)] != 1) {
     return std::nullopt;
   }
   for (size_t x = 0; x < 3; ++x) {
-    if (static_cast<int>(x) == pair.axis) continue;
-    const int64_t tiles = a.config().grid[x], blocks = b.config().grid[x];
-    if (blocks % tiles != 0) return std::nullopt;
-    pair.tiles[x] = tiles;
-    pair.finer[x] = blocks / tiles;
+    if (static_cast<int>(x) != pair.axis) pair.tiles[x] = a.config().grid[x];
+  }
+  // Elementwise: its sums over the parts, then unary and binary operators.
+  for (const Operator &op : b.operators()) {
+    const bool elementwise = op.kind == OpKind::kInputIterator || op.kind == OpKind::kOutputSaver ||
+                             op.kind == OpKind::kAccumSum || is_unary(op.kind) || is_binary(op.kind);
+    if (!elementwise) return std::nullopt;
   }
   for (size_t i = 0; i < savers.size(); ++i) {
     const OpAttributes &saved = savers[i]->attributes, &read = readers[i]->attributes;
     const Dims &dims = graph.tensor(chunks.outputs[i]).dims;
-    if (saved.forloop_dim >= 0 || read.forloop_dim != parts_dim || saved.grid_map[static_cast<size_t>(pair.axis)] !=
-                                                                       parts_dim ||
+    if (saved.forloop_dim >= 0 || read.forloop_dim != parts_dim ||
+        saved.grid_map[static_cast<size_t>(pair.axis)] != parts_dim ||
         read.grid_map[static_cast<size_t>(pair.axis)] != -1 || dims[static_cast<size_t>(parts_dim)] % pair.parts != 0) {
       return std::nullopt;
     }
@@ -65,11 +69,18 @@ std::optional<SplitPair> split_pair(const KernelGraph &graph) {
       if (static_cast<int>(x) == pair.axis) continue;
       const int32_t d = read.grid_map[x];
       if (d != saved.grid_map[x]) return std::nullopt;
-      // A block of the total reading along an axis it does not map would read every tile's.
-      if (d < 0 ? b.config().grid[x] > 1 : dims[static_cast<size_t>(d)] % b.config().grid[x] != 0) return std::nullopt;
+      // A tile of the parts not mapped along an axis with several blocks would be every block's.
+      if (d < 0 ? pair.tiles[x] > 1 : dims[static_cast<size_t>(d)] % pair.tiles[x] != 0) return std::nullopt;
     }
   }
   return pair;
+}
+
+BlockGraph unsplit_sum(const KernelGraph &graph, const SplitPair &pair) {
+  const BlockGraph &sum = *graph.operators().at(pair.total).block_graph;
+  BlockGraphConfig config = sum.config();
+  config.grid = pair.tiles;
+  return rebuild(sum, config);
 }
 
 }  // namespace yirage

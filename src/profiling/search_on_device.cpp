@@ -8,6 +8,7 @@
 #include "runtime/compiled_graph.hpp"
 #include "search/padded_form.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 
 namespace yirage::profiling {
 
@@ -58,10 +59,28 @@ void profile_on_device(search::SearchOptions &options, const runtime::Plugin &pl
   const runtime::Plugin *p = &plugin;
   options.measure_for = [p, device, measure](const KernelGraph &against) -> search::SearchOptions::Measure {
     auto measurer = std::make_shared<runtime::Measurer>(*p, device, against, measure);
-    return [measurer](const KernelGraph &candidate, runtime::Measurer::Deadline deadline) {
-      const runtime::Measurement m = measurer->measure(candidate, true, deadline);
-      return search::Measured{m.correct, m.median_seconds, m.max_relative_error, m.error,
-                              search::Spread{m.min_seconds, m.max_seconds, m.samples}};
+    return [measurer, p, device](const KernelGraph &candidate, runtime::Measurer::Deadline deadline) {
+      auto measured = [&](const KernelGraph &graph) {
+        const runtime::Measurement m = measurer->measure(graph, true, deadline);
+        return search::Measured{m.correct,
+                                m.median_seconds,
+                                m.max_relative_error,
+                                m.error,
+                                search::Spread{m.min_seconds, m.max_seconds, m.samples},
+                                nullptr};
+      };
+      search::Measured apart = measured(candidate);
+      // Kernels the device takes as one program: that form is measured too, and kept if faster.
+      if (!apart.correct) return apart;
+      std::optional<KernelGraph> grouped = runtime::with_operator_groups(*p, device, candidate);
+      if (!grouped) return apart;
+      search::Measured together = measured(*grouped);
+      util::log_line(util::LogLevel::kDebug,
+                     "profile: kernels apart " + std::to_string(apart.seconds * 1e6) + " us, as one program " +
+                         (together.correct ? std::to_string(together.seconds * 1e6) + " us" : together.error));
+      if (!together.correct || together.seconds >= apart.seconds) return apart;
+      together.faster_form = std::make_shared<const KernelGraph>(std::move(*grouped));
+      return together;
     };
   };
   options.measure = options.measure_for(reference);

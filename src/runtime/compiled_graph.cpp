@@ -62,25 +62,30 @@ void *checked_data(const Role &role, const DLTensor *t, const Tensor &expected,
   return static_cast<char *>(t->data) + t->byte_offset;
 }
 
-// How many of the kernel operators from kernels[k] on the plugin runs as one program: the longest
-// run of them (not views that alias their input) that its supports() takes, one where it takes
-// none. Refusals other than kUnsupported are the plugin's failures, and thrown.
+// How many of the kernel operators from kernels[k] on run as one program: the run that
+// launch_with_next chains (views that alias their input break it), where the device takes
+// operator groups and its supports() takes that run; else 1. Refusals other than kUnsupported
+// are the plugin's failures, and thrown.
 size_t operator_group(const Plugin &plugin, int32_t device, const KernelGraph &graph,
                       const serialize::GraphReaders &readers, const std::vector<size_t> &kernels, size_t k) {
   size_t count = 1;
-  while (k + count < kernels.size() && !aliases_its_input(graph, graph.operators()[kernels[k + count]])) {
-    const std::vector<size_t> ops(kernels.begin() + static_cast<std::ptrdiff_t>(k),
-                                  kernels.begin() + static_cast<std::ptrdiff_t>(k + count + 1));
-    const std::vector<uint8_t> bytes =
-        serialize::kernel_program_to_bytes(serialize::make_group_program(graph, ops, readers).program);
-    try {
-      plugin.call("supports", plugin.api().supports, plugin.instance(), device, static_cast<const void *>(bytes.data()),
-                  bytes.size());
-    } catch (const Error &e) {
-      if (e.code() != ErrorCode::kUnsupported) throw;
-      break;
-    }
+  while (k + count < kernels.size() && graph.operators()[kernels[k + count - 1]].attributes.launch_with_next &&
+         !aliases_its_input(graph, graph.operators()[kernels[k + count]])) {
     ++count;
+  }
+  if (count == 1 || !plugin.takes_operator_groups(device)) return 1;
+  const std::vector<size_t> ops(kernels.begin() + static_cast<std::ptrdiff_t>(k),
+                                kernels.begin() + static_cast<std::ptrdiff_t>(k + count));
+  const std::vector<uint8_t> bytes =
+      serialize::kernel_program_to_bytes(serialize::make_group_program(graph, ops, readers).program);
+  try {
+    plugin.call("supports", plugin.api().supports, plugin.instance(), device, static_cast<const void *>(bytes.data()),
+                bytes.size());
+  } catch (const Error &e) {
+    if (e.code() != ErrorCode::kUnsupported) throw;
+    util::log_line(util::LogLevel::kDebug, std::string("compile: operators ") + std::to_string(ops.front()) + "–" +
+                                               std::to_string(ops.back()) + " run apart: " + e.what());
+    return 1;
   }
   return count;
 }
@@ -101,6 +106,31 @@ void check_buildable(const Plugin &plugin, int32_t device, const KernelGraph &gr
   }
 }
 
+std::optional<KernelGraph> with_operator_groups(const Plugin &plugin, int32_t device, const KernelGraph &graph) {
+  if (!plugin.takes_operator_groups(device)) return std::nullopt;
+  const std::vector<size_t> kernels = serialize::kernel_operators(graph);
+  const serialize::GraphReaders readers(graph);
+  std::optional<KernelGraph> grouped;
+  for (size_t k = 0; k + 1 < kernels.size(); ++k) {
+    const auto &ops = graph.operators();
+    if (aliases_its_input(graph, ops[kernels[k]]) || aliases_its_input(graph, ops[kernels[k + 1]])) continue;
+    const std::vector<uint8_t> bytes = serialize::kernel_program_to_bytes(
+        serialize::make_group_program(graph, {kernels[k], kernels[k + 1]}, readers).program);
+    yirage_backend_error error{};
+    error.struct_size = sizeof error;
+    const yirage_status status =
+        plugin.api().supports(plugin.instance(), device, static_cast<const void *>(bytes.data()), bytes.size(), &error);
+    if (status == YIRAGE_ERROR_UNSUPPORTED) continue;
+    if (status != YIRAGE_OK) {
+      throw Error(ErrorCode::kBackend, std::string("supports of a program of two operators: ") + error.message);
+    }
+    if (!grouped) grouped = graph;
+    grouped->set_launch_with_next(kernels[k], true);
+    ++k;  // pairs do not overlap
+  }
+  return grouped;
+}
+
 int64_t backend_loop_waits(const Plugin &plugin, int32_t device, const serialize::KernelProgram &program) {
   const auto estimate = plugin.estimate_entry();
   if (estimate == nullptr) return -1;
@@ -118,8 +148,7 @@ int64_t backend_loop_waits(const Plugin &plugin, int32_t device, const serialize
   return out.loop_waits;
 }
 
-CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph, int optimization_level,
-                             OperatorGroups groups_offered)
+CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph, int optimization_level)
     : plugin_(plugin), device_(device), graph_(graph) {
   const auto started = std::chrono::steady_clock::now();
   plugin.device(device);  // throws for a bad index
@@ -146,11 +175,10 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
     return executable;
   };
   const std::vector<size_t> kernels = serialize::kernel_operators(graph_);
-  const char *groups = std::getenv("YIRAGE_OPERATOR_GROUPS");
-  const bool offer_groups = groups_offered == OperatorGroups::kOffered && plugin.takes_operator_groups(device) &&
-                            (groups == nullptr || std::string(groups) != "0");
+  const bool any_group = std::any_of(kernels.begin(), kernels.end(),
+                                     [&](size_t i) { return graph_.operators()[i].attributes.launch_with_next; });
   const std::optional<serialize::GraphReaders> readers =
-      offer_groups ? std::optional<serialize::GraphReaders>(graph_) : std::nullopt;
+      any_group ? std::optional<serialize::GraphReaders>(graph_) : std::nullopt;
   for (size_t k = 0; k < kernels.size();) {
     const Operator &op = graph_.operators()[kernels[k]];
     // A reshape keeps a compact tensor's bytes as they are: its result aliases its input (no

@@ -1,8 +1,8 @@
 // A kernel graph compiled for one device of one backend (yirage_kernel): every live operator
 // becomes one kernel program compiled by the plugin (identical programs share one executable),
-// or, where the plugin takes programs of several operators (ABI 1.4) and accepts a run of
-// consecutive ones (YIRAGE_OPERATOR_GROUPS=0 never offers them), one program for them all, run
-// in graph order; every intermediate tensor gets its own device buffer. Runs queued on one
+// except that operators chained by launch_with_next become one program where the device takes
+// programs of several operators (plugin ABI 1.4) and its supports() takes that one; run in graph
+// order; every intermediate tensor gets its own device buffer. Runs queued on one
 // stream run in its order and share one set of those buffers; runs on different streams would
 // overwrite each other's, so each stream gets its own set, allocated at the first run on it (the
 // default stream's at compile time): a run allocates nothing else but the wrappers of the
@@ -50,6 +50,11 @@ void check_buildable(const Plugin &plugin, int32_t device, const KernelGraph &gr
 // estimate entry or no opinion. Throws its refusal as Error(kUnsupported) and any other failure
 // as Error(kBackend) (a kernel the host made: the plugin's fault). profiling::loop_waits_from
 // reads the answer for the search.
+// `graph` with each pair of consecutive kernel operators that device `device` takes as one program
+// (plugin ABI 1.4: the device says it takes operator groups, and its supports() takes the pair)
+// marked launch_with_next; nullopt where it takes none. The search measures both forms.
+std::optional<KernelGraph> with_operator_groups(const Plugin &plugin, int32_t device, const KernelGraph &graph);
+
 int64_t backend_loop_waits(const Plugin &plugin, int32_t device, const serialize::KernelProgram &program);
 
 struct CompileStats {
@@ -59,14 +64,10 @@ struct CompileStats {
   double seconds = 0;         // wall time of compile
 };
 
-// Whether a compile offers the plugin runs of operators as one program (plugin ABI 1.4).
-enum class OperatorGroups { kOffered, kNone };
-
 class CompiledGraph {
  public:
   // Throws what the plugin reports (kUnsupported, kBackend with a build log, …).
-  CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph, int optimization_level = 3,
-                OperatorGroups groups = OperatorGroups::kOffered);
+  CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph, int optimization_level = 3);
 
   const KernelGraph &graph() const { return graph_; }
   const Plugin &plugin() const { return plugin_; }

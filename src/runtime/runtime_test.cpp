@@ -751,6 +751,26 @@ TEST(CpuPlugin, ReshapesAliasTheirInput) {
   expect_correct(*plugin, g, "aliased reshapes");
 }
 
+// Operators marked to run as one program (launch_with_next) run apart on a device that does not
+// take programs of several operators (the CPU's), with the same results; such marks leave the
+// programs each operator gets as they were (schema version 1, no mark).
+TEST(CpuPlugin, RunsOperatorsMarkedAsOneProgramApart) {
+  auto plugin = cpu_plugin();
+  EXPECT_FALSE(plugin->takes_operator_groups(0));
+  KernelGraph g;
+  const TensorId e = g.unary(OpKind::kExp, g.new_input({4, 6}, DType::kFloat32));
+  g.mark_output(g.unary(OpKind::kNeg, e));
+  KernelGraph marked = g;
+  marked.set_launch_with_next(1, true);
+  const CompiledGraph compiled(*plugin, 0, marked);
+  EXPECT_EQ(compiled.stats().kernels, 2);
+  EXPECT_EQ(compiled.stats().grouped_operators, 0);
+  EXPECT_FALSE(runtime::with_operator_groups(*plugin, 0, marked).has_value());
+  expect_correct(*plugin, marked, "operators marked as one program");
+  EXPECT_EQ(serialize::kernel_program_to_bytes(serialize::make_kernel_program(marked, 1)),
+            serialize::kernel_program_to_bytes(serialize::make_kernel_program(g, 1)));
+}
+
 // A graph of several kernels run twice on one buffer set is recorded and replayed from then on
 // (plugin ABI 1.3); a replay reads the buffers' contents as they are then, and other buffers get
 // launches (then a recording) of their own. YIRAGE_RECORDINGS=0 records nothing.

@@ -135,8 +135,7 @@ TEST(LoopSplit, RefusesWhatItCannotSplit) {
 
 }  // namespace
 // What a backend running the split in one launch reads from its program (ir/split_pair.hpp): the
-// parts' axis and count, the unsplit grid its counters are per tile of, and how much finer the
-// sum's grid is.
+// parts' axis and count, the unsplit grid its counters are per tile of, the sum on that grid.
 TEST(SplitPair, RecognizesTheSplitAsOneProgram) {
   const KernelGraph fused = bench::build_fused("gqa", 1, DType::kFloat16, 4);
   const BlockGraphConfig &before = block_graph_of(fused, last_operator(fused)).config();
@@ -149,8 +148,8 @@ TEST(SplitPair, RecognizesTheSplitAsOneProgram) {
   EXPECT_EQ(pair->axis, 2);
   EXPECT_EQ(pair->parts, 4);
   EXPECT_EQ(pair->tiles, (std::array<int64_t, 3>{before.grid[0], before.grid[1], 1}));
-  EXPECT_EQ(pair->finer, (std::array<int64_t, 3>{1, 4, 1}));
-  EXPECT_EQ(pair->blocks_per_tile(), 4);
+  // The sum (on 4 times the blocks along the rows) runs on the unsplit grid, a tile a block.
+  EXPECT_EQ(unsplit_sum(group.program.graph, *pair).config().grid, pair->tiles);
   // The program reads Q, K and V and writes the one output; the partial sums stay inside.
   EXPECT_EQ(group.inputs, split->operators()[ops[0]].inputs);
   EXPECT_EQ(group.outputs, split->outputs());

@@ -22,7 +22,7 @@ namespace {
 // a finer grid; 4: tiles of 2 and 4 matrix-unit heights, L2 re-reads at the blocks' share of L2,
 // one wait for a loop that only sums its tiles; 5: ragged tiles rounded up to whole 16s or 8s,
 // built by the CUDA plugin; 6: block products off the matrix unit's n priced as scalar code).
-constexpr int kSearchRevision = 6;
+constexpr int kSearchRevision = 7;
 
 }  // namespace
 

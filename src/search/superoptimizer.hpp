@@ -38,6 +38,10 @@ struct Measured {
   double relative_error = -1;  // against the reference executor; -1 if never compared
   std::string error;           // why it was dropped
   Spread spread{};
+  // The candidate with kernels marked to run as one program (KernelGraph::set_launch_with_next),
+  // where the device takes them and that form measured faster: the figures above are then its,
+  // and the search keeps it instead (not for the input graph, which stays as it is).
+  std::shared_ptr<const KernelGraph> faster_form = nullptr;
 };
 
 struct SearchOptions {

@@ -1,7 +1,9 @@
 #include "search/superoptimizer.hpp"
 
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include "serialize/kernel_program.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -132,6 +134,40 @@ TEST(Superoptimizer, ProfilesSplitLoopsAndTheCheapestOfEveryKernelCount) {
   // Measured faster, an unsplit candidate comes first.
   EXPECT_EQ(r.candidates.front().measured_seconds, 1e-5);
   EXPECT_EQ(r.candidates.front().description.find("loop split over"), std::string::npos);
+}
+
+// Where the measurer says a candidate's kernels ran faster as one program (the split and its sum
+// in one launch: Measured::faster_form), the search keeps that form, with its figures; the input
+// graph stays as it is whatever its measurement says.
+TEST(Superoptimizer, KeepsTheFormThatMeasuredFaster) {
+  const KernelGraph g = bench::build_unfused("gqa", 1, DType::kFloat16, 16);
+  SearchOptions o = small_options();
+  o.profile_top_k = 2;
+  o.time_budget_seconds = 300;
+  o.measure = [&](const KernelGraph &candidate, Deadline) {
+    Measured m{true, 3e-5, 0, ""};
+    const std::vector<size_t> kernels = serialize::kernel_operators(candidate);
+    if (kernels.size() == 2 && candidate.operators()[kernels[0]].kind == OpKind::kCustomized) {
+      auto grouped = std::make_shared<KernelGraph>(candidate);
+      grouped->set_launch_with_next(kernels[0], true);
+      m.seconds = 1e-5;
+      m.faster_form = grouped;
+    } else if (kernels.size() > 2) {  // the input graph
+      m.faster_form = std::make_shared<KernelGraph>(candidate);
+      m.seconds = 2e-3;
+    }
+    return m;
+  };
+  const SearchResult r = superoptimize(g, o);
+  ASSERT_FALSE(r.candidates.empty());
+  const SearchCandidate &best = r.candidates.front();
+  EXPECT_EQ(best.measured_seconds, 1e-5);
+  EXPECT_NE(best.description.find("loop split over"), std::string::npos) << best.description;
+  EXPECT_NE(best.description.find("the split and its sum as one program"), std::string::npos) << best.description;
+  const std::vector<size_t> kernels = serialize::kernel_operators(best.graph);
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_TRUE(best.graph.operators()[kernels[0]].attributes.launch_with_next);
+  EXPECT_EQ(r.profiled.front().description, "the input graph, unchanged");
 }
 
 // A profiled candidate that does not run (here: the first, as if the backend refused its tiles)

@@ -67,6 +67,7 @@ flatbuffers::Offset<fb::Operator> write_operator(flatbuffers::FlatBufferBuilder 
   w.add_forloop_dim(at.forloop_dim);
   if (with_dtype) w.add_dtype(static_cast<fb::DType>(at.dtype));
   if (!block.IsNull()) w.add_block_graph(block);
+  if (at.launch_with_next) w.add_launch_with_next(true);
   return w.Finish();
 }
 
@@ -90,6 +91,7 @@ Operator read_operator(const fb::Operator &in) {
   }
   op.attributes.forloop_dim = in.forloop_dim();
   op.attributes.dtype = static_cast<DType>(in.dtype());
+  op.attributes.launch_with_next = in.launch_with_next();
   return op;
 }
 

@@ -202,6 +202,26 @@ TEST(GraphFile, ViewsAreVersionFour) {
   EXPECT_EQ(std::string(plain_json.begin(), plain_json.end()).find("schema_version"), std::string::npos);
 }
 
+// How the host launches a graph (operators marked to run as one program) is kept by a file, as a
+// field older readers skip (they run the operators apart, with the same results); no new
+// version. Operators' marks on inputs are refused by the builder, as in a graph made by hand.
+TEST(GraphFile, KeepsWhichOperatorsRunAsOneProgram) {
+  KernelGraph g;
+  const TensorId e = g.unary(OpKind::kExp, g.new_input({4, 6}, DType::kFloat16));
+  g.mark_output(g.unary(OpKind::kNeg, e));
+  g.set_launch_with_next(1, true);
+  const KernelGraph back = load(graph_to_bytes(g, GraphFormat::kBinary));
+  EXPECT_TRUE(back.operators()[1].attributes.launch_with_next);
+  EXPECT_FALSE(back.operators()[2].attributes.launch_with_next);
+  const std::vector<uint8_t> json = graph_to_bytes(g, GraphFormat::kJson);
+  EXPECT_NE(std::string(json.begin(), json.end()).find("\"launch_with_next\": true"), std::string::npos);
+  EXPECT_EQ(std::string(json.begin(), json.end()).find("schema_version"), std::string::npos);
+  EXPECT_NE(load_message(R"({"operators": [{"kind": "Input", "sizes": [2], "dtype": "Float32",
+      "launch_with_next": true}, {"kind": "Exp", "inputs": [0]}], "outputs": [1]})")
+                .find("an input is not launched"),
+            std::string::npos);
+}
+
 TEST(GraphFile, NewerSchemaIsAVersionMismatch) {
   try {
     load(bytes_of(R"({"schema_version": 5, "operators": []})"));

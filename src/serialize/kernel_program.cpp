@@ -60,6 +60,12 @@ void check_operators(const KernelGraph &g) {
   }
 }
 
+// `op` as a program holds it: how the host groups operators into programs is not the program's.
+Operator launched(Operator op) {
+  op.attributes.launch_with_next = false;
+  return op;
+}
+
 }  // namespace
 
 const Operator &KernelProgram::op() const {
@@ -101,7 +107,7 @@ KernelProgram make_kernel_program(const KernelGraph &graph, size_t op_index) {
     const Tensor &t = graph.tensor(id);
     inputs.push_back(program.graph.new_input(t.dims, t.dtype));
   }
-  for (TensorId out : add_operator(program.graph, op, inputs)) program.graph.mark_output(out);
+  for (TensorId out : add_operator(program.graph, launched(op), inputs)) program.graph.mark_output(out);
   return program;
 }
 
@@ -153,7 +159,7 @@ GroupProgram make_group_program(const KernelGraph &graph, const std::vector<size
     std::vector<TensorId> in;
     size_t next_read = 0;
     for (TensorId t : op.inputs) in.push_back(in_group(t) ? ids.at(t) : reads[k][next_read++]);
-    const std::vector<TensorId> outs = add_operator(program.graph, op, in);
+    const std::vector<TensorId> outs = add_operator(program.graph, launched(op), in);
     for (size_t o = 0; o < outs.size(); ++o) {
       const TensorId t = op.outputs[o];
       ids[t] = outs[o];

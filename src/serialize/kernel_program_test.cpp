@@ -83,10 +83,12 @@ TEST(KernelProgram, RefusesGroupsThatAreNot) {
   const Chain chain;
   expect_error(ErrorCode::kInvalidArgument, "two or more operators in graph order",
                [&] { (void)make_group_program(chain.g, {chain.add_op}); });
-  expect_error(ErrorCode::kInvalidArgument, "two or more operators in graph order",
-               [&] { (void)make_group_program(chain.g, {chain.add_op, chain.exp_op}); });
-  expect_error(ErrorCode::kInvalidArgument, "an input is not a kernel",
-               [&] { (void)make_group_program(chain.g, {0, chain.exp_op}); });
+  expect_error(ErrorCode::kInvalidArgument, "two or more operators in graph order", [&] {
+    (void)make_group_program(chain.g, {chain.add_op, chain.exp_op});
+  });
+  expect_error(ErrorCode::kInvalidArgument, "an input is not a kernel", [&] {
+    (void)make_group_program(chain.g, {0, chain.exp_op});
+  });
 }
 
 // Programs of several operators from a hostile host: an input after an operator, a version 1

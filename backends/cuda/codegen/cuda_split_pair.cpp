@@ -29,8 +29,8 @@ SplitPairKernel emit_split_pair(Printer &p, const serialize::KernelProgram &prog
   if (!pair) {
     unsupported("one launch runs only a loop split over blocks and the sum of its parts (ir/split_pair.hpp)");
   }
-  const Operator &chunks = g.operators()[pair->chunks], &total = g.operators()[pair->total];
-  const BlockGraph &a = *chunks.block_graph, &b = *total.block_graph;
+  const Operator &chunks = g.operators()[pair->chunks];
+  const BlockGraph &a = *chunks.block_graph;
 
   SplitPairKernel kernel;
   kernel.grid = a.config().grid;
@@ -63,8 +63,8 @@ SplitPairKernel emit_split_pair(Printer &p, const serialize::KernelProgram &prog
   const UGraphBodySettings first = ugraph_body_settings(a, input_dtypes, target);
   BodyPlacement placement;
   placement.smem_offset_floats = 0;
-  const CustomizedBody made_a = emit_customized_body(p, a, first.threads, partial_dtypes, first.tensor_cores,
-                                                     first.target, placement);
+  const CustomizedBody made_a =
+      emit_customized_body(p, a, first.threads, partial_dtypes, first.tensor_cores, first.target, placement);
   p.close();
 
   // The tile's counter: its blocks' partials are visible once it reaches parts − 1.
@@ -85,34 +85,33 @@ SplitPairKernel emit_split_pair(Printer &p, const serialize::KernelProgram &prog
   p.line("if (!yr_last_block) return;");
   p.line("__threadfence();");
 
-  // The sum: the second operator's blocks of this tile, its inputs (in0…) the partial sums.
-  const int64_t blocks = pair->blocks_per_tile();
-  p.open("for (int yr_block = 0; yr_block < " + std::to_string(blocks) + "; ++yr_block)");
+  // The sum of this tile: the second operator on the unsplit grid, its inputs (in0…) the
+  // partial sums.
+  BlockGraph sum = [&] {
+    try {
+      return unsplit_sum(g, *pair);
+    } catch (const Error &e) {
+      if (e.code() != ErrorCode::kInvalidArgument) throw;
+      unsupported(std::string("the sum of a tile's parts as one block: ") + e.what());
+    }
+  }();
+  p.open("");
   bind_partials("in", "const float", "");
   // The bodies read kernel inputs' 16-byte groups with yr_stream16, the non-coherent path: here
   // it names the coherent load instead.
   p.line("const auto yr_stream16 = [](const auto *p) { return yr_coherent16(p); };");
   p.line("(void)yr_stream16;");
-  int64_t below = 1;  // blocks of the tile along the axes before x
   for (size_t x = 0; x < 3; ++x) {
-    const int64_t finer = pair->finer[x];
-    std::string at = static_cast<int>(x) == pair->axis ? "0" : std::string("blockIdx.") + kAxes[x];
-    if (finer > 1) {
-      at = at + " * " + std::to_string(finer) + " + yr_block / " + std::to_string(below) + " % " +
-           std::to_string(finer);
-    }
-    placement.block[x] = at;
-    below *= finer;
+    placement.block[x] = static_cast<int>(x) == pair->axis ? "0" : std::string("blockIdx.") + kAxes[x];
   }
   placement.smem_offset_floats = round_up(made_a.shared_bytes / 4, kSharedAlignmentFloats);
-  const UGraphBodySettings second = ugraph_body_settings(b, partial_dtypes, target);
-  const CustomizedBody made_b = emit_customized_body(p, b, made_a.threads, output_dtypes, second.tensor_cores,
-                                                     second.target, placement);
+  const UGraphBodySettings second = ugraph_body_settings(sum, partial_dtypes, target);
+  const CustomizedBody made_b =
+      emit_customized_body(p, sum, made_a.threads, output_dtypes, second.tensor_cores, second.target, placement);
   if (made_b.threads != made_a.threads) {
     unsupported("the sum's body takes " + std::to_string(made_b.threads) + " threads a block, the parts' " +
                 std::to_string(made_a.threads));
   }
-  p.line("__syncthreads();  // the next block's tiles overwrite this one's");
   p.close();
   kernel.threads = made_a.threads;
   kernel.shared_bytes = placement.smem_offset_floats * 4 + made_b.shared_bytes;

@@ -2,15 +2,16 @@
 // of two operators, plugin ABI 1.4). The kernel runs on the parts' grid: each block computes its
 // part as the first operator's kernel would, writes its partial sums to the launch's workspace and
 // counts itself in its tile's counter; the tile's last block (the counter at parts − 1) sets the
-// counter back to zero and runs the second operator's blocks of that tile, one after another,
-// each adding the parts up in their order (so the sums do not depend on which block came last).
-// The two bodies take separate shared memory (the first's may hold mbarriers), the second's after
-// the first's.
+// counter back to zero and runs the second operator on the unsplit grid for that tile (one block
+// of it, all its threads busy: the second operator's own finer grid would run its blocks one
+// after another), adding the parts up in their order, so that the sums do not depend on which
+// block came last. It reads the partial sums through L2 (yr_coherent16), not the non-coherent path
+// kernel inputs take. The two bodies take separate shared memory (the first's may hold mbarriers),
+// the second's after the first's.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <vector>
 
 #include "codegen/c_printer.hpp"
 #include "cuda/codegen/cuda_source.hpp"
