@@ -60,6 +60,7 @@ std::optional<SplitPair> split_pair(const KernelGraph &graph) {
   for (size_t i = 0; i < savers.size(); ++i) {
     const OpAttributes &saved = savers[i]->attributes, &read = readers[i]->attributes;
     const Dims &dims = graph.tensor(chunks.outputs[i]).dims;
+    if (graph.tensor(chunks.outputs[i]).dtype != DType::kFloat32) return std::nullopt;  // as split_loop writes them
     if (saved.forloop_dim >= 0 || read.forloop_dim != parts_dim ||
         saved.grid_map[static_cast<size_t>(pair.axis)] != parts_dim ||
         read.grid_map[static_cast<size_t>(pair.axis)] != -1 || dims[static_cast<size_t>(parts_dim)] % pair.parts != 0) {

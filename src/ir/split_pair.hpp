@@ -29,7 +29,7 @@ struct SplitPair {
 // customized operators, the first reading the graph's inputs in order, the second reading exactly
 // the first's outputs (which are not graph outputs) and writing the graph's outputs; the second's
 // inputs loop over the first's parts axis and are tiled like the first's outputs on the other
-// axes, every mapped dim divided evenly; the second elementwise.
+// axes, every mapped dim divided evenly; the partial sums float32; the second elementwise.
 std::optional<SplitPair> split_pair(const KernelGraph &graph);
 
 // The pair's sum on the unsplit grid (one block per tile of the parts); Error(kInvalidArgument)

@@ -78,7 +78,8 @@ void profile_on_device(search::SearchOptions &options, const runtime::Plugin &pl
       util::log_line(util::LogLevel::kDebug,
                      "profile: kernels apart " + std::to_string(apart.seconds * 1e6) + " us, as one program " +
                          (together.correct ? std::to_string(together.seconds * 1e6) + " us" : together.error));
-      if (!together.correct || together.seconds >= apart.seconds) return apart;
+      // Kept where faster beyond the noise, as a candidate must beat the input graph.
+      if (!together.correct || together.seconds >= apart.spread.min_seconds) return apart;
       together.faster_form = std::make_shared<const KernelGraph>(std::move(*grouped));
       return together;
     };

@@ -62,10 +62,26 @@ void *checked_data(const Role &role, const DLTensor *t, const Tensor &expected,
   return static_cast<char *>(t->data) + t->byte_offset;
 }
 
+// Whether device `device` takes `ops` of `graph` as one program (its supports()). Any refusal is
+// a no, logged: the operators then run apart, which is always right.
+bool takes_as_one(const Plugin &plugin, int32_t device, const KernelGraph &graph, const std::vector<size_t> &ops,
+                  const serialize::GraphReaders &readers) {
+  const std::vector<uint8_t> bytes =
+      serialize::kernel_program_to_bytes(serialize::make_group_program(graph, ops, readers).program);
+  try {
+    plugin.call("supports", plugin.api().supports, plugin.instance(), device, static_cast<const void *>(bytes.data()),
+                bytes.size());
+    return true;
+  } catch (const Error &e) {
+    util::log_line(util::LogLevel::kDebug, std::string("compile: operators ") + std::to_string(ops.front()) + "–" +
+                                               std::to_string(ops.back()) + " run apart: " + e.what());
+    return false;
+  }
+}
+
 // How many of the kernel operators from kernels[k] on run as one program: the run that
 // launch_with_next chains (views that alias their input break it), where the device takes
-// operator groups and its supports() takes that run; else 1. Refusals other than kUnsupported
-// are the plugin's failures, and thrown.
+// operator groups and that run as one program; else 1.
 size_t operator_group(const Plugin &plugin, int32_t device, const KernelGraph &graph,
                       const serialize::GraphReaders &readers, const std::vector<size_t> &kernels, size_t k) {
   size_t count = 1;
@@ -76,18 +92,7 @@ size_t operator_group(const Plugin &plugin, int32_t device, const KernelGraph &g
   if (count == 1 || !plugin.takes_operator_groups(device)) return 1;
   const std::vector<size_t> ops(kernels.begin() + static_cast<std::ptrdiff_t>(k),
                                 kernels.begin() + static_cast<std::ptrdiff_t>(k + count));
-  const std::vector<uint8_t> bytes =
-      serialize::kernel_program_to_bytes(serialize::make_group_program(graph, ops, readers).program);
-  try {
-    plugin.call("supports", plugin.api().supports, plugin.instance(), device, static_cast<const void *>(bytes.data()),
-                bytes.size());
-  } catch (const Error &e) {
-    if (e.code() != ErrorCode::kUnsupported) throw;
-    util::log_line(util::LogLevel::kDebug, std::string("compile: operators ") + std::to_string(ops.front()) + "–" +
-                                               std::to_string(ops.back()) + " run apart: " + e.what());
-    return 1;
-  }
-  return count;
+  return takes_as_one(plugin, device, graph, ops, readers) ? count : 1;
 }
 
 }  // namespace
@@ -110,24 +115,18 @@ std::optional<KernelGraph> with_operator_groups(const Plugin &plugin, int32_t de
   if (!plugin.takes_operator_groups(device)) return std::nullopt;
   const std::vector<size_t> kernels = serialize::kernel_operators(graph);
   const serialize::GraphReaders readers(graph);
-  std::optional<KernelGraph> grouped;
+  KernelGraph grouped = graph;
+  for (size_t i : kernels) grouped.set_launch_with_next(i, false);
+  bool any = false;
   for (size_t k = 0; k + 1 < kernels.size(); ++k) {
     const auto &ops = graph.operators();
     if (aliases_its_input(graph, ops[kernels[k]]) || aliases_its_input(graph, ops[kernels[k + 1]])) continue;
-    const std::vector<uint8_t> bytes = serialize::kernel_program_to_bytes(
-        serialize::make_group_program(graph, {kernels[k], kernels[k + 1]}, readers).program);
-    yirage_backend_error error{};
-    error.struct_size = sizeof error;
-    const yirage_status status =
-        plugin.api().supports(plugin.instance(), device, static_cast<const void *>(bytes.data()), bytes.size(), &error);
-    if (status == YIRAGE_ERROR_UNSUPPORTED) continue;
-    if (status != YIRAGE_OK) {
-      throw Error(ErrorCode::kBackend, std::string("supports of a program of two operators: ") + error.message);
-    }
-    if (!grouped) grouped = graph;
-    grouped->set_launch_with_next(kernels[k], true);
+    if (!takes_as_one(plugin, device, graph, {kernels[k], kernels[k + 1]}, readers)) continue;
+    grouped.set_launch_with_next(kernels[k], true);
+    any = true;
     ++k;  // pairs do not overlap
   }
+  if (!any) return std::nullopt;
   return grouped;
 }
 

@@ -50,12 +50,12 @@ void check_buildable(const Plugin &plugin, int32_t device, const KernelGraph &gr
 // estimate entry or no opinion. Throws its refusal as Error(kUnsupported) and any other failure
 // as Error(kBackend) (a kernel the host made: the plugin's fault). profiling::loop_waits_from
 // reads the answer for the search.
-// `graph` with each pair of consecutive kernel operators that device `device` takes as one program
-// (plugin ABI 1.4: the device says it takes operator groups, and its supports() takes the pair)
-// marked launch_with_next; nullopt where it takes none. The search measures both forms.
-std::optional<KernelGraph> with_operator_groups(const Plugin &plugin, int32_t device, const KernelGraph &graph);
-
 int64_t backend_loop_waits(const Plugin &plugin, int32_t device, const serialize::KernelProgram &program);
+
+// `graph` with exactly the pairs of consecutive kernel operators that device `device` takes as
+// one program marked launch_with_next (plugin ABI 1.4: the device says it takes operator groups,
+// and its supports() takes the pair); nullopt where it takes none. The search measures both forms.
+std::optional<KernelGraph> with_operator_groups(const Plugin &plugin, int32_t device, const KernelGraph &graph);
 
 struct CompileStats {
   int kernels = 0;            // launches per run

@@ -131,8 +131,11 @@ std::string checked_plugin_name(const std::string &path, const char *name) {
   return n;
 }
 
+// The bits of yirage_backend_device_info.flags this host knows.
+constexpr uint32_t kKnownDeviceFlags = YIRAGE_BACKEND_DEVICE_OPERATOR_GROUPS;
+
 // What the plugin says of one device, beyond the target properties (targets::validate): the
-// strings end within their fields, and the dtypes and DLPack device are ones there can be.
+// strings end within their fields, and the dtypes, flags and DLPack device are ones there can be.
 void check_device_fields(const std::string &path, int32_t device, const yirage_backend_device_info &raw) {
   const std::string prefix = path + ": device " + std::to_string(device) + " ";
   if (std::memchr(raw.name, '\0', sizeof raw.name) == nullptr) {
@@ -151,6 +154,12 @@ void check_device_fields(const std::string &path, int32_t device, const yirage_b
                                          (raw.dtypes == 0 ? "no dtype at all"
                                                           : "which has bits of no dtype (float16, bfloat16 and "
                                                             "float32 are bits 1 to 3)"));
+  }
+  if ((raw.flags & ~kKnownDeviceFlags) != 0) {
+    char text[64];
+    std::snprintf(text, sizeof text, "reports flags 0x%x, ", raw.flags);
+    throw Error(ErrorCode::kBackend,
+                prefix + text + "which has bits of no flag (YIRAGE_BACKEND_DEVICE_OPERATOR_GROUPS is bit 0)");
   }
   if (raw.dlpack_device_type <= 0 || raw.dlpack_device_id < 0) {
     throw Error(ErrorCode::kBackend, prefix + "reports DLPack device (" + std::to_string(raw.dlpack_device_type) +

@@ -182,6 +182,7 @@ TEST(PluginLoading, RefusesValuesItCannotTrust) {
       {YIRAGE_TEST_PLUGIN_UNTERMINATED_NAME, "device 0 has a name that is not NUL-terminated within its 128 bytes"},
       {YIRAGE_TEST_PLUGIN_UNKNOWN_DTYPES, "device 0 reports dtypes 0xffffffff, which has bits of no dtype"},
       {YIRAGE_TEST_PLUGIN_BAD_DLPACK, "device 0 reports DLPack device (1, -1)"},
+      {YIRAGE_TEST_PLUGIN_UNKNOWN_FLAGS, "device 0 reports flags 0x80000000, which has bits of no flag"},
   };
   for (const auto &[path, expected] : refused) {
     std::string message;

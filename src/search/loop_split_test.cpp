@@ -4,6 +4,7 @@
 
 #include "benchmark_ugraphs.hpp"
 #include "ir/block_graph.hpp"
+#include "ir/rebuild.hpp"
 #include "ir/split_pair.hpp"
 #include "serialize/graph_file.hpp"
 #include "serialize/kernel_program.hpp"
@@ -153,6 +154,29 @@ TEST(SplitPair, RecognizesTheSplitAsOneProgram) {
   // The program reads Q, K and V and writes the one output; the partial sums stay inside.
   EXPECT_EQ(group.inputs, split->operators()[ops[0]].inputs);
   EXPECT_EQ(group.outputs, split->outputs());
+
+  // Partial sums written as float16 (not what split_loop writes): not taken, since a backend
+  // sizes and reads them as float32. The same pair rebuilt with float32 partials is.
+  const auto rebuilt_with = [&](DType partials) {
+    const auto retyped = [partials](OpKind kind) {
+      return [partials, kind](size_t, Operator &op) {
+        if (op.kind == kind) op.attributes.dtype = partials;
+        return true;
+      };
+    };
+    const BlockGraph &chunks = block_graph_of(*split, ops[0]), &sum = block_graph_of(*split, ops[1]);
+    auto new_chunks = std::make_shared<BlockGraph>(rebuild(chunks, chunks.config(), retyped(OpKind::kOutputSaver)));
+    auto new_sum = std::make_shared<BlockGraph>(rebuild(sum, sum.config(), retyped(OpKind::kInputIterator)));
+    KernelGraph pair_graph;
+    std::vector<TensorId> in;
+    for (TensorId t : split->operators()[ops[0]].inputs) {
+      in.push_back(pair_graph.new_input(split->tensor(t).dims, split->tensor(t).dtype));
+    }
+    pair_graph.mark_output(pair_graph.customized(pair_graph.customized(in, new_chunks), new_sum).at(0));
+    return pair_graph;
+  };
+  EXPECT_TRUE(split_pair(rebuilt_with(DType::kFloat32)).has_value());
+  EXPECT_FALSE(split_pair(rebuilt_with(DType::kFloat16)).has_value());
 
   // Not a split: the unsplit graph, the two operators of an unfused graph.
   EXPECT_FALSE(split_pair(fused).has_value());

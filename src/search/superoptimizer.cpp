@@ -149,6 +149,17 @@ struct InputMeasurement {
   Clock::duration took;
 };
 
+// Where the measurer found the candidate faster with kernels run as one program
+// (Measured::faster_form), the candidate becomes that form, described so.
+void take_faster_form(SearchCandidate &c, ProfileRecord &record) {
+  if (!record.measured.correct || !record.measured.faster_form) return;
+  c.graph = *record.measured.faster_form;
+  const std::string unchanged = "the input graph, unchanged";
+  c.description = c.description == unchanged ? "the input graph" : c.description;
+  c.description += ", with kernels run as one program";
+  record.description = c.description;
+}
+
 InputMeasurement measure_input(const KernelGraph &graph, const SearchOptions &options, Clock::time_point deadline) {
   const double estimate = estimate_cost(graph, options.target, options.loop_waits).seconds;
   const auto started = Clock::now();
@@ -156,6 +167,7 @@ InputMeasurement measure_input(const KernelGraph &graph, const SearchOptions &op
                      ProfileRecord{"the input graph, unchanged", estimate, options.measure(graph, deadline)},
                      Clock::duration{}};
   m.took = Clock::now() - started;
+  take_faster_form(m.candidate, m.record);
   if (m.record.measured.correct) {
     m.candidate.measured_seconds = m.record.measured.seconds;
     m.candidate.spread = m.record.measured.spread;
@@ -208,11 +220,7 @@ bool profile(SearchResult &result, const SearchOptions &options, Clock::time_poi
     SearchCandidate &c = result.candidates[chosen[q]];
     ProfileRecord record{c.description, c.estimated_seconds, options.measure(c.graph, deadline)};
     longest = std::max(longest, Clock::now() - started);
-    if (record.measured.correct && record.measured.faster_form) {
-      c.graph = *record.measured.faster_form;
-      c.description += ", the split and its sum as one program";
-      record.description = c.description;
-    }
+    take_faster_form(c, record);
     if (record.measured.correct) {
       c.measured_seconds = record.measured.seconds;
       c.spread = record.measured.spread;

@@ -39,8 +39,9 @@ struct Measured {
   std::string error;           // why it was dropped
   Spread spread{};
   // The candidate with kernels marked to run as one program (KernelGraph::set_launch_with_next),
-  // where the device takes them and that form measured faster: the figures above are then its,
-  // and the search keeps it instead (not for the input graph, which stays as it is).
+  // where the device takes them and that form measured faster beyond the noise: the figures
+  // above are then its, and the search keeps it instead (the input graph too: the same
+  // computation, launched so).
   std::shared_ptr<const KernelGraph> faster_form = nullptr;
 };
 

@@ -58,6 +58,8 @@ void check_operators(const KernelGraph &g) {
       corrupt("its graph must hold the inputs, then the operators (operator " + std::to_string(i) + ")");
     }
   }
+  if (ops.size() < inputs + 2) corrupt("a program of schema version 2 holds two or more operators");
+  if (g.outputs().empty()) corrupt("it has no outputs");
 }
 
 // `op` as a program holds it: how the host groups operators into programs is not the program's.
@@ -215,7 +217,7 @@ KernelProgram kernel_program_from_bytes(const void *data, size_t size, ProgramOp
   }
   const KernelGraph &g = program.graph;
   const auto &ops = g.operators();
-  if (root->schema_version() < 2 || ops.size() == g.inputs().size() + 1) {
+  if (root->schema_version() < 2) {
     if (ops.size() != g.inputs().size() + 1 || ops.back().kind == OpKind::kInput) {
       corrupt("its graph must hold the inputs and then exactly one operator");
     }

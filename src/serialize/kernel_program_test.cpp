@@ -111,6 +111,28 @@ TEST(KernelProgram, RefusesMalformedPrograms) {
   const std::vector<uint8_t> v1(builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize());
   expect_error(ErrorCode::kCorruptData, "exactly one operator",
                [&] { (void)kernel_program_from_bytes(v1.data(), v1.size(), ProgramOperators::kSeveral); });
+
+  // Version 2 with fewer than two operators: only inputs, or one operator.
+  auto version_two = [](const KernelGraph &holds) {
+    const std::vector<uint8_t> bytes = graph_to_bytes(holds, GraphFormat::kBinary);
+    flatbuffers::FlatBufferBuilder b;
+    const auto n = b.CreateString("few");
+    const auto gb = b.CreateVector(bytes);
+    b.Finish(fb::CreateKernelProgram(b, 2, n, gb), fb::KernelProgramIdentifier());
+    return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+  };
+  KernelGraph one;
+  one.mark_output(one.unary(OpKind::kExp, one.new_input({4}, DType::kFloat32)));
+  for (const std::vector<uint8_t> &few : {version_two(KernelGraph{}), version_two(one)}) {
+    for (ProgramOperators operators : {ProgramOperators::kOne, ProgramOperators::kSeveral}) {
+      try {
+        (void)kernel_program_from_bytes(few.data(), few.size(), operators);
+        ADD_FAILURE() << "a version 2 program of fewer than two operators was read";
+      } catch (const Error &e) {
+        EXPECT_EQ(e.code(), ErrorCode::kCorruptData) << e.what();
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -63,13 +63,19 @@ static __device__ __forceinline__ uint4 yr_stream16(const T *p) {
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
 }
-// yr_coherent16: 16 bytes through L2, for data that other blocks of the same launch wrote (a loop
-// split's partial sums, cuda_split_pair.hpp), which the non-coherent path may not read.
+// yr_coherent16, yr_coherent: 16 bytes, a float, through L2 only, for data that other blocks of
+// the same launch wrote (a loop split's partial sums, cuda_split_pair.hpp): neither the
+// non-coherent path nor L1, which may hold a line read before they wrote it.
 template <typename T>
 static __device__ __forceinline__ uint4 yr_coherent16(const T *p) {
   uint4 v;
   asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+  return v;
+}
+static __device__ __forceinline__ float yr_coherent(const float *p) {
+  float v;
+  asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
   return v;
 }
 )";

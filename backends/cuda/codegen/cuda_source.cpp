@@ -49,7 +49,7 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
   }
   const KernelGraph &g = program.graph;
   // A program of several operators: a loop split over blocks and its sum, in one launch
-  // (cuda_split_pair.hpp); `op` is then its last operator, and unused.
+  // (cuda_split_pair.hpp); `op` (the last operator) is then not read.
   const bool split_pair = program.operator_count() > 1;
   if (split_pair && target.dialect != CudaDialect::kCuda) {
     throw Error(ErrorCode::kUnsupported, "hip: programs of several operators are run one operator at a time");
@@ -88,7 +88,7 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
   std::optional<MatmulLaunch> matmul;
   if (!split_pair && op.kind == OpKind::kCustomized) {
     matmul = cuda::ugraph_weight_products(before_wait, body, *op.block_graph, in, out, target);
-  } else if (op.kind == OpKind::kMatmul) {
+  } else if (!split_pair && op.kind == OpKind::kMatmul) {
     matmul = cuda::predefined_matmul(before_wait, body, in[0], in[1], out[0], g.tensor(g.inputs()[1]).dtype, target);
   }
   if (split_pair) {

@@ -73,9 +73,12 @@ SplitPairKernel emit_split_pair(Printer &p, const serialize::KernelProgram &prog
     if (x == pair->axis || pair->tiles[static_cast<size_t>(x)] == 1) continue;
     tile = "(" + tile + ") * " + std::to_string(pair->tiles[static_cast<size_t>(x)]) + " + blockIdx." + kAxes[x];
   }
+  // The flag lives in the dynamic arena, after the parts' memory (static shared memory beside the
+  // 1024-byte-aligned arena could take up to 1 KiB more than the launch asks for).
+  const int64_t flag_at = (made_a.shared_bytes + 3) / 4;
   p.line("__threadfence();");
   p.line("__syncthreads();");
-  p.line("__shared__ bool yr_last_block;");
+  p.line("bool &yr_last_block = *reinterpret_cast<bool *>(yr_smem + " + std::to_string(flag_at) + ");");
   p.open("if (threadIdx.x == 0)");
   p.line("unsigned *const count = reinterpret_cast<unsigned *>(yr_ws) + " + tile + ";");
   p.line("yr_last_block = atomicAdd(count, 1u) == " + std::to_string(pair->parts) + "u - 1u;");
@@ -97,14 +100,21 @@ SplitPairKernel emit_split_pair(Printer &p, const serialize::KernelProgram &prog
   }();
   p.open("");
   bind_partials("in", "const float", "");
-  // The bodies read kernel inputs' 16-byte groups with yr_stream16, the non-coherent path: here
-  // it names the coherent load instead.
-  p.line("const auto yr_stream16 = [](const auto *p) { return yr_coherent16(p); };");
-  p.line("(void)yr_stream16;");
+  // The bodies read kernel inputs with yr_stream16 (the non-coherent path), yr_ld and yr_ld16u
+  // (through L1) and yr_cp4 (cp.async.ca, through L1); here those names are loads through L2 only
+  // (yr_cp16 is cp.async.cg already). The partial sums are float32 (split_pair).
+  p.line("const auto yr_stream16 = [](const float *p) { return yr_coherent16(p); };");
+  p.line("const auto yr_ld = [](const float *p) { return yr_coherent(p); };");
+  p.line(
+      "const auto yr_ld16u = [](const float *p, float *v) { for (int c = 0; c < 4; ++c) v[c] = yr_coherent(p + c); };");
+  p.line("const auto yr_cp4 = [](void *dst, const void *src, bool present = true) {");
+  p.line("  *static_cast<float *>(dst) = present ? yr_coherent(static_cast<const float *>(src)) : 0.0f;");
+  p.line("};");
+  p.line("(void)yr_stream16; (void)yr_ld; (void)yr_ld16u; (void)yr_cp4;");
   for (size_t x = 0; x < 3; ++x) {
     placement.block[x] = static_cast<int>(x) == pair->axis ? "0" : std::string("blockIdx.") + kAxes[x];
   }
-  placement.smem_offset_floats = round_up(made_a.shared_bytes / 4, kSharedAlignmentFloats);
+  placement.smem_offset_floats = round_up(flag_at + 1, kSharedAlignmentFloats);
   const UGraphBodySettings second = ugraph_body_settings(sum, partial_dtypes, target);
   const CustomizedBody made_b =
       emit_customized_body(p, sum, made_a.threads, output_dtypes, second.tensor_cores, second.target, placement);

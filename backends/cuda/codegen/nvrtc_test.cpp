@@ -229,6 +229,23 @@ TEST_F(CudaCodegen, SplitLoopsInOneLaunch) {
   }
 }
 
+// Other programs of two operators are refused before any code is generated for them (a group
+// ending in a matmul once ran the matmul's generator on the group's inputs).
+TEST(CudaCodegenLimits, OtherProgramsOfTwoOperatorsAreUnsupported) {
+  KernelGraph g;
+  const TensorId e = g.unary(OpKind::kExp, g.new_input({16, 64}, DType::kFloat16));
+  g.mark_output(g.matmul(e, g.new_input({64, 32}, DType::kFloat16)));
+  const std::vector<size_t> ops = serialize::kernel_operators(g);
+  try {
+    (void)codegen::cuda_source(serialize::make_group_program(g, ops).program, h100_device());
+    ADD_FAILURE() << "exp then matmul was generated as one launch";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("only a loop split over blocks and the sum of its parts"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(CudaCodegen, BlockReductionsAndFullSizeUGraphs) {
   for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
     expect_compiles(bench::build_block_reductions(true, dt), std::string("block reductions ") + dtype_name(dt), seen_,

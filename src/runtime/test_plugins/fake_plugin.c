@@ -23,8 +23,10 @@
  *                       are it with one field wrong:
  *   FAKE_UNTERMINATED_NAME  the device name fills its 128 bytes without a NUL;
  *   FAKE_UNKNOWN_DTYPES     dtypes is 0xffffffff;
- *   FAKE_BAD_DLPACK         the DLPack device id is -1. */
-#if defined(FAKE_UNTERMINATED_NAME) || defined(FAKE_UNKNOWN_DTYPES) || defined(FAKE_BAD_DLPACK)
+ *   FAKE_BAD_DLPACK         the DLPack device id is -1;
+ *   FAKE_UNKNOWN_FLAGS      flags has a bit of no YIRAGE_BACKEND_DEVICE_* flag. */
+#if defined(FAKE_UNTERMINATED_NAME) || defined(FAKE_UNKNOWN_DTYPES) || defined(FAKE_BAD_DLPACK) || \
+    defined(FAKE_UNKNOWN_FLAGS)
 #define FAKE_ONE_DEVICE
 #endif
 
@@ -139,6 +141,8 @@ static yirage_status device_info(yirage_backend_instance *i, int32_t d, yirage_b
   o->dtypes = 0xffffffffu;
 #elif defined(FAKE_BAD_DLPACK)
   o->dlpack_device_id = -1;
+#elif defined(FAKE_UNKNOWN_FLAGS)
+  o->flags = 0x80000000u;
 #endif
   return YIRAGE_OK;
 }
