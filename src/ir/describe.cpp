@@ -40,6 +40,7 @@ void list(std::ostringstream &out, const OperatorGraph &g, const std::string &in
       const Tensor &t = g.tensor(op.outputs[0]);
       out << " : " << to_string(t.dims) << " " << dtype_name(t.dtype) << phase_name(t.phase);
     }
+    if (op.attributes.launch_with_next) out << ", launched with the next kernel as one program";
     out << "\n";
     if (op.kind == OpKind::kCustomized) {
       const BlockGraphConfig &c = op.block_graph->config();

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "ir/describe.hpp"
+
 #include <cstring>
 #include <random>
 #include <string>
@@ -213,6 +215,10 @@ TEST(GraphFile, KeepsWhichOperatorsRunAsOneProgram) {
   const KernelGraph back = load(graph_to_bytes(g, GraphFormat::kBinary));
   EXPECT_TRUE(back.operators()[1].attributes.launch_with_next);
   EXPECT_FALSE(back.operators()[2].attributes.launch_with_next);
+  // `yirage show` says so.
+  EXPECT_NE(describe(back).find("t1 = exp(t0) : [4,6] float16, launched with the next kernel as one program\n"),
+            std::string::npos)
+      << describe(back);
   const std::vector<uint8_t> json = graph_to_bytes(g, GraphFormat::kJson);
   EXPECT_NE(std::string(json.begin(), json.end()).find("\"launch_with_next\": true"), std::string::npos);
   EXPECT_EQ(std::string(json.begin(), json.end()).find("schema_version"), std::string::npos);
