@@ -55,6 +55,12 @@ struct yirage_backend_instance_s {
   std::mutex recording_mutex;
   std::map<CUstream, CUstream> replays_on;
   std::atomic<int> recording{0};  // replays_on.size(), read without the lock on every launch
+  // Each kernel-level matmul's choice (choose_matmul: a cuBLASLt algorithm, or -1 for the
+  // generated kernel) by device and program (without its name), made at its first compile: a
+  // program compiled again (the same product in another graph, a graph compiled twice) runs what
+  // the first compile chose, rather than what another timing's noise would.
+  std::mutex matmul_choices_mutex;
+  std::map<std::pair<int32_t, std::vector<uint8_t>>, int> matmul_choices;
 
   // The stream whose workspaces a launch on `stream` takes.
   CUstream memory_of(CUstream stream) {
@@ -533,7 +539,8 @@ struct Scratch {
 
 // For a kernel-level matmul: times cuBLASLt's algorithms (where cuBLASLt is there) against the
 // generated kernel on scratch operands and keeps cuBLASLt's fastest in executable.cublas where it
-// beats the generated kernel. The choice is logged.
+// beats the generated kernel. The choice is logged, and kept for the program's later compiles on
+// the instance (matmul_choices).
 void choose_matmul(const Driver &driver, yirage_backend_executable_s &executable, const void *program, size_t size) {
   const yirage::serialize::KernelProgram parsed = parse(program, size);
   if (parsed.operator_count() != 1 || parsed.op().kind != yirage::OpKind::kMatmul) return;
@@ -545,6 +552,21 @@ void choose_matmul(const Driver &driver, yirage_backend_executable_s &executable
   }
   std::unique_ptr<yirage::cuda::CublasMatmul> plan = yirage::cuda::CublasMatmul::plan(*lt, parsed, 4);
   if (!plan) return;
+  yirage::serialize::KernelProgram unnamed = parsed;
+  unnamed.name.clear();
+  yirage_backend_instance_s &instance = *executable.instance;
+  const auto key = std::make_pair(executable.device, yirage::serialize::kernel_program_to_bytes(unnamed));
+  {
+    const std::lock_guard<std::mutex> lock(instance.matmul_choices_mutex);
+    const auto made = instance.matmul_choices.find(key);
+    if (made != instance.matmul_choices.end()) {
+      if (made->second >= 0 && made->second < plan->algorithms()) {
+        plan->choose(made->second);
+        executable.cublas = std::move(plan);
+      }
+      return;
+    }
+  }
   Scratch scratch{driver, {}};
   std::vector<CUdeviceptr> operands;
   for (size_t bytes : executable.generated->input_bytes) operands.push_back(scratch.allocate(bytes));
@@ -569,7 +591,11 @@ void choose_matmul(const Driver &driver, yirage_backend_executable_s &executable
   }
   log(executable.instance, YIRAGE_BACKEND_LOG_DEBUG,
       "cuda: matmul " + report + ": " + (chosen < 0 ? "generated" : "cuBLASLt " + std::to_string(chosen)));
-  if (chosen < 0) return;
+  {
+    const std::lock_guard<std::mutex> lock(instance.matmul_choices_mutex);
+    chosen = instance.matmul_choices.emplace(key, chosen).first->second;  // a concurrent compile's, if first
+  }
+  if (chosen < 0 || chosen >= plan->algorithms()) return;
   plan->choose(chosen);
   executable.cublas = std::move(plan);
 }
