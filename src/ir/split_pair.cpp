@@ -6,17 +6,6 @@
 #include "ir/rebuild.hpp"
 
 namespace yirage {
-namespace {
-
-std::vector<const Operator *> of_kind(const BlockGraph &bg, OpKind kind) {
-  std::vector<const Operator *> ops;
-  for (const Operator &op : bg.operators()) {
-    if (op.kind == kind) ops.push_back(&op);
-  }
-  return ops;
-}
-
-}  // namespace
 
 std::optional<SplitPair> split_pair(const KernelGraph &graph) {
   const auto &ops = graph.operators();
@@ -31,15 +20,18 @@ std::optional<SplitPair> split_pair(const KernelGraph &graph) {
     return std::nullopt;
   }
   const BlockGraph &a = *chunks.block_graph, &b = *total.block_graph;
-  const std::vector<const Operator *> savers = of_kind(a, OpKind::kOutputSaver);
-  const std::vector<const Operator *> readers = of_kind(b, OpKind::kInputIterator);
+  const std::vector<int32_t> savers = a.operator_indices(OpKind::kOutputSaver);
+  const std::vector<int32_t> readers = b.operator_indices(OpKind::kInputIterator);
   if (savers.empty() || savers.size() != readers.size()) return std::nullopt;
+  auto attributes = [](const BlockGraph &bg, int32_t op) -> const OpAttributes & {
+    return bg.operators()[static_cast<size_t>(op)].attributes;
+  };
 
   SplitPair pair;
   pair.chunks = kernels[0];
   pair.total = kernels[1];
-  const int32_t parts_dim = readers[0]->attributes.forloop_dim;
-  const GridMap &first = savers[0]->attributes.grid_map;
+  const int32_t parts_dim = attributes(b, readers[0]).forloop_dim;
+  const GridMap &first = attributes(a, savers[0]).grid_map;
   const auto axis = std::find(first.begin(), first.end(), parts_dim);
   if (parts_dim < 0 || axis == first.end()) return std::nullopt;
   pair.axis = static_cast<int>(axis - first.begin());
@@ -58,7 +50,7 @@ std::optional<SplitPair> split_pair(const KernelGraph &graph) {
     if (!elementwise) return std::nullopt;
   }
   for (size_t i = 0; i < savers.size(); ++i) {
-    const OpAttributes &saved = savers[i]->attributes, &read = readers[i]->attributes;
+    const OpAttributes &saved = attributes(a, savers[i]), &read = attributes(b, readers[i]);
     const Dims &dims = graph.tensor(chunks.outputs[i]).dims;
     if (graph.tensor(chunks.outputs[i]).dtype != DType::kFloat32) return std::nullopt;  // as split_loop writes them
     if (saved.forloop_dim >= 0 || read.forloop_dim != parts_dim ||

@@ -62,37 +62,39 @@ void *checked_data(const Role &role, const DLTensor *t, const Tensor &expected,
   return static_cast<char *>(t->data) + t->byte_offset;
 }
 
-// Whether device `device` takes `ops` of `graph` as one program (its supports()). Any refusal is
-// a no, logged: the operators then run apart, which is always right.
-bool takes_as_one(const Plugin &plugin, int32_t device, const KernelGraph &graph, const std::vector<size_t> &ops,
-                  const serialize::GraphReaders &readers) {
-  const std::vector<uint8_t> bytes =
-      serialize::kernel_program_to_bytes(serialize::make_group_program(graph, ops, readers).program);
+// The program running `ops` of `graph` as one, where device `device` takes it (its supports());
+// nullopt for any refusal, logged: the operators then run apart, which is always right.
+std::optional<serialize::GroupProgram> accepted_group(const Plugin &plugin, int32_t device, const KernelGraph &graph,
+                                                      const std::vector<size_t> &ops,
+                                                      const serialize::GraphReaders &readers) {
+  serialize::GroupProgram group = serialize::make_group_program(graph, ops, readers);
+  const std::vector<uint8_t> bytes = serialize::kernel_program_to_bytes(group.program);
   try {
     plugin.call("supports", plugin.api().supports, plugin.instance(), device, static_cast<const void *>(bytes.data()),
                 bytes.size());
-    return true;
+    return group;
   } catch (const Error &e) {
     util::log_line(util::LogLevel::kDebug, std::string("compile: operators ") + std::to_string(ops.front()) + "–" +
                                                std::to_string(ops.back()) + " run apart: " + e.what());
-    return false;
+    return std::nullopt;
   }
 }
 
-// How many of the kernel operators from kernels[k] on run as one program: the run that
-// launch_with_next chains (views that alias their input break it), where the device takes
-// operator groups and that run as one program; else 1.
-size_t operator_group(const Plugin &plugin, int32_t device, const KernelGraph &graph,
-                      const serialize::GraphReaders &readers, const std::vector<size_t> &kernels, size_t k) {
+// The program running the kernel operators from kernels[k] on that launch_with_next chains
+// (views that alias their input break the chain) as one, where the device takes it; nullopt where
+// no chain starts there or the device runs it apart.
+std::optional<serialize::GroupProgram> chained_group(const Plugin &plugin, int32_t device, const KernelGraph &graph,
+                                                     const serialize::GraphReaders &readers,
+                                                     const std::vector<size_t> &kernels, size_t k) {
   size_t count = 1;
   while (k + count < kernels.size() && graph.operators()[kernels[k + count - 1]].attributes.launch_with_next &&
          !aliases_its_input(graph, graph.operators()[kernels[k + count]])) {
     ++count;
   }
-  if (count == 1 || !plugin.takes_operator_groups(device)) return 1;
+  if (count == 1 || !plugin.takes_operator_groups(device)) return std::nullopt;
   const std::vector<size_t> ops(kernels.begin() + static_cast<std::ptrdiff_t>(k),
                                 kernels.begin() + static_cast<std::ptrdiff_t>(k + count));
-  return takes_as_one(plugin, device, graph, ops, readers) ? count : 1;
+  return accepted_group(plugin, device, graph, ops, readers);
 }
 
 }  // namespace
@@ -121,7 +123,7 @@ std::optional<KernelGraph> with_operator_groups(const Plugin &plugin, int32_t de
   for (size_t k = 0; k + 1 < kernels.size(); ++k) {
     const auto &ops = graph.operators();
     if (aliases_its_input(graph, ops[kernels[k]]) || aliases_its_input(graph, ops[kernels[k + 1]])) continue;
-    if (!takes_as_one(plugin, device, graph, {kernels[k], kernels[k + 1]}, readers)) continue;
+    if (!accepted_group(plugin, device, graph, {kernels[k], kernels[k + 1]}, readers)) continue;
     grouped.set_launch_with_next(kernels[k], true);
     any = true;
     ++k;  // pairs do not overlap
@@ -187,19 +189,17 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
       ++k;
       continue;
     }
-    const size_t grouped = readers ? operator_group(plugin, device, graph_, *readers, kernels, k) : 1;
-    if (grouped > 1) {
-      serialize::GroupProgram group =
-          serialize::make_group_program(graph_,
-                                        std::vector<size_t>(kernels.begin() + static_cast<std::ptrdiff_t>(k),
-                                                            kernels.begin() + static_cast<std::ptrdiff_t>(k + grouped)),
-                                        *readers);
-      steps_.push_back({executable_of(std::move(group.program)), group.inputs, group.outputs});
+    std::optional<serialize::GroupProgram> group =
+        readers ? chained_group(plugin, device, graph_, *readers, kernels, k) : std::nullopt;
+    if (group) {
+      const size_t grouped = group->program.operator_count();
+      steps_.push_back({executable_of(std::move(group->program)), group->inputs, group->outputs});
       stats_.grouped_operators += static_cast<int>(grouped);
+      k += grouped;
     } else {
       steps_.push_back({executable_of(serialize::make_kernel_program(graph_, kernels[k])), op.inputs, op.outputs});
+      ++k;
     }
-    k += grouped;
   }
   const Intermediates &default_stream = *(intermediates_[nullptr] = allocate_intermediates());
   for (const Buffer &b : default_stream.buffers) has_intermediates_ |= b != nullptr;

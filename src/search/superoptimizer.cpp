@@ -150,13 +150,12 @@ struct InputMeasurement {
 };
 
 // Where the measurer found the candidate faster with kernels run as one program
-// (Measured::faster_form), the candidate becomes that form, described so.
-void take_faster_form(SearchCandidate &c, ProfileRecord &record) {
+// (Measured::faster_form), the candidate becomes that form, described as `grouped` (its
+// description without the form) says, then ", with kernels run as one program".
+void take_faster_form(SearchCandidate &c, ProfileRecord &record, const std::string &grouped) {
   if (!record.measured.correct || !record.measured.faster_form) return;
   c.graph = *record.measured.faster_form;
-  const std::string unchanged = "the input graph, unchanged";
-  c.description = c.description == unchanged ? "the input graph" : c.description;
-  c.description += ", with kernels run as one program";
+  c.description = grouped + ", with kernels run as one program";
   record.description = c.description;
 }
 
@@ -167,7 +166,7 @@ InputMeasurement measure_input(const KernelGraph &graph, const SearchOptions &op
                      ProfileRecord{"the input graph, unchanged", estimate, options.measure(graph, deadline)},
                      Clock::duration{}};
   m.took = Clock::now() - started;
-  take_faster_form(m.candidate, m.record);
+  take_faster_form(m.candidate, m.record, "the input graph");
   if (m.record.measured.correct) {
     m.candidate.measured_seconds = m.record.measured.seconds;
     m.candidate.spread = m.record.measured.spread;
@@ -220,7 +219,7 @@ bool profile(SearchResult &result, const SearchOptions &options, Clock::time_poi
     SearchCandidate &c = result.candidates[chosen[q]];
     ProfileRecord record{c.description, c.estimated_seconds, options.measure(c.graph, deadline)};
     longest = std::max(longest, Clock::now() - started);
-    take_faster_form(c, record);
+    take_faster_form(c, record, c.description);
     if (record.measured.correct) {
       c.measured_seconds = record.measured.seconds;
       c.spread = record.measured.spread;
