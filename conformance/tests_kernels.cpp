@@ -324,6 +324,36 @@ void check_operator_group(Session &s, DType dt, const std::string &name) {
   }
 }
 
+// A chain of a customized operator and pre-defined ones (rmsnorm_linear's µGraph, then silu, a
+// product with the µGraph's result and a row sum), all marked to run as one program, the
+// µGraph's result read by the host too. A plugin that takes the program (the CPU plugin: one
+// parallel region) must run it right, launch after launch; one that declines says why.
+void check_operator_chain(Session &s, DType dt, const std::string &name) {
+  s.need_dtype(dt);
+  KernelGraph chain = bench::build_fused("rmsnorm_linear", 2, dt, 16);
+  const TensorId y = chain.outputs().at(0);
+  const TensorId gated = chain.binary(OpKind::kMul, chain.unary(OpKind::kSilu, y), y);
+  chain.mark_output(chain.reduction(OpKind::kReduction, gated, 1));
+  const KernelGraph reference = chain;  // the Measurer keeps a reference
+  const std::vector<size_t> kernels = serialize::kernel_operators(chain);
+  for (size_t k = 0; k + 1 < kernels.size(); ++k) chain.set_launch_with_next(kernels[k], true);
+  const std::vector<uint8_t> program =
+      serialize::kernel_program_to_bytes(serialize::make_group_program(chain, kernels).program);
+  yirage_backend_error error = new_error();
+  const yirage_status status = s.api().supports(s.instance(), s.device(), program.data(), program.size(), &error);
+  if (status == YIRAGE_ERROR_UNSUPPORTED) not_supported(error.message);
+  expect_ok(status, error, "supports(a chain of " + std::to_string(kernels.size()) + " operators)");
+  const runtime::CompiledGraph grouped(s.plugin(), s.device(), chain);
+  expect(grouped.stats().grouped_operators == static_cast<int64_t>(kernels.size()) && grouped.stats().kernels == 1,
+         "the plugin takes the chain as one program, but the host ran " + std::to_string(grouped.stats().kernels) +
+             " kernels");
+  runtime::Measurer measurer(s.plugin(), s.device(), reference, checked_options(seed_of(name)));
+  for (int run = 0; run < 3; ++run) {
+    const runtime::Measurement m = measurer.measure(grouped, false);
+    expect(m.correct, "the chain as one program, run " + std::to_string(run + 1) + ": " + m.error);
+  }
+}
+
 // gqa (Q [2, 256, 64], K [2, 64, 4096]) in blocks of 128 query rows, and of 64 split over 16
 // key chunks (what the search picks at b = 1), against 128 keys per iteration: the shapes of
 // the CUDA backend's warpgroup-mma attention on sm_90a (cuda_attention.hpp); and qknorm, whose
@@ -666,6 +696,8 @@ void add_kernel_tests(std::vector<TestCase> &tests) {
   for (DType dt : kDTypes) {
     const std::string name = std::string("kernels.operator_group.gqa.") + dtype_name(dt);
     tests.push_back({name, [dt, name](Session &s) { check_operator_group(s, dt, name); }});
+    const std::string chain = std::string("kernels.operator_group.chain.") + dtype_name(dt);
+    tests.push_back({chain, [dt, chain](Session &s) { check_operator_chain(s, dt, chain); }});
   }
   for (DType dt : kDTypes) {
     const std::string name = std::string("kernels.weight_product_ugraph.") + dtype_name(dt);

@@ -26,8 +26,11 @@
 namespace yirage::cpu {
 
 // What a generated kernel is given besides its tensors: the plugin's threads (thread_pool.hpp),
-// its float32 small-GEMM, nullptr when there is none, and each thread's scratch (gemm.hpp). The
-// prelude's yr_runtime (codegen/cpu_prelude.cpp) has the same layout; both assert it.
+// its float32 small-GEMM, nullptr when there is none, each thread's scratch (gemm.hpp), and for
+// programs of several operators the one parallel region they run in (parallel_region.hpp; null:
+// the body runs on the calling thread). Inside a region `in_region` is 1: every loop, small ones
+// too, goes through parallel_for, which gives each chunk to one of the threads running the body.
+// The prelude's yr_runtime (codegen/cpu_prelude.cpp) has the same layout; both assert it.
 struct KernelRuntime {
   void (*parallel_for)(void *pool, int64_t count, int64_t grain,
                        void (*task)(void *context, int64_t begin, int64_t end), void *context);
@@ -35,8 +38,11 @@ struct KernelRuntime {
   int (*gemm)(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
               int64_t ldc);
   void *(*scratch)(int64_t bytes);
+  int (*region)(const KernelRuntime *runtime, int (*body)(void *context, const KernelRuntime *runtime), void *context);
+  int64_t in_region;
 };
-static_assert(sizeof(KernelRuntime) == 32 && offsetof(KernelRuntime, scratch) == 24,
+static_assert(sizeof(KernelRuntime) == 48 && offsetof(KernelRuntime, scratch) == 24 &&
+                  offsetof(KernelRuntime, in_region) == 40,
               "KernelRuntime must keep the layout of the kernels' yr_runtime (codegen/cpu_prelude.cpp)");
 
 using KernelFunction = int (*)(const void *const *inputs, void *const *outputs, const KernelRuntime *runtime);

@@ -314,7 +314,7 @@ TEST(CpuCompiler, Float16ProductsConvertForTheSmallGemm) {
   const void *inputs[] = {a.data(), b.data()};
   void *outputs[] = {c.data()};
   for (const bool with_gemm : {true, false}) {
-    KernelRuntime runtime{serial_for, nullptr, with_gemm ? counting_gemm : nullptr, counting_scratch};
+    KernelRuntime runtime{serial_for, nullptr, with_gemm ? counting_gemm : nullptr, counting_scratch, nullptr, 0};
     gemm_calls = scratch_calls = 0;
     std::fill(c.begin(), c.end(), static_cast<_Float16>(-1000));
     ASSERT_EQ(outcome.kernel->function()(inputs, outputs, &runtime), 0);

@@ -18,6 +18,7 @@
 #include "cpu/codegen/cpu_source.hpp"
 #include "entry_guard.hpp"
 #include "gemm.hpp"
+#include "parallel_region.hpp"
 #include "serialize/kernel_program.hpp"
 #include "target/target_abi.hpp"
 #include "thread_pool.hpp"
@@ -49,6 +50,12 @@ struct yirage_backend_executable_s {
   std::vector<size_t> input_bytes, output_bytes;
   std::shared_ptr<yirage::cpu::ThreadPool> pool;
   yirage::cpu::KernelRuntime runtime;
+  // A program of several operators: the bytes of the tensors only it reads
+  // (codegen::program_own_tensors), and their memory, a set per launch running at once, kept
+  // for the next launches (allocating it anew each time would fault its pages in each time).
+  std::vector<size_t> own_bytes;
+  std::mutex own_mutex;
+  std::vector<std::vector<std::unique_ptr<void, decltype(&std::free)>>> own_free;
 };
 
 // Launches recorded (plugin ABI 1.3) and run in order at each replay: each kernel with its
@@ -106,13 +113,15 @@ const yirage_backend_device_info &device_info_of(yirage_backend_instance *instan
     info.dtypes = (1u << YIRAGE_FLOAT16) | (1u << YIRAGE_BFLOAT16) | (1u << YIRAGE_FLOAT32);
     info.dlpack_device_type = kDLCPU;
     info.dlpack_device_id = 0;
+    // Programs of several operators run as one parallel region (parallel_region.hpp).
+    info.flags = YIRAGE_BACKEND_DEVICE_OPERATOR_GROUPS;
   });
   return instance->info;
 }
 
 yirage::serialize::KernelProgram parse(const void *program, size_t size) {
   require(program, "program");
-  return yirage::serialize::kernel_program_from_bytes(program, size);
+  return yirage::serialize::kernel_program_from_bytes(program, size, yirage::serialize::ProgramOperators::kSeveral);
 }
 
 // ---- the table's entries ----
@@ -262,9 +271,20 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
     executable->kernel = instance->compiler.compile(source, yirage::codegen::kCpuKernelSymbol, level).kernel;
     executable->input_bytes = parsed.input_bytes();
     executable->output_bytes = parsed.output_bytes();
+    if (parsed.operator_count() > 1) {
+      for (yirage::TensorId t : yirage::codegen::program_own_tensors(parsed.graph)) {
+        const yirage::Tensor &tensor = parsed.graph.tensor(t);
+        executable->own_bytes.push_back(static_cast<size_t>(yirage::num_elements(tensor.dims)) *
+                                        yirage::dtype_size(tensor.dtype));
+      }
+    }
     executable->pool = instance->pool;
-    executable->runtime = {yirage::cpu::ThreadPool::parallel_for_entry, executable->pool.get(),
-                           yirage::cpu::gemm_function(), yirage::cpu::thread_scratch};
+    executable->runtime = {yirage::cpu::ThreadPool::parallel_for_entry,
+                           executable->pool.get(),
+                           yirage::cpu::gemm_function(),
+                           yirage::cpu::thread_scratch,
+                           yirage::cpu::run_region,
+                           0};
     *out = executable.release();
   });
 }
@@ -279,9 +299,40 @@ std::vector<void *> data_of(yirage_backend_buffer *const *buffers, size_t n) {
   return pointers;
 }
 
-void run_kernel(yirage_backend_executable_s &executable, const std::vector<void *> &in,
-                const std::vector<void *> &out) {
+using OwnMemory = std::vector<std::unique_ptr<void, decltype(&std::free)>>;
+
+// Memory for a launch's own tensors: a set a launch before left, or new (64-byte aligned).
+OwnMemory take_own_memory(yirage_backend_executable_s &executable) {
+  {
+    const std::lock_guard<std::mutex> lock(executable.own_mutex);
+    if (!executable.own_free.empty()) {
+      OwnMemory own = std::move(executable.own_free.back());
+      executable.own_free.pop_back();
+      return own;
+    }
+  }
+  OwnMemory own;
+  for (size_t bytes : executable.own_bytes) {
+    own.emplace_back(std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64)), &std::free);
+    if (own.back() == nullptr) {
+      throw Error(ErrorCode::kOutOfMemory,
+                  "cpu: no memory for a program's own tensor of " + std::to_string(bytes) + " bytes");
+    }
+  }
+  return own;
+}
+
+void run_kernel(yirage_backend_executable_s &executable, const std::vector<void *> &in, std::vector<void *> out) {
+  OwnMemory own;
+  if (!executable.own_bytes.empty()) {
+    own = take_own_memory(executable);
+    for (const auto &memory : own) out.push_back(memory.get());
+  }
   const int failed = executable.kernel->function()(in.data(), out.data(), &executable.runtime);
+  if (!own.empty()) {
+    const std::lock_guard<std::mutex> lock(executable.own_mutex);
+    executable.own_free.push_back(std::move(own));
+  }
   if (failed != 0) throw Error(ErrorCode::kOutOfMemory, "cpu: a kernel thread could not allocate its tiles");
 }
 

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,31 @@
 #include <vector>
 
 namespace yirage::cpu {
+
+// Chunks per thread: enough that a thread slowed down (another process on its core) leaves the
+// others little to wait for, few enough that taking one costs nothing next to running it.
+inline constexpr int64_t kChunksPerThread = 4;
+
+// How long an idle thread spins before it sleeps: long enough to cover the gap between the
+// parallel loops of one kernel, or of kernels launched back to back (waking a sleeping thread
+// costs microseconds, a kernel's whole time where it is small), short enough to be nothing next
+// to a time slice (milliseconds).
+inline constexpr auto kSpin = std::chrono::microseconds(50);
+
+// Spins until pred() or kSpin has passed; true when pred() held.
+template <class Pred>
+bool spin_until(Pred pred) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (pred()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    if (std::chrono::steady_clock::now() >= until) return pred();
+  }
+}
 
 class ThreadPool {
  public:

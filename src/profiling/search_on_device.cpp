@@ -37,6 +37,13 @@ search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits es
   };
 }
 
+bool worth_grouping(const KernelGraph &grouped, double apart_seconds, double launch_overhead_seconds) {
+  int64_t launches_saved = 0;
+  for (size_t i : serialize::kernel_operators(grouped))
+    launches_saved += grouped.operators()[i].attributes.launch_with_next;
+  return apart_seconds <= kGroupingWorth * static_cast<double>(launches_saved) * launch_overhead_seconds;
+}
+
 std::string measured_by(const runtime::Plugin &plugin, int32_t device) {
   // The plugin file's size and time: a rebuilt plugin generates other code, so its answers are
   // not this one's.
@@ -57,9 +64,11 @@ void profile_on_device(search::SearchOptions &options, const runtime::Plugin &pl
   // One measurer per reference (the whole graph, or a segment of it searched on its own): its
   // reference runs once, on the first candidate.
   const runtime::Plugin *p = &plugin;
-  options.measure_for = [p, device, measure](const KernelGraph &against) -> search::SearchOptions::Measure {
+  const double launch_overhead = target.launch_overhead_seconds;
+  options.measure_for = [p, device, measure,
+                         launch_overhead](const KernelGraph &against) -> search::SearchOptions::Measure {
     auto measurer = std::make_shared<runtime::Measurer>(*p, device, against, measure);
-    return [measurer, p, device](const KernelGraph &candidate, runtime::Measurer::Deadline deadline) {
+    return [measurer, p, device, launch_overhead](const KernelGraph &candidate, runtime::Measurer::Deadline deadline) {
       auto measured = [&](const KernelGraph &graph) {
         const runtime::Measurement m = measurer->measure(graph, true, deadline);
         return search::Measured{m.correct,
@@ -73,7 +82,7 @@ void profile_on_device(search::SearchOptions &options, const runtime::Plugin &pl
       // Kernels the device takes as one program: that form is measured too, and kept if faster.
       if (!apart.correct) return apart;
       std::optional<KernelGraph> grouped = runtime::with_operator_groups(*p, device, candidate);
-      if (!grouped) return apart;
+      if (!grouped || !worth_grouping(*grouped, apart.seconds, launch_overhead)) return apart;
       search::Measured together = measured(*grouped);
       util::log_line(util::LogLevel::kDebug,
                      "profile: kernels apart " + std::to_string(apart.seconds * 1e6) + " us, as one program " +

@@ -31,6 +31,14 @@ search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits es
 // `answer` for a loop of `range` iterations as loop_waits_from reads it. Exposed for tests.
 std::optional<int64_t> checked_loop_waits(const std::string &source, int64_t answer, int64_t range);
 
+// Whether the profiler measures a candidate's grouped form (runtime::with_operator_groups) too:
+// running kernels as one program saves at most a launch for each operator marked to run with the
+// next, so it is measured only where those launches are at least 1 / kGroupingWorth of the time
+// the candidate took apart (the target's launch overhead each). Elsewhere its best case is lost
+// in the noise, and each form measured costs a compile.
+inline constexpr double kGroupingWorth = 20;
+bool worth_grouping(const KernelGraph &grouped, double apart_seconds, double launch_overhead_seconds);
+
 // Who measures on device `device` of `plugin`: its name, version, file (path, size, time) and the
 // device's index and name; names the search cache's profiled answers (SearchOptions::measured_by).
 std::string measured_by(const runtime::Plugin &plugin, int32_t device);

@@ -119,14 +119,20 @@ std::optional<KernelGraph> with_operator_groups(const Plugin &plugin, int32_t de
   const serialize::GraphReaders readers(graph);
   KernelGraph grouped = graph;
   for (size_t i : kernels) grouped.set_launch_with_next(i, false);
+  const auto aliases = [&](size_t k) { return aliases_its_input(graph, graph.operators()[kernels[k]]); };
   bool any = false;
-  for (size_t k = 0; k + 1 < kernels.size(); ++k) {
-    const auto &ops = graph.operators();
-    if (aliases_its_input(graph, ops[kernels[k]]) || aliases_its_input(graph, ops[kernels[k + 1]])) continue;
-    if (!accepted_group(plugin, device, graph, {kernels[k], kernels[k + 1]}, readers)) continue;
-    grouped.set_launch_with_next(kernels[k], true);
-    any = true;
-    ++k;  // pairs do not overlap
+  for (size_t first = 0; first + 1 < kernels.size();) {
+    // The longest run from `first` the device takes: grown one operator at a time.
+    size_t last = first;
+    while (last + 1 < kernels.size() && !aliases(first) && !aliases(last + 1)) {
+      const std::vector<size_t> ops(kernels.begin() + static_cast<std::ptrdiff_t>(first),
+                                    kernels.begin() + static_cast<std::ptrdiff_t>(last + 2));
+      if (!accepted_group(plugin, device, graph, ops, readers)) break;
+      ++last;
+    }
+    for (size_t k = first; k < last; ++k) grouped.set_launch_with_next(kernels[k], true);
+    any = any || last > first;
+    first = last + 1;
   }
   if (!any) return std::nullopt;
   return grouped;

@@ -752,24 +752,53 @@ TEST(CpuPlugin, ReshapesAliasTheirInput) {
   expect_correct(*plugin, g, "aliased reshapes");
 }
 
-// Operators marked to run as one program (launch_with_next) run apart on a device that does not
-// take programs of several operators (the CPU's), with the same results; such marks leave the
-// programs each operator gets as they were (schema version 1, no mark).
-TEST(CpuPlugin, RunsOperatorsMarkedAsOneProgramApart) {
+// Operators marked to run as one program (launch_with_next) run as one on the CPU plugin (plugin
+// ABI 1.4: one parallel region), with the same results; a view that aliases its input breaks the
+// run, whose operators then run apart. The marks leave the programs each operator gets alone as
+// they were (schema version 1, no mark).
+TEST(CpuPlugin, RunsOperatorsMarkedAsOneProgramAsOne) {
   auto plugin = cpu_plugin();
-  EXPECT_FALSE(plugin->takes_operator_groups(0));
+  EXPECT_TRUE(plugin->takes_operator_groups(0));
+  KernelGraph g;
+  const TensorId x = g.new_input({64, 300}, DType::kFloat32);
+  const TensorId e = g.unary(OpKind::kExp, x);
+  g.mark_output(g.binary(OpKind::kMul, g.unary(OpKind::kNeg, e), x));
+  const std::optional<KernelGraph> grouped = runtime::with_operator_groups(*plugin, 0, g);
+  ASSERT_TRUE(grouped.has_value());
+  EXPECT_TRUE(grouped->operators()[1].attributes.launch_with_next);
+  EXPECT_TRUE(grouped->operators()[2].attributes.launch_with_next);
+  EXPECT_FALSE(grouped->operators()[3].attributes.launch_with_next);
+  const CompiledGraph compiled(*plugin, 0, *grouped);
+  EXPECT_EQ(compiled.stats().kernels, 1);
+  EXPECT_EQ(compiled.stats().grouped_operators, 3);
+  expect_correct(*plugin, *grouped, "operators marked as one program");
+  EXPECT_EQ(serialize::kernel_program_to_bytes(serialize::make_kernel_program(*grouped, 2)),
+            serialize::kernel_program_to_bytes(serialize::make_kernel_program(g, 2)));
+
+  KernelGraph viewed;
+  const TensorId r = viewed.reshape(viewed.unary(OpKind::kExp, viewed.new_input({4, 6}, DType::kFloat32)), {6, 4});
+  viewed.mark_output(viewed.unary(OpKind::kNeg, r));
+  viewed.set_launch_with_next(1, true);
+  viewed.set_launch_with_next(2, true);
+  const CompiledGraph apart(*plugin, 0, viewed);
+  EXPECT_EQ(apart.stats().kernels, 2);  // exp, neg: the reshape aliases exp's result
+  EXPECT_EQ(apart.stats().grouped_operators, 0);
+  expect_correct(*plugin, viewed, "operators marked as one program around an aliasing view");
+}
+
+// The profiler measures a candidate's grouped form only where the launches it saves (one per
+// operator marked to run with the next, the target's launch overhead each) are at least a
+// twentieth of the time the candidate took apart.
+TEST(Profiling, MeasuresGroupedFormsWhereLaunchesMatter) {
   KernelGraph g;
   const TensorId e = g.unary(OpKind::kExp, g.new_input({4, 6}, DType::kFloat32));
-  g.mark_output(g.unary(OpKind::kNeg, e));
-  KernelGraph marked = g;
-  marked.set_launch_with_next(1, true);
-  const CompiledGraph compiled(*plugin, 0, marked);
-  EXPECT_EQ(compiled.stats().kernels, 2);
-  EXPECT_EQ(compiled.stats().grouped_operators, 0);
-  EXPECT_FALSE(runtime::with_operator_groups(*plugin, 0, marked).has_value());
-  expect_correct(*plugin, marked, "operators marked as one program");
-  EXPECT_EQ(serialize::kernel_program_to_bytes(serialize::make_kernel_program(marked, 1)),
-            serialize::kernel_program_to_bytes(serialize::make_kernel_program(g, 1)));
+  g.mark_output(g.unary(OpKind::kExp, g.unary(OpKind::kNeg, e)));
+  g.set_launch_with_next(1, true);
+  EXPECT_TRUE(profiling::worth_grouping(g, 100e-6, 5e-6));
+  EXPECT_FALSE(profiling::worth_grouping(g, 101e-6, 5e-6));
+  g.set_launch_with_next(2, true);  // two launches saved
+  EXPECT_TRUE(profiling::worth_grouping(g, 200e-6, 5e-6));
+  EXPECT_FALSE(profiling::worth_grouping(g, 201e-6, 5e-6));
 }
 
 // A graph of several kernels run twice on one buffer set is recorded and replayed from then on

@@ -22,17 +22,29 @@ static inline int64_t yr_min64(int64_t a, int64_t b) { return b < a ? b : a; }
 // grain items, on the launching thread and the pool's workers. gemm, where not null, is row-major
 // float32 C = A·B (backends/cpu/gemm.hpp): 1 when done, 0 when the caller must run its own loop.
 // scratch gives the calling thread's own buffer of at least that many bytes (or null), kept for
-// it until the thread's next request.
+// it until the thread's next request. region, where not null, runs a program of several operators
+// as one parallel region (backends/cpu/parallel_region.hpp): body on each of the pool's threads,
+// with a runtime whose in_region is 1 and whose parallel_for shares each loop among them.
 typedef void (*yr_task)(void *context, int64_t begin, int64_t end);
+struct yr_runtime;
+typedef int (*yr_region_body)(void *context, const yr_runtime *rt);
 struct yr_runtime {
   void (*parallel_for)(void *pool, int64_t count, int64_t grain, yr_task task, void *context);
   void *pool;
   int (*gemm)(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
               int64_t ldc);
   void *(*scratch)(int64_t bytes);
+  int (*region)(const yr_runtime *rt, yr_region_body body, void *context);
+  int64_t in_region;
 };
-static_assert(sizeof(yr_runtime) == 32 && __builtin_offsetof(yr_runtime, scratch) == 24,
+static_assert(sizeof(yr_runtime) == 48 && __builtin_offsetof(yr_runtime, scratch) == 24 &&
+                  __builtin_offsetof(yr_runtime, in_region) == 40,
               "yr_runtime must keep the layout of the plugin's KernelRuntime, backends/cpu/compiler.hpp");
+// body(context, rt) as one parallel region, or on this thread where there is none.
+static inline int yr_region(const yr_runtime *rt, yr_region_body body, void *context) {
+  if (rt == nullptr || rt->region == nullptr) return body(context, rt);
+  return rt->region(rt, body, context);
+}
 static inline bool yr_gemm(const yr_runtime *rt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                            const float *b, int64_t ldb, float *c, int64_t ldc) {
   return rt != nullptr && rt->gemm != nullptr && rt->gemm(m, n, k, a, lda, b, ldb, c, ldc) != 0;
@@ -47,10 +59,11 @@ static inline float *yr_gemm_scratch(const yr_runtime *rt, int64_t floats) {
   return rt != nullptr && rt->gemm != nullptr ? yr_scratch(rt, floats) : nullptr;
 }
 // body(begin, end) over [0, count): on this thread alone where there are fewer than 2 × grain
-// items (too little work to wake another thread for) or no runtime, else shared.
+// items (too little work to wake another thread for) or no runtime, else shared. In a region
+// every loop is shared, so that one of its threads runs a small one.
 template <class F>
 static inline void yr_parallel_for(const yr_runtime *rt, int64_t count, int64_t grain, const F &body) {
-  if (rt == nullptr || count < 2 * grain) {
+  if (rt == nullptr || (count < 2 * grain && rt->in_region == 0)) {
     body(int64_t(0), count);
     return;
   }

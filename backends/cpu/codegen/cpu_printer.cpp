@@ -79,6 +79,12 @@ std::string CppPrinter::start_of(const TensorRef &t) const {
   return t.base.is_int(0) ? pointer(t.buffer) : "(" + pointer(t.buffer) + " + " + offset_text(t.base) + ")";
 }
 
+void CppPrinter::open_parallel_for(int64_t count, int64_t grain) {
+  shares_loops_ = shares_loops_ || count >= 2 * grain;
+  p_.open("yr_parallel_for(rt, " + std::to_string(count) + ", " + std::to_string(grain) +
+          ", [&](int64_t yr_begin, int64_t yr_end)");
+}
+
 void CppPrinter::print_shared_loop(const Loop &l) {
   // One thread per block: only kernel-level loops are parallel.
   if (l.sharing != Sharing::kGrid || l.dims.empty()) {
@@ -91,8 +97,7 @@ void CppPrinter::print_shared_loop(const Loop &l) {
   const Dims outer(l.dims.begin(), l.dims.begin() + static_cast<std::ptrdiff_t>(shared));
   double per_item = work_of(l.body);
   for (size_t d = shared; d < l.dims.size(); ++d) per_item *= static_cast<double>(l.dims[d]);
-  p_.open("yr_parallel_for(rt, " + std::to_string(num_elements(outer)) + ", " +
-          std::to_string(parallel_grain(per_item)) + ", [&](int64_t yr_begin, int64_t yr_end)");
+  open_parallel_for(num_elements(outer), parallel_grain(per_item));
   p_.open("for (int64_t yr_i = yr_begin; yr_i < yr_end; ++yr_i)");
   int64_t stride = num_elements(outer);
   for (size_t d = 0; d < shared; ++d) {
@@ -184,9 +189,7 @@ void CppPrinter::print_matmul(const Matmul &mm) {
   // The tasks: batch × row block × column block, shared at kernel level, one after another inside a block.
   const std::string tasks = std::to_string(batches * row_blocks * col_blocks);
   if (parallel) {
-    p_.open("yr_parallel_for(rt, " + tasks + ", " +
-            std::to_string(parallel_grain(static_cast<double>(rows * cols * k))) +
-            ", [&](int64_t yr_begin, int64_t yr_end)");
+    open_parallel_for(batches * row_blocks * col_blocks, parallel_grain(static_cast<double>(rows * cols * k)));
     if (a_floats) {
       p_.line("float *const yr_fa = yr_scratch(rt, " + std::to_string(m * k) + ");");
       p_.line("if (yr_fa != nullptr) for (int64_t i = 0; i < " + std::to_string(m) + "; ++i) yr_ld_row(yr_fa + i * " +

@@ -31,6 +31,13 @@ class CppPrinter : public CPrinter {
   using CPrinter::CPrinter;
   void print_barrier() override {}
 
+  // Opens a loop shared by the plugin's threads: yr_parallel_for over [0, count) in chunks of at
+  // least `grain`, its body a lambda of (yr_begin, yr_end); close it with close(");").
+  void open_parallel_for(int64_t count, int64_t grain);
+  // Whether a loop it opened is large enough to be shared outside a region (2 × grain items or
+  // more): a program of several operators without one runs on the calling thread alone.
+  bool shares_loops() const { return shares_loops_; }
+
  protected:
   void print_shared_loop(const Loop &loop) override;
   void print_matmul(const Matmul &m) override;
@@ -40,6 +47,8 @@ class CppPrinter : public CPrinter {
  private:
   // Where a tensor's element 0 is, as a typed pointer.
   std::string start_of(const TensorRef &t) const;
+
+  bool shares_loops_ = false;
 };
 
 }  // namespace yirage::codegen

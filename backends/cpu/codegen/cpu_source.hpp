@@ -1,4 +1,4 @@
-// The CPU backend's code generator: C++ source for one kernel program.
+// The CPU backend's code generator: C++ source for a kernel program.
 //
 // The source defines
 //   extern "C" int yirage_cpu_kernel(const void *const *inputs, void *const *outputs,
@@ -13,10 +13,13 @@
 // block after block, so tiles stay cache-resident. The for-loop is a loop; matmuls (tiles and
 // pre-defined ops alike) use one register-blocked micro-kernel whose inner loop runs along
 // contiguous columns so the compiler vectorizes it. Pre-defined operators are parallel loops
-// over their outputs.
+// over their outputs. A program of several operators (plugin ABI 1.4) runs them in order in one
+// parallel region (backends/cpu/parallel_region.hpp), the tensors only they read in memory the
+// plugin passes after the outputs (program_own_tensors).
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "serialize/kernel_program.hpp"
 
@@ -26,5 +29,10 @@ inline constexpr const char *kCpuKernelSymbol = "yirage_cpu_kernel";
 
 // Throws Error(kUnsupported) for an operator it cannot generate.
 std::string cpu_source(const serialize::KernelProgram &program);
+
+// A program of several operators: the tensors its operators write that the host does not read
+// (not outputs), in order. The kernel finds their memory, which the plugin provides, in
+// `outputs` after the program's outputs, in this order, each a tensor's compact bytes.
+std::vector<TensorId> program_own_tensors(const KernelGraph &program_graph);
 
 }  // namespace yirage::codegen
