@@ -29,7 +29,10 @@ struct Chain {
   std::vector<std::atomic<int64_t>> value, runs;
   std::atomic<int64_t> wrong{0};
   Chain(int64_t items, int64_t loops, int64_t grain)
-      : items(items), loops(loops), grain(grain), value(static_cast<size_t>(items)),
+      : items(items),
+        loops(loops),
+        grain(grain),
+        value(static_cast<size_t>(items)),
         runs(static_cast<size_t>(items * loops)) {}
 };
 

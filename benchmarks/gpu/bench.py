@@ -1,4 +1,5 @@
-"""Times yirage's kernels against PyTorch eager and torch.compile on the same CUDA tensors.
+"""Times yirage's kernels against PyTorch eager, torch.compile and torch.compile with
+mode="reduce-overhead" (CUDA graphs) on the same CUDA tensors.
 
 usage: bench.py LIBYIRAGE CUDA_PLUGIN BEST_GRAPH_DIR [ROW...]
        bench.py --report SAMPLES.json...
@@ -8,10 +9,13 @@ rmsnorm_linear and ntrans at b = 8 too; ROW names one, "gqa" or "gqa_b8", defaul
 the superoptimized graph BEST_GRAPH_DIR/<row>.yrg, compiles it for CUDA device 0 through the C
 ABI (ctypes: any Python works, no binding to build), runs it on PyTorch's tensors without copies
 (DLPack DLTensors over their memory, on PyTorch's current stream) into an output filled with NaN
-first, checks its output against PyTorch in float32, and times all three with
-triton.testing.do_bench (median, L2 flushed between calls). Prints three Markdown tables.
+first, checks its output against PyTorch in float32, and times all four with
+triton.testing.do_bench (median, L2 flushed between calls). Prints three Markdown tables. Each
+row's floor is its card's: the bytes (each input read once, the output written once) over the
+copy rate measured at the start, or the matmul FLOPs over the float16 matmul rate measured then
+(card_rates), whichever is larger; the goal is max(2 × floor, floor + 5 µs).
 
-The three are timed in turn, in rounds (environment YIRAGE_BENCH_ROUNDS, default 6), and each
+The four are timed in turn, in rounds (environment YIRAGE_BENCH_ROUNDS, default 8), and each
 column is the median of all its rounds' do_bench samples together. One do_bench median of a 5
 µs kernel moves by up to 0.8 µs from one call to the next (benchmarks/gpu/RESULTS.md,
 twenty-eighth session: the same kernel's round medians spread 5.2–6.4 µs): while the CPU runs
@@ -21,9 +25,9 @@ between its two levels and a median of round medians jumps by that step where th
 samples moves less (twenty-ninth session: two copies of one kernel in one process measured 5.89
 and 6.53 µs by the first, 5.98 and 6.21 by the second). Timing the
 columns in alternating rounds puts them under the same machine state, and the order turns from
-round to round (yirage, eager, compile; then eager, compile, yirage; …): what ran just before a
-do_bench moves its figure (thirtieth session: up to 1 µs on ntrans's kernel), so no column
-always follows the same work, and a multiple of 3 rounds gives each column each place equally
+round to round (yirage, eager, compile, cudagraphs; then eager, compile, cudagraphs, yirage; …):
+what ran just before a do_bench moves its figure (thirtieth session: up to 1 µs on ntrans's
+kernel), so no column always follows the same work, and a multiple of 4 rounds gives each column each place equally
 often (the report's third table gives each column's figure by place). Each
 round runs all three on copies of the inputs in new buffers, and yirage into a new output
 (poisoned, then checked: the error column is the largest of the rounds'): where an output lies
@@ -71,25 +75,50 @@ def attention_shapes(b):
     return [(2 * b, 256, 64), (2 * b, 64, 4096), (2 * b, 4096, 64)]
 
 
-# name: (input shapes for batch b, the function, {b: floor in µs from ../shared/benchmarks/README.md}).
-# This script measures PyTorch again in the same run.
+# name: (input shapes for batch b, the function, the batches it runs at, its matmul FLOPs at b,
+# {b: floor in µs on an H100 from ../shared/benchmarks/README.md}). A run's floors are its own
+# card's (floor_us); the H100 figures stand in for files written before runs measured their card.
 BENCHMARKS = {
-    "gqa": (attention_shapes, gqa, {1: 0.8, 8: 6.0}),
-    "qknorm": (attention_shapes, lambda q, k, v: gqa(rms_norm(q), k, v), {1: 0.8, 8: 6.0}),
-    "rmsnorm_linear": (lambda b: [(2 * b, 4096), (4096, 6144)], lambda x, w: rms_norm(x) @ w,
-                       {1: 16.7, 8: 16.8}),
+    "gqa": (attention_shapes, gqa, (1, 8), lambda b: 4 * 2 * b * 256 * 64 * 4096, {1: 0.8, 8: 6.0}),
+    "qknorm": (attention_shapes, lambda q, k, v: gqa(rms_norm(q), k, v), (1, 8),
+               lambda b: 4 * 2 * b * 256 * 64 * 4096, {1: 0.8, 8: 6.0}),
+    "rmsnorm_linear": (lambda b: [(2 * b, 4096), (4096, 6144)], lambda x, w: rms_norm(x) @ w, (1, 8),
+                       lambda b: 2 * 2 * b * 4096 * 6144, {1: 16.7, 8: 16.8}),
     "lora": (lambda b: [(16, 256), (256, 4096), (256, 16), (16, 4096)],
-             lambda x, w, a, b: x @ w + (x @ a) @ b, {1: 0.8}),
+             lambda x, w, a, b: x @ w + (x @ a) @ b, (1,),
+             lambda b: 2 * 16 * 256 * 4096 + 2 * 16 * 256 * 16 + 2 * 16 * 16 * 4096, {1: 0.8}),
     "gated_mlp": (lambda b: [(8, 4096), (4096, 4096), (4096, 4096)],
-                  lambda x, w1, w2: torch.nn.functional.silu(x @ w1) * (x @ w2), {1: 22.3}),
-    "ntrans": (lambda b: [(8 * b, 4096)] * 3, lambda h, x, a: rms_norm(x + a * (rms_norm(h) - x)),
-               {1: 0.1, 8: 0.7}),
+                  lambda x, w1, w2: torch.nn.functional.silu(x @ w1) * (x @ w2), (1,),
+                  lambda b: 2 * 2 * 8 * 4096 * 4096, {1: 22.3}),
+    "ntrans": (lambda b: [(8 * b, 4096)] * 3, lambda h, x, a: rms_norm(x + a * (rms_norm(h) - x)), (1, 8),
+               lambda b: 0, {1: 0.1, 8: 0.7}),
 }
 # The rows in table order: (row name, graph name, b); a row's graph files are <row>.json / .yrg.
 STREAM_CALLS = 100
-COLUMNS = ("yirage", "eager", "compile")
+# torch.compile's default mode and mode="reduce-overhead" (its calls replay a CUDA graph).
+COLUMNS = ("yirage", "eager", "compile", "cudagraphs")
 ROWS = [(name, name, 1) for name in BENCHMARKS] + \
-       [(name + "_b8", name, 8) for name, (_, _, floors) in BENCHMARKS.items() if 8 in floors]
+       [(name + "_b8", name, 8) for name, (_, _, batches, _, _) in BENCHMARKS.items() if 8 in batches]
+
+
+def card_rates():
+    """This card's memory and float16 matmul rates as the floors take them: {"copy": bytes/s of a
+    1 GiB copy (read and write counted), "matmul": FLOP/s of an 8192³ product}."""
+    src = torch.empty(1 << 29, dtype=torch.float16, device="cuda")
+    dst = torch.empty_like(src)
+    copy_ms = triton.testing.do_bench(lambda: dst.copy_(src))
+    a = torch.randn(8192, 8192, dtype=torch.float16, device="cuda")
+    matmul_ms = triton.testing.do_bench(lambda: a @ a)
+    return {"copy": 2 * src.numel() * 2 / (copy_ms * 1e-3), "matmul": 2 * 8192 ** 3 / (matmul_ms * 1e-3)}
+
+
+def floor_us(measured_row, rates, name, b):
+    """A row's floor on the run's card: its bytes (each input read once, the output written once)
+    over the copy rate or its FLOPs over the matmul rate, whichever is larger; the H100's figure
+    for a file without the card's rates."""
+    if rates is None or "bytes" not in measured_row:
+        return BENCHMARKS[name][4][b]
+    return max(measured_row["bytes"] / rates["copy"], measured_row["flops"] / rates["matmul"]) * 1e6
 
 
 class DLDevice(C.Structure):
@@ -231,8 +260,9 @@ def measure(y, flush, inputs, expected, kernels, fns, round_count):
 
 
 def measure_row(y, flush, name, b, path, round_count):
-    """One row in this process: measure()'s figures for yirage, eager and compile, or {"failed": why}."""
-    shapes, fn, _ = BENCHMARKS[name]
+    """One row in this process: measure()'s figures for yirage, eager, compile and cudagraphs, with
+    its bytes and FLOPs (floor_us), or {"failed": why}."""
+    shapes, fn, _, flops, _ = BENCHMARKS[name]
     if not os.path.exists(path):
         return {"failed": f"no superoptimized graph: {path}"}
     inputs = [torch.empty(s, device="cuda", dtype=torch.float16).uniform_(-1, 1) for s in shapes(b)]
@@ -243,8 +273,14 @@ def measure_row(y, flush, name, b, path, round_count):
         return {"failed": f"compile failed: {e}"}
     compiled = torch.compile(fn)
     compiled(*inputs)
-    measured = measure(y, flush, inputs, expected, {"yirage": kernel}, {"eager": fn, "compile": compiled}, round_count)
+    graphed = torch.compile(fn, mode="reduce-overhead")
+    for _ in range(3):  # recorded at the second or third call
+        graphed(*inputs)
+    measured = measure(y, flush, inputs, expected, {"yirage": kernel},
+                       {"eager": fn, "compile": compiled, "cudagraphs": graphed}, round_count)
     y.lib.yirage_kernel_release(kernel)
+    measured["bytes"] = sum(t.numel() * t.element_size() for t in inputs) + expected.numel() * inputs[0].element_size()
+    measured["flops"] = flops(b)
     return measured
 
 
@@ -262,15 +298,25 @@ def place_medians(measured, column):
 def report(runs):
     """The three tables from one or more processes' measurements, pooled: each do_bench figure is
     the median of all samples of all rounds of all processes, each in-stream figure the median of
-    all their rounds' costs; the ranges are over the rounds."""
+    all their rounds' costs; the ranges are over the rounds. A column a file lacks (written before
+    the column was) shows as "—"."""
     first = runs[0]
     print(f"device: {first['device']}, torch {first['torch']}, triton {first['triton']}\n")
     processes, round_count = len(runs), first["rounds"]
     print(f"{processes} process{'es' if processes > 1 else ''} × {round_count} round{'s' if round_count > 1 else ''}; "
           f"each time is the median of all their do_bench samples\n")
-    print("| bench | b | yirage (µs) | PyTorch eager (µs) | torch.compile (µs) | floor (µs) | "
-          "goal (µs) | vs eager | vs compile | rel. error vs fp32 | rounds' range: yirage / eager / compile |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    rates = None
+    if all("rates" in run for run in runs):
+        rates = {k: statistics.median(run["rates"][k] for run in runs) for k in ("copy", "matmul")}
+        print(f"Floors on this card: the bytes over its measured copy rate, {rates['copy'] / 1e12:.2f} TB/s, or the "
+              f"FLOPs over its float16 matmul rate, {rates['matmul'] / 1e12:.0f} TFLOP/s, whichever is larger; the "
+              f"goal max(2 × floor, floor + 5 µs)\n")
+    else:
+        print("Floors: an H100's (../shared/benchmarks/README.md; these files do not have their card's rates)\n")
+    print("| bench | b | yirage (µs) | PyTorch eager (µs) | torch.compile (µs) | torch.compile reduce-overhead (µs) | "
+          "floor (µs) | goal (µs) | vs eager | vs compile | vs reduce-overhead | rel. error vs fp32 | "
+          "rounds' range: yirage / eager / compile / reduce-overhead |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     in_stream, by_place = [], []  # the second and third tables' lines
     for row, name, b in ROWS:
         measured = [run["rows"][row] for run in runs if row in run["rows"]]
@@ -278,33 +324,44 @@ def report(runs):
             continue
         failed = [m["failed"] for m in measured if "failed" in m]
         if failed:
-            print(f"| {name} | {b} | ({failed[0]}) ||||||||")
+            print(f"| {name} | {b} | ({failed[0]}) |||||||||||")
             continue
-        rounds = {c: [r for m in measured for r in m["do_bench"][c]] for c in COLUMNS}
-        costs = {c: [r for m in measured for r in m["stream"][c]] for c in COLUMNS}
-        t_yirage, t_eager, t_compile = (statistics.median(t for r in rounds[c] for t in r) for c in COLUMNS)
-        s_yirage, s_eager, s_compile = (statistics.median(costs[c]) for c in COLUMNS)
-        in_stream.append(f"| {name} | {b} | {s_yirage:.1f} | {s_eager:.1f} | {s_compile:.1f} | "
-                         f"{ratio(s_eager, s_yirage)} | {ratio(s_compile, s_yirage)} | " +
-                         " / ".join(f"{min(costs[c]):.1f}–{max(costs[c]):.1f}" for c in COLUMNS) + " |")
-        by_place.append(f"| {name} | {b} | " + " | ".join(place_medians(measured, c) for c in COLUMNS) + " |")
-        round_medians = [[statistics.median(r) for r in rounds[c]] for c in COLUMNS]
-        spread = " / ".join(f"{min(m):.1f}–{max(m):.1f}" for m in round_medians)
-        floor = BENCHMARKS[name][2][b]
+        present = [c for c in COLUMNS if all(c in m["do_bench"] for m in measured)]
+        rounds = {c: [r for m in measured for r in m["do_bench"][c]] for c in present}
+        costs = {c: [r for m in measured for r in m["stream"][c]] for c in present}
+        t = {c: statistics.median(x for r in rounds[c] for x in r) for c in present}
+        s = {c: statistics.median(costs[c]) for c in present}
+
+        def cell(figures, c, form="{:.1f}"):
+            return form.format(figures[c]) if c in figures else "—"
+
+        def versus(figures, c):
+            return ratio(figures[c], figures["yirage"]) if c in figures else "—"
+
+        in_stream.append(f"| {name} | {b} | " + " | ".join(cell(s, c) for c in COLUMNS) + " | " +
+                         " | ".join(versus(s, c) for c in COLUMNS[1:]) + " | " +
+                         " / ".join(f"{min(costs[c]):.1f}–{max(costs[c]):.1f}" if c in costs else "—"
+                                    for c in COLUMNS) + " |")
+        by_place.append(f"| {name} | {b} | " +
+                        " | ".join(place_medians(measured, c) if c in present else "—" for c in COLUMNS) + " |")
+        spread = " / ".join(f"{min(statistics.median(r) for r in rounds[c]):.1f}–"
+                            f"{max(statistics.median(r) for r in rounds[c]):.1f}" if c in rounds else "—"
+                            for c in COLUMNS)
+        floor = floor_us(measured[0], rates, name, b)
         goal = max(2 * floor, floor + 5)
         error = max(e for m in measured for e in m["errors"]["yirage"])
-        print(f"| {name} | {b} | {t_yirage:.1f} | {t_eager:.1f} | {t_compile:.1f} | {floor} | {goal:.1f} | "
-              f"{t_eager / t_yirage:.2f}x | {t_compile / t_yirage:.2f}x | {error:.2e} | {spread} |")
+        print(f"| {name} | {b} | " + " | ".join(cell(t, c) for c in COLUMNS) + f" | {floor:.1f} | {goal:.1f} | " +
+              " | ".join(versus(t, c) for c in COLUMNS[1:]) + f" | {error:.2e} | {spread} |")
     print(f"\nIn a stream, after another kernel: the flush and the call less the flush alone, "
           f"µs (median of {STREAM_CALLS} calls a round, median of the rounds)\n")
-    print("| bench | b | yirage | PyTorch eager | torch.compile | vs eager | vs compile | "
-          "rounds' range: yirage / eager / compile |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| bench | b | yirage | PyTorch eager | torch.compile | reduce-overhead | vs eager | vs compile | "
+          "vs reduce-overhead | rounds' range: yirage / eager / compile / reduce-overhead |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(in_stream))
     print("\ndo_bench by the column's place in its round's order (µs, the median of all samples a "
           "column took in that place: what ran just before moves a figure)\n")
-    print("| bench | b | yirage: 1st / 2nd / 3rd | PyTorch eager | torch.compile |")
-    print("|---|---|---|---|---|")
+    print("| bench | b | yirage: 1st / 2nd / 3rd / 4th | PyTorch eager | torch.compile | reduce-overhead |")
+    print("|---|---|---|---|---|---|")
     print("\n".join(by_place))
 
 
@@ -318,7 +375,7 @@ def main():
             sys.exit("bench.py --report: name at least one file that YIRAGE_BENCH_SAMPLES wrote")
         report(runs)
         return
-    round_count = os.environ.get("YIRAGE_BENCH_ROUNDS", "6")
+    round_count = os.environ.get("YIRAGE_BENCH_ROUNDS", "8")
     if not round_count.isdigit() or int(round_count) < 1:
         sys.exit(f"bench.py: YIRAGE_BENCH_ROUNDS must be a whole number of at least 1, not {round_count!r}")
     round_count = int(round_count)
@@ -332,7 +389,7 @@ def main():
     y = Yirage(library, plugin)
     torch.manual_seed(0)
     run = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-           "rounds": round_count, "rows": {}}
+           "rounds": round_count, "rates": card_rates(), "rows": {}}
     flush = l2_flush_buffer()
     for row, name, b in ROWS:
         if not wanted or row in wanted:

@@ -12,7 +12,7 @@
 # environment: YIRAGE_BENCH_BUDGET (search seconds per graph, default 60), YIRAGE_BENCH_ROWS
 #   (the rows to run, e.g. "gqa gqa_b8"; default all), YIRAGE_BENCH_STAGE ("search": only the
 #   searches; default both), YIRAGE_BENCH_ROUNDS (bench.py's
-#   alternating timing rounds, default 6), YIRAGE_BENCH_PROCESSES (bench.py runs in that many
+#   alternating timing rounds, default 8), YIRAGE_BENCH_PROCESSES (bench.py runs in that many
 #   processes, one after another, and the tables pool them all: a kernel's do_bench figure moves
 #   with the process it runs in; default 3).
 set -euo pipefail

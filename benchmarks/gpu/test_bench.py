@@ -31,30 +31,35 @@ def bench():
                 sys.modules[name] = module
 
 
-def test_each_column_takes_each_place_equally_often_in_six_rounds(bench):
-    orders = [bench.rotated(bench.COLUMNS, i) for i in range(6)]
-    assert orders[0] == ["yirage", "eager", "compile"]
-    assert orders[1] == ["eager", "compile", "yirage"]
+def test_each_column_takes_each_place_equally_often_in_eight_rounds(bench):
+    orders = [bench.rotated(bench.COLUMNS, i) for i in range(8)]
+    assert orders[0] == ["yirage", "eager", "compile", "cudagraphs"]
+    assert orders[1] == ["eager", "compile", "cudagraphs", "yirage"]
     for column in bench.COLUMNS:
         places = [order.index(column) for order in orders]
-        assert sorted(places) == [0, 0, 1, 1, 2, 2]
+        assert sorted(places) == [0, 0, 1, 1, 2, 2, 3, 3]
 
 
-def measured(bench, first_place_extra):
-    """Six rounds of ntrans at b = 8 where every column measures 5 µs (yirage), 60 (eager) or 6
-    (compile), plus `first_place_extra` in the rounds it is timed first."""
-    base = {"yirage": 5.0, "eager": 60.0, "compile": 6.0}
-    orders = [bench.rotated(bench.COLUMNS, i) for i in range(6)]
-    do_bench = {c: [] for c in bench.COLUMNS}
+def measured(bench, first_place_extra, columns=None):
+    """Eight rounds of ntrans at b = 8 where every column measures 5 µs (yirage), 60 (eager), 6
+    (compile) or 4 (cudagraphs), plus `first_place_extra` in the rounds it is timed first; its
+    bytes and FLOPs as bench.py records them."""
+    columns = list(columns or bench.COLUMNS)
+    base = {"yirage": 5.0, "eager": 60.0, "compile": 6.0, "cudagraphs": 4.0}
+    orders = [bench.rotated(columns, i) for i in range(8)]
+    do_bench = {c: [] for c in columns}
     for order in orders:
         for place, column in enumerate(order):
             do_bench[column].append([base[column] + (first_place_extra if place == 0 else 0.0)] * 5)
-    return {"errors": {"yirage": [2e-4] * 6}, "orders": orders, "do_bench": do_bench,
-            "stream": {c: [base[c] / 2] * 6 for c in bench.COLUMNS}}
+    return {"errors": {"yirage": [2e-4] * 8}, "orders": orders, "do_bench": do_bench,
+            "stream": {c: [base[c] / 2] * 8 for c in columns}, "bytes": 4 * 64 * 4096 * 2, "flops": 0}
 
 
-def run_of(rows):
-    return {"device": "stand-in", "torch": "t", "triton": "t", "rounds": 6, "rows": rows}
+def run_of(rows, rates=None):
+    run = {"device": "stand-in", "torch": "t", "triton": "t", "rounds": 8, "rows": rows}
+    if rates:
+        run["rates"] = rates
+    return run
 
 
 def table_line(text, table, row):
@@ -64,17 +69,22 @@ def table_line(text, table, row):
 
 
 def test_report_pools_processes_and_splits_by_place(bench, capsys):
-    runs = [run_of({"ntrans_b8": measured(bench, 0.9)}),
-            run_of({"ntrans_b8": measured(bench, 0.9), "gqa": {"failed": "compile failed: stand-in"}})]
+    rates = {"copy": 2.0e12, "matmul": 500e12}
+    runs = [run_of({"ntrans_b8": measured(bench, 0.9)}, rates),
+            run_of({"ntrans_b8": measured(bench, 0.9), "gqa": {"failed": "compile failed: stand-in"}}, rates)]
     bench.report(runs)
     text = capsys.readouterr().out
-    assert "2 processes × 6 rounds" in text
-    # A third of each column's samples are 0.9 higher: the pooled median is the lower value.
-    assert table_line(text, 0, "| ntrans | 8 |").startswith("| ntrans | 8 | 5.0 | 60.0 | 6.0 | 0.7 | 5.7 |")
+    assert "2 processes × 8 rounds" in text
+    assert "copy rate, 2.00 TB/s" in text
+    # A quarter of each column's samples are 0.9 higher: the pooled median is the lower value.
+    # The floor: 4 tensors of 64 × 4096 float16 over 2 TB/s, 1.05 µs.
+    assert table_line(text, 0, "| ntrans | 8 |").startswith(
+        "| ntrans | 8 | 5.0 | 60.0 | 6.0 | 4.0 | 1.0 | 6.0 | 12.00x | 1.20x | 0.80x |")
     assert "| gqa | 1 | (compile failed: stand-in)" in text
-    assert table_line(text, 1, "| ntrans | 8 |").startswith("| ntrans | 8 | 2.5 | 30.0 | 3.0 |")
+    assert table_line(text, 1, "| ntrans | 8 |").startswith("| ntrans | 8 | 2.5 | 30.0 | 3.0 | 2.0 |")
     assert table_line(text, 2, "| ntrans | 8 |") == \
-        "| ntrans | 8 | 5.90 / 5.00 / 5.00 | 60.90 / 60.00 / 60.00 | 6.90 / 6.00 / 6.00 |"
+        "| ntrans | 8 | 5.90 / 5.00 / 5.00 / 5.00 | 60.90 / 60.00 / 60.00 / 60.00 | " \
+        "6.90 / 6.00 / 6.00 / 6.00 | 4.90 / 4.00 / 4.00 / 4.00 |"
 
 
 def test_report_of_files_written_before_the_order_turned(bench, capsys):
@@ -82,7 +92,17 @@ def test_report_of_files_written_before_the_order_turned(bench, capsys):
     del old["orders"]
     bench.report([run_of({"ntrans_b8": old})])
     assert table_line(capsys.readouterr().out, 2, "| ntrans | 8 |") == \
-        "| ntrans | 8 | — / — / — | — / — / — | — / — / — |"
+        "| ntrans | 8 | — / — / — / — | — / — / — / — | — / — / — / — | — / — / — / — |"
+
+
+def test_report_of_files_without_the_cuda_graph_column_or_the_card(bench, capsys):
+    old = measured(bench, 0.0, columns=("yirage", "eager", "compile"))
+    del old["bytes"], old["flops"]
+    bench.report([run_of({"ntrans_b8": old})])
+    text = capsys.readouterr().out
+    assert "Floors: an H100's" in text
+    assert table_line(text, 0, "| ntrans | 8 |").startswith(
+        "| ntrans | 8 | 5.0 | 60.0 | 6.0 | — | 0.7 | 5.7 | 12.00x | 1.20x | — |")
 
 
 def test_report_from_the_command_line(bench, tmp_path):

@@ -1,7 +1,8 @@
-// yirage-cuda-cost-features [--target cpu[:THREADS]] GRAPH...: for each graph file, the cost model's
-// estimate on an H100 as the search computes it through the CUDA plugin (its loop waits
-// included), or with --target cpu on this host as the CPU plugin's search computes it on THREADS
-// threads (default the host's cores; the plugin gives no loop waits), kernel by kernel, as one
+// yirage-cuda-cost-features [--target NAME|FILE.json|cpu[:THREADS]] GRAPH...: for each graph file,
+// the cost model's estimate on an H100 (or the built-in GPU target NAME, or the target in a JSON
+// file) as the search computes it through the CUDA plugin (its loop waits included), or with
+// --target cpu on this host as the CPU plugin's search computes it on THREADS threads (default
+// the host's cores; the plugin gives no loop waits), kernel by kernel, as one
 // JSON object per line; on stderr, each customized kernel the CUDA generator refuses (the plugin's
 // supports() would, and the search drops the candidate) and why. A study tool (benchmarks/models/cost_model.py): it
 // lets the model be compared with the candidates a search measured on the device, here, without the device.
@@ -46,15 +47,36 @@ std::optional<int64_t> cuda_loop_waits(const KernelGraph &graph, size_t op, cons
   }
 }
 
+// The target of `--target NAME`: a built-in one's name (h100, h200, …), a target JSON file, or
+// cpu[:THREADS].
+targets::TargetProperties target_named(const std::string &name) {
+  if (name.rfind("cpu", 0) == 0) {
+    const int64_t threads = name.size() > 4 && name[3] == ':' ? std::atoll(name.c_str() + 4) : 0;
+    return targets::cpu_target_on_threads(targets::host_cpu_target(), threads);
+  }
+  if (name.size() > 5 && name.substr(name.size() - 5) == ".json") {
+    std::ifstream in(name);
+    if (!in) throw Error(ErrorCode::kNotFound, "cannot read " + name);
+    return targets::target_from_json(std::string((std::istreambuf_iterator<char>(in)), {}));
+  }
+  return targets::builtin_target(name);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
-  const bool cpu = argc > 2 && std::string(argv[1]) == "--target" && std::string(argv[2]).rfind("cpu", 0) == 0;
-  const int64_t threads = cpu && argv[2][3] == ':' ? std::atoll(argv[2] + 4) : 0;
-  targets::TargetProperties target =
-      cpu ? targets::cpu_target_on_threads(targets::host_cpu_target(), threads) : targets::builtin_target("h100");
-  if (!cpu) target.loop_iteration_seconds = codegen::kCudaLoopIterationSeconds;
-  for (int i = cpu ? 3 : 1; i < argc; ++i) {
+  const bool named = argc > 2 && std::string(argv[1]) == "--target";
+  targets::TargetProperties target;
+  try {
+    target = target_named(named ? argv[2] : "h100");
+  } catch (const Error &e) {
+    std::fprintf(stderr, "yirage-cuda-cost-features: %s\n", e.what());
+    return 2;
+  }
+  const bool cpu = target.kind == targets::TargetKind::kCpu;
+  // What the CUDA plugin reports, unless a target file says otherwise (a study of the model).
+  if (!cpu && target.loop_iteration_seconds == 0) target.loop_iteration_seconds = codegen::kCudaLoopIterationSeconds;
+  for (int i = named ? 3 : 1; i < argc; ++i) {
     const char *path = argv[i];
     const search::LoopWaits waits =
         cpu ? search::LoopWaits()
