@@ -1,6 +1,6 @@
 #!/bin/bash
 # Collects what benchmarks/gpu/run.sh needs on a GPU machine that has neither Z3 nor flatbuffers:
-# the CLI, libyirage and the CUDA, OpenCL, Vulkan and HIP plugins from BUILD, and the shared
+# the CLI, libyirage and the CUDA, CPU, OpenCL, Vulkan and HIP plugins from BUILD, and the shared
 # libraries they use.
 # usage: benchmarks/gpu/bundle.sh BUILD BUNDLE
 set -euo pipefail
@@ -10,6 +10,10 @@ cp "$build/tools/yirage/yirage" "$bundle/bin/"
 cp -L "$build/src/libyirage.so.1" "$bundle/lib/"
 cp "$build/backends/cuda/libyirage-backend-cuda.so" "$build/conformance/yirage-conformance" "$bundle/"
 # The OpenCL plugin too, where it was built (benchmarks/gpu/opencl.sh).
+# The CPU plugin too (benchmarks/cpu/regions.py on the GPU machine's cores; it needs a C++ compiler there).
+if [ -f "$build/backends/cpu/libyirage-backend-cpu.so" ]; then
+  cp "$build/backends/cpu/libyirage-backend-cpu.so" "$bundle/"
+fi
 if [ -f "$build/backends/opencl/libyirage-backend-opencl.so" ]; then
   cp "$build/backends/opencl/libyirage-backend-opencl.so" "$bundle/"
 fi

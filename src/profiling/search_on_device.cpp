@@ -37,11 +37,15 @@ search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits es
   };
 }
 
-bool worth_grouping(const KernelGraph &grouped, double apart_seconds, double launch_overhead_seconds) {
-  int64_t launches_saved = 0;
-  for (size_t i : serialize::kernel_operators(grouped))
-    launches_saved += grouped.operators()[i].attributes.launch_with_next;
-  return apart_seconds <= kGroupingWorth * static_cast<double>(launches_saved) * launch_overhead_seconds;
+int64_t launches_saved(const KernelGraph &grouped) {
+  int64_t saved = 0;
+  for (size_t i : serialize::kernel_operators(grouped)) saved += grouped.operators()[i].attributes.launch_with_next;
+  return saved;
+}
+
+bool worth_grouping(size_t kernels, double apart_seconds, double launch_overhead_seconds) {
+  const double saved = kernels > 0 ? static_cast<double>(kernels - 1) : 0.0;
+  return saved > 0 && apart_seconds <= kGroupingWorth * saved * launch_overhead_seconds;
 }
 
 std::string measured_by(const runtime::Plugin &plugin, int32_t device) {
@@ -81,8 +85,12 @@ void profile_on_device(search::SearchOptions &options, const runtime::Plugin &pl
       search::Measured apart = measured(candidate);
       // Kernels the device takes as one program: that form is measured too, and kept if faster.
       if (!apart.correct) return apart;
+      // (Asked only where even one program for every kernel could be worth it.)
+      if (!worth_grouping(serialize::kernel_operators(candidate).size(), apart.seconds, launch_overhead)) {
+        return apart;
+      }
       std::optional<KernelGraph> grouped = runtime::with_operator_groups(*p, device, candidate);
-      if (!grouped || !worth_grouping(*grouped, apart.seconds, launch_overhead)) return apart;
+      if (!grouped || !worth_grouping(launches_saved(*grouped) + 1, apart.seconds, launch_overhead)) return apart;
       search::Measured together = measured(*grouped);
       util::log_line(util::LogLevel::kDebug,
                      "profile: kernels apart " + std::to_string(apart.seconds * 1e6) + " us, as one program " +

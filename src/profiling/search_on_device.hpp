@@ -32,12 +32,15 @@ search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits es
 std::optional<int64_t> checked_loop_waits(const std::string &source, int64_t answer, int64_t range);
 
 // Whether the profiler measures a candidate's grouped form (runtime::with_operator_groups) too:
-// running kernels as one program saves at most a launch for each operator marked to run with the
-// next, so it is measured only where those launches are at least 1 / kGroupingWorth of the time
-// the candidate took apart (the target's launch overhead each). Elsewhere its best case is lost
-// in the noise, and each form measured costs a compile.
+// running `kernels` kernels as one program saves at most kernels − 1 launches, so it is measured
+// only where those launches are at least 1 / kGroupingWorth of the time the candidate took apart
+// (the target's launch overhead each). Elsewhere its best case is lost in the noise, and each
+// form measured costs a compile. Asked first of all the candidate's kernels, then of the launches
+// its grouped form saves (launches_saved + 1).
 inline constexpr double kGroupingWorth = 20;
-bool worth_grouping(const KernelGraph &grouped, double apart_seconds, double launch_overhead_seconds);
+bool worth_grouping(size_t kernels, double apart_seconds, double launch_overhead_seconds);
+// The operators of `grouped` marked to run with the next kernel.
+int64_t launches_saved(const KernelGraph &grouped);
 
 // Who measures on device `device` of `plugin`: its name, version, file (path, size, time) and the
 // device's index and name; names the search cache's profiled answers (SearchOptions::measured_by).

@@ -81,13 +81,15 @@ std::optional<serialize::GroupProgram> accepted_group(const Plugin &plugin, int3
 }
 
 // The program running the kernel operators from kernels[k] on that launch_with_next chains
-// (views that alias their input break the chain) as one, where the device takes it; nullopt where
-// no chain starts there or the device runs it apart.
+// (views that alias their input break the chain; at most kMaxGroupOperators, the rest chained on
+// from there) as one, where the device takes it; nullopt where no chain starts there or the
+// device runs it apart.
 std::optional<serialize::GroupProgram> chained_group(const Plugin &plugin, int32_t device, const KernelGraph &graph,
                                                      const serialize::GraphReaders &readers,
                                                      const std::vector<size_t> &kernels, size_t k) {
   size_t count = 1;
-  while (k + count < kernels.size() && graph.operators()[kernels[k + count - 1]].attributes.launch_with_next &&
+  while (count < kMaxGroupOperators && k + count < kernels.size() &&
+         graph.operators()[kernels[k + count - 1]].attributes.launch_with_next &&
          !aliases_its_input(graph, graph.operators()[kernels[k + count]])) {
     ++count;
   }
@@ -120,15 +122,27 @@ std::optional<KernelGraph> with_operator_groups(const Plugin &plugin, int32_t de
   KernelGraph grouped = graph;
   for (size_t i : kernels) grouped.set_launch_with_next(i, false);
   const auto aliases = [&](size_t k) { return aliases_its_input(graph, graph.operators()[kernels[k]]); };
+  const auto accepted = [&](size_t first, size_t last) {
+    const std::vector<size_t> ops(kernels.begin() + static_cast<std::ptrdiff_t>(first),
+                                  kernels.begin() + static_cast<std::ptrdiff_t>(last + 1));
+    return accepted_group(plugin, device, graph, ops, readers).has_value();
+  };
   bool any = false;
   for (size_t first = 0; first + 1 < kernels.size();) {
-    // The longest run from `first` the device takes: grown one operator at a time.
+    if (aliases(first)) {
+      ++first;
+      continue;
+    }
+    // The run up to the next view that aliases its input, whole where the device takes it (one
+    // question: the CPU takes any), else grown one operator at a time from a pair (CUDA takes a
+    // pair at most) until the device declines.
+    size_t end = first;
+    while (end + 1 < kernels.size() && end + 1 < first + kMaxGroupOperators && !aliases(end + 1)) ++end;
     size_t last = first;
-    while (last + 1 < kernels.size() && !aliases(first) && !aliases(last + 1)) {
-      const std::vector<size_t> ops(kernels.begin() + static_cast<std::ptrdiff_t>(first),
-                                    kernels.begin() + static_cast<std::ptrdiff_t>(last + 2));
-      if (!accepted_group(plugin, device, graph, ops, readers)) break;
-      ++last;
+    if (end > first && accepted(first, end)) {
+      last = end;
+    } else {
+      while (last + 1 < end && accepted(first, last + 1)) ++last;
     }
     for (size_t k = first; k < last; ++k) grouped.set_launch_with_next(kernels[k], true);
     any = any || last > first;

@@ -52,11 +52,17 @@ void check_buildable(const Plugin &plugin, int32_t device, const KernelGraph &gr
 // reads the answer for the search.
 int64_t backend_loop_waits(const Plugin &plugin, int32_t device, const serialize::KernelProgram &program);
 
+// The most operators one program holds: a longer run of operators marked to run as one is cut
+// into programs of at most this many. A program's compile grows with its operators (the CPU's
+// C++ takes seconds for a few hundred) while the launches it saves are a few microseconds each.
+inline constexpr size_t kMaxGroupOperators = 16;
+
 // `graph` with runs of consecutive kernel operators that device `device` takes as one program
 // marked launch_with_next (plugin ABI 1.4: the device says it takes operator groups, and its
 // supports() takes the run): from the first kernel on, each run as long as the device takes it
-// (grown one operator at a time; views that alias their input run in none), the next starting
-// after it. nullopt where it takes none. The search measures both forms.
+// (the whole run up to the next view that aliases its input or kMaxGroupOperators, else grown
+// one operator at a time; such views run in none), the next starting after it. nullopt where it takes none. The search
+// measures both forms.
 std::optional<KernelGraph> with_operator_groups(const Plugin &plugin, int32_t device, const KernelGraph &graph);
 
 struct CompileStats {

@@ -775,6 +775,24 @@ TEST(CpuPlugin, RunsOperatorsMarkedAsOneProgramAsOne) {
   EXPECT_EQ(serialize::kernel_program_to_bytes(serialize::make_kernel_program(*grouped, 2)),
             serialize::kernel_program_to_bytes(serialize::make_kernel_program(g, 2)));
 
+  // A longer run: programs of at most kMaxGroupOperators.
+  KernelGraph chain;
+  TensorId y = chain.new_input({4, 6}, DType::kFloat32);
+  for (int i = 0; i < 20; ++i) y = chain.unary(OpKind::kNeg, y);
+  chain.mark_output(y);
+  const std::optional<KernelGraph> chained = runtime::with_operator_groups(*plugin, 0, chain);
+  ASSERT_TRUE(chained.has_value());
+  std::vector<size_t> unmarked;
+  for (size_t i = 1; i <= 20; ++i) {
+    if (!chained->operators()[i].attributes.launch_with_next) unmarked.push_back(i);
+  }
+  EXPECT_EQ(unmarked, (std::vector<size_t>{runtime::kMaxGroupOperators, 20}));
+  for (size_t i = 1; i < 20; ++i) chain.set_launch_with_next(i, true);  // one run of 20 marked
+  const CompiledGraph cut(*plugin, 0, chain);
+  EXPECT_EQ(cut.stats().kernels, 2);
+  EXPECT_EQ(cut.stats().grouped_operators, 20);
+  expect_correct(*plugin, chain, "a run of 20 operators marked as one program");
+
   KernelGraph viewed;
   const TensorId r = viewed.reshape(viewed.unary(OpKind::kExp, viewed.new_input({4, 6}, DType::kFloat32)), {6, 4});
   viewed.mark_output(viewed.unary(OpKind::kNeg, r));
@@ -793,12 +811,16 @@ TEST(Profiling, MeasuresGroupedFormsWhereLaunchesMatter) {
   KernelGraph g;
   const TensorId e = g.unary(OpKind::kExp, g.new_input({4, 6}, DType::kFloat32));
   g.mark_output(g.unary(OpKind::kExp, g.unary(OpKind::kNeg, e)));
+  EXPECT_EQ(profiling::launches_saved(g), 0);
   g.set_launch_with_next(1, true);
-  EXPECT_TRUE(profiling::worth_grouping(g, 100e-6, 5e-6));
-  EXPECT_FALSE(profiling::worth_grouping(g, 101e-6, 5e-6));
-  g.set_launch_with_next(2, true);  // two launches saved
-  EXPECT_TRUE(profiling::worth_grouping(g, 200e-6, 5e-6));
-  EXPECT_FALSE(profiling::worth_grouping(g, 201e-6, 5e-6));
+  EXPECT_EQ(profiling::launches_saved(g), 1);
+  g.set_launch_with_next(2, true);
+  EXPECT_EQ(profiling::launches_saved(g), 2);
+  EXPECT_TRUE(profiling::worth_grouping(2, 100e-6, 5e-6));  // one launch saved
+  EXPECT_FALSE(profiling::worth_grouping(2, 101e-6, 5e-6));
+  EXPECT_TRUE(profiling::worth_grouping(3, 200e-6, 5e-6));  // two
+  EXPECT_FALSE(profiling::worth_grouping(3, 201e-6, 5e-6));
+  EXPECT_FALSE(profiling::worth_grouping(1, 1e-9, 5e-6));  // nothing to save
 }
 
 // A graph of several kernels run twice on one buffer set is recorded and replayed from then on
