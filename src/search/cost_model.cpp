@@ -39,6 +39,18 @@ double cpu_cycles_per_second(const targets::TargetProperties &t) {
   return t.peak_flops_float32 / static_cast<double>(t.compute_units * t.warp_width * 4);
 }
 
+// A CPU matmul reading B in place (a µGraph's tile read through a view, or a kernel-level product
+// of fewer rows than a block's, which the generated loop runs) walks `rows` of B's rows (k) side
+// by side, a page apart: past the hardware prefetcher's few dozen streams and the TLB's reach, it
+// waits on DRAM. Its B's DRAM bytes count this many times. Measured on decode products: a µGraph
+// reading 128 rows an iteration took 1.3-1.7x the time of 16 rows, and the kernel-level product
+// (all k = 4096 rows) 1.3-2.9x the time of the best µGraph on the same bytes
+// (benchmarks/cpu/README.md); the exponent is fitted on the saved candidates (0.4 to 0.6 rank
+// them the same; 0.3, fitted on the µGraphs alone, ranked the kernel-level products first).
+double cpu_rows_walk(double rows) {
+  return std::pow(std::max(1.0, rows / 32), 0.4);
+}
+
 // On a CPU target, a matmul's micro-kernel cycles, and the reads of B beyond `counted` bytes
 // already charged for it (B read in place, once per block of A's rows): to DRAM where B does not
 // fit a core's cache.
@@ -163,6 +175,7 @@ KernelCost predefined_kernel(const KernelGraph &g, const Operator &op, const tar
     const Tensor &a = g.tensor(op.inputs[0]), &b = g.tensor(op.inputs[1]), &out = g.tensor(op.outputs.at(0));
     gemm = cpu_kernel_product_gemm(out.dims[out.dims.size() - 2], a.dims.back(), a.dtype != DType::kFloat32,
                                    b.dtype != DType::kFloat32, out.dtype != DType::kFloat32);
+    if (!gemm) c.dram_bytes += (cpu_rows_walk(static_cast<double>(a.dims.back())) - 1) * bytes_of(b);
   }
   add_flops(g, op, 1, t, c, gemm,
             op.kind == OpKind::kMatmul ? std::optional<double>(bytes_of(g.tensor(op.inputs[1]))) : std::nullopt);
@@ -243,15 +256,11 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
       const double exact = bytes_of(tile) * blocks * (tile.phase == LoopPhase::kPerIteration ? iterations : 1);
       const double loads = exact * rounded(t.cache_line()), from_memory = rounded(t.memory_access());
       const double unique = bytes_of(whole), rereads = std::max(0.0, exact - unique);
-      // A CPU matmul reading its B tile in place walks the tile's rows (k) side by side, a page
-      // apart: past the hardware prefetcher's few dozen streams and the TLB's reach, it waits on
-      // DRAM. Measured on decode products: 128 rows an iteration took 1.3-1.7x the time of 16
-      // (benchmarks/cpu/README.md); the exponent is fitted (0.2 to 0.5 rank the same).
       double streams = 1;
       if (in_place[static_cast<size_t>(bop.outputs[0])]) {
         in_place_loads[bop.outputs[0]] = loads;
         if (tile.dims.size() >= 2 && read_as_b(bop.outputs[0])) {
-          streams = std::pow(std::max(1.0, static_cast<double>(tile.dims[tile.dims.size() - 2]) / 32), 0.3);
+          streams = cpu_rows_walk(static_cast<double>(tile.dims[tile.dims.size() - 2]));
         }
       }
       c.dram_bytes += unique * from_memory * streams;

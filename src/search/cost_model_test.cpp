@@ -425,7 +425,21 @@ TEST(CostModel, CpuInPlaceTilesOfManyRowsWaitOnMemory) {
     return estimate_cost(g, test_cpu()).kernels.at(0).dram_bytes;
   };
   const double weights = 4.0 * 4096 * 4096;
-  EXPECT_NEAR(product(32) - product(256), weights * (std::pow(4.0, 0.3) - 1), 1.0);
+  EXPECT_NEAR(product(32) - product(256), weights * (std::pow(4.0, 0.4) - 1), 1.0);
+}
+
+// A kernel-level decode product (fewer rows than a block's: the generated loop, not the
+// small-GEMM) walks all k rows of B's column blocks side by side, as an in-place tile of k rows;
+// one of a block's rows or more goes to the small-GEMM and is charged B once.
+TEST(CostModel, CpuKernelLevelDecodeProductsWaitOnMemory) {
+  const auto product = [](int64_t rows) {
+    KernelGraph g;
+    g.mark_output(g.matmul(g.new_input({rows, 4096}, DType::kFloat32), g.new_input({4096, 1024}, DType::kFloat32)));
+    return estimate_cost(g, test_cpu()).kernels.at(0).dram_bytes;
+  };
+  const double weights = 4.0 * 4096 * 1024;
+  EXPECT_NEAR(product(8), weights * std::pow(4096.0 / 32, 0.4) + 4.0 * 8 * (4096 + 1024), 1.0);
+  EXPECT_NEAR(product(16), weights + 4.0 * 16 * (4096 + 1024), 1.0);
 }
 
 }  // namespace

@@ -21,8 +21,10 @@ namespace {
 // what the search enumerates or keeps changes (3: configurations first, and split loops summed on
 // a finer grid; 4: tiles of 2 and 4 matrix-unit heights, L2 re-reads at the blocks' share of L2,
 // one wait for a loop that only sums its tiles; 5: ragged tiles rounded up to whole 16s or 8s,
-// built by the CUDA plugin; 6: block products off the matrix unit's n priced as scalar code).
-constexpr int kSearchRevision = 7;
+// built by the CUDA plugin; 6: block products off the matrix unit's n priced as scalar code;
+// 7: kernels run as one program where faster; 8: the CPU's grouped forms, and its decode products
+// charged for walking B's rows).
+constexpr int kSearchRevision = 8;
 
 }  // namespace
 
