@@ -36,15 +36,25 @@ struct Shared {
   RegionBody body = nullptr;
   void *context = nullptr;
   std::atomic<int> failed{0};
+  // Set when the participant that stays has run the body: a participant that starts later has
+  // nothing to do.
+  std::atomic<bool> complete{false};
 };
 
 // One thread's run of the body: its share of each loop, its runtime (what the body's loops call)
-// and the phases it reached.
+// and the phases it reached. The participant that stays (item 0, which the launching thread
+// takes) runs every phase to its end; another one that would have to sleep until a phase ends
+// leaves instead (`departed`: its loops do nothing from then on, so that it walks out of the body
+// at once), since the region ends only when every participant that started has left the body,
+// and waking a sleeping thread would make it wait for the scheduler.
 struct Participant {
   Shared *shared;
   int64_t index;
-  uint32_t phase = 0;
+  bool stays;
+  bool alone;  // the region runs on its caller alone: each loop as one call of its task
   KernelRuntime runtime;
+  uint32_t phase = 0;
+  bool departed = false;
 };
 
 // Sets `state` to `opened` if it holds a phase before `number` (the first to arrive opens it).
@@ -62,7 +72,11 @@ void open(std::atomic<uint64_t> &state, uint32_t number, uint64_t opened) {
 void phase_for(void *self, int64_t count, int64_t grain, ThreadPool::Task task, void *context) {
   Participant &me = *static_cast<Participant *>(self);
   Shared &shared = *me.shared;
-  if (count <= 0) return;
+  if (count <= 0 || me.departed) return;
+  if (me.alone) {
+    task(context, 0, count);
+    return;
+  }
   grain = std::max<int64_t>(grain, 1);
   // The pool's cut (thread_pool.cpp), one chunk where it runs a loop on one thread.
   const auto chunks = static_cast<uint64_t>(
@@ -71,6 +85,13 @@ void phase_for(void *self, int64_t count, int64_t grain, ThreadPool::Task task, 
   const size_t slot = number % kPhaseSlots;
   std::atomic<uint64_t> &done = shared.done[slot].w;
   open(done, number, word(number, 0, 0));
+  // Every chunk is taken, or a later phase has the slot: wait for those others run, if any.
+  uint64_t w = 0;
+  const auto finished = [&] {
+    w = done.load(std::memory_order_acquire);
+    return number_of(w) != number || (w & 0xffffffffu) == chunks;
+  };
+  if (finished()) return;  // a participant that arrives late
   const auto threads = static_cast<uint64_t>(shared.threads);
   for (uint64_t k = 0; k < threads; ++k) {
     const uint64_t owner = (static_cast<uint64_t>(me.index) + k) % threads;
@@ -87,28 +108,29 @@ void phase_for(void *self, int64_t count, int64_t grain, ThreadPool::Task task, 
       c = claim.load(std::memory_order_acquire);
     }
   }
-  // Every chunk is taken: wait for those others run (or a later phase, which means this one ran).
-  uint64_t w = 0;
-  const auto finished = [&] {
-    w = done.load(std::memory_order_acquire);
-    return number_of(w) != number || (w & 0xffffffffu) == chunks;
-  };
   if (finished() || spin_until(finished)) return;
+  if (!me.stays) {
+    me.departed = true;
+    return;
+  }
   while (!finished()) done.wait(w, std::memory_order_acquire);
 }
 
-// A pool task: item i is participant i's run of the body (the pool gives thread i its item first).
+// A pool task: item i is participant i's run of the body (the pool gives thread i its item first,
+// the launching thread item 0), unless the region is complete by then. Every item at once: the
+// pool runs the region on its caller alone.
 void participate(void *context, int64_t begin, int64_t end) {
   Shared &shared = *static_cast<Shared *>(context);
-  for (int64_t index = begin; index < end; ++index) {
-    Participant me{&shared, index, 0, *shared.base};
-    me.runtime.parallel_for = phase_for;
-    me.runtime.pool = &me;
-    me.runtime.region = nullptr;
-    me.runtime.in_region = 1;
-    const int failed = shared.body(shared.context, &me.runtime);
-    if (failed != 0) shared.failed.fetch_or(failed, std::memory_order_relaxed);
-  }
+  if (shared.complete.load(std::memory_order_acquire)) return;
+  const bool alone = end - begin == shared.threads;
+  Participant me{&shared, begin, begin == 0 || alone, alone, *shared.base};
+  me.runtime.parallel_for = phase_for;
+  me.runtime.pool = &me;
+  me.runtime.region = nullptr;
+  me.runtime.in_region = 1;
+  const int failed = shared.body(shared.context, &me.runtime);
+  if (failed != 0) shared.failed.fetch_or(failed, std::memory_order_relaxed);
+  if (me.stays) shared.complete.store(true, std::memory_order_release);
 }
 
 }  // namespace
@@ -119,9 +141,8 @@ int run_region(const KernelRuntime *base, RegionBody body, void *context) {
   shared->base = base;
   shared->body = body;
   shared->context = context;
-  // One item a thread: each runs the body once (a thread that finishes early and takes a
-  // sleeping worker's item runs it again, finding every phase done; a region on the caller
-  // alone runs every item, the first doing all the work).
+  // One item a thread: each runs the body once, unless it starts after the body ran whole (a
+  // thread that finishes early may take a sleeping worker's item).
   pool.parallel_for(pool.threads(), 1, participate, shared.get());
   return shared->failed.load(std::memory_order_relaxed);
 }

@@ -5,14 +5,20 @@
 // the loop's last chunk is done.
 //
 // Every participant runs the same code, so it reaches the same loops in the same order with the
-// same sizes: the n-th loop it reaches is phase n for all. A phase's chunks are taken in order
-// from one counter; the first participant to reach a phase opens it. A participant that finds a
-// phase's chunks all taken waits until they have run (the operator after it reads what they
-// wrote), spinning a few microseconds, then sleeping. It never waits for a participant that has
-// not arrived: the chunks it waits for were taken by participants running them, so a worker that
-// the OS keeps off its core (a busy machine) costs its help, not the region's time, and the
-// launching thread alone runs a region whose workers never wake. A participant that arrives
-// late finds the phases before it done and skips them.
+// same sizes: the n-th loop it reaches is phase n for all. A participant takes the chunks of its
+// own share of a phase first (the same part of every loop of the same size, as the pool's
+// threads do), then what is left of the others'; the first to reach a phase opens it. Then it
+// waits until the phase's chunks have run (the operator after it reads what they wrote): it never
+// waits for a participant that has not arrived, since the chunks it waits for were taken by
+// participants running them. The launching thread (item 0 of the pool's job) stays to the end,
+// sleeping in a wait that outlasts the spin; another participant leaves the body instead (its
+// loops do nothing from then on), because the region ends only when every participant that
+// started has left the body, and one asleep would make the region wait for the scheduler to
+// wake it. So a worker that the OS keeps off its core costs its help (and one that finished
+// early leaves its help out of later loops), not the region's time; a participant that arrives
+// late finds the phases before it done and skips them, or the whole body done and does not run
+// it; and a region that finds the pool's workers busy runs on its caller alone, each loop in one
+// call.
 //
 // The body must not write memory outside its loops (the generated programs write only in
 // yr_parallel_for loops: cpu_source.hpp), since every participant runs what is outside them.

@@ -1,13 +1,14 @@
 // The parallel region of a program of several operators (parallel_region.hpp): every item of
 // every loop runs once, a loop starts only after the one before it has run (each reads what the
-// one before wrote), small loops run on one thread, more loops than the phases in flight, a
-// failed thread's result reaches the caller, and a region whose workers are busy runs on its
-// caller alone.
+// one before wrote), empty loops run nothing, small loops run as one chunk, more loops than the
+// phases in flight, threads that start late, a failed thread's result reaches the caller, and a
+// region whose workers are busy runs on its caller alone, each loop in one call.
 #include "parallel_region.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -23,25 +24,34 @@ void shared_loop(const KernelRuntime *rt, int64_t count, int64_t grain, const F 
 }
 
 // A chain of loops over one array: loop l adds 1 to each item and reads its neighbour as loop
-// l - 1 left it, so an item run before the loop before it ended sees a wrong neighbour.
+// l - 1 left it, so an item run before the loop before it ended sees a wrong neighbour. Between
+// loops, an empty one. `lag`: every thread but the caller starts its run of the body late, after
+// more loops than the phases in flight at once.
 struct Chain {
   int64_t items, loops, grain;
-  std::vector<std::atomic<int64_t>> value, runs;
-  std::atomic<int64_t> wrong{0};
+  std::vector<std::atomic<int64_t>> value, runs, calls;  // calls: a loop's task calls
+  std::atomic<int64_t> wrong{0}, bodies{0};
+  std::chrono::milliseconds lag{0};
+  std::thread::id caller = std::this_thread::get_id();
   Chain(int64_t items, int64_t loops, int64_t grain)
       : items(items),
         loops(loops),
         grain(grain),
         value(static_cast<size_t>(items)),
-        runs(static_cast<size_t>(items * loops)) {}
+        runs(static_cast<size_t>(items * loops)),
+        calls(static_cast<size_t>(loops)) {}
 };
 
 int chain_body(void *context, const KernelRuntime *rt) {
   auto &c = *static_cast<Chain *>(context);
   EXPECT_EQ(rt->in_region, 1);
   EXPECT_EQ(rt->region, nullptr);
+  c.bodies.fetch_add(1);
+  if (std::this_thread::get_id() != c.caller) std::this_thread::sleep_for(c.lag);
   for (int64_t l = 0; l < c.loops; ++l) {
+    shared_loop(rt, 0, 1, [&](int64_t, int64_t) { c.wrong.fetch_add(1); });  // runs nothing
     shared_loop(rt, c.items, c.grain, [&](int64_t begin, int64_t end) {
+      c.calls[static_cast<size_t>(l)].fetch_add(1);
       for (int64_t i = begin; i < end; ++i) {
         const int64_t neighbour = c.value[static_cast<size_t>((i + 1) % c.items)].load();
         // Loop l finds its neighbour at l (not yet run by this loop) or l + 1 (already run).
@@ -85,6 +95,20 @@ TEST(ParallelRegion, SmallLoopsRunOnOneThread) {
   const KernelRuntime rt = runtime_of(pool);
   for (int round = 0; round < 50; ++round) {
     Chain chain(3, 5, 100);  // fewer than 2 × grain: one chunk, one thread
+    ASSERT_EQ(run_region(&rt, chain_body, &chain), 0);
+    expect_chain_ran(chain, "round " + std::to_string(round));
+    for (const std::atomic<int64_t> &calls : chain.calls) ASSERT_EQ(calls.load(), 1) << "round " << round;
+  }
+}
+
+// Threads that start the body late (asleep when the region began, or kept off their cores) find
+// the loops before them done, more of them than the phases in flight at once, and skip them.
+TEST(ParallelRegion, ThreadsThatStartLateSkipWhatRan) {
+  ThreadPool pool(4);
+  const KernelRuntime rt = runtime_of(pool);
+  for (int round = 0; round < 5; ++round) {
+    Chain chain(640, 40, 8);
+    chain.lag = std::chrono::milliseconds(2);
     ASSERT_EQ(run_region(&rt, chain_body, &chain), 0);
     expect_chain_ran(chain, "round " + std::to_string(round));
   }
@@ -136,6 +160,8 @@ TEST(ParallelRegion, RunsOnItsCallerWhileTheWorkersAreBusy) {
   release.store(true);
   other.join();
   expect_chain_ran(chain, "busy workers");
+  EXPECT_EQ(chain.bodies.load(), 1);  // on the caller, once; each loop in one call
+  for (const std::atomic<int64_t> &calls : chain.calls) EXPECT_EQ(calls.load(), 1);
 }
 
 }  // namespace

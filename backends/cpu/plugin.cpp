@@ -312,6 +312,7 @@ OwnMemory take_own_memory(yirage_backend_executable_s &executable) {
     }
   }
   OwnMemory own;
+  own.reserve(executable.own_bytes.size());
   for (size_t bytes : executable.own_bytes) {
     own.emplace_back(std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64)), &std::free);
     if (own.back() == nullptr) {

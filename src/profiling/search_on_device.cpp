@@ -1,6 +1,8 @@
 #include "profiling/search_on_device.hpp"
 
+#include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 
@@ -43,9 +45,9 @@ int64_t launches_saved(const KernelGraph &grouped) {
   return saved;
 }
 
-bool worth_grouping(size_t kernels, double apart_seconds, double launch_overhead_seconds) {
-  const double saved = kernels > 0 ? static_cast<double>(kernels - 1) : 0.0;
-  return saved > 0 && apart_seconds <= kGroupingWorth * saved * launch_overhead_seconds;
+bool worth_grouping(size_t kernels, double apart_seconds, double launch_overhead_seconds, double fastest_seconds) {
+  const double saved = kernels > 0 ? static_cast<double>(kernels - 1) * launch_overhead_seconds : 0.0;
+  return saved > 0 && apart_seconds <= kGroupingWorth * saved && apart_seconds - saved < fastest_seconds;
 }
 
 std::string measured_by(const runtime::Plugin &plugin, int32_t device) {
@@ -72,7 +74,9 @@ void profile_on_device(search::SearchOptions &options, const runtime::Plugin &pl
   options.measure_for = [p, device, measure,
                          launch_overhead](const KernelGraph &against) -> search::SearchOptions::Measure {
     auto measurer = std::make_shared<runtime::Measurer>(*p, device, against, measure);
-    return [measurer, p, device, launch_overhead](const KernelGraph &candidate, runtime::Measurer::Deadline deadline) {
+    auto fastest = std::make_shared<std::atomic<double>>(INFINITY);  // of the correct ones measured
+    return [measurer, p, device, launch_overhead, fastest](const KernelGraph &candidate,
+                                                           runtime::Measurer::Deadline deadline) {
       auto measured = [&](const KernelGraph &graph) {
         const runtime::Measurement m = measurer->measure(graph, true, deadline);
         return search::Measured{m.correct,
@@ -85,12 +89,17 @@ void profile_on_device(search::SearchOptions &options, const runtime::Plugin &pl
       search::Measured apart = measured(candidate);
       // Kernels the device takes as one program: that form is measured too, and kept if faster.
       if (!apart.correct) return apart;
+      double before = fastest->load();
+      while (apart.seconds < before && !fastest->compare_exchange_weak(before, apart.seconds)) {
+      }
       // (Asked only where even one program for every kernel could be worth it.)
-      if (!worth_grouping(serialize::kernel_operators(candidate).size(), apart.seconds, launch_overhead)) {
+      const size_t kernels = serialize::kernel_operators(candidate).size();
+      if (!worth_grouping(kernels, apart.seconds, launch_overhead, before)) return apart;
+      std::optional<KernelGraph> grouped = runtime::with_operator_groups(*p, device, candidate);
+      if (!grouped ||
+          !worth_grouping(static_cast<size_t>(launches_saved(*grouped)) + 1, apart.seconds, launch_overhead, before)) {
         return apart;
       }
-      std::optional<KernelGraph> grouped = runtime::with_operator_groups(*p, device, candidate);
-      if (!grouped || !worth_grouping(launches_saved(*grouped) + 1, apart.seconds, launch_overhead)) return apart;
       search::Measured together = measured(*grouped);
       util::log_line(util::LogLevel::kDebug,
                      "profile: kernels apart " + std::to_string(apart.seconds * 1e6) + " us, as one program " +

@@ -32,13 +32,15 @@ search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits es
 std::optional<int64_t> checked_loop_waits(const std::string &source, int64_t answer, int64_t range);
 
 // Whether the profiler measures a candidate's grouped form (runtime::with_operator_groups) too:
-// running `kernels` kernels as one program saves at most kernels − 1 launches, so it is measured
-// only where those launches are at least 1 / kGroupingWorth of the time the candidate took apart
-// (the target's launch overhead each). Elsewhere its best case is lost in the noise, and each
-// form measured costs a compile. Asked first of all the candidate's kernels, then of the launches
-// its grouped form saves (launches_saved + 1).
+// running `kernels` kernels as one program saves at most kernels − 1 launches (the target's launch
+// overhead each), so it is measured only where those launches are at least 1 / kGroupingWorth of
+// the time the candidate took apart, and where taking them off could make it faster than
+// `fastest_seconds`, the fastest correct candidate measured before it (apart or grouped).
+// Elsewhere its best case is lost in the noise or cannot change the answer, and each form
+// measured costs a compile. Asked first of all the candidate's kernels, then of the launches its
+// grouped form saves (launches_saved + 1).
 inline constexpr double kGroupingWorth = 20;
-bool worth_grouping(size_t kernels, double apart_seconds, double launch_overhead_seconds);
+bool worth_grouping(size_t kernels, double apart_seconds, double launch_overhead_seconds, double fastest_seconds);
 // The operators of `grouped` marked to run with the next kernel.
 int64_t launches_saved(const KernelGraph &grouped);
 

@@ -806,7 +806,7 @@ TEST(CpuPlugin, RunsOperatorsMarkedAsOneProgramAsOne) {
 
 // The profiler measures a candidate's grouped form only where the launches it saves (one per
 // operator marked to run with the next, the target's launch overhead each) are at least a
-// twentieth of the time the candidate took apart.
+// twentieth of the time the candidate took apart, and could make it the fastest so far.
 TEST(Profiling, MeasuresGroupedFormsWhereLaunchesMatter) {
   KernelGraph g;
   const TensorId e = g.unary(OpKind::kExp, g.new_input({4, 6}, DType::kFloat32));
@@ -816,11 +816,15 @@ TEST(Profiling, MeasuresGroupedFormsWhereLaunchesMatter) {
   EXPECT_EQ(profiling::launches_saved(g), 1);
   g.set_launch_with_next(2, true);
   EXPECT_EQ(profiling::launches_saved(g), 2);
-  EXPECT_TRUE(profiling::worth_grouping(2, 100e-6, 5e-6));  // one launch saved
-  EXPECT_FALSE(profiling::worth_grouping(2, 101e-6, 5e-6));
-  EXPECT_TRUE(profiling::worth_grouping(3, 200e-6, 5e-6));  // two
-  EXPECT_FALSE(profiling::worth_grouping(3, 201e-6, 5e-6));
-  EXPECT_FALSE(profiling::worth_grouping(1, 1e-9, 5e-6));  // nothing to save
+  const double none = INFINITY;                                   // nothing measured before
+  EXPECT_TRUE(profiling::worth_grouping(2, 100e-6, 5e-6, none));  // one launch saved
+  EXPECT_FALSE(profiling::worth_grouping(2, 101e-6, 5e-6, none));
+  EXPECT_TRUE(profiling::worth_grouping(3, 200e-6, 5e-6, none));  // two
+  EXPECT_FALSE(profiling::worth_grouping(3, 201e-6, 5e-6, none));
+  EXPECT_FALSE(profiling::worth_grouping(1, 1e-9, 5e-6, none));  // nothing to save
+  // Only where it could beat the fastest candidate measured before it: 50 µs less 10 µs saved.
+  EXPECT_TRUE(profiling::worth_grouping(3, 50e-6, 5e-6, 40.5e-6));
+  EXPECT_FALSE(profiling::worth_grouping(3, 50e-6, 5e-6, 40e-6));
 }
 
 // A graph of several kernels run twice on one buffer set is recorded and replayed from then on

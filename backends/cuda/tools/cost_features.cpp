@@ -50,14 +50,17 @@ std::optional<int64_t> cuda_loop_waits(const KernelGraph &graph, size_t op, cons
 // The target of `--target NAME`: a built-in one's name (h100, h200, …), a target JSON file, or
 // cpu[:THREADS].
 targets::TargetProperties target_named(const std::string &name) {
-  if (name.rfind("cpu", 0) == 0) {
-    const int64_t threads = name.size() > 4 && name[3] == ':' ? std::atoll(name.c_str() + 4) : 0;
-    return targets::cpu_target_on_threads(targets::host_cpu_target(), threads);
-  }
   if (name.size() > 5 && name.substr(name.size() - 5) == ".json") {
     std::ifstream in(name);
     if (!in) throw Error(ErrorCode::kNotFound, "cannot read " + name);
     return targets::target_from_json(std::string((std::istreambuf_iterator<char>(in)), {}));
+  }
+  if (name == "cpu" || name.rfind("cpu:", 0) == 0) {
+    const std::string count = name.size() > 4 ? name.substr(4) : "0";
+    if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos || count.size() > 6) {
+      throw Error(ErrorCode::kInvalidArgument, "--target " + name + ": want cpu or cpu:THREADS");
+    }
+    return targets::cpu_target_on_threads(targets::host_cpu_target(), std::stoll(count));
   }
   return targets::builtin_target(name);
 }
