@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
 
   bad = h100;
   CHECK(yirage_target_builtin("tpu", &bad) == YIRAGE_ERROR_NOT_FOUND);
-  CHECK(strstr(yirage_last_error_message(), "(have: cpu, h100, a100, mi300x)") != NULL);
+  CHECK(strstr(yirage_last_error_message(), "(have: cpu, h100, h200, a100, mi300x)") != NULL);
   CHECK(bad.compute_units == 132); /* untouched */
   bad.struct_size = 16;
   EXPECT_INVALID(yirage_target_builtin("h100", &bad), "out_properties->struct_size 16");

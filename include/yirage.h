@@ -615,7 +615,7 @@ YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_graph_equivalent(const yirage_gr
  * Targets and cost estimates (docs/targets.md)
  *
  * What yirage knows about a device: the properties the search and the cost model use. Built-in
- * descriptions: "cpu" (this host, detected), "h100", "a100", "mi300x". Thread-safe.
+ * descriptions: "cpu" (this host, detected), "h100", "h200", "a100", "mi300x". Thread-safe.
  * ------------------------------------------------------------------------------------------- */
 
 typedef enum yirage_target_kind {

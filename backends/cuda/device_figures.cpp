@@ -4,9 +4,9 @@
 
 namespace yirage::cuda {
 
-DeviceFigures device_figures(int cc, int sms) {
+DeviceFigures device_figures(int cc, int sms, int64_t memory_bytes) {
   DeviceFigures f;
-  if (const std::optional<targets::TargetProperties> chip = targets::builtin_cuda_target(cc)) {
+  if (const std::optional<targets::TargetProperties> chip = targets::builtin_cuda_target(cc, memory_bytes)) {
     const double scale = static_cast<double>(sms) / static_cast<double>(chip->compute_units);
     f.memory_bandwidth = chip->memory_bandwidth;
     f.l2_bandwidth = chip->l2_bandwidth;

@@ -169,7 +169,8 @@ void describe(const Driver &driver, Device &d) {
   t.warp_width = attribute(driver, d.handle, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
   t.memory_bytes = static_cast<int64_t>(memory);
   t.l2_bytes = attribute(driver, d.handle, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
-  const yirage::cuda::DeviceFigures figures = yirage::cuda::device_figures(d.cc_major * 10 + d.cc_minor, sms);
+  const yirage::cuda::DeviceFigures figures =
+      yirage::cuda::device_figures(d.cc_major * 10 + d.cc_minor, sms, t.memory_bytes);
   t.memory_bandwidth = figures.memory_bandwidth;
   t.l2_bandwidth = figures.l2_bandwidth;
   t.peak_flops_float16 = figures.flops_float16;

@@ -55,13 +55,15 @@ TEST(CudaDependentLaunch, BlocksSpreadOverTheDevice) {
   EXPECT_EQ(dependent_shared_bytes(128, 0, 4096, kH100SharedBytes, h100(256, 32)), 4096);
 }
 
-// An H100 (sm_90, 132 SMs) reports what targets/h100.json says; one with fewer SMs (the PCIe
-// card's 114) the same bandwidths and its share of the FLOP/s; a device no description names
-// (sm_89) an estimate from its SM count.
+// An H100 (sm_90, 132 SMs, 80 GB) reports what targets/h100.json says, an H200 (sm_90, 141 GB)
+// what targets/h200.json says; one with fewer SMs (the PCIe card's 114) the same bandwidths and
+// its share of the FLOP/s; a device no description names (sm_89) an estimate from its SM count.
 TEST(CudaDeviceFigures, ComeFromTheTargetDescriptions) {
-  const targets::TargetProperties h100 = targets::builtin_target("h100");
+  const targets::TargetProperties h100 = targets::builtin_target("h100"), h200 = targets::builtin_target("h200");
   ASSERT_EQ(h100.cuda_compute_capability, 90);
-  const DeviceFigures sxm = device_figures(90, 132);
+  ASSERT_EQ(h200.cuda_compute_capability, 90);
+  const int64_t h100_memory = 85'031'714'816, h200_memory = 150'754'820'096;  // as the driver reports them
+  const DeviceFigures sxm = device_figures(90, 132, h100_memory);
   EXPECT_EQ(sxm.memory_bandwidth, h100.memory_bandwidth);
   EXPECT_EQ(sxm.l2_bandwidth, h100.l2_bandwidth);
   EXPECT_EQ(sxm.flops_float16, h100.peak_flops_float16);
@@ -70,15 +72,23 @@ TEST(CudaDeviceFigures, ComeFromTheTargetDescriptions) {
   EXPECT_EQ(sxm.vector_flops_float32, h100.vector_flops_float32);
   EXPECT_EQ(sxm.launch_overhead_seconds, h100.launch_overhead_seconds);
   EXPECT_EQ(sxm.source, "targets/h100.json");
-  const DeviceFigures pcie = device_figures(90, 114);
+  const DeviceFigures larger = device_figures(90, 132, h200_memory);
+  EXPECT_EQ(larger.source, "targets/h200.json");
+  EXPECT_EQ(larger.memory_bandwidth, h200.memory_bandwidth);
+  EXPECT_EQ(larger.l2_bandwidth, h200.l2_bandwidth);
+  EXPECT_EQ(larger.flops_float16, h200.peak_flops_float16);
+  EXPECT_EQ(larger.launch_overhead_seconds, h200.launch_overhead_seconds);
+  EXPECT_NE(h200.memory_bandwidth, h100.memory_bandwidth);
+  EXPECT_EQ(device_figures(90, 132, 0).source, "targets/h100.json");  // memory unknown: the first
+  const DeviceFigures pcie = device_figures(90, 114, h100_memory);
   EXPECT_EQ(pcie.memory_bandwidth, h100.memory_bandwidth);
   EXPECT_DOUBLE_EQ(pcie.flops_float16, h100.peak_flops_float16 * 114 / 132);
-  EXPECT_EQ(device_figures(80, 108).flops_float16, targets::builtin_target("a100").peak_flops_float16);
-  const DeviceFigures other = device_figures(89, 128);
+  EXPECT_EQ(device_figures(80, 108, 85'899'345'920).flops_float16, targets::builtin_target("a100").peak_flops_float16);
+  const DeviceFigures other = device_figures(89, 128, 25'757'220'864);
   EXPECT_EQ(other.source, "estimated from the SM count");
   EXPECT_EQ(other.memory_bandwidth, 128 * 1.0e10);
   EXPECT_GT(other.flops_float16, 0);
-  EXPECT_EQ(device_figures(75, 40).flops_bfloat16, 0) << "no bfloat16 before sm_80";
+  EXPECT_EQ(device_figures(75, 40, 0).flops_bfloat16, 0) << "no bfloat16 before sm_80";
 }
 
 GeneratedKernel kernel_named(const std::string &source) {

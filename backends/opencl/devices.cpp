@@ -74,7 +74,7 @@ void fill_figures(const Api &api, Device &d, bool cpu, yirage_target_properties 
       api.clGetDeviceInfo(d.id, kComputeCapabilityMinorNv, sizeof minor, &minor, nullptr) == CL_SUCCESS) {
     cl_uint warp = 32;
     if (api.clGetDeviceInfo(d.id, kWarpSizeNv, sizeof warp, &warp, nullptr) == CL_SUCCESS) t.warp_width = warp;
-    if (auto chip = targets::builtin_cuda_target(static_cast<int>(major * 10 + minor))) {
+    if (auto chip = targets::builtin_cuda_target(static_cast<int>(major * 10 + minor), t.memory_bytes)) {
       const double scale = units / static_cast<double>(chip->compute_units);
       t.memory_bandwidth = chip->memory_bandwidth;
       t.l2_bandwidth = chip->l2_bandwidth;

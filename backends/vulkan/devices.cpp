@@ -94,7 +94,7 @@ void fill_figures(const VkPhysicalDeviceProperties &p, bool cpu, int64_t local_h
     // NVIDIA's device names carry no compute capability; an H100/H200 by name, else estimated.
     const std::string name = p.deviceName;
     if (name.find("H100") != std::string::npos || name.find("H200") != std::string::npos) {
-      if (auto chip = targets::builtin_cuda_target(90)) {
+      if (auto chip = targets::builtin_cuda_target(90, t.memory_bytes)) {
         t.compute_units = chip->compute_units;
         t.memory_bandwidth = chip->memory_bandwidth;
         t.l2_bandwidth = chip->l2_bandwidth;

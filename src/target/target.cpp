@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -297,12 +298,23 @@ const TargetProperties &host_cpu_target() {
   return host;
 }
 
-std::optional<TargetProperties> builtin_cuda_target(int cc) {
+std::optional<TargetProperties> builtin_cuda_target(int cc, int64_t memory_bytes) {
+  std::optional<TargetProperties> chosen;
+  double chosen_distance = INFINITY;
   for (const BuiltinTargetText &t : kBuiltinTargets) {
     TargetProperties target = target_from_json(t.json);
-    if (target.cuda_compute_capability == cc) return target;
+    if (target.cuda_compute_capability != cc) continue;
+    // How far the memory sizes are apart, as a ratio (0 for an unknown size: the first).
+    const double distance =
+        memory_bytes > 0
+            ? std::abs(std::log(static_cast<double>(memory_bytes) / static_cast<double>(target.memory_bytes)))
+            : 0;
+    if (!chosen || distance < chosen_distance) {
+      chosen = std::move(target);
+      chosen_distance = distance;
+    }
   }
-  return std::nullopt;
+  return chosen;
 }
 
 TargetProperties builtin_target(const std::string &name) {

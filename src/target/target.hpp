@@ -72,8 +72,10 @@ std::vector<std::string> builtin_target_names();
 TargetProperties builtin_target(const std::string &name);
 
 // The built-in description of CUDA devices of compute capability `cc` (major · 10 + minor), if
-// there is one: the figures the CUDA plugin reports for them.
-std::optional<TargetProperties> builtin_cuda_target(int cc);
+// there is one: the figures the CUDA plugin reports for them. Where several describe chips of
+// that capability (sm_90: h100, h200), the one whose memory size is nearest `memory_bytes`
+// (as a ratio; the first listed where it is 0 or less).
+std::optional<TargetProperties> builtin_cuda_target(int cc, int64_t memory_bytes = 0);
 
 // A target from JSON text of schemas/yirage_target.fbs; Error(kCorruptData) when it does not
 // parse, Error(kInvalidArgument) when a property is implausible.

@@ -25,7 +25,7 @@ ErrorCode error_of(const std::string &json) {
 }
 
 TEST(Target, BuiltinDescriptions) {
-  EXPECT_EQ(builtin_target_names(), (std::vector<std::string>{"cpu", "h100", "a100", "mi300x"}));
+  EXPECT_EQ(builtin_target_names(), (std::vector<std::string>{"cpu", "h100", "h200", "a100", "mi300x"}));
   const TargetProperties h100 = builtin_target("h100");
   EXPECT_EQ(h100.kind, TargetKind::kGpu);
   EXPECT_EQ(h100.compute_units, 132);
@@ -42,7 +42,7 @@ TEST(Target, BuiltinDescriptions) {
     FAIL();
   } catch (const Error &e) {
     EXPECT_EQ(e.code(), ErrorCode::kNotFound);
-    EXPECT_STREQ(e.what(), "no built-in target named 'tpu' (have: cpu, h100, a100, mi300x)");
+    EXPECT_STREQ(e.what(), "no built-in target named 'tpu' (have: cpu, h100, h200, a100, mi300x)");
   }
 }
 

@@ -334,7 +334,7 @@ def test_targets_and_cost_estimates():
     assert h100["compute_units"] == 132 and h100["kind"] == "gpu"
     assert h100["matrix_unit"] == (16, 8, 16)
     assert yr.target("cpu")["kind"] == "cpu"
-    with pytest.raises(yr.NotFoundError, match="have: cpu, h100, a100, mi300x"):
+    with pytest.raises(yr.NotFoundError, match="have: cpu, h100, h200, a100, mi300x"):
         yr.target("tpu")
     examples = pathlib.Path(os.environ.get("YIRAGE_EXAMPLES", "examples")) / "graphs"
     plain, fused = yr.load(examples / "lora.json"), yr.load(examples / "lora_fused.json")

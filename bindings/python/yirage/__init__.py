@@ -1493,7 +1493,7 @@ def _search(graph, target=None, backend=None, device=None, time_budget=60, top_k
 KernelGraph.search = _search
 KernelGraph.search.__doc__ = """The superoptimizer's search alone: a SearchReport (.candidates
     best first, .stats, .profiled, .timed_out when the budget ran out) instead of a compiled kernel.
-    With a built-in `target` ("h100", "a100", "mi300x", "cpu"; yirage.target lists its properties)
+    With a built-in `target` ("h100", "h200", "a100", "mi300x", "cpu"; yirage.target lists its properties)
     and neither a backend nor a device, candidates are estimated for that target and nothing is
     measured, so no such hardware is needed; otherwise it runs where superoptimize would and
     profiles the `top_k` cheapest there (a target then replaces the device's properties). Other
@@ -1648,7 +1648,7 @@ def new_threadblock_graph(grid_dim, block_dim=(128, 1, 1), forloop_range=1, redu
 
 
 def target(name):
-    """The properties of a built-in target ("cpu", "h100", "a100", "mi300x") as a dict."""
+    """The properties of a built-in target ("cpu", "h100", "h200", "a100", "mi300x") as a dict."""
     return _check(_c.yirage_py_target(str(name)))
 
 

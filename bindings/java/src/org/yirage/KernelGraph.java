@@ -240,7 +240,7 @@ public final class KernelGraph extends GraphBuilder {
         }
     }
 
-    /** The cost model's estimate in seconds on a built-in target ("cpu", "h100", "a100", "mi300x"). */
+    /** The cost model's estimate in seconds on a built-in target ("cpu", "h100", "h200", "a100", "mi300x"). */
     public double estimateCost(String target) {
         yirage_target_properties t = new yirage_target_properties();
         try {

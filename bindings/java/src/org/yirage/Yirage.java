@@ -18,7 +18,7 @@ public final class Yirage {
         return new int[] {(int) (v >>> 16), (int) (v & 0xffff)};
     }
 
-    /** A built-in target's properties: "cpu" (this host), "h100", "a100", "mi300x". */
+    /** A built-in target's properties: "cpu" (this host), "h100", "h200", "a100", "mi300x". */
     public static TargetProperties target(String name) {
         yirage_target_properties t = new yirage_target_properties();
         try {
