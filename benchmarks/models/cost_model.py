@@ -1,11 +1,12 @@
 """The cost model against the device: for candidates a search measured and saved
 (`yirage superoptimize --candidates DIR`: DIR/N.yrg and DIR/candidates.tsv), the model's estimate
 now (computed here by `yirage-cuda-cost-features`, as the search computes it through the CUDA
-plugin on an H100, or with --target cpu through the CPU plugin on this host) against each
+plugin on an H100, or on the built-in target NAME (h200: as on an H200) or one in a JSON file, or
+with --target cpu through the CPU plugin on this host) against each
 candidate's measured median; per graph Spearman's rank correlation and the estimate's rank of
 the measured best.
 
-usage: cost_model.py FEATURES_TOOL [--target cpu[:THREADS]] [--merge] [--require RHO SHARE]
+usage: cost_model.py FEATURES_TOOL [--target NAME|FILE.json|cpu[:THREADS]] [--merge] [--require RHO SHARE]
                      DIR|ARCHIVE [DIR|ARCHIVE...]
        (each DIR one search's saved candidates; an ARCHIVE, a .tar.gz of such folders, stands for
        all of them; --merge: the searches of one graph repeated, DIRs of the same name, taken
