@@ -78,9 +78,7 @@ void phase_for(void *self, int64_t count, int64_t grain, ThreadPool::Task task, 
     return;
   }
   grain = std::max<int64_t>(grain, 1);
-  // The pool's cut (thread_pool.cpp), one chunk where it runs a loop on one thread.
-  const auto chunks = static_cast<uint64_t>(
-      count / 2 < grain ? 1 : std::min<int64_t>(count / grain, shared.threads * kChunksPerThread));
+  const auto chunks = static_cast<uint64_t>(chunk_count(count, grain, shared.threads));
   const uint32_t number = ++me.phase;
   const size_t slot = number % kPhaseSlots;
   std::atomic<uint64_t> &done = shared.done[slot].w;

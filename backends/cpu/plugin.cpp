@@ -323,14 +323,16 @@ OwnMemory take_own_memory(yirage_backend_executable_s &executable) {
   return own;
 }
 
-void run_kernel(yirage_backend_executable_s &executable, const std::vector<void *> &in, std::vector<void *> out) {
-  OwnMemory own;
-  if (!executable.own_bytes.empty()) {
-    own = take_own_memory(executable);
-    for (const auto &memory : own) out.push_back(memory.get());
-  }
-  const int failed = executable.kernel->function()(in.data(), out.data(), &executable.runtime);
-  if (!own.empty()) {
+void run_kernel(yirage_backend_executable_s &executable, const std::vector<void *> &in,
+                const std::vector<void *> &out) {
+  int failed = 0;
+  if (executable.own_bytes.empty()) {
+    failed = executable.kernel->function()(in.data(), out.data(), &executable.runtime);
+  } else {  // the program's own tensors follow the outputs
+    OwnMemory own = take_own_memory(executable);
+    std::vector<void *> out_and_own = out;
+    for (const auto &memory : own) out_and_own.push_back(memory.get());
+    failed = executable.kernel->function()(in.data(), out_and_own.data(), &executable.runtime);
     const std::lock_guard<std::mutex> lock(executable.own_mutex);
     executable.own_free.push_back(std::move(own));
   }

@@ -100,7 +100,7 @@ void ThreadPool::parallel_for(int64_t count, int64_t grain, Task task, void *con
     return;
   }
   std::call_once(started_, [this] { start_workers(); });
-  const auto chunks = static_cast<uint32_t>(std::min<int64_t>(count / grain, threads_ * kChunksPerThread));
+  const auto chunks = static_cast<uint32_t>(chunk_count(count, grain, threads_));
   task_ = task;
   context_ = context;
   count_ = count;

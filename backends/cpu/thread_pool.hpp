@@ -24,6 +24,7 @@
 // than the pool's). A task must not call parallel_for of the same pool.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -38,6 +39,14 @@ namespace yirage::cpu {
 // Chunks per thread: enough that a thread slowed down (another process on its core) leaves the
 // others little to wait for, few enough that taking one costs nothing next to running it.
 inline constexpr int64_t kChunksPerThread = 4;
+
+// How many chunks a loop of `count` items (count > 0) is cut into for `threads` threads, each of
+// at least `grain` items (grain ≥ 1): 1 where there are fewer than 2 × grain (the loop runs on
+// one thread), else at most kChunksPerThread a thread. The pool and the parallel regions
+// (parallel_region.hpp) cut loops alike.
+inline int64_t chunk_count(int64_t count, int64_t grain, int64_t threads) {
+  return count / 2 < grain ? 1 : std::min<int64_t>(count / grain, threads * kChunksPerThread);
+}
 
 // How long an idle thread spins before it sleeps: long enough to cover the gap between the
 // parallel loops of one kernel, or of kernels launched back to back (waking a sleeping thread
