@@ -324,10 +324,33 @@ void check_operator_group(Session &s, DType dt, const std::string &name) {
   }
 }
 
+// `graph`'s kernels all marked to run as one program: a plugin that takes the program must run
+// it right, launch after launch (its state between launches kept right), against `reference`;
+// one that declines says why.
+void check_whole_group(Session &s, KernelGraph graph, const KernelGraph &reference, const std::string &name,
+                       const std::string &what) {
+  const std::vector<size_t> kernels = serialize::kernel_operators(graph);
+  for (size_t k = 0; k + 1 < kernels.size(); ++k) graph.set_launch_with_next(kernels[k], true);
+  const std::vector<uint8_t> program =
+      serialize::kernel_program_to_bytes(serialize::make_group_program(graph, kernels).program);
+  yirage_backend_error error = new_error();
+  const yirage_status status = s.api().supports(s.instance(), s.device(), program.data(), program.size(), &error);
+  if (status == YIRAGE_ERROR_UNSUPPORTED) not_supported(error.message);
+  expect_ok(status, error, "supports(" + what + ", " + std::to_string(kernels.size()) + " operators)");
+  const runtime::CompiledGraph grouped(s.plugin(), s.device(), graph);
+  expect(grouped.stats().grouped_operators == static_cast<int64_t>(kernels.size()) && grouped.stats().kernels == 1,
+         "the plugin takes " + what + " as one program, but the host ran " + std::to_string(grouped.stats().kernels) +
+             " kernels");
+  runtime::Measurer measurer(s.plugin(), s.device(), reference, checked_options(seed_of(name)));
+  for (int run = 0; run < 3; ++run) {
+    const runtime::Measurement m = measurer.measure(grouped, false);
+    expect(m.correct, what + " as one program, run " + std::to_string(run + 1) + ": " + m.error);
+  }
+}
+
 // A chain of a customized operator and pre-defined ones (rmsnorm_linear's µGraph, then silu, a
-// product with the µGraph's result and a row sum), all marked to run as one program, the
-// µGraph's result read by the host too. A plugin that takes the program (the CPU plugin: one
-// parallel region) must run it right, launch after launch; one that declines says why.
+// product with the µGraph's result and a row sum), the µGraph's result read by the host too.
+// The CPU plugin takes it as one parallel region.
 void check_operator_chain(Session &s, DType dt, const std::string &name) {
   s.need_dtype(dt);
   KernelGraph chain = bench::build_fused("rmsnorm_linear", 2, dt, 16);
@@ -335,23 +358,15 @@ void check_operator_chain(Session &s, DType dt, const std::string &name) {
   const TensorId gated = chain.binary(OpKind::kMul, chain.unary(OpKind::kSilu, y), y);
   chain.mark_output(chain.reduction(OpKind::kReduction, gated, 1));
   const KernelGraph reference = chain;  // the Measurer keeps a reference
-  const std::vector<size_t> kernels = serialize::kernel_operators(chain);
-  for (size_t k = 0; k + 1 < kernels.size(); ++k) chain.set_launch_with_next(kernels[k], true);
-  const std::vector<uint8_t> program =
-      serialize::kernel_program_to_bytes(serialize::make_group_program(chain, kernels).program);
-  yirage_backend_error error = new_error();
-  const yirage_status status = s.api().supports(s.instance(), s.device(), program.data(), program.size(), &error);
-  if (status == YIRAGE_ERROR_UNSUPPORTED) not_supported(error.message);
-  expect_ok(status, error, "supports(a chain of " + std::to_string(kernels.size()) + " operators)");
-  const runtime::CompiledGraph grouped(s.plugin(), s.device(), chain);
-  expect(grouped.stats().grouped_operators == static_cast<int64_t>(kernels.size()) && grouped.stats().kernels == 1,
-         "the plugin takes the chain as one program, but the host ran " + std::to_string(grouped.stats().kernels) +
-             " kernels");
-  runtime::Measurer measurer(s.plugin(), s.device(), reference, checked_options(seed_of(name)));
-  for (int run = 0; run < 3; ++run) {
-    const runtime::Measurement m = measurer.measure(grouped, false);
-    expect(m.correct, "the chain as one program, run " + std::to_string(run + 1) + ": " + m.error);
-  }
+  check_whole_group(s, chain, reference, name, "a µGraph and pre-defined operators");
+}
+
+// A chain of three µGraphs (bench::build_ugraph_chain): a tensor only the chain reads, one the
+// host reads too, tiles read whole and tiles read in part. CUDA runs it as one persistent kernel.
+void check_ugraph_chain(Session &s, DType dt, const std::string &name) {
+  s.need_dtype(dt);
+  const KernelGraph reference = bench::build_ugraph_chain(false, dt);
+  check_whole_group(s, bench::build_ugraph_chain(true, dt), reference, name, "a chain of three µGraphs");
 }
 
 // gqa (Q [2, 256, 64], K [2, 64, 4096]) in blocks of 128 query rows, and of 64 split over 16
@@ -698,6 +713,8 @@ void add_kernel_tests(std::vector<TestCase> &tests) {
     tests.push_back({name, [dt, name](Session &s) { check_operator_group(s, dt, name); }});
     const std::string chain = std::string("kernels.operator_group.chain.") + dtype_name(dt);
     tests.push_back({chain, [dt, chain](Session &s) { check_operator_chain(s, dt, chain); }});
+    const std::string ugraphs = std::string("kernels.operator_group.ugraphs.") + dtype_name(dt);
+    tests.push_back({ugraphs, [dt, ugraphs](Session &s) { check_ugraph_chain(s, dt, ugraphs); }});
   }
   for (DType dt : kDTypes) {
     const std::string name = std::string("kernels.weight_product_ugraph.") + dtype_name(dt);

@@ -30,6 +30,9 @@ using backend::NativeError;
   X(cuCtxSynchronize, "cuCtxSynchronize")                                                       \
   X(cuMemAlloc, "cuMemAlloc_v2")                                                                \
   X(cuMemFree, "cuMemFree_v2")                                                                  \
+  X(cuMemHostAlloc, "cuMemHostAlloc")                                                           \
+  X(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2")                                  \
+  X(cuMemFreeHost, "cuMemFreeHost")                                                             \
   X(cuMemcpyHtoD, "cuMemcpyHtoD_v2")                                                            \
   X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                                                            \
   X(cuMemsetD32Async, "cuMemsetD32Async")                                                       \

@@ -22,6 +22,7 @@ namespace yirage::cuda {
 struct GeneratedKernel {
   codegen::CudaKernel kernel;
   std::vector<size_t> input_bytes, output_bytes;  // what a launch's buffers must hold
+  std::string name;                               // the program's, for errors
 };
 
 class GeneratedKernels {

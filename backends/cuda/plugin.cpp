@@ -23,6 +23,7 @@
 #include "stream_workspaces.hpp"
 #include "target/target_abi.hpp"
 #include "util/file_cache.hpp"
+#include "watch_records.hpp"
 #include "yirage_backend.h"
 
 namespace {
@@ -59,6 +60,8 @@ struct yirage_backend_instance_s {
   // generated kernel) by device and program (without its name), made at its first compile: a
   // program compiled again (the same product in another graph, a graph compiled twice) runs what
   // the first compile chose, rather than what another timing's noise would.
+  // The watch records of the persistent kernels compiled (watch_records.hpp).
+  yirage::cuda::WatchRecords watches;
   std::mutex matmul_choices_mutex;
   std::map<std::pair<int32_t, std::vector<uint8_t>>, int> matmul_choices;
 
@@ -91,6 +94,8 @@ struct yirage_backend_executable_s {
   std::unique_ptr<yirage::cuda::CublasMatmul> cublas;
   // The generated kernel's workspace per stream (launch.workspace_bytes > 0).
   yirage::cuda::StreamWorkspaces workspaces{"a generated kernel's workspace", true};
+  // A persistent kernel's watch record (launch.persistent_tasks > 0).
+  yirage::cuda::WatchRecords::Record watch;
 };
 
 // Launches recorded into a CUDA graph, replayed on the stream they were recorded for.
@@ -204,6 +209,9 @@ yirage::codegen::CudaTarget target_of(const Device &d) {
       yirage::codegen::attention_offset_slack_from(std::getenv("YIRAGE_CUDA_ATTENTION_SLACK"));
   const char *k_split = std::getenv("YIRAGE_CUDA_K_SPLIT");
   target.k_split = k_split == nullptr || std::string(k_split) != "0";
+  target.wait_timeout_ms = yirage::codegen::wait_timeout_ms_from(std::getenv("YIRAGE_CUDA_WAIT_TIMEOUT_MS"));
+  const char *hang = std::getenv("YIRAGE_CUDA_TEST_HANG");
+  target.hang_for_tests = hang != nullptr && std::string(hang) == "1";
   return target;
 }
 
@@ -358,6 +366,7 @@ yirage_status buffer_read(yirage_backend_buffer *buffer, size_t offset, void *de
     if (bytes == 0) return;
     const Driver &driver = enter(buffer->instance, buffer->device);
     driver.check(driver.cuMemcpyDtoH(destination, buffer->pointer + offset, bytes), "cuMemcpyDtoH");
+    buffer->instance->watches.check();
   });
 }
 
@@ -388,7 +397,7 @@ std::shared_ptr<const yirage::cuda::GeneratedKernel> generated(yirage_backend_in
     const yirage::serialize::KernelProgram parsed = parse(program, size);
     refuse_unsupported_dtypes(d, parsed);
     return yirage::cuda::GeneratedKernel{yirage::codegen::cuda_source(parsed, target_of(d)), parsed.input_bytes(),
-                                         parsed.output_bytes()};
+                                         parsed.output_bytes(), parsed.name};
   });
 }
 
@@ -441,6 +450,30 @@ void spread_dependent_blocks(const Driver &driver, const Device &d, yirage_backe
   launch.shared_bytes = bytes;
 }
 
+// A persistent kernel (cuda_persistent.hpp) runs on as many blocks as are resident at once, at
+// most one per task: more would only find no task left. Its waits cannot deadlock however many
+// are resident, but a kernel of which no block fits on a multiprocessor is refused here, before
+// any launch. Its watch record is made here too.
+void plan_persistent(const Driver &driver, const Device &d, yirage_backend_executable_s &executable) {
+  yirage::codegen::CudaKernel &launch = executable.launch;
+  int resident = 0;
+  driver.check(driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(&resident, executable.function,
+                                                                  static_cast<int>(launch.block_threads),
+                                                                  static_cast<size_t>(launch.shared_bytes)),
+               "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (resident <= 0) {
+    int registers = 0;
+    driver.cuFuncGetAttribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, executable.function);
+    throw Error(ErrorCode::kUnsupported, "cuda: kernel program \"" + executable.generated->name +
+                                             "\": no block of its persistent kernel fits on a multiprocessor (" +
+                                             std::to_string(launch.block_threads) + " threads of " +
+                                             std::to_string(registers) + " registers, " +
+                                             std::to_string(launch.shared_bytes) + " bytes of shared memory)");
+  }
+  launch.grid = {std::min<int64_t>(launch.persistent_tasks, int64_t{resident} * d.info.target.compute_units), 1, 1};
+  executable.watch = executable.instance->watches.add(driver, executable.generated->name, target_of(d).wait_timeout_ms);
+}
+
 // The generated kernel on `stream` (its operands' pointers in order).
 void launch_generated(const Driver &driver, yirage_backend_executable_s &executable, std::vector<CUdeviceptr> &pointers,
                       CUstream stream, CUstream memory) {
@@ -453,6 +486,8 @@ void launch_generated(const Driver &driver, yirage_backend_executable_s &executa
     workspace = executable.workspaces.get(driver, memory, static_cast<size_t>(l.workspace_bytes));
     args.push_back(&workspace);
   }
+  CUdeviceptr watch = executable.watch.device;
+  if (l.persistent_tasks > 0) args.push_back(&watch);
   if (l.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
     // Programmatic dependent launch: the kernel may start while the previous kernel in the
     // stream runs; it reads and writes no memory before griddepcontrol.wait returns (it may
@@ -641,13 +676,16 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
       executable->launch.block_threads = max_threads / 32 * 32;
     }
     try {
-      if (executable->launch.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
+      if (executable->launch.persistent_tasks > 0) {
+        plan_persistent(driver, d, *executable);
+      } else if (executable->launch.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
         spread_dependent_blocks(driver, d, *executable);
       }
       choose_matmul(driver, *executable, program, size);
     } catch (...) {
       if (executable->cublas) executable->cublas->free_workspaces(driver);
       executable->workspaces.free_all(driver);
+      instance->watches.remove(driver, executable->watch);
       driver.cuModuleUnload(executable->module);
       throw;
     }
@@ -661,6 +699,7 @@ void executable_release(yirage_backend_executable *executable) {
   driver.cuCtxSetCurrent(executable->instance->devices[static_cast<size_t>(executable->device)].context);
   if (executable->cublas) executable->cublas->free_workspaces(driver);
   executable->workspaces.free_all(driver);
+  executable->instance->watches.remove(driver, executable->watch);
   driver.cuModuleUnload(executable->module);
   delete executable;
 }
@@ -766,6 +805,7 @@ yirage_status synchronize(yirage_backend_instance *instance, int32_t device, voi
     } else {
       driver.check(driver.cuStreamSynchronize(static_cast<CUstream>(stream)), "cuStreamSynchronize");
     }
+    instance->watches.check();
   });
 }
 

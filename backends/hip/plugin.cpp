@@ -371,7 +371,7 @@ std::shared_ptr<const yirage::cuda::GeneratedKernel> generated(yirage_backend_in
     }
     // HIP targets never split a weight product's k over blocks (CudaTarget::k_split_blocks).
     if (kernel.workspace_bytes != 0) throw Error(ErrorCode::kInternal, "hip: a generated kernel asks for a workspace");
-    return yirage::cuda::GeneratedKernel{kernel, parsed.input_bytes(), parsed.output_bytes()};
+    return yirage::cuda::GeneratedKernel{kernel, parsed.input_bytes(), parsed.output_bytes(), parsed.name};
   });
 }
 

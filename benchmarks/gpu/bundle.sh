@@ -9,6 +9,10 @@ rm -rf "$bundle" && mkdir -p "$bundle/bin" "$bundle/lib"
 cp "$build/tools/yirage/yirage" "$bundle/bin/"
 cp -L "$build/src/libyirage.so.1" "$bundle/lib/"
 cp "$build/backends/cuda/libyirage-backend-cuda.so" "$build/conformance/yirage-conformance" "$bundle/"
+# The persistent kernel's watchdog test (YIRAGE_TEST_CUDA_PLUGIN=<bundle>/libyirage-backend-cuda.so).
+if [ -f "$build/backends/cuda/cuda_watchdog_test" ]; then
+  cp "$build/backends/cuda/cuda_watchdog_test" "$bundle/bin/"
+fi
 # The OpenCL plugin too, where it was built (benchmarks/gpu/opencl.sh).
 # The CPU plugin too (benchmarks/cpu/regions.py on the GPU machine's cores; it needs a C++ compiler there).
 if [ -f "$build/backends/cpu/libyirage-backend-cpu.so" ]; then

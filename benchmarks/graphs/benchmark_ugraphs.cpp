@@ -280,6 +280,37 @@ KernelGraph build_sum_to_dimx(bool fused, DType dtype) {
   return g;
 }
 
+KernelGraph build_ugraph_chain(bool fused, DType dtype) {
+  KernelGraph g;
+  const TensorId x = g.new_input({8, 256}, dtype), w1 = g.new_input({256, 192}, dtype);
+  const TensorId w2 = g.new_input({192, 128}, dtype), b = g.new_input({8, 128}, dtype);
+  if (!fused) {
+    const TensorId y = g.matmul(g.rms_norm(x, {256}, 0.0, std::nullopt), w1);
+    const TensorId z = g.matmul(y, w2);
+    g.mark_output(g.binary(OpKind::kMul, g.unary(OpKind::kSilu, z), b));
+    g.mark_output(z);
+    return g;
+  }
+  auto norm = std::make_shared<BlockGraph>(config(3, 1, 4));
+  const TensorId xt = norm->new_input({8, 256}, dtype, kReplicated, 1);
+  const TensorId w1t = norm->new_input({256, 192}, dtype, kX1, 0);
+  const TensorId xw = norm->accumulate(OpKind::kAccumSum, norm->matmul(xt, w1t));
+  norm->new_output(norm->binary(OpKind::kDiv, xw, norm->accumulate(OpKind::kAccumReduceRms, xt)), kX1, -1);
+  const TensorId y = g.customized({x, w1}, norm)[0];
+  auto product = std::make_shared<BlockGraph>(config(4, 1, 3));
+  const TensorId yt = product->new_input({8, 192}, dtype, kReplicated, 1);
+  const TensorId w2t = product->new_input({192, 128}, dtype, kX1, 0);
+  product->new_output(product->accumulate(OpKind::kAccumSum, product->matmul(yt, w2t)), kX1, -1);
+  const TensorId z = g.customized({y, w2}, product)[0];
+  auto gate = std::make_shared<BlockGraph>(config(2, 2, 1));
+  const TensorId zt = gate->new_input({8, 128}, dtype, kX0Y1, -1);
+  const TensorId bt = gate->new_input({8, 128}, dtype, kX0Y1, -1);
+  gate->new_output(gate->binary(OpKind::kMul, gate->unary(OpKind::kSilu, zt), bt), kX0Y1, -1);
+  g.mark_output(g.customized({z, b}, gate)[0]);
+  g.mark_output(z);
+  return g;
+}
+
 const std::vector<std::string> &benchmark_names() {
   static const std::vector<std::string> names = {"gqa", "qknorm", "rmsnorm_linear", "lora", "gated_mlp", "ntrans"};
   return names;

@@ -11,12 +11,14 @@
 #include "codegen/ugraph_layout.hpp"
 #include "cuda/codegen/cuda_elementwise.hpp"
 #include "cuda/codegen/cuda_matmul.hpp"
+#include "cuda/codegen/cuda_persistent.hpp"
 #include "cuda/codegen/cuda_prelude.hpp"
 #include "cuda/codegen/cuda_printer.hpp"
 #include "cuda/codegen/cuda_reduction_kernels.hpp"
 #include "cuda/codegen/cuda_split_pair.hpp"
 #include "cuda/codegen/cuda_ugraph.hpp"
 #include "ir/block_graph.hpp"
+#include "ir/split_pair.hpp"
 #include "util/error.hpp"
 
 namespace yirage::codegen {
@@ -37,6 +39,18 @@ int attention_offset_slack_from(const char *text) {
   return static_cast<int>(value);
 }
 
+int64_t wait_timeout_ms_from(const char *text) {
+  if (text == nullptr) return CudaTarget::kDefaultWaitTimeoutMs;
+  char *end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0 || value < 1 || value > 3600000) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string("YIRAGE_CUDA_WAIT_TIMEOUT_MS: expected an integer from 1 to 3600000, got '") + text + "'");
+  }
+  return value;
+}
+
 std::string cuda_arch(int cc) {
   return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : "");
 }
@@ -48,15 +62,19 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
     throw Error(ErrorCode::kInternal, "cuda_source: a HIP target has compute capability 0 and a wavefront of 32 or 64");
   }
   const KernelGraph &g = program.graph;
-  // A program of several operators: a loop split over blocks and its sum, in one launch
-  // (cuda_split_pair.hpp); `op` (the last operator) is then not read.
-  const bool split_pair = program.operator_count() > 1;
-  if (split_pair && target.dialect != CudaDialect::kCuda) {
+  // A program of several operators runs in one launch: a loop split over blocks and its sum
+  // (cuda_split_pair.hpp), or any chain of µGraphs as a persistent kernel (cuda_persistent.hpp);
+  // `op` (the last operator) is then not read.
+  const bool several = program.operator_count() > 1;
+  if (several && target.dialect != CudaDialect::kCuda) {
     throw Error(ErrorCode::kUnsupported, "hip: programs of several operators are run one operator at a time");
   }
+  const bool split_pair = several && yirage::split_pair(g).has_value();
+  const bool persistent = several && !split_pair;
   const Operator &op = g.operators().back();
   Printer p;
   p.line(cuda::prelude(target.dialect, target.wavefront));
+  if (persistent) p.line(cuda::persistent_helpers());
   std::string names;
   for (size_t i = g.inputs().size(); i < g.operators().size(); ++i) {
     names += std::string(names.empty() ? "" : ", ") + op_name(g.operators()[i].kind);
@@ -67,15 +85,18 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
   std::vector<TensorRef> in_tensors, out_tensors;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Tensor &t = g.tensor(g.inputs()[i]);
-    const std::string name = "in" + std::to_string(i);
+    // A persistent kernel binds each operator's own in0… to these (cuda_persistent.hpp).
+    const std::string name = (persistent ? "yr_in" : "in") + std::to_string(i);
     params += std::string(params.empty() ? "" : ", ") + "const " + element_type(t.dtype) + " *__restrict__ " + name;
     in.push_back({name, t.dims, {}});
     in_tensors.push_back({global_buffer(name, t.dtype), t.dims, {}});
   }
   for (size_t i = 0; i < g.outputs().size(); ++i) {
     const Tensor &t = g.tensor(g.outputs()[i]);
-    const std::string name = "out" + std::to_string(i);
-    params += std::string(params.empty() ? "" : ", ") + element_type(t.dtype) + " *__restrict__ " + name;
+    const std::string name = (persistent ? "yr_out" : "out") + std::to_string(i);
+    // A persistent kernel's later operators may read what it writes here: no __restrict__.
+    params += std::string(params.empty() ? "" : ", ") + element_type(t.dtype) +
+              (persistent ? " *" : " *__restrict__ ") + name;
     out.push_back({name, t.dims, {}});
     out_tensors.push_back({global_buffer(name, t.dtype), t.dims, {}});
   }
@@ -91,7 +112,18 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
   } else if (!split_pair && op.kind == OpKind::kMatmul) {
     matmul = cuda::predefined_matmul(before_wait, body, in[0], in[1], out[0], g.tensor(g.inputs()[1]).dtype, target);
   }
-  if (split_pair) {
+  if (persistent) {
+    const cuda::PersistentKernel made = cuda::emit_persistent(body, program, target);
+    kernel.persistent_tasks = made.tasks;
+    kernel.grid = {made.tasks, 1, 1};
+    kernel.block_threads = made.threads;
+    kernel.any_block_threads = false;
+    kernel.shared_bytes = made.shared_bytes;
+    kernel.workspace_bytes = made.workspace_bytes;
+    params += ", unsigned char *__restrict__ yr_ws, unsigned *yr_watch";
+    launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";
+    check_arena_fits(kernel.shared_bytes, max_shared_bytes);
+  } else if (split_pair) {
     const cuda::SplitPairKernel made = cuda::emit_split_pair(body, program, target);
     kernel.grid = made.grid;
     kernel.block_threads = made.threads;

@@ -47,6 +47,12 @@ struct CudaKernel {
   // launch on a stream, and each launch leaves it so; a stream's launches may share one, launches
   // on two streams at once may not. 0: no such parameter.
   int64_t workspace_bytes = 0;
+  // A persistent kernel of several µGraphs (cuda_persistent.hpp): its tasks, 0 for other kernels.
+  // `grid` is then one block per task; the plugin launches as many of them as are resident at once
+  // (fewer blocks take more tasks each) and passes, after yr_ws, its watch record `yr_watch`
+  // (host memory the device writes: WatchRecord). The workspace is left ready for the next launch
+  // rather than zero.
+  int64_t persistent_tasks = 0;
 };
 
 // The serial time of one for-loop iteration of a µGraph block with this generator's code (tile
@@ -92,6 +98,13 @@ struct CudaTarget {
   // The plugin turns it off where YIRAGE_CUDA_K_SPLIT=0 (a switch for measurements).
   bool k_split = true;
   bool k_split_blocks() const { return k_split && dialect == CudaDialect::kCuda && multiprocessors > 0; }
+  // A persistent kernel's waits for the tiles it reads (cuda_persistent.hpp): the longest, in
+  // milliseconds, before the launch is abandoned and reported (YIRAGE_CUDA_WAIT_TIMEOUT_MS).
+  int64_t wait_timeout_ms = kDefaultWaitTimeoutMs;
+  static constexpr int64_t kDefaultWaitTimeoutMs = 10000;
+  // The watchdog's test (YIRAGE_CUDA_TEST_HANG=1): a persistent kernel's first wait is for a flag
+  // no launch sets, so every launch of it times out.
+  bool hang_for_tests = false;
   // Warpgroup mma (wgmma, sm_90a: the arch-specific features of compute capability 9.0 only).
   bool warpgroup_mma() const { return compute_capability == 90; }
 };
@@ -99,6 +112,9 @@ struct CudaTarget {
 // CudaTarget::attention_offset_slack from the text of YIRAGE_CUDA_ATTENTION_SLACK (nullptr: not
 // set, the default); Error(kInvalidArgument) unless it is an integer from 0 to 15.
 int attention_offset_slack_from(const char *text);
+// CudaTarget::wait_timeout_ms from the text of YIRAGE_CUDA_WAIT_TIMEOUT_MS (nullptr: not set, the
+// default); Error(kInvalidArgument) unless it is an integer from 1 to 3,600,000 (an hour).
+int64_t wait_timeout_ms_from(const char *text);
 
 // The NVRTC/nvcc architecture the code generated for compute capability `cc` is compiled for:
 // "sm_90a" for 9.0 (wgmma exists only there, not in sm_90 nor in later architectures), else

@@ -229,9 +229,48 @@ TEST_F(CudaCodegen, SplitLoopsInOneLaunch) {
   }
 }
 
-// Other programs of two operators are refused before any code is generated for them (a group
-// ending in a matmul once ran the matmul's generator on the group's inputs).
-TEST(CudaCodegenLimits, OtherProgramsOfTwoOperatorsAreUnsupported) {
+// Any other chain of µGraphs runs as one persistent kernel (cuda_persistent.hpp): a task per
+// block of each, each waiting for the producer blocks whose tiles it reads.
+TEST_F(CudaCodegen, ChainsOfUGraphsInOneLaunch) {
+  for (DType dt : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
+    const KernelGraph chain = bench::build_ugraph_chain(true, dt);
+    const serialize::GroupProgram group = serialize::make_group_program(chain, serialize::kernel_operators(chain));
+    for (int cc : {80, 90}) {
+      const codegen::CudaKernel kernel = codegen::cuda_source(group.program, h100_like(cc));
+      const std::string what = std::string("the µGraph chain in ") + dtype_name(dt) + " on sm_" + std::to_string(cc);
+      EXPECT_EQ(kernel.persistent_tasks, 3 + 4 + 4) << what;
+      EXPECT_EQ(kernel.grid, (std::array<int64_t, 3>{11, 1, 1})) << what;
+      // Control words and a flag per task (256 bytes each), then Y (8 × 192 elements).
+      EXPECT_EQ(kernel.workspace_bytes, 256 + 256 + 8 * 192 * static_cast<int64_t>(dtype_size(dt))) << what;
+      // The product's blocks wait for all three of the norm's (each reads all of Y); the gate's
+      // block (x, y) for the product's blocks 2y and 2y + 1 (64 columns against 32).
+      EXPECT_NE(kernel.source.find("const int64_t x0 = 0, x1 = 2;"), std::string::npos) << what;
+      EXPECT_NE(
+          kernel.source.find("const int64_t x0 = (yr_by * 64) / 32, x1 = yr_min64(3, (yr_by * 64 + 64 - 1) / 32);"),
+          std::string::npos)
+          << what;
+      EXPECT_EQ(kernel.source.find("yr_epoch + 1u"), std::string::npos) << what << ": the watchdog's test hang";
+      if (kCompileWithNvrtc && seen_.insert(kernel.source + std::to_string(cc)).second) {
+        pending_.add(cc, kernel, what + " in one launch");
+      }
+    }
+  }
+  // The watchdog's test (YIRAGE_CUDA_TEST_HANG) plants one wait no launch satisfies, and the
+  // timeout is the target's.
+  const KernelGraph chain = bench::build_ugraph_chain(true, DType::kFloat16);
+  codegen::CudaTarget hung = h100_like(90);
+  hung.hang_for_tests = true;
+  hung.wait_timeout_ms = 250;
+  const codegen::CudaKernel kernel =
+      codegen::cuda_source(serialize::make_group_program(chain, serialize::kernel_operators(chain)).program, hung);
+  EXPECT_NE(kernel.source.find("yr_epoch + 1u"), std::string::npos);
+  EXPECT_NE(kernel.source.find("yr_clock_ns() + 250ull * 1000000ull"), std::string::npos);
+}
+
+// A program of several operators of which one is not a µGraph is refused before any code is
+// generated for it (a group ending in a matmul once ran the matmul's generator on the group's
+// inputs); so is one for a device without acquire loads.
+TEST(CudaCodegenLimits, ProgramsOfSeveralOperatorsAreUGraphsOnSm70) {
   KernelGraph g;
   const TensorId e = g.unary(OpKind::kExp, g.new_input({16, 64}, DType::kFloat16));
   g.mark_output(g.matmul(e, g.new_input({64, 32}, DType::kFloat16)));
@@ -241,8 +280,31 @@ TEST(CudaCodegenLimits, OtherProgramsOfTwoOperatorsAreUnsupported) {
     ADD_FAILURE() << "exp then matmul was generated as one launch";
   } catch (const Error &e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
-    EXPECT_NE(std::string(e.what()).find("only a loop split over blocks and the sum of its parts"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("operator 0 (exp) is not a µGraph"), std::string::npos) << e.what();
+  }
+  const KernelGraph chain = bench::build_ugraph_chain(true, DType::kFloat16);
+  try {
+    (void)codegen::cuda_source(serialize::make_group_program(chain, serialize::kernel_operators(chain)).program,
+                               h100_like(61));
+    ADD_FAILURE() << "a persistent kernel was generated for sm_61";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("needs sm_70"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaCodegenLimits, WaitTimeoutsAreMillisecondsUpToAnHour) {
+  EXPECT_EQ(codegen::wait_timeout_ms_from(nullptr), codegen::CudaTarget::kDefaultWaitTimeoutMs);
+  EXPECT_EQ(codegen::wait_timeout_ms_from("200"), 200);
+  EXPECT_EQ(codegen::wait_timeout_ms_from("3600000"), 3600000);
+  for (const char *bad : {"", "0", "-5", "3600001", "12ms", "1e3"}) {
+    try {
+      (void)codegen::wait_timeout_ms_from(bad);
+      ADD_FAILURE() << "YIRAGE_CUDA_WAIT_TIMEOUT_MS='" << bad << "' was taken";
+    } catch (const Error &e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("YIRAGE_CUDA_WAIT_TIMEOUT_MS"), std::string::npos);
+    }
   }
 }
 
