@@ -204,9 +204,15 @@ int main(int argc, char **argv) {
     mo.struct_size = offsetof(yirage_measure_options, repeats);
     EXPECT_INVALID(yirage_kernel_measure(kernel, NULL, &mo, &m), "struct_size");
   }
+  /* ABI 1.11: how a run launches. */
+  OK(yirage_kernel_describe(kernel, &text));
+  CHECK(strstr((const char *)yirage_blob_data(text), " a run on cpu device 0:\n  launch 1: operator ") != NULL);
+  yirage_blob_release(text);
+  EXPECT_INVALID(yirage_kernel_describe(kernel, NULL), "out_text");
   yirage_kernel_release(kernel);
   yirage_kernel_release(kernel); /* dead handles are ignored */
   EXPECT_INVALID(yirage_kernel_measure(kernel, NULL, NULL, &m), "not a live yirage_kernel");
+  EXPECT_INVALID(yirage_kernel_describe(kernel, &text), "not a live yirage_kernel");
 
   OK(yirage_graph_describe(g, &text));
   CHECK(strstr((const char *)yirage_blob_data(text), "rms_norm(t0)") != NULL);

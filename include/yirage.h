@@ -50,7 +50,7 @@ extern "C" {
  * (libyirage.so.1); it changes only when a change breaks existing callers. The minor version
  * grows when functions, enum values or option-struct fields are appended. */
 #define YIRAGE_ABI_VERSION_MAJOR 1
-#define YIRAGE_ABI_VERSION_MINOR 10
+#define YIRAGE_ABI_VERSION_MINOR 11
 #define YIRAGE_ABI_VERSION ((YIRAGE_ABI_VERSION_MAJOR << 16) | YIRAGE_ABI_VERSION_MINOR)
 
 /* The ABI version of the loaded library, encoded as (major << 16) | minor. A caller that
@@ -801,6 +801,14 @@ YIRAGE_API void yirage_kernel_release(yirage_kernel *kernel);
 YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_run(const yirage_kernel *kernel, const DLTensor *const *inputs,
                                                            size_t n_inputs, DLTensor *const *outputs, size_t n_outputs,
                                                            void *stream);
+
+/* ABI 1.11. How a run of the kernel launches, as text (a blob, NUL-terminated): a line per device
+ * launch with the graph's operators it runs ("operators 4 (customized), 5 (customized) as one
+ * program": a backend that took them as one, e.g. CUDA's persistent kernel or the CPU's parallel
+ * region), operators that need no launch, and whether runs on one stream and set of buffers are
+ * replayed as a recording (a CUDA graph) from their second run. The caller owns *out_text. */
+/* Thread safety: [reads kernel]. */
+YIRAGE_API YIRAGE_MUST_USE yirage_status yirage_kernel_describe(const yirage_kernel *kernel, yirage_blob **out_text);
 
 /* Waits until the kernel's work queued on `stream` has finished. */
 /* Thread safety: [reads kernel]. */

@@ -255,6 +255,18 @@ constexpr size_t kMeasureOptionsSizeV1_3 = offsetof(yirage_measure_options, flus
 constexpr uint64_t kMaxFlushBytes = uint64_t{1} << 40;
 }  // namespace
 
+yirage_status yirage_kernel_describe(const yirage_kernel *kernel, yirage_blob **out_text) {
+  const char *function = "yirage_kernel_describe";
+  return yirage::capi::guard([&] {
+    const yirage_kernel_s &k = checked_kernel(function, kernel);
+    require_non_null(function, "out_text", out_text);
+    const std::string text = k.compiled->launch_plan();
+    std::vector<uint8_t> bytes(text.begin(), text.end());
+    bytes.push_back('\0');
+    *out_text = yirage::capi::adopt_blob(std::move(bytes));
+  });
+}
+
 void yirage_measure_options_init(yirage_measure_options *options) {
   if (options == nullptr) return;
   std::memset(options, 0, sizeof *options);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "ir/block_graph.hpp"
@@ -205,7 +206,7 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
     // A reshape keeps a compact tensor's bytes as they are: its result aliases its input (no
     // kernel reads or writes in place). One written into a caller's output is copied.
     if (aliases_its_input(graph_, op)) {
-      steps_.push_back({nullptr, op.inputs, op.outputs});
+      steps_.push_back({nullptr, op.inputs, op.outputs, {kernels[k]}});
       ++k;
       continue;
     }
@@ -213,11 +214,14 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
         readers ? chained_group(plugin, device, graph_, *readers, kernels, k) : std::nullopt;
     if (group) {
       const size_t grouped = group->program.operator_count();
-      steps_.push_back({executable_of(std::move(group->program)), group->inputs, group->outputs});
+      const std::vector<size_t> run(kernels.begin() + static_cast<std::ptrdiff_t>(k),
+                                    kernels.begin() + static_cast<std::ptrdiff_t>(k + grouped));
+      steps_.push_back({executable_of(std::move(group->program)), group->inputs, group->outputs, run});
       stats_.grouped_operators += static_cast<int>(grouped);
       k += grouped;
     } else {
-      steps_.push_back({executable_of(serialize::make_kernel_program(graph_, kernels[k])), op.inputs, op.outputs});
+      steps_.push_back(
+          {executable_of(serialize::make_kernel_program(graph_, kernels[k])), op.inputs, op.outputs, {kernels[k]}});
       ++k;
     }
   }
@@ -230,6 +234,40 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
       std::count_if(steps_.begin(), steps_.end(), [](const Step &step) { return step.executable != nullptr; }));
   records_ = stats_.kernels >= 2 && plugin_.records() && (recordings == nullptr || std::string(recordings) != "0");
   stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+std::string CompiledGraph::launch_plan() const {
+  std::ostringstream out;
+  const char *const backend = plugin_.name().c_str();
+  out << stats_.kernels << (stats_.kernels == 1 ? " launch" : " launches") << " a run on " << backend << " device "
+      << device_ << ":\n";
+  int launch = 0;
+  for (const Step &step : steps_) {
+    std::string ops;
+    for (size_t i : step.operators) {
+      ops += (ops.empty() ? "" : ", ") + std::to_string(i) + " (" + op_name(graph_.operators()[i].kind) + ")";
+    }
+    if (!step.executable) {
+      out << "  no launch: operator " << ops << " is a view of its input's memory\n";
+    } else if (step.operators.size() > 1) {
+      out << "  launch " << ++launch << ": operators " << ops << " as one program\n";
+    } else {
+      out << "  launch " << ++launch << ": operator " << ops << "\n";
+    }
+  }
+  if (records_ && recording_failed_) {
+    out << "runs launch their kernels one by one: recording them failed once\n";
+  } else if (records_) {
+    out << "runs on one stream and set of buffers are recorded at their second run and replayed in one "
+           "submission from then on\n";
+  } else if (stats_.kernels >= 2) {
+    const char *recordings = std::getenv("YIRAGE_RECORDINGS");
+    out << "runs are not recorded: "
+        << (recordings != nullptr && std::string(recordings) == "0" ? "YIRAGE_RECORDINGS=0"
+                                                                     : "the backend does not record launches")
+        << "\n";
+  }
+  return out.str();
 }
 
 std::unique_ptr<CompiledGraph::Intermediates> CompiledGraph::allocate_intermediates() const {

@@ -100,12 +100,16 @@ class CompiledGraph {
   void synchronize(void *stream) const;
   // Recordings held (plugin ABI 1.3): one per stream and buffer set run at least twice.
   size_t recordings() const;
+  // How a run launches: one line per launch (its operators, and whether they are one program),
+  // then whether runs are replayed as a recording. yirage_kernel_describe returns it.
+  std::string launch_plan() const;
 
  private:
   // A kernel launch, or (no executable) a reshape whose result is its input's buffer.
   struct Step {
     Executable executable;
     std::vector<TensorId> inputs, outputs;
+    std::vector<size_t> operators;  // the graph's operators it runs
   };
 
   // A caller's tensor as memory: its first byte and size (spans list the inputs, then the outputs).

@@ -771,6 +771,10 @@ TEST(CpuPlugin, RunsOperatorsMarkedAsOneProgramAsOne) {
   const CompiledGraph compiled(*plugin, 0, *grouped);
   EXPECT_EQ(compiled.stats().kernels, 1);
   EXPECT_EQ(compiled.stats().grouped_operators, 3);
+  EXPECT_EQ(compiled.launch_plan(),
+            "1 launch a run on cpu device 0:\n  launch 1: operators 1 (exp), 2 (neg), 3 (mul) as one program\n");
+  EXPECT_NE(CompiledGraph(*plugin, 0, g).launch_plan().find("  launch 3: operator 3 (mul)\nruns on one stream"),
+            std::string::npos);
   expect_correct(*plugin, *grouped, "operators marked as one program");
   EXPECT_EQ(serialize::kernel_program_to_bytes(serialize::make_kernel_program(*grouped, 2)),
             serialize::kernel_program_to_bytes(serialize::make_kernel_program(g, 2)));
@@ -791,6 +795,9 @@ TEST(CpuPlugin, RunsOperatorsMarkedAsOneProgramAsOne) {
   const CompiledGraph cut(*plugin, 0, chain);
   EXPECT_EQ(cut.stats().kernels, 2);
   EXPECT_EQ(cut.stats().grouped_operators, 20);
+  EXPECT_NE(cut.launch_plan().find("  launch 2: operators 17 (neg), 18 (neg), 19 (neg), 20 (neg) as one program\n"),
+            std::string::npos)
+      << cut.launch_plan();
   expect_correct(*plugin, chain, "a run of 20 operators marked as one program");
 
   KernelGraph viewed;

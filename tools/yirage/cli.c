@@ -90,6 +90,9 @@ static const option_help kOptions[] = {
      "                      device and plugin build is answered from it, nothing measured\n"},
     {"superoptimize bench", "  --remeasure         superoptimize, bench: profile a cached answer again\n"},
     {"run", "  --reference GRAPH   run: check against this graph instead of GRAPH itself\n"},
+    {"run",
+     "  --plan              run: first print how a run launches (its device launches, operators\n"
+     "                      run as one program, recordings)\n"},
     {"superoptimize",
      "  --candidates DIR    superoptimize: also save every measured candidate there (DIR/N.yrg,\n"
      "                      N its rank) with DIR/candidates.tsv: rank, estimate, measured median,\n"
@@ -275,6 +278,8 @@ static void parse(int argc, char **argv, options *o) {
       o->quiet = 1;
     else if (!strcmp(a, "--cold"))
       o->cold = 1;
+    else if (!strcmp(a, "--plan") && !strcmp(o->command, "run"))
+      o->plan = 1;
     else if (!strcmp(a, "--remeasure"))
       o->remeasure = 1;
     else if (!strcmp(a, "--isolated"))
@@ -620,6 +625,12 @@ static int measure(const options *o, const yirage_device *device, const yirage_g
                    const yirage_graph *reference, yirage_measurement *m) {
   yirage_kernel *kernel = NULL;
   cli_check(yirage_compile(graph, device, NULL, &kernel), "compile");
+  if (o->plan) {
+    yirage_blob *plan = NULL;
+    cli_check(yirage_kernel_describe(kernel, &plan), "describe");
+    fputs((const char *)yirage_blob_data(plan), stdout);
+    yirage_blob_release(plan);
+  }
   yirage_measure_options mo;
   yirage_measure_options_init(&mo);
   mo.repeats = o->repeats;

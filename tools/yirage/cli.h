@@ -24,7 +24,7 @@ typedef struct options {
   uint32_t max_block_ops, max_kernel_ops;       /* 0: the library's defaults */
   uint32_t units;                               /* yirage-mpi: work units to plan (0: its default) */
   uint32_t max_units;                           /* yirage-mpi: stop after this many units (0: no limit) */
-  int quiet, cold, remeasure, isolated;
+  int quiet, cold, remeasure, isolated, plan;
 } options;
 
 /* How the running program searches. */

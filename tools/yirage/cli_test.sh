@@ -39,6 +39,7 @@ for command in devices superoptimize run bench show; do
   done
 done
 expect 0 '--reference GRAPH' -- "$yirage" run --help
+expect 0 "--plan" -- "$yirage" run --help
 expect 2 'unknown command frobnicate' -- "$yirage" frobnicate --help
 expect 2 'no command' -- "$yirage"
 expect 2 'unknown command frobnicate' -- "$yirage" frobnicate x
@@ -48,6 +49,8 @@ expect 2 'bad value for --budget' -- "$yirage" bench "$small" --budget -3
 expect 2 'repeats must be a whole number from 1 to 16777216, not 4294967297' -- "$yirage" run "$small" --repeats 4294967297
 expect 2 'device must be a whole number from 0 to 2147483647, not 0.5' -- "$yirage" run "$small" --device 0.5
 expect 1 'is a directory, not a graph file' -- "$yirage" run "$work"
+expect 0 "launch(es)? a run on cpu device 0:" -- "$yirage" run "$small" --plan --repeats 2
+expect 2 "unknown option --plan" -- "$yirage" show "$small" --plan
 expect 0 'cpu .*: 1 device' -- "$yirage" devices
 expect 0 'rms_norm\(t0\)' -- "$yirage" show "$small"
 # show --format dot|svg: the picture of a fused graph, its µGraph as a cluster; svg through
