@@ -450,8 +450,11 @@ void spread_dependent_blocks(const Driver &driver, const Device &d, yirage_backe
   launch.shared_bytes = bytes;
 }
 
-// A persistent kernel (cuda_persistent.hpp) runs on as many blocks as are resident at once, at
-// most one per task: more would only find no task left. Its waits cannot deadlock however many
+// A persistent kernel (cuda_persistent.hpp) runs on as many blocks a multiprocessor as its widest
+// operator needs to have one block per task on the device (as that operator's own kernel would
+// spread), at most as many as are resident at once, and at most one per task. More blocks would
+// share multiprocessors with the tasks they wait for. Launched as a dependent, its blocks are
+// spread over the device as any other kernel's (spread_dependent_blocks). Its waits cannot deadlock however many
 // are resident, but a kernel of which no block fits on a multiprocessor is refused here, before
 // any launch. Its watch record is made here too.
 void plan_persistent(const Driver &driver, const Device &d, yirage_backend_executable_s &executable) {
@@ -470,7 +473,9 @@ void plan_persistent(const Driver &driver, const Device &d, yirage_backend_execu
                                              std::to_string(registers) + " registers, " +
                                              std::to_string(launch.shared_bytes) + " bytes of shared memory)");
   }
-  launch.grid = {std::min<int64_t>(launch.persistent_tasks, int64_t{resident} * d.info.target.compute_units), 1, 1};
+  const int64_t sms = d.info.target.compute_units;
+  const int64_t per_sm = std::min<int64_t>(resident, (launch.persistent_widest + sms - 1) / sms);
+  launch.grid = {std::min<int64_t>(launch.persistent_tasks, per_sm * sms), 1, 1};
   executable.watch = executable.instance->watches.add(driver, executable.generated->name, target_of(d).wait_timeout_ms);
 }
 
@@ -676,9 +681,8 @@ yirage_status compile(yirage_backend_instance *instance, int32_t device, const v
       executable->launch.block_threads = max_threads / 32 * 32;
     }
     try {
-      if (executable->launch.persistent_tasks > 0) {
-        plan_persistent(driver, d, *executable);
-      } else if (executable->launch.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
+      if (executable->launch.persistent_tasks > 0) plan_persistent(driver, d, *executable);
+      if (executable->launch.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
         spread_dependent_blocks(driver, d, *executable);
       }
       choose_matmul(driver, *executable, program, size);

@@ -44,8 +44,10 @@ void WatchRecords::check() {
     const std::string message =
         "cuda: kernel program \"" + entry.name + "\" (operators in one launch): a block of operator " +
         std::to_string(w[WatchRecord::kOperator]) + " (task " + std::to_string(w[WatchRecord::kTask]) +
-        ") waited more than " + std::to_string(entry.timeout_ms) + " ms for block " +
-        std::to_string(w[WatchRecord::kTile]) + " of operator " + std::to_string(w[WatchRecord::kWaitedFor]) +
+        ") waited more than " + std::to_string(entry.timeout_ms) + " ms for " +
+        (w[WatchRecord::kTile] == WatchRecord::kEveryTile ? std::string("the blocks")
+                                                          : "block " + std::to_string(w[WatchRecord::kTile])) +
+        " of operator " + std::to_string(w[WatchRecord::kWaitedFor]) +
         "; the launch was abandoned and its outputs are not written (YIRAGE_CUDA_WAIT_TIMEOUT_MS)";
     for (int i = 0; i < WatchRecord::kWords; ++i) w[i] = 0u;
     throw Error(ErrorCode::kTimeout, message);

@@ -84,7 +84,7 @@ TEST(CudaWatchdog, AHungDependencyIsReportedNotAHang) {
     // The first wait to time out is reported: the planted one (operator 1's for operator 0), or
     // operator 2's for operator 1's tiles, which wait on it.
     const bool planted = l.message.find("a block of operator 1 (task ") != std::string::npos &&
-                         l.message.find("waited more than 200 ms for block 0 of operator 0;") != std::string::npos;
+                         l.message.find("waited more than 200 ms for the blocks of operator 0;") != std::string::npos;
     const bool behind = l.message.find("a block of operator 2 (task ") != std::string::npos &&
                         l.message.find("of operator 1;") != std::string::npos;
     EXPECT_TRUE(planted || behind) << l.message;

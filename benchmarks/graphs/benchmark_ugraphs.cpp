@@ -282,8 +282,8 @@ KernelGraph build_sum_to_dimx(bool fused, DType dtype) {
 
 KernelGraph build_ugraph_chain(bool fused, DType dtype) {
   KernelGraph g;
-  const TensorId x = g.new_input({8, 256}, dtype), w1 = g.new_input({256, 192}, dtype);
-  const TensorId w2 = g.new_input({192, 128}, dtype), b = g.new_input({8, 128}, dtype);
+  const TensorId x = g.new_input({8, 256}, dtype), w1 = g.new_input({256, 256}, dtype);
+  const TensorId w2 = g.new_input({256, 128}, dtype), b = g.new_input({8, 128}, dtype);
   if (!fused) {
     const TensorId y = g.matmul(g.rms_norm(x, {256}, 0.0, std::nullopt), w1);
     const TensorId z = g.matmul(y, w2);
@@ -291,15 +291,15 @@ KernelGraph build_ugraph_chain(bool fused, DType dtype) {
     g.mark_output(z);
     return g;
   }
-  auto norm = std::make_shared<BlockGraph>(config(3, 1, 4));
+  auto norm = std::make_shared<BlockGraph>(config(8, 1, 4));
   const TensorId xt = norm->new_input({8, 256}, dtype, kReplicated, 1);
-  const TensorId w1t = norm->new_input({256, 192}, dtype, kX1, 0);
+  const TensorId w1t = norm->new_input({256, 256}, dtype, kX1, 0);
   const TensorId xw = norm->accumulate(OpKind::kAccumSum, norm->matmul(xt, w1t));
   norm->new_output(norm->binary(OpKind::kDiv, xw, norm->accumulate(OpKind::kAccumReduceRms, xt)), kX1, -1);
   const TensorId y = g.customized({x, w1}, norm)[0];
-  auto product = std::make_shared<BlockGraph>(config(4, 1, 3));
-  const TensorId yt = product->new_input({8, 192}, dtype, kReplicated, 1);
-  const TensorId w2t = product->new_input({192, 128}, dtype, kX1, 0);
+  auto product = std::make_shared<BlockGraph>(config(4, 1, 4));
+  const TensorId yt = product->new_input({8, 256}, dtype, kReplicated, 1);
+  const TensorId w2t = product->new_input({256, 128}, dtype, kX1, 0);
   product->new_output(product->accumulate(OpKind::kAccumSum, product->matmul(yt, w2t)), kX1, -1);
   const TensorId z = g.customized({y, w2}, product)[0];
   auto gate = std::make_shared<BlockGraph>(config(2, 2, 1));

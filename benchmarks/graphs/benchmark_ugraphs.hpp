@@ -53,8 +53,8 @@ KernelGraph build_sum_to_dimx(bool fused, DType dtype);
 KernelGraph build_weighted_norm_product(bool fused, DType dtype, int64_t rows = 3);
 
 // Not a benchmark: a chain of three µGraphs, for programs of several operators in one launch
-// (plugin ABI 1.4): Y = rms_norm(X)·W1 (X [8, 256], W1 [256, 192]; 3 blocks of 64 columns), then
-// Z = Y·W2 (W2 [192, 128]; 4 blocks of 32 columns, each reading all of Y), then silu(Z) ⊙ B (B
+// (plugin ABI 1.4): Y = rms_norm(X)·W1 (X [8, 256], W1 [256, 256]; 8 blocks of 32 columns), then
+// Z = Y·W2 (W2 [256, 128]; 4 blocks of 32 columns, each reading all of Y), then silu(Z) ⊙ B (B
 // [8, 128]; 2 × 2 blocks of [4, 64], each reading two of Z's blocks). Outputs: silu(Z) ⊙ B, then Z
 // (read by the host and by the third µGraph); Y only the chain reads. `unfused`: the same at
 // kernel level.

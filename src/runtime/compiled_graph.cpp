@@ -264,7 +264,7 @@ std::string CompiledGraph::launch_plan() const {
     const char *recordings = std::getenv("YIRAGE_RECORDINGS");
     out << "runs are not recorded: "
         << (recordings != nullptr && std::string(recordings) == "0" ? "YIRAGE_RECORDINGS=0"
-                                                                     : "the backend does not record launches")
+                                                                    : "the backend does not record launches")
         << "\n";
   }
   return out.str();

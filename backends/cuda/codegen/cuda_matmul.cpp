@@ -36,6 +36,7 @@ struct WeightProducts {
   // (before that weight) with this eps, kept in rms_row[] for `store` (a µGraph's norm + product).
   std::optional<Ref> a_scale;
   std::optional<double> rms_eps;
+  std::string block_index = "blockIdx.x";  // the block's index in the grid (C text)
 };
 
 // The one product's sum, stored to `o` (batch, m, n).
@@ -498,7 +499,7 @@ MatmulLaunch vector_matmul_kernel(Printer &before_wait, Printer &p, const Weight
   }
   w.line("const auto *wb = " + weights + ";");
   emit_matmul_block_origin(w, "cb", s.col_blocks, "rb", s.row_blocks, batch_out, sa, sb,
-                           s.k_splits > 1 ? "tile" : "blockIdx.x");
+                           s.k_splits > 1 ? "tile" : wp.block_index);
   w.line("const int64_t j0 = cb * " + std::to_string(tile_cols) + " + gl * " + G + ", i0 = rb * " + R + ";");
   w.line("const int64_t p1 = k0 + " + SL + " < " + K + " ? k0 + " + SL + " : " + K + ";");
   // Only a kernel that waits for the previous one has anything to overlap the prefetch with.
@@ -665,7 +666,7 @@ MatmulLaunch predefined_matmul(Printer &before_wait, Printer &p, const Ref &a, c
 
 std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer &p, const BlockGraph &bg,
                                                    const std::vector<Ref> &in, const std::vector<Ref> &out,
-                                                   const CudaTarget &target) {
+                                                   const CudaTarget &target, const std::string &block_index) {
   if (bg.config().grid[1] != 1 || bg.config().grid[2] != 1) return std::nullopt;
   const auto &ops = bg.operators();
   std::vector<int> uses(bg.num_tensors(), 0);
@@ -768,7 +769,7 @@ std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer
     }
   }
   const int64_t n = b_dims[1];
-  WeightProducts w{in[input_of[*x]], {}, {m, n}, a_op.attributes.dtype, {}, std::nullopt, rms_eps};
+  WeightProducts w{in[input_of[*x]], {}, {m, n}, a_op.attributes.dtype, {}, std::nullopt, rms_eps, block_index};
   if (scale) w.a_scale = in[input_of[*scale]];
   for (size_t input : weights) w.b.push_back(in[input]);
   for (const Operator *saver : savers) {

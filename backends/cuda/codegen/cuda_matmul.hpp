@@ -42,8 +42,10 @@ MatmulLaunch predefined_matmul(Printer &before_wait, Printer &p, const Ref &a, c
 // operators of those sums are all that is saved. The block's loop becomes its warps' slices of
 // k, streamed as a pre-defined matmul streams its weights (so a loop that does not divide k, its
 // last tile ragged, is the same product). nullopt (nothing emitted) for any other µGraph.
+// `block_index`: the block's index in the µGraph's grid (C text; a persistent kernel's task's).
 std::optional<MatmulLaunch> ugraph_weight_products(Printer &before_wait, Printer &p, const BlockGraph &bg,
                                                    const std::vector<Ref> &in, const std::vector<Ref> &out,
-                                                   const CudaTarget &target);
+                                                   const CudaTarget &target,
+                                                   const std::string &block_index = "blockIdx.x");
 
 }  // namespace yirage::codegen::cuda

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "codegen/c_text.hpp"
+#include "cuda/codegen/cuda_matmul.hpp"
 #include "cuda/codegen/cuda_ugraph.hpp"
 #include "ir/block_graph.hpp"
 #include "ir/ragged_tiles.hpp"
@@ -15,6 +16,7 @@ namespace {
 
 constexpr int64_t kAlignment = 256;    // of the workspace's parts, in bytes
 constexpr int64_t kControlWords = 64;  // the control words' part: 256 bytes
+constexpr int64_t kCountsAt = 4;       // each operator's count of finished blocks, from word 4 on
 const char *const kAxes[3] = {"x", "y", "z"};
 
 int64_t round_up(int64_t n, int64_t to) {
@@ -63,14 +65,64 @@ std::array<std::pair<std::string, std::string>, 3> producer_box(const BlockGraph
   return box;
 }
 
+// The wait of operator `k`'s block for the tiles of operator `producer` (its tasks from
+// `first_task` on, on grid `grid`) in `box` that it reads as input `input`. For all of them, its
+// first thread waits for the producer's count of finished blocks; for some, the block's threads
+// share their flags (one thread reading them in turn, each read a trip to L2, made the chains of
+// benchmarks/gpu/persistent.py up to twice as slow). A wait that times out abandons the launch
+// (yr_ok false). `hang`: the watchdog's test wait, for a value no launch writes.
+void emit_wait(Printer &p, const std::array<std::pair<std::string, std::string>, 3> &box,
+               const std::array<int64_t, 3> &grid, int64_t first_task, const std::string &threads, size_t k,
+               size_t producer, size_t input, bool hang) {
+  p.open("");
+  const bool whole = box[0] == std::pair<std::string, std::string>{"0", std::to_string(grid[0] - 1)} &&
+                     box[1] == std::pair<std::string, std::string>{"0", std::to_string(grid[1] - 1)} &&
+                     box[2] == std::pair<std::string, std::string>{"0", std::to_string(grid[2] - 1)};
+  if (whole) {
+    const std::string count = "yr_epoch * " + std::to_string(grid[0] * grid[1] * grid[2]) + "u";
+    p.line("// All of operator " + std::to_string(producer) + "'s tiles, for input " + std::to_string(input) + ".");
+    p.open("if (threadIdx.x == 0 && yr_ok && !yr_wait_word(yr_ctl + " +
+           std::to_string(kCountsAt + static_cast<int64_t>(producer)) + ", " + count + (hang ? " + 1u" : "") +
+           ", yr_ctl + 3, yr_deadline))");
+    p.line("yr_ok = false;");
+    p.line("yr_abandon(yr_ctl + 3, yr_watch, yr_task, " + std::to_string(k) + "u, " + std::to_string(producer) +
+           "u, 0xffffffffu);");
+    p.close();
+    p.close();
+    return;
+  }
+  p.line("// Operator " + std::to_string(producer) + "'s tiles of input " + std::to_string(input) + ".");
+  p.line("const int64_t x0 = " + box[0].first + ", x1 = " + box[0].second + ";");
+  p.line("const int64_t y0 = " + box[1].first + ", y1 = " + box[1].second + ";");
+  p.line("const int64_t z0 = " + box[2].first + ", z1 = " + box[2].second + ";");
+  p.line("const int64_t nx = x1 - x0 + 1, ny = y1 - y0 + 1, n = nx * ny * (z1 - z0 + 1);");
+  p.open("for (int64_t i = threadIdx.x; i < n && yr_ok; i += " + threads + ")");
+  p.line("const int64_t tile = ((z0 + i / (nx * ny)) * " + std::to_string(grid[1]) + " + y0 + i / nx % ny) * " +
+         std::to_string(grid[0]) + " + x0 + i % nx;");
+  p.open("if (!yr_wait_word(yr_done + " + std::to_string(first_task) + " + tile, " +
+         (hang ? "yr_epoch + 1u" : "yr_epoch") + ", yr_ctl + 3, yr_deadline))");
+  p.line("yr_ok = false;");
+  p.line("yr_abandon(yr_ctl + 3, yr_watch, yr_task, " + std::to_string(k) + "u, " + std::to_string(producer) +
+         "u, static_cast<unsigned>(tile));");
+  p.close();
+  p.close();
+  p.close();
+}
+
+// A µGraph's weight-product code (ugraph_weight_products), where it is one.
+struct WeightProductBody {
+  std::optional<MatmulLaunch> launch;
+  Printer before{3}, body{3};
+};
+
 }  // namespace
 
 std::string persistent_helpers() {
-  return R"(// The persistent kernel's flags (cuda_persistent.hpp): acquire loads, release stores, the clock.
+  return R"(// The persistent kernel's flags (cuda_persistent.hpp): relaxed loads, release stores, the clock.
 static __device__ __forceinline__ int64_t yr_min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static __device__ __forceinline__ unsigned yr_ld_acquire(const unsigned *p) {
+static __device__ __forceinline__ unsigned yr_ld_relaxed(const unsigned *p) {
   unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
 static __device__ __forceinline__ void yr_st_release(unsigned *p, unsigned v) {
@@ -81,11 +133,12 @@ static __device__ __forceinline__ unsigned long long yr_clock_ns() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
-// Waits until the tile's flag holds `epoch`; false where the launch was abandoned (*abandoned set
-// by another block) or `deadline` (yr_clock_ns) passed first.
-static __device__ bool yr_wait_tile(const unsigned *flag, unsigned epoch, const unsigned *abandoned,
+// Waits until *word (a tile's flag, an operator's count) holds `value` (relaxed reads: the caller
+// fences once after all its waits); false where the launch was abandoned (*abandoned set by
+// another block) or `deadline` (yr_clock_ns) passed first.
+static __device__ bool yr_wait_word(const unsigned *word, unsigned value, const unsigned *abandoned,
                                     unsigned long long deadline) {
-  while (yr_ld_acquire(flag) != epoch) {
+  while (yr_ld_relaxed(word) != value) {
     if (*reinterpret_cast<const volatile unsigned *>(abandoned) != 0u || yr_clock_ns() > deadline) return false;
     __nanosleep(100);
   }
@@ -107,9 +160,10 @@ static __device__ void yr_abandon(unsigned *abandoned, unsigned *watch, unsigned
 )";
 }
 
-PersistentKernel emit_persistent(Printer &out, const serialize::KernelProgram &program, const CudaTarget &target) {
+PersistentKernel emit_persistent(Printer &before_wait, Printer &out, const serialize::KernelProgram &program,
+                                 const CudaTarget &target) {
   if (target.dialect != CudaDialect::kCuda || target.compute_capability < 70) {
-    unsupported("a persistent kernel needs sm_70 or newer (acquire loads, __nanosleep)");
+    unsupported("a persistent kernel needs sm_70 or newer (relaxed loads at gpu scope, __nanosleep)");
   }
   const KernelGraph &g = program.graph;
   const size_t first = g.inputs().size();
@@ -122,6 +176,10 @@ PersistentKernel emit_persistent(Printer &out, const serialize::KernelProgram &p
     }
     ops.push_back(&op);
   }
+  if (static_cast<int64_t>(ops.size()) > kControlWords - kCountsAt) {
+    unsupported(std::to_string(ops.size()) + " operators: a persistent kernel counts at most " +
+                std::to_string(kControlWords - kCountsAt));
+  }
 
   // Where each tensor lives: the program's inputs and outputs are the kernel's parameters, the
   // tensors only the program reads are in the workspace. Which operator writes each.
@@ -131,6 +189,7 @@ PersistentKernel emit_persistent(Printer &out, const serialize::KernelProgram &p
   for (const Operator *op : ops) {
     first_task.push_back(kernel.tasks);
     kernel.tasks += blocks_of(*op->block_graph);
+    kernel.widest = std::max(kernel.widest, blocks_of(*op->block_graph));
   }
   kernel.workspace_bytes = flags_at + round_up(kernel.tasks * 4, kAlignment);
   std::map<TensorId, std::string> place;
@@ -147,15 +206,60 @@ PersistentKernel emit_persistent(Printer &out, const serialize::KernelProgram &p
     }
   }
 
-  // One thread count for every body: the most any asks for.
+  // A µGraph that is weight products runs their own code (cuda_matmul.hpp: every warp streams
+  // its slice of k), any other the general body. One thread count for every body: the most the
+  // weight products take where there are any (the general bodies take any count), else the most
+  // the general bodies ask for; weight products of another count take the general body.
   std::vector<UGraphBodySettings> settings;
+  std::vector<WeightProductBody> products;
+  int64_t product_threads = 0;
   for (const Operator *op : ops) {
     std::vector<DType> input_dtypes;
-    for (TensorId t : op->inputs) input_dtypes.push_back(g.tensor(t).dtype);
+    std::vector<Ref> in, out;
+    for (size_t i = 0; i < op->inputs.size(); ++i) {
+      input_dtypes.push_back(g.tensor(op->inputs[i]).dtype);
+      in.push_back({"in" + std::to_string(i), g.tensor(op->inputs[i]).dims, {}});
+    }
+    for (size_t o = 0; o < op->outputs.size(); ++o) {
+      out.push_back({"out" + std::to_string(o), g.tensor(op->outputs[o]).dims, {}});
+    }
     settings.push_back(ugraph_body_settings(*op->block_graph, input_dtypes, target));
     kernel.threads = std::max(kernel.threads, settings.back().threads);
+    WeightProductBody made;
+    made.launch = ugraph_weight_products(made.before, made.body, *op->block_graph, in, out, target, "yr_b");
+    if (made.launch) product_threads = std::max(product_threads, made.launch->threads);
+    products.push_back(std::move(made));
   }
+  if (product_threads > 0) kernel.threads = product_threads;
+  const auto runs_products = [&](size_t k) {
+    const std::optional<MatmulLaunch> &launch = products[k].launch;
+    return launch && launch->threads == kernel.threads && launch->shared_bytes == 0;
+  };
   const std::string T = std::to_string(kernel.threads), total = std::to_string(kernel.tasks);
+  // An operator's tensors bound to their places, as its body names them (in0…, out0…).
+  const auto bind = [&](Printer &q, const Operator &op) {
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      const std::string type = element_type(g.tensor(op.inputs[i]).dtype);
+      q.line("const " + type + " *const in" + std::to_string(i) + " = reinterpret_cast<const " + type + " *>(" +
+             place.at(op.inputs[i]) + ");");
+    }
+    for (size_t o = 0; o < op.outputs.size(); ++o) {
+      const std::string type = element_type(g.tensor(op.outputs[o]).dtype);
+      q.line(type + " *const out" + std::to_string(o) + " = reinterpret_cast<" + type + " *>(" +
+             place.at(op.outputs[o]) + ");");
+    }
+  };
+  // What the first operator's own kernel does before it waits for the kernel before it, where it
+  // is weight products (their first rows prefetched into L2), here too, for the task the block
+  // most likely takes (blocks take tasks about in their order): a launch after another kernel
+  // then streams as the operator's own kernel would.
+  if (runs_products(0)) {
+    before_wait.open("if (blockIdx.x < " + std::to_string(blocks_of(*ops[0]->block_graph)) + ")");
+    before_wait.line("const int64_t yr_b = blockIdx.x;");
+    bind(before_wait, *ops[0]);
+    before_wait.text(products[0].before.str());
+    before_wait.close();
+  }
 
   // The task loop is printed first: the task's index lives in the dynamic arena after the bodies'
   // memory, whose size the bodies tell.
@@ -169,6 +273,7 @@ PersistentKernel emit_persistent(Printer &out, const serialize::KernelProgram &p
   p.line("__syncthreads();");
   p.line("const unsigned yr_task = yr_task_at;");
   p.line("if (yr_task >= " + total + "u) break;");
+  p.line("unsigned yr_op = 0;");
   int64_t arena = 0;
   bool hang_planted = false;
   for (size_t k = 0; k < ops.size(); ++k) {
@@ -179,93 +284,77 @@ PersistentKernel emit_persistent(Printer &out, const serialize::KernelProgram &p
     p.open(std::string(k == 0 ? "if" : "else if") + " (yr_task < " + std::to_string(first_task[k] + blocks_of(bg)) +
            "u)");
     p.line("// Operator " + std::to_string(k) + ": block yr_task - " + std::to_string(first_task[k]) + ".");
+    p.line("yr_op = " + std::to_string(k) + "u;");
     p.line("const int64_t yr_b = yr_task - " + std::to_string(first_task[k]) + ";");
     p.line("const int64_t yr_bx = yr_b % " + std::to_string(grid[0]) + ", yr_by = yr_b / " + std::to_string(grid[0]) +
            " % " + std::to_string(grid[1]) + ", yr_bz = yr_b / " + std::to_string(grid[0] * grid[1]) + ";");
     p.line("(void)yr_bx; (void)yr_by; (void)yr_bz;");
-    // The tiles it reads that earlier operators write.
     bool reads_written = false;
+    for (TensorId t : op.inputs) reads_written = reads_written || written_by.count(t) != 0;
+    std::vector<DType> output_dtypes;
+    for (TensorId t : op.outputs) output_dtypes.push_back(g.tensor(t).dtype);
+    p.open("");
+    bind(p, op);
+    if (reads_written) {
+      // Tiles other blocks of this launch wrote are read through L2, never the non-coherent path.
+      p.line("const auto yr_stream16 = [](const auto *p) { return yr_l2_16(p); };");
+      p.line("(void)yr_stream16;");
+    }
+    const bool weight_products = runs_products(k);
+    if (weight_products) {
+      // What the weight products' kernel does before it waits for the kernel before it (their
+      // weights' first rows prefetched into L2) comes before the waits here too.
+      p.line("// Weight products: every warp streams its slice of k.");
+      p.text(products[k].before.str());
+    }
+    // The tiles it reads that earlier operators write.
+    if (reads_written) {
+      p.line("bool yr_ok = true;");
+      p.line("const unsigned long long yr_deadline = yr_clock_ns() + " + std::to_string(target.wait_timeout_ms) +
+             "ull * 1000000ull;");
+    }
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       const auto found = written_by.find(op.inputs[i]);
       if (found == written_by.end()) continue;
-      if (!reads_written) {
-        p.line("bool yr_ok = true;");
-        p.line("const unsigned long long yr_deadline = yr_clock_ns() + " + std::to_string(target.wait_timeout_ms) +
-               "ull * 1000000ull;");
-      }
-      reads_written = true;
       const auto [producer, saver_index] = found->second;
       const BlockGraph &pg = *ops[producer]->block_graph;
       const Operator &saver =
           pg.operators()[static_cast<size_t>(pg.operator_indices(OpKind::kOutputSaver).at(saver_index))];
       const Operator &reader = bg.operators()[static_cast<size_t>(readers.at(i))];
-      const auto box = producer_box(pg, saver, bg, reader);
-      const auto &pgrid = pg.config().grid;
-      p.open("");
-      p.line("// Operator " + std::to_string(producer) + "'s tiles of input " + std::to_string(i) + ".");
-      p.line("const int64_t x0 = " + box[0].first + ", x1 = " + box[0].second + ";");
-      p.line("const int64_t y0 = " + box[1].first + ", y1 = " + box[1].second + ";");
-      p.line("const int64_t z0 = " + box[2].first + ", z1 = " + box[2].second + ";");
-      p.line("const int64_t nx = x1 - x0 + 1, ny = y1 - y0 + 1, n = nx * ny * (z1 - z0 + 1);");
-      p.open("for (int64_t i = threadIdx.x; i < n && yr_ok; i += " + T + ")");
-      p.line("const int64_t tile = ((z0 + i / (nx * ny)) * " + std::to_string(pgrid[1]) + " + y0 + i / nx % ny) * " +
-             std::to_string(pgrid[0]) + " + x0 + i % nx;");
       // YIRAGE_CUDA_TEST_HANG: the first wait is for a flag no launch sets (the watchdog's test).
-      const std::string epoch = target.hang_for_tests && !hang_planted ? "yr_epoch + 1u" : "yr_epoch";
+      const bool hang = target.hang_for_tests && !hang_planted;
       hang_planted = hang_planted || target.hang_for_tests;
-      p.open("if (!yr_wait_tile(yr_done + " + std::to_string(first_task[producer]) + " + tile, " + epoch +
-             ", yr_ctl + 3, yr_deadline))");
-      p.line("yr_ok = false;");
-      p.line("yr_abandon(yr_ctl + 3, yr_watch, yr_task, " + std::to_string(k) + "u, " + std::to_string(producer) +
-             "u, static_cast<unsigned>(tile));");
-      p.close();
-      p.close();
-      p.close();
+      emit_wait(p, producer_box(pg, saver, bg, reader), pg.config().grid, first_task[producer], T, k, producer, i,
+                hang);
     }
     if (reads_written) {
       p.line("__threadfence();");
       p.line("if (__syncthreads_or(!yr_ok)) break;");
     }
-    // The body, its tensors bound to their places.
-    p.open("");
-    std::vector<DType> output_dtypes;
-    for (size_t i = 0; i < op.inputs.size(); ++i) {
-      const Tensor &t = g.tensor(op.inputs[i]);
-      const std::string type = element_type(t.dtype);
-      const std::string &at = place.at(op.inputs[i]);
-      p.line("const " + type + " *const in" + std::to_string(i) + " = reinterpret_cast<const " + type + " *>(" + at +
-             ");");
+    if (weight_products) {
+      p.text(products[k].body.str());
+    } else {
+      BodyPlacement placement;
+      placement.block = {"yr_bx", "yr_by", "yr_bz"};
+      placement.smem_offset_floats = 0;
+      const CustomizedBody made = emit_customized_body(p, bg, kernel.threads, output_dtypes, settings[k].tensor_cores,
+                                                       settings[k].target, placement);
+      if (made.threads != kernel.threads) {
+        unsupported("operator " + std::to_string(k) + "'s body takes " + std::to_string(made.threads) +
+                    " threads a block, the others' " + T);
+      }
+      arena = std::max(arena, made.shared_bytes);
     }
-    for (size_t o = 0; o < op.outputs.size(); ++o) {
-      const Tensor &t = g.tensor(op.outputs[o]);
-      output_dtypes.push_back(t.dtype);
-      const std::string type = element_type(t.dtype);
-      p.line(type + " *const out" + std::to_string(o) + " = reinterpret_cast<" + type + " *>(" +
-             place.at(op.outputs[o]) + ");");
-    }
-    if (reads_written) {
-      // Tiles other blocks of this launch wrote are read through L2, never the non-coherent path.
-      p.line("const auto yr_stream16 = [](const auto *p) { return yr_coherent16(p); };");
-      p.line("(void)yr_stream16;");
-    }
-    BodyPlacement placement;
-    placement.block = {"yr_bx", "yr_by", "yr_bz"};
-    placement.smem_offset_floats = 0;
-    const CustomizedBody made = emit_customized_body(p, bg, kernel.threads, output_dtypes, settings[k].tensor_cores,
-                                                     settings[k].target, placement);
-    if (made.threads != kernel.threads) {
-      unsupported("operator " + std::to_string(k) + "'s body takes " + std::to_string(made.threads) +
-                  " threads a block, the others' " + T);
-    }
-    arena = std::max(arena, made.shared_bytes);
     p.close();
     p.close();
   }
-  // The task is done: its flag says so, once every thread's writes are visible.
+  // The task is done: its flag and its operator's count say so, once every thread's writes are
+  // visible.
   p.line("__syncthreads();");
   p.open("if (threadIdx.x == 0)");
   p.line("__threadfence();");
   p.line("yr_st_release(yr_done + yr_task, yr_epoch);");
+  p.line("atomicAdd(yr_ctl + " + std::to_string(kCountsAt) + " + yr_op, 1u);");
   p.close();
   p.close();
   // The block is done; the last one readies the workspace for the next launch.
@@ -276,6 +365,11 @@ PersistentKernel emit_persistent(Printer &out, const serialize::KernelProgram &p
   p.line("yr_ctl[1] = 0u;");
   p.line("yr_ctl[3] = 0u;");
   p.line("yr_ctl[2] = yr_epoch;");
+  // The counts as a whole launch leaves them (one that was abandoned left them short).
+  for (size_t k = 0; k < ops.size(); ++k) {
+    p.line("yr_ctl[" + std::to_string(kCountsAt + static_cast<int64_t>(k)) + "] = yr_epoch * " +
+           std::to_string(blocks_of(*ops[k]->block_graph)) + "u;");
+  }
   p.line("__threadfence();");
   p.close();
   p.close();

@@ -73,6 +73,15 @@ static __device__ __forceinline__ uint4 yr_coherent16(const T *p) {
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
   return v;
 }
+// yr_l2_16: yr_coherent16 without the memory clobber, for loads that come after a fence and a
+// barrier already (a persistent kernel's reads of tiles its earlier tasks wrote): the clobber kept
+// the compiler from holding other loaded values in registers across every load.
+template <typename T>
+static __device__ __forceinline__ uint4 yr_l2_16(const T *p) {
+  uint4 v;
+  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
 static __device__ __forceinline__ float yr_coherent(const float *p) {
   float v;
   asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");

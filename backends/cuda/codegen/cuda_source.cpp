@@ -113,8 +113,9 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
     matmul = cuda::predefined_matmul(before_wait, body, in[0], in[1], out[0], g.tensor(g.inputs()[1]).dtype, target);
   }
   if (persistent) {
-    const cuda::PersistentKernel made = cuda::emit_persistent(body, program, target);
+    const cuda::PersistentKernel made = cuda::emit_persistent(before_wait, body, program, target);
     kernel.persistent_tasks = made.tasks;
+    kernel.persistent_widest = made.widest;
     kernel.grid = {made.tasks, 1, 1};
     kernel.block_threads = made.threads;
     kernel.any_block_threads = false;

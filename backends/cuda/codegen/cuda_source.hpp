@@ -53,6 +53,7 @@ struct CudaKernel {
   // (host memory the device writes: WatchRecord). The workspace is left ready for the next launch
   // rather than zero.
   int64_t persistent_tasks = 0;
+  int64_t persistent_widest = 0;  // the most blocks of one of its operators
 };
 
 // The serial time of one for-loop iteration of a µGraph block with this generator's code (tile

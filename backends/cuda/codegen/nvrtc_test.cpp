@@ -238,18 +238,37 @@ TEST_F(CudaCodegen, ChainsOfUGraphsInOneLaunch) {
     for (int cc : {80, 90}) {
       const codegen::CudaKernel kernel = codegen::cuda_source(group.program, h100_like(cc));
       const std::string what = std::string("the µGraph chain in ") + dtype_name(dt) + " on sm_" + std::to_string(cc);
-      EXPECT_EQ(kernel.persistent_tasks, 3 + 4 + 4) << what;
-      EXPECT_EQ(kernel.grid, (std::array<int64_t, 3>{11, 1, 1})) << what;
-      // Control words and a flag per task (256 bytes each), then Y (8 × 192 elements).
-      EXPECT_EQ(kernel.workspace_bytes, 256 + 256 + 8 * 192 * static_cast<int64_t>(dtype_size(dt))) << what;
-      // The product's blocks wait for all three of the norm's (each reads all of Y); the gate's
-      // block (x, y) for the product's blocks 2y and 2y + 1 (64 columns against 32).
-      EXPECT_NE(kernel.source.find("const int64_t x0 = 0, x1 = 2;"), std::string::npos) << what;
+      EXPECT_EQ(kernel.persistent_tasks, 8 + 4 + 4) << what;
+      EXPECT_EQ(kernel.persistent_widest, 8) << what;
+      EXPECT_EQ(kernel.grid, (std::array<int64_t, 3>{16, 1, 1})) << what;
+      // Control words and a flag per task (256 bytes each), then Y (8 × 256 elements).
+      EXPECT_EQ(kernel.workspace_bytes, 256 + 256 + 8 * 256 * static_cast<int64_t>(dtype_size(dt))) << what;
+      // The product's blocks wait for all eight of the norm's (each reads all of Y: the norm's
+      // count); the gate's block (x, y) for the product's blocks 2y and 2y + 1 (64 columns
+      // against 32: their flags).
+      EXPECT_NE(kernel.source.find("yr_wait_word(yr_ctl + 4, yr_epoch * 8u, yr_ctl + 3, yr_deadline)"),
+                std::string::npos)
+          << what;
       EXPECT_NE(
           kernel.source.find("const int64_t x0 = (yr_by * 64) / 32, x1 = yr_min64(3, (yr_by * 64 + 64 - 1) / 32);"),
           std::string::npos)
           << what;
-      EXPECT_EQ(kernel.source.find("yr_epoch + 1u"), std::string::npos) << what << ": the watchdog's test hang";
+      EXPECT_EQ(kernel.source.find("u + 1u, yr_ctl + 3"), std::string::npos) << what << ": the watchdog's test hang";
+      // The norm's and the product's blocks of 32 columns of 16-bit weights are weight products
+      // (their own code, every warp streaming its slice of k; the first's prefetch first, before
+      // the dependent launch's wait on sm_90); of float32 weights, 32 columns are two of their
+      // tiles: the general body.
+      size_t products = 0;
+      for (size_t at = 0; (at = kernel.source.find("// Weight products: every warp streams", at)) != std::string::npos;
+           ++at) {
+        ++products;
+      }
+      EXPECT_EQ(products, dtype_size(dt) == 2 ? 2u : 0u) << what;
+      const size_t prefetch = kernel.source.find("if (blockIdx.x < 8) {");
+      EXPECT_EQ(prefetch != std::string::npos, dtype_size(dt) == 2) << what;
+      if (cc == 90 && prefetch != std::string::npos) {
+        EXPECT_LT(prefetch, kernel.source.find("griddepcontrol.wait")) << what;
+      }
       if (kCompileWithNvrtc && seen_.insert(kernel.source + std::to_string(cc)).second) {
         pending_.add(cc, kernel, what + " in one launch");
       }
@@ -263,7 +282,7 @@ TEST_F(CudaCodegen, ChainsOfUGraphsInOneLaunch) {
   hung.wait_timeout_ms = 250;
   const codegen::CudaKernel kernel =
       codegen::cuda_source(serialize::make_group_program(chain, serialize::kernel_operators(chain)).program, hung);
-  EXPECT_NE(kernel.source.find("yr_epoch + 1u"), std::string::npos);
+  EXPECT_NE(kernel.source.find("yr_epoch * 8u + 1u, yr_ctl + 3"), std::string::npos);
   EXPECT_NE(kernel.source.find("yr_clock_ns() + 250ull * 1000000ull"), std::string::npos);
 }
 
