@@ -362,11 +362,15 @@ void check_operator_chain(Session &s, DType dt, const std::string &name) {
 }
 
 // A chain of three µGraphs (bench::build_ugraph_chain): a tensor only the chain reads, one the
-// host reads too, tiles read whole and tiles read in part. CUDA runs it as one persistent kernel.
+// host reads too, tiles read whole and tiles read in part; then its first two alone (ending in
+// weight products, where 16-bit). CUDA runs them as one persistent kernel.
 void check_ugraph_chain(Session &s, DType dt, const std::string &name) {
   s.need_dtype(dt);
   const KernelGraph reference = bench::build_ugraph_chain(false, dt);
   check_whole_group(s, bench::build_ugraph_chain(true, dt), reference, name, "a chain of three µGraphs");
+  const KernelGraph products = bench::build_ugraph_chain(false, dt, false);
+  check_whole_group(s, bench::build_ugraph_chain(true, dt, false), products, name + ".products",
+                    "a chain of two µGraphs");
 }
 
 // gqa (Q [2, 256, 64], K [2, 64, 4096]) in blocks of 128 query rows, and of 64 split over 16

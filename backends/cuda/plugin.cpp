@@ -366,7 +366,7 @@ yirage_status buffer_read(yirage_backend_buffer *buffer, size_t offset, void *de
     if (bytes == 0) return;
     const Driver &driver = enter(buffer->instance, buffer->device);
     driver.check(driver.cuMemcpyDtoH(destination, buffer->pointer + offset, bytes), "cuMemcpyDtoH");
-    buffer->instance->watches.check();
+    buffer->instance->watches.check(nullptr, true);  // the copy waited for every stream
   });
 }
 
@@ -476,7 +476,7 @@ void plan_persistent(const Driver &driver, const Device &d, yirage_backend_execu
   const int64_t sms = d.info.target.compute_units;
   const int64_t per_sm = std::min<int64_t>(resident, (launch.persistent_widest + sms - 1) / sms);
   launch.grid = {std::min<int64_t>(launch.persistent_tasks, per_sm * sms), 1, 1};
-  executable.watch = executable.instance->watches.add(driver, executable.generated->name, target_of(d).wait_timeout_ms);
+  executable.watch = executable.instance->watches.add(driver, executable.generated->name, launch.wait_timeout_ms);
 }
 
 // The generated kernel on `stream` (its operands' pointers in order).
@@ -492,7 +492,10 @@ void launch_generated(const Driver &driver, yirage_backend_executable_s &executa
     args.push_back(&workspace);
   }
   CUdeviceptr watch = executable.watch.device;
-  if (l.persistent_tasks > 0) args.push_back(&watch);
+  if (l.persistent_tasks > 0) {
+    args.push_back(&watch);
+    executable.instance->watches.launched(executable.watch, memory);
+  }
   if (l.waits_for_previous && driver.cuLaunchKernelEx != nullptr) {
     // Programmatic dependent launch: the kernel may start while the previous kernel in the
     // stream runs; it reads and writes no memory before griddepcontrol.wait returns (it may
@@ -809,7 +812,7 @@ yirage_status synchronize(yirage_backend_instance *instance, int32_t device, voi
     } else {
       driver.check(driver.cuStreamSynchronize(static_cast<CUstream>(stream)), "cuStreamSynchronize");
     }
-    instance->watches.check();
+    instance->watches.check(static_cast<CUstream>(stream), stream == nullptr);
   });
 }
 

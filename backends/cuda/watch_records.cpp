@@ -22,7 +22,7 @@ WatchRecords::Record WatchRecords::add(const Driver &driver, const std::string &
     driver.check(mapped, "cuMemHostGetDevicePointer of a persistent kernel's watch record");
   }
   const std::lock_guard<std::mutex> lock(mutex_);
-  records_[record.host] = {name, timeout_ms};
+  records_[record.host] = {name, timeout_ms, nullptr};
   return record;
 }
 
@@ -35,11 +35,17 @@ void WatchRecords::remove(const Driver &driver, const Record &record) {
   driver.cuMemFreeHost(record.host);
 }
 
-void WatchRecords::check() {
+void WatchRecords::launched(const Record &record, CUstream stream) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto found = records_.find(record.host);
+  if (found != records_.end()) found->second.stream = stream;
+}
+
+void WatchRecords::check(CUstream stream, bool every_stream) {
   const std::lock_guard<std::mutex> lock(mutex_);
   for (const auto &[host, entry] : records_) {
     volatile unsigned *const w = host;
-    if (w[WatchRecord::kSet] == 0u) continue;
+    if (w[WatchRecord::kSet] == 0u || (!every_stream && entry.stream != stream)) continue;
     std::atomic_thread_fence(std::memory_order_acquire);
     const std::string message =
         "cuda: kernel program \"" + entry.name + "\" (operators in one launch): a block of operator " +

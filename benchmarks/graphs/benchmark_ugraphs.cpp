@@ -280,14 +280,14 @@ KernelGraph build_sum_to_dimx(bool fused, DType dtype) {
   return g;
 }
 
-KernelGraph build_ugraph_chain(bool fused, DType dtype) {
+KernelGraph build_ugraph_chain(bool fused, DType dtype, bool gate) {
   KernelGraph g;
   const TensorId x = g.new_input({8, 256}, dtype), w1 = g.new_input({256, 256}, dtype);
   const TensorId w2 = g.new_input({256, 128}, dtype), b = g.new_input({8, 128}, dtype);
   if (!fused) {
     const TensorId y = g.matmul(g.rms_norm(x, {256}, 0.0, std::nullopt), w1);
     const TensorId z = g.matmul(y, w2);
-    g.mark_output(g.binary(OpKind::kMul, g.unary(OpKind::kSilu, z), b));
+    if (gate) g.mark_output(g.binary(OpKind::kMul, g.unary(OpKind::kSilu, z), b));
     g.mark_output(z);
     return g;
   }
@@ -302,11 +302,13 @@ KernelGraph build_ugraph_chain(bool fused, DType dtype) {
   const TensorId w2t = product->new_input({256, 128}, dtype, kX1, 0);
   product->new_output(product->accumulate(OpKind::kAccumSum, product->matmul(yt, w2t)), kX1, -1);
   const TensorId z = g.customized({y, w2}, product)[0];
-  auto gate = std::make_shared<BlockGraph>(config(2, 2, 1));
-  const TensorId zt = gate->new_input({8, 128}, dtype, kX0Y1, -1);
-  const TensorId bt = gate->new_input({8, 128}, dtype, kX0Y1, -1);
-  gate->new_output(gate->binary(OpKind::kMul, gate->unary(OpKind::kSilu, zt), bt), kX0Y1, -1);
-  g.mark_output(g.customized({z, b}, gate)[0]);
+  if (gate) {
+    auto gating = std::make_shared<BlockGraph>(config(2, 2, 1));
+    const TensorId zt = gating->new_input({8, 128}, dtype, kX0Y1, -1);
+    const TensorId bt = gating->new_input({8, 128}, dtype, kX0Y1, -1);
+    gating->new_output(gating->binary(OpKind::kMul, gating->unary(OpKind::kSilu, zt), bt), kX0Y1, -1);
+    g.mark_output(g.customized({z, b}, gating)[0]);
+  }
   g.mark_output(z);
   return g;
 }

@@ -57,7 +57,8 @@ KernelGraph build_weighted_norm_product(bool fused, DType dtype, int64_t rows = 
 // Z = Y·W2 (W2 [256, 128]; 4 blocks of 32 columns, each reading all of Y), then silu(Z) ⊙ B (B
 // [8, 128]; 2 × 2 blocks of [4, 64], each reading two of Z's blocks). Outputs: silu(Z) ⊙ B, then Z
 // (read by the host and by the third µGraph); Y only the chain reads. `unfused`: the same at
-// kernel level.
-KernelGraph build_ugraph_chain(bool fused, DType dtype);
+// kernel level. Without `gate`: the first two µGraphs, Z the output (a chain ending in weight
+// products, where 16-bit).
+KernelGraph build_ugraph_chain(bool fused, DType dtype, bool gate = true);
 
 }  // namespace yirage::bench

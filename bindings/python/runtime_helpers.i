@@ -726,6 +726,18 @@ PyObject *yirage_py_kernel_synchronize(const yirage_kernel *kernel, unsigned lon
   return yirage_py_result(status, NULL);
 }
 
+/* [status, str]: how a run of the kernel launches (yirage_kernel_describe). */
+PyObject *yirage_py_kernel_describe(const yirage_kernel *kernel) {
+  yirage_blob *blob = NULL;
+  PyObject *text;
+  yirage_status status = yirage_kernel_describe(kernel, &blob);
+  if (status != YIRAGE_OK) return yirage_py_result(status, NULL);
+  text = PyUnicode_FromStringAndSize((const char *)yirage_blob_data(blob),
+                                     (Py_ssize_t)yirage_blob_size(blob) - 1); /* less the NUL */
+  yirage_blob_release(blob);
+  return text ? yirage_py_result(status, text) : NULL;
+}
+
 /* [status, dict]: yirage_kernel_measure against the kernel's own graph (the GIL released). */
 PyObject *yirage_py_kernel_measure(const yirage_kernel *kernel, unsigned long long seed,
                                    unsigned int warmup, unsigned int repeats,

@@ -85,6 +85,7 @@
 %ignore yirage_buffer_read;
 %ignore yirage_buffer_to_dlpack;
 %ignore yirage_kernel_run_host;
+%ignore yirage_kernel_describe;
 %ignore yirage_search_plan_create;
 %ignore yirage_search_plan_id;
 %ignore yirage_search_plan_run_units;

@@ -212,11 +212,25 @@ CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelG
     }
     std::optional<serialize::GroupProgram> group =
         readers ? chained_group(plugin, device, graph_, *readers, kernels, k) : std::nullopt;
+    // A group the plugin took in supports() but cannot compile as one (a CUDA persistent kernel of
+    // which no block fits on a multiprocessor: only the compiled kernel tells) runs apart.
+    Executable grouped_executable;
+    const size_t grouped = group ? group->program.operator_count() : 0;
     if (group) {
-      const size_t grouped = group->program.operator_count();
+      try {
+        grouped_executable = executable_of(std::move(group->program));
+      } catch (const Error &e) {
+        if (e.code() != ErrorCode::kUnsupported) throw;
+        util::log_line(util::LogLevel::kDebug, "operators " + std::to_string(kernels[k]) + " to " +
+                                                   std::to_string(kernels[k + grouped - 1]) +
+                                                   " run apart, not as one program: " + e.what());
+        group.reset();
+      }
+    }
+    if (group) {
       const std::vector<size_t> run(kernels.begin() + static_cast<std::ptrdiff_t>(k),
                                     kernels.begin() + static_cast<std::ptrdiff_t>(k + grouped));
-      steps_.push_back({executable_of(std::move(group->program)), group->inputs, group->outputs, run});
+      steps_.push_back({std::move(grouped_executable), group->inputs, group->outputs, run});
       stats_.grouped_operators += static_cast<int>(grouped);
       k += grouped;
     } else {

@@ -343,6 +343,12 @@ PersistentKernel emit_persistent(Printer &before_wait, Printer &out, const seria
         unsupported("operator " + std::to_string(k) + "'s body takes " + std::to_string(made.threads) +
                     " threads a block, the others' " + T);
       }
+      // The next task's body reuses the shared memory, where mbarriers may not be left.
+      if (made.mbarriers) {
+        unsupported("operator " + std::to_string(k) +
+                    "'s body keeps mbarriers in shared memory (warp-specialized loads), which the next task "
+                    "would reuse");
+      }
       arena = std::max(arena, made.shared_bytes);
     }
     p.close();
@@ -361,6 +367,7 @@ PersistentKernel emit_persistent(Printer &before_wait, Printer &out, const seria
   p.open("if (threadIdx.x == 0)");
   p.line("__threadfence();");
   p.open("if (atomicAdd(yr_ctl + 1, 1u) == gridDim.x * gridDim.y * gridDim.z - 1u)");
+  p.line("__threadfence();  // every other block's atomics before these stores");
   p.line("yr_ctl[0] = 0u;");
   p.line("yr_ctl[1] = 0u;");
   p.line("yr_ctl[3] = 0u;");

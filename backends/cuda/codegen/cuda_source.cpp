@@ -105,17 +105,19 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
   // in before_wait touches no memory but L2 prefetches (see vector_matmul_kernel).
   Printer before_wait(1), body(1);
   std::string launch_bounds;
-  // Matmuls (pre-defined, and µGraphs that are only weight products) have kernels of their own.
+  // Matmuls (pre-defined, and µGraphs that are only weight products) have kernels of their own;
+  // in a program of several operators, only inside the persistent kernel.
   std::optional<MatmulLaunch> matmul;
-  if (!split_pair && op.kind == OpKind::kCustomized) {
+  if (!several && op.kind == OpKind::kCustomized) {
     matmul = cuda::ugraph_weight_products(before_wait, body, *op.block_graph, in, out, target);
-  } else if (!split_pair && op.kind == OpKind::kMatmul) {
+  } else if (!several && op.kind == OpKind::kMatmul) {
     matmul = cuda::predefined_matmul(before_wait, body, in[0], in[1], out[0], g.tensor(g.inputs()[1]).dtype, target);
   }
   if (persistent) {
     const cuda::PersistentKernel made = cuda::emit_persistent(before_wait, body, program, target);
     kernel.persistent_tasks = made.tasks;
     kernel.persistent_widest = made.widest;
+    kernel.wait_timeout_ms = target.wait_timeout_ms;
     kernel.grid = {made.tasks, 1, 1};
     kernel.block_threads = made.threads;
     kernel.any_block_threads = false;

@@ -54,6 +54,7 @@ struct CudaKernel {
   // rather than zero.
   int64_t persistent_tasks = 0;
   int64_t persistent_widest = 0;  // the most blocks of one of its operators
+  int64_t wait_timeout_ms = 0;    // its waits' timeout (CudaTarget::wait_timeout_ms)
 };
 
 // The serial time of one for-loop iteration of a µGraph block with this generator's code (tile

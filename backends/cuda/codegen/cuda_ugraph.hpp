@@ -18,6 +18,7 @@ namespace yirage::codegen::cuda {
 struct CustomizedBody {
   int64_t shared_bytes = 0;
   int64_t threads = 0;
+  bool mbarriers = false;  // it keeps mbarriers in its shared memory (warp-specialized loads)
 };
 
 // How a µGraph's body is generated: its block's thread count (before the body adds producers),

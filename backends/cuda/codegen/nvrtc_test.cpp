@@ -274,6 +274,20 @@ TEST_F(CudaCodegen, ChainsOfUGraphsInOneLaunch) {
       }
     }
   }
+  // A chain ending in weight products: they run once, inside the persistent kernel (the last
+  // operator's own kernel was once generated beside it, writing the program's outputs unawaited).
+  for (DType dt : {DType::kFloat16, DType::kFloat32}) {
+    const KernelGraph two = bench::build_ugraph_chain(true, dt, false);
+    const codegen::CudaKernel kernel = codegen::cuda_source(
+        serialize::make_group_program(two, serialize::kernel_operators(two)).program, h100_like(90));
+    EXPECT_EQ(kernel.persistent_tasks, 8 + 4) << dtype_name(dt);
+    EXPECT_EQ(kernel.source.find("yr_st(yr_out"), std::string::npos) << dtype_name(dt);
+    const size_t head = kernel.source.find("extern \"C\" __global__");
+    EXPECT_LT(kernel.source.find("griddepcontrol.wait", head), kernel.source.find("yr_st(", head)) << dtype_name(dt);
+    if (kCompileWithNvrtc && seen_.insert(kernel.source + "90").second) {
+      pending_.add(90, kernel, std::string("two µGraphs ending in weight products, ") + dtype_name(dt));
+    }
+  }
   // The watchdog's test (YIRAGE_CUDA_TEST_HANG) plants one wait no launch satisfies, and the
   // timeout is the target's.
   const KernelGraph chain = bench::build_ugraph_chain(true, DType::kFloat16);

@@ -345,7 +345,7 @@ def test_targets_and_cost_estimates():
 
 def test_versions():
     assert yr.version().count(".") == 2
-    assert yr.abi_version() == (1, 10)
+    assert yr.abi_version() == (1, 11)
 
 
 def test_mirage_sum_todimx_adds_the_slices_of_reduction_dimx():

@@ -76,6 +76,11 @@ def test_measure_checks_and_times():
         k.measure(repeats=0)
 
 
+def test_describe_says_how_a_run_launches():
+    plan = small_graph().compile(backend="cpu").describe()
+    assert "a run on cpu device 0:\n  launch 1: operator " in plan, plan
+
+
 def test_superoptimize_and_run_a_small_graph():
     g = small_graph()
     calls = []

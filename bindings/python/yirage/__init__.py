@@ -1230,6 +1230,12 @@ class Kernel:
         """Waits until this kernel's work queued on `stream` (an integer handle) has finished."""
         _check(_c.yirage_py_kernel_synchronize(self._handle, int(stream)))
 
+    def describe(self):
+        """How a run launches, as text: a line per device launch with the graph's operators it
+        runs ("... as one program" where the backend took several in one launch), and whether
+        runs on one stream and set of buffers are replayed as a recording (a CUDA graph)."""
+        return _check(_c.yirage_py_kernel_describe(self._handle))
+
     def measure(self, seed=1, warmup=2, repeats=10, flush_bytes=0):
         """Checks the kernel against its graph in float64 on seeded random inputs (outputs
         poisoned first) and times `repeats` runs after `warmup` with the backend's timers.

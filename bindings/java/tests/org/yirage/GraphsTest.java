@@ -360,7 +360,7 @@ class GraphsTest {
             assertThrows(YirageException.class, a::dims);
         }
         assertFalse(Yirage.version().isEmpty());
-        assertArrayEquals(new int[] {1, 10}, Yirage.abiVersion());
+        assertArrayEquals(new int[] {1, 11}, Yirage.abiVersion());
         assertThrows(YirageException.NotFound.class, () -> Yirage.target("tpu"));
         assertEquals("h100", Yirage.target("h100").name());
         assertThrows(NullPointerException.class, () -> new KernelGraph().matmul(null, null));
