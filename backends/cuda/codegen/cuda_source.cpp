@@ -113,29 +113,27 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
   } else if (!several && op.kind == OpKind::kMatmul) {
     matmul = cuda::predefined_matmul(before_wait, body, in[0], in[1], out[0], g.tensor(g.inputs()[1]).dtype, target);
   }
+  // A program of several operators: its kernel's launch, a workspace, `extra` parameters after it.
+  const auto several_in_one = [&](const std::array<int64_t, 3> &grid, int64_t threads, int64_t shared_bytes,
+                                  int64_t workspace_bytes, const std::string &extra) {
+    kernel.grid = grid;
+    kernel.block_threads = threads;
+    kernel.any_block_threads = false;
+    kernel.shared_bytes = shared_bytes;
+    kernel.workspace_bytes = workspace_bytes;
+    params += ", unsigned char *__restrict__ yr_ws" + extra;
+    launch_bounds = "__launch_bounds__(" + std::to_string(threads) + ") ";
+    check_arena_fits(shared_bytes, max_shared_bytes);
+  };
   if (persistent) {
     const cuda::PersistentKernel made = cuda::emit_persistent(before_wait, body, program, target);
+    several_in_one({made.tasks, 1, 1}, made.threads, made.shared_bytes, made.workspace_bytes, ", unsigned *yr_watch");
     kernel.persistent_tasks = made.tasks;
     kernel.persistent_widest = made.widest;
     kernel.wait_timeout_ms = target.wait_timeout_ms;
-    kernel.grid = {made.tasks, 1, 1};
-    kernel.block_threads = made.threads;
-    kernel.any_block_threads = false;
-    kernel.shared_bytes = made.shared_bytes;
-    kernel.workspace_bytes = made.workspace_bytes;
-    params += ", unsigned char *__restrict__ yr_ws, unsigned *yr_watch";
-    launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";
-    check_arena_fits(kernel.shared_bytes, max_shared_bytes);
   } else if (split_pair) {
     const cuda::SplitPairKernel made = cuda::emit_split_pair(body, program, target);
-    kernel.grid = made.grid;
-    kernel.block_threads = made.threads;
-    kernel.any_block_threads = false;
-    kernel.shared_bytes = made.shared_bytes;
-    kernel.workspace_bytes = made.workspace_bytes;
-    params += ", unsigned char *__restrict__ yr_ws";
-    launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";
-    check_arena_fits(kernel.shared_bytes, max_shared_bytes);
+    several_in_one(made.grid, made.threads, made.shared_bytes, made.workspace_bytes, "");
   } else if (matmul) {
     // A µGraph's loop is then streamed: every warp's loads of its slice of k are in flight at once.
     if (op.kind == OpKind::kCustomized) kernel.loop_waits = 1;
