@@ -106,7 +106,9 @@ expect 0 'saved to' -- "$yirage" superoptimize "$small" -o "$work/best.yrg" --bu
 # The best graph is a fused candidate (after pre-defined kernels or not), or the input itself
 # when nothing beat it.
 expect 0 'customized\(t[0-9], t1\)|matmul\(t2, t1\)' -- "$yirage" show "$work/best.yrg"
-expect 0 'the input graph, unchanged' -- "$yirage" superoptimize "$small" --budget 60 --top-k 1 --repeats 2 --quiet
+# The input graph is always candidate 0: as it is, or with its kernels run as one program where
+# that measured faster (the CPU's parallel region; a matter of timing on a busy machine).
+expect 0 'the input graph, (unchanged|with kernels run as one program)' -- "$yirage" superoptimize "$small" --budget 60 --top-k 1 --repeats 2 --quiet
 # Each measurement comes with the spread of its timed runs (a busy machine widens it), the best's
 # too.
 expect 0 '^  0 +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s to [0-9.]+ [mu]?s over 2 runs +[0-9.]+e[-+][0-9]+ +ok' -- \
