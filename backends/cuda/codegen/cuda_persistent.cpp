@@ -297,7 +297,7 @@ PersistentKernel emit_persistent(Printer &before_wait, Printer &out, const seria
     bind(p, op);
     if (reads_written) {
       // Tiles other blocks of this launch wrote are read through L2, never the non-coherent path.
-      p.line("const auto yr_stream16 = [](const auto *p) { return yr_l2_16(p); };");
+      p.line("const auto yr_stream16 = [](const auto *p) { return yr_coherent16(p); };");
       p.line("(void)yr_stream16;");
     }
     const bool weight_products = runs_products(k);

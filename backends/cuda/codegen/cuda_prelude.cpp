@@ -64,22 +64,14 @@ static __device__ __forceinline__ uint4 yr_stream16(const T *p) {
   return v;
 }
 // yr_coherent16, yr_coherent: 16 bytes, a float, through L2 only, for data that other blocks of
-// the same launch wrote (a loop split's partial sums, cuda_split_pair.hpp): neither the
+// the same launch wrote (a loop split's partial sums, cuda_split_pair.hpp; tiles a persistent
+// kernel's earlier tasks wrote, cuda_persistent.hpp): neither the
 // non-coherent path nor L1, which may hold a line read before they wrote it.
 template <typename T>
 static __device__ __forceinline__ uint4 yr_coherent16(const T *p) {
   uint4 v;
   asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
-  return v;
-}
-// yr_l2_16: yr_coherent16 without the memory clobber, for loads that come after a fence and a
-// barrier already (a persistent kernel's reads of tiles its earlier tasks wrote): the clobber kept
-// the compiler from holding other loaded values in registers across every load.
-template <typename T>
-static __device__ __forceinline__ uint4 yr_l2_16(const T *p) {
-  uint4 v;
-  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
 }
 static __device__ __forceinline__ float yr_coherent(const float *p) {
