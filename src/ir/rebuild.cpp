@@ -141,4 +141,9 @@ KernelGraph rebuild(const KernelGraph &graph, const OperatorEdit &edit) {
   return target;
 }
 
+KernelGraph without_dead_operators(const KernelGraph &graph) {
+  const std::vector<bool> live = live_operators(graph);
+  return rebuild(graph, [&](size_t i, Operator &op) { return live[i] || op.kind == OpKind::kInput; });
+}
+
 }  // namespace yirage

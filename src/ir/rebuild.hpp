@@ -27,4 +27,8 @@ BlockGraph rebuild(const BlockGraph &graph, const BlockGraphConfig &config, cons
 // A copy of `graph`; outputs are marked in the same order.
 KernelGraph rebuild(const KernelGraph &graph, const OperatorEdit &edit = nullptr);
 
+// A copy of `graph` without the operators no graph output depends on (live_operators); every
+// input stays, read or not, so that what runs the copy takes the same arguments.
+KernelGraph without_dead_operators(const KernelGraph &graph);
+
 }  // namespace yirage

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "decoder_layer.hpp"
+#include "ir/rebuild.hpp"
 #include "target/target.hpp"
 #include "util/error.hpp"
 #include "verify/equivalence.hpp"
@@ -136,6 +137,35 @@ TEST(Segments, ProfilesEachSegmentAndTheJoinedGraph) {
   EXPECT_EQ(r.candidates.back().description, "the input graph, unchanged");
   EXPECT_EQ(r.profiled.front().description.rfind("segment 1: ", 0), 0u) << r.profiled.front().description;
   EXPECT_EQ(static_cast<size_t>(measured), r.profiled.size());
+}
+
+// A graph of more than segment_above_ops operators, some of which no output depends on (a
+// chain over its second input): the search leaves them out (a segment of only them had nothing
+// to return), keeps the unread input, and answers with the graph's function.
+TEST(Segments, OperatorsNoOutputDependsOnAreLeftOut) {
+  KernelGraph g;
+  const TensorId x = g.new_input({2, 200}, DType::kFloat32), y = g.new_input({2, 200}, DType::kFloat32);
+  const TensorId live = g.rms_norm(g.mul_scalar(g.softmax(x, 1), 2), {200}, 1e-6, std::nullopt);
+  TensorId dead = g.softmax(y, 1);
+  for (int i = 0; i < 4; ++i) dead = g.unary(OpKind::kExp, g.mul_scalar(dead, 0.5));
+  g.mark_output(live);
+  ASSERT_GT(plan_segments(g, 12, 6).size(), 1u);
+
+  const KernelGraph pruned = without_dead_operators(g);
+  EXPECT_EQ(pruned.inputs().size(), 2u);
+  EXPECT_EQ(compute_ops(pruned), 7u);  // softmax's five, the scale and the norm
+  EXPECT_TRUE(verify::check_equivalence(g, pruned, {}).equivalent);
+
+  SearchOptions options;
+  options.target = targets::builtin_target("h100");
+  options.time_budget_seconds = 30;
+  const SearchResult r = superoptimize(g, options);
+  ASSERT_FALSE(r.candidates.empty());
+  for (const SearchCandidate &c : r.candidates) {
+    EXPECT_EQ(c.graph.inputs().size(), 2u) << c.description;
+    const verify::EquivalenceResult same = verify::check_equivalence(g, c.graph, {});
+    EXPECT_TRUE(same.equivalent) << c.description << ": " << same.reason;
+  }
 }
 
 }  // namespace

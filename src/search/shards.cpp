@@ -6,6 +6,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "ir/rebuild.hpp"
 #include "search/result_cache.hpp"
 #include "search/search_pass.hpp"
 #include "search/segments.hpp"
@@ -54,12 +55,12 @@ bool starts_with(const SearchPath &path, const SearchPath &prefix) {
 class ShardedSearch::Impl {
  public:
   Impl(const KernelGraph &graph, const SearchOptions &options, uint32_t min_units)
-      : graph_(graph), options_(options), min_units_(min_units) {
+      : graph_(without_dead_operators(graph)), options_(options), min_units_(min_units) {  // as superoptimize()
     validate(options);
     if (graph.outputs().empty()) invalid_argument("sharded search: the graph has no outputs");
     if (min_units < 1) invalid_argument("sharded search: min_units must be at least 1");
     const std::vector<Segment> segments =
-        plan_segments(graph, options.segment_above_ops, options.max_segment_ops, options.max_customized_inputs);
+        plan_segments(graph_, options.segment_above_ops, options.max_segment_ops, options.max_customized_inputs);
     if (segments.size() > 1) {
       throw Error(ErrorCode::kUnsupported,
                   "sharded search: a graph of this size is searched in " + std::to_string(segments.size()) +

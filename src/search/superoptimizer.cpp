@@ -306,6 +306,14 @@ void add_counts(SearchStats &s, const SearchStats &o) {
 SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &requested) {
   validate(requested);
   if (graph.outputs().empty()) invalid_argument("superoptimize: the graph has no outputs");
+  // Operators no output depends on never run (kernel_operators): the search leaves them out too (a
+  // segment of only such operators would have nothing to return).
+  const std::vector<bool> live = live_operators(graph);
+  for (size_t i = 0; i < live.size(); ++i) {
+    if (!live[i] && graph.operators()[i].kind != OpKind::kInput) {
+      return superoptimize(without_dead_operators(graph), requested);
+    }
+  }
   const std::vector<Segment> segments =
       plan_segments(graph, requested.segment_above_ops, requested.max_segment_ops, requested.max_customized_inputs);
   if (segments.size() > 1) return superoptimize_in_segments(graph, requested, segments);
