@@ -287,6 +287,10 @@ class StructureSearch {
   // Saves tile s as target tensor w, whose dims the blocks' (and iterations') tiles must tile.
   void save(TensorId s, TensorId w) {
     const Tensor &tile = graph_.tensor(s);
+    // A tile of another rank than the output (a view's operand, say) cannot be saved as it.
+    if (tile.dims.size() != ctx_.target->tensor(w).dims.size()) {
+      throw Error(ErrorCode::kInvalidArgument, "the tile's rank is not the output's");
+    }
     Dims full = tile.dims;
     GridMap omap = kReplicated;
     const auto &config = graph_.config();

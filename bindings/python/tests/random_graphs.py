@@ -80,7 +80,7 @@ class RandomGraph:
         weights = np.array([KINDS[n] for n in names], dtype=float)
         kind = names[r.choice(len(names), p=weights / weights.sum())]
         x, d = self._pick()
-        if kind == "matmul":
+        if kind == "matmul" and len(d) >= 2:
             n = int(r.choice([8, 16, 24, 40, 64, 96, 128, 130]))
             w = d[:-2] + (d[-1], n)
             self._add(g.mul_scalar(g.matmul(x, self._input(w)), 1 / math.sqrt(d[-1])), f"matmul {d} x {w}")
