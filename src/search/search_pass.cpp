@@ -16,6 +16,7 @@
 #include "search/padded_form.hpp"
 #include "search/terms.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 #include "util/parallel.hpp"
 
 namespace yirage::search {
@@ -611,8 +612,12 @@ class SearchPass::Impl {
     try {
       r = fingerprint_.check(f.graph, [this] { return stopped(); });
     } catch (const Error &e) {
-      if (e.code() != ErrorCode::kTimeout) throw;
-      return;  // stopped() recorded the end
+      if (e.code() == ErrorCode::kTimeout) return;  // stopped() recorded the end
+      // What the fingerprints cannot evaluate (exp of a value computed with exp:
+      // docs/verification.md), in the candidate or the graph itself, is never admitted.
+      if (e.code() != ErrorCode::kUnsupported) throw;
+      util::log_line(util::LogLevel::kDebug, "search: " + f.description + " not checked: " + e.what());
+      return;
     }
     ++result_.stats.fingerprint_checks;
     result_.stats.fingerprint_seconds += r.seconds;

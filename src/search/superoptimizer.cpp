@@ -374,6 +374,13 @@ SearchResult superoptimize_from(const KernelGraph &graph, const SearchOptions &r
       cache_write(options.cache_dir, request, result.candidates, result.stats.seconds);
     }
   }
+  // Without a device, a search run to its end that verified nothing (none could be: a graph the
+  // fingerprints cannot check, or limits too tight) answers with the input graph by its
+  // estimate, as one with a device answers with it measured (profile).
+  if (!input && result.end == SearchEnd::kComplete && result.candidates.empty()) {
+    result.candidates.push_back(SearchCandidate{graph, estimate_cost(graph, options.target, options.loop_waits).seconds,
+                                                0, "the input graph, unchanged"});
+  }
   const bool profiled_in_time = !input || profile(result, options, deadline, std::move(*input));
   if (!profiled_in_time && result.end == SearchEnd::kComplete) result.end = SearchEnd::kTimeout;
   // The profiled answer of a complete search (or of its cached candidates).

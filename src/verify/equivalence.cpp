@@ -86,6 +86,7 @@ EquivalenceResult FingerprintCheck::check(const KernelGraph &candidate, const st
 // Trials are computed on first use (a difference in trial 0 never pays for trial 1).
 const FingerprintCheck::Trial &FingerprintCheck::reference_trial(int trial, const std::function<bool()> &stop) const {
   std::lock_guard lock(mutex_);
+  if (!unsupported_.empty()) throw Error(ErrorCode::kUnsupported, unsupported_);
   while (trials_.size() <= static_cast<size_t>(trial)) {
     const uint64_t trial_seed = options_.seed * 0x100000001b3ull + static_cast<uint64_t>(trials_.size());
     auto t = std::make_unique<Trial>(Trial{FieldArithmetic(trial_seed), {}, {}});
@@ -101,7 +102,12 @@ const FingerprintCheck::Trial &FingerprintCheck::reference_trial(int trial, cons
       t->inputs.push_back(std::move(values));
     }
     const reference::Interpreter<FieldArithmetic> interpreter(t->field, options_.threads, stop);
-    t->outputs = interpreter.run(reference_, t->inputs);
+    try {
+      t->outputs = interpreter.run(reference_, t->inputs);
+    } catch (const Error &e) {
+      if (e.code() == ErrorCode::kUnsupported) unsupported_ = e.what();
+      throw;
+    }
     trials_.push_back(std::move(t));
   }
   return *trials_[static_cast<size_t>(trial)];

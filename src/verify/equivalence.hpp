@@ -55,6 +55,8 @@ class FingerprintCheck {
   EquivalenceOptions options_;
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<Trial>> trials_;
+  // Why the reference's first trial could not be evaluated (UNSUPPORTED), thrown again at once.
+  mutable std::string unsupported_;
 };
 
 }  // namespace yirage::verify
