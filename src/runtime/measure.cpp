@@ -83,26 +83,44 @@ bool scalable(DType dtype) {
   return dtype == DType::kFloat32 || dtype == DType::kBFloat16;
 }
 
-// The inputs of `g` (by position) that reach the normalized operand of an rms_norm through
-// operators whose result scales with their operands: those the range checks scale.
+// The inputs of `g` (by position) that the range checks scale: float32 and bfloat16 inputs that
+// reach the normalized operand of an rms_norm some output depends on, through operators whose
+// result scales with their operands, and whose every use scales with them on its way to a norm
+// or an output (sums, products, views, maxima). An input that also feeds exp, a softmax, a root
+// or a square is left alone: scaled by 2^64 it would ask another question there, one a 16-bit
+// dtype cannot answer (a softmax of scores near 2^64 is one-hot on whichever rounds largest).
 std::vector<size_t> norm_inputs(const KernelGraph &g) {
-  std::vector<bool> reaches(g.num_tensors(), false);
+  std::vector<bool> reaches(g.num_tensors(), false), scales_along(g.num_tensors(), true);
   const std::vector<Operator> &ops = g.operators();
+  const std::vector<bool> live = live_operators(g);
   for (size_t i = ops.size(); i-- > 0;) {  // consumers come after their producers
     const Operator &op = ops[i];
-    if (op.kind == OpKind::kRmsNorm) reaches[static_cast<size_t>(op.inputs[0])] = true;
+    if (!live[i] || op.kind == OpKind::kInput) continue;
+    const bool norm = op.kind == OpKind::kRmsNorm;
+    if (norm) reaches[static_cast<size_t>(op.inputs[0])] = true;
     const bool linear = op.kind == OpKind::kAdd || op.kind == OpKind::kSub || op.kind == OpKind::kNeg ||
                         op.kind == OpKind::kMulScalar || op.kind == OpKind::kConcat || op.kind == OpKind::kSplit;
-    if (!linear) continue;
+    const bool homogeneous = linear || norm || op.kind == OpKind::kMatmul || op.kind == OpKind::kMul ||
+                             op.kind == OpKind::kDiv || op.kind == OpKind::kReduction ||
+                             op.kind == OpKind::kReductionMax || op.kind == OpKind::kRelu ||
+                             op.kind == OpKind::kReshape || op.kind == OpKind::kPermute;
+    bool outputs_reach = false, outputs_scale = true;
     for (TensorId out : op.outputs) {
-      if (!reaches[static_cast<size_t>(out)]) continue;
-      for (TensorId in : op.inputs) reaches[static_cast<size_t>(in)] = true;
+      outputs_reach = outputs_reach || reaches[static_cast<size_t>(out)];
+      outputs_scale = outputs_scale && scales_along[static_cast<size_t>(out)];
+    }
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      const auto in = static_cast<size_t>(op.inputs[k]);
+      if (linear && outputs_reach) reaches[in] = true;
+      // A norm's operand does not scale its result; a divisor scales it the other way.
+      const bool scales = norm && k == 0 ? true : homogeneous && !(op.kind == OpKind::kDiv && k == 1) && outputs_scale;
+      scales_along[in] = scales_along[in] && scales;
     }
   }
   std::vector<size_t> inputs;
   for (size_t k = 0; k < g.inputs().size(); ++k) {
-    const TensorId t = g.inputs()[k];
-    if (reaches[static_cast<size_t>(t)] && scalable(g.tensor(t).dtype)) inputs.push_back(k);
+    const auto t = static_cast<size_t>(g.inputs()[k]);
+    if (reaches[t] && scales_along[t] && scalable(g.tensor(g.inputs()[k]).dtype)) inputs.push_back(k);
   }
   return inputs;
 }

@@ -606,13 +606,21 @@ TEST(CpuPlugin, MeasurerChecksNormsOnRowsNearTheRangeLimits) {
   EXPECT_TRUE(plain.correct) << "on [-1, 1] the spelled-out norm is right: " << plain.error;
   EXPECT_EQ(plain.range_checks, 0);
 
-  KernelGraph no_norm, half, squares;
+  // Not scaled: no norm, a float16 norm, an input squared beside its norm, a norm no output
+  // depends on, an input that also feeds a softmax (scaled by 2^64, one-hot on rounding).
+  KernelGraph no_norm, half, squares, dead_norm, shared;
   no_norm.mark_output(no_norm.unary(OpKind::kExp, no_norm.new_input(dims, DType::kFloat32)));
+  const TensorId d = dead_norm.new_input(dims, DType::kFloat32);
+  dead_norm.rms_norm(d, {33}, 0.0, std::nullopt);
+  dead_norm.mark_output(dead_norm.softmax(d, 1));
+  const TensorId sx = shared.new_input(dims, DType::kFloat32);
+  shared.mark_output(shared.rms_norm(sx, {33}, 0.0, std::nullopt));
+  shared.mark_output(shared.softmax(sx, 1));
   half.mark_output(half.rms_norm(half.new_input(dims, DType::kFloat16), {33}, 0.0, std::nullopt));
   const TensorId z = squares.new_input(dims, DType::kFloat32);
   squares.mark_output(squares.rms_norm(z, {33}, 0.0, std::nullopt));
   squares.mark_output(squares.unary(OpKind::kSquare, squares.mul_scalar(z, 2.0)));
-  for (const KernelGraph *g : {&no_norm, &half, &squares}) {
+  for (const KernelGraph *g : {&no_norm, &half, &squares, &dead_norm, &shared}) {
     Measurer m(*plugin, 0, *g, MeasureOptions{});
     const Measurement result = m.measure(*g, false);
     EXPECT_TRUE(result.correct) << result.error;

@@ -4,7 +4,8 @@ executor (docs/reliability.md, "Graphs no one wrote by hand").
 A seed gives one graph: an input of 2 or 3 dims (sizes with no common power of two among them),
 then 2 to 9 operators drawn from matmuls (against new weight inputs), elementwise operators
 (broadcast rows included), norms, softmaxes, reductions, concats, chunks, reshapes and permutes,
-each applied to a tensor made before it; the last tensor is an output, sometimes an earlier one
+and the shapes the search fuses most (attention over new key and value inputs, gated MLPs, a norm
+then a product), each applied to a tensor made before it; the last tensor is an output, sometimes an earlier one
 too (then part of the graph may feed no output). Values stay within a few units (products are
 scaled by 1/sqrt(k), exp and square by 1/4, divisors, logs and roots take clamped operands), so a
 dtype's tolerance holds wherever the kernels are right.
@@ -36,7 +37,7 @@ DTYPES = {"float32": (yr.float32, np.float32, 1e-3), "float16": (yr.float16, np.
 # Operator kinds and how often each is drawn.
 KINDS = {"matmul": 6, "unary": 3, "binary": 4, "rms_norm": 2, "softmax": 2, "reduction": 2,
          "reduction_max": 1, "scale": 1, "div": 1, "root_or_log": 1, "concat": 2, "chunk": 1,
-         "reshape": 1, "transpose": 1}
+         "reshape": 1, "transpose": 1, "attention": 2, "gated_mlp": 2, "norm_product": 2}
 
 
 class RandomGraph:
@@ -128,6 +129,22 @@ class RandomGraph:
             else:
                 shape = d[:-1] + (d[-1] // 2, 2)
             self._add(g.reshape(x, shape), f"reshape {d} -> {shape}")
+        elif kind == "attention" and len(d) >= 2:  # softmax(x·K / sqrt(k))·V over t keys
+            t, dv = int(r.choice([16, 64, 100, 256, 1001])), int(r.choice([16, 64, 128]))
+            scores = g.mul_scalar(g.matmul(x, self._input(d[:-2] + (d[-1], t))), 1 / math.sqrt(d[-1]))
+            self._add(g.matmul(g.softmax(scores, dim=len(d) - 1), self._input(d[:-2] + (t, dv))),
+                      f"attention {d} over {t} keys to {dv}")
+        elif kind == "gated_mlp" and len(d) >= 2:  # (silu(x·Wg) ⊙ x·Wu)·Wd / sqrt(n k)
+            n = int(r.choice([24, 64, 96, 192]))
+            w = d[:-2] + (d[-1], n)
+            gate = g.silu(g.mul_scalar(g.matmul(x, self._input(w)), 1 / math.sqrt(d[-1])))
+            up = g.mul_scalar(g.matmul(x, self._input(w)), 1 / math.sqrt(d[-1]))
+            down = g.matmul(g.mul(gate, up), self._input(d[:-2] + (n, d[-1])))
+            self._add(g.mul_scalar(down, 1 / math.sqrt(n)), f"gated_mlp {d} through {n}")
+        elif kind == "norm_product" and len(d) >= 2:  # rms_norm(x)·W / sqrt(k)
+            n = int(r.choice([16, 64, 130, 256]))
+            y = g.matmul(g.rms_norm(x, normalized_shape=(d[-1],), eps=1e-6), self._input(d[:-2] + (d[-1], n)))
+            self._add(g.mul_scalar(y, 1 / math.sqrt(d[-1])), f"rms_norm·W {d} x {n}")
         elif kind == "transpose" and len(d) >= 2:
             self._add(g.transpose(x, len(d) - 2, len(d) - 1), f"transpose {d}")
 
