@@ -55,7 +55,7 @@ class FingerprintCheck {
   EquivalenceOptions options_;
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<Trial>> trials_;
-  // Why the reference's first trial could not be evaluated (UNSUPPORTED), thrown again at once.
+  // Why a trial of the reference could not be evaluated (UNSUPPORTED), thrown again at once.
   mutable std::string unsupported_;
 };
 
