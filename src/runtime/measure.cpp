@@ -113,7 +113,7 @@ std::vector<size_t> norm_inputs(const KernelGraph &g) {
       const auto in = static_cast<size_t>(op.inputs[k]);
       if (linear && outputs_reach) reaches[in] = true;
       // A norm's operand does not scale its result; a divisor scales it the other way.
-      const bool scales = norm && k == 0 ? true : homogeneous && !(op.kind == OpKind::kDiv && k == 1) && outputs_scale;
+      const bool scales = (norm && k == 0) || (homogeneous && !(op.kind == OpKind::kDiv && k == 1) && outputs_scale);
       scales_along[in] = scales_along[in] && scales;
     }
   }

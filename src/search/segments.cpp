@@ -235,7 +235,8 @@ SearchResult superoptimize_in_segments(const KernelGraph &graph, const SearchOpt
       try {
         r = superoptimize(part, o);
       } catch (const Error &e) {
-        // A segment the fingerprints cannot check (exp of exp) stays as it is.
+        // A segment the search refuses (one holding a customized operator) stays as it is; one
+        // the fingerprints cannot check (exp of exp) answers with itself, as any graph does.
         if (e.code() != ErrorCode::kUnsupported) throw;
       }
       add_counts(result.stats, r.stats);
