@@ -25,6 +25,21 @@ std::vector<Values> evaluate(const KernelGraph &graph, const std::vector<Values>
   return outputs;
 }
 
+std::vector<Values> evaluate_stored(const KernelGraph &graph, const std::vector<Values> &inputs, int threads) {
+  const Float64Arithmetic arith;
+  const Interpreter<Float64Arithmetic> interpreter(arith, threads > 0 ? threads : default_thread_count());
+  const auto round = [](const Tensor &t, Values &values) {
+    for (double &v : values) {
+      switch (t.dtype) {
+        case DType::kFloat16: v = float16_to_double(double_to_float16(v)); break;
+        case DType::kBFloat16: v = bfloat16_to_double(double_to_bfloat16(v)); break;
+        case DType::kFloat32: v = static_cast<double>(static_cast<float>(v)); break;
+      }
+    }
+  };
+  return interpreter.run(graph, inputs, nullptr, round);
+}
+
 std::optional<OutOfRange> first_out_of_range(const KernelGraph &graph, const std::vector<double> &largest) {
   for (size_t i = 0; i < graph.operators().size(); ++i) {
     const Operator &op = graph.operators()[i];

@@ -21,6 +21,13 @@ using Values = std::vector<double>;
 std::vector<Values> evaluate(const KernelGraph &graph, const std::vector<Values> &inputs, int threads = 0,
                              std::vector<double> *largest = nullptr);
 
+// The same graph as a program that stores every kernel-level tensor in its dtype: each operator's
+// outputs rounded to their dtype (to nearest, ties to even) before anything reads them, the
+// arithmetic within an operator float64. Its distance from evaluate's result is the error that
+// storage alone brings to the graph on these inputs: what running it operator by operator in its
+// dtype (as the unfused graph does on any backend, or PyTorch eager) cannot avoid.
+std::vector<Values> evaluate_stored(const KernelGraph &graph, const std::vector<Values> &inputs, int threads = 0);
+
 // A tensor whose float64 values go beyond its dtype's largest finite value: a backend that
 // stores it in that dtype (as the graph says) gets infinities there, then NaNs downstream.
 struct OutOfRange {

@@ -33,9 +33,12 @@ class Interpreter {
   // Evaluates `graph` on `inputs` (one compact row-major buffer per graph input) and returns one
   // buffer per graph output. Only operators that feed an output run. Where `every` is given, it
   // receives every computed tensor's buffer, indexed by TensorId (empty for the graph's inputs,
-  // which are read where they are, never copied, and for tensors that did not run).
+  // which are read where they are, never copied, and for tensors that did not run). Where `store`
+  // is given, it is called on each kernel-level operator's outputs as soon as they are computed
+  // (it may change them: the reference executor's "stored" evaluation rounds them to their dtype).
   std::vector<Buffer<V>> run(const KernelGraph &graph, const std::vector<Buffer<V>> &inputs,
-                             std::vector<Buffer<V>> *every = nullptr) const {
+                             std::vector<Buffer<V>> *every = nullptr,
+                             const std::function<void(const Tensor &, Buffer<V> &)> &store = {}) const {
     if (inputs.size() != graph.inputs().size()) {
       invalid_argument("interpreter: the graph has " + std::to_string(graph.inputs().size()) + " inputs, " +
                        std::to_string(inputs.size()) + " were given");
@@ -60,6 +63,9 @@ class Interpreter {
         run_customized(graph, op, reads, values);
       } else {
         compute(graph, op, reads, values, threads_);
+      }
+      for (TensorId t : op.outputs) {
+        if (store && !values[static_cast<size_t>(t)].empty()) store(graph.tensor(t), values[static_cast<size_t>(t)]);
       }
     }
     std::vector<Buffer<V>> outputs;

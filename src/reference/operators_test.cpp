@@ -167,5 +167,23 @@ TEST(ReferenceExecutor, FindsTheFirstTensorOutOfItsDtypesRange) {
   EXPECT_FALSE(first_out_of_range(g, largest));
 }
 
+// evaluate_stored rounds every operator's outputs to their dtype before the next reads them:
+// (x + y) − x in float16 with x = 1, y = 2^-12 loses y (1 + 2^-12 rounds to 1; ties to even),
+// in float32 keeps it; evaluate keeps it in both. Arithmetic within one operator stays float64
+// (the sum of 2^-12 sixteen times, 2^-8, is exact in one reduction).
+TEST(ReferenceExecutor, StoredEvaluationRoundsEachTensorToItsDtype) {
+  for (DType dtype : {DType::kFloat16, DType::kFloat32}) {
+    KernelGraph g;
+    const TensorId x = g.new_input({1}, dtype), y = g.new_input({1}, dtype);
+    g.mark_output(g.binary(OpKind::kSub, g.binary(OpKind::kAdd, x, y), x));
+    const std::vector<Values> inputs{Values{1.0}, Values{0x1p-12}};
+    EXPECT_EQ(evaluate(g, inputs)[0], Values{0x1p-12});
+    EXPECT_EQ(evaluate_stored(g, inputs)[0], Values{dtype == DType::kFloat16 ? 0.0 : 0x1p-12}) << dtype_name(dtype);
+  }
+  KernelGraph g;
+  g.mark_output(g.reduction(OpKind::kReduction, g.mul_scalar(g.new_input({16}, DType::kFloat16), 0x1p-12), 0));
+  EXPECT_EQ(evaluate_stored(g, {Values(16, 1.0)})[0], Values{0x1p-8});
+}
+
 }  // namespace
 }  // namespace yirage::reference

@@ -529,9 +529,6 @@ TEST(CpuPlugin, MeasurerRejectsAWrongCandidate) {
   EXPECT_EQ(ok.samples, MeasureOptions{}.repeats);
 }
 
-// flush_bytes: a kernel through the plugin before every timed run, outside the timed span; where
-// it cannot be built (here its buffers cannot be allocated), every timed measurement fails with
-// its error and nothing is timed warm instead.
 // A graph whose float16 sum of exps overflows computes zeros after dividing by it: a finite
 // error, and the check says why every time, for the graph itself and for a candidate of it. The
 // sum of 70 000 exps near 1 overflows however narrow the inputs.
@@ -628,6 +625,43 @@ TEST(CpuPlugin, MeasurerChecksNormsOnRowsNearTheRangeLimits) {
   }
 }
 
+// (x·64 + x) − x·64 in float16 is x plus the rounding of the sum (up to 65: steps of 2^-5): a
+// relative error of 0.0125 that any backend storing the sum in float16 gives, above float16's
+// tolerance (5e-3). The check allows twice what storage alone gives (measure.hpp): the graph
+// itself passes, a candidate 5% off does not and is told why; with x·1024 storage alone gives
+// 0.19, and even the graph itself is refused, saying so.
+TEST(CpuPlugin, MeasurerAllowsWhatStorageInTheDtypeAloneGives) {
+  auto plugin = cpu_plugin();
+  const auto cancelling = [](double big, double scale) {
+    KernelGraph g;
+    const TensorId x = g.new_input({8, 256}, DType::kFloat16);
+    const TensorId y = g.mul_scalar(x, big);
+    g.mark_output(g.mul_scalar(g.binary(OpKind::kSub, g.binary(OpKind::kAdd, y, x), y), scale));
+    return g;
+  };
+  const KernelGraph g = cancelling(64, 1);
+  Measurer measurer(*plugin, 0, g, MeasureOptions{});
+  const Measurement itself = measurer.measure(g, false);
+  EXPECT_TRUE(itself.correct) << itself.error;
+  EXPECT_GT(itself.max_relative_error, relative_tolerance(DType::kFloat16));
+  const Measurement off = measurer.measure(cancelling(64, 1.05), false);
+  ASSERT_FALSE(off.correct);
+  EXPECT_NE(off.error.find("the error that storing the reference graph's tensors in float16 alone gives"),
+            std::string::npos)
+      << off.error;
+  KernelGraph exact;  // x itself: within float16's own tolerance
+  exact.mark_output(exact.mul_scalar(exact.new_input({8, 256}, DType::kFloat16), 1.0));
+  EXPECT_TRUE(measurer.measure(exact, false).correct);
+  const KernelGraph coarse = cancelling(1024, 1);
+  Measurer coarse_measurer(*plugin, 0, coarse, MeasureOptions{});
+  const Measurement refused = coarse_measurer.measure(coarse, false);
+  ASSERT_FALSE(refused.correct);
+  EXPECT_NE(refused.error.find("its result is mostly rounding there"), std::string::npos) << refused.error;
+}
+
+// flush_bytes: a kernel through the plugin before every timed run, outside the timed span; where
+// it cannot be built (here its buffers cannot be allocated), every timed measurement fails with
+// its error and nothing is timed warm instead.
 TEST(CpuPlugin, MeasurerFlushesBeforeEachTimedRun) {
   auto plugin = cpu_plugin();
   KernelGraph graph;
