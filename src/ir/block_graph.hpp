@@ -71,6 +71,10 @@ class BlockGraph : public OperatorGraph {
   // operator, a kAccumSum, and every kAccumSum reads one (a split loop's sum of parts). No
   // iteration then waits for another: all of their loads can be in flight at once.
   bool loop_only_sums_inputs() const;
+  // How many times a block waits for its tile loads over the for-loop, as the cost model counts
+  // them unless the backend knows better (yirage_backend_kernel_estimate::loop_waits): once per
+  // iteration, or once in all where the loop only sums its input tiles.
+  int64_t loop_waits() const { return loop_only_sums_inputs() ? 1 : config_.forloop_range; }
   // The estimate checked against shared_memory_limit: every tile's element count times its
   // dtype size, accumulators at 4 bytes (float32), without reuse.
   int64_t shared_memory_bytes() const;

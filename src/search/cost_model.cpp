@@ -222,9 +222,7 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
   // waits: the CUDA backend streams loops that only multiply weight tiles (gated_mlp's, 32
   // iterations) with every load in flight, one wait in all.
   const std::optional<int64_t> backend_waits = loop_waits ? loop_waits(g, index) : std::nullopt;
-  const double waits = backend_waits                ? static_cast<double>(*backend_waits)
-                       : bg.loop_only_sums_inputs() ? 1.0
-                                                    : iterations;
+  const auto waits = static_cast<double>(backend_waits ? *backend_waits : bg.loop_waits());
   c.serial_seconds = static_cast<double>(c.waves) * waits * t.loop_iteration_seconds;
   const auto &ops = bg.operators();
   // The CPU plugin reads some input tiles in place, from the kernel's tensor (cpu_in_place_tiles):

@@ -40,7 +40,9 @@ struct CudaKernel {
   bool waits_for_previous = false;
   // How many times a block waits for its tiles over a µGraph's for-loop, for the search's cost
   // model (yirage_backend_kernel_estimate::loop_waits): 1 where the loop is streamed (a µGraph
-  // generated as weight products); -1 where this generator has nothing to add to the model's count.
+  // generated as weight products); the loop's count (BlockGraph::loop_waits) plus the waits of
+  // tiles read once by the plain copy where there are some; -1 where this generator has nothing
+  // to add to the model's count.
   int64_t loop_waits = -1;
   // Device memory the kernel needs besides its operands (a weight product's k split over blocks:
   // cuda_matmul.cpp), passed as its last parameter `yr_ws`: all zeros before the kernel's first

@@ -19,6 +19,8 @@ struct CustomizedBody {
   int64_t shared_bytes = 0;
   int64_t threads = 0;
   bool mbarriers = false;  // it keeps mbarriers in its shared memory (warp-specialized loads)
+  // UGraphPlan::plain_read_once_waits: waits the cost model's count of the loop's does not see.
+  int64_t read_once_waits = 0;
 };
 
 // How a µGraph's body is generated: its block's thread count (before the body adds producers),

@@ -204,6 +204,17 @@ bool UGraphPlan::read_once(const Operator &input) const {
   return phase(input.outputs[0]) == LoopPhase::kInvariant || bg.config().forloop_range == 1;
 }
 
+int64_t UGraphPlan::plain_read_once_waits() const {
+  int64_t groups = 0;
+  each_input_tile([&](const Operator &op, size_t input, const Dims &tile_dims, int64_t group) {
+    if (!read_once(op) || stage_of(input) != nullptr || prefetched(input)) return;
+    Dims g = tile_dims;
+    g.back() = (g.back() + group - 1) / group;
+    groups += per_thread(g, block.threads);
+  });
+  return (groups + kMaxPrefetchGroups - 1) / kMaxPrefetchGroups;
+}
+
 bool UGraphPlan::read_by_every_block(const Operator &input) const {
   for (size_t axis = 0; axis < 3; ++axis) {
     if (bg.config().grid[axis] > 1 && input.attributes.grid_map[axis] >= 0) return false;

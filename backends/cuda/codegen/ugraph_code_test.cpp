@@ -638,6 +638,34 @@ TEST(CudaCodegenBlocks, InvariantTilesAreLoadedTogether) {
   EXPECT_EQ(looped.find("raw1[u] = yr_stream16"), std::string::npos) << looped;
   EXPECT_NE(looped.find("for (int it = 0; it < 4; ++it)"), std::string::npos) << looped;
 }
+
+// Tiles read once beyond what prefetching keeps in registers are copied as usual, and the block
+// waits for them on top of its loop: the plugin's estimate says so (loop_waits), one wait per
+// 16 groups a thread copies. rms_norm(X, w)·W over the whole of k in each block (a loop of 1):
+// for 8 rows of 1024 (a QKV projection at decode) and 32 columns of W a block, W's [1024, 32]
+// tile is 4096 groups, past the registers after X's 1024 and w's 128; for 4 rows and 8 columns
+// every tile fits them, and the model's own count stands.
+TEST(CudaCodegenBlocks, TilesReadOnceWithThePlainCopyAddWaits) {
+  const auto projection = [](int64_t rows, int64_t columns) {
+    KernelGraph g;
+    const TensorId x = g.new_input({rows, 1024}, DType::kFloat16), w = g.new_input({1024}, DType::kFloat16);
+    const TensorId wm = g.new_input({1024, 1536}, DType::kFloat16);
+    BlockGraphConfig config;
+    config.grid = {1536 / columns, 1, 1};
+    config.block_threads = 128;
+    auto bg = std::make_shared<BlockGraph>(config);
+    const TensorId xt = bg->new_input({rows, 1024}, DType::kFloat16, {-1, -1, -1}, -1);
+    const TensorId wt = bg->new_input({1024}, DType::kFloat16, {-1, -1, -1}, -1);
+    const TensorId wmt = bg->new_input({1024, 1536}, DType::kFloat16, {1, -1, -1}, -1);
+    bg->new_output(bg->matmul(bg->rms_norm(xt, {1024}, 1e-6, wt), wmt), {1, -1, -1}, -1);
+    g.mark_output(g.customized({x, w, wm}, bg)[0]);
+    return g;
+  };
+  const codegen::CudaKernel wide = customized_source(projection(8, 32), kH100SharedBytes);
+  const int64_t w_groups = 1024 * 32 * 2 / 16 / wide.block_threads;  // W's, per thread
+  EXPECT_EQ(wide.loop_waits, 1 + (w_groups + 15) / 16) << wide.block_threads << " threads";
+  EXPECT_EQ(customized_source(projection(4, 8), kH100SharedBytes).loop_waits, -1);
+}
 // Row chains without a for-loop are kept in registers: ntrans's tiles and the row-chain graph's
 // (row sums, maxima and broadcasts, some warps without a chunk) take only the warps' partial sums
 // in shared memory, two arrays of one float per warp chunk of 256 elements, on every target and
