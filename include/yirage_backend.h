@@ -58,7 +58,7 @@ extern "C" {
 
 /* This header's ABI version. The minor grows when entries or fields are appended. */
 #define YIRAGE_BACKEND_ABI_MAJOR 1
-#define YIRAGE_BACKEND_ABI_MINOR 4
+#define YIRAGE_BACKEND_ABI_MINOR 5
 /* The oldest minor this host accepts. */
 #define YIRAGE_BACKEND_ABI_MINOR_REQUIRED 0
 
@@ -136,9 +136,13 @@ typedef struct yirage_backend_kernel_estimate {
    * the loop's range where every iteration loads, waits, then computes; fewer where the code keeps
    * later iterations' loads in flight while earlier ones compute (1: all of them at once). The
    * cost model charges each wait the target's loop_iteration_seconds. -1: no opinion (the host
-   * then counts the range, or 1 for a loop that only adds up its input tiles). */
+   * then counts the range, or 1 for a loop that only adds up its input tiles). From 1 to the
+   * range; since ABI 1.5, to a host whose minor is 5 or more, up to the range plus
+   * YIRAGE_BACKEND_MAX_READ_ONCE_WAITS: the waits for tiles a block reads once, before its loop,
+   * where they take several (more than the registers hold in flight). */
   int64_t loop_waits;
 } yirage_backend_kernel_estimate;
+#define YIRAGE_BACKEND_MAX_READ_ONCE_WAITS 1024
 
 typedef struct yirage_backend_api {
   size_t struct_size;  /* sizeof(yirage_backend_api) of the plugin */

@@ -50,6 +50,7 @@ struct yirage_backend_instance_s {
   yirage::cuda::GeneratedKernels generated;
   void (*log)(void *, yirage_backend_log_level, const char *) = nullptr;  // the host's; may be NULL
   void *log_user_data = nullptr;
+  uint32_t host_minor = 0;                                 // the host's YIRAGE_BACKEND_ABI_MINOR
   mutable std::atomic<bool> cache_unwritable_said{false};  // the warning is given once
   // Recordings being made: their recording streams, each with the stream the recording will
   // replay on, whose workspaces its launches take.
@@ -251,6 +252,7 @@ yirage_status create(const yirage_backend_host *host, yirage_backend_instance **
     auto instance = std::make_unique<yirage_backend_instance_s>();
     instance->cache_dir = host->cache_dir && *host->cache_dir ? std::string(host->cache_dir) + "/cuda"
                                                               : yirage::util::default_cache_dir("cuda");
+    instance->host_minor = host->abi_minor;
     instance->log = host->log;
     instance->log_user_data = host->log_user_data;
     instance->driver = Driver::load(instance->reason);
@@ -416,7 +418,10 @@ yirage_status estimate(yirage_backend_instance *instance, int32_t device, const 
                                                    std::to_string(out->struct_size) + " is below ABI 1.1's " +
                                                    std::to_string(sizeof(yirage_backend_kernel_estimate)));
     }
-    out->loop_waits = generated(instance, device, program, size)->kernel.loop_waits;
+    const auto &kernel = generated(instance, device, program, size)->kernel;
+    // A host before ABI 1.5 takes at most the loop's range (the waits of tiles read once on top
+    // of it came with 1.5).
+    out->loop_waits = instance->host_minor >= 5 ? kernel.loop_waits : std::min(kernel.loop_waits, kernel.loop_range);
   });
 }
 

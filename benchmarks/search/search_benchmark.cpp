@@ -124,9 +124,10 @@ int main(int argc, char **argv) {
       options.target.loop_iteration_seconds = codegen::kCudaLoopIterationSeconds;
       const codegen::CudaTarget h100{90, options.target.shared_memory_per_block, options.target.compute_units,
                                      options.target.shared_memory_per_compute_unit};
-      options.loop_waits = profiling::loop_waits_from("cuda code generator", [h100](const serialize::KernelProgram &p) {
-        return codegen::cuda_source(p, h100).loop_waits;
-      });
+      options.loop_waits = profiling::loop_waits_from(
+          "cuda code generator",
+          [h100](const serialize::KernelProgram &p) { return codegen::cuda_source(p, h100).loop_waits; },
+          YIRAGE_BACKEND_MAX_READ_ONCE_WAITS);
       options.loop_waits_source = "cuda code generator";
     }
     const bool is_file = name.ends_with(".json") || name.ends_with(".yrg");

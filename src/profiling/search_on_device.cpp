@@ -14,18 +14,20 @@
 
 namespace yirage::profiling {
 
-std::optional<int64_t> checked_loop_waits(const std::string &source, int64_t answer, int64_t range) {
+std::optional<int64_t> checked_loop_waits(const std::string &source, int64_t answer, int64_t range,
+                                          int64_t beyond_range) {
   if (answer == -1) return std::nullopt;
-  if (answer < 1 || answer > range) {
+  if (answer < 1 || answer > range + beyond_range) {
     throw Error(ErrorCode::kBackend, source + " estimate: loop_waits " + std::to_string(answer) +
                                          " for a for-loop of " + std::to_string(range) +
-                                         " iterations (want -1, or 1 to " + std::to_string(range) + ")");
+                                         " iterations (want -1, or 1 to " + std::to_string(range + beyond_range) + ")");
   }
   return answer;
 }
 
-search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits estimate) {
-  return [source, estimate = std::move(estimate)](const KernelGraph &graph, size_t op) -> std::optional<int64_t> {
+search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits estimate, int64_t beyond_range) {
+  return [source, estimate = std::move(estimate), beyond_range](const KernelGraph &graph,
+                                                                size_t op) -> std::optional<int64_t> {
     int64_t answer = -1;
     try {
       answer = estimate(serialize::make_kernel_program(graph, op));
@@ -34,8 +36,8 @@ search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits es
       throw;
     }
     const Operator &customized = graph.operators().at(op);
-    return checked_loop_waits(source, answer,
-                              customized.block_graph ? customized.block_graph->config().forloop_range : 1);
+    return checked_loop_waits(
+        source, answer, customized.block_graph ? customized.block_graph->config().forloop_range : 1, beyond_range);
   };
 }
 
@@ -126,9 +128,12 @@ void profile_on_device(search::SearchOptions &options, const runtime::Plugin &pl
   options.measured_by = measured_by(plugin, device);
   if (plugin.estimate_entry() != nullptr) {
     options.loop_waits_source = plugin.name() + " " + plugin.version();
-    options.loop_waits = loop_waits_from(plugin.name(), [p, device](const serialize::KernelProgram &program) {
-      return runtime::backend_loop_waits(*p, device, program);
-    });
+    options.loop_waits = loop_waits_from(
+        plugin.name(),
+        [p, device](const serialize::KernelProgram &program) {
+          return runtime::backend_loop_waits(*p, device, program);
+        },
+        plugin.api().abi_minor >= 5 ? YIRAGE_BACKEND_MAX_READ_ONCE_WAITS : 0);
   }
 }
 

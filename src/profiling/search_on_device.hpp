@@ -24,12 +24,15 @@ using ProgramLoopWaits = std::function<int64_t(const serialize::KernelProgram &p
 
 // The search's loop waits from `estimate`, called on the kernel program of each candidate's
 // operator: nullopt where it has no opinion or refuses the program (supports() then says why
-// before the candidate takes a place). An answer other than -1 or 1 to the loop's range is the
-// generator's fault: Error(kBackend) naming `source`.
-search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits estimate);
+// before the candidate takes a place). An answer other than -1 or 1 to the loop's range plus
+// `beyond_range` (the waits for tiles read once before the loop: YIRAGE_BACKEND_MAX_READ_ONCE_WAITS
+// from a plugin of ABI 1.5 or newer, 0 before) is the generator's fault: Error(kBackend) naming
+// `source`.
+search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits estimate, int64_t beyond_range = 0);
 
 // `answer` for a loop of `range` iterations as loop_waits_from reads it. Exposed for tests.
-std::optional<int64_t> checked_loop_waits(const std::string &source, int64_t answer, int64_t range);
+std::optional<int64_t> checked_loop_waits(const std::string &source, int64_t answer, int64_t range,
+                                          int64_t beyond_range = 0);
 
 // Whether the profiler measures a candidate's grouped form (runtime::with_operator_groups) too:
 // running `kernels` kernels as one program saves at most kernels − 1 launches (the target's launch

@@ -754,9 +754,11 @@ TEST(PluginLoading, AsksTheBackendForLoopWaitsWhereItHasAnEstimate) {
   EXPECT_EQ(profiling::checked_loop_waits("p", -1, 32), std::nullopt);
   EXPECT_EQ(profiling::checked_loop_waits("p", 1, 32), 1);
   EXPECT_EQ(profiling::checked_loop_waits("p", 32, 32), 32);
-  for (int64_t bad : {int64_t{0}, int64_t{-2}, int64_t{33}}) {
+  // Past the range only from a plugin of ABI 1.5 or newer: the waits of tiles read once.
+  EXPECT_EQ(profiling::checked_loop_waits("p", 35, 32, YIRAGE_BACKEND_MAX_READ_ONCE_WAITS), 35);
+  for (auto [bad, beyond] : {std::pair<int64_t, int64_t>{0, 0}, {-2, 0}, {33, 0}, {0, 1024}, {32 + 1025, 1024}}) {
     try {
-      profiling::checked_loop_waits("p", bad, 32);
+      profiling::checked_loop_waits("p", bad, 32, beyond);
       ADD_FAILURE() << bad << " accepted";
     } catch (const Error &e) {
       EXPECT_EQ(e.code(), ErrorCode::kBackend);

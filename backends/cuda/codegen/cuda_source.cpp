@@ -159,9 +159,8 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
                                                                  settings.tensor_cores, settings.target);
     kernel.shared_bytes = made.shared_bytes;
     kernel.block_threads = made.threads;
-    // Tiles read once by the plain copy wait on top of the loop: a weight's columns for the whole
-    // of k in one block (a loop of 1) took 1.6 times as long as the same tiles over 2 iterations.
-    if (made.read_once_waits > 0) kernel.loop_waits = bg.loop_waits() + made.read_once_waits;
+    kernel.loop_waits = made.loop_waits;
+    kernel.loop_range = bg.config().forloop_range;
     launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";
     // Checked here rather than in the lowering: the plan adds its stages to the layout, and rows in
     // registers are not lowered.

@@ -44,6 +44,7 @@ struct CudaKernel {
   // tiles read once by the plain copy where there are some; -1 where this generator has nothing
   // to add to the model's count.
   int64_t loop_waits = -1;
+  int64_t loop_range = 1;  // the µGraph's for-loop range: a host before ABI 1.5 takes no more waits
   // Device memory the kernel needs besides its operands (a weight product's k split over blocks:
   // cuda_matmul.cpp), passed as its last parameter `yr_ws`: all zeros before the kernel's first
   // launch on a stream, and each launch leaves it so; a stream's launches may share one, launches
@@ -59,9 +60,10 @@ struct CudaKernel {
   int64_t wait_timeout_ms = 0;    // its waits' timeout (CudaTarget::wait_timeout_ms)
 };
 
-// The serial time of one for-loop iteration of a µGraph block with this generator's code (tile
-// loads and barriers), which the CUDA plugin reports as loop_iteration_seconds: a measured
-// figure, rounded (docs/backends/cuda.md, "Why the generator does what it does").
+// The serial time of one wait of a µGraph block for its tiles with this generator's code (tile
+// loads and barriers; CudaKernel::loop_waits counts them), which the CUDA plugin reports as
+// loop_iteration_seconds: a measured figure, rounded (docs/backends/cuda.md, "Why the generator
+// does what it does").
 inline constexpr double kCudaLoopIterationSeconds = 1e-6;
 
 // The language the generator prints: CUDA C++ for NVRTC, or HIP C++ for hiprtc (AMD GPUs;

@@ -18,9 +18,8 @@ namespace yirage::codegen::cuda {
 struct CustomizedBody {
   int64_t shared_bytes = 0;
   int64_t threads = 0;
-  bool mbarriers = false;  // it keeps mbarriers in its shared memory (warp-specialized loads)
-  // UGraphPlan::plain_read_once_waits: waits the cost model's count of the loop's does not see.
-  int64_t read_once_waits = 0;
+  bool mbarriers = false;   // it keeps mbarriers in its shared memory (warp-specialized loads)
+  int64_t loop_waits = -1;  // UGraphPlan::loop_waits; -1: not planned (rows in registers)
 };
 
 // How a µGraph's body is generated: its block's thread count (before the body adds producers),

@@ -204,15 +204,23 @@ bool UGraphPlan::read_once(const Operator &input) const {
   return phase(input.outputs[0]) == LoopPhase::kInvariant || bg.config().forloop_range == 1;
 }
 
-int64_t UGraphPlan::plain_read_once_waits() const {
+int64_t UGraphPlan::loop_waits() const {
   int64_t groups = 0;
+  bool ring = depth >= 2;
   each_input_tile([&](const Operator &op, size_t input, const Dims &tile_dims, int64_t group) {
-    if (!read_once(op) || stage_of(input) != nullptr || prefetched(input)) return;
+    const Stage *st = stage_of(input);
+    if (!read_once(op)) {
+      ring = ring && st != nullptr && !st->plain;
+      return;
+    }
+    if (st != nullptr || prefetched(input)) return;
     Dims g = tile_dims;
     g.back() = (g.back() + group - 1) / group;
     groups += per_thread(g, block.threads);
   });
-  return (groups + kMaxPrefetchGroups - 1) / kMaxPrefetchGroups;
+  const int64_t range = bg.config().forloop_range;
+  const int64_t loop = ring ? (range + depth - 2) / (depth - 1) : bg.loop_waits();
+  return loop + (groups + kMaxPrefetchGroups - 1) / kMaxPrefetchGroups;
 }
 
 bool UGraphPlan::read_by_every_block(const Operator &input) const {

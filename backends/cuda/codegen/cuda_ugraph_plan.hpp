@@ -152,10 +152,13 @@ class UGraphPlan {
   bool prefetched(size_t input) const;
   // Whether the tile of input iterator `input` is read once (invariant, or a loop of one).
   bool read_once(const Operator &input) const;
-  // How many times a block waits for the tiles it reads once with the plain copy (neither
-  // prefetched into registers nor staged): one wait per kMaxPrefetchGroups 16-byte groups a
+  // How many times a block waits for its tiles, for the search's cost model (CudaKernel::
+  // loop_waits). A loop whose per-iteration tiles all go through the ring of cp.async stages
+  // waits once per depth − 1 iterations (the copies run that far ahead of their readers); any
+  // other loop as BlockGraph::loop_waits counts. Tiles read once with the plain copy (neither
+  // prefetched into registers nor staged) add one wait per kMaxPrefetchGroups 16-byte groups a
   // thread copies, as many as prefetching keeps in flight at once.
-  int64_t plain_read_once_waits() const;
+  int64_t loop_waits() const;
   // Whether every block reads the same tile (no grid axis of several blocks splits the input).
   bool read_by_every_block(const Operator &input) const;
   // Calls f(op, input index, tile dims, 16-byte group) for every input iterator, in order.

@@ -470,7 +470,8 @@ TEST_F(CudaCodegen, ManyRowMatmulsAreTiledGemms) {
 // columns, the grid the search keeps) is one weight-product kernel: half the block's warps
 // stream W1, half W2, and silu and the gate are applied to the sums in registers. In blocks of
 // 64 columns (the hand-written grid) it keeps its tiles in shared memory. The plugin's estimate
-// tells the search that the streamed loop waits once, and has no count of its own for the tiles.
+// tells the search that the streamed loop waits once, and that the tiles' loop, its copies 3
+// iterations ahead through a ring of 4 stages, waits once per 3 of its 64 iterations.
 TEST_F(CudaCodegen, WeightProductUGraphsStreamTheirWeights) {
   const KernelGraph wide = bench::build_fused("gated_mlp", 1, DType::kFloat16, 1);
   BlockGraphConfig config = wide.operators().back().block_graph->config();
@@ -494,7 +495,8 @@ TEST_F(CudaCodegen, WeightProductUGraphsStreamTheirWeights) {
   const codegen::CudaKernel tiles =
       codegen::cuda_source(serialize::make_kernel_program(wide, wide.operators().size() - 1), h100_device());
   EXPECT_NE(tiles.source.find("extern __shared__"), std::string::npos);
-  EXPECT_EQ(tiles.loop_waits, -1);
+  EXPECT_NE(tiles.source.find("yr_cp_wait<2>();"), std::string::npos) << "4 stages";
+  EXPECT_EQ(tiles.loop_waits, (64 + 2) / 3);
   const KernelGraph unfused = bench::build_unfused("gated_mlp", 1, DType::kFloat16, 1);
   for (size_t i : serialize::kernel_operators(unfused)) {
     EXPECT_EQ(codegen::cuda_source(serialize::make_kernel_program(unfused, i), h100_device()).loop_waits, -1)
