@@ -228,7 +228,9 @@ std::string output_error(const Tensor &t, size_t o, const reference::Values &got
   char text[400];
   const double stored = std::isfinite(error) ? storage().at(o) : 0;
   const double widened = kStorageFactor * stored;
-  if (!(widened > base)) {  // storage alone stays within the dtype's tolerance (or is not finite)
+  // No allowance where storage alone stays within the dtype's tolerance, or where it is not
+  // finite (the stored graph overflows its dtype: how far a kernel may be then is unknown).
+  if (!(widened > base) || !std::isfinite(widened)) {
     std::snprintf(text, sizeof text, "output %zu: relative error %.3g exceeds %.1g (%s)", o, error, base,
                   dtype_name(t.dtype));
   } else if (widened <= kMaxTolerance) {
