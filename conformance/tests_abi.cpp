@@ -312,6 +312,44 @@ void estimate_answers(Session &s) {
              " (want -1, or 1 to " + std::to_string(most) + ")");
 }
 
+// To a host before ABI 1.5 an estimate never passes the loop's range, where a newer host may
+// hear the waits of tiles read once on top of it: rms_norm(X, w)·W over the whole of k in each
+// block (a loop of 1), W's [1024, 32] tile read at once, asked of an instance made for a host
+// of minor 4.
+void estimate_older_host(Session &s) {
+  const auto estimate = estimate_entry(s);
+  s.need_dtype(DType::kFloat16);
+  KernelGraph g;
+  const TensorId x = g.new_input({8, 1024}, DType::kFloat16), w = g.new_input({1024}, DType::kFloat16);
+  const TensorId wm = g.new_input({1024, 1536}, DType::kFloat16);
+  BlockGraphConfig config;
+  config.grid = {1536 / 32, 1, 1};
+  config.block_threads = 128;
+  auto bg = std::make_shared<BlockGraph>(config);
+  const TensorId xt = bg->new_input({8, 1024}, DType::kFloat16, {-1, -1, -1}, -1);
+  const TensorId wt = bg->new_input({1024}, DType::kFloat16, {-1, -1, -1}, -1);
+  const TensorId wmt = bg->new_input({1024, 1536}, DType::kFloat16, {1, -1, -1}, -1);
+  bg->new_output(bg->matmul(bg->rms_norm(xt, {1024}, 1e-6, wt), wmt), {1, -1, -1}, -1);
+  g.mark_output(g.customized({x, w, wm}, bg)[0]);
+  const std::vector<uint8_t> program =
+      serialize::kernel_program_to_bytes(serialize::make_kernel_program(g, g.operators().size() - 1));
+  yirage_backend_host host = s.host();
+  host.abi_minor = 4;
+  const yirage_backend_api &api = s.api();
+  yirage_backend_instance *instance = nullptr;
+  yirage_backend_error error = new_error();
+  expect_ok(api.create(&host, &instance, &error), error, "create for a host of ABI 1.4");
+  yirage_backend_kernel_estimate e = no_opinion();
+  error = new_error();
+  const yirage_status status = estimate(instance, s.device(), program.data(), program.size(), &e, &error);
+  api.destroy(instance);
+  if (status == YIRAGE_ERROR_UNSUPPORTED)
+    not_supported("estimate refused the loop of 1: " + std::string(error.message));
+  expect_ok(status, error, "estimate for a host of ABI 1.4");
+  expect(e.loop_waits == -1 || e.loop_waits == 1, "estimate of a loop of 1 for a host of ABI 1.4: loop_waits " +
+                                                      std::to_string(e.loop_waits) + ", want -1 or 1");
+}
+
 // Its refusals, each leaving *out_estimate as it was: NULL out_estimate, one smaller than ABI
 // 1.1's, junk and truncated programs, a device that does not exist.
 void estimate_errors(Session &s) {
@@ -372,6 +410,7 @@ void add_abi_tests(std::vector<TestCase> &tests) {
   tests.push_back({"abi.compile_options", compile_options});
   tests.push_back({"abi.estimate.answers", estimate_answers});
   tests.push_back({"abi.estimate.errors", estimate_errors});
+  tests.push_back({"abi.estimate.older_host", estimate_older_host});
 }
 
 }  // namespace yirage::conformance
