@@ -40,9 +40,9 @@ struct CudaKernel {
   bool waits_for_previous = false;
   // How many times a block waits for its tiles over a µGraph's for-loop, for the search's cost
   // model (yirage_backend_kernel_estimate::loop_waits): 1 where the loop is streamed (a µGraph
-  // generated as weight products); the loop's count (BlockGraph::loop_waits) plus the waits of
-  // tiles read once by the plain copy where there are some; -1 where this generator has nothing
-  // to add to the model's count.
+  // generated as weight products); UGraphPlan::loop_waits for the other µGraphs it plans (once
+  // per ring of loads, plus the plain copy's waits for tiles read once); -1 where this generator
+  // has nothing to add to the model's count (rows in registers, pre-defined operators).
   int64_t loop_waits = -1;
   int64_t loop_range = 1;  // the µGraph's for-loop range: a host before ABI 1.5 takes no more waits
   // Device memory the kernel needs besides its operands (a weight product's k split over blocks:
