@@ -418,10 +418,7 @@ yirage_status estimate(yirage_backend_instance *instance, int32_t device, const 
                                                    std::to_string(out->struct_size) + " is below ABI 1.1's " +
                                                    std::to_string(sizeof(yirage_backend_kernel_estimate)));
     }
-    const auto &kernel = generated(instance, device, program, size)->kernel;
-    // A host before ABI 1.5 takes at most the loop's range (the waits of tiles read once on top
-    // of it came with 1.5).
-    out->loop_waits = instance->host_minor >= 5 ? kernel.loop_waits : std::min(kernel.loop_waits, kernel.loop_range);
+    out->loop_waits = generated(instance, device, program, size)->kernel.loop_waits_for(instance->host_minor);
   });
 }
 

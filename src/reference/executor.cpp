@@ -29,12 +29,10 @@ std::vector<Values> evaluate_stored(const KernelGraph &graph, const std::vector<
   const Float64Arithmetic arith;
   const Interpreter<Float64Arithmetic> interpreter(arith, threads > 0 ? threads : default_thread_count());
   const auto round = [](const Tensor &t, Values &values) {
+    unsigned char element[4];
     for (double &v : values) {
-      switch (t.dtype) {
-        case DType::kFloat16: v = float16_to_double(double_to_float16(v)); break;
-        case DType::kBFloat16: v = bfloat16_to_double(double_to_bfloat16(v)); break;
-        case DType::kFloat32: v = static_cast<double>(static_cast<float>(v)); break;
-      }
+      store_element(t.dtype, element, v);
+      v = load_element(t.dtype, element);
     }
   };
   return interpreter.run(graph, inputs, nullptr, round);

@@ -195,23 +195,26 @@ void expect_bytes(const Plugin &plugin, yirage_backend_buffer *buffer, size_t of
 }
 
 // Per output of `g`, the relative error that storing every tensor in its dtype alone gives on
-// these inputs (`bytes`, per input): reference::evaluate_stored against `expected`.
-std::vector<double> storage_errors(const KernelGraph &g, const std::vector<const std::vector<uint8_t> *> &bytes,
-                                   const std::vector<reference::Values> &expected, int threads) {
+// these inputs (`bytes`, per input, as the device holds them): reference::evaluate_stored
+// against `expected`. Computed once, into `cache`.
+const std::vector<double> &storage_errors(std::vector<double> &cache, const KernelGraph &g,
+                                          const std::vector<const std::vector<uint8_t> *> &bytes,
+                                          const std::vector<reference::Values> &expected, int threads) {
+  if (!cache.empty()) return cache;
   std::vector<reference::Values> values;
   for (size_t k = 0; k < bytes.size(); ++k) {
-    const Tensor &t = g.tensor(g.inputs()[k]);
-    std::vector<uint8_t> copy = *bytes[k];
-    std::vector<int64_t> shape = t.dims;
-    values.push_back(read_host_tensor(host_view(copy, shape, t.dtype), t.dtype));
+    const DType dtype = g.tensor(g.inputs()[k]).dtype;
+    const size_t size = dtype_size(dtype);
+    reference::Values v(bytes[k]->size() / size);
+    for (size_t e = 0; e < v.size(); ++e) v[e] = load_element(dtype, bytes[k]->data() + e * size);
+    values.push_back(std::move(v));
   }
   const std::vector<reference::Values> stored = reference::evaluate_stored(g, values, threads);
-  std::vector<double> errors;
   for (size_t o = 0; o < stored.size(); ++o) {
     std::string why;
-    errors.push_back(relative_error(stored[o], expected[o], why));
+    cache.push_back(relative_error(stored[o], expected[o], why));
   }
-  return errors;
+  return cache;
 }
 
 // "" where output `o` (`got`, of `t`'s dtype) is within its tolerance of `want`, else why not;
@@ -418,14 +421,10 @@ std::string Measurer::range_check_error(const CompiledGraph &compiled, const std
                    "input " + std::to_string(k) + what);
     }
     const auto storage = [&]() -> const std::vector<double> & {
-      if (check.storage_errors.empty()) {
-        std::vector<const std::vector<uint8_t> *> bytes;
-        for (size_t k = 0; k < check.bytes.size(); ++k) {
-          bytes.push_back(check.buffers[k] ? &check.bytes[k] : &inputs_->bytes[k]);
-        }
-        check.storage_errors = storage_errors(reference_, bytes, check.expected, options_.reference_threads);
-      }
-      return check.storage_errors;
+      std::vector<const std::vector<uint8_t> *> bytes;
+      for (size_t k = 0; k < check.bytes.size(); ++k)
+        bytes.push_back(check.buffers[k] ? &check.bytes[k] : &inputs_->bytes[k]);
+      return storage_errors(check.storage_errors, reference_, bytes, check.expected, options_.reference_threads);
     };
     for (size_t o = 0; o < out.size(); ++o) {
       const reference::Values got = read_output(plugin_, g, o, out[o]);
@@ -484,12 +483,9 @@ Measurement Measurer::measure(const CompiledGraph &compiled, bool time, std::opt
       expect_bytes(plugin_, in[i], 0, inputs_->bytes[i], "input " + std::to_string(i));
     }
     const auto storage = [&]() -> const std::vector<double> & {
-      if (inputs_->storage_errors.empty()) {
-        std::vector<const std::vector<uint8_t> *> bytes;
-        for (const std::vector<uint8_t> &b : inputs_->bytes) bytes.push_back(&b);
-        inputs_->storage_errors = storage_errors(reference_, bytes, inputs_->expected, options_.reference_threads);
-      }
-      return inputs_->storage_errors;
+      std::vector<const std::vector<uint8_t> *> bytes;
+      for (const std::vector<uint8_t> &b : inputs_->bytes) bytes.push_back(&b);
+      return storage_errors(inputs_->storage_errors, reference_, bytes, inputs_->expected, options_.reference_threads);
     };
     // The outputs against the reference: "" or why not; `run` names the run checked.
     const auto check_outputs = [&](const std::string &run) -> std::string {

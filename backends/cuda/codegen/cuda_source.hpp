@@ -14,7 +14,9 @@
 // grid-stride loops. docs/backends/cuda.md describes them.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string>
 
 #include "serialize/kernel_program.hpp"
@@ -44,7 +46,13 @@ struct CudaKernel {
   // per ring of loads, plus the plain copy's waits for tiles read once); -1 where this generator
   // has nothing to add to the model's count (rows in registers, pre-defined operators).
   int64_t loop_waits = -1;
-  int64_t loop_range = 1;  // the µGraph's for-loop range: a host before ABI 1.5 takes no more waits
+  int64_t loop_range = 1;  // the µGraph's for-loop range
+  // loop_waits as the estimate entry gives it to a host of plugin ABI minor `host_minor`: the waits
+  // of tiles read once on top of the loop's range came with 1.5, so an older host gets at most
+  // the range.
+  int64_t loop_waits_for(uint32_t host_minor) const {
+    return host_minor >= 5 ? loop_waits : std::min(loop_waits, loop_range);
+  }
   // Device memory the kernel needs besides its operands (a weight product's k split over blocks:
   // cuda_matmul.cpp), passed as its last parameter `yr_ws`: all zeros before the kernel's first
   // launch on a stream, and each launch leaves it so; a stream's launches may share one, launches
