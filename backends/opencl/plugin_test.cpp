@@ -120,7 +120,30 @@ TEST_F(OpenclDevice, AFailedBuildCarriesTheDriversCodeAndBuildLog) {
   }
 }
 
+// On PoCL with its own kernel cache on, only the source is kept (programs.cpp: driver_keeps_builds).
+TEST_F(OpenclDevice, KeepsTheSourceAloneWherePoclCachesBuilds) {
+  if (devices_[0].platform_name.find("Portable Computing Language") == std::string::npos) {
+    GTEST_SKIP() << "not PoCL: " << devices_[0].platform_name;
+  }
+  const char *pocl_cache = std::getenv("POCL_KERNEL_CACHE");
+  if (pocl_cache != nullptr && std::string(pocl_cache) == "0") GTEST_SKIP() << "PoCL's kernel cache is off here";
+  BuiltKernel built = build("__kernel void k(__global float *o) { o[get_global_id(0)] = 3.0f; }");
+  release_kernel(*api_, built);
+  int sources = 0, binaries = 0;
+  for (const auto &entry : std::filesystem::directory_iterator(cache_)) {
+    sources += entry.path().extension() == ".cl";
+    binaries += entry.path().extension() == ".clbin";
+  }
+  EXPECT_EQ(sources, 1);
+  EXPECT_EQ(binaries, 0) << "a binary was asked of PoCL, which caches its builds itself";
+}
+
 TEST_F(OpenclDevice, KeepsBinariesAndRebuildsADamagedOne) {
+  // PoCL's binaries are kept only where its own cache is off.
+  setenv("POCL_KERNEL_CACHE", "0", 1);
+  struct Unset {
+    ~Unset() { unsetenv("POCL_KERNEL_CACHE"); }
+  } unset;
   const std::string source = "__kernel void k(__global float *o) { o[get_global_id(0)] = 2.0f; }";
   BuiltKernel first = build(source);
   EXPECT_GT(first.work_group_size, 0u);
