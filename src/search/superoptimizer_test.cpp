@@ -405,14 +405,18 @@ bool fused_with_ragged_tiles(const KernelGraph &g) {
   return single_customized(g) && has_ragged_tiles(*g.operators().back().block_graph);
 }
 
+// A loop of 16 (over the 251s above: attention's head dim is 8), on a CPU: such small graphs
+// otherwise rank best without a loop.
+SearchOptions looped_on_cpu() {
+  SearchOptions o = small_options();
+  o.target = targets::builtin_target("cpu");
+  o.fixed_forloop = 16;
+  return o;
+}
+
 TEST(Superoptimizer, FusesDimsThatNoPowerOfTwoDivides) {
   for (const KernelGraph &g : {attention_over(251), norm_product_over(251)}) {
-    // A loop of 16 (over the 251: attention's head dim is 8), on a CPU: such small graphs
-    // otherwise rank best without a loop.
-    SearchOptions looped = small_options();
-    looped.target = targets::builtin_target("cpu");
-    looped.fixed_forloop = 16;
-    const SearchResult r = superoptimize(g, looped);
+    const SearchResult r = superoptimize(g, looped_on_cpu());
     EXPECT_EQ(r.end, SearchEnd::kComplete);
     bool ragged = false;
     for (const SearchCandidate &c : r.candidates) {
@@ -423,21 +427,24 @@ TEST(Superoptimizer, FusesDimsThatNoPowerOfTwoDivides) {
     std::string found;
     for (const SearchCandidate &c : r.candidates) found += "\n  " + c.description;
     EXPECT_TRUE(ragged) << "no fused candidate with ragged tiles among:" << found;
-    if (g.operators().size() < 6) continue;  // what follows on the attention alone: its time
-
-    SearchOptions o = looped;
-    o.buildable = [](const KernelGraph &c) { return !fused_with_ragged_tiles(c); };
-    const SearchResult refused = superoptimize(g, o);
-    EXPECT_GT(refused.stats.unbuildable, 0);
-    for (const SearchCandidate &c : refused.candidates) EXPECT_FALSE(fused_with_ragged_tiles(c.graph));
-
-    // A backend known not to build them (profile_on_device asks it): no twin is searched.
-    o.ragged_tiles = false;
-    const SearchResult without = superoptimize(g, o);
-    EXPECT_EQ(without.stats.unbuildable, 0);
-    EXPECT_LT(without.stats.states, refused.stats.states);
-    for (const SearchCandidate &c : without.candidates) EXPECT_FALSE(fused_with_ragged_tiles(c.graph));
   }
+}
+
+// Ragged tiles a backend refuses take no place; one known not to build them gets no twin searched.
+TEST(Superoptimizer, SearchesRaggedTilesOnlyForBackendsThatBuildThem) {
+  const KernelGraph g = attention_over(251);
+  SearchOptions o = looped_on_cpu();
+  o.buildable = [](const KernelGraph &c) { return !fused_with_ragged_tiles(c); };
+  const SearchResult refused = superoptimize(g, o);
+  EXPECT_GT(refused.stats.unbuildable, 0);
+  for (const SearchCandidate &c : refused.candidates) EXPECT_FALSE(fused_with_ragged_tiles(c.graph));
+
+  // profile_on_device asks the backend; here it says no.
+  o.ragged_tiles = false;
+  const SearchResult without = superoptimize(g, o);
+  EXPECT_EQ(without.stats.unbuildable, 0);
+  EXPECT_LT(without.stats.states, refused.stats.states);
+  for (const SearchCandidate &c : without.candidates) EXPECT_FALSE(fused_with_ragged_tiles(c.graph));
 }
 
 // The backend decides what it can build: a candidate it refuses never takes a place, and the
