@@ -58,7 +58,7 @@ extern "C" {
 
 /* This header's ABI version. The minor grows when entries or fields are appended. */
 #define YIRAGE_BACKEND_ABI_MAJOR 1
-#define YIRAGE_BACKEND_ABI_MINOR 5
+#define YIRAGE_BACKEND_ABI_MINOR 6
 /* The oldest minor this host accepts. */
 #define YIRAGE_BACKEND_ABI_MINOR_REQUIRED 0
 
@@ -141,6 +141,13 @@ typedef struct yirage_backend_kernel_estimate {
    * YIRAGE_BACKEND_MAX_READ_ONCE_WAITS: the waits for tiles a block reads once, before its loop,
    * where they take several (more than the registers hold in flight). */
   int64_t loop_waits;
+  /* ABI 1.6. Seconds one block of a customized operator spends moving tiles through its compute
+   * unit's shared memory over the whole kernel with the backend's code (code that keeps each
+   * operator's result there, as a generic path does), beyond the device-memory and arithmetic
+   * time the host's model counts. The blocks a compute unit takes share its shared memory: the
+   * model charges ceil(blocks / compute units) times this. From 0 to 1; -1: no opinion (none
+   * charged). Written only where the host's struct_size holds it. */
+  double shared_memory_seconds;
 } yirage_backend_kernel_estimate;
 #define YIRAGE_BACKEND_MAX_READ_ONCE_WAITS 1024
 

@@ -19,6 +19,7 @@
 #include "device_figures.hpp"
 #include "driver.hpp"
 #include "generated_kernels.hpp"
+#include "kernel_estimate.hpp"
 #include "serialize/kernel_program.hpp"
 #include "stream_workspaces.hpp"
 #include "target/target_abi.hpp"
@@ -413,12 +414,9 @@ yirage_status estimate(yirage_backend_instance *instance, int32_t device, const 
                        yirage_backend_kernel_estimate *out, yirage_backend_error *error) {
   return protect(error, [&] {
     require(out, "out_estimate");
-    if (out->struct_size < sizeof(yirage_backend_kernel_estimate)) {
-      throw Error(ErrorCode::kInvalidArgument, "cuda: estimate: out_estimate->struct_size " +
-                                                   std::to_string(out->struct_size) + " is below ABI 1.1's " +
-                                                   std::to_string(sizeof(yirage_backend_kernel_estimate)));
-    }
-    out->loop_waits = generated(instance, device, program, size)->kernel.loop_waits_for(instance->host_minor);
+    const yirage::codegen::CudaKernel &kernel = generated(instance, device, program, size)->kernel;
+    yirage::backend::write_kernel_estimate("cuda", *out, kernel.loop_waits_for(instance->host_minor),
+                                           kernel.shared_memory_seconds());
   });
 }
 

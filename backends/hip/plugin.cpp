@@ -18,6 +18,7 @@
 #include "entry_guard.hpp"
 #include "generated_kernels.hpp"
 #include "hip_target.hpp"
+#include "kernel_estimate.hpp"
 #include "mfma_probe.hpp"
 #include "runtime.hpp"
 #include "serialize/kernel_program.hpp"
@@ -386,11 +387,9 @@ yirage_status estimate(yirage_backend_instance *instance, int32_t device, const 
                        yirage_backend_kernel_estimate *out, yirage_backend_error *error) {
   return protect(error, [&] {
     require(out, "out_estimate");
-    if (out->struct_size < sizeof(yirage_backend_kernel_estimate)) {
-      invalid("estimate: out_estimate->struct_size " + std::to_string(out->struct_size) + " is below ABI 1.1's " +
-              std::to_string(sizeof(yirage_backend_kernel_estimate)));
-    }
-    out->loop_waits = generated(instance, device, program, size)->kernel.loop_waits_for(instance->host_minor);
+    const yirage::codegen::CudaKernel &kernel = generated(instance, device, program, size)->kernel;
+    yirage::backend::write_kernel_estimate("hip", *out, kernel.loop_waits_for(instance->host_minor),
+                                           kernel.shared_memory_seconds());
   });
 }
 

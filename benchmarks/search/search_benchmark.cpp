@@ -124,11 +124,17 @@ int main(int argc, char **argv) {
       options.target.loop_iteration_seconds = codegen::kCudaLoopIterationSeconds;
       const codegen::CudaTarget h100{90, options.target.shared_memory_per_block, options.target.compute_units,
                                      options.target.shared_memory_per_compute_unit};
-      options.loop_waits = profiling::loop_waits_from(
+      options.backend_estimates = profiling::estimates_from(
           "cuda code generator",
-          [h100](const serialize::KernelProgram &p) { return codegen::cuda_source(p, h100).loop_waits; },
+          [h100](const serialize::KernelProgram &p) {
+            const codegen::CudaKernel k = codegen::cuda_source(p, h100);
+            yirage_backend_kernel_estimate e{};
+            e.loop_waits = k.loop_waits;
+            e.shared_memory_seconds = k.shared_memory_seconds();
+            return e;
+          },
           YIRAGE_BACKEND_MAX_READ_ONCE_WAITS);
-      options.loop_waits_source = "cuda code generator";
+      options.backend_estimates_source = "cuda code generator";
     }
     const bool is_file = name.ends_with(".json") || name.ends_with(".yrg");
     const KernelGraph graph = is_file ? read_graph_file(name) : bench::build_unfused(name, b, DType::kFloat16, scale);

@@ -25,19 +25,29 @@ std::optional<int64_t> checked_loop_waits(const std::string &source, int64_t ans
   return answer;
 }
 
-search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits estimate, int64_t beyond_range) {
+std::optional<double> checked_shared_memory_seconds(const std::string &source, double answer) {
+  if (answer == -1) return std::nullopt;
+  if (!(answer >= 0 && answer <= 1)) {
+    throw Error(ErrorCode::kBackend,
+                source + " estimate: shared_memory_seconds " + std::to_string(answer) + " (want -1, or 0 to 1)");
+  }
+  return answer;
+}
+
+search::BackendEstimates estimates_from(const std::string &source, ProgramEstimate estimate, int64_t beyond_range) {
   return [source, estimate = std::move(estimate), beyond_range](const KernelGraph &graph,
-                                                                size_t op) -> std::optional<int64_t> {
-    int64_t answer = -1;
+                                                                size_t op) -> search::BackendKernelEstimate {
+    yirage_backend_kernel_estimate answer{};
     try {
       answer = estimate(serialize::make_kernel_program(graph, op));
     } catch (const Error &e) {
-      if (e.code() == ErrorCode::kUnsupported) return std::nullopt;
+      if (e.code() == ErrorCode::kUnsupported) return {};
       throw;
     }
     const Operator &customized = graph.operators().at(op);
-    return checked_loop_waits(
-        source, answer, customized.block_graph ? customized.block_graph->config().forloop_range : 1, beyond_range);
+    const int64_t range = customized.block_graph ? customized.block_graph->config().forloop_range : 1;
+    return {checked_loop_waits(source, answer.loop_waits, range, beyond_range),
+            checked_shared_memory_seconds(source, answer.shared_memory_seconds)};
   };
 }
 
@@ -127,12 +137,10 @@ void profile_on_device(search::SearchOptions &options, const runtime::Plugin &pl
                          options.buildable(search::ragged_probe(reference.tensor(reference.inputs()[0]).dtype));
   options.measured_by = measured_by(plugin, device);
   if (plugin.estimate_entry() != nullptr) {
-    options.loop_waits_source = plugin.name() + " " + plugin.version();
-    options.loop_waits = loop_waits_from(
+    options.backend_estimates_source = plugin.name() + " " + plugin.version();
+    options.backend_estimates = estimates_from(
         plugin.name(),
-        [p, device](const serialize::KernelProgram &program) {
-          return runtime::backend_loop_waits(*p, device, program);
-        },
+        [p, device](const serialize::KernelProgram &program) { return runtime::backend_estimate(*p, device, program); },
         plugin.api().abi_minor >= 5 ? YIRAGE_BACKEND_MAX_READ_ONCE_WAITS : 0);
   }
 }

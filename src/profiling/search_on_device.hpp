@@ -14,25 +14,28 @@
 #include "runtime/measure.hpp"
 #include "search/superoptimizer.hpp"
 #include "serialize/kernel_program.hpp"
+#include "yirage_backend.h"
 
 namespace yirage::profiling {
 
-// A code generator's count of the waits over one kernel program's for-loop
-// (yirage_backend_kernel_estimate::loop_waits): -1 for no opinion; throws Error(kUnsupported)
-// where it refuses the program.
-using ProgramLoopWaits = std::function<int64_t(const serialize::KernelProgram &program)>;
+// A code generator's estimate of one kernel program (yirage_backend_kernel_estimate): -1 in each
+// field it has no opinion on; throws Error(kUnsupported) where it refuses the program.
+using ProgramEstimate = std::function<yirage_backend_kernel_estimate(const serialize::KernelProgram &program)>;
 
-// The search's loop waits from `estimate`, called on the kernel program of each candidate's
-// operator: nullopt where it has no opinion or refuses the program (supports() then says why
-// before the candidate takes a place). An answer other than -1 or 1 to the loop's range plus
-// `beyond_range` (the waits for tiles read once before the loop: YIRAGE_BACKEND_MAX_READ_ONCE_WAITS
-// from a plugin of ABI 1.5 or newer, 0 before) is the generator's fault: Error(kBackend) naming
+// The search's backend estimates from `estimate`, called on the kernel program of each
+// candidate's operator: no opinion where it has none or refuses the program (supports() then
+// says why before the candidate takes a place). A loop_waits other than -1 or 1 to the loop's
+// range plus `beyond_range` (the waits for tiles read once before the loop:
+// YIRAGE_BACKEND_MAX_READ_ONCE_WAITS from a plugin of ABI 1.5 or newer, 0 before), or a
+// shared_memory_seconds other than -1 or 0 to 1, is the generator's fault: Error(kBackend) naming
 // `source`.
-search::LoopWaits loop_waits_from(const std::string &source, ProgramLoopWaits estimate, int64_t beyond_range = 0);
+search::BackendEstimates estimates_from(const std::string &source, ProgramEstimate estimate, int64_t beyond_range = 0);
 
-// `answer` for a loop of `range` iterations as loop_waits_from reads it. Exposed for tests.
+// `answer` for a loop of `range` iterations as estimates_from reads it. Exposed for tests.
 std::optional<int64_t> checked_loop_waits(const std::string &source, int64_t answer, int64_t range,
                                           int64_t beyond_range = 0);
+// `answer` (shared_memory_seconds) as estimates_from reads it. Exposed for tests.
+std::optional<double> checked_shared_memory_seconds(const std::string &source, double answer);
 
 // Whether the profiler measures a candidate's grouped form (runtime::with_operator_groups) too:
 // running `kernels` kernels as one program saves at most kernels − 1 launches (the target's launch
@@ -51,7 +54,7 @@ int64_t launches_saved(const KernelGraph &grouped);
 // device's index and name; names the search cache's profiled answers (SearchOptions::measured_by).
 std::string measured_by(const runtime::Plugin &plugin, int32_t device);
 
-// Sets options.measure, buildable, measured_by, loop_waits and loop_waits_source so that the search runs
+// Sets options.measure, buildable, measured_by, backend_estimates and its source so that the search runs
 // against device `device` of `plugin` (which must outlive the search), checking every measured
 // candidate against `reference` (which must outlive it too). On a GPU each timed run starts
 // from a flushed L2 (measure.flush_bytes is set to the L2's size).

@@ -153,13 +153,15 @@ std::optional<KernelGraph> with_operator_groups(const Plugin &plugin, int32_t de
   return grouped;
 }
 
-int64_t backend_loop_waits(const Plugin &plugin, int32_t device, const serialize::KernelProgram &program) {
-  const auto estimate = plugin.estimate_entry();
-  if (estimate == nullptr) return -1;
-  const std::vector<uint8_t> bytes = serialize::kernel_program_to_bytes(program);
+yirage_backend_kernel_estimate backend_estimate(const Plugin &plugin, int32_t device,
+                                                const serialize::KernelProgram &program) {
   yirage_backend_kernel_estimate out{};
   out.struct_size = sizeof out;
   out.loop_waits = -1;
+  out.shared_memory_seconds = -1;
+  const auto estimate = plugin.estimate_entry();
+  if (estimate == nullptr) return out;
+  const std::vector<uint8_t> bytes = serialize::kernel_program_to_bytes(program);
   try {
     plugin.call("estimate", estimate, plugin.instance(), device, static_cast<const void *>(bytes.data()), bytes.size(),
                 &out);
@@ -167,7 +169,7 @@ int64_t backend_loop_waits(const Plugin &plugin, int32_t device, const serialize
     if (e.code() == ErrorCode::kUnsupported) throw;
     throw Error(ErrorCode::kBackend, e.what());
   }
-  return out.loop_waits;
+  return out;
 }
 
 CompiledGraph::CompiledGraph(const Plugin &plugin, int32_t device, const KernelGraph &graph, int optimization_level)

@@ -45,12 +45,13 @@ Buffer allocate_buffer(const Plugin &plugin, int32_t device, size_t bytes);
 // tiles that need more shared memory than the device has).
 void check_buildable(const Plugin &plugin, int32_t device, const KernelGraph &graph);
 
-// The backend's count of the waits over the for-loop of kernel program `program`
-// (yirage_backend_kernel_estimate::loop_waits) as it answers it: -1 where the plugin has no
-// estimate entry or no opinion. Throws its refusal as Error(kUnsupported) and any other failure
-// as Error(kBackend) (a kernel the host made: the plugin's fault). profiling::loop_waits_from
-// reads the answer for the search.
-int64_t backend_loop_waits(const Plugin &plugin, int32_t device, const serialize::KernelProgram &program);
+// The backend's estimate of kernel program `program` (yirage_backend_kernel_estimate) as it
+// answers it: every field "no opinion" (-1) where the plugin has no estimate entry, and those it
+// leaves so. Throws its refusal as Error(kUnsupported) and any other failure as Error(kBackend) (a
+// kernel the host made: the plugin's fault). profiling::estimates_from reads the answer for the
+// search.
+yirage_backend_kernel_estimate backend_estimate(const Plugin &plugin, int32_t device,
+                                                const serialize::KernelProgram &program);
 
 // The most operators one program holds: a longer run of operators marked to run as one is cut
 // into programs of at most this many. A program's compile grows with its operators (the CPU's

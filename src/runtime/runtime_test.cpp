@@ -734,18 +734,20 @@ TEST(CpuPlugin, SaysWhetherItCanBuildAGraph) {
 // The backend's loop waits (yirage_backend_api::estimate, optional): none from a plugin without
 // the entry; a plugin's failure is a backend error; answers outside -1 and 1 to the range are
 // refused.
-TEST(PluginLoading, AsksTheBackendForLoopWaitsWhereItHasAnEstimate) {
+TEST(PluginLoading, AsksTheBackendForItsEstimateWhereItHasAnEntry) {
   const KernelGraph fused = bench::build_fused("gated_mlp", 1, DType::kFloat16, 16);
   const size_t op = fused.operators().size() - 1;
   ASSERT_EQ(fused.operators()[op].kind, OpKind::kCustomized);
   auto cpu = cpu_plugin();
   EXPECT_EQ(cpu->estimate_entry(), nullptr);
   const serialize::KernelProgram program = serialize::make_kernel_program(fused, op);
-  EXPECT_EQ(backend_loop_waits(*cpu, 0, program), -1);
+  const yirage_backend_kernel_estimate none = backend_estimate(*cpu, 0, program);
+  EXPECT_EQ(none.loop_waits, -1);
+  EXPECT_EQ(none.shared_memory_seconds, -1);
   auto fake = Plugin::load(YIRAGE_TEST_PLUGIN_NO_DEVICE, "");
   ASSERT_NE(fake->estimate_entry(), nullptr);
   try {
-    backend_loop_waits(*fake, 0, program);
+    backend_estimate(*fake, 0, program);
     ADD_FAILURE() << "a plugin without devices estimated";
   } catch (const Error &e) {
     EXPECT_EQ(e.code(), ErrorCode::kBackend);
@@ -766,15 +768,42 @@ TEST(PluginLoading, AsksTheBackendForLoopWaitsWhereItHasAnEstimate) {
           << e.what();
     }
   }
+  EXPECT_EQ(profiling::checked_shared_memory_seconds("p", -1), std::nullopt);
+  EXPECT_EQ(profiling::checked_shared_memory_seconds("p", 0), 0);
+  EXPECT_EQ(profiling::checked_shared_memory_seconds("p", 2e-6), 2e-6);
+  for (double bad : {-0.5, 1.5, std::nan(""), static_cast<double>(INFINITY)}) {
+    try {
+      profiling::checked_shared_memory_seconds("p", bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error &e) {
+      EXPECT_EQ(e.code(), ErrorCode::kBackend);
+      EXPECT_NE(std::string(e.what()).find("p estimate: shared_memory_seconds"), std::string::npos) << e.what();
+    }
+  }
   // What the search hears: the program of the candidate's operator; nothing for a refusal.
-  const search::LoopWaits refusing = profiling::loop_waits_from(
-      "p", [](const serialize::KernelProgram &) -> int64_t { throw Error(ErrorCode::kUnsupported, "too large"); });
-  EXPECT_EQ(refusing(fused, op), std::nullopt);
-  const search::LoopWaits counting = profiling::loop_waits_from("p", [&](const serialize::KernelProgram &p) {
+  const search::BackendEstimates refusing =
+      profiling::estimates_from("p", [](const serialize::KernelProgram &) -> yirage_backend_kernel_estimate {
+        throw Error(ErrorCode::kUnsupported, "too large");
+      });
+  EXPECT_EQ(refusing(fused, op).loop_waits, std::nullopt);
+  EXPECT_EQ(refusing(fused, op).shared_memory_seconds, std::nullopt);
+  const search::BackendEstimates counting = profiling::estimates_from("p", [&](const serialize::KernelProgram &p) {
     EXPECT_EQ(serialize::kernel_program_to_bytes(p), serialize::kernel_program_to_bytes(program));
-    return int64_t{1};
+    yirage_backend_kernel_estimate e{};
+    e.loop_waits = 1;
+    e.shared_memory_seconds = 3e-6;
+    return e;
   });
-  EXPECT_EQ(counting(fused, op), 1);
+  EXPECT_EQ(counting(fused, op).loop_waits, 1);
+  EXPECT_EQ(counting(fused, op).shared_memory_seconds, 3e-6);
+  // A plugin's fault in either field is the backend's error.
+  const search::BackendEstimates faulty = profiling::estimates_from("p", [](const serialize::KernelProgram &) {
+    yirage_backend_kernel_estimate e{};
+    e.loop_waits = -1;
+    e.shared_memory_seconds = -3;
+    return e;
+  });
+  EXPECT_THROW(faulty(fused, op), Error);
 }
 
 // Outputs may not share memory with inputs or with each other (a kernel reads and writes them

@@ -36,6 +36,9 @@ struct KernelCost {
   int64_t waves = 1;
   // The waits of the blocks' serial for-loops, added to the rest (GPU targets; cost_model.cpp).
   double serial_seconds = 0;
+  // The blocks' moves through shared memory as the backend's code makes them: its seconds per
+  // block times the blocks each compute unit takes in turn, added to the rest.
+  double shared_memory_seconds = 0;
   // Share of the device doing useful work over the kernel's run (1 for a library kernel).
   double utilization = 1;
   double seconds = 0;
@@ -48,12 +51,19 @@ struct CostEstimate {
   std::vector<KernelCost> kernels;
 };
 
-// The backend's count of how often each block of customized operator `op` of a graph waits for
-// its tiles over its for-loop (yirage_backend_kernel_estimate::loop_waits); nullopt: no opinion.
-using LoopWaits = std::function<std::optional<int64_t>(const KernelGraph &graph, size_t op)>;
+// The backend's word on the kernel of a customized operator (yirage_backend_kernel_estimate):
+// how often each block waits for its tiles over its for-loop, and the seconds one block spends
+// moving tiles through its compute unit's shared memory; nullopt where it has no opinion.
+struct BackendKernelEstimate {
+  std::optional<int64_t> loop_waits;
+  std::optional<double> shared_memory_seconds;
+};
+// The backend's estimate of customized operator `op` of a graph.
+using BackendEstimates = std::function<BackendKernelEstimate(const KernelGraph &graph, size_t op)>;
 
-// `loop_waits` may be null: the model then counts waits itself (cost_model.cpp).
+// `backend` may be null: the model then counts waits itself and charges no shared-memory time
+// (cost_model.cpp).
 CostEstimate estimate_cost(const KernelGraph &graph, const targets::TargetProperties &target,
-                           const LoopWaits &loop_waits = {});
+                           const BackendEstimates &backend = {});
 
 }  // namespace yirage::search

@@ -183,12 +183,12 @@ TEST(CostModel, TheBackendsLoopWaitsReplaceTheModelsCount) {
   const double iterations = static_cast<double>(fused.operators()[customized].block_graph->config().forloop_range);
   ASSERT_GT(iterations, 1);
   std::vector<size_t> asked;
-  const LoopWaits once = [&](const KernelGraph &g, size_t op) -> std::optional<int64_t> {
+  const BackendEstimates once = [&](const KernelGraph &g, size_t op) {
     EXPECT_EQ(&g, &fused);
     asked.push_back(op);
-    return 1;
+    return BackendKernelEstimate{1, std::nullopt};
   };
-  const LoopWaits no_opinion = [](const KernelGraph &, size_t) -> std::optional<int64_t> { return std::nullopt; };
+  const BackendEstimates no_opinion = [](const KernelGraph &, size_t) { return BackendKernelEstimate{}; };
   const CostEstimate model = estimate_cost(fused, h100), streamed = estimate_cost(fused, h100, once),
                      unchanged = estimate_cost(fused, h100, no_opinion);
   ASSERT_EQ(streamed.kernels.size(), 1u);
@@ -198,6 +198,23 @@ TEST(CostModel, TheBackendsLoopWaitsReplaceTheModelsCount) {
   EXPECT_NEAR(streamed.kernels[0].serial_seconds, 1e-6 * waves, 1e-15);
   EXPECT_LT(streamed.seconds, model.seconds);
   EXPECT_DOUBLE_EQ(unchanged.seconds, model.seconds);
+}
+
+// The backend's shared-memory time per block is added to the kernel's, once per block a compute
+// unit takes in turn: gated_mlp's µGraph at b = 8 (its grid over and under the compute units).
+TEST(CostModel, TheBackendsSharedMemoryTimeIsTakenInTurnsPerComputeUnit) {
+  const targets::TargetProperties h100 = targets::builtin_target("h100");
+  const KernelGraph fused = bench::build_fused("gated_mlp", 8, DType::kFloat16);
+  const size_t customized = fused.operators().size() - 1;
+  const BackendEstimates shared = [](const KernelGraph &, size_t) { return BackendKernelEstimate{std::nullopt, 2e-6}; };
+  const CostEstimate model = estimate_cost(fused, h100), charged = estimate_cost(fused, h100, shared);
+  ASSERT_EQ(charged.kernels.size(), 1u);
+  const int64_t blocks = charged.kernels[0].blocks;
+  const auto turns = static_cast<double>((blocks + h100.compute_units - 1) / h100.compute_units);
+  EXPECT_EQ(model.kernels.at(0).shared_memory_seconds, 0);
+  EXPECT_NEAR(charged.kernels[0].shared_memory_seconds, 2e-6 * turns, 1e-15) << blocks << " blocks";
+  EXPECT_NEAR(charged.seconds - model.seconds, 2e-6 * turns, 1e-12);
+  EXPECT_EQ(fused.operators()[customized].kind, OpKind::kCustomized);
 }
 
 // exp over a [1024, 2048] float16 tensor by 64 blocks, each a slice of rows (4 KiB rows) or of

@@ -49,7 +49,7 @@ std::string request_text(const SearchOptions &o) {
   std::ostringstream s;
   s.precision(17);
   s << target_request_text(o.target);
-  s << "loop waits from " << (o.loop_waits ? o.loop_waits_source : "the cost model") << '\n';
+  s << "backend estimates from " << (o.backend_estimates ? o.backend_estimates_source : "none") << '\n';
   s << "options " << o.seed << ' ' << o.max_kernel_ops << ' ' << o.max_block_ops << ' ' << o.max_grid_axes << ' '
     << o.max_customized_inputs << ' ' << o.max_candidates << ' ' << o.verify_trials << ' ' << o.z3_rlimit << ' '
     << o.abstract_pruning << " grid";

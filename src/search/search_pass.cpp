@@ -177,7 +177,7 @@ class SearchPass::Impl {
       return false;
     }
     terms_ = std::move(*terms);
-    input_estimate_ = estimate_cost(real_, options_.target, options_.loop_waits).seconds;
+    input_estimate_ = estimate_cost(real_, options_.target, options_.backend_estimates).seconds;
     if (options_.abstract_pruning) {
       oracle_ = std::make_unique<SubexpressionOracle>(terms_, options_.z3_rlimit);
     }
@@ -521,7 +521,7 @@ class SearchPass::Impl {
         ids[static_cast<size_t>(cut.request.outputs[o])] = outs[o];
       }
       for (TensorId o : real_.outputs()) g.mark_output(ids[static_cast<size_t>(o)]);
-      const CostEstimate cost = estimate_cost(g, options_.target, options_.loop_waits);
+      const CostEstimate cost = estimate_cost(g, options_.target, options_.backend_estimates);
       if (!cost.feasible) {
         std::lock_guard lock(mutex_);
         ++result_.stats.infeasible;
@@ -552,7 +552,7 @@ class SearchPass::Impl {
         }
         std::optional<KernelGraph> split = split_loop(g, customized, parts);
         if (!split) continue;
-        const CostEstimate split_cost = estimate_cost(*split, options_.target, options_.loop_waits);
+        const CostEstimate split_cost = estimate_cost(*split, options_.target, options_.backend_estimates);
         if (!split_cost.feasible) continue;
         auto key = split->operators()[customized].block_graph;
         out.push_back(Found{std::move(*split), split_cost.seconds,

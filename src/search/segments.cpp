@@ -212,7 +212,8 @@ SearchResult superoptimize_in_segments(const KernelGraph &graph, const SearchOpt
   for (size_t i = 0; i < parts.size(); ++i) {
     const KernelGraph &part = parts[i].graph;
     const int w = 1 + static_cast<int>(segments[i].size());
-    SearchCandidate answer{part, estimate_cost(part, options.target, options.loop_waits).seconds, 0, "unchanged"};
+    SearchCandidate answer{part, estimate_cost(part, options.target, options.backend_estimates).seconds, 0,
+                           "unchanged"};
     bool found_one = false;
     // This segment's share of what is left of the segments' part of the budget; none left, or
     // cancelled: the segment stays as it is.
@@ -269,7 +270,7 @@ SearchResult superoptimize_in_segments(const KernelGraph &graph, const SearchOpt
     found.push_back(found_one);
   }
   // The input graph, and the segments' answers joined where one of them changed its segment.
-  const double input_estimate = estimate_cost(graph, options.target, options.loop_waits).seconds;
+  const double input_estimate = estimate_cost(graph, options.target, options.backend_estimates).seconds;
   result.candidates.push_back(SearchCandidate{graph, input_estimate, 0, "the input graph, unchanged"});
   std::vector<const KernelGraph *> chosen;
   std::string description = "in " + std::to_string(parts.size()) + " segments:";

@@ -70,7 +70,7 @@ class ShardedSearch::Impl {
     options_.measure = nullptr;
     options_.measure_for = nullptr;
     options_.buildable = nullptr;
-    options_.loop_waits = nullptr;
+    options_.backend_estimates = nullptr;
     // Nor do they know whether the backend builds ragged tiles: they search the twins, and the
     // merge offers what it builds on them to the backend (run_passes with `given`).
     options_.ragged_tiles = true;

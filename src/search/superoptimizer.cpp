@@ -160,7 +160,7 @@ void take_faster_form(SearchCandidate &c, ProfileRecord &record, const std::stri
 }
 
 InputMeasurement measure_input(const KernelGraph &graph, const SearchOptions &options, Clock::time_point deadline) {
-  const double estimate = estimate_cost(graph, options.target, options.loop_waits).seconds;
+  const double estimate = estimate_cost(graph, options.target, options.backend_estimates).seconds;
   const auto started = Clock::now();
   InputMeasurement m{SearchCandidate{graph, estimate, 0, "the input graph, unchanged", -1},
                      ProfileRecord{"the input graph, unchanged", estimate, options.measure(graph, deadline)},
@@ -378,7 +378,8 @@ SearchResult superoptimize_from(const KernelGraph &graph, const SearchOptions &r
   // fingerprints cannot check, or limits too tight) answers with the input graph by its
   // estimate, as one with a device answers with it measured (profile).
   if (!input && result.end == SearchEnd::kComplete && result.candidates.empty()) {
-    result.candidates.push_back(SearchCandidate{graph, estimate_cost(graph, options.target, options.loop_waits).seconds,
+    result.candidates.push_back(SearchCandidate{graph,
+                                                estimate_cost(graph, options.target, options.backend_estimates).seconds,
                                                 0, "the input graph, unchanged"});
   }
   const bool profiled_in_time = !input || profile(result, options, deadline, std::move(*input));

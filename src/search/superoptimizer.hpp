@@ -112,13 +112,14 @@ struct SearchOptions {
   // plugin (ragged_probe); part of the result cache's key. A sharded search's units know no
   // device and always search the twins; its merge offers the backend what it builds on them.
   bool ragged_tiles = true;
-  // The backend's count of how often a customized kernel's blocks wait for their tiles over the
-  // for-loop, for the cost model (runtime::backend_loop_waits): called on every candidate while
-  // the search enumerates, from its threads. Null: the cost model counts. `loop_waits_source`
-  // names it in the result cache's key (the plugin's name and version), so that a ranking made
-  // with another backend's estimates is not reused.
-  LoopWaits loop_waits;
-  std::string loop_waits_source;
+  // The backend's estimate of a customized kernel, for the cost model (runtime::backend_estimate:
+  // how often its blocks wait for their tiles over the for-loop, how long they move tiles through
+  // shared memory): called on every candidate while the search enumerates, from its threads.
+  // Null: the cost model counts alone. `backend_estimates_source` names it in the result cache's
+  // key (the plugin's name and version), so that a ranking made with another backend's estimates
+  // is not reused.
+  BackendEstimates backend_estimates;
+  std::string backend_estimates_source;
 };
 
 // Throws invalid_argument naming the first option out of range.

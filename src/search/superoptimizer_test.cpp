@@ -201,7 +201,7 @@ TEST(Superoptimizer, GivesAFailedCandidatesProfilingPlaceToTheNext) {
   EXPECT_TRUE(r.profiled[2].measured.correct);
   EXPECT_TRUE(r.profiled[3].measured.correct);
   // The input graph is estimated like any candidate, so that estimates and measurements compare.
-  EXPECT_DOUBLE_EQ(r.profiled[0].estimated_seconds, estimate_cost(g, o.target, o.loop_waits).seconds);
+  EXPECT_DOUBLE_EQ(r.profiled[0].estimated_seconds, estimate_cost(g, o.target, o.backend_estimates).seconds);
   EXPECT_GT(r.profiled[0].estimated_seconds, 0);
   for (const SearchCandidate &c : r.candidates) {
     EXPECT_NE(bytes_of(c.graph), measured[1]) << "the failed candidate is dropped";
@@ -473,7 +473,7 @@ TEST(Superoptimizer, KeepsOnlyCandidatesTheBackendCanBuild) {
   EXPECT_EQ(std::count(kept.begin(), kept.end(), bytes_of(all.candidates[2].graph)), 1);
 }
 
-// The backend's count of loop waits ranks candidates (SearchOptions::loop_waits): at 1 µs per
+// The backend's count of loop waits ranks candidates (SearchOptions::backend_estimates): at 1 µs per
 // wait, gated_mlp's (a quarter of each size) candidates with long loops rank below the model's
 // first places until the backend says it streams such loops (one wait in all). Asked from the
 // enumeration's threads for every candidate; another source of counts is another cache request.
@@ -492,25 +492,26 @@ TEST(Superoptimizer, RanksWithTheBackendsLoopWaits) {
   ASSERT_EQ(model.candidates.size(), 4u);
   ASSERT_EQ(std::count_if(model.candidates.begin(), model.candidates.end(), long_loop), 0);
   std::atomic<int64_t> asked{0};
-  o.loop_waits = [&](const KernelGraph &c, size_t op) -> std::optional<int64_t> {
+  o.backend_estimates = [&](const KernelGraph &c, size_t op) {
     ++asked;
     const Operator &customized = c.operators().at(op);
     EXPECT_EQ(customized.kind, OpKind::kCustomized);
-    if (customized.block_graph->config().forloop_range > 1) return 1;
-    return std::nullopt;
+    BackendKernelEstimate e;
+    if (customized.block_graph->config().forloop_range > 1) e.loop_waits = 1;
+    return e;
   };
-  o.loop_waits_source = "test";
+  o.backend_estimates_source = "test";
   const SearchResult r = superoptimize(g, o);
   ASSERT_EQ(r.candidates.size(), 4u);
   EXPECT_GE(asked.load(), r.stats.candidates) << "every candidate's customized kernel is estimated";
   const auto streamed = std::find_if(r.candidates.begin(), r.candidates.end(), long_loop);
   ASSERT_NE(streamed, r.candidates.end()) << "a streamed long loop takes a place";
-  EXPECT_DOUBLE_EQ(streamed->estimated_seconds, estimate_cost(streamed->graph, o.target, o.loop_waits).seconds);
+  EXPECT_DOUBLE_EQ(streamed->estimated_seconds, estimate_cost(streamed->graph, o.target, o.backend_estimates).seconds);
   EXPECT_LT(streamed->estimated_seconds, 0.5 * estimate_cost(streamed->graph, o.target).seconds);
   // The cache key names the counts' source.
   SearchOptions plain = o, other = o;
-  plain.loop_waits = nullptr;
-  other.loop_waits_source = "another backend";
+  plain.backend_estimates = nullptr;
+  other.backend_estimates_source = "another backend";
   EXPECT_NE(cache_request(g, o), cache_request(g, plain));
   EXPECT_NE(cache_request(g, o), cache_request(g, other));
 }

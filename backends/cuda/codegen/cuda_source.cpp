@@ -23,6 +23,10 @@
 
 namespace yirage::codegen {
 
+double CudaKernel::shared_memory_seconds() const {
+  return shared_traffic_bytes < 0 ? -1 : static_cast<double>(shared_traffic_bytes) / kCudaSharedBytesPerSecond;
+}
+
 using cuda::kThreads;
 using cuda::MatmulLaunch;
 using cuda::Ref;
@@ -160,6 +164,7 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
     kernel.shared_bytes = made.shared_bytes;
     kernel.block_threads = made.threads;
     kernel.loop_waits = made.loop_waits;
+    kernel.shared_traffic_bytes = made.shared_traffic_bytes;
     kernel.loop_range = bg.config().forloop_range;
     launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";
     // Checked here rather than in the lowering: the plan adds its stages to the layout, and rows in

@@ -47,6 +47,12 @@ struct CudaKernel {
   // has nothing to add to the model's count (rows in registers, pre-defined operators).
   int64_t loop_waits = -1;
   int64_t loop_range = 1;  // the µGraph's for-loop range
+  // The bytes a block moves through shared memory (UGraphPlan::shared_traffic_bytes), for the
+  // search's cost model; -1: no opinion (streamed weight products, rows in registers).
+  int64_t shared_traffic_bytes = -1;
+  // Those bytes at the rate the generic code moves them (yirage_backend_kernel_estimate::
+  // shared_memory_seconds); -1: no opinion.
+  double shared_memory_seconds() const;
   // loop_waits as the estimate entry gives it to a host of plugin ABI minor `host_minor`: the waits
   // of tiles read once on top of the loop's range came with 1.5, so an older host gets at most
   // the range.
@@ -73,6 +79,11 @@ struct CudaKernel {
 // loop_iteration_seconds: a measured figure, rounded (docs/backends/cuda.md, "Why the generator
 // does what it does").
 inline constexpr double kCudaLoopIterationSeconds = 1e-6;
+// The rate at which one multiprocessor's blocks move tiles through its shared memory with the
+// µGraph code's generic operators (float tiles, one operator at a time, a barrier between): a
+// figure fitted to the measured candidates of the real-model suite, a quarter of the hardware's
+// 128 bytes a cycle (docs/backends/cuda.md, "Why the generator does what it does").
+inline constexpr double kCudaSharedBytesPerSecond = 64e9;
 
 // The language the generator prints: CUDA C++ for NVRTC, or HIP C++ for hiprtc (AMD GPUs;
 // docs/backends/hip.md): the same code after a HIP prelude, without NVIDIA's features.

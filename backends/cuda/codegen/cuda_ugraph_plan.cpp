@@ -223,6 +223,36 @@ int64_t UGraphPlan::loop_waits() const {
   return loop + (groups + kMaxPrefetchGroups - 1) / kMaxPrefetchGroups;
 }
 
+int64_t UGraphPlan::shared_traffic_bytes() const {
+  const auto &ops = bg.operators();
+  const auto range = bg.config().forloop_range;
+  const auto times = [&](const Operator &op) {
+    const TensorId t = op.outputs.empty() ? op.inputs.at(0) : op.outputs[0];
+    return phase(t) == LoopPhase::kPerIteration || is_accumulator(op.kind) ? range : 1;
+  };
+  const auto elements = [&](TensorId t) { return num_elements(dims_of(t)); };
+  int64_t bytes = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Operator &op = ops[i];
+    if (attention && (attention->handles(i) || attention->saves(i))) continue;
+    if (op.kind == OpKind::kInputIterator) {
+      const TensorId t = op.outputs[0];
+      const bool staged = std::any_of(stages.begin(), stages.end(), [&](const Stage &s) { return s.op == &op; });
+      // A staged tile not read from its stage is widened: read at 16 bits, written as floats.
+      if (staged && !is_direct(t)) bytes += times(op) * elements(t) * 6;
+      continue;
+    }
+    for (TensorId in : op.inputs) {
+      if (!is_inlined(in)) bytes += times(op) * elements(in) * (is_direct(in) ? 2 : 4);
+    }
+    if (op.kind == OpKind::kOutputSaver) continue;
+    for (TensorId out : op.outputs) {
+      if (!is_inlined(out)) bytes += times(op) * elements(out) * 4;
+    }
+  }
+  return bytes;
+}
+
 bool UGraphPlan::read_by_every_block(const Operator &input) const {
   for (size_t axis = 0; axis < 3; ++axis) {
     if (bg.config().grid[axis] > 1 && input.attributes.grid_map[axis] >= 0) return false;

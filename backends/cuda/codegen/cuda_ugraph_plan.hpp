@@ -159,6 +159,12 @@ class UGraphPlan {
   // prefetched into registers nor staged) add one wait per kMaxPrefetchGroups 16-byte groups a
   // thread copies, as many as prefetching keeps in flight at once.
   int64_t loop_waits() const;
+  // The bytes a block moves through shared memory over its loop, for the search's cost model
+  // (CudaKernel::shared_traffic_bytes): the generic code keeps each operator's result as a float
+  // tile there, written once and read by each reader, and widens staged 16-bit tiles into float
+  // ones; tiles read by the mma from their stage are read at their own width; attention in
+  // registers, inlined tiles and prefetched ones move none.
+  int64_t shared_traffic_bytes() const;
   // Whether every block reads the same tile (no grid axis of several blocks splits the input).
   bool read_by_every_block(const Operator &input) const;
   // Calls f(op, input index, tile dims, 16-byte group) for every input iterator, in order.

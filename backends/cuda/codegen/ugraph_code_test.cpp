@@ -676,6 +676,38 @@ TEST(CudaCodegenBlocks, TilesReadOnceWithThePlainCopyAddWaits) {
   EXPECT_EQ(staged.loop_waits, (range + depth - 2) / (depth - 1)) << depth << " stages, " << range << " iterations";
   EXPECT_LT(staged.loop_waits, range) << "fewer waits than iterations";
 }
+
+// The plugin's count of a block's shared-memory traffic (shared_memory_seconds, for the search's
+// cost model): gqa's attention in registers (sm_90) moves its scores through none of it; on sm_75
+// the generic code writes each iteration's scores A = Q·K and their exps E as float tiles and
+// reads them back, at least 16 bytes per score an iteration, and more in all than in registers
+// by far. The seconds are those bytes at the generic code's rate.
+TEST(CudaCodegenBlocks, CountsTheSharedMemoryTrafficOfTheGenericCode) {
+  const KernelGraph gqa = attention_at("gqa", 8, 64);
+  const codegen::CudaKernel registers = customized_source(gqa, kH100SharedBytes);
+  const codegen::CudaKernel generic = customized_source(gqa, kH100SharedBytes, true, 75);
+  ASSERT_NE(kernel_body(registers).find("yr_mma16"), std::string::npos) << "not attention in registers";
+  const BlockGraph &bg = *gqa.operators().back().block_graph;
+  int64_t scores = 0;  // of one iteration: A's elements
+  for (const Operator &op : bg.operators()) {
+    if (op.kind == OpKind::kMatmul && bg.tensor(op.inputs[0]).phase == LoopPhase::kInvariant) {
+      scores = num_elements(bg.tensor(op.outputs[0]).dims);
+    }
+  }
+  ASSERT_GT(scores, 0);
+  const int64_t range = bg.config().forloop_range;
+  EXPECT_GE(generic.shared_traffic_bytes, 16 * scores * range);
+  EXPECT_GE(registers.shared_traffic_bytes, 0);
+  EXPECT_LT(4 * registers.shared_traffic_bytes, generic.shared_traffic_bytes);
+  EXPECT_DOUBLE_EQ(generic.shared_memory_seconds(),
+                   static_cast<double>(generic.shared_traffic_bytes) / codegen::kCudaSharedBytesPerSecond);
+  // Kernels the µGraph planner does not make have no opinion.
+  KernelGraph g;
+  g.mark_output(g.unary(OpKind::kExp, g.new_input({8, 64}, DType::kFloat16)));
+  const codegen::CudaKernel exp = codegen::cuda_source(serialize::make_kernel_program(g, 1), h100_device());
+  EXPECT_EQ(exp.shared_memory_seconds(), -1);
+}
+
 // Row chains without a for-loop are kept in registers: ntrans's tiles and the row-chain graph's
 // (row sums, maxima and broadcasts, some warps without a chunk) take only the warps' partial sums
 // in shared memory, two arrays of one float per warp chunk of 256 elements, on every target and

@@ -1,6 +1,6 @@
 // yirage-cuda-cost-features [--target NAME|FILE.json|cpu[:THREADS]] GRAPH...: for each graph file,
 // the cost model's estimate on an H100 (or the built-in GPU target NAME, or the target in a JSON
-// file) as the search computes it through the CUDA plugin (its loop waits included), or with
+// file) as the search computes it through the CUDA plugin (its loop waits and shared-memory time included), or with
 // --target cpu on this host as the CPU plugin's search computes it on THREADS threads (default
 // the host's cores; the plugin gives no loop waits), kernel by kernel, as one
 // JSON object per line; on stderr, each customized kernel the CUDA generator refuses (the plugin's
@@ -35,15 +35,19 @@ KernelGraph load(const char *path) {
   return serialize::graph_from_bytes(bytes.data(), bytes.size());
 }
 
-// `path`: the graph's file, for the message where the generator refuses the kernel.
-std::optional<int64_t> cuda_loop_waits(const KernelGraph &graph, size_t op, const char *path) {
+// What the plugin's estimate entry says of the kernel; `path`: the graph's file, for the message
+// where the generator refuses the kernel.
+search::BackendKernelEstimate cuda_estimate(const KernelGraph &graph, size_t op, const char *path) {
   try {
-    const int64_t waits = codegen::cuda_source(serialize::make_kernel_program(graph, op), kH100).loop_waits;
-    return waits < 0 ? std::nullopt : std::optional<int64_t>(waits);
+    const codegen::CudaKernel k = codegen::cuda_source(serialize::make_kernel_program(graph, op), kH100);
+    search::BackendKernelEstimate e;
+    if (k.loop_waits >= 0) e.loop_waits = k.loop_waits;
+    if (k.shared_memory_seconds() >= 0) e.shared_memory_seconds = k.shared_memory_seconds();
+    return e;
   } catch (const Error &e) {
     // The plugin would refuse the kernel (supports()): the search drops such candidates.
     std::fprintf(stderr, "%s: operator %zu: the CUDA generator refuses it: %s\n", path, op, e.what());
-    return std::nullopt;
+    return {};
   }
 }
 
@@ -81,11 +85,11 @@ int main(int argc, char **argv) {
   if (!cpu && target.loop_iteration_seconds == 0) target.loop_iteration_seconds = codegen::kCudaLoopIterationSeconds;
   for (int i = named ? 3 : 1; i < argc; ++i) {
     const char *path = argv[i];
-    const search::LoopWaits waits =
-        cpu ? search::LoopWaits()
-            : search::LoopWaits([path](const KernelGraph &g, size_t op) { return cuda_loop_waits(g, op, path); });
+    const search::BackendEstimates backend =
+        cpu ? search::BackendEstimates()
+            : search::BackendEstimates([path](const KernelGraph &g, size_t op) { return cuda_estimate(g, op, path); });
     try {
-      const search::CostEstimate e = search::estimate_cost(load(argv[i]), target, waits);
+      const search::CostEstimate e = search::estimate_cost(load(argv[i]), target, backend);
       std::ostringstream line;
       line.precision(9);
       line << "{\"graph\": \"" << argv[i] << "\", \"seconds\": " << e.seconds << ", \"kernels\": [";
@@ -95,7 +99,8 @@ int main(int argc, char **argv) {
              << ", \"l2_bytes\": " << c.l2_bytes << ", \"matrix_flops\": " << c.matrix_flops
              << ", \"vector_flops\": " << c.vector_flops << ", \"scalar_matmul_flops\": " << c.scalar_matmul_flops
              << ", \"blocks\": " << c.blocks << ", \"slots\": " << c.slots << ", \"waves\": " << c.waves
-             << ", \"serial_seconds\": " << c.serial_seconds << ", \"utilization\": " << c.utilization
+             << ", \"serial_seconds\": " << c.serial_seconds
+             << ", \"shared_memory_seconds\": " << c.shared_memory_seconds << ", \"utilization\": " << c.utilization
              << ", \"seconds\": " << c.seconds << "}";
       }
       line << "]}";

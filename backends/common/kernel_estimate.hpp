@@ -1,0 +1,29 @@
+// What a plugin's estimate entry writes into the host's yirage_backend_kernel_estimate: each
+// field the host's struct_size holds (a host of an older minor passes a shorter struct, whose
+// bytes beyond are not the plugin's to write).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "util/error.hpp"
+#include "yirage_backend.h"
+
+namespace yirage::backend {
+
+// Throws Error(kInvalidArgument) naming `plugin` where the struct is shorter than ABI 1.1's.
+inline void write_kernel_estimate(const std::string &plugin, yirage_backend_kernel_estimate &out, int64_t loop_waits,
+                                  double shared_memory_seconds) {
+  constexpr size_t abi_1_1 = offsetof(yirage_backend_kernel_estimate, loop_waits) + sizeof out.loop_waits;
+  constexpr size_t abi_1_6 =
+      offsetof(yirage_backend_kernel_estimate, shared_memory_seconds) + sizeof out.shared_memory_seconds;
+  if (out.struct_size < abi_1_1) {
+    throw Error(ErrorCode::kInvalidArgument, plugin + ": estimate: out_estimate->struct_size " +
+                                                 std::to_string(out.struct_size) + " is below ABI 1.1's " +
+                                                 std::to_string(abi_1_1));
+  }
+  out.loop_waits = loop_waits;
+  if (out.struct_size >= abi_1_6) out.shared_memory_seconds = shared_memory_seconds;
+}
+
+}  // namespace yirage::backend
