@@ -273,21 +273,24 @@ yirage_backend_kernel_estimate no_opinion() {
   e.struct_size = sizeof e;
   e.loop_waits = -1;
   e.shared_memory_seconds = -1;
+  e.dependent_launch_seconds = -1;
   return e;
 }
 
-// shared_memory_seconds (ABI 1.6): none, or 0 to 1 s.
-void expect_shared_seconds(const yirage_backend_kernel_estimate &e, const std::string &what) {
-  expect(e.shared_memory_seconds == -1 || (e.shared_memory_seconds >= 0 && e.shared_memory_seconds <= 1),
-         "estimate of " + what + ": shared_memory_seconds " + std::to_string(e.shared_memory_seconds) +
-             " (want -1, or 0 to 1)");
+// The seconds of ABI 1.6 (shared_memory_seconds, dependent_launch_seconds): none, or 0 to 1 s.
+void expect_seconds(const yirage_backend_kernel_estimate &e, const std::string &what) {
+  for (const auto &[field, value] : {std::pair<const char *, double>{"shared_memory_seconds", e.shared_memory_seconds},
+                                     {"dependent_launch_seconds", e.dependent_launch_seconds}}) {
+    expect(value == -1 || (value >= 0 && value <= 1),
+           "estimate of " + what + ": " + field + " " + std::to_string(value) + " (want -1, or 0 to 1)");
+  }
 }
 
 // Its answers: for a pre-defined operator (no for-loop) none or 1 wait; for gated_mlp's µGraph
 // (a quarter of each size, 16 iterations) none or 1 to 16 (since ABI 1.5, to 16 + the most waits
-// for tiles read once); shared-memory time none or 0 to 1 s; the struct_size left as it was, and
-// to a host whose struct ends before shared_memory_seconds (ABI 1.1 to 1.5) nothing written past
-// its end.
+// for tiles read once); shared-memory time and dependent launch none or 0 to 1 s; the struct_size
+// left as it was, and to a host whose struct ends before shared_memory_seconds (ABI 1.1 to 1.5)
+// nothing written past its end.
 void estimate_answers(Session &s) {
   const auto estimate = estimate_entry(s);
   const int32_t device = s.device();
@@ -299,7 +302,7 @@ void estimate_answers(Session &s) {
   expect(e.struct_size == sizeof e, "estimate rewrote struct_size");
   expect(e.loop_waits == -1 || e.loop_waits == 1,
          "estimate of exp (no for-loop): loop_waits " + std::to_string(e.loop_waits) + ", want -1 or 1");
-  expect_shared_seconds(e, "exp");
+  expect_seconds(e, "exp");
   s.need_dtype(DType::kFloat16);
   const KernelGraph fused = bench::build_fused("gated_mlp", 1, DType::kFloat16, 4);
   const size_t op = fused.operators().size() - 1;
@@ -321,14 +324,16 @@ void estimate_answers(Session &s) {
   expect(e.loop_waits == -1 || (e.loop_waits >= 1 && e.loop_waits <= most),
          "estimate of a loop of " + std::to_string(range) + " iterations: loop_waits " + std::to_string(e.loop_waits) +
              " (want -1, or 1 to " + std::to_string(most) + ")");
-  expect_shared_seconds(e, "gated_mlp's µGraph");
+  expect_seconds(e, "gated_mlp's µGraph");
   e = no_opinion();
   e.struct_size = offsetof(yirage_backend_kernel_estimate, shared_memory_seconds);
   e.shared_memory_seconds = 77;
+  e.dependent_launch_seconds = 77;
   error = new_error();
   expect_ok(estimate(s.instance(), device, program.data(), program.size(), &e, &error), error,
             "estimate into a struct of ABI 1.5's size");
-  expect(e.shared_memory_seconds == 77, "estimate wrote shared_memory_seconds past a struct of ABI 1.5's size");
+  expect(e.shared_memory_seconds == 77 && e.dependent_launch_seconds == 77,
+         "estimate wrote past a struct of ABI 1.5's size");
 }
 
 // To a host before ABI 1.5 an estimate never passes the loop's range, where a newer host may
@@ -381,9 +386,11 @@ void estimate_errors(Session &s) {
     e.struct_size = struct_size;
     e.loop_waits = 77;
     e.shared_memory_seconds = 77;
+    e.dependent_launch_seconds = 77;
     yirage_backend_error error = new_error();
     expect_error(estimate(s.instance(), d, bytes.data(), size, &e, &error), error, allowed, "estimate " + what);
-    expect(e.loop_waits == 77 && e.shared_memory_seconds == 77 && e.struct_size == struct_size,
+    expect(e.loop_waits == 77 && e.shared_memory_seconds == 77 && e.dependent_launch_seconds == 77 &&
+               e.struct_size == struct_size,
            "a failed estimate (" + what + ") wrote out_estimate");
   };
   yirage_backend_error error = new_error();

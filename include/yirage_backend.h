@@ -148,6 +148,12 @@ typedef struct yirage_backend_kernel_estimate {
    * model charges ceil(blocks / compute units) times this. From 0 to 1; -1: no opinion (none
    * charged). Written only where the host's struct_size holds it. */
   double shared_memory_seconds;
+  /* ABI 1.6. Seconds the kernel's launch adds where it follows another customized kernel of the
+   * graph, where the backend overlaps its launch with that kernel's run (the CUDA plugin's
+   * programmatic dependent launch); the model charges this instead of the target's
+   * launch_overhead_seconds there. From 0 to 1; -1: no opinion. Written only where the host's
+   * struct_size holds it. */
+  double dependent_launch_seconds;
 } yirage_backend_kernel_estimate;
 #define YIRAGE_BACKEND_MAX_READ_ONCE_WAITS 1024
 

@@ -388,8 +388,9 @@ yirage_status estimate(yirage_backend_instance *instance, int32_t device, const 
   return protect(error, [&] {
     require(out, "out_estimate");
     const yirage::codegen::CudaKernel &kernel = generated(instance, device, program, size)->kernel;
+    // HIP has no programmatic dependent launch: no opinion on the launch.
     yirage::backend::write_kernel_estimate("hip", *out, kernel.loop_waits_for(instance->host_minor),
-                                           kernel.shared_memory_seconds());
+                                           kernel.shared_memory_seconds(), -1);
   });
 }
 

@@ -126,11 +126,12 @@ int main(int argc, char **argv) {
                                      options.target.shared_memory_per_compute_unit};
       options.backend_estimates = profiling::estimates_from(
           "cuda code generator",
-          [h100](const serialize::KernelProgram &p) {
+          [h100, launch = options.target.launch_overhead_seconds](const serialize::KernelProgram &p) {
             const codegen::CudaKernel k = codegen::cuda_source(p, h100);
             yirage_backend_kernel_estimate e{};
             e.loop_waits = k.loop_waits;
             e.shared_memory_seconds = k.shared_memory_seconds();
+            e.dependent_launch_seconds = k.dependent_launch_seconds(launch);
             return e;
           },
           YIRAGE_BACKEND_MAX_READ_ONCE_WAITS);

@@ -25,11 +25,11 @@ std::optional<int64_t> checked_loop_waits(const std::string &source, int64_t ans
   return answer;
 }
 
-std::optional<double> checked_shared_memory_seconds(const std::string &source, double answer) {
+std::optional<double> checked_seconds(const std::string &source, const char *field, double answer) {
   if (answer == -1) return std::nullopt;
   if (!(answer >= 0 && answer <= 1)) {
     throw Error(ErrorCode::kBackend,
-                source + " estimate: shared_memory_seconds " + std::to_string(answer) + " (want -1, or 0 to 1)");
+                source + " estimate: " + field + " " + std::to_string(answer) + " (want -1, or 0 to 1)");
   }
   return answer;
 }
@@ -47,7 +47,8 @@ search::BackendEstimates estimates_from(const std::string &source, ProgramEstima
     const Operator &customized = graph.operators().at(op);
     const int64_t range = customized.block_graph ? customized.block_graph->config().forloop_range : 1;
     return {checked_loop_waits(source, answer.loop_waits, range, beyond_range),
-            checked_shared_memory_seconds(source, answer.shared_memory_seconds)};
+            checked_seconds(source, "shared_memory_seconds", answer.shared_memory_seconds),
+            checked_seconds(source, "dependent_launch_seconds", answer.dependent_launch_seconds)};
   };
 }
 

@@ -744,6 +744,7 @@ TEST(PluginLoading, AsksTheBackendForItsEstimateWhereItHasAnEntry) {
   const yirage_backend_kernel_estimate none = backend_estimate(*cpu, 0, program);
   EXPECT_EQ(none.loop_waits, -1);
   EXPECT_EQ(none.shared_memory_seconds, -1);
+  EXPECT_EQ(none.dependent_launch_seconds, -1);
   auto fake = Plugin::load(YIRAGE_TEST_PLUGIN_NO_DEVICE, "");
   ASSERT_NE(fake->estimate_entry(), nullptr);
   try {
@@ -768,12 +769,12 @@ TEST(PluginLoading, AsksTheBackendForItsEstimateWhereItHasAnEntry) {
           << e.what();
     }
   }
-  EXPECT_EQ(profiling::checked_shared_memory_seconds("p", -1), std::nullopt);
-  EXPECT_EQ(profiling::checked_shared_memory_seconds("p", 0), 0);
-  EXPECT_EQ(profiling::checked_shared_memory_seconds("p", 2e-6), 2e-6);
+  EXPECT_EQ(profiling::checked_seconds("p", "shared_memory_seconds", -1), std::nullopt);
+  EXPECT_EQ(profiling::checked_seconds("p", "shared_memory_seconds", 0), 0);
+  EXPECT_EQ(profiling::checked_seconds("p", "shared_memory_seconds", 2e-6), 2e-6);
   for (double bad : {-0.5, 1.5, std::nan(""), static_cast<double>(INFINITY)}) {
     try {
-      profiling::checked_shared_memory_seconds("p", bad);
+      profiling::checked_seconds("p", "shared_memory_seconds", bad);
       ADD_FAILURE() << bad << " accepted";
     } catch (const Error &e) {
       EXPECT_EQ(e.code(), ErrorCode::kBackend);
@@ -792,18 +793,27 @@ TEST(PluginLoading, AsksTheBackendForItsEstimateWhereItHasAnEntry) {
     yirage_backend_kernel_estimate e{};
     e.loop_waits = 1;
     e.shared_memory_seconds = 3e-6;
+    e.dependent_launch_seconds = -1;
     return e;
   });
   EXPECT_EQ(counting(fused, op).loop_waits, 1);
   EXPECT_EQ(counting(fused, op).shared_memory_seconds, 3e-6);
-  // A plugin's fault in either field is the backend's error.
+  EXPECT_EQ(counting(fused, op).dependent_launch_seconds, std::nullopt);
+  // A plugin's fault in any field is the backend's error.
   const search::BackendEstimates faulty = profiling::estimates_from("p", [](const serialize::KernelProgram &) {
     yirage_backend_kernel_estimate e{};
     e.loop_waits = -1;
-    e.shared_memory_seconds = -3;
+    e.shared_memory_seconds = -1;
+    e.dependent_launch_seconds = 2;
     return e;
   });
-  EXPECT_THROW(faulty(fused, op), Error);
+  try {
+    faulty(fused, op);
+    ADD_FAILURE() << "a dependent launch of 2 s accepted";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::kBackend);
+    EXPECT_NE(std::string(e.what()).find("p estimate: dependent_launch_seconds 2"), std::string::npos) << e.what();
+  }
 }
 
 // Outputs may not share memory with inputs or with each other (a kernel reads and writes them

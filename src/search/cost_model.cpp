@@ -145,7 +145,7 @@ double kernel_seconds(KernelCost &c, const targets::TargetProperties &t, DType d
                             : c.matrix_flops / peak;
   const double compute =
       matrix + (c.vector_flops + c.scalar_matmul_flops * kScalarMatmulInstructions) / t.vector_flops_float32;
-  if (c.slots == 0) return std::max(memory, compute) + t.launch_overhead_seconds;
+  if (c.slots == 0) return std::max(memory, compute) + c.launch_seconds;
   const auto blocks = static_cast<double>(c.blocks);
   const int64_t full_waves = c.blocks / c.slots, rest = c.blocks % c.slots;
   const double per_block = 1 / blocks;  // share of the work each block does
@@ -157,11 +157,12 @@ double kernel_seconds(KernelCost &c, const targets::TargetProperties &t, DType d
   if (rest > 0) seconds += wave(static_cast<double>(rest));
   seconds += c.serial_seconds + c.shared_memory_seconds;
   c.utilization = std::max(memory, compute) / seconds;
-  return seconds + t.launch_overhead_seconds;
+  return seconds + c.launch_seconds;
 }
 
 KernelCost predefined_kernel(const KernelGraph &g, const Operator &op, const targets::TargetProperties &t) {
   KernelCost c;
+  c.launch_seconds = t.launch_overhead_seconds;
   c.name = op_name(op.kind);
   std::vector<TensorId> seen;
   for (TensorId in : op.inputs) {
@@ -189,6 +190,7 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
   const BlockGraph &bg = *op.block_graph;
   const BlockGraphConfig &config = bg.config();
   KernelCost c;
+  c.launch_seconds = t.launch_overhead_seconds;
   c.blocks = config.grid[0] * config.grid[1] * config.grid[2];
   c.name = "customized " + std::to_string(config.grid[0]) + "x" + std::to_string(config.grid[1]) + "x" +
            std::to_string(config.grid[2]) + " loop " + std::to_string(config.forloop_range);
@@ -232,6 +234,7 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
     const int64_t turns = (c.blocks + t.compute_units - 1) / t.compute_units;
     c.shared_memory_seconds = static_cast<double>(turns) * *said.shared_memory_seconds;
   }
+  c.dependent_launch = said.dependent_launch_seconds;
   const auto &ops = bg.operators();
   // The CPU plugin reads some input tiles in place, from the kernel's tensor (cpu_in_place_tiles):
   // the bytes of their loads, by tile. Other targets copy every tile.
@@ -312,6 +315,7 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
 CostEstimate estimate_cost(const KernelGraph &graph, const targets::TargetProperties &target,
                            const BackendEstimates &backend) {
   CostEstimate estimate;
+  bool after_customized = false;  // the kernel before is a customized one
   for (size_t i = 0; i < graph.operators().size(); ++i) {
     const Operator &op = graph.operators()[i];
     if (op.kind == OpKind::kInput || aliases_its_input(graph, op)) continue;  // no kernel runs
@@ -325,9 +329,13 @@ CostEstimate estimate_cost(const KernelGraph &graph, const targets::TargetProper
         estimate.seconds = INFINITY;
         return estimate;
       }
+      // A launch the backend overlaps with the customized kernel before it (the CUDA plugin's
+      // programmatic dependent launch: a split loop's sum of parts behind its chunks).
+      if (after_customized && kernel.dependent_launch) kernel.launch_seconds = *kernel.dependent_launch;
     } else {
       kernel = predefined_kernel(graph, op, target);
     }
+    after_customized = op.kind == OpKind::kCustomized;
     kernel.seconds = kernel_seconds(kernel, target, operand_dtype(graph, op));
     estimate.seconds += kernel.seconds;
     estimate.kernels.push_back(std::move(kernel));

@@ -39,6 +39,10 @@ struct KernelCost {
   // The blocks' moves through shared memory as the backend's code makes them: its seconds per
   // block times the blocks each compute unit takes in turn, added to the rest.
   double shared_memory_seconds = 0;
+  // The launch charged: the target's launch overhead, or the backend's dependent launch where a
+  // customized kernel follows another (dependent_launch).
+  double launch_seconds = 0;
+  std::optional<double> dependent_launch;  // the backend's, for a customized kernel
   // Share of the device doing useful work over the kernel's run (1 for a library kernel).
   double utilization = 1;
   double seconds = 0;
@@ -52,11 +56,13 @@ struct CostEstimate {
 };
 
 // The backend's word on the kernel of a customized operator (yirage_backend_kernel_estimate):
-// how often each block waits for its tiles over its for-loop, and the seconds one block spends
-// moving tiles through its compute unit's shared memory; nullopt where it has no opinion.
+// how often each block waits for its tiles over its for-loop, the seconds one block spends
+// moving tiles through its compute unit's shared memory, and what its launch costs after another
+// customized kernel; nullopt where it has no opinion.
 struct BackendKernelEstimate {
   std::optional<int64_t> loop_waits;
   std::optional<double> shared_memory_seconds;
+  std::optional<double> dependent_launch_seconds;
 };
 // The backend's estimate of customized operator `op` of a graph.
 using BackendEstimates = std::function<BackendKernelEstimate(const KernelGraph &graph, size_t op)>;

@@ -186,7 +186,7 @@ TEST(CostModel, TheBackendsLoopWaitsReplaceTheModelsCount) {
   const BackendEstimates once = [&](const KernelGraph &g, size_t op) {
     EXPECT_EQ(&g, &fused);
     asked.push_back(op);
-    return BackendKernelEstimate{1, std::nullopt};
+    return BackendKernelEstimate{1, std::nullopt, std::nullopt};
   };
   const BackendEstimates no_opinion = [](const KernelGraph &, size_t) { return BackendKernelEstimate{}; };
   const CostEstimate model = estimate_cost(fused, h100), streamed = estimate_cost(fused, h100, once),
@@ -206,7 +206,9 @@ TEST(CostModel, TheBackendsSharedMemoryTimeIsTakenInTurnsPerComputeUnit) {
   const targets::TargetProperties h100 = targets::builtin_target("h100");
   const KernelGraph fused = bench::build_fused("gated_mlp", 8, DType::kFloat16);
   const size_t customized = fused.operators().size() - 1;
-  const BackendEstimates shared = [](const KernelGraph &, size_t) { return BackendKernelEstimate{std::nullopt, 2e-6}; };
+  const BackendEstimates shared = [](const KernelGraph &, size_t) {
+    return BackendKernelEstimate{std::nullopt, 2e-6, std::nullopt};
+  };
   const CostEstimate model = estimate_cost(fused, h100), charged = estimate_cost(fused, h100, shared);
   ASSERT_EQ(charged.kernels.size(), 1u);
   const int64_t blocks = charged.kernels[0].blocks;
@@ -215,6 +217,27 @@ TEST(CostModel, TheBackendsSharedMemoryTimeIsTakenInTurnsPerComputeUnit) {
   EXPECT_NEAR(charged.kernels[0].shared_memory_seconds, 2e-6 * turns, 1e-15) << blocks << " blocks";
   EXPECT_NEAR(charged.seconds - model.seconds, 2e-6 * turns, 1e-12);
   EXPECT_EQ(fused.operators()[customized].kind, OpKind::kCustomized);
+}
+
+// The backend's dependent launch replaces the launch overhead of a customized kernel behind
+// another customized kernel only: a split gated_mlp (its chunks, then their sum) charges it for
+// the sum, not for the chunks, which follow a pre-defined kernel or nothing.
+TEST(CostModel, TheBackendsDependentLaunchIsChargedBehindACustomizedKernel) {
+  const targets::TargetProperties h100 = targets::builtin_target("h100");
+  const KernelGraph fused = bench::build_fused("gqa", 1, DType::kFloat16);
+  const std::optional<KernelGraph> split = split_loop(fused, fused.operators().size() - 1, 4);
+  ASSERT_TRUE(split);
+  const BackendEstimates overlapped = [](const KernelGraph &, size_t) {
+    return BackendKernelEstimate{std::nullopt, std::nullopt, 0.5e-6};
+  };
+  const CostEstimate plain = estimate_cost(*split, h100), dependent = estimate_cost(*split, h100, overlapped);
+  ASSERT_EQ(dependent.kernels.size(), 2u);
+  EXPECT_EQ(dependent.kernels[0].launch_seconds, h100.launch_overhead_seconds) << "the first kernel";
+  EXPECT_EQ(dependent.kernels[1].launch_seconds, 0.5e-6) << "the sum behind the chunks";
+  EXPECT_NEAR(plain.seconds - dependent.seconds, h100.launch_overhead_seconds - 0.5e-6, 1e-12);
+  const CostEstimate alone = estimate_cost(fused, h100, overlapped);
+  ASSERT_EQ(alone.kernels.size(), 1u);
+  EXPECT_EQ(alone.kernels[0].launch_seconds, h100.launch_overhead_seconds);
 }
 
 // exp over a [1024, 2048] float16 tensor by 64 blocks, each a slice of rows (4 KiB rows) or of

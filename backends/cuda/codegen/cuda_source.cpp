@@ -27,6 +27,10 @@ double CudaKernel::shared_memory_seconds() const {
   return shared_traffic_bytes < 0 ? -1 : static_cast<double>(shared_traffic_bytes) / kCudaSharedBytesPerSecond;
 }
 
+double CudaKernel::dependent_launch_seconds(double launch_overhead_seconds) const {
+  return waits_for_previous ? kCudaDependentLaunchShare * launch_overhead_seconds : -1;
+}
+
 using cuda::kThreads;
 using cuda::MatmulLaunch;
 using cuda::Ref;

@@ -53,6 +53,11 @@ struct CudaKernel {
   // Those bytes at the rate the generic code moves them (yirage_backend_kernel_estimate::
   // shared_memory_seconds); -1: no opinion.
   double shared_memory_seconds() const;
+  // What launching it adds behind another generated kernel, on a device whose launches take
+  // `launch_overhead_seconds` (yirage_backend_kernel_estimate::dependent_launch_seconds): a share
+  // of that where it is a programmatic dependent (waits_for_previous), its launch overlapping the
+  // kernel before it; -1 (no opinion) elsewhere.
+  double dependent_launch_seconds(double launch_overhead_seconds) const;
   // loop_waits as the estimate entry gives it to a host of plugin ABI minor `host_minor`: the waits
   // of tiles read once on top of the loop's range came with 1.5, so an older host gets at most
   // the range.
@@ -84,6 +89,9 @@ inline constexpr double kCudaLoopIterationSeconds = 1e-6;
 // figure fitted to the measured candidates of the real-model suite, a quarter of the hardware's
 // 128 bytes a cycle (docs/backends/cuda.md, "Why the generator does what it does").
 inline constexpr double kCudaSharedBytesPerSecond = 64e9;
+// The share of a launch's overhead a programmatic dependent launch still costs behind a generated
+// kernel (docs/backends/cuda.md, "Why the generator does what it does").
+inline constexpr double kCudaDependentLaunchShare = 0.5;
 
 // The language the generator prints: CUDA C++ for NVRTC, or HIP C++ for hiprtc (AMD GPUs;
 // docs/backends/hip.md): the same code after a HIP prelude, without NVIDIA's features.

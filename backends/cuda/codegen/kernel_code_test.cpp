@@ -148,6 +148,8 @@ TEST(CudaCodegenKernels, KernelsWaitForThePreviousOneOnHopper) {
     const auto program = serialize::make_kernel_program(graph, i);
     const codegen::CudaKernel hopper = codegen::cuda_source(program, h100_like(90));
     EXPECT_TRUE(hopper.waits_for_previous);
+    // The estimate's dependent launch: a share of the launch's overhead.
+    EXPECT_DOUBLE_EQ(hopper.dependent_launch_seconds(2e-6), codegen::kCudaDependentLaunchShare * 2e-6);
     const size_t body = hopper.source.find(codegen::kCudaKernelSymbol);
     const size_t wait = hopper.source.find("griddepcontrol.wait;", body);
     ASSERT_NE(wait, std::string::npos) << op_name(graph.operators()[i].kind);
@@ -169,6 +171,7 @@ TEST(CudaCodegenKernels, KernelsWaitForThePreviousOneOnHopper) {
         << op_name(graph.operators()[i].kind) << hopper.source.substr(body, wait - body);
     const codegen::CudaKernel ampere = codegen::cuda_source(program, h100_like(80));
     EXPECT_FALSE(ampere.waits_for_previous);
+    EXPECT_EQ(ampere.dependent_launch_seconds(2e-6), -1);
     EXPECT_EQ(ampere.source.find("griddepcontrol"), std::string::npos);
   }
 }

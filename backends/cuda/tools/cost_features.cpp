@@ -35,14 +35,15 @@ KernelGraph load(const char *path) {
   return serialize::graph_from_bytes(bytes.data(), bytes.size());
 }
 
-// What the plugin's estimate entry says of the kernel; `path`: the graph's file, for the message
-// where the generator refuses the kernel.
-search::BackendKernelEstimate cuda_estimate(const KernelGraph &graph, size_t op, const char *path) {
+// What the plugin's estimate entry says of the kernel on a device whose launches take `launch`
+// seconds; `path`: the graph's file, for the message where the generator refuses the kernel.
+search::BackendKernelEstimate cuda_estimate(const KernelGraph &graph, size_t op, double launch, const char *path) {
   try {
     const codegen::CudaKernel k = codegen::cuda_source(serialize::make_kernel_program(graph, op), kH100);
     search::BackendKernelEstimate e;
     if (k.loop_waits >= 0) e.loop_waits = k.loop_waits;
     if (k.shared_memory_seconds() >= 0) e.shared_memory_seconds = k.shared_memory_seconds();
+    if (k.dependent_launch_seconds(launch) >= 0) e.dependent_launch_seconds = k.dependent_launch_seconds(launch);
     return e;
   } catch (const Error &e) {
     // The plugin would refuse the kernel (supports()): the search drops such candidates.
@@ -87,7 +88,10 @@ int main(int argc, char **argv) {
     const char *path = argv[i];
     const search::BackendEstimates backend =
         cpu ? search::BackendEstimates()
-            : search::BackendEstimates([path](const KernelGraph &g, size_t op) { return cuda_estimate(g, op, path); });
+            : search::BackendEstimates(
+                  [path, launch = target.launch_overhead_seconds](const KernelGraph &g, size_t op) {
+                    return cuda_estimate(g, op, launch, path);
+                  });
     try {
       const search::CostEstimate e = search::estimate_cost(load(argv[i]), target, backend);
       std::ostringstream line;
@@ -100,7 +104,8 @@ int main(int argc, char **argv) {
              << ", \"vector_flops\": " << c.vector_flops << ", \"scalar_matmul_flops\": " << c.scalar_matmul_flops
              << ", \"blocks\": " << c.blocks << ", \"slots\": " << c.slots << ", \"waves\": " << c.waves
              << ", \"serial_seconds\": " << c.serial_seconds
-             << ", \"shared_memory_seconds\": " << c.shared_memory_seconds << ", \"utilization\": " << c.utilization
+             << ", \"shared_memory_seconds\": " << c.shared_memory_seconds
+             << ", \"launch_seconds\": " << c.launch_seconds << ", \"utilization\": " << c.utilization
              << ", \"seconds\": " << c.seconds << "}";
       }
       line << "]}";
