@@ -1,7 +1,9 @@
 // The analytic cost model that ranks verified candidates before any is compiled (ARCHITECTURE.md
 // §5): for each kernel, bytes moved per memory level over that level's bandwidth (in whole cache
 // lines) and FLOPs over the target's peak — whichever bound is larger — plus the waits of its
-// blocks' for-loops and one launch overhead. A
+// blocks' for-loops, the time its blocks move tiles through shared memory where the backend says
+// (BackendEstimates), and one launch overhead (what the backend says a launch behind a customized
+// kernel adds, where it overlaps them). A
 // customized kernel's grid sets how much of the device is busy: compute time scales with the
 // share of compute units in use (wave quantization included), memory time saturates once half
 // of them issue loads. It is a ranking heuristic, not

@@ -174,6 +174,36 @@ InputMeasurement measure_input(const KernelGraph &graph, const SearchOptions &op
   return m;
 }
 
+}  // namespace
+
+std::vector<size_t> candidates_to_profile(const std::vector<SearchCandidate> &candidates, int k) {
+  const auto limit = static_cast<size_t>(std::max(k, 0));
+  std::vector<size_t> chosen, twins;
+  for (size_t i = 0; i < candidates.size() && chosen.size() < limit; ++i) {
+    const double estimate = candidates[i].estimated_seconds;
+    const bool twin = std::any_of(chosen.begin(), chosen.end(), [&](size_t c) {
+      return std::abs(candidates[c].estimated_seconds - estimate) <= kTwinEstimate * std::abs(estimate);
+    });
+    (twin ? twins : chosen).push_back(i);
+  }
+  for (size_t i = 0; i < twins.size() && chosen.size() < limit; ++i) chosen.push_back(twins[i]);
+  std::sort(chosen.begin(), chosen.end());
+  std::set<size_t> counts;
+  for (size_t i : chosen) counts.insert(kernel_count(candidates[i].graph));
+  if (chosen.size() >= 2 && counts.size() == 1) {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (counts.count(kernel_count(candidates[i].graph)) == 0) {
+        chosen.back() = i;
+        break;
+      }
+    }
+    std::sort(chosen.begin(), chosen.end());
+  }
+  return chosen;
+}
+
+namespace {
+
 // Profiles the cheapest candidates while the budget lasts (see SearchOptions::measure), after
 // the input graph's measurement; the input graph joins them. Returns false where the budget ran
 // out before every chosen candidate was measured.
@@ -184,22 +214,7 @@ bool profile(SearchResult &result, const SearchOptions &options, Clock::time_poi
   // compile takes most of it, and cannot be stopped halfway).
   Clock::duration longest = in.took;
   Clock::time_point started;
-  // The profile_top_k cheapest, the last of them replaced by the cheapest candidate with another
-  // kernel count where they all share one.
-  std::vector<size_t> chosen;
-  for (size_t i = 0; i < result.candidates.size() && static_cast<int>(i) < options.profile_top_k; ++i) {
-    chosen.push_back(i);
-  }
-  std::set<size_t> counts;
-  for (size_t i : chosen) counts.insert(kernel_count(result.candidates[i].graph));
-  if (chosen.size() >= 2 && counts.size() == 1) {
-    for (size_t i = chosen.size(); i < result.candidates.size(); ++i) {
-      if (counts.count(kernel_count(result.candidates[i].graph)) == 0) {
-        chosen.back() = i;
-        break;
-      }
-    }
-  }
+  std::vector<size_t> chosen = candidates_to_profile(result.candidates, options.profile_top_k);
   // A place whose candidate does not run correctly (it fails to compile or launch, or its
   // results are wrong) goes to the cheapest candidate not yet profiled.
   std::vector<bool> taken(result.candidates.size(), false), ran(result.candidates.size(), false);

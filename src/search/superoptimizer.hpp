@@ -178,6 +178,15 @@ struct SearchResult {
 
 SearchResult superoptimize(const KernelGraph &graph, const SearchOptions &options);
 
+// Which of `candidates` (cheapest estimate first) the profiler measures, by index: the `k`
+// cheapest, except that a twin (an estimate within kTwinEstimate of one taken already, which the
+// model cannot tell apart: a pre-defined product then the same small kernel on another grid)
+// waits until every candidate with an estimate of its own is taken, and the last place goes to
+// the cheapest candidate with another kernel count where all those taken share one. Exposed for
+// tests.
+inline constexpr double kTwinEstimate = 1e-3;
+std::vector<size_t> candidates_to_profile(const std::vector<SearchCandidate> &candidates, int k);
+
 // What superoptimize does after choosing not to search in segments, its budget counting from
 // `started`; with `given` (a sharded search's structures, per pass of search_pass.hpp's
 // pass_forms, per task), nothing is enumerated and the cache is neither read nor written.

@@ -137,6 +137,29 @@ TEST(Superoptimizer, ProfilesSplitLoopsAndTheCheapestOfEveryKernelCount) {
   EXPECT_EQ(r.candidates.front().description.find("loop split over"), std::string::npos);
 }
 
+// Twins (estimates within 0.1% of one another: the model cannot tell them apart) are profiled
+// only after every candidate with an estimate of its own; where all those chosen have one kernel
+// count, the last place goes to the cheapest with another.
+TEST(Superoptimizer, ProfilesTwinsOfAnEstimateLast) {
+  const KernelGraph one = bench::build_fused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  const KernelGraph two = bench::build_unfused("rmsnorm_linear", 1, DType::kFloat16, 16);
+  ASSERT_NE(kernel_count(one), kernel_count(two));
+  const auto candidates = [&](const std::vector<std::pair<double, const KernelGraph *>> &list) {
+    std::vector<SearchCandidate> out;
+    for (const auto &[estimate, graph] : list) out.push_back(SearchCandidate{*graph, estimate, 2, "", -1, {}, {}});
+    return out;
+  };
+  const std::vector<SearchCandidate> twins =
+      candidates({{1.0, &one}, {1.0005, &one}, {1.0, &two}, {1.2, &one}, {1.5, &two}, {1.6, &one}});
+  EXPECT_EQ(candidates_to_profile(twins, 3), (std::vector<size_t>{0, 3, 4}));
+  EXPECT_EQ(candidates_to_profile(twins, 5), (std::vector<size_t>{0, 1, 3, 4, 5})) << "then twins, cheapest first";
+  EXPECT_EQ(candidates_to_profile(twins, 10).size(), twins.size());
+  // One kernel count among those chosen: the last place to the cheapest of another count.
+  EXPECT_EQ(candidates_to_profile(candidates({{1.0, &one}, {1.1, &one}, {1.2, &one}, {1.3, &two}}), 3),
+            (std::vector<size_t>{0, 1, 3}));
+  EXPECT_TRUE(candidates_to_profile(twins, 0).empty());
+}
+
 // Where the measurer says a candidate's kernels ran faster as one program (the split and its sum
 // in one launch: Measured::faster_form), the search keeps that form, with its figures; the input
 // graph too, described so.
