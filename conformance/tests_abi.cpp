@@ -274,6 +274,7 @@ yirage_backend_kernel_estimate no_opinion() {
   e.loop_waits = -1;
   e.shared_memory_seconds = -1;
   e.dependent_launch_seconds = -1;
+  e.max_resident_blocks = -1;
   return e;
 }
 
@@ -284,6 +285,9 @@ void expect_seconds(const yirage_backend_kernel_estimate &e, const std::string &
     expect(value == -1 || (value >= 0 && value <= 1),
            "estimate of " + what + ": " + field + " " + std::to_string(value) + " (want -1, or 0 to 1)");
   }
+  expect(e.max_resident_blocks == -1 || e.max_resident_blocks >= 1, "estimate of " + what + ": max_resident_blocks " +
+                                                                        std::to_string(e.max_resident_blocks) +
+                                                                        " (want -1, or 1 or more)");
 }
 
 // Its answers: for a pre-defined operator (no for-loop) none or 1 wait; for gated_mlp's µGraph
@@ -329,10 +333,11 @@ void estimate_answers(Session &s) {
   e.struct_size = offsetof(yirage_backend_kernel_estimate, shared_memory_seconds);
   e.shared_memory_seconds = 77;
   e.dependent_launch_seconds = 77;
+  e.max_resident_blocks = 77;
   error = new_error();
   expect_ok(estimate(s.instance(), device, program.data(), program.size(), &e, &error), error,
             "estimate into a struct of ABI 1.5's size");
-  expect(e.shared_memory_seconds == 77 && e.dependent_launch_seconds == 77,
+  expect(e.shared_memory_seconds == 77 && e.dependent_launch_seconds == 77 && e.max_resident_blocks == 77,
          "estimate wrote past a struct of ABI 1.5's size");
 }
 
@@ -387,10 +392,11 @@ void estimate_errors(Session &s) {
     e.loop_waits = 77;
     e.shared_memory_seconds = 77;
     e.dependent_launch_seconds = 77;
+    e.max_resident_blocks = 77;
     yirage_backend_error error = new_error();
     expect_error(estimate(s.instance(), d, bytes.data(), size, &e, &error), error, allowed, "estimate " + what);
     expect(e.loop_waits == 77 && e.shared_memory_seconds == 77 && e.dependent_launch_seconds == 77 &&
-               e.struct_size == struct_size,
+               e.max_resident_blocks == 77 && e.struct_size == struct_size,
            "a failed estimate (" + what + ") wrote out_estimate");
   };
   yirage_backend_error error = new_error();

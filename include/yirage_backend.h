@@ -154,6 +154,11 @@ typedef struct yirage_backend_kernel_estimate {
    * launch_overhead_seconds there. From 0 to 1; -1: no opinion. Written only where the host's
    * struct_size holds it. */
   double dependent_launch_seconds;
+  /* ABI 1.6. The most blocks of a customized operator one compute unit holds at once, where the
+   * backend knows a tighter limit than the target's figures give (its code's registers: the CUDA
+   * plugin's attention in registers takes about a register file a block); the model counts its
+   * waves with it. From 1; -1: no opinion. Written only where the host's struct_size holds it. */
+  int64_t max_resident_blocks;
 } yirage_backend_kernel_estimate;
 #define YIRAGE_BACKEND_MAX_READ_ONCE_WAITS 1024
 

@@ -13,10 +13,11 @@ namespace yirage::backend {
 
 // Throws Error(kInvalidArgument) naming `plugin` where the struct is shorter than ABI 1.1's.
 inline void write_kernel_estimate(const std::string &plugin, yirage_backend_kernel_estimate &out, int64_t loop_waits,
-                                  double shared_memory_seconds, double dependent_launch_seconds) {
+                                  double shared_memory_seconds, double dependent_launch_seconds,
+                                  int64_t max_resident_blocks) {
   constexpr size_t abi_1_1 = offsetof(yirage_backend_kernel_estimate, loop_waits) + sizeof out.loop_waits;
   constexpr size_t abi_1_6 =
-      offsetof(yirage_backend_kernel_estimate, dependent_launch_seconds) + sizeof out.dependent_launch_seconds;
+      offsetof(yirage_backend_kernel_estimate, max_resident_blocks) + sizeof out.max_resident_blocks;
   if (out.struct_size < abi_1_1) {
     throw Error(ErrorCode::kInvalidArgument, plugin + ": estimate: out_estimate->struct_size " +
                                                  std::to_string(out.struct_size) + " is below ABI 1.1's " +
@@ -26,6 +27,7 @@ inline void write_kernel_estimate(const std::string &plugin, yirage_backend_kern
   if (out.struct_size >= abi_1_6) {
     out.shared_memory_seconds = shared_memory_seconds;
     out.dependent_launch_seconds = dependent_launch_seconds;
+    out.max_resident_blocks = max_resident_blocks;
   }
 }
 

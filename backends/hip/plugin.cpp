@@ -388,9 +388,10 @@ yirage_status estimate(yirage_backend_instance *instance, int32_t device, const 
   return protect(error, [&] {
     require(out, "out_estimate");
     const yirage::codegen::CudaKernel &kernel = generated(instance, device, program, size)->kernel;
-    // HIP has no programmatic dependent launch: no opinion on the launch.
+    // HIP has no programmatic dependent launch: no opinion on the launch; nor on registers (an
+    // AMD compute unit's register file is not NVIDIA's).
     yirage::backend::write_kernel_estimate("hip", *out, kernel.loop_waits_for(instance->host_minor),
-                                           kernel.shared_memory_seconds(), -1);
+                                           kernel.shared_memory_seconds(), -1, -1);
   });
 }
 

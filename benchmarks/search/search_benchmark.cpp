@@ -132,6 +132,7 @@ int main(int argc, char **argv) {
             e.loop_waits = k.loop_waits;
             e.shared_memory_seconds = k.shared_memory_seconds();
             e.dependent_launch_seconds = k.dependent_launch_seconds(launch);
+            e.max_resident_blocks = k.max_resident_blocks();
             return e;
           },
           YIRAGE_BACKEND_MAX_READ_ONCE_WAITS);

@@ -34,6 +34,15 @@ std::optional<double> checked_seconds(const std::string &source, const char *fie
   return answer;
 }
 
+std::optional<int64_t> checked_resident_blocks(const std::string &source, int64_t answer) {
+  if (answer == -1) return std::nullopt;
+  if (answer < 1 || answer > kMaxResidentBlocks) {
+    throw Error(ErrorCode::kBackend, source + " estimate: max_resident_blocks " + std::to_string(answer) +
+                                         " (want -1, or 1 to " + std::to_string(kMaxResidentBlocks) + ")");
+  }
+  return answer;
+}
+
 search::BackendEstimates estimates_from(const std::string &source, ProgramEstimate estimate, int64_t beyond_range) {
   return [source, estimate = std::move(estimate), beyond_range](const KernelGraph &graph,
                                                                 size_t op) -> search::BackendKernelEstimate {
@@ -48,7 +57,8 @@ search::BackendEstimates estimates_from(const std::string &source, ProgramEstima
     const int64_t range = customized.block_graph ? customized.block_graph->config().forloop_range : 1;
     return {checked_loop_waits(source, answer.loop_waits, range, beyond_range),
             checked_seconds(source, "shared_memory_seconds", answer.shared_memory_seconds),
-            checked_seconds(source, "dependent_launch_seconds", answer.dependent_launch_seconds)};
+            checked_seconds(source, "dependent_launch_seconds", answer.dependent_launch_seconds),
+            checked_resident_blocks(source, answer.max_resident_blocks)};
   };
 }
 

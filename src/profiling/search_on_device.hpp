@@ -26,8 +26,9 @@ using ProgramEstimate = std::function<yirage_backend_kernel_estimate(const seria
 // candidate's operator: no opinion where it has none or refuses the program (supports() then
 // says why before the candidate takes a place). A loop_waits other than -1 or 1 to the loop's
 // range plus `beyond_range` (the waits for tiles read once before the loop:
-// YIRAGE_BACKEND_MAX_READ_ONCE_WAITS from a plugin of ABI 1.5 or newer, 0 before), or seconds
-// other than -1 or 0 to 1, is the generator's fault: Error(kBackend) naming `source`.
+// YIRAGE_BACKEND_MAX_READ_ONCE_WAITS from a plugin of ABI 1.5 or newer, 0 before), seconds
+// other than -1 or 0 to 1, or resident blocks other than -1 or 1 to kMaxResidentBlocks, is the
+// generator's fault: Error(kBackend) naming `source`.
 search::BackendEstimates estimates_from(const std::string &source, ProgramEstimate estimate, int64_t beyond_range = 0);
 
 // `answer` for a loop of `range` iterations as estimates_from reads it. Exposed for tests.
@@ -36,6 +37,10 @@ std::optional<int64_t> checked_loop_waits(const std::string &source, int64_t ans
 // `answer` for the estimate's field `field` in seconds (shared_memory_seconds,
 // dependent_launch_seconds) as estimates_from reads it. Exposed for tests.
 std::optional<double> checked_seconds(const std::string &source, const char *field, double answer);
+// `answer` (max_resident_blocks) as estimates_from reads it: -1, or 1 to kMaxResidentBlocks.
+// Exposed for tests.
+inline constexpr int64_t kMaxResidentBlocks = 1024;
+std::optional<int64_t> checked_resident_blocks(const std::string &source, int64_t answer);
 
 // Whether the profiler measures a candidate's grouped form (runtime::with_operator_groups) too:
 // running `kernels` kernels as one program saves at most kernels − 1 launches (the target's launch

@@ -745,6 +745,7 @@ TEST(PluginLoading, AsksTheBackendForItsEstimateWhereItHasAnEntry) {
   EXPECT_EQ(none.loop_waits, -1);
   EXPECT_EQ(none.shared_memory_seconds, -1);
   EXPECT_EQ(none.dependent_launch_seconds, -1);
+  EXPECT_EQ(none.max_resident_blocks, -1);
   auto fake = Plugin::load(YIRAGE_TEST_PLUGIN_NO_DEVICE, "");
   ASSERT_NE(fake->estimate_entry(), nullptr);
   try {
@@ -781,6 +782,18 @@ TEST(PluginLoading, AsksTheBackendForItsEstimateWhereItHasAnEntry) {
       EXPECT_NE(std::string(e.what()).find("p estimate: shared_memory_seconds"), std::string::npos) << e.what();
     }
   }
+  EXPECT_EQ(profiling::checked_resident_blocks("p", -1), std::nullopt);
+  EXPECT_EQ(profiling::checked_resident_blocks("p", 1), 1);
+  for (int64_t bad : {int64_t{0}, int64_t{-2}, profiling::kMaxResidentBlocks + 1}) {
+    try {
+      profiling::checked_resident_blocks("p", bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error &e) {
+      EXPECT_EQ(e.code(), ErrorCode::kBackend);
+      EXPECT_NE(std::string(e.what()).find("p estimate: max_resident_blocks " + std::to_string(bad)), std::string::npos)
+          << e.what();
+    }
+  }
   // What the search hears: the program of the candidate's operator; nothing for a refusal.
   const search::BackendEstimates refusing =
       profiling::estimates_from("p", [](const serialize::KernelProgram &) -> yirage_backend_kernel_estimate {
@@ -794,9 +807,11 @@ TEST(PluginLoading, AsksTheBackendForItsEstimateWhereItHasAnEntry) {
     e.loop_waits = 1;
     e.shared_memory_seconds = 3e-6;
     e.dependent_launch_seconds = -1;
+    e.max_resident_blocks = 2;
     return e;
   });
   EXPECT_EQ(counting(fused, op).loop_waits, 1);
+  EXPECT_EQ(counting(fused, op).max_resident_blocks, 2);
   EXPECT_EQ(counting(fused, op).shared_memory_seconds, 3e-6);
   EXPECT_EQ(counting(fused, op).dependent_launch_seconds, std::nullopt);
   // A plugin's fault in any field is the backend's error.
@@ -805,6 +820,7 @@ TEST(PluginLoading, AsksTheBackendForItsEstimateWhereItHasAnEntry) {
     e.loop_waits = -1;
     e.shared_memory_seconds = -1;
     e.dependent_launch_seconds = 2;
+    e.max_resident_blocks = -1;
     return e;
   });
   try {

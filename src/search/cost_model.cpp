@@ -205,9 +205,12 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
                  " allows " + std::to_string(t.max_threads_per_block);
     return c;
   }
+  // The backend may know a tighter limit than the target's figures give (its code's registers).
+  const BackendKernelEstimate said = backend ? backend(g, index) : BackendKernelEstimate{};
   const int64_t resident = std::max<int64_t>(
       1, std::min({t.max_blocks_per_compute_unit, t.threads_per_compute_unit / config.block_threads,
-                   shared > 0 ? t.shared_memory_per_compute_unit / shared : t.max_blocks_per_compute_unit}));
+                   shared > 0 ? t.shared_memory_per_compute_unit / shared : t.max_blocks_per_compute_unit,
+                   said.max_resident_blocks.value_or(t.max_blocks_per_compute_unit)}));
   c.slots = t.compute_units * resident;
   c.waves = (c.blocks + c.slots - 1) / c.slots;
 
@@ -223,7 +226,6 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
   // 16 parts costs far less than 16 of its iterations). The backend may know better how its code
   // waits: the CUDA backend streams loops that only multiply weight tiles (gated_mlp's, 32
   // iterations) with every load in flight, one wait in all.
-  const BackendKernelEstimate said = backend ? backend(g, index) : BackendKernelEstimate{};
   const auto waits = static_cast<double>(said.loop_waits ? *said.loop_waits : bg.loop_waits());
   c.serial_seconds = static_cast<double>(c.waves) * waits * t.loop_iteration_seconds;
   // Code that keeps its tiles in shared memory between operators takes time to move them there,

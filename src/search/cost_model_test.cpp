@@ -186,7 +186,7 @@ TEST(CostModel, TheBackendsLoopWaitsReplaceTheModelsCount) {
   const BackendEstimates once = [&](const KernelGraph &g, size_t op) {
     EXPECT_EQ(&g, &fused);
     asked.push_back(op);
-    return BackendKernelEstimate{1, std::nullopt, std::nullopt};
+    return BackendKernelEstimate{1, std::nullopt, std::nullopt, std::nullopt};
   };
   const BackendEstimates no_opinion = [](const KernelGraph &, size_t) { return BackendKernelEstimate{}; };
   const CostEstimate model = estimate_cost(fused, h100), streamed = estimate_cost(fused, h100, once),
@@ -207,7 +207,7 @@ TEST(CostModel, TheBackendsSharedMemoryTimeIsTakenInTurnsPerComputeUnit) {
   const KernelGraph fused = bench::build_fused("gated_mlp", 8, DType::kFloat16);
   const size_t customized = fused.operators().size() - 1;
   const BackendEstimates shared = [](const KernelGraph &, size_t) {
-    return BackendKernelEstimate{std::nullopt, 2e-6, std::nullopt};
+    return BackendKernelEstimate{std::nullopt, 2e-6, std::nullopt, std::nullopt};
   };
   const CostEstimate model = estimate_cost(fused, h100), charged = estimate_cost(fused, h100, shared);
   ASSERT_EQ(charged.kernels.size(), 1u);
@@ -219,6 +219,26 @@ TEST(CostModel, TheBackendsSharedMemoryTimeIsTakenInTurnsPerComputeUnit) {
   EXPECT_EQ(fused.operators()[customized].kind, OpKind::kCustomized);
 }
 
+// The backend's limit on resident blocks (its registers) counts the waves: gqa's µGraph split over
+// 16 times its blocks, held one a compute unit, takes more waves and more time than the target's
+// figures alone give.
+TEST(CostModel, TheBackendsResidentBlocksCountTheWaves) {
+  targets::TargetProperties h100 = targets::builtin_target("h100");
+  h100.loop_iteration_seconds = 1e-6;
+  const KernelGraph fused = bench::build_fused("gqa", 8, DType::kFloat16);
+  const std::optional<KernelGraph> split = split_loop(fused, fused.operators().size() - 1, 16);
+  ASSERT_TRUE(split);
+  const BackendEstimates one = [](const KernelGraph &, size_t) {
+    return BackendKernelEstimate{std::nullopt, std::nullopt, std::nullopt, 1};
+  };
+  const CostEstimate model = estimate_cost(*split, h100), held = estimate_cost(*split, h100, one);
+  const KernelCost &chunks = held.kernels.at(0);
+  EXPECT_EQ(chunks.slots, h100.compute_units);
+  EXPECT_EQ(chunks.waves, (chunks.blocks + h100.compute_units - 1) / h100.compute_units);
+  EXPECT_GT(chunks.waves, model.kernels.at(0).waves) << chunks.blocks << " blocks";
+  EXPECT_GT(held.seconds, model.seconds);
+}
+
 // The backend's dependent launch replaces the launch overhead of a customized kernel behind
 // another customized kernel only: a split gated_mlp (its chunks, then their sum) charges it for
 // the sum, not for the chunks, which follow a pre-defined kernel or nothing.
@@ -228,7 +248,7 @@ TEST(CostModel, TheBackendsDependentLaunchIsChargedBehindACustomizedKernel) {
   const std::optional<KernelGraph> split = split_loop(fused, fused.operators().size() - 1, 4);
   ASSERT_TRUE(split);
   const BackendEstimates overlapped = [](const KernelGraph &, size_t) {
-    return BackendKernelEstimate{std::nullopt, std::nullopt, 0.5e-6};
+    return BackendKernelEstimate{std::nullopt, std::nullopt, 0.5e-6, std::nullopt};
   };
   const CostEstimate plain = estimate_cost(*split, h100), dependent = estimate_cost(*split, h100, overlapped);
   ASSERT_EQ(dependent.kernels.size(), 2u);

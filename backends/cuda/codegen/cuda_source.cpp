@@ -27,6 +27,11 @@ double CudaKernel::shared_memory_seconds() const {
   return shared_traffic_bytes < 0 ? -1 : static_cast<double>(shared_traffic_bytes) / kCudaSharedBytesPerSecond;
 }
 
+int64_t CudaKernel::max_resident_blocks() const {
+  if (!attention_in_registers) return -1;
+  return std::max<int64_t>(1, kCudaRegistersPerMultiprocessor / (block_threads * kCudaAttentionRegisters));
+}
+
 double CudaKernel::dependent_launch_seconds(double launch_overhead_seconds) const {
   return waits_for_previous ? kCudaDependentLaunchShare * launch_overhead_seconds : -1;
 }
@@ -169,6 +174,7 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
     kernel.block_threads = made.threads;
     kernel.loop_waits = made.loop_waits;
     kernel.shared_traffic_bytes = made.shared_traffic_bytes;
+    kernel.attention_in_registers = made.attention_in_registers;
     kernel.loop_range = bg.config().forloop_range;
     launch_bounds = "__launch_bounds__(" + std::to_string(kernel.block_threads) + ") ";
     // Checked here rather than in the lowering: the plan adds its stages to the layout, and rows in

@@ -58,6 +58,11 @@ struct CudaKernel {
   // of that where it is a programmatic dependent (waits_for_previous), its launch overlapping the
   // kernel before it; -1 (no opinion) elsewhere.
   double dependent_launch_seconds(double launch_overhead_seconds) const;
+  // The most of its blocks a multiprocessor holds at once where its registers limit them
+  // (yirage_backend_kernel_estimate::max_resident_blocks): attention in registers is taken to use
+  // kCudaAttentionRegisters a thread; -1 (no opinion) for other code.
+  bool attention_in_registers = false;
+  int64_t max_resident_blocks() const;
   // loop_waits as the estimate entry gives it to a host of plugin ABI minor `host_minor`: the waits
   // of tiles read once on top of the loop's range came with 1.5, so an older host gets at most
   // the range.
@@ -92,6 +97,11 @@ inline constexpr double kCudaSharedBytesPerSecond = 64e9;
 // The share of a launch's overhead a programmatic dependent launch still costs behind a generated
 // kernel (docs/backends/cuda.md, "Why the generator does what it does").
 inline constexpr double kCudaDependentLaunchShare = 0.5;
+// The registers a thread of attention in registers is taken to use: ptxas's most (the kernel is
+// bounded by its thread count alone); 124 to 219 measured over the real-model suite's attention
+// kernels on sm_90a. A multiprocessor has kCudaRegistersPerMultiprocessor (sm_50 and newer).
+inline constexpr int64_t kCudaAttentionRegisters = 255;
+inline constexpr int64_t kCudaRegistersPerMultiprocessor = 65536;
 
 // The language the generator prints: CUDA C++ for NVRTC, or HIP C++ for hiprtc (AMD GPUs;
 // docs/backends/hip.md): the same code after a HIP prelude, without NVIDIA's features.

@@ -30,8 +30,8 @@ class UGraphEmitter : public UGraphWalker {
     pipeline_.load_prefetched();
     pipeline_.start();
     walk();
-    return {plan_.layout.floats * 4, plan_.block.threads, plan_.producers > 0, plan_.loop_waits(),
-            plan_.shared_traffic_bytes()};
+    return {plan_.layout.floats * 4, plan_.block.threads,          plan_.producers > 0,
+            plan_.loop_waits(),      plan_.shared_traffic_bytes(), plan_.attention.has_value()};
   }
 
  protected:

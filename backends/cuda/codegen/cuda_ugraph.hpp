@@ -18,9 +18,10 @@ namespace yirage::codegen::cuda {
 struct CustomizedBody {
   int64_t shared_bytes = 0;
   int64_t threads = 0;
-  bool mbarriers = false;             // it keeps mbarriers in its shared memory (warp-specialized loads)
-  int64_t loop_waits = -1;            // UGraphPlan::loop_waits; -1: not planned (rows in registers)
-  int64_t shared_traffic_bytes = -1;  // UGraphPlan::shared_traffic_bytes; -1: not planned
+  bool mbarriers = false;               // it keeps mbarriers in its shared memory (warp-specialized loads)
+  int64_t loop_waits = -1;              // UGraphPlan::loop_waits; -1: not planned (rows in registers)
+  int64_t shared_traffic_bytes = -1;    // UGraphPlan::shared_traffic_bytes; -1: not planned
+  bool attention_in_registers = false;  // UGraphPlan::attention
 };
 
 // How a µGraph's body is generated: its block's thread count (before the body adds producers),

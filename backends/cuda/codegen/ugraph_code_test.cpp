@@ -678,7 +678,8 @@ TEST(CudaCodegenBlocks, TilesReadOnceWithThePlainCopyAddWaits) {
 }
 
 // The plugin's count of a block's shared-memory traffic (shared_memory_seconds, for the search's
-// cost model): gqa's attention in registers (sm_90) moves its scores through none of it; on sm_75
+// cost model) and of its resident blocks (max_resident_blocks): gqa's attention in registers (sm_90)
+// moves its scores through none of shared memory, and its registers limit its blocks; on sm_75
 // the generic code writes each iteration's scores A = Q·K and their exps E as float tiles and
 // reads them back, at least 16 bytes per score an iteration, and more in all than in registers
 // by far. The seconds are those bytes at the generic code's rate.
@@ -701,6 +702,14 @@ TEST(CudaCodegenBlocks, CountsTheSharedMemoryTrafficOfTheGenericCode) {
   EXPECT_LT(4 * registers.shared_traffic_bytes, generic.shared_traffic_bytes);
   EXPECT_DOUBLE_EQ(generic.shared_memory_seconds(),
                    static_cast<double>(generic.shared_traffic_bytes) / codegen::kCudaSharedBytesPerSecond);
+  // Attention in registers takes about a register file a block of 256 threads: one a
+  // multiprocessor; the generic code has no opinion.
+  EXPECT_TRUE(registers.attention_in_registers);
+  EXPECT_EQ(registers.max_resident_blocks(),
+            std::max<int64_t>(1, codegen::kCudaRegistersPerMultiprocessor /
+                                     (registers.block_threads * codegen::kCudaAttentionRegisters)));
+  EXPECT_FALSE(generic.attention_in_registers);
+  EXPECT_EQ(generic.max_resident_blocks(), -1);
   // Kernels the µGraph planner does not make have no opinion.
   KernelGraph g;
   g.mark_output(g.unary(OpKind::kExp, g.new_input({8, 64}, DType::kFloat16)));

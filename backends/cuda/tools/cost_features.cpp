@@ -44,6 +44,7 @@ search::BackendKernelEstimate cuda_estimate(const KernelGraph &graph, size_t op,
     if (k.loop_waits >= 0) e.loop_waits = k.loop_waits;
     if (k.shared_memory_seconds() >= 0) e.shared_memory_seconds = k.shared_memory_seconds();
     if (k.dependent_launch_seconds(launch) >= 0) e.dependent_launch_seconds = k.dependent_launch_seconds(launch);
+    if (k.max_resident_blocks() >= 1) e.max_resident_blocks = k.max_resident_blocks();
     return e;
   } catch (const Error &e) {
     // The plugin would refuse the kernel (supports()): the search drops such candidates.
