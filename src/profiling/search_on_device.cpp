@@ -148,7 +148,9 @@ void profile_on_device(search::SearchOptions &options, const runtime::Plugin &pl
                          options.buildable(search::ragged_probe(reference.tensor(reference.inputs()[0]).dtype));
   options.measured_by = measured_by(plugin, device);
   if (plugin.estimate_entry() != nullptr) {
-    options.backend_estimates_source = plugin.name() + " " + plugin.version();
+    // The plugin's build, as measured_by names it: a rebuilt plugin may estimate otherwise, and a
+    // ranking made with its estimates is then not reused.
+    options.backend_estimates_source = options.measured_by;
     options.backend_estimates = estimates_from(
         plugin.name(),
         [p, device](const serialize::KernelProgram &program) { return runtime::backend_estimate(*p, device, program); },

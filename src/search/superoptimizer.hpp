@@ -116,8 +116,8 @@ struct SearchOptions {
   // how often its blocks wait for their tiles over the for-loop, how long they move tiles through
   // shared memory): called on every candidate while the search enumerates, from its threads.
   // Null: the cost model counts alone. `backend_estimates_source` names it in the result cache's
-  // key (the plugin's name and version), so that a ranking made with another backend's estimates
-  // is not reused.
+  // key (the plugin's build: its name, version and file), so that a ranking made with another
+  // backend's estimates, or another build's, is not reused.
   BackendEstimates backend_estimates;
   std::string backend_estimates_source;
 };
