@@ -734,6 +734,21 @@ TEST(CpuPlugin, SaysWhetherItCanBuildAGraph) {
 // The backend's loop waits (yirage_backend_api::estimate, optional): none from a plugin without
 // the entry; a plugin's failure is a backend error; answers outside -1 and 1 to the range are
 // refused.
+// A search profiled on a plugin with an estimate entry ranks with its estimates and keys the
+// ranking by the plugin's build (measured_by: its file too), so that a rebuilt plugin's ranking
+// is another cache request.
+TEST(PluginLoading, KeysRankingsWithAPluginsEstimatesByItsBuild) {
+  auto plugin = Plugin::load(YIRAGE_TEST_PLUGIN_ONE_DEVICE, "");
+  ASSERT_NE(plugin->estimate_entry(), nullptr);
+  KernelGraph g;
+  g.mark_output(g.unary(OpKind::kExp, g.new_input({8, 64}, DType::kFloat32)));
+  search::SearchOptions o;
+  profiling::profile_on_device(o, *plugin, 0, g, MeasureOptions{});
+  EXPECT_TRUE(o.backend_estimates);
+  EXPECT_EQ(o.backend_estimates_source, profiling::measured_by(*plugin, 0));
+  EXPECT_NE(o.backend_estimates_source.find(plugin->path()), std::string::npos) << o.backend_estimates_source;
+}
+
 TEST(PluginLoading, AsksTheBackendForItsEstimateWhereItHasAnEntry) {
   const KernelGraph fused = bench::build_fused("gated_mlp", 1, DType::kFloat16, 16);
   const size_t op = fused.operators().size() - 1;
