@@ -11,10 +11,10 @@
 
 namespace yirage::backend {
 
-// Throws Error(kInvalidArgument) naming `plugin` where the struct is shorter than ABI 1.1's.
-inline void write_kernel_estimate(const std::string &plugin, yirage_backend_kernel_estimate &out, int64_t loop_waits,
-                                  double shared_memory_seconds, double dependent_launch_seconds,
-                                  int64_t max_resident_blocks) {
+// Writes `answer`'s fields that `out`'s struct_size holds; throws Error(kInvalidArgument) naming
+// `plugin` where the struct is shorter than ABI 1.1's.
+inline void write_kernel_estimate(const std::string &plugin, yirage_backend_kernel_estimate &out,
+                                  const yirage_backend_kernel_estimate &answer) {
   constexpr size_t abi_1_1 = offsetof(yirage_backend_kernel_estimate, loop_waits) + sizeof out.loop_waits;
   constexpr size_t abi_1_6 =
       offsetof(yirage_backend_kernel_estimate, max_resident_blocks) + sizeof out.max_resident_blocks;
@@ -23,11 +23,11 @@ inline void write_kernel_estimate(const std::string &plugin, yirage_backend_kern
                                                  std::to_string(out.struct_size) + " is below ABI 1.1's " +
                                                  std::to_string(abi_1_1));
   }
-  out.loop_waits = loop_waits;
+  out.loop_waits = answer.loop_waits;
   if (out.struct_size >= abi_1_6) {
-    out.shared_memory_seconds = shared_memory_seconds;
-    out.dependent_launch_seconds = dependent_launch_seconds;
-    out.max_resident_blocks = max_resident_blocks;
+    out.shared_memory_seconds = answer.shared_memory_seconds;
+    out.dependent_launch_seconds = answer.dependent_launch_seconds;
+    out.max_resident_blocks = answer.max_resident_blocks;
   }
 }
 

@@ -416,9 +416,7 @@ yirage_status estimate(yirage_backend_instance *instance, int32_t device, const 
     require(out, "out_estimate");
     const yirage::codegen::CudaKernel &kernel = generated(instance, device, program, size)->kernel;
     const double launch = instance->devices.at(static_cast<size_t>(device)).info.target.launch_overhead_seconds;
-    yirage::backend::write_kernel_estimate("cuda", *out, kernel.loop_waits_for(instance->host_minor),
-                                           kernel.shared_memory_seconds(), kernel.dependent_launch_seconds(launch),
-                                           kernel.max_resident_blocks());
+    yirage::backend::write_kernel_estimate("cuda", *out, kernel.estimate(launch, instance->host_minor));
   });
 }
 

@@ -391,7 +391,10 @@ yirage_status estimate(yirage_backend_instance *instance, int32_t device, const 
     // Only the waits, which follow from the code's structure: the shared-memory rate and the
     // register limit were measured on NVIDIA GPUs (no AMD GPU has run this code), and HIP has no
     // programmatic dependent launch.
-    yirage::backend::write_kernel_estimate("hip", *out, kernel.loop_waits_for(instance->host_minor), -1, -1, -1);
+    yirage_backend_kernel_estimate answer = kernel.estimate(0, instance->host_minor);
+    answer.shared_memory_seconds = answer.dependent_launch_seconds = -1;
+    answer.max_resident_blocks = -1;
+    yirage::backend::write_kernel_estimate("hip", *out, answer);
   });
 }
 

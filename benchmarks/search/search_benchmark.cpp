@@ -127,13 +127,7 @@ int main(int argc, char **argv) {
       options.backend_estimates = profiling::estimates_from(
           "cuda code generator",
           [h100, launch = options.target.launch_overhead_seconds](const serialize::KernelProgram &p) {
-            const codegen::CudaKernel k = codegen::cuda_source(p, h100);
-            yirage_backend_kernel_estimate e{};
-            e.loop_waits = k.loop_waits;
-            e.shared_memory_seconds = k.shared_memory_seconds();
-            e.dependent_launch_seconds = k.dependent_launch_seconds(launch);
-            e.max_resident_blocks = k.max_resident_blocks();
-            return e;
+            return codegen::cuda_source(p, h100).estimate(launch);
           },
           YIRAGE_BACKEND_MAX_READ_ONCE_WAITS);
       options.backend_estimates_source = "cuda code generator";

@@ -32,6 +32,16 @@ int64_t CudaKernel::max_resident_blocks() const {
   return std::max<int64_t>(1, kCudaRegistersPerMultiprocessor / (block_threads * kCudaAttentionRegisters));
 }
 
+yirage_backend_kernel_estimate CudaKernel::estimate(double launch_overhead_seconds, uint32_t host_minor) const {
+  yirage_backend_kernel_estimate e{};
+  e.struct_size = sizeof e;
+  e.loop_waits = loop_waits_for(host_minor);
+  e.shared_memory_seconds = shared_memory_seconds();
+  e.dependent_launch_seconds = dependent_launch_seconds(launch_overhead_seconds);
+  e.max_resident_blocks = max_resident_blocks();
+  return e;
+}
+
 double CudaKernel::dependent_launch_seconds(double launch_overhead_seconds) const {
   return waits_for_previous ? kCudaDependentLaunchShare * launch_overhead_seconds : -1;
 }

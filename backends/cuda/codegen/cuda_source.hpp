@@ -20,6 +20,7 @@
 #include <string>
 
 #include "serialize/kernel_program.hpp"
+#include "yirage_backend.h"
 
 namespace yirage::codegen {
 
@@ -63,6 +64,11 @@ struct CudaKernel {
   // kCudaAttentionRegisters a thread; -1 (no opinion) for other code.
   bool attention_in_registers = false;
   int64_t max_resident_blocks() const;
+  // All of the above as the estimate entry answers a host of plugin ABI minor `host_minor`, on a
+  // device whose launches take `launch_overhead_seconds`: the one conversion the plugins, the
+  // search benchmark and the cost-features tool share.
+  yirage_backend_kernel_estimate estimate(double launch_overhead_seconds,
+                                          uint32_t host_minor = YIRAGE_BACKEND_ABI_MINOR) const;
   // loop_waits as the estimate entry gives it to a host of plugin ABI minor `host_minor`: the waits
   // of tiles read once on top of the loop's range came with 1.5, so an older host gets at most
   // the range.

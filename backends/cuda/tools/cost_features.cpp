@@ -15,6 +15,7 @@
 
 #include "cuda/codegen/cuda_source.hpp"
 #include "ir/block_graph.hpp"
+#include "profiling/search_on_device.hpp"
 #include "search/cost_model.hpp"
 #include "serialize/graph_file.hpp"
 #include "serialize/kernel_program.hpp"
@@ -35,22 +36,21 @@ KernelGraph load(const char *path) {
   return serialize::graph_from_bytes(bytes.data(), bytes.size());
 }
 
-// What the plugin's estimate entry says of the kernel on a device whose launches take `launch`
-// seconds; `path`: the graph's file, for the message where the generator refuses the kernel.
-search::BackendKernelEstimate cuda_estimate(const KernelGraph &graph, size_t op, double launch, const char *path) {
-  try {
-    const codegen::CudaKernel k = codegen::cuda_source(serialize::make_kernel_program(graph, op), kH100);
-    search::BackendKernelEstimate e;
-    if (k.loop_waits >= 0) e.loop_waits = k.loop_waits;
-    if (k.shared_memory_seconds() >= 0) e.shared_memory_seconds = k.shared_memory_seconds();
-    if (k.dependent_launch_seconds(launch) >= 0) e.dependent_launch_seconds = k.dependent_launch_seconds(launch);
-    if (k.max_resident_blocks() >= 1) e.max_resident_blocks = k.max_resident_blocks();
-    return e;
-  } catch (const Error &e) {
-    // The plugin would refuse the kernel (supports()): the search drops such candidates.
-    std::fprintf(stderr, "%s: operator %zu: the CUDA generator refuses it: %s\n", path, op, e.what());
-    return {};
-  }
+// What the plugin's estimate entry says of each kernel, on a device whose launches take `launch`
+// seconds; `path`: the graph's file, for the message where the generator refuses a kernel (the
+// plugin would refuse it in supports(): the search drops such candidates).
+search::BackendEstimates cuda_estimates(double launch, const char *path) {
+  return profiling::estimates_from(
+      "cuda code generator",
+      [launch, path](const serialize::KernelProgram &program) {
+        try {
+          return codegen::cuda_source(program, kH100).estimate(launch);
+        } catch (const Error &e) {
+          std::fprintf(stderr, "%s: the CUDA generator refuses a kernel: %s\n", path, e.what());
+          throw Error(ErrorCode::kUnsupported, e.what());
+        }
+      },
+      YIRAGE_BACKEND_MAX_READ_ONCE_WAITS);
 }
 
 // The target of `--target NAME`: a built-in one's name (h100, h200, …), a target JSON file, or
@@ -88,11 +88,7 @@ int main(int argc, char **argv) {
   for (int i = named ? 3 : 1; i < argc; ++i) {
     const char *path = argv[i];
     const search::BackendEstimates backend =
-        cpu ? search::BackendEstimates()
-            : search::BackendEstimates(
-                  [path, launch = target.launch_overhead_seconds](const KernelGraph &g, size_t op) {
-                    return cuda_estimate(g, op, launch, path);
-                  });
+        cpu ? search::BackendEstimates() : cuda_estimates(target.launch_overhead_seconds, path);
     try {
       const search::CostEstimate e = search::estimate_cost(load(argv[i]), target, backend);
       std::ostringstream line;
