@@ -18,6 +18,14 @@ namespace {
 // measured candidates as well (benchmarks/models/RESULTS.md).
 constexpr double kScalarMatmulInstructions = 10;
 
+// Cycles one step along k takes in the CUDA generator's scalar code for a block's product
+// (cuda_tile_matmul.cpp): a thread an output, four partial sums in flight, or, where the tile's
+// rows hold whole float4s, a thread four outputs, one float4 sum (each step waits on the last).
+// Fitted to products of 7 to 28 columns measured on an H200 (benchmarks/models/RESULTS.md):
+// 17-19 ns and 33-34 ns a step at its 1.98 GHz; half or twice these rank the suite the same.
+constexpr double kScalarStepCycles = 36;
+constexpr double kFloat4StepCycles = 66;
+
 // Bytes a block's tile occupies in memory without a gap: its innermost dims while they span the
 // whole tensor's, times the first one that does not.
 double contiguous_run_bytes(const Tensor &tile, const Tensor &whole) {
@@ -27,6 +35,23 @@ double contiguous_run_bytes(const Tensor &tile, const Tensor &whole) {
     if (tile.dims[d] != whole.dims[d]) break;
   }
   return run;
+}
+
+// The share of an input tile's re-reads that blocks resident at the same time make: blocks
+// that differ only along the grid axes its imap replicates read the same tiles at about the same
+// iteration, so a re-read by a block of the same wave finds the tile in L2 even where the whole
+// input does not fit there. Blocks start in waves of `slots` in linear order (x fastest); a
+// group of sharing blocks spans `span` consecutive indices and is cut by a wave's end with
+// probability (span - 1) / slots.
+double same_wave_rereads(const BlockGraphConfig &config, const GridMap &imap, int64_t slots, int64_t waves) {
+  if (waves <= 1) return 1;
+  double stride = 1, span = 1;
+  for (size_t axis = 0; axis < 3; ++axis) {
+    const auto n = static_cast<double>(config.grid[axis]);
+    if (n > 1 && imap[axis] < 0) span += stride * (n - 1);
+    stride *= n;
+  }
+  return std::max(0.0, 1 - (span - 1) / static_cast<double>(slots));
 }
 
 double bytes_of(const Tensor &t) {
@@ -65,6 +90,23 @@ void add_cpu_matmul(const OperatorGraph &g, const Operator &op, double times, do
   cost.core_cycles += times * c.cycles;
   const double rereads = std::max(0.0, times * c.b_bytes - counted);
   (bytes_of(b) <= static_cast<double>(t.shared_memory_per_block) ? cost.l2_bytes : cost.dram_bytes) += rereads;
+}
+
+// How long a block's product `op` in scalar code takes, run `times` times: its threads take its
+// outputs (four adjacent ones where its rows hold whole float4s) in rounds of the block's threads,
+// each output's sum a chain of k dependent steps. Where a tile has few outputs, this chain, not
+// the FLOP rate, is the product's time: on an H200, x[8, 3584] · W over 128 blocks of [8, 28]
+// tiles took 120 µs, where the scalar rate gives 31.
+double scalar_matmul_chain_seconds(const BlockGraph &bg, const Operator &op, double times, int64_t threads,
+                                   const targets::TargetProperties &t) {
+  const Tensor &out = bg.tensor(op.outputs.at(0));
+  const bool float4s = out.dims.back() % 4 == 0;
+  const double items = static_cast<double>(num_elements(out.dims)) / (float4s ? 4 : 1);
+  const double rounds = std::ceil(items / static_cast<double>(threads));
+  const auto k = static_cast<double>(bg.tensor(op.inputs[0]).dims.back());
+  // A GPU core's clock from its float32 rate: 128 lanes a compute unit, an FMA (2 FLOPs) a cycle.
+  const double clock = t.vector_flops_float32 / (static_cast<double>(t.compute_units) * 128 * 2);
+  return times * rounds * k * (float4s ? kFloat4StepCycles : kScalarStepCycles) / clock;
 }
 
 // FLOPs of one compute operator, split into matrix-unit and vector work. `b_counted`: the bytes
@@ -249,6 +291,7 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
     return std::any_of(ops.begin(), ops.end(),
                        [&](const Operator &o) { return o.kind == OpKind::kMatmul && o.inputs[1] == tile; });
   };
+  double chain_seconds = 0;  // a block's products in scalar code, one after another
   for (size_t i = 0, input = 0; i < ops.size(); ++i) {
     const Operator &bop = ops[i];
     if (bop.kind == OpKind::kInputIterator) {
@@ -278,7 +321,9 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
       if (unique <= static_cast<double>(t.l2_bytes)) {
         c.l2_bytes += rereads;
       } else {
-        c.dram_bytes += rereads * from_memory;
+        const double cached = rereads * same_wave_rereads(config, bop.attributes.grid_map, c.slots, c.waves);
+        c.l2_bytes += cached;
+        c.dram_bytes += (rereads - cached) * from_memory;
       }
       c.l2_bytes += loads - exact * from_memory;
     } else if (bop.kind != OpKind::kOutputSaver) {
@@ -304,9 +349,11 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
           bg.tensor(bop.outputs[0]).dims.back() % unit_n != 0) {
         c.scalar_matmul_flops += c.matrix_flops - matrix_before;
         c.matrix_flops = matrix_before;
+        chain_seconds += scalar_matmul_chain_seconds(bg, bop, every_iteration ? iterations : 1, config.block_threads, t);
       }
     }
   }
+  c.serial_seconds += static_cast<double>(c.waves) * chain_seconds;
   for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));
   if (cpu) c.l2_bytes += cpu_arena_bytes(bg, blocks, iterations, in_place);
   return c;

@@ -393,6 +393,55 @@ TEST(CostModel, ProductsOfTilesTheMatrixUnitsCannotTakeRunAsScalarCode) {
   EXPECT_DOUBLE_EQ(estimate_cost(decode_product(128, 16), cpu).kernels.at(0).scalar_matmul_flops, 0);
 }
 
+// A block's product in scalar code sums each output over k in a chain of dependent steps: a
+// thread an output (four where the tile's rows hold whole float4s), in rounds of the block's
+// threads, once per wave (benchmarks/models/RESULTS.md, "Scalar products wait on their sums").
+// Products on the matrix units wait on no such chain in the model.
+TEST(CostModel, ScalarProductsWaitOnTheirSumsChain) {
+  targets::TargetProperties h100 = targets::builtin_target("h100");
+  h100.loop_iteration_seconds = 0;
+  const double clock = h100.vector_flops_float32 / (static_cast<double>(h100.compute_units) * 128 * 2);
+  // 28 columns a block: float4s, 8 · 28 / 4 outputs' sums on the test graph's one thread.
+  const KernelCost float4s = estimate_cost(decode_product(128, 16), h100).kernels.at(0);
+  EXPECT_NEAR(float4s.serial_seconds, static_cast<double>(float4s.waves) * 56 * 3584 * 66 / clock, 1e-12);
+  // 14 columns: a sum an output, 8 · 14 of them.
+  const KernelCost scalar = estimate_cost(decode_product(256, 16), h100).kernels.at(0);
+  EXPECT_NEAR(scalar.serial_seconds, static_cast<double>(scalar.waves) * 112 * 3584 * 36 / clock, 1e-12);
+  EXPECT_DOUBLE_EQ(estimate_cost(decode_product(112, 16), h100).kernels.at(0).serial_seconds, 0);
+}
+
+// X[16, 2048] · W[2048, 65536] in float16 on 2 × 1024 blocks, 2 waves: W is larger than L2, but
+// the two blocks that read each of its tiles are neighbours (W replicated along x) and run in the
+// same wave, so the second read finds the tile in L2; replicated along y (1024 blocks apart) most
+// second reads come from DRAM again.
+TEST(CostModel, ReReadsByBlocksOfTheSameWaveComeFromL2) {
+  const targets::TargetProperties h200 = targets::builtin_target("h200");
+  const auto product = [&h200](bool w_along_x) {
+    KernelGraph g;
+    const TensorId x = g.new_input({16, 2048}, DType::kFloat16), w = g.new_input({2048, 65536}, DType::kFloat16);
+    BlockGraphConfig config;
+    config.grid = w_along_x ? std::array<int64_t, 3>{1024, 2, 1} : std::array<int64_t, 3>{2, 1024, 1};
+    config.block_threads = 128;
+    config.forloop_range = 16;
+    auto bg = std::make_shared<BlockGraph>(config);
+    const GridMap rows = w_along_x ? GridMap{-1, 0, -1} : GridMap{0, -1, -1};
+    const GridMap columns = w_along_x ? GridMap{1, -1, -1} : GridMap{-1, 1, -1};
+    const GridMap out = w_along_x ? GridMap{1, 0, -1} : GridMap{0, 1, -1};
+    const TensorId xt = bg->new_input({16, 2048}, DType::kFloat16, rows, 1);
+    const TensorId wt = bg->new_input({2048, 65536}, DType::kFloat16, columns, 0);
+    bg->new_output(bg->accumulate(OpKind::kAccumSum, bg->matmul(xt, wt)), out, -1);
+    g.mark_output(g.customized({x, w}, bg)[0]);
+    return estimate_cost(g, h200).kernels.at(0);
+  };
+  const double w_bytes = 2048.0 * 65536 * 2;
+  const KernelCost neighbours = product(false), apart = product(true);
+  ASSERT_EQ(neighbours.waves, 2);
+  ASSERT_EQ(apart.waves, 2);
+  EXPECT_LT(neighbours.dram_bytes, 1.01 * w_bytes);
+  EXPECT_GT(apart.dram_bytes, 1.5 * w_bytes);
+  EXPECT_GT(neighbours.l2_bytes, apart.l2_bytes + 0.5 * w_bytes);
+}
+
 // The CPU plugin's micro-kernel makes a product's tile shape matter (the estimates of such
 // candidates were within 1% of each other, all bound by W's bytes): short steps of k pay each
 // block of sums' set-up and store again and again; 8-row steps read W twice, in narrow blocks.

@@ -23,8 +23,9 @@ namespace {
 // one wait for a loop that only sums its tiles; 5: ragged tiles rounded up to whole 16s or 8s,
 // built by the CUDA plugin; 6: block products off the matrix unit's n priced as scalar code;
 // 7: kernels run as one program where faster; 8: the CPU's grouped forms, and its decode products
-// charged for walking B's rows).
-constexpr int kSearchRevision = 8;
+// charged for walking B's rows; 9: scalar block products wait on their sums' chains, re-reads by
+// blocks of one wave come from L2).
+constexpr int kSearchRevision = 9;
 
 }  // namespace
 
