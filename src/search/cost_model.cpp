@@ -349,7 +349,8 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
           bg.tensor(bop.outputs[0]).dims.back() % unit_n != 0) {
         c.scalar_matmul_flops += c.matrix_flops - matrix_before;
         c.matrix_flops = matrix_before;
-        chain_seconds += scalar_matmul_chain_seconds(bg, bop, every_iteration ? iterations : 1, config.block_threads, t);
+        chain_seconds +=
+            scalar_matmul_chain_seconds(bg, bop, every_iteration ? iterations : 1, config.block_threads, t);
       }
     }
   }
