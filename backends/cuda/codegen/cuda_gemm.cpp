@@ -1,11 +1,13 @@
 #include "cuda/codegen/cuda_gemm.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "codegen/c_text.hpp"
 #include "cuda/codegen/cuda_wgmma.hpp"
 
 namespace yirage::codegen::cuda {
@@ -106,11 +108,10 @@ for (int i = 0; i < $MT$; ++i)
       if (r >= rows || c >= cols) continue;
       $T$ *const to = O + (tm * $BM$ + r) * $N$ + tn * $BN$ + c;
       if (aligned) {
-        *reinterpret_cast<unsigned *>(to) = yr_pack2(static_cast<const $T$ *>(nullptr), acc[i][j][2 * h],
-                                                     acc[i][j][2 * h + 1]);
+        *reinterpret_cast<unsigned *>(to) = yr_pack2(static_cast<const $T$ *>(nullptr), $V0$, $V1$);
       } else {
-        yr_st(to, acc[i][j][2 * h]);
-        yr_st(to + 1, acc[i][j][2 * h + 1]);
+        yr_st(to, $V0$);
+        yr_st(to + 1, $V1$);
       }
     }
 )";
@@ -167,10 +168,10 @@ for (int j = 0; j < $NC$; ++j)
     if (r >= rows || c >= cols) continue;
     $T$ *const to = O + (tm * $BM$ + r) * $N$ + tn * $BN$ + c;
     if (aligned) {
-      *reinterpret_cast<unsigned *>(to) = yr_pack2(static_cast<const $T$ *>(nullptr), acc[j][2 * h], acc[j][2 * h + 1]);
+      *reinterpret_cast<unsigned *>(to) = yr_pack2(static_cast<const $T$ *>(nullptr), $V0$, $V1$);
     } else {
-      yr_st(to, acc[j][2 * h]);
-      yr_st(to + 1, acc[j][2 * h + 1]);
+      yr_st(to, $V0$);
+      yr_st(to + 1, $V1$);
     }
   }
 )";
@@ -246,7 +247,8 @@ std::optional<GemmTiles> gemm_tiles(const Ref &a, const Ref &b, const Ref &o, DT
 }
 
 std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
-                                       const CudaTarget &target) {
+                                       const CudaTarget &target,
+                                       const std::function<std::string(const std::string &)> &epilogue) {
   const std::optional<GemmTiles> tiles = gemm_tiles(a, b, o, dtype, target);
   if (!tiles) return std::nullopt;
   const GemmTiles &t = *tiles;
@@ -281,6 +283,12 @@ std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, c
                                             {"WTN", text(t.bn / kWarpsN)},
                                             {"MT", text(t.bm / kWarpsM / 16)},
                                             {"NT", text(t.bn / kWarpsN / 8)}};
+  // The two values a lane stores at a time, through the epilogue where there is one.
+  const std::string acc = t.warpgroups ? "acc[j]" : "acc[i][j]";
+  for (int e = 0; e < 2; ++e) {
+    const std::string value = acc + "[2 * h" + (e == 0 ? "" : " + 1") + "]";
+    values["V" + text(e)] = epilogue ? epilogue(value) : value;
+  }
   if (t.warpgroups) {
     const int64_t wn = t.bn / t.wgn;
     std::string steps;
@@ -313,6 +321,65 @@ std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, c
                                                                           {"B_AT", "r * $BS$ + nc"}})}});
   p.text(filled(body, values));
   return MatmulLaunch{t.blocks, kThreads, t.min_blocks, t.shared_bytes};
+}
+
+std::optional<MatmulLaunch> ugraph_gemm(Printer &p, const BlockGraph &bg, const std::vector<Ref> &in,
+                                        const std::vector<Ref> &out, const CudaTarget &target) {
+  const auto &ops = bg.operators();
+  const BlockGraphConfig &config = bg.config();
+  // The operators, in order: A's and B's iterators, their product, its sum over the loop (where
+  // the loop has several iterations), unary operators one after another, the saver.
+  if (ops.size() < 4 || ops[0].kind != OpKind::kInputIterator || ops[1].kind != OpKind::kInputIterator ||
+      ops[2].kind != OpKind::kMatmul || ops.back().kind != OpKind::kOutputSaver) {
+    return std::nullopt;
+  }
+  const Operator &product = ops[2];
+  const bool a_first = product.inputs[0] == ops[0].outputs[0] && product.inputs[1] == ops[1].outputs[0];
+  const bool b_first = product.inputs[0] == ops[1].outputs[0] && product.inputs[1] == ops[0].outputs[0];
+  if (!a_first && !b_first) return std::nullopt;
+  const Operator &a_op = ops[a_first ? 0 : 1], &b_op = ops[a_first ? 1 : 0];
+  const size_t a_input = a_first ? 0 : 1, b_input = a_first ? 1 : 0;  // iterators read the inputs in order
+  TensorId value = product.outputs[0];
+  std::vector<const Operator *> unary;
+  for (size_t i = 3; i + 1 < ops.size(); ++i) {
+    const Operator &op = ops[i];
+    const bool sums = op.kind == OpKind::kAccumSum && i == 3;
+    if ((!sums && !is_unary(op.kind)) || op.inputs.size() != 1 || op.inputs[0] != value) return std::nullopt;
+    if (!sums) unary.push_back(&op);
+    value = op.outputs[0];
+  }
+  const bool summed = ops.size() > 4 && ops[3].kind == OpKind::kAccumSum;
+  const Operator &saver = ops.back();
+  if (saver.inputs[0] != value || (config.forloop_range > 1 && !summed)) return std::nullopt;
+  const Dims &a_dims = a_op.attributes.sizes, &b_dims = b_op.attributes.sizes;
+  const DType dtype = a_op.attributes.dtype;
+  if (a_dims.size() != 2 || b_dims.size() != 2 || a_dims[1] != b_dims[0] || b_op.attributes.dtype != dtype ||
+      saver.attributes.dtype != dtype || dtype_size(dtype) != 2 ||
+      saver.attributes.sizes != Dims{a_dims[0], b_dims[1]} || saver.attributes.forloop_dim != -1 || out.size() != 1 ||
+      in.size() != 2) {
+    return std::nullopt;
+  }
+  // k along the loop (or whole in one iteration); every grid axis splits A's rows or B's columns,
+  // and the saver lays the blocks' tiles out along the same dim.
+  const auto k_along_loop = [&](const Operator &it, int32_t k_dim) {
+    return it.attributes.forloop_dim == k_dim || (config.forloop_range == 1 && it.attributes.forloop_dim == -1);
+  };
+  if (!k_along_loop(a_op, 1) || !k_along_loop(b_op, 0)) return std::nullopt;
+  for (size_t axis = 0; axis < 3; ++axis) {
+    if (config.grid[axis] == 1) continue;
+    const int32_t rows = a_op.attributes.grid_map[axis], columns = b_op.attributes.grid_map[axis];
+    const int32_t laid = saver.attributes.grid_map[axis];
+    const bool along_rows = rows == 0 && columns == -1 && laid == 0;
+    const bool along_columns = rows == -1 && columns == 1 && laid == 1;
+    if (!along_rows && !along_columns) return std::nullopt;
+  }
+  const auto f = [&](const std::string &sum) {
+    std::string v = sum;
+    for (const Operator *op : unary) v = unary_expr(op->kind, op->attributes, v);
+    return v;
+  };
+  return tiled_gemm(p, in[a_input], in[b_input], out[0], dtype, target,
+                    unary.empty() ? std::function<std::string(const std::string &)>() : f);
 }
 
 }  // namespace yirage::codegen::cuda

@@ -21,12 +21,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "codegen/c_text.hpp"
 #include "cuda/codegen/cuda_matmul.hpp"
 #include "cuda/codegen/cuda_ref.hpp"
 #include "cuda/codegen/cuda_source.hpp"
+#include "ir/block_graph.hpp"
 
 namespace yirage::codegen::cuda {
 
@@ -45,8 +49,20 @@ std::optional<GemmTiles> gemm_tiles(const Ref &a, const Ref &b, const Ref &o, DT
 
 // Emits the kernel body of o = a·b as a tiled GEMM and returns its launch (blocks of 256 threads,
 // the stages in dynamic shared memory), or nullopt without emitting anything where it does not
-// apply.
+// apply. `epilogue`, where given, makes the C expression of the value stored from that of a
+// float sum (o = epilogue(a·b), element by element).
 std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
-                                       const CudaTarget &target);
+                                       const CudaTarget &target,
+                                       const std::function<std::string(const std::string &)> &epilogue = {});
+
+// µGraph `bg` (kernel inputs `in`, outputs `out`) as one tiled GEMM, when it computes
+// O = f(A · B) and nothing else: A [m, k] and B [k, n] of one 16-bit type, each block a tile of
+// A's rows (or all of them) and of B's columns (or all of them), k along the loop and summed over
+// it, f a chain of unary operators (GELU, SiLU, a scale...) of the sum, O saved in A's type. Its
+// grid and loop are then the GEMM's own (as a pre-defined matmul of many rows: tiles of 64 to 256
+// on tensor cores): the µGraph's tiles were one way of writing the same sums. nullopt (nothing
+// emitted) for any other µGraph, or where the GEMM does not apply (few rows: see above).
+std::optional<MatmulLaunch> ugraph_gemm(Printer &p, const BlockGraph &bg, const std::vector<Ref> &in,
+                                        const std::vector<Ref> &out, const CudaTarget &target);
 
 }  // namespace yirage::codegen::cuda

@@ -10,6 +10,7 @@
 #include "codegen/lower_ugraph.hpp"
 #include "codegen/ugraph_layout.hpp"
 #include "cuda/codegen/cuda_elementwise.hpp"
+#include "cuda/codegen/cuda_gemm.hpp"
 #include "cuda/codegen/cuda_matmul.hpp"
 #include "cuda/codegen/cuda_persistent.hpp"
 #include "cuda/codegen/cuda_prelude.hpp"
@@ -133,6 +134,7 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
   std::optional<MatmulLaunch> matmul;
   if (!several && op.kind == OpKind::kCustomized) {
     matmul = cuda::ugraph_weight_products(before_wait, body, *op.block_graph, in, out, target);
+    if (!matmul) matmul = cuda::ugraph_gemm(body, *op.block_graph, in, out, target);
   } else if (!several && op.kind == OpKind::kMatmul) {
     matmul = cuda::predefined_matmul(before_wait, body, in[0], in[1], out[0], g.tensor(g.inputs()[1]).dtype, target);
   }

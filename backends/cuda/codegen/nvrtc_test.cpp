@@ -466,6 +466,64 @@ TEST_F(CudaCodegen, ManyRowMatmulsAreTiledGemms) {
   }
 }
 
+// A µGraph that is one product of many rows, summed over its loop, with unary operators of the
+// sum (a prefill GELU up-projection: x[256, 1024] · W[1024, 6144]) is the tiled GEMM of a
+// pre-defined matmul of that shape, its grid and loop the GEMM's own, and the operators applied
+// to the sums as they are stored; the µGraph's tiles (2 × 64 blocks of [128, 96], 16 iterations)
+// no longer matter. µGraphs that do something else keep their tiles: a product whose k is split
+// over the grid, two products of one A, a sum that is added to another input.
+TEST_F(CudaCodegen, ManyRowProductUGraphsAreTiledGemms) {
+  const auto product = [](DType dt, bool gelu, std::array<int64_t, 3> grid, GridMap rows, GridMap columns,
+                          GridMap laid) {
+    KernelGraph g;
+    const TensorId x = g.new_input({256, 1024}, dt), w = g.new_input({1024, 6144}, dt);
+    BlockGraphConfig config;
+    config.grid = grid;
+    config.block_threads = 128;
+    config.forloop_range = 16;
+    auto bg = std::make_shared<BlockGraph>(config);
+    const TensorId xt = bg->new_input({256, 1024}, dt, rows, 1);
+    const TensorId wt = bg->new_input({1024, 6144}, dt, columns, 0);
+    TensorId sum = bg->accumulate(OpKind::kAccumSum, bg->matmul(xt, wt));
+    if (gelu) sum = bg->unary(OpKind::kGelu, sum);
+    bg->new_output(sum, laid, -1);
+    g.mark_output(g.customized({x, w}, bg)[0]);
+    return g;
+  };
+  KernelGraph plain;
+  plain.mark_output(
+      plain.matmul(plain.new_input({256, 1024}, DType::kFloat16), plain.new_input({1024, 6144}, DType::kFloat16)));
+  const codegen::CudaKernel gemm = codegen::cuda_source(serialize::make_kernel_program(plain, 2), h100_device());
+  const codegen::CudaTarget ampere{80, kH100SharedBytes, 132, kH100SharedPerMultiprocessor};
+  for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
+    const KernelGraph g = product(dt, true, {2, 64, 1}, {0, -1, -1}, {-1, 1, -1}, {0, 1, -1});
+    const codegen::CudaKernel kernel = codegen::cuda_source(serialize::make_kernel_program(g, 2), h100_device());
+    EXPECT_NE(kernel.source.find("yr_wgmma_desc(sb"), std::string::npos) << dtype_name(dt);
+    EXPECT_EQ(kernel.grid, gemm.grid);
+    EXPECT_EQ(kernel.block_threads, gemm.block_threads);
+    EXPECT_EQ(kernel.shared_bytes, gemm.shared_bytes);
+    EXPECT_EQ(kernel.loop_waits, 1);
+    EXPECT_NE(kernel.source.find("yr_erf(acc[j][2 * h] * 0.707"), std::string::npos) << dtype_name(dt);
+    EXPECT_NE(kernel.source.find("yr_erf(acc[j][2 * h + 1] * 0.707"), std::string::npos) << dtype_name(dt);
+    // mma.sync's GEMM on sm_80, the same epilogue.
+    const std::string sm80 = codegen::cuda_source(serialize::make_kernel_program(g, 2), ampere).source;
+    EXPECT_NE(sm80.find("yr_ldmatrix4(a + i * 16"), std::string::npos) << dtype_name(dt);
+    EXPECT_NE(sm80.find("yr_erf(acc[i][j][2 * h + 1] * 0.707"), std::string::npos) << dtype_name(dt);
+    expect_compiles(g, std::string("gelu(x · W) as a µGraph, ") + dtype_name(dt), seen_, pending_);
+  }
+  // Rows along y, columns along x, no operator after the sum: the GEMM, stored as it is.
+  const KernelGraph swapped = product(DType::kFloat16, false, {64, 2, 1}, {-1, 0, -1}, {1, -1, -1}, {1, 0, -1});
+  const codegen::CudaKernel kernel = codegen::cuda_source(serialize::make_kernel_program(swapped, 2), h100_device());
+  EXPECT_EQ(kernel.grid, gemm.grid);
+  EXPECT_NE(kernel.source.find("(nullptr), acc[j][2 * h], acc[j][2 * h + 1]);"), std::string::npos);
+  expect_compiles(swapped, "x · W as a µGraph, rows along y", seen_, pending_);
+  // The saver laying rows out along the columns' axis computes something else: its tiles stay.
+  const KernelGraph crossed = product(DType::kFloat16, false, {2, 64, 1}, {0, -1, -1}, {-1, 1, -1}, {1, 0, -1});
+  EXPECT_EQ(
+      codegen::cuda_source(serialize::make_kernel_program(crossed, 2), h100_device()).source.find("yr_wgmma_desc(sb"),
+      std::string::npos);
+}
+
 // A µGraph that is only weight products of one small A (gated_mlp in blocks of 32 weight
 // columns, the grid the search keeps) is one weight-product kernel: half the block's warps
 // stream W1, half W2, and silu and the gate are applied to the sums in registers. In blocks of
