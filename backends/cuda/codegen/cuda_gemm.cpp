@@ -247,8 +247,7 @@ std::optional<GemmTiles> gemm_tiles(const Ref &a, const Ref &b, const Ref &o, DT
 }
 
 std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
-                                       const CudaTarget &target,
-                                       const std::function<std::string(const std::string &)> &epilogue) {
+                                       const CudaTarget &target, const GemmEpilogue &epilogue) {
   const std::optional<GemmTiles> tiles = gemm_tiles(a, b, o, dtype, target);
   if (!tiles) return std::nullopt;
   const GemmTiles &t = *tiles;
@@ -287,7 +286,7 @@ std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, c
   const std::string acc = t.warpgroups ? "acc[j]" : "acc[i][j]";
   for (int e = 0; e < 2; ++e) {
     const std::string value = acc + "[2 * h" + (e == 0 ? "" : " + 1") + "]";
-    values["V" + text(e)] = epilogue ? epilogue(value) : value;
+    values["V" + text(e)] = epilogue ? epilogue(value, "(to - " + o.ptr + (e == 0 ? ")" : " + 1)")) : value;
   }
   if (t.warpgroups) {
     const int64_t wn = t.bn / t.wgn;
@@ -327,36 +326,30 @@ std::optional<MatmulLaunch> ugraph_gemm(Printer &p, const BlockGraph &bg, const 
                                         const std::vector<Ref> &out, const CudaTarget &target) {
   const auto &ops = bg.operators();
   const BlockGraphConfig &config = bg.config();
-  // The operators, in order: A's and B's iterators, their product, its sum over the loop (where
-  // the loop has several iterations), unary operators one after another, the saver.
-  if (ops.size() < 4 || ops[0].kind != OpKind::kInputIterator || ops[1].kind != OpKind::kInputIterator ||
-      ops[2].kind != OpKind::kMatmul || ops.back().kind != OpKind::kOutputSaver) {
+  // The operators, in order: the iterators, the product of two of their tiles, its sum over the
+  // loop (where the loop has several iterations), elementwise operators one after another, the
+  // saver. Iterators read the kernel's inputs in order.
+  size_t iterators = 0;
+  while (iterators < ops.size() && ops[iterators].kind == OpKind::kInputIterator) ++iterators;
+  if (iterators < 2 || iterators + 2 > ops.size() || ops[iterators].kind != OpKind::kMatmul ||
+      ops.back().kind != OpKind::kOutputSaver || out.size() != 1 || in.size() != iterators) {
     return std::nullopt;
   }
-  const Operator &product = ops[2];
-  const bool a_first = product.inputs[0] == ops[0].outputs[0] && product.inputs[1] == ops[1].outputs[0];
-  const bool b_first = product.inputs[0] == ops[1].outputs[0] && product.inputs[1] == ops[0].outputs[0];
-  if (!a_first && !b_first) return std::nullopt;
-  const Operator &a_op = ops[a_first ? 0 : 1], &b_op = ops[a_first ? 1 : 0];
-  const size_t a_input = a_first ? 0 : 1, b_input = a_first ? 1 : 0;  // iterators read the inputs in order
-  TensorId value = product.outputs[0];
-  std::vector<const Operator *> unary;
-  for (size_t i = 3; i + 1 < ops.size(); ++i) {
-    const Operator &op = ops[i];
-    const bool sums = op.kind == OpKind::kAccumSum && i == 3;
-    if ((!sums && !is_unary(op.kind)) || op.inputs.size() != 1 || op.inputs[0] != value) return std::nullopt;
-    if (!sums) unary.push_back(&op);
-    value = op.outputs[0];
-  }
-  const bool summed = ops.size() > 4 && ops[3].kind == OpKind::kAccumSum;
-  const Operator &saver = ops.back();
-  if (saver.inputs[0] != value || (config.forloop_range > 1 && !summed)) return std::nullopt;
+  const auto iterator_of = [&](TensorId tile) -> std::optional<size_t> {
+    for (size_t i = 0; i < iterators; ++i) {
+      if (ops[i].outputs[0] == tile) return i;
+    }
+    return std::nullopt;
+  };
+  const Operator &product = ops[iterators];
+  const std::optional<size_t> a_input = iterator_of(product.inputs[0]), b_input = iterator_of(product.inputs[1]);
+  if (!a_input || !b_input || *a_input == *b_input) return std::nullopt;
+  const Operator &a_op = ops[*a_input], &b_op = ops[*b_input], &saver = ops.back();
   const Dims &a_dims = a_op.attributes.sizes, &b_dims = b_op.attributes.sizes;
   const DType dtype = a_op.attributes.dtype;
   if (a_dims.size() != 2 || b_dims.size() != 2 || a_dims[1] != b_dims[0] || b_op.attributes.dtype != dtype ||
       saver.attributes.dtype != dtype || dtype_size(dtype) != 2 ||
-      saver.attributes.sizes != Dims{a_dims[0], b_dims[1]} || saver.attributes.forloop_dim != -1 || out.size() != 1 ||
-      in.size() != 2) {
+      saver.attributes.sizes != Dims{a_dims[0], b_dims[1]} || saver.attributes.forloop_dim != -1) {
     return std::nullopt;
   }
   // k along the loop (or whole in one iteration); every grid axis splits A's rows or B's columns,
@@ -373,13 +366,65 @@ std::optional<MatmulLaunch> ugraph_gemm(Printer &p, const BlockGraph &bg, const 
     const bool along_columns = rows == -1 && columns == 1 && laid == 1;
     if (!along_rows && !along_columns) return std::nullopt;
   }
-  const auto f = [&](const std::string &sum) {
+  // The other iterators: tensors of the output's shape, each block the tile it saves (a residual).
+  std::vector<int> uses(bg.num_tensors(), 0);
+  for (const Operator &op : ops) {
+    for (TensorId t : op.inputs) ++uses[static_cast<size_t>(t)];
+  }
+  for (size_t i = 0; i < iterators; ++i) {
+    if (i == *a_input || i == *b_input) continue;
+    const Operator &it = ops[i];
+    if (it.attributes.sizes != saver.attributes.sizes || it.attributes.forloop_dim != -1 || !in[i].strides.empty() ||
+        uses[static_cast<size_t>(it.outputs[0])] != 1) {
+      return std::nullopt;
+    }
+    for (size_t axis = 0; axis < 3; ++axis) {
+      if (config.grid[axis] > 1 && it.attributes.grid_map[axis] != saver.attributes.grid_map[axis]) return std::nullopt;
+    }
+  }
+  // The chain after the product: each operator takes the value so far and, for a binary one, one
+  // of the other iterators' tiles (`other`, the kernel input it reads; `value_first`: its side).
+  struct Step {
+    const Operator *op;
+    size_t other = 0;
+    bool value_first = true;
+  };
+  TensorId value = product.outputs[0];
+  std::vector<Step> chain;
+  bool summed = false;
+  for (size_t i = iterators + 1; i + 1 < ops.size(); ++i) {
+    const Operator &op = ops[i];
+    if (op.kind == OpKind::kAccumSum && i == iterators + 1 && op.inputs[0] == value) {
+      summed = true;
+    } else if (is_unary(op.kind) && op.inputs[0] == value) {
+      chain.push_back({&op});
+    } else if (is_binary(op.kind) && (op.inputs[0] == value) != (op.inputs[1] == value)) {
+      const bool value_first = op.inputs[0] == value;
+      const std::optional<size_t> from = iterator_of(op.inputs[value_first ? 1 : 0]);
+      if (!from || *from == *a_input || *from == *b_input) return std::nullopt;
+      chain.push_back({&op, *from, value_first});
+    } else {
+      return std::nullopt;
+    }
+    value = op.outputs[0];
+  }
+  if (saver.inputs[0] != value || (config.forloop_range > 1 && !summed)) return std::nullopt;
+  // The epilogue: the chain's value from the element's sum; `offset` is the element's in O (and
+  // in every other input, of O's shape).
+  const auto f = [&](const std::string &sum, const std::string &offset) {
     std::string v = sum;
-    for (const Operator *op : unary) v = unary_expr(op->kind, op->attributes, v);
+    for (const Step &step : chain) {
+      if (is_unary(step.op->kind)) {
+        v = unary_expr(step.op->kind, step.op->attributes, v);
+        continue;
+      }
+      const std::string loaded = "yr_ld(" + in[step.other].ptr + " + " + offset + ")";
+      v = step.value_first ? binary_expr(step.op->kind, v, loaded) : binary_expr(step.op->kind, loaded, v);
+    }
     return v;
   };
-  return tiled_gemm(p, in[a_input], in[b_input], out[0], dtype, target,
-                    unary.empty() ? std::function<std::string(const std::string &)>() : f);
+  return tiled_gemm(p, in[*a_input], in[*b_input], out[0], dtype, target,
+                    chain.empty() ? GemmEpilogue() : GemmEpilogue(f));
 }
 
 }  // namespace yirage::codegen::cuda

@@ -47,18 +47,22 @@ struct GemmTiles {
 // The tiles tiled_gemm would use for o = a·b, or nullopt where it does not apply (see above).
 std::optional<GemmTiles> gemm_tiles(const Ref &a, const Ref &b, const Ref &o, DType dtype, const CudaTarget &target);
 
+// The C expression of the value a GEMM stores for an element, from that of its float sum and of
+// the element's offset in the output (o = f(a·b), element by element).
+using GemmEpilogue = std::function<std::string(const std::string &sum, const std::string &offset)>;
+
 // Emits the kernel body of o = a·b as a tiled GEMM and returns its launch (blocks of 256 threads,
 // the stages in dynamic shared memory), or nullopt without emitting anything where it does not
-// apply. `epilogue`, where given, makes the C expression of the value stored from that of a
-// float sum (o = epilogue(a·b), element by element).
+// apply. `epilogue`, where given, makes the values stored.
 std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
-                                       const CudaTarget &target,
-                                       const std::function<std::string(const std::string &)> &epilogue = {});
+                                       const CudaTarget &target, const GemmEpilogue &epilogue = {});
 
 // µGraph `bg` (kernel inputs `in`, outputs `out`) as one tiled GEMM, when it computes
 // O = f(A · B) and nothing else: A [m, k] and B [k, n] of one 16-bit type, each block a tile of
 // A's rows (or all of them) and of B's columns (or all of them), k along the loop and summed over
-// it, f a chain of unary operators (GELU, SiLU, a scale...) of the sum, O saved in A's type. Its
+// it, f a chain of elementwise operators of the sum: unary ones (GELU, SiLU, a scale...) and
+// binary ones with inputs of O's shape, each block reading the tile it saves (a residual added),
+// O saved in A's type. Its
 // grid and loop are then the GEMM's own (as a pre-defined matmul of many rows: tiles of 64 to 256
 // on tensor cores): the µGraph's tiles were one way of writing the same sums. nullopt (nothing
 // emitted) for any other µGraph, or where the GEMM does not apply (few rows: see above).

@@ -470,8 +470,8 @@ TEST_F(CudaCodegen, ManyRowMatmulsAreTiledGemms) {
 // sum (a prefill GELU up-projection: x[256, 1024] · W[1024, 6144]) is the tiled GEMM of a
 // pre-defined matmul of that shape, its grid and loop the GEMM's own, and the operators applied
 // to the sums as they are stored; the µGraph's tiles (2 × 64 blocks of [128, 96], 16 iterations)
-// no longer matter. µGraphs that do something else keep their tiles: a product whose k is split
-// over the grid, two products of one A, a sum that is added to another input.
+// no longer matter; a residual added to the sums is read where each sum is stored. A µGraph that
+// computes something else keeps its tiles.
 TEST_F(CudaCodegen, ManyRowProductUGraphsAreTiledGemms) {
   const auto product = [](DType dt, bool gelu, std::array<int64_t, 3> grid, GridMap rows, GridMap columns,
                           GridMap laid) {
@@ -517,6 +517,27 @@ TEST_F(CudaCodegen, ManyRowProductUGraphsAreTiledGemms) {
   EXPECT_EQ(kernel.grid, gemm.grid);
   EXPECT_NE(kernel.source.find("(nullptr), acc[j][2 * h], acc[j][2 * h + 1]);"), std::string::npos);
   expect_compiles(swapped, "x · W as a µGraph, rows along y", seen_, pending_);
+  // A residual added to the sums: read at the offset each value is stored to.
+  {
+    KernelGraph g;
+    const TensorId x = g.new_input({256, 1024}, DType::kBFloat16), w = g.new_input({1024, 6144}, DType::kBFloat16);
+    const TensorId r = g.new_input({256, 6144}, DType::kBFloat16);
+    BlockGraphConfig config;
+    config.grid = {4, 64, 1};  // tiles that fit sm_75's shared memory, where the µGraph keeps them
+    config.block_threads = 128;
+    config.forloop_range = 16;
+    auto bg = std::make_shared<BlockGraph>(config);
+    const TensorId xt = bg->new_input({256, 1024}, DType::kBFloat16, {0, -1, -1}, 1);
+    const TensorId wt = bg->new_input({1024, 6144}, DType::kBFloat16, {-1, 1, -1}, 0);
+    const TensorId rt = bg->new_input({256, 6144}, DType::kBFloat16, {0, 1, -1}, -1);
+    bg->new_output(bg->binary(OpKind::kAdd, rt, bg->accumulate(OpKind::kAccumSum, bg->matmul(xt, wt))), {0, 1, -1}, -1);
+    g.mark_output(g.customized({x, w, r}, bg)[0]);
+    const codegen::CudaKernel residual = codegen::cuda_source(serialize::make_kernel_program(g, 3), h100_device());
+    EXPECT_EQ(residual.grid, gemm.grid);
+    EXPECT_NE(residual.source.find("yr_ld(in2 + (to - out0)) + acc[j][2 * h]"), std::string::npos);
+    EXPECT_NE(residual.source.find("yr_ld(in2 + (to - out0 + 1)) + acc[j][2 * h + 1]"), std::string::npos);
+    expect_compiles(g, "x · W + r as a µGraph", seen_, pending_);
+  }
   // The saver laying rows out along the columns' axis computes something else: its tiles stay.
   const KernelGraph crossed = product(DType::kFloat16, false, {2, 64, 1}, {0, -1, -1}, {-1, 1, -1}, {1, 0, -1});
   EXPECT_EQ(
