@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "cuda/codegen/cuda_gemm.hpp"
+#include "ir/block_graph.hpp"
 #include "ir/dtype.hpp"
 
 namespace yirage::cuda {
@@ -42,19 +44,49 @@ cublasLtMatrixLayout_t layout(const CublasLt &lt, cudaDataType_t type, int64_t r
   return l;
 }
 
+void *pointer_of(CUdeviceptr p) {
+  return reinterpret_cast<void *>(static_cast<uintptr_t>(p));
+}
+
 }  // namespace
 
 std::unique_ptr<CublasMatmul> CublasMatmul::plan(const CublasLt &lt, const serialize::KernelProgram &program,
                                                  int max_algorithms) {
+  if (program.operator_count() != 1) return nullptr;
   const Operator &op = program.op();
-  if (op.kind != OpKind::kMatmul) return nullptr;
-  const Tensor &a = program.graph.tensor(op.inputs[0]);
-  const Tensor &b = program.graph.tensor(op.inputs[1]);
-  const Tensor &c = program.graph.tensor(op.outputs[0]);
-  const size_t rank = c.dims.size();
-  const int64_t m = c.dims[rank - 2], n = c.dims[rank - 1], k = a.dims[rank - 1];
-  const int64_t batch = product(c.dims, 0, rank - 2);
-  const int64_t batch_a = product(a.dims, 0, rank - 2), batch_b = product(b.dims, 0, rank - 2);
+  Operands operands;
+  Dims a_dims, b_dims, c_dims;
+  DType dtype = DType::kFloat32;
+  if (op.kind == OpKind::kMatmul) {
+    a_dims = program.graph.tensor(op.inputs[0]).dims;
+    b_dims = program.graph.tensor(op.inputs[1]).dims;
+    c_dims = program.graph.tensor(op.outputs[0]).dims;
+    dtype = program.graph.tensor(op.outputs[0]).dtype;
+  } else if (op.kind == OpKind::kCustomized) {
+    // A µGraph that is one product of many rows (codegen::cuda::ugraph_gemm_form), with at most
+    // a residual of the output's type added: D = A·B + C, C the residual.
+    const std::optional<codegen::cuda::UGraphGemm> form = codegen::cuda::ugraph_gemm_form(*op.block_graph);
+    if (!form || form->chain.size() > 1) return nullptr;
+    const auto &iterators = op.block_graph->operators();
+    const DType out_type = program.graph.tensor(op.outputs.at(0)).dtype;
+    if (form->chain.size() == 1) {
+      const codegen::cuda::UGraphGemm::Step &step = form->chain[0];
+      if (step.op->kind != OpKind::kAdd || iterators[step.other].attributes.dtype != out_type) return nullptr;
+      operands.residual = static_cast<int>(step.other);
+    }
+    operands.a = form->a_input;
+    operands.b = form->b_input;
+    a_dims = iterators[form->a_input].attributes.sizes;
+    b_dims = iterators[form->b_input].attributes.sizes;
+    c_dims = program.graph.tensor(op.outputs.at(0)).dims;
+    dtype = out_type;
+  } else {
+    return nullptr;
+  }
+  const size_t rank = c_dims.size();
+  const int64_t m = c_dims[rank - 2], n = c_dims[rank - 1], k = a_dims[rank - 1];
+  const int64_t batch = product(c_dims, 0, rank - 2);
+  const int64_t batch_a = product(a_dims, 0, rank - 2), batch_b = product(b_dims, 0, rank - 2);
   // One GEMM of batch·m rows where B is shared; else a strided batch, A possibly shared.
   int64_t rows = m, count = batch, stride_a = m * k, stride_b = k * n;
   if (batch_b == 1) {
@@ -66,14 +98,16 @@ std::unique_ptr<CublasMatmul> CublasMatmul::plan(const CublasLt &lt, const seria
     return nullptr;  // broadcast over some batch dims only
   }
   std::unique_ptr<CublasMatmul> plan(new CublasMatmul(lt));
-  const cudaDataType_t type = cuda_type(c.dtype);
+  plan->operands_ = operands;
+  const cudaDataType_t type = cuda_type(dtype);
   lt.check(lt.cublasLtCreate(&plan->handle_), "cublasLtCreate");
   lt.check(lt.cublasLtMatmulDescCreate(&plan->desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
   plan->a_ = layout(lt, type, n, k, n, count, stride_b);
   plan->b_ = layout(lt, type, k, rows, k, count, stride_a);
   plan->c_ = layout(lt, type, n, rows, n, count, m * n);
   plan->shape_ = (count > 1 ? std::to_string(count) + " × " : std::string()) + "[" + std::to_string(rows) + "," +
-                 std::to_string(k) + "]·[" + std::to_string(k) + "," + std::to_string(n) + "] " + dtype_name(c.dtype);
+                 std::to_string(k) + "]·[" + std::to_string(k) + "," + std::to_string(n) + "] " + dtype_name(dtype) +
+                 (operands.residual >= 0 ? " + a residual" : "");
 
   cublasLtMatmulPreference_t preference = nullptr;
   lt.check(lt.cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
@@ -109,21 +143,24 @@ CublasMatmul::~CublasMatmul() {
   if (handle_) lt_.cublasLtDestroy(handle_);
 }
 
-void CublasMatmul::run(int algorithm, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUdeviceptr workspace,
+void CublasMatmul::run(int algorithm, const std::vector<CUdeviceptr> &pointers, CUdeviceptr workspace,
                        CUstream stream) const {
   const cublasLtMatmulHeuristicResult_t &found = found_[static_cast<size_t>(algorithm)];
-  const float one = 1.0f, zero = 0.0f;
-  auto pointer = [](CUdeviceptr p) { return reinterpret_cast<void *>(static_cast<uintptr_t>(p)); };
-  lt_.check(
-      lt_.cublasLtMatmul(handle_, desc_, &one, pointer(b), a_, pointer(a), b_, &zero, pointer(c), c_, pointer(c), c_,
-                         &found.algo, pointer(workspace), found.workspaceSize, reinterpret_cast<cudaStream_t>(stream)),
-      "cublasLtMatmul " + shape_);
+  const bool residual = operands_.residual >= 0;
+  const float one = 1.0f, beta = residual ? 1.0f : 0.0f;
+  auto pointer = [&](size_t at) { return reinterpret_cast<void *>(static_cast<uintptr_t>(pointers.at(at))); };
+  void *const d = pointer(pointers.size() - 1);
+  void *const c = residual ? pointer(static_cast<size_t>(operands_.residual)) : d;
+  lt_.check(lt_.cublasLtMatmul(handle_, desc_, &one, pointer(operands_.b), a_, pointer(operands_.a), b_, &beta, c, c_,
+                               d, c_, &found.algo, pointer_of(workspace), found.workspaceSize,
+                               reinterpret_cast<cudaStream_t>(stream)),
+            "cublasLtMatmul " + shape_);
 }
 
-void CublasMatmul::launch(const Driver &driver, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream,
+void CublasMatmul::launch(const Driver &driver, const std::vector<CUdeviceptr> &pointers, CUstream stream,
                           CUstream memory) {
   const size_t bytes = workspace_bytes(chosen_);
-  run(chosen_, a, b, c, bytes > 0 ? workspaces_.get(driver, memory, bytes) : 0, stream);
+  run(chosen_, pointers, bytes > 0 ? workspaces_.get(driver, memory, bytes) : 0, stream);
 }
 
 void CublasMatmul::free_workspaces(const Driver &driver) {

@@ -1,7 +1,8 @@
 // A kernel-level matmul (C = A·B, row-major, batch dims equal or broadcast) as cuBLASLt runs
-// it. The plan (descriptors, and the algorithms cuBLASLt's heuristic offers for 16-byte aligned
-// operands) is made once per executable; the plugin times them against its own generated
-// kernel when it compiles the program and launches the fastest (plugin.cpp).
+// it, or a µGraph that is one product of many rows with at most a residual added (D = A·B + C:
+// codegen::cuda::ugraph_gemm_form). The plan (descriptors, and the algorithms cuBLASLt's heuristic offers for 16-byte
+// aligned operands) is made once per executable; the plugin times them against its own generated kernel when it
+// compiles the program and launches the fastest (plugin.cpp).
 #pragma once
 
 #include <map>
@@ -19,7 +20,7 @@ namespace yirage::cuda {
 class CublasMatmul {
  public:
   // The plan for `program`'s matmul with up to `max_algorithms` of cuBLASLt's algorithms, or
-  // nullptr where it is no matmul, its operands form no single strided batch (one broadcast over
+  // nullptr where it is no matmul (nor such a µGraph), its operands form no single strided batch (one broadcast over
   // some batch dims only), or cuBLASLt offers none. Throws NativeError on a failed cuBLASLt call.
   static std::unique_ptr<CublasMatmul> plan(const CublasLt &lt, const serialize::KernelProgram &program,
                                             int max_algorithms);
@@ -32,9 +33,10 @@ class CublasMatmul {
   // "[256,4096]·[4096,1536] float16" (batches folded in), for logs.
   const std::string &shape() const { return shape_; }
 
-  // Enqueues C = A·B on `stream` with `algorithm` and a workspace of workspace_bytes(algorithm).
-  // Every pointer must be 16-byte aligned (aligned() says).
-  void run(int algorithm, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUdeviceptr workspace, CUstream stream) const;
+  // Enqueues the product on `stream` with `algorithm` and a workspace of workspace_bytes(algorithm);
+  // `pointers`: the program's inputs, then its output. Every pointer must be 16-byte aligned
+  // (aligned() says).
+  void run(int algorithm, const std::vector<CUdeviceptr> &pointers, CUdeviceptr workspace, CUstream stream) const;
   static bool aligned(CUdeviceptr pointer) { return pointer % 16 == 0; }
 
   // Keeps `algorithm` for launch(), which gives each stream a workspace of its own (runs on two
@@ -43,12 +45,18 @@ class CublasMatmul {
   int chosen() const { return chosen_; }
   // `memory`: the stream whose workspace the launch takes (`stream` itself, or the stream a
   // recording made on `stream` will replay on).
-  void launch(const Driver &driver, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream, CUstream memory);
+  void launch(const Driver &driver, const std::vector<CUdeviceptr> &pointers, CUstream stream, CUstream memory);
   // Frees the workspaces; the plan's device context must be current.
   void free_workspaces(const Driver &driver);
 
  private:
   explicit CublasMatmul(const CublasLt &lt) : lt_(lt) {}
+
+  // Which of the program's inputs are A, B and the residual (-1: none; D = A·B).
+  struct Operands {
+    size_t a = 0, b = 1;
+    int residual = -1;
+  };
 
   const CublasLt &lt_;
   cublasLtHandle_t handle_ = nullptr;
@@ -57,6 +65,7 @@ class CublasMatmul {
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
   std::vector<cublasLtMatmulHeuristicResult_t> found_;
   std::string shape_;
+  Operands operands_;
   int chosen_ = -1;
   StreamWorkspaces workspaces_{"a cuBLASLt workspace", false};
 };

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cublas_matmul.hpp"
+#include "cuda/codegen/cuda_gemm.hpp"
 #include "cuda/codegen/cuda_source.hpp"
 #include "dependent_launch.hpp"
 #include "device_figures.hpp"
@@ -530,7 +531,7 @@ void launch_on(const Driver &driver, yirage_backend_executable_s &executable, st
                CUstream stream, CUstream memory) {
   yirage::cuda::CublasMatmul *cublas = executable.cublas.get();
   if (cublas != nullptr && std::all_of(pointers.begin(), pointers.end(), yirage::cuda::CublasMatmul::aligned)) {
-    cublas->launch(driver, pointers[0], pointers[1], pointers[2], stream, memory);
+    cublas->launch(driver, pointers, stream, memory);
     return;
   }
   launch_generated(driver, executable, pointers, stream, memory);
@@ -581,13 +582,19 @@ struct Scratch {
   }
 };
 
-// For a kernel-level matmul: times cuBLASLt's algorithms (where cuBLASLt is there) against the
+// For a kernel-level matmul, or a µGraph that is one product of many rows (with a residual
+// added): times cuBLASLt's algorithms (where cuBLASLt is there) against the
 // generated kernel on scratch operands and keeps cuBLASLt's fastest in executable.cublas where it
 // beats the generated kernel. The choice is logged, and kept for the program's later compiles on
 // the instance (matmul_choices).
 void choose_matmul(const Driver &driver, yirage_backend_executable_s &executable, const void *program, size_t size) {
   const yirage::serialize::KernelProgram parsed = parse(program, size);
-  if (parsed.operator_count() != 1 || parsed.op().kind != yirage::OpKind::kMatmul) return;
+  if (parsed.operator_count() != 1) return;
+  const yirage::Operator &op = parsed.op();
+  if (op.kind != yirage::OpKind::kMatmul &&
+      (op.kind != yirage::OpKind::kCustomized || !yirage::codegen::cuda::ugraph_gemm_form(*op.block_graph))) {
+    return;
+  }
   std::string why;
   const yirage::cuda::CublasLt *lt = yirage::cuda::CublasLt::load(why);
   if (lt == nullptr) {
@@ -629,7 +636,7 @@ void choose_matmul(const Driver &driver, yirage_backend_executable_s &executable
   int chosen = -1;
   for (int a = 0; a < plan->algorithms(); ++a) {
     const double t = seconds_per_launch(
-        driver, [&] { plan->run(a, operands[0], operands[1], operands[2], workspace, nullptr); }, flush);
+        driver, [&] { plan->run(a, operands, workspace, nullptr); }, flush);
     report += ", cuBLASLt algorithm " + std::to_string(a) + " " + std::to_string(t * 1e6) + " us";
     if (t < best) best = t, chosen = a;
   }

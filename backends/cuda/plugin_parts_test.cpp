@@ -12,6 +12,7 @@
 #include "dependent_launch.hpp"
 #include "device_figures.hpp"
 #include "generated_kernels.hpp"
+#include "ir/block_graph.hpp"
 #include "serialize/kernel_program.hpp"
 #include "target/target.hpp"
 
@@ -182,6 +183,42 @@ TEST(CudaCublasMatmul, IsPlannedForMatmulsOfOneStridedBatchOnly) {
     const auto plan = CublasMatmul::plan(*lt, last_operator(m), 4);
     ASSERT_NE(plan, nullptr);  // a GPU after all
     EXPECT_EQ(plan->shape(), "[16,16]·[16,4] bfloat16");
+  } catch (const NativeError &e) {
+    EXPECT_NE(std::string(e.what()).find("cuda: cublasLtCreate: "), std::string::npos) << e.what();
+  }
+}
+
+// A µGraph that is one product of many rows, summed over its loop, with a residual added
+// (x · W + r) is planned as D = x·W + r with r as cuBLASLt's C; with any other operator after the
+// sum (a GELU) it is not, and cuBLASLt is not called.
+TEST(CudaCublasMatmul, IsPlannedForProductUGraphsWithAResidual) {
+  std::string why;
+  const CublasLt *lt = CublasLt::load(why);
+  if (lt == nullptr) GTEST_SKIP() << why;
+  const auto product = [](OpKind after) {
+    KernelGraph g;
+    const TensorId x = g.new_input({256, 64}, DType::kFloat16), w = g.new_input({64, 128}, DType::kFloat16);
+    const TensorId r = g.new_input({256, 128}, DType::kFloat16);
+    BlockGraphConfig config;
+    config.grid = {4, 2, 1};
+    config.block_threads = 128;
+    config.forloop_range = 2;
+    auto bg = std::make_shared<BlockGraph>(config);
+    const TensorId xt = bg->new_input({256, 64}, DType::kFloat16, {0, -1, -1}, 1);
+    const TensorId wt = bg->new_input({64, 128}, DType::kFloat16, {-1, 1, -1}, 0);
+    const TensorId rt = bg->new_input({256, 128}, DType::kFloat16, {0, 1, -1}, -1);
+    const TensorId sum = bg->accumulate(OpKind::kAccumSum, bg->matmul(xt, wt));
+    bg->new_output(
+        after == OpKind::kAdd ? bg->binary(OpKind::kAdd, sum, rt) : bg->binary(OpKind::kAdd, bg->unary(after, sum), rt),
+        {0, 1, -1}, -1);
+    g.mark_output(g.customized({x, w, r}, bg)[0]);
+    return g;
+  };
+  EXPECT_EQ(CublasMatmul::plan(*lt, last_operator(product(OpKind::kGelu)), 4), nullptr);
+  try {
+    const auto plan = CublasMatmul::plan(*lt, last_operator(product(OpKind::kAdd)), 4);
+    ASSERT_NE(plan, nullptr);  // a GPU after all
+    EXPECT_EQ(plan->shape(), "[256,64]·[64,128] float16 + a residual");
   } catch (const NativeError &e) {
     EXPECT_NE(std::string(e.what()).find("cuda: cublasLtCreate: "), std::string::npos) << e.what();
   }

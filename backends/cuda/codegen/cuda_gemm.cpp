@@ -322,8 +322,7 @@ std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, c
   return MatmulLaunch{t.blocks, kThreads, t.min_blocks, t.shared_bytes};
 }
 
-std::optional<MatmulLaunch> ugraph_gemm(Printer &p, const BlockGraph &bg, const std::vector<Ref> &in,
-                                        const std::vector<Ref> &out, const CudaTarget &target) {
+std::optional<UGraphGemm> ugraph_gemm_form(const BlockGraph &bg) {
   const auto &ops = bg.operators();
   const BlockGraphConfig &config = bg.config();
   // The operators, in order: the iterators, the product of two of their tiles, its sum over the
@@ -332,7 +331,7 @@ std::optional<MatmulLaunch> ugraph_gemm(Printer &p, const BlockGraph &bg, const 
   size_t iterators = 0;
   while (iterators < ops.size() && ops[iterators].kind == OpKind::kInputIterator) ++iterators;
   if (iterators < 2 || iterators + 2 > ops.size() || ops[iterators].kind != OpKind::kMatmul ||
-      ops.back().kind != OpKind::kOutputSaver || out.size() != 1 || in.size() != iterators) {
+      ops.back().kind != OpKind::kOutputSaver) {
     return std::nullopt;
   }
   const auto iterator_of = [&](TensorId tile) -> std::optional<size_t> {
@@ -374,7 +373,7 @@ std::optional<MatmulLaunch> ugraph_gemm(Printer &p, const BlockGraph &bg, const 
   for (size_t i = 0; i < iterators; ++i) {
     if (i == *a_input || i == *b_input) continue;
     const Operator &it = ops[i];
-    if (it.attributes.sizes != saver.attributes.sizes || it.attributes.forloop_dim != -1 || !in[i].strides.empty() ||
+    if (it.attributes.sizes != saver.attributes.sizes || it.attributes.forloop_dim != -1 ||
         uses[static_cast<size_t>(it.outputs[0])] != 1) {
       return std::nullopt;
     }
@@ -383,14 +382,10 @@ std::optional<MatmulLaunch> ugraph_gemm(Printer &p, const BlockGraph &bg, const 
     }
   }
   // The chain after the product: each operator takes the value so far and, for a binary one, one
-  // of the other iterators' tiles (`other`, the kernel input it reads; `value_first`: its side).
-  struct Step {
-    const Operator *op;
-    size_t other = 0;
-    bool value_first = true;
-  };
+  // of the other iterators' tiles.
+  UGraphGemm form{*a_input, *b_input, iterators, {}};
   TensorId value = product.outputs[0];
-  std::vector<Step> chain;
+  std::vector<UGraphGemm::Step> &chain = form.chain;
   bool summed = false;
   for (size_t i = iterators + 1; i + 1 < ops.size(); ++i) {
     const Operator &op = ops[i];
@@ -409,11 +404,21 @@ std::optional<MatmulLaunch> ugraph_gemm(Printer &p, const BlockGraph &bg, const 
     value = op.outputs[0];
   }
   if (saver.inputs[0] != value || (config.forloop_range > 1 && !summed)) return std::nullopt;
+  return form;
+}
+
+std::optional<MatmulLaunch> ugraph_gemm(Printer &p, const BlockGraph &bg, const std::vector<Ref> &in,
+                                        const std::vector<Ref> &out, const CudaTarget &target) {
+  const std::optional<UGraphGemm> form = ugraph_gemm_form(bg);
+  if (!form || out.size() != 1 || in.size() != form->inputs ||
+      std::any_of(in.begin(), in.end(), [](const Ref &r) { return !r.strides.empty(); })) {
+    return std::nullopt;
+  }
   // The epilogue: the chain's value from the element's sum; `offset` is the element's in O (and
   // in every other input, of O's shape).
   const auto f = [&](const std::string &sum, const std::string &offset) {
     std::string v = sum;
-    for (const Step &step : chain) {
+    for (const UGraphGemm::Step &step : form->chain) {
       if (is_unary(step.op->kind)) {
         v = unary_expr(step.op->kind, step.op->attributes, v);
         continue;
@@ -423,8 +428,9 @@ std::optional<MatmulLaunch> ugraph_gemm(Printer &p, const BlockGraph &bg, const 
     }
     return v;
   };
-  return tiled_gemm(p, in[*a_input], in[*b_input], out[0], dtype, target,
-                    chain.empty() ? GemmEpilogue() : GemmEpilogue(f));
+  const DType dtype = bg.operators()[form->a_input].attributes.dtype;
+  return tiled_gemm(p, in[form->a_input], in[form->b_input], out[0], dtype, target,
+                    form->chain.empty() ? GemmEpilogue() : GemmEpilogue(f));
 }
 
 }  // namespace yirage::codegen::cuda

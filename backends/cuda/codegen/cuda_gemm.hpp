@@ -57,6 +57,24 @@ using GemmEpilogue = std::function<std::string(const std::string &sum, const std
 std::optional<MatmulLaunch> tiled_gemm(Printer &p, const Ref &a, const Ref &b, const Ref &o, DType dtype,
                                        const CudaTarget &target, const GemmEpilogue &epilogue = {});
 
+// What ugraph_gemm_form finds in a µGraph that is one product of many rows (see ugraph_gemm).
+struct UGraphGemm {
+  size_t a_input = 0, b_input = 0;  // the kernel inputs A and B (the µGraph's iterators read them in order)
+  size_t inputs = 0;                // the kernel's inputs, A and B included
+  // The operators after the sum, in order: unary ones of the value so far, or binary ones of it
+  // and kernel input `other` (of the output's shape; `value_first`: the value is the left operand).
+  struct Step {
+    const Operator *op = nullptr;
+    size_t other = 0;
+    bool value_first = true;
+  };
+  std::vector<Step> chain;
+};
+
+// The form of `bg` where it computes O = f(A · B) as ugraph_gemm takes it (below), else nullopt.
+// The CUDA plugin also runs such a product (with at most a residual added) on cuBLASLt.
+std::optional<UGraphGemm> ugraph_gemm_form(const BlockGraph &bg);
+
 // µGraph `bg` (kernel inputs `in`, outputs `out`) as one tiled GEMM, when it computes
 // O = f(A · B) and nothing else: A [m, k] and B [k, n] of one 16-bit type, each block a tile of
 // A's rows (or all of them) and of B's columns (or all of them), k along the loop and summed over
