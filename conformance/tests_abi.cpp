@@ -275,6 +275,7 @@ yirage_backend_kernel_estimate no_opinion() {
   e.shared_memory_seconds = -1;
   e.dependent_launch_seconds = -1;
   e.max_resident_blocks = -1;
+  e.whole_product = -1;
   return e;
 }
 
@@ -288,13 +289,15 @@ void expect_seconds(const yirage_backend_kernel_estimate &e, const std::string &
   expect(e.max_resident_blocks == -1 || e.max_resident_blocks >= 1, "estimate of " + what + ": max_resident_blocks " +
                                                                         std::to_string(e.max_resident_blocks) +
                                                                         " (want -1, or 1 or more)");
+  expect(e.whole_product >= -1 && e.whole_product <= 1,
+         "estimate of " + what + ": whole_product " + std::to_string(e.whole_product) + " (want -1, 0 or 1)");
 }
 
 // Its answers: for a pre-defined operator (no for-loop) none or 1 wait; for gated_mlp's µGraph
 // (a quarter of each size, 16 iterations) none or 1 to 16 (since ABI 1.5, to 16 + the most waits
 // for tiles read once); shared-memory time and dependent launch none or 0 to 1 s; the struct_size
 // left as it was, and to a host whose struct ends before shared_memory_seconds (ABI 1.1 to 1.5)
-// nothing written past its end.
+// or before whole_product (ABI 1.6) nothing written past its end.
 void estimate_answers(Session &s) {
   const auto estimate = estimate_entry(s);
   const int32_t device = s.device();
@@ -339,6 +342,13 @@ void estimate_answers(Session &s) {
             "estimate into a struct of ABI 1.5's size");
   expect(e.shared_memory_seconds == 77 && e.dependent_launch_seconds == 77 && e.max_resident_blocks == 77,
          "estimate wrote past a struct of ABI 1.5's size");
+  e = no_opinion();
+  e.struct_size = offsetof(yirage_backend_kernel_estimate, whole_product);
+  e.whole_product = 77;
+  error = new_error();
+  expect_ok(estimate(s.instance(), device, program.data(), program.size(), &e, &error), error,
+            "estimate into a struct of ABI 1.6's size");
+  expect(e.whole_product == 77, "estimate wrote past a struct of ABI 1.6's size");
 }
 
 // To a host before ABI 1.5 an estimate never passes the loop's range, where a newer host may
@@ -393,10 +403,11 @@ void estimate_errors(Session &s) {
     e.shared_memory_seconds = 77;
     e.dependent_launch_seconds = 77;
     e.max_resident_blocks = 77;
+    e.whole_product = 77;
     yirage_backend_error error = new_error();
     expect_error(estimate(s.instance(), d, bytes.data(), size, &e, &error), error, allowed, "estimate " + what);
     expect(e.loop_waits == 77 && e.shared_memory_seconds == 77 && e.dependent_launch_seconds == 77 &&
-               e.max_resident_blocks == 77 && e.struct_size == struct_size,
+               e.max_resident_blocks == 77 && e.whole_product == 77 && e.struct_size == struct_size,
            "a failed estimate (" + what + ") wrote out_estimate");
   };
   yirage_backend_error error = new_error();

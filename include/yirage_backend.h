@@ -58,7 +58,7 @@ extern "C" {
 
 /* This header's ABI version. The minor grows when entries or fields are appended. */
 #define YIRAGE_BACKEND_ABI_MAJOR 1
-#define YIRAGE_BACKEND_ABI_MINOR 6
+#define YIRAGE_BACKEND_ABI_MINOR 7
 /* The oldest minor this host accepts. */
 #define YIRAGE_BACKEND_ABI_MINOR_REQUIRED 0
 
@@ -159,6 +159,12 @@ typedef struct yirage_backend_kernel_estimate {
    * plugin's attention in registers takes about a register file a block); the model counts its
    * waves with it. From 1; -1: no opinion. Written only where the host's struct_size holds it. */
   int64_t max_resident_blocks;
+  /* ABI 1.7. 1 where the backend runs the customized operator as one matrix product of its whole
+   * input tensors (a library or tiled GEMM: the µGraph's grid, loop and tiles are not kept), with
+   * the µGraph's elementwise operators applied to each result; the model then prices it as a
+   * kernel-level matmul of those tensors that also reads its other inputs once. 0: it runs by
+   * its µGraph; -1: no opinion (as 0). Written only where the host's struct_size holds it. */
+  int64_t whole_product;
 } yirage_backend_kernel_estimate;
 #define YIRAGE_BACKEND_MAX_READ_ONCE_WAITS 1024
 

@@ -18,6 +18,7 @@ inline void write_kernel_estimate(const std::string &plugin, yirage_backend_kern
   constexpr size_t abi_1_1 = offsetof(yirage_backend_kernel_estimate, loop_waits) + sizeof out.loop_waits;
   constexpr size_t abi_1_6 =
       offsetof(yirage_backend_kernel_estimate, max_resident_blocks) + sizeof out.max_resident_blocks;
+  constexpr size_t abi_1_7 = offsetof(yirage_backend_kernel_estimate, whole_product) + sizeof out.whole_product;
   if (out.struct_size < abi_1_1) {
     throw Error(ErrorCode::kInvalidArgument, plugin + ": estimate: out_estimate->struct_size " +
                                                  std::to_string(out.struct_size) + " is below ABI 1.1's " +
@@ -29,6 +30,7 @@ inline void write_kernel_estimate(const std::string &plugin, yirage_backend_kern
     out.dependent_launch_seconds = answer.dependent_launch_seconds;
     out.max_resident_blocks = answer.max_resident_blocks;
   }
+  if (out.struct_size >= abi_1_7) out.whole_product = answer.whole_product;
 }
 
 }  // namespace yirage::backend

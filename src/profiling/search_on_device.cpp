@@ -43,6 +43,15 @@ std::optional<int64_t> checked_resident_blocks(const std::string &source, int64_
   return answer;
 }
 
+std::optional<bool> checked_whole_product(const std::string &source, int64_t answer) {
+  if (answer == -1) return std::nullopt;
+  if (answer != 0 && answer != 1) {
+    throw Error(ErrorCode::kBackend,
+                source + " estimate: whole_product " + std::to_string(answer) + " (want -1, 0 or 1)");
+  }
+  return answer == 1;
+}
+
 search::BackendEstimates estimates_from(const std::string &source, ProgramEstimate estimate, int64_t beyond_range) {
   return [source, estimate = std::move(estimate), beyond_range](const KernelGraph &graph,
                                                                 size_t op) -> search::BackendKernelEstimate {
@@ -58,7 +67,8 @@ search::BackendEstimates estimates_from(const std::string &source, ProgramEstima
     return {checked_loop_waits(source, answer.loop_waits, range, beyond_range),
             checked_seconds(source, "shared_memory_seconds", answer.shared_memory_seconds),
             checked_seconds(source, "dependent_launch_seconds", answer.dependent_launch_seconds),
-            checked_resident_blocks(source, answer.max_resident_blocks)};
+            checked_resident_blocks(source, answer.max_resident_blocks),
+            checked_whole_product(source, answer.whole_product)};
   };
 }
 

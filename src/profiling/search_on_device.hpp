@@ -37,6 +37,8 @@ std::optional<int64_t> checked_loop_waits(const std::string &source, int64_t ans
 // `answer` for the estimate's field `field` in seconds (shared_memory_seconds,
 // dependent_launch_seconds) as estimates_from reads it. Exposed for tests.
 std::optional<double> checked_seconds(const std::string &source, const char *field, double answer);
+// `answer` (whole_product) as estimates_from reads it: -1 (nullopt), 0 or 1.
+std::optional<bool> checked_whole_product(const std::string &source, int64_t answer);
 // `answer` (max_resident_blocks) as estimates_from reads it: -1, or 1 to kMaxResidentBlocks.
 // Exposed for tests.
 inline constexpr int64_t kMaxResidentBlocks = 1024;

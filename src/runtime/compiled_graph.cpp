@@ -161,6 +161,7 @@ yirage_backend_kernel_estimate backend_estimate(const Plugin &plugin, int32_t de
   out.shared_memory_seconds = -1;
   out.dependent_launch_seconds = -1;
   out.max_resident_blocks = -1;
+  out.whole_product = -1;
   const auto estimate = plugin.estimate_entry();
   if (estimate == nullptr) return out;
   const std::vector<uint8_t> bytes = serialize::kernel_program_to_bytes(program);

@@ -761,6 +761,7 @@ TEST(PluginLoading, AsksTheBackendForItsEstimateWhereItHasAnEntry) {
   EXPECT_EQ(none.shared_memory_seconds, -1);
   EXPECT_EQ(none.dependent_launch_seconds, -1);
   EXPECT_EQ(none.max_resident_blocks, -1);
+  EXPECT_EQ(none.whole_product, -1);
   auto fake = Plugin::load(YIRAGE_TEST_PLUGIN_NO_DEVICE, "");
   ASSERT_NE(fake->estimate_entry(), nullptr);
   try {
@@ -809,6 +810,19 @@ TEST(PluginLoading, AsksTheBackendForItsEstimateWhereItHasAnEntry) {
           << e.what();
     }
   }
+  EXPECT_EQ(profiling::checked_whole_product("p", -1), std::nullopt);
+  EXPECT_EQ(profiling::checked_whole_product("p", 0), false);
+  EXPECT_EQ(profiling::checked_whole_product("p", 1), true);
+  for (int64_t bad : {int64_t{2}, int64_t{-2}, int64_t{77}}) {
+    try {
+      profiling::checked_whole_product("p", bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error &e) {
+      EXPECT_EQ(e.code(), ErrorCode::kBackend);
+      EXPECT_NE(std::string(e.what()).find("p estimate: whole_product " + std::to_string(bad)), std::string::npos)
+          << e.what();
+    }
+  }
   // What the search hears: the program of the candidate's operator; nothing for a refusal.
   const search::BackendEstimates refusing =
       profiling::estimates_from("p", [](const serialize::KernelProgram &) -> yirage_backend_kernel_estimate {
@@ -823,9 +837,11 @@ TEST(PluginLoading, AsksTheBackendForItsEstimateWhereItHasAnEntry) {
     e.shared_memory_seconds = 3e-6;
     e.dependent_launch_seconds = -1;
     e.max_resident_blocks = 2;
+    e.whole_product = 1;
     return e;
   });
   EXPECT_EQ(counting(fused, op).loop_waits, 1);
+  EXPECT_EQ(counting(fused, op).whole_product, true);
   EXPECT_EQ(counting(fused, op).max_resident_blocks, 2);
   EXPECT_EQ(counting(fused, op).shared_memory_seconds, 3e-6);
   EXPECT_EQ(counting(fused, op).dependent_launch_seconds, std::nullopt);

@@ -225,6 +225,35 @@ KernelCost predefined_kernel(const KernelGraph &g, const Operator &op, const tar
   return c;
 }
 
+// A customized operator its backend runs as one product of its whole inputs
+// (BackendKernelEstimate::whole_product: a GEMM, the µGraph's grid and loop not kept): a
+// kernel-level matmul of those tensors on the whole device, its inputs and outputs moved once,
+// its operators' FLOPs those of the µGraph's over all blocks and iterations (its sum over the
+// loop, the product's own).
+KernelCost whole_product_kernel(const KernelGraph &g, const Operator &op, const targets::TargetProperties &t,
+                                KernelCost c) {
+  const BlockGraph &bg = *op.block_graph;
+  const BlockGraphConfig &config = bg.config();
+  const auto blocks = static_cast<double>(config.grid[0] * config.grid[1] * config.grid[2]);
+  c.name += " as one product";
+  c.slots = 0;
+  c.waves = 1;
+  std::vector<TensorId> seen;
+  for (TensorId in : op.inputs) {
+    if (std::find(seen.begin(), seen.end(), in) != seen.end()) continue;
+    seen.push_back(in);
+    c.dram_bytes += bytes_of(g.tensor(in));
+  }
+  for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));
+  for (const Operator &bop : bg.operators()) {
+    // The sum over the loop is the product's own (in the matrix units' accumulators).
+    if (bop.kind == OpKind::kInputIterator || bop.kind == OpKind::kOutputSaver || is_accumulator(bop.kind)) continue;
+    const bool every_iteration = bg.tensor(bop.outputs[0]).phase == LoopPhase::kPerIteration;
+    add_flops(bg, bop, blocks * (every_iteration ? static_cast<double>(config.forloop_range) : 1), t, c, false);
+  }
+  return c;
+}
+
 // Customized operator `index` of `g`, or an explanation of why it cannot run on the target.
 KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::TargetProperties &t,
                              const BackendEstimates &backend, std::string &infeasible) {
@@ -249,6 +278,7 @@ KernelCost customized_kernel(const KernelGraph &g, size_t index, const targets::
   }
   // The backend may know a tighter limit than the target's figures give (its code's registers).
   const BackendKernelEstimate said = backend ? backend(g, index) : BackendKernelEstimate{};
+  if (said.whole_product.value_or(false)) return whole_product_kernel(g, op, t, c);
   const int64_t resident = std::max<int64_t>(
       1, std::min({t.max_blocks_per_compute_unit, t.threads_per_compute_unit / config.block_threads,
                    shared > 0 ? t.shared_memory_per_compute_unit / shared : t.max_blocks_per_compute_unit,

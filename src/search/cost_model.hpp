@@ -60,13 +60,14 @@ struct CostEstimate {
 // The backend's word on the kernel of a customized operator (yirage_backend_kernel_estimate):
 // how often each block waits for its tiles over its for-loop, the seconds one block spends
 // moving tiles through its compute unit's shared memory, what its launch costs after another
-// customized kernel, and how many of its blocks a compute unit holds at most; nullopt where it
-// has no opinion.
+// customized kernel, how many of its blocks a compute unit holds at most, and whether it runs as
+// one product of its whole inputs; nullopt where it has no opinion.
 struct BackendKernelEstimate {
   std::optional<int64_t> loop_waits;
   std::optional<double> shared_memory_seconds;
   std::optional<double> dependent_launch_seconds;
   std::optional<int64_t> max_resident_blocks;
+  std::optional<bool> whole_product;
 };
 // The backend's estimate of customized operator `op` of a graph.
 using BackendEstimates = std::function<BackendKernelEstimate(const KernelGraph &graph, size_t op)>;

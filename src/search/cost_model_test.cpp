@@ -186,7 +186,7 @@ TEST(CostModel, TheBackendsLoopWaitsReplaceTheModelsCount) {
   const BackendEstimates once = [&](const KernelGraph &g, size_t op) {
     EXPECT_EQ(&g, &fused);
     asked.push_back(op);
-    return BackendKernelEstimate{1, std::nullopt, std::nullopt, std::nullopt};
+    return BackendKernelEstimate{1, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
   };
   const BackendEstimates no_opinion = [](const KernelGraph &, size_t) { return BackendKernelEstimate{}; };
   const CostEstimate model = estimate_cost(fused, h100), streamed = estimate_cost(fused, h100, once),
@@ -207,7 +207,7 @@ TEST(CostModel, TheBackendsSharedMemoryTimeIsTakenInTurnsPerComputeUnit) {
   const KernelGraph fused = bench::build_fused("gated_mlp", 8, DType::kFloat16);
   const size_t customized = fused.operators().size() - 1;
   const BackendEstimates shared = [](const KernelGraph &, size_t) {
-    return BackendKernelEstimate{std::nullopt, 2e-6, std::nullopt, std::nullopt};
+    return BackendKernelEstimate{std::nullopt, 2e-6, std::nullopt, std::nullopt, std::nullopt};
   };
   const CostEstimate model = estimate_cost(fused, h100), charged = estimate_cost(fused, h100, shared);
   ASSERT_EQ(charged.kernels.size(), 1u);
@@ -229,7 +229,7 @@ TEST(CostModel, TheBackendsResidentBlocksCountTheWaves) {
   const std::optional<KernelGraph> split = split_loop(fused, fused.operators().size() - 1, 16);
   ASSERT_TRUE(split);
   const BackendEstimates one = [](const KernelGraph &, size_t) {
-    return BackendKernelEstimate{std::nullopt, std::nullopt, std::nullopt, 1};
+    return BackendKernelEstimate{std::nullopt, std::nullopt, std::nullopt, 1, std::nullopt};
   };
   const CostEstimate model = estimate_cost(*split, h100), held = estimate_cost(*split, h100, one);
   const KernelCost &chunks = held.kernels.at(0);
@@ -248,7 +248,7 @@ TEST(CostModel, TheBackendsDependentLaunchIsChargedBehindACustomizedKernel) {
   const std::optional<KernelGraph> split = split_loop(fused, fused.operators().size() - 1, 4);
   ASSERT_TRUE(split);
   const BackendEstimates overlapped = [](const KernelGraph &, size_t) {
-    return BackendKernelEstimate{std::nullopt, std::nullopt, 0.5e-6, std::nullopt};
+    return BackendKernelEstimate{std::nullopt, std::nullopt, 0.5e-6, std::nullopt, std::nullopt};
   };
   const CostEstimate plain = estimate_cost(*split, h100), dependent = estimate_cost(*split, h100, overlapped);
   ASSERT_EQ(dependent.kernels.size(), 2u);
@@ -408,6 +408,30 @@ TEST(CostModel, ScalarProductsWaitOnTheirSumsChain) {
   const KernelCost scalar = estimate_cost(decode_product(256, 16), h100).kernels.at(0);
   EXPECT_NEAR(scalar.serial_seconds, static_cast<double>(scalar.waves) * 112 * 3584 * 36 / clock, 1e-12);
   EXPECT_DOUBLE_EQ(estimate_cost(decode_product(112, 16), h100).kernels.at(0).serial_seconds, 0);
+}
+
+// A µGraph its backend runs as one product of its whole inputs (whole_product: the CUDA plugin's
+// GEMM of a prefill product) is priced as that product on the whole device, whatever its grid
+// and loop: candidates that differ only there are twins, as they measure.
+TEST(CostModel, WholeProductsArePricedAsTheProductOfTheirInputs) {
+  const targets::TargetProperties h200 = targets::builtin_target("h200");
+  const BackendEstimates whole = [](const KernelGraph &, size_t) {
+    BackendKernelEstimate e;
+    e.whole_product = true;
+    return e;
+  };
+  const KernelCost a =
+      estimate_cost(weight_product(256, 4096, 4096, DType::kFloat16, 64, 32, false), h200, whole).kernels.at(0);
+  const KernelCost b =
+      estimate_cost(weight_product(256, 4096, 4096, DType::kFloat16, 128, 64, false), h200, whole).kernels.at(0);
+  EXPECT_EQ(a.slots, 0);
+  EXPECT_DOUBLE_EQ(a.dram_bytes, (256.0 * 4096 + 4096.0 * 4096 + 256.0 * 4096) * 2);
+  EXPECT_DOUBLE_EQ(a.l2_bytes, 0);
+  EXPECT_DOUBLE_EQ(a.matrix_flops, 2.0 * 256 * 4096 * 4096);
+  EXPECT_DOUBLE_EQ(a.seconds, b.seconds);
+  // By its tiles, the same two µGraphs are priced apart.
+  EXPECT_NE(estimate_cost(weight_product(256, 4096, 4096, DType::kFloat16, 64, 32, false), h200).seconds,
+            estimate_cost(weight_product(256, 4096, 4096, DType::kFloat16, 128, 64, false), h200).seconds);
 }
 
 // X[16, 2048] · W[2048, 65536] in float16 on 2 × 1024 blocks, 2 waves: W is larger than L2, but

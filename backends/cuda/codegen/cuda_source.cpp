@@ -40,6 +40,7 @@ yirage_backend_kernel_estimate CudaKernel::estimate(double launch_overhead_secon
   e.shared_memory_seconds = shared_memory_seconds();
   e.dependent_launch_seconds = dependent_launch_seconds(launch_overhead_seconds);
   e.max_resident_blocks = max_resident_blocks();
+  e.whole_product = whole_product ? 1 : 0;
   return e;
 }
 
@@ -134,7 +135,10 @@ CudaKernel cuda_source(const serialize::KernelProgram &program, const CudaTarget
   std::optional<MatmulLaunch> matmul;
   if (!several && op.kind == OpKind::kCustomized) {
     matmul = cuda::ugraph_weight_products(before_wait, body, *op.block_graph, in, out, target);
-    if (!matmul) matmul = cuda::ugraph_gemm(body, *op.block_graph, in, out, target);
+    if (!matmul) {
+      matmul = cuda::ugraph_gemm(body, *op.block_graph, in, out, target);
+      kernel.whole_product = matmul.has_value();
+    }
   } else if (!several && op.kind == OpKind::kMatmul) {
     matmul = cuda::predefined_matmul(before_wait, body, in[0], in[1], out[0], g.tensor(g.inputs()[1]).dtype, target);
   }

@@ -64,6 +64,10 @@ struct CudaKernel {
   // kCudaAttentionRegisters a thread; -1 (no opinion) for other code.
   bool attention_in_registers = false;
   int64_t max_resident_blocks() const;
+  // A µGraph generated as the tiled GEMM of its whole product (ugraph_gemm), which the plugin may
+  // also run on cuBLASLt: its grid and loop are not the µGraph's
+  // (yirage_backend_kernel_estimate::whole_product).
+  bool whole_product = false;
   // All of the above as the estimate entry answers a host of plugin ABI minor `host_minor`, on a
   // device whose launches take `launch_overhead_seconds`: the one conversion the plugins, the
   // search benchmark and the cost-features tool share.

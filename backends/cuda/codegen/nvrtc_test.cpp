@@ -503,6 +503,8 @@ TEST_F(CudaCodegen, ManyRowProductUGraphsAreTiledGemms) {
     EXPECT_EQ(kernel.block_threads, gemm.block_threads);
     EXPECT_EQ(kernel.shared_bytes, gemm.shared_bytes);
     EXPECT_EQ(kernel.loop_waits, 1);
+    EXPECT_TRUE(kernel.whole_product);
+    EXPECT_EQ(kernel.estimate(2e-6).whole_product, 1);
     EXPECT_NE(kernel.source.find("yr_erf(acc[j][2 * h] * 0.707"), std::string::npos) << dtype_name(dt);
     EXPECT_NE(kernel.source.find("yr_erf(acc[j][2 * h + 1] * 0.707"), std::string::npos) << dtype_name(dt);
     // mma.sync's GEMM on sm_80, the same epilogue.
@@ -540,6 +542,8 @@ TEST_F(CudaCodegen, ManyRowProductUGraphsAreTiledGemms) {
   }
   // The saver laying rows out along the columns' axis computes something else: its tiles stay.
   const KernelGraph crossed = product(DType::kFloat16, false, {2, 64, 1}, {0, -1, -1}, {-1, 1, -1}, {1, 0, -1});
+  EXPECT_EQ(
+      codegen::cuda_source(serialize::make_kernel_program(crossed, 2), h100_device()).estimate(2e-6).whole_product, 0);
   EXPECT_EQ(
       codegen::cuda_source(serialize::make_kernel_program(crossed, 2), h100_device()).source.find("yr_wgmma_desc(sb"),
       std::string::npos);
