@@ -173,18 +173,14 @@ TEST(FieldArithmetic, ConstantsAreExact) {
   EXPECT_EQ(f.div(f.constant(5), f.zero()), f.zero());  // 0⁻¹ is taken as 0
 }
 
-// The matmul kernel (lazily folded sums, columns in vector blocks of 4 and a scalar tail, rows
-// sharing each pass over B) against the ring's own add and mul, on three rows of A and each
-// width's columns in two calls (a range that starts past column 0): values at the top of the
-// field (the largest sums), random ones, an unknown Q part in the middle row of A only, or in B
-// (a column of a vector block and the last column).
-TEST(FieldArithmetic, MatmulRowsAreTheRingsSums) {
+// MatmulRowsAreTheRingsSums' cases, with the kernel as it is set.
+void expect_matmul_rows_are_the_rings_sums() {
   const FieldArithmetic f(5);
   uint64_t drawn = 0;  // values of the random stream 6 used so far
   const FieldValue top{static_cast<uint32_t>(FieldArithmetic::P - 1), static_cast<uint32_t>(FieldArithmetic::Q - 1)};
   const FieldValue unset{1, 1};
-  const int64_t rows = 3;
-  for (const int64_t n : {1, 4, 7, 13}) {
+  const int64_t rows = 5;  // wide blocks take 4 rows or more
+  for (const int64_t n : {1, 4, 7, 13, 19, 40}) {
     for (const int64_t k : {1, 3, 4, 5, 8, 9, 64, 65, 4097}) {
       for (const int mode : {0, 1, 2, 3}) {  // top values, random, unknown in A, unknown in B
         std::vector<FieldValue> a(static_cast<size_t>(rows * k)), b(static_cast<size_t>(k * n));
@@ -219,6 +215,23 @@ TEST(FieldArithmetic, MatmulRowsAreTheRingsSums) {
       }
     }
   }
+}
+
+// The matmul kernel (lazily folded sums, columns in wide blocks of 8 with AVX-512 where the CPU
+// has it, vector blocks of 4 and a scalar tail, rows sharing each pass over B) against the ring's
+// own add and mul, on five rows of A and each width's columns in two calls (a range that starts
+// past column 0): values at the top of the field (the largest sums), random ones, an unknown Q
+// part in the middle row of A only, or in B (a column of a block and the last column). Both
+// with the wide blocks and without, where the CPU has them.
+TEST(FieldArithmetic, MatmulRowsAreTheRingsSums) {
+  const bool wide = FieldArithmetic::wide_vectors();
+  for (const bool on : {true, false}) {
+    if (on && !wide) continue;
+    FieldArithmetic::set_wide_vectors(on);
+    expect_matmul_rows_are_the_rings_sums();
+  }
+  FieldArithmetic::set_wide_vectors(wide);
+  if (!wide) GTEST_LOG_(INFO) << "this CPU has no AVX-512F: the 8-column blocks were not run";
 }
 
 TEST(FieldArithmetic, ExpAndMaxLaws) {

@@ -70,9 +70,14 @@ class FieldArithmetic {
   // columns [first, last) of them. Products are summed in 64 bits and folded (x ≡ (x >> 32)·(2^32
   // mod m) + x mod 2^32) every fourth term, which is exact because four products below 2^62 plus
   // a folded sum below 2^45 stay below 2^64; only P parts are summed for a row of A with an
-  // unknown Q part. The rows share each pass over B, so B is read once for all of them.
+  // unknown Q part. The rows share each pass over B, so B is read once for all of them. Columns go
+  // in vector blocks: 8 at a time with AVX-512 where the CPU has it, 4 with SSE2, then one by one.
   void matmul_rows(const Value *a, int64_t rows, const Value *b, Value *out, int64_t k, int64_t n, int64_t first,
                    int64_t last) const;
+  // Whether matmul_rows takes 8-column blocks (AVX-512F, where the CPU has it); off makes it take
+  // the 4-column blocks everywhere (the results are the same: tests compare both).
+  static bool wide_vectors();
+  static void set_wide_vectors(bool on);
   Value binary(OpKind kind, Value a, Value b) const;
 
  private:
