@@ -202,17 +202,24 @@ double kernel_seconds(KernelCost &c, const targets::TargetProperties &t, DType d
   return seconds + c.launch_seconds;
 }
 
-KernelCost predefined_kernel(const KernelGraph &g, const Operator &op, const targets::TargetProperties &t) {
-  KernelCost c;
-  c.launch_seconds = t.launch_overhead_seconds;
-  c.name = op_name(op.kind);
+// The bytes of a kernel that reads each of its distinct inputs and writes its outputs once.
+double bytes_moved_once(const KernelGraph &g, const Operator &op) {
+  double bytes = 0;
   std::vector<TensorId> seen;
   for (TensorId in : op.inputs) {
     if (std::find(seen.begin(), seen.end(), in) != seen.end()) continue;
     seen.push_back(in);
-    c.dram_bytes += bytes_of(g.tensor(in));
+    bytes += bytes_of(g.tensor(in));
   }
-  for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));
+  for (TensorId out : op.outputs) bytes += bytes_of(g.tensor(out));
+  return bytes;
+}
+
+KernelCost predefined_kernel(const KernelGraph &g, const Operator &op, const targets::TargetProperties &t) {
+  KernelCost c;
+  c.launch_seconds = t.launch_overhead_seconds;
+  c.name = op_name(op.kind);
+  c.dram_bytes += bytes_moved_once(g, op);
   bool gemm = false;  // read by the CPU model only
   if (op.kind == OpKind::kMatmul && t.kind == targets::TargetKind::kCpu) {
     const Tensor &a = g.tensor(op.inputs[0]), &b = g.tensor(op.inputs[1]), &out = g.tensor(op.outputs.at(0));
@@ -238,13 +245,7 @@ KernelCost whole_product_kernel(const KernelGraph &g, const Operator &op, const 
   c.name += " as one product";
   c.slots = 0;
   c.waves = 1;
-  std::vector<TensorId> seen;
-  for (TensorId in : op.inputs) {
-    if (std::find(seen.begin(), seen.end(), in) != seen.end()) continue;
-    seen.push_back(in);
-    c.dram_bytes += bytes_of(g.tensor(in));
-  }
-  for (TensorId out : op.outputs) c.dram_bytes += bytes_of(g.tensor(out));
+  c.dram_bytes += bytes_moved_once(g, op);
   for (const Operator &bop : bg.operators()) {
     // The sum over the loop is the product's own (in the matrix units' accumulators).
     if (bop.kind == OpKind::kInputIterator || bop.kind == OpKind::kOutputSaver || is_accumulator(bop.kind)) continue;
