@@ -282,9 +282,12 @@ constexpr int64_t kWideColumns = 8;
 constexpr int64_t kWideMinRows = 4;
 
 // GCC 12 warns that its own _mm512_mul_epu32 and _mm512_srli_epi64 read an uninitialized vector
-// (their _mm512_undefined_epi32 pass-through): a known false positive of its headers.
+// (their _mm512_undefined_epi32 pass-through): a known false positive of its headers (clang has
+// no such warning, nor its name).
+#if !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 __attribute__((target("avx512f"))) inline __m512i fold8(__m512i x, __m512i f, __m512i low32) {
   return _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(x, 32), f), _mm512_and_si512(x, low32));
@@ -318,7 +321,9 @@ __attribute__((target("avx512f"))) void matmul_wide_block(const FieldValue *a, c
   _mm512_storeu_si512(s.ors, ors);
 }
 
+#if !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 std::atomic<bool> &wide_vectors_on() {
   static std::atomic<bool> on{__builtin_cpu_supports("avx512f") != 0};
