@@ -148,7 +148,7 @@ void CublasMatmul::run(int algorithm, const std::vector<CUdeviceptr> &pointers, 
   const cublasLtMatmulHeuristicResult_t &found = found_[static_cast<size_t>(algorithm)];
   const bool residual = operands_.residual >= 0;
   const float one = 1.0f, beta = residual ? 1.0f : 0.0f;
-  auto pointer = [&](size_t at) { return reinterpret_cast<void *>(static_cast<uintptr_t>(pointers.at(at))); };
+  auto pointer = [&](size_t at) { return pointer_of(pointers.at(at)); };
   void *const d = pointer(pointers.size() - 1);
   void *const c = residual ? pointer(static_cast<size_t>(operands_.residual)) : d;
   lt_.check(lt_.cublasLtMatmul(handle_, desc_, &one, pointer(operands_.b), a_, pointer(operands_.a), b_, &beta, c, c_,

@@ -1,8 +1,9 @@
 // A kernel-level matmul (C = A·B, row-major, batch dims equal or broadcast) as cuBLASLt runs
 // it, or a µGraph that is one product of many rows with at most a residual added (D = A·B + C:
-// codegen::cuda::ugraph_gemm_form). The plan (descriptors, and the algorithms cuBLASLt's heuristic offers for 16-byte
-// aligned operands) is made once per executable; the plugin times them against its own generated kernel when it
-// compiles the program and launches the fastest (plugin.cpp).
+// codegen::cuda::ugraph_gemm_form). The plan (descriptors, and the algorithms cuBLASLt's
+// heuristic offers for 16-byte aligned operands) is made once per executable; the plugin times
+// them against its own generated kernel when it compiles the program and launches the fastest
+// (plugin.cpp).
 #pragma once
 
 #include <map>
@@ -20,8 +21,8 @@ namespace yirage::cuda {
 class CublasMatmul {
  public:
   // The plan for `program`'s matmul with up to `max_algorithms` of cuBLASLt's algorithms, or
-  // nullptr where it is no matmul (nor such a µGraph), its operands form no single strided batch (one broadcast over
-  // some batch dims only), or cuBLASLt offers none. Throws NativeError on a failed cuBLASLt call.
+  // nullptr where it is no matmul (nor such a µGraph), its operands form no single strided batch
+  // (one broadcast over some batch dims only), or cuBLASLt offers none. Throws NativeError on a failed cuBLASLt call.
   static std::unique_ptr<CublasMatmul> plan(const CublasLt &lt, const serialize::KernelProgram &program,
                                             int max_algorithms);
   ~CublasMatmul();

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "cublas_matmul.hpp"
-#include "cuda/codegen/cuda_gemm.hpp"
 #include "cuda/codegen/cuda_source.hpp"
 #include "dependent_launch.hpp"
 #include "device_figures.hpp"
@@ -582,17 +581,15 @@ struct Scratch {
   }
 };
 
-// For a kernel-level matmul, or a µGraph that is one product of many rows (with a residual
-// added): times cuBLASLt's algorithms (where cuBLASLt is there) against the
-// generated kernel on scratch operands and keeps cuBLASLt's fastest in executable.cublas where it
-// beats the generated kernel. The choice is logged, and kept for the program's later compiles on
-// the instance (matmul_choices).
+// For a kernel-level matmul, or a µGraph the generator made one product of its whole inputs
+// (CudaKernel::whole_product; cuBLASLt takes it with at most a residual added): times cuBLASLt's
+// algorithms (where cuBLASLt is there) against the generated kernel on scratch operands and keeps
+// cuBLASLt's fastest in executable.cublas where it beats the generated kernel. The choice is
+// logged, and kept for the program's later compiles on the instance (matmul_choices).
 void choose_matmul(const Driver &driver, yirage_backend_executable_s &executable, const void *program, size_t size) {
   const yirage::serialize::KernelProgram parsed = parse(program, size);
-  if (parsed.operator_count() != 1) return;
-  const yirage::Operator &op = parsed.op();
-  if (op.kind != yirage::OpKind::kMatmul &&
-      (op.kind != yirage::OpKind::kCustomized || !yirage::codegen::cuda::ugraph_gemm_form(*op.block_graph))) {
+  if (parsed.operator_count() != 1 ||
+      (parsed.op().kind != yirage::OpKind::kMatmul && !executable.generated->kernel.whole_product)) {
     return;
   }
   std::string why;

@@ -380,23 +380,24 @@ void FieldArithmetic::matmul_rows(const Value *a, int64_t rows, const Value *b, 
   static_assert(sizeof(FieldValue) == 8, "two Values per 128-bit vector");
   blocked = wide + (last - wide) / kBlockColumns * kBlockColumns;
 #endif
+  // Columns [from, to) in blocks of `step` for every row of A: `known` for rows whose Q parts are
+  // all known, `unknown` for the others.
+  using Block = void (*)(const FieldValue *, const FieldValue *, int64_t, int64_t, int64_t, int64_t, ColumnSums);
+  [[maybe_unused]] const auto in_blocks = [&](int64_t from, int64_t to, int64_t step, Block known, Block unknown,
+                                              int64_t p0, int64_t p1) {
+    for (int64_t j = from; j < to; j += step) {
+      for (int64_t r = 0; r < rows; ++r) {
+        (a_unknown[static_cast<size_t>(r)] ? unknown : known)(a + r * k, b, n, j, p0, p1, row_sums(r).from(j - first));
+      }
+    }
+  };
   for (int64_t p0 = 0; p0 < k; p0 += kPassRows) {
     const int64_t p1 = std::min(k, p0 + kPassRows);
 #if defined(YIRAGE_FIELD_AVX512)
-    for (int64_t j = first; j < wide; j += kWideColumns) {
-      for (int64_t r = 0; r < rows; ++r) {
-        const auto block = a_unknown[static_cast<size_t>(r)] ? matmul_wide_block<false> : matmul_wide_block<true>;
-        block(a + r * k, b, n, j, p0, p1, row_sums(r).from(j - first));
-      }
-    }
+    in_blocks(first, wide, kWideColumns, matmul_wide_block<true>, matmul_wide_block<false>, p0, p1);
 #endif
 #if defined(__SSE2__)
-    for (int64_t j = wide; j < blocked; j += kBlockColumns) {
-      for (int64_t r = 0; r < rows; ++r) {
-        const auto block = a_unknown[static_cast<size_t>(r)] ? matmul_block<false> : matmul_block<true>;
-        block(a + r * k, b, n, j, p0, p1, row_sums(r).from(j - first));
-      }
-    }
+    in_blocks(wide, blocked, kBlockColumns, matmul_block<true>, matmul_block<false>, p0, p1);
 #endif
     if (blocked == last) continue;
     for (int64_t r = 0; r < rows; ++r) {

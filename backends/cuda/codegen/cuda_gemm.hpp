@@ -80,9 +80,9 @@ std::optional<UGraphGemm> ugraph_gemm_form(const BlockGraph &bg);
 // A's rows (or all of them) and of B's columns (or all of them), k along the loop and summed over
 // it, f a chain of elementwise operators of the sum: unary ones (GELU, SiLU, a scale...) and
 // binary ones with inputs of O's shape, each block reading the tile it saves (a residual added),
-// O saved in A's type. Its
-// grid and loop are then the GEMM's own (as a pre-defined matmul of many rows: tiles of 64 to 256
-// on tensor cores): the µGraph's tiles were one way of writing the same sums. nullopt (nothing
+// O saved in A's type. Its grid and loop are then the GEMM's own (as a pre-defined matmul of many
+// rows: tiles of 64 to 256 on tensor cores): the µGraph's tiles were one way of writing the same
+// sums. nullopt (nothing
 // emitted) for any other µGraph, or where the GEMM does not apply (few rows: see above).
 std::optional<MatmulLaunch> ugraph_gemm(Printer &p, const BlockGraph &bg, const std::vector<Ref> &in,
                                         const std::vector<Ref> &out, const CudaTarget &target);
